@@ -1,0 +1,44 @@
+package app
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config is every setting of the service in one place. Each field is filled
+// from a flag or its environment variable by the CLI (see `cryptointel serve
+// --help`), and listed in the README.
+type Config struct {
+	// DatabaseURL is the PostgreSQL URL (env DATABASE_URL).
+	DatabaseURL string
+	// Addr is the listen address (env ADDR). Defaults to ":8080".
+	Addr string
+	// DBMaxConns is the database pool size (env DB_MAX_CONNS). Defaults to 16.
+	DBMaxConns int
+	// AdminToken guards POST /admin/ingest (env ADMIN_TOKEN); empty disables it.
+	AdminToken string
+	// CursorSecret keys the HMAC of pagination cursors (env CURSOR_SECRET).
+	// Defaults to a fixed development value; set it in production and share it
+	// across replicas.
+	CursorSecret string
+	// ShutdownTimeout bounds graceful shutdown (env SHUTDOWN_TIMEOUT).
+	// Defaults to 20 seconds.
+	ShutdownTimeout time.Duration
+	// Logger is the structured logger. Defaults to slog.Default().
+	Logger *slog.Logger `json:"-"`
+}
+
+func (c *Config) setDefaults() {
+	if c.Addr == "" {
+		c.Addr = ":8080"
+	}
+	if c.DBMaxConns <= 0 {
+		c.DBMaxConns = 16
+	}
+	if c.CursorSecret == "" {
+		c.CursorSecret = "cryptointel-development-cursor-secret"
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 20 * time.Second
+	}
+}

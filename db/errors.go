@@ -1,0 +1,68 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes shared by every layer. The REST facade maps them to HTTP
+// statuses in one table and the GraphQL error presenter reports them as
+// extensions.code.
+const (
+	ECONFLICT     = "conflict"         // the request conflicts with current state
+	EINTERNAL     = "internal"         // an internal error; its message is never shown
+	EINVALID      = "invalid"          // the input is invalid (400)
+	ENOTFOUND     = "not_found"        // the resource does not exist or is not visible (404)
+	EFORBIDDEN    = "forbidden"        // the plan does not include the resource (403)
+	EUNAUTHORIZED = "unauthorized"     // no or unknown API key (401)
+	EPAYMENT      = "payment_required" // payment required (402)
+	ERATELIMIT    = "rate_limited"     // per-minute rate limit exceeded (429)
+	EQUOTA        = "quota_exceeded"   // monthly credits exhausted (403)
+	EUNAVAILABLE  = "unavailable"      // the database is unreachable (503)
+	ETOOLARGE     = "too_large"        // the request body is too large (413)
+)
+
+// Error is the domain error: a code from the list above and a message safe
+// to show to the client.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
+// for any other non-nil error, and "" for nil.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	if IsUnavailable(err) {
+		return EUNAVAILABLE
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the message of the first *Error in err's chain, or a
+// generic message for any other error so internals never leak to clients.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	if IsUnavailable(err) {
+		return "Service temporarily unavailable. Please retry shortly."
+	}
+	return "Internal server error."
+}

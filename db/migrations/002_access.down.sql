@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS usage_monthly, usage_daily, rate_windows, api_keys, accounts, plans CASCADE;
