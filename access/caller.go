@@ -1,0 +1,34 @@
+package access
+
+import (
+	"context"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// Caller is who is making the request: the account and key behind a valid
+// API key, or a paying client without a key.
+type Caller struct {
+	// AccountID is the calling account; 0 for a pay-per-request caller.
+	AccountID int64
+	// APIKeyID is the key used; 0 for a pay-per-request caller.
+	APIKeyID int64
+	// Plan is the account's plan.
+	Plan db.Plan
+	// Paid is true when the request is paid per request (x402 or MPP)
+	// rather than authorized by a key.
+	Paid bool
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller the access layer attached to ctx.
+func CallerFrom(ctx context.Context) (*Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(*Caller)
+	return c, ok
+}
