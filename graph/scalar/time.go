@@ -1,0 +1,49 @@
+// Package scalar holds the hand-written marshalers of the GraphQL custom
+// scalars that gqlgen binds in gqlgen.yml.
+package scalar
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// TimeLayout is how the Time scalar is written: RFC 3339 in UTC with
+// millisecond precision and a Z suffix, for example 2026-11-20T10:00:00.000Z.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t the way the Time scalar is written.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// MarshalTime writes t as an RFC 3339 UTC string with milliseconds.
+func MarshalTime(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		io.WriteString(w, strconv.Quote(FormatTime(t))) //nolint:errcheck
+	})
+}
+
+// UnmarshalTime reads an RFC 3339 / ISO 8601 date-time string (any offset,
+// optional fractional seconds).
+func UnmarshalTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("time must be an RFC 3339 string, got %T", v)
+	}
+	t, err := ParseTime(s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
+}
+
+// ParseTime parses an RFC 3339 date-time, returning it in UTC.
+func ParseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid timestamp %q: use an ISO 8601 date-time such as 2026-11-20T10:00:00Z", s)
+	}
+	return t.UTC(), nil
+}
