@@ -1,0 +1,214 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// KeyInfo is what the access layer needs to know about an API key.
+type KeyInfo struct {
+	// ID is the key's id.
+	ID int64
+	// AccountID is the owning account.
+	AccountID int64
+	// Hash is the stored SHA-256 hash of the key.
+	Hash []byte
+	// Plan is the account's plan name.
+	Plan string
+	// Revoked is true when the key was revoked.
+	Revoked bool
+}
+
+// KeyByHash returns the key whose stored hash is hash, with its account's
+// plan. Revoked keys are returned with Revoked set so the caller can say so.
+//
+// Returns ENOTFOUND when no key has that hash.
+func (d *DB) KeyByHash(ctx context.Context, hash []byte) (*KeyInfo, error) {
+	CountStatement(ctx)
+	var k KeyInfo
+	err := d.Pool.QueryRow(ctx, `
+		SELECT ak.id, ak.account_id, ak.hash, a.plan, ak.revoked_at IS NOT NULL
+		FROM api_keys ak JOIN accounts a ON a.id = ak.account_id
+		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, Errorf(ENOTFOUND, "API key not found.")
+	} else if err != nil {
+		return nil, fmt.Errorf("error looking up api key: %w", err)
+	}
+	return &k, nil
+}
+
+// Plans returns every plan, lowest rank first.
+func (d *DB) Plans(ctx context.Context) ([]Plan, error) {
+	var plans []Plan
+	if err := d.Bun.NewSelect().Model(&plans).Order("rank").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading plans: %w", err)
+	}
+	return plans, nil
+}
+
+// MeterParams is one request to meter: whose key, when, what it costs and
+// which plans may use the route.
+type MeterParams struct {
+	// KeyHash is the SHA-256 hash of the presented API key.
+	KeyHash []byte
+	// AllowedPlans are the plan names that include the route. A key on
+	// another plan still counts toward its rate window but is not charged.
+	AllowedPlans []string
+	// WindowStart is the start of the current fixed rate window.
+	WindowStart time.Time
+	// RateLimit is the number of requests a key may make per window.
+	RateLimit int
+	// Cost is the request's credit cost (0 for free routes).
+	Cost int64
+	// Day is the current UTC day (time at midnight UTC).
+	Day time.Time
+	// Month is the first day of the current UTC month.
+	Month time.Time
+}
+
+// MeterResult is what the metering statement decided.
+type MeterResult struct {
+	// Key is the key found by hash.
+	Key KeyInfo
+	// MonthlyLimit is the plan's monthly credit allowance.
+	MonthlyLimit int64
+	// WindowRequests is the number of requests the key has made in the
+	// current window, this one included (0 when the key is revoked).
+	WindowRequests int
+	// Charged is true when the request was admitted: the plan includes the
+	// route, it is within the rate limit and within the monthly credits. Its
+	// request and credits were then added to the daily and monthly usage.
+	Charged bool
+	// MonthUsed is the key's credits used this month, after this request's
+	// charge when Charged.
+	MonthUsed int64
+}
+
+// meterSQL is the single statement that authenticates a key by hash and,
+// atomically, counts the request in the key's fixed rate window and — only
+// when the plan includes the route, the window is within the limit and the
+// month's credits cover the cost — adds the request and its credits to
+// usage_monthly and usage_daily.
+//
+// Exactness under concurrency (several server processes on one database)
+// comes from the row locks INSERT … ON CONFLICT DO UPDATE takes: concurrent
+// upserts of one key's window row serialize, and each sees the latest
+// count in RETURNING; the monthly upsert's WHERE is re-evaluated on the
+// latest row version, so two requests can never both take the last credits.
+//
+// A request refused for the plan still counts toward the rate window (it
+// is a request the key made) but is not metered as usage. $7 are the plan
+// names that include the route.
+const meterSQL = `
+WITH k AS (
+	SELECT ak.id, ak.account_id, ak.hash, a.plan, ak.revoked_at IS NOT NULL AS revoked,
+		pl.monthly_credits, a.plan = ANY($7::text[]) AS allowed
+	FROM api_keys ak
+	JOIN accounts a ON a.id = ak.account_id
+	JOIN plans pl ON pl.name = a.plan
+	WHERE ak.hash = $1
+), rw AS (
+	INSERT INTO rate_windows AS r (api_key_id, window_start, requests)
+	SELECT k.id, $2::timestamptz, 1 FROM k WHERE NOT k.revoked
+	ON CONFLICT (api_key_id, window_start) DO UPDATE SET requests = r.requests + 1
+	RETURNING r.requests
+), um AS (
+	INSERT INTO usage_monthly AS m (api_key_id, month, requests, credits)
+	SELECT k.id, $6::date, 1, $4::bigint FROM k, rw
+	WHERE k.allowed AND rw.requests <= $3::int AND $4::bigint <= k.monthly_credits
+	ON CONFLICT (api_key_id, month) DO UPDATE
+		SET requests = m.requests + 1, credits = m.credits + excluded.credits
+		WHERE excluded.credits = 0
+			OR m.credits + excluded.credits <= (SELECT monthly_credits FROM k)
+	RETURNING m.credits
+), ud AS (
+	INSERT INTO usage_daily AS u (api_key_id, day, requests, credits)
+	SELECT k.id, $5::date, 1, $4::bigint FROM k, um
+	ON CONFLICT (api_key_id, day) DO UPDATE
+		SET requests = u.requests + 1, credits = u.credits + excluded.credits
+	RETURNING 1
+)
+SELECT k.id, k.account_id, k.hash, k.plan, k.revoked, k.monthly_credits,
+	coalesce((SELECT requests FROM rw), 0),
+	EXISTS (SELECT 1 FROM um),
+	coalesce((SELECT credits FROM um),
+		(SELECT credits FROM usage_monthly WHERE api_key_id = k.id AND month = $6::date), 0)
+FROM k`
+
+// Meter authenticates the key by hash and meters the request in one atomic
+// statement (see meterSQL). Nothing is written for an unknown or revoked
+// key.
+//
+// Returns ENOTFOUND when no key has that hash.
+func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
+	CountStatement(ctx)
+	allowed := p.AllowedPlans
+	if allowed == nil {
+		allowed = []string{}
+	}
+	var res MeterResult
+	err := d.Pool.QueryRow(ctx, meterSQL,
+		p.KeyHash, p.WindowStart.UTC(), p.RateLimit, p.Cost,
+		dateOnly(p.Day), dateOnly(p.Month), allowed,
+	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked,
+		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, Errorf(ENOTFOUND, "API key not found.")
+	} else if err != nil {
+		return nil, fmt.Errorf("error metering request: %w", err)
+	}
+	return &res, nil
+}
+
+// Usage is a key's request counts and the month's credit use.
+type Usage struct {
+	// Today counts requests since midnight UTC.
+	Today int64
+	// ThisWeek counts requests since Monday 00:00 UTC.
+	ThisWeek int64
+	// ThisMonth counts requests since the 1st of the month 00:00 UTC.
+	ThisMonth int64
+	// MonthCredits is the credits used this month.
+	MonthCredits int64
+}
+
+// UsageFor returns the usage of key keyID as of now: today, this week
+// (weeks start on Monday, UTC) and this month, in one statement.
+func (d *DB) UsageFor(ctx context.Context, keyID int64, now time.Time) (*Usage, error) {
+	CountStatement(ctx)
+	day, week, month := UsagePeriods(now)
+	var u Usage
+	err := d.Pool.QueryRow(ctx, `
+		SELECT
+			coalesce(sum(requests) FILTER (WHERE day = $2::date), 0),
+			coalesce(sum(requests) FILTER (WHERE day >= $3::date), 0),
+			coalesce(sum(requests) FILTER (WHERE day >= $4::date), 0),
+			coalesce((SELECT credits FROM usage_monthly WHERE api_key_id = $1 AND month = $4::date), 0)
+		FROM usage_daily
+		WHERE api_key_id = $1 AND day >= least($3::date, $4::date) AND day <= $2::date`,
+		keyID, dateOnly(day), dateOnly(week), dateOnly(month),
+	).Scan(&u.Today, &u.ThisWeek, &u.ThisMonth, &u.MonthCredits)
+	if err != nil {
+		return nil, fmt.Errorf("error reading usage: %w", err)
+	}
+	return &u, nil
+}
+
+// UsagePeriods returns the starts, in UTC, of now's day, week (Monday) and
+// month.
+func UsagePeriods(now time.Time) (day, week, month time.Time) {
+	now = now.UTC()
+	day = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	offset := (int(day.Weekday()) + 6) % 7 // days since Monday
+	week = day.AddDate(0, 0, -offset)
+	month = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	return day, week, month
+}
+
+// dateOnly formats t's UTC date as YYYY-MM-DD for a date parameter.
+func dateOnly(t time.Time) string { return t.UTC().Format(time.DateOnly) }

@@ -1,0 +1,206 @@
+package db_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+)
+
+type accessBundle struct {
+	store *db.DB
+	ctx   context.Context
+}
+
+func setupAccess(t *testing.T) *accessBundle {
+	t.Helper()
+	return &accessBundle{store: dbtest.New(t), ctx: context.Background()}
+}
+
+// newKey inserts an account on plan with one key and returns the key's
+// hash.
+func (b *accessBundle) newKey(t *testing.T, plan string) []byte {
+	t.Helper()
+	acct := &db.Account{Name: fmt.Sprintf("acct-%s-%d", plan, time.Now().UnixNano()), Plan: plan}
+	_, err := b.store.Bun.NewInsert().Model(acct).Exec(b.ctx)
+	require.NoError(t, err)
+	sum := sha256.Sum256([]byte(acct.Name))
+	key := &db.APIKey{AccountID: acct.ID, Prefix: "ci_test", Hash: sum[:]}
+	_, err = b.store.Bun.NewInsert().Model(key).Exec(b.ctx)
+	require.NoError(t, err)
+	return sum[:]
+}
+
+func meterAt(now time.Time, hash []byte, cost int64, allowed ...string) db.MeterParams {
+	day, _, month := db.UsagePeriods(now)
+	if allowed == nil {
+		allowed = []string{db.PlanFree, db.PlanPro, db.PlanBusiness, db.PlanEnterprise}
+	}
+	return db.MeterParams{
+		KeyHash: hash, AllowedPlans: allowed, WindowStart: now.Truncate(time.Minute),
+		RateLimit: 100, Cost: cost, Day: day, Month: month,
+	}
+}
+
+func TestMeterRateWindowIsExactUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	hash := b.newKey(t, db.PlanPro)
+	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
+
+	var passed atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < 150; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if res.Charged {
+				passed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 100, passed.Load())
+
+	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.False(t, res.Charged)
+	require.Equal(t, 151, res.WindowRequests)
+	require.EqualValues(t, 100, res.MonthUsed)
+
+	// The next window admits again.
+	res, err = b.store.Meter(b.ctx, meterAt(now.Add(time.Minute), hash, 1))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.Equal(t, 1, res.WindowRequests)
+
+	u, err := b.store.UsageFor(b.ctx, res.Key.ID, now)
+	require.NoError(t, err)
+	require.Equal(t, db.Usage{Today: 101, ThisWeek: 101, ThisMonth: 101, MonthCredits: 101}, *u)
+}
+
+func TestMeterMonthlyCredits(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	hash := b.newKey(t, db.PlanFree) // 1000 credits
+	now := time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC)
+
+	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 998))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.EqualValues(t, 998, res.MonthUsed)
+	require.EqualValues(t, 1000, res.MonthlyLimit)
+
+	// 3 more would exceed the allowance: refused, nothing charged.
+	res, err = b.store.Meter(b.ctx, meterAt(now, hash, 3))
+	require.NoError(t, err)
+	require.False(t, res.Charged)
+	require.EqualValues(t, 998, res.MonthUsed)
+
+	res, err = b.store.Meter(b.ctx, meterAt(now, hash, 2))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.EqualValues(t, 1000, res.MonthUsed)
+
+	res, err = b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.False(t, res.Charged)
+
+	// A free route still answers at the allowance and is counted.
+	res, err = b.store.Meter(b.ctx, meterAt(now, hash, 0))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.EqualValues(t, 1000, res.MonthUsed)
+
+	// Credits reset on the 1st of the month (UTC).
+	next := time.Date(2026, 4, 1, 0, 0, 1, 0, time.UTC)
+	res, err = b.store.Meter(b.ctx, meterAt(next, hash, 5))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.EqualValues(t, 5, res.MonthUsed)
+
+	// Week of Wed 1 April starts Monday 30 March: it includes March's requests.
+	u, err := b.store.UsageFor(b.ctx, res.Key.ID, next)
+	require.NoError(t, err)
+	require.Equal(t, db.Usage{Today: 1, ThisWeek: 4, ThisMonth: 1, MonthCredits: 5}, *u)
+}
+
+func TestMeterPlanNotAllowedCountsWindowOnly(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	hash := b.newKey(t, db.PlanFree)
+	now := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+
+	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1, db.PlanBusiness, db.PlanEnterprise))
+	require.NoError(t, err)
+	require.False(t, res.Charged)
+	require.Equal(t, 1, res.WindowRequests)
+	require.Equal(t, db.PlanFree, res.Key.Plan)
+
+	u, err := b.store.UsageFor(b.ctx, res.Key.ID, now)
+	require.NoError(t, err)
+	require.Zero(t, u.Today)
+}
+
+func TestMeterUnknownAndRevokedKeys(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	now := time.Now()
+
+	unknown := sha256.Sum256([]byte("nope"))
+	_, err := b.store.Meter(b.ctx, meterAt(now, unknown[:], 1))
+	require.Equal(t, db.ENOTFOUND, db.ErrorCode(err))
+	_, err = b.store.KeyByHash(b.ctx, unknown[:])
+	require.Equal(t, db.ENOTFOUND, db.ErrorCode(err))
+
+	hash := b.newKey(t, db.PlanPro)
+	_, err = b.store.Bun.NewUpdate().Model((*db.APIKey)(nil)).Set("revoked_at = now()").Where("hash = ?", hash).Exec(b.ctx)
+	require.NoError(t, err)
+	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.True(t, res.Key.Revoked)
+	require.False(t, res.Charged)
+	require.Zero(t, res.WindowRequests)
+
+	k, err := b.store.KeyByHash(b.ctx, hash)
+	require.NoError(t, err)
+	require.True(t, k.Revoked)
+	require.Equal(t, db.PlanPro, k.Plan)
+}
+
+func TestPlansAreOrdered(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	plans, err := b.store.Plans(b.ctx)
+	require.NoError(t, err)
+	require.Len(t, plans, 4)
+	require.Equal(t, db.PlanFree, plans[0].Name)
+	require.Equal(t, db.PlanEnterprise, plans[3].Name)
+	require.True(t, plans[3].Export)
+}
+
+func TestUsagePeriods(t *testing.T) {
+	t.Parallel()
+	day, week, month := db.UsagePeriods(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) // a Sunday
+	require.Equal(t, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), day)
+	require.Equal(t, time.Date(2026, 2, 23, 0, 0, 0, 0, time.UTC), week)
+	require.Equal(t, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), month)
+	_, week, _ = db.UsagePeriods(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)) // a Monday
+	require.Equal(t, time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), week)
+}
