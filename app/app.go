@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
+	"github.com/cryptointel/cryptointel/playground"
 )
 
 // App is a running service.
@@ -51,7 +53,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		store.Close()
 		return nil, err
 	}
-	a.Handler = mux
+	a.Handler = observe.Middleware(logger, mux)
 	return a, nil
 }
 
@@ -77,6 +79,10 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		}
 		w.Write([]byte(`{"status":"ready"}`)) //nolint:errcheck
 	})
+	mux.Handle("GET /metrics", observe.Handler(observe.NewRegistry(
+		observe.NewPoolCollector(a.DB.Pool), observe.NewQueueCollector(a.DB, a.Logger))))
+	mux.Handle("GET /playground", playground.Handler())
+	mux.Handle("GET /playground/", playground.Handler())
 	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
 	return nil
 }
