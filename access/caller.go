@@ -18,6 +18,10 @@ type Caller struct {
 	// Paid is true when the request is paid per request (x402 or MPP)
 	// rather than authorized by a key.
 	Paid bool
+
+	// plans is the plan table the access layer gated with; Allow uses it to
+	// name the plan needed.
+	plans []db.Plan
 }
 
 type callerKey struct{}

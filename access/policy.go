@@ -40,12 +40,31 @@ type Policy struct {
 	// Pricing is the pay-per-request price; nil when the route has no payment
 	// option.
 	Pricing *Pricing
+	// CostByComplexity marks /graphql: the request costs the operation's
+	// computed complexity, charged by the GraphQLCost handler extension
+	// (CreditCost is then only the fallback when no operation is run).
+	CostByComplexity bool
 }
 
 // Pricing is a route's pay-per-request price in USD.
+//
+// In "range" mode the price grows linearly with the requested `limit`
+// query parameter, from Min at limit 1 to Max at MaxLimit:
+//
+//	price = Min + (Max - Min) * (limit - 1) / (MaxLimit - 1)
+//
+// where limit is clamped to [1, MaxLimit] and defaults to DefaultLimit when
+// absent or not an integer. The price is charged in USDC atomic units (6
+// decimals), rounded up to a whole unit.
 type Pricing struct {
 	// Mode is "fixed" or "range".
 	Mode string
 	// Min and Max bound the price; equal for a fixed price.
 	Min, Max float64
+	// MaxLimit is the route's maximum `limit` (the price reaches Max there).
+	// Defaults to 50.
+	MaxLimit int
+	// DefaultLimit is the route's default `limit`, priced when the request
+	// does not send one. Defaults to MaxLimit.
+	DefaultLimit int
 }

@@ -1,0 +1,259 @@
+package access
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/complexity"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// GraphQLCost is the gqlgen handler extension that charges a /graphql
+// request the operation's computed complexity in credits and reports it as
+// extensions.cost in the response. Add it to the /graphql handler
+// (srv.Use(&access.GraphQLCost{})) and wrap the handler with Service.Wrap
+// and a policy with CostByComplexity set.
+//
+// How the charges combine: Wrap authenticates the key (one lookup) and gates
+// the plan before the handler runs, but does not meter yet. Once the
+// operation is parsed and validated, MutateOperationContext computes its
+// complexity and calls Charge, which runs the one metering statement (rate
+// window + credits + usage) with that cost, before any resolver runs. A
+// refused operation (rate limit, credits) gets a GraphQL error whose
+// extensions.code is rate_limited or quota_exceeded, and the HTTP status
+// becomes 429 or 403 like /v1. A request that never reaches that point (a
+// parse or validation error) is metered when its response starts, at the
+// policy's CreditCost. So /graphql costs two statements (lookup + meter),
+// /v1 routes one.
+//
+// Executing an operation outside a CostByComplexity request (the /v1 facade
+// running its fixed operations in process) charges nothing here: the route
+// was already metered at its CreditCost.
+type GraphQLCost struct {
+	// Options tune the complexity calculation (gqlgen complexity options).
+	Options []complexity.Option
+
+	es graphql.ExecutableSchema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+	graphql.ResponseInterceptor
+} = (*GraphQLCost)(nil)
+
+const costExtension = "AccessCost"
+
+// ExtensionName implements graphql.HandlerExtension.
+func (*GraphQLCost) ExtensionName() string { return costExtension }
+
+// Validate implements graphql.HandlerExtension.
+func (c *GraphQLCost) Validate(es graphql.ExecutableSchema) error {
+	c.es = es
+	return nil
+}
+
+// MutateOperationContext computes the operation's complexity and charges it.
+func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	op := opCtx.Doc.Operations.ForName(opCtx.OperationName)
+	if op == nil {
+		return nil
+	}
+	cost := complexity.Calculate(ctx, c.es, op, opCtx.Variables, c.Options...)
+	opCtx.Stats.SetExtension(costExtension, cost)
+	if err := Charge(ctx, cost); err != nil {
+		code := db.ErrorCode(err)
+		return &gqlerror.Error{Message: db.ErrorMessage(err), Extensions: map[string]any{"code": code}}
+	}
+	return nil
+}
+
+// InterceptResponse adds extensions.cost to the response.
+func (c *GraphQLCost) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp == nil || !graphql.HasOperationContext(ctx) {
+		return resp
+	}
+	if cost, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(costExtension).(int); ok {
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]any{}
+		}
+		resp.Extensions["cost"] = cost
+	}
+	return resp
+}
+
+// deferredMeter is the pending metering of a CostByComplexity request.
+type deferredMeter struct {
+	s     *Service
+	p     Policy
+	now   time.Time
+	hash  []byte
+	plans []db.Plan
+
+	mu      sync.Mutex
+	done    bool
+	cost    int64
+	res     *db.MeterResult
+	refusal *db.Error
+	err     error
+}
+
+type deferredMeterKey struct{}
+
+// Charge meters the current request at cost credits when its policy defers
+// metering to the handler (CostByComplexity); the first call wins and later
+// calls are no-ops, as is any call for a request metered by Wrap already or
+// made outside the access layer. It returns a *db.Error with code
+// ERATELIMIT or EQUOTA (exact messages) when the request is refused.
+func Charge(ctx context.Context, cost int) error {
+	m, ok := ctx.Value(deferredMeterKey{}).(*deferredMeter)
+	if !ok {
+		return nil
+	}
+	return m.charge(ctx, int64(cost))
+}
+
+func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.done {
+		if m.refusal != nil {
+			return m.refusal
+		}
+		return m.err
+	}
+	m.done, m.cost = true, cost
+	res, err := m.s.store.Meter(ctx, m.s.meterParams(m.now, m.hash, cost, allowedPlans(m.plans, m.p)))
+	if err != nil {
+		m.err = err
+		return err
+	}
+	m.res = res
+	if res.Key.Revoked || subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1 {
+		m.refusal = db.Errorf(db.EUNAUTHORIZED, "%s", MsgRevokedKey)
+		return m.refusal
+	}
+	if derr := m.s.decide(m.plans, planNamed(m.plans, res.Key.Plan), m.p, res); derr != nil {
+		m.refusal = derr
+		return derr
+	}
+	return nil
+}
+
+// serveDeferred authenticates and gates a CostByComplexity request, then
+// runs next with metering deferred to Charge or to the start of the
+// response.
+func (s *Service) serveDeferred(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, hash []byte, plans []db.Plan) {
+	ctx := r.Context()
+	key, err := s.store.KeyByHash(ctx, hash)
+	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(key.Hash, hash) != 1) {
+		s.setAnonymousHeaders(w.Header(), now, TierNone)
+		writeError(w, http.StatusUnauthorized, MsgInvalidKey)
+		return
+	} else if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	if key.Revoked {
+		s.setAnonymousHeaders(w.Header(), now, TierNone)
+		writeError(w, http.StatusUnauthorized, MsgRevokedKey)
+		return
+	}
+	plan := planNamed(plans, key.Plan)
+	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
+		s.setAnonymousHeaders(w.Header(), now, key.Plan)
+		writeDBError(w, forbidden(plans, p.Layer, p.Feature, p.MinPlan), s.resetSeconds(now))
+		return
+	}
+	m := &deferredMeter{s: s, p: p, now: now, hash: hash, plans: plans}
+	ctx = context.WithValue(ctx, deferredMeterKey{}, m)
+	ctx = WithCaller(ctx, &Caller{AccountID: key.AccountID, APIKeyID: key.ID, Plan: plan, plans: plans})
+	dw := &deferredWriter{ResponseWriter: w, m: m, r: r.WithContext(ctx)}
+	next.ServeHTTP(dw, dw.r)
+	if !dw.wroteHeader {
+		dw.WriteHeader(http.StatusOK)
+	}
+}
+
+// deferredWriter sets the access headers when the response starts, metering
+// the request then if the handler did not (charging the policy's
+// CreditCost), and turns a refusal into its HTTP status. When the refusal
+// comes from that late metering, the handler's body is replaced by the
+// {"error": ...} body.
+type deferredWriter struct {
+	http.ResponseWriter
+	m           *deferredMeter
+	r           *http.Request
+	wroteHeader bool
+	discard     bool
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (d *deferredWriter) WriteHeader(code int) {
+	if d.wroteHeader {
+		return
+	}
+	d.wroteHeader = true
+	m := d.m
+	late := false
+	m.mu.Lock()
+	done := m.done
+	m.mu.Unlock()
+	if !done {
+		late = true
+		m.charge(d.r.Context(), int64(m.p.CreditCost)) //nolint:errcheck // the outcome is read below
+	}
+	m.mu.Lock()
+	res, refusal, err, cost := m.res, m.refusal, m.err, m.cost
+	m.mu.Unlock()
+	h := d.ResponseWriter.Header()
+	if err != nil {
+		d.discard = true
+		d.m.s.internalError(d.ResponseWriter, d.r, err)
+		return
+	}
+	d.m.s.setMeterHeaders(h, m.now, res, cost)
+	if refusal != nil {
+		if late {
+			d.discard = true
+			writeDBError(d.ResponseWriter, refusal, d.m.s.resetSeconds(m.now))
+			return
+		}
+		code = StatusFor(refusal.Code)
+		if code == http.StatusTooManyRequests {
+			h.Set("Retry-After", h.Get("X-RateLimit-Reset"))
+		}
+	}
+	d.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (d *deferredWriter) Write(b []byte) (int, error) {
+	if !d.wroteHeader {
+		d.WriteHeader(http.StatusOK)
+	}
+	if d.discard {
+		return len(b), nil
+	}
+	return d.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher when the underlying writer does.
+func (d *deferredWriter) Flush() {
+	if !d.wroteHeader {
+		d.WriteHeader(http.StatusOK)
+	}
+	if f, ok := d.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (d *deferredWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

@@ -1,0 +1,371 @@
+package access
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// Exact client-facing messages of the access layer.
+const (
+	// MsgRateLimited is the 429 message (spec section 7).
+	MsgRateLimited = "Rate limit exceeded. Maximum 100 requests per 60 seconds."
+	// MsgQuotaExceeded is the 403 message when the monthly credits are used
+	// up (spec section 7).
+	MsgQuotaExceeded = "API usage limit reached. Please upgrade your plan or contact support."
+	// MsgMissingKey is the 401 message when no key is presented.
+	MsgMissingKey = "Missing API key. Send Authorization: Bearer <API_KEY>."
+	// MsgInvalidKey is the 401 message for an unknown key.
+	MsgInvalidKey = "Invalid API key."
+	// MsgRevokedKey is the 401 message for a revoked key.
+	MsgRevokedKey = "API key has been revoked."
+)
+
+// Plan tiers reported in X-Plan-Tier when no key is used.
+const (
+	// TierNone is X-Plan-Tier on a request without a valid key.
+	TierNone = "none"
+	// TierPayPerRequest is X-Plan-Tier on a request paid per request.
+	TierPayPerRequest = "pay-per-request"
+)
+
+// Config configures a Service.
+type Config struct {
+	// RateLimit is the number of requests a key may make per window.
+	// Defaults to 100.
+	RateLimit int
+	// RateWindow is the length of the fixed rate window. Defaults to 60
+	// seconds.
+	RateWindow time.Duration
+	// PlanCacheTTL is how long plans read from the plans table are kept in
+	// memory. Defaults to 30 seconds.
+	PlanCacheTTL time.Duration
+	// Now returns the current time; tests inject it. Defaults to the
+	// store's Now, else time.Now.
+	Now func() time.Time
+	// Payment configures pay-per-request (x402 and MPP) on priced routes.
+	Payment PaymentConfig
+	// HTTPClient calls the payment facilitator and verifier. Defaults to a
+	// client with a 15-second timeout.
+	HTTPClient *http.Client
+	// Logger logs internal errors with the request id. Defaults to
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Service is the access layer: it authenticates keys, gates plans, enforces
+// the rate window and monthly credits, meters usage, takes payments and sets
+// the access headers on every response. It is safe for concurrent use; any
+// number of Services (in one or many processes) may share one database.
+type Service struct {
+	store  *db.DB
+	cfg    Config
+	now    func() time.Time
+	client *http.Client
+	logger *slog.Logger
+	pay    *payments
+
+	plansMu    sync.Mutex
+	plans      []db.Plan
+	plansFresh time.Time
+}
+
+// New returns a Service over store.
+func New(store *db.DB, cfg Config) *Service {
+	if cfg.RateLimit <= 0 {
+		cfg.RateLimit = 100
+	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = 60 * time.Second
+	}
+	if cfg.PlanCacheTTL <= 0 {
+		cfg.PlanCacheTTL = 30 * time.Second
+	}
+	now := cfg.Now
+	if now == nil && store != nil && store.Now != nil {
+		now = store.Now
+	}
+	if now == nil {
+		now = time.Now
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 15 * time.Second}
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := &Service{store: store, cfg: cfg, now: now, client: client, logger: logger}
+	s.pay = newPayments(s, cfg.Payment)
+	return s
+}
+
+// Wrap returns next guarded by policy p. In order it: assigns the request id;
+// authenticates `Authorization: Bearer <key>` (a valid key always wins over
+// payment); without a key, takes a payment on priced routes (402 challenge,
+// x402 or MPP) or refuses with 401; gates the plan (403 naming the plan
+// needed); counts the request in the key's rate window (429) and charges its
+// credits (403 when the month's credits are used up) in one statement; sets
+// the access headers; and attaches the Caller to the request context.
+//
+// Every authenticated request counts toward the rate window. A request that
+// passes the plan gate, the rate limit and the credit check is admitted: it
+// counts as a request in usage and costs its credits, whatever status the
+// route then answers (a 400 for bad parameters included).
+//
+// When p.CostByComplexity is set (/graphql), the key is authenticated and
+// gated before next runs, but the request is metered when the GraphQL
+// handler knows the operation's cost (see GraphQLCost and Charge), or at
+// the latest when the response starts, charging p.CreditCost.
+func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
+	return RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := s.now()
+		setPolicyHeaders(w.Header(), p, int64(p.CreditCost))
+		scheme, cred := authorization(r)
+		switch {
+		case scheme == "bearer" && cred != "":
+			s.serveKey(w, r, p, next, now, cred)
+		case p.Pricing != nil && s.pay.enabled():
+			s.servePaid(w, r, p, next, now)
+		default:
+			s.setAnonymousHeaders(w.Header(), now, TierNone)
+			writeError(w, http.StatusUnauthorized, MsgMissingKey)
+		}
+	}))
+}
+
+// serveKey handles a request carrying a Bearer key.
+func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, key string) {
+	ctx := r.Context()
+	hash := db.HashAPIKey(key)
+	plans, err := s.loadPlans(ctx)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	if p.CostByComplexity {
+		s.serveDeferred(w, r, p, next, now, hash, plans)
+		return
+	}
+
+	res, err := s.store.Meter(ctx, s.meterParams(now, hash, int64(p.CreditCost), allowedPlans(plans, p)))
+	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
+		s.refuseKey(w, r, p, next, now, MsgInvalidKey)
+		return
+	} else if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	if res.Key.Revoked {
+		s.refuseKey(w, r, p, next, now, MsgRevokedKey)
+		return
+	}
+	plan := planNamed(plans, res.Key.Plan)
+	s.setMeterHeaders(w.Header(), now, res, int64(p.CreditCost))
+	if derr := s.decide(plans, plan, p, res); derr != nil {
+		writeDBError(w, derr, s.resetSeconds(now))
+		return
+	}
+	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, plans: plans})
+	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// refuseKey answers an unknown or revoked key: 401, except that a priced
+// route still accepts a payment sent alongside it.
+func (s *Service) refuseKey(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, msg string) {
+	if p.Pricing != nil && s.pay.enabled() && s.pay.hasX402(r) {
+		s.servePaid(w, r, p, next, now)
+		return
+	}
+	s.setAnonymousHeaders(w.Header(), now, TierNone)
+	writeError(w, http.StatusUnauthorized, msg)
+}
+
+// decide turns a meter result into the refusal it implies, if any: the plan
+// gate first, then the rate limit, then the monthly credits.
+func (s *Service) decide(plans []db.Plan, plan db.Plan, p Policy, res *db.MeterResult) *db.Error {
+	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
+		return forbidden(plans, p.Layer, p.Feature, p.MinPlan)
+	}
+	if res.WindowRequests > s.cfg.RateLimit {
+		return db.Errorf(db.ERATELIMIT, "%s", s.rateLimitMessage())
+	}
+	if !res.Charged {
+		return db.Errorf(db.EQUOTA, "%s", MsgQuotaExceeded)
+	}
+	return nil
+}
+
+func (s *Service) rateLimitMessage() string {
+	if s.cfg.RateLimit == 100 && s.cfg.RateWindow == 60*time.Second {
+		return MsgRateLimited
+	}
+	return "Rate limit exceeded. Maximum " + strconv.Itoa(s.cfg.RateLimit) + " requests per " +
+		strconv.Itoa(int(s.cfg.RateWindow/time.Second)) + " seconds."
+}
+
+func (s *Service) meterParams(now time.Time, hash []byte, cost int64, allowed []string) db.MeterParams {
+	day, _, month := db.UsagePeriods(now)
+	return db.MeterParams{
+		KeyHash: hash, AllowedPlans: allowed, WindowStart: s.windowStart(now),
+		RateLimit: s.cfg.RateLimit, Cost: cost, Day: day, Month: month,
+	}
+}
+
+// windowStart is the start of the fixed window holding now. Windows are
+// aligned to the UTC clock (for 60 seconds: whole minutes), so every process
+// agrees on them.
+func (s *Service) windowStart(now time.Time) time.Time { return now.UTC().Truncate(s.cfg.RateWindow) }
+
+// resetSeconds is the whole number of seconds, rounded up, until the current
+// window ends (1 to the window length).
+func (s *Service) resetSeconds(now time.Time) int {
+	left := s.windowStart(now).Add(s.cfg.RateWindow).Sub(now)
+	secs := int((left + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return secs
+}
+
+// setPolicyHeaders sets the headers that describe the route.
+func setPolicyHeaders(h http.Header, p Policy, cost int64) {
+	h.Set("X-Api-Surface", p.Surface)
+	h.Set("X-Access-Layer", p.Layer)
+	h.Set("X-Endpoint-Policy", p.Name)
+	h.Set("X-Credit-Cost", strconv.FormatInt(cost, 10))
+}
+
+// setRateHeaders sets the rate-window headers, legacy and IETF
+// (draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit as
+// Structured Field lists).
+func (s *Service) setRateHeaders(h http.Header, now time.Time, remaining int) {
+	if remaining < 0 {
+		remaining = 0
+	}
+	reset := s.resetSeconds(now)
+	limit := strconv.Itoa(s.cfg.RateLimit)
+	h.Set("X-RateLimit-Limit", limit)
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
+	h.Set("RateLimit-Policy", `"default";q=`+limit+`;w=`+strconv.Itoa(int(s.cfg.RateWindow/time.Second)))
+	h.Set("RateLimit", `"default";r=`+strconv.Itoa(remaining)+`;t=`+strconv.Itoa(reset))
+}
+
+// setMeterHeaders sets the rate, monthly and plan headers from a meter
+// result.
+func (s *Service) setMeterHeaders(h http.Header, now time.Time, res *db.MeterResult, cost int64) {
+	s.setRateHeaders(h, now, s.cfg.RateLimit-res.WindowRequests)
+	remaining := res.MonthlyLimit - res.MonthUsed
+	if remaining < 0 {
+		remaining = 0
+	}
+	h.Set("X-Monthly-Limit", strconv.FormatInt(res.MonthlyLimit, 10))
+	h.Set("X-Monthly-Used", strconv.FormatInt(res.MonthUsed, 10))
+	h.Set("X-Monthly-Remaining", strconv.FormatInt(remaining, 10))
+	h.Set("X-Plan-Tier", res.Key.Plan)
+	h.Set("X-Credit-Cost", strconv.FormatInt(cost, 10))
+}
+
+// setAnonymousHeaders sets the rate, monthly and plan headers on a response
+// to a request without a valid key. Per-key quotas do not apply to it: the
+// window is reported full and the monthly allowance as 0.
+func (s *Service) setAnonymousHeaders(h http.Header, now time.Time, tier string) {
+	s.setRateHeaders(h, now, s.cfg.RateLimit)
+	h.Set("X-Monthly-Limit", "0")
+	h.Set("X-Monthly-Used", "0")
+	h.Set("X-Monthly-Remaining", "0")
+	h.Set("X-Plan-Tier", tier)
+}
+
+// internalError logs err with the request id and answers 503 when the
+// database is unreachable, else 500, with a generic message.
+func (s *Service) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	s.logger.ErrorContext(r.Context(), "access error", "request_id", RequestIDFrom(r.Context()), "error", err)
+	status := http.StatusInternalServerError
+	if db.IsUnavailable(err) {
+		status = http.StatusServiceUnavailable
+	}
+	writeError(w, status, db.ErrorMessage(err))
+}
+
+// StatusFor maps the access layer's error codes to HTTP statuses; any other
+// code is 500.
+func StatusFor(code string) int {
+	switch code {
+	case db.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case db.EPAYMENT:
+		return http.StatusPaymentRequired
+	case db.EFORBIDDEN, db.EQUOTA:
+		return http.StatusForbidden
+	case db.ERATELIMIT:
+		return http.StatusTooManyRequests
+	case db.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// writeDBError writes an access refusal; a 429 also gets Retry-After.
+func writeDBError(w http.ResponseWriter, e *db.Error, reset int) {
+	status := StatusFor(e.Code)
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", strconv.Itoa(reset))
+	}
+	writeError(w, status, e.Message)
+}
+
+// writeError writes {"error": msg} with status.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n')) //nolint:errcheck
+}
+
+// authorization splits the Authorization header into a lowercased scheme
+// and its credentials.
+func authorization(r *http.Request) (scheme, cred string) {
+	v := strings.TrimSpace(r.Header.Get("Authorization"))
+	if v == "" {
+		return "", ""
+	}
+	scheme, cred, _ = strings.Cut(v, " ")
+	return strings.ToLower(scheme), strings.TrimSpace(cred)
+}
+
+// loadPlans returns the plans, from memory when read less than
+// PlanCacheTTL ago. Plans are tiny and change rarely.
+func (s *Service) loadPlans(ctx context.Context) ([]db.Plan, error) {
+	s.plansMu.Lock()
+	defer s.plansMu.Unlock()
+	if s.plans != nil && time.Since(s.plansFresh) < s.cfg.PlanCacheTTL {
+		return s.plans, nil
+	}
+	plans, err := s.store.Plans(ctx)
+	if err != nil {
+		if s.plans != nil {
+			return s.plans, nil // serve the last known plans while the database is away
+		}
+		return nil, err
+	}
+	s.plans, s.plansFresh = plans, time.Now()
+	latestPlans.Store(&plans)
+	return plans, nil
+}
