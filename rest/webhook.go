@@ -1,0 +1,473 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/webhook"
+)
+
+// maxWebhookBody bounds a webhook management request body (1 MB).
+const maxWebhookBody = 1 << 20
+
+// WebhookQueue queues test pings and manual redeliveries (implemented by
+// jobs.WebhookDispatcher). Both return ENOTFOUND; Redeliver also EINVALID.
+type WebhookQueue interface {
+	Test(ctx context.Context, accountID, webhookID int64) (*db.WebhookDelivery, error)
+	Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*db.WebhookDelivery, error)
+}
+
+// WebhookHandlers serve /v1/webhooks.
+type WebhookHandlers struct {
+	// DB runs the management statements.
+	DB bun.IDB
+	// Queue queues pings and redeliveries.
+	Queue WebhookQueue
+	// Guard checks that a URL resolves to allowed addresses at registration
+	// and on update.
+	Guard *webhook.Guard
+}
+
+// WebhookRoutes returns the route-table entries of webhook management:
+// operational layer, surface "delivery", plans with webhook access.
+func WebhookRoutes(h *WebhookHandlers) []Route {
+	policy := func(name string) access.Policy {
+		return access.Policy{Surface: "delivery", Layer: access.LayerOperational, Name: name, CreditCost: 1, Feature: access.FeatureWebhooks}
+	}
+	id := Param{Name: "id", In: "path", Type: "integer", Required: true, Description: "Webhook id."}
+	return []Route{
+		{Method: http.MethodPost, Path: "/v1/webhooks", Summary: "Register a webhook; the response shows the full secret once.", Policy: policy("webhooks.create"), Handler: h.Create},
+		{Method: http.MethodGet, Path: "/v1/webhooks", Summary: "List the account's webhooks, most recently created first.", Policy: policy("webhooks.list"), Handler: h.List},
+		{Method: http.MethodGet, Path: "/v1/webhooks/{id}", Summary: "One webhook with its recent deliveries.", Policy: policy("webhooks.get"), Handler: h.Get,
+			Params: []Param{id,
+				{Name: "status", In: "query", Type: "string", Description: "Filter deliveries: pending, succeeded or failed."},
+				{Name: "limit", In: "query", Type: "integer", Description: "Deliveries to return: 1 to 50, default 50."}}},
+		{Method: http.MethodPatch, Path: "/v1/webhooks/{id}", Summary: "Update url, event_types or active; only included fields change.", Policy: policy("webhooks.update"), Handler: h.Update, Params: []Param{id}},
+		{Method: http.MethodDelete, Path: "/v1/webhooks/{id}", Summary: "Delete a webhook and its deliveries.", Policy: policy("webhooks.delete"), Handler: h.Delete, Params: []Param{id}},
+		{Method: http.MethodPost, Path: "/v1/webhooks/{id}/rotate-secret", Summary: "Replace the signing secret; the response shows the new secret once.", Policy: policy("webhooks.rotate_secret"), Handler: h.RotateSecret, Params: []Param{id}},
+		{Method: http.MethodPost, Path: "/v1/webhooks/{id}/test", Summary: "Queue a signed ping delivery.", Policy: policy("webhooks.test"), Handler: h.Test, Params: []Param{id}},
+		{Method: http.MethodPost, Path: "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", Summary: "Queue a delivery again under the same delivery id.", Policy: policy("webhooks.redeliver"), Handler: h.Redeliver,
+			Params: []Param{id, {Name: "deliveryId", In: "path", Type: "string", Required: true, Description: "Delivery id (UUID)."}}},
+	}
+}
+
+// WebhookJSON is a webhook as the API shows it. Secret is set only in the
+// responses that create it or rotate it.
+type WebhookJSON struct {
+	ID                  int64     `json:"id"`
+	URL                 string    `json:"url"`
+	Secret              string    `json:"secret,omitempty"`
+	SecretHint          string    `json:"secret_hint"`
+	EventTypes          []string  `json:"event_types"`
+	Active              bool      `json:"active"`
+	ConsecutiveFailures int       `json:"consecutive_failures"`
+	CreatedAt           time.Time `json:"created_at"`
+	UpdatedAt           time.Time `json:"updated_at"`
+}
+
+// DeliveryJSON is a delivery record.
+type DeliveryJSON struct {
+	ID          string     `json:"id"`
+	EventID     *int64     `json:"event_id"`
+	EventType   string     `json:"event_type"`
+	Status      string     `json:"status"`
+	Attempts    int        `json:"attempts"`
+	LastStatus  *int       `json:"last_status"`
+	LastError   *string    `json:"last_error"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
+}
+
+func webhookJSON(w *db.Webhook, withSecret bool) WebhookJSON {
+	out := WebhookJSON{
+		ID: w.ID, URL: w.URL, SecretHint: webhook.SecretHint(w.Secret), EventTypes: w.EventTypes,
+		Active: w.Active, ConsecutiveFailures: w.ConsecutiveFailures, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC(),
+	}
+	if out.EventTypes == nil {
+		out.EventTypes = []string{}
+	}
+	if withSecret {
+		out.Secret = w.Secret
+	}
+	return out
+}
+
+func deliveryJSON(d *db.WebhookDelivery) DeliveryJSON {
+	out := DeliveryJSON{
+		ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status, Attempts: d.Attempts,
+		LastStatus: d.LastStatus, LastError: d.LastError, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
+	}
+	if d.DeliveredAt != nil {
+		t := d.DeliveredAt.UTC()
+		out.DeliveredAt = &t
+	}
+	return out
+}
+
+// webhookAccount returns the calling account or EUNAUTHORIZED: webhooks
+// belong to accounts, so pay-per-request callers have none.
+func webhookAccount(r *http.Request) (int64, error) {
+	c, ok := access.CallerFrom(r.Context())
+	if !ok || c.AccountID == 0 {
+		return 0, db.Errorf(db.EUNAUTHORIZED, "An API key is required to manage webhooks.")
+	}
+	return c.AccountID, nil
+}
+
+// webhookID parses the {id} path value; a malformed id is not found.
+func webhookID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, db.Errorf(db.EINVALID, "id must be a positive integer")
+	}
+	return id, nil
+}
+
+// errUnsupportedMediaType is answered 415 directly (the error table has
+// no code for it).
+var errUnsupportedMediaType = errors.New("Content-Type must be application/json")
+
+// readWebhookBody reads a JSON object body into a map of raw fields,
+// bounding it to 1 MB. It returns EINVALID for a missing or malformed body,
+// ETOOLARGE above 1 MB and errUnsupportedMediaType for another content
+// type.
+func readWebhookBody(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, errUnsupportedMediaType
+		}
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, db.Errorf(db.ETOOLARGE, "Request body too large (max 1 MB)")
+		}
+		return nil, db.Errorf(db.EINVALID, "Could not read request body")
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, db.Errorf(db.EINVALID, "Request body must be a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return nil, db.Errorf(db.EINVALID, "Request body must be a JSON object")
+	}
+	if dec.More() {
+		return nil, db.Errorf(db.EINVALID, "Request body must be a single JSON object")
+	}
+	return fields, nil
+}
+
+// unknownField returns an EINVALID error for the first field not in known.
+func unknownField(fields map[string]json.RawMessage, known ...string) error {
+	for name := range fields {
+		found := false
+		for _, k := range known {
+			if name == k {
+				found = true
+			}
+		}
+		if !found {
+			return db.Errorf(db.EINVALID, "Unknown field %q (allowed: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// parseURLField validates a url field: a JSON string, https, resolving to
+// allowed addresses.
+func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage) (string, error) {
+	var u string
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return "", db.Errorf(db.EINVALID, db.MsgURLMustUseHTTPS)
+	}
+	u = strings.TrimSpace(u)
+	guard := h.Guard
+	if guard == nil {
+		guard = &webhook.Guard{}
+	}
+	switch err := guard.CheckURL(ctx, u); {
+	case errors.Is(err, webhook.ErrNotHTTPS):
+		return "", db.Errorf(db.EINVALID, db.MsgURLMustUseHTTPS)
+	case err != nil:
+		return "", db.Errorf(db.EINVALID, "%s", err.Error())
+	}
+	return u, nil
+}
+
+// parseEventTypesField validates an event_types field.
+func parseEventTypesField(raw json.RawMessage) ([]string, error) {
+	var types []string
+	if err := json.Unmarshal(raw, &types); err != nil || types == nil {
+		return nil, db.Errorf(db.EINVALID, db.MsgInvalidEventTypes)
+	}
+	return db.NormalizeEventTypes(types)
+}
+
+// writeWebhookJSON writes a success response.
+func writeWebhookJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("error encoding response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b)            //nolint:errcheck
+	w.Write([]byte("\n")) //nolint:errcheck
+	return nil
+}
+
+// handleBodyError answers 415 itself and passes every other error on.
+func handleBodyError(w http.ResponseWriter, err error) error {
+	if errors.Is(err, errUnsupportedMediaType) {
+		return writeWebhookJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": err.Error()})
+	}
+	return err
+}
+
+// Create serves POST /v1/webhooks: body {url, event_types}; 201 with the
+// webhook and its full secret.
+func (h *WebhookHandlers) Create(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	fields, err := readWebhookBody(w, r)
+	if err != nil {
+		return handleBodyError(w, err)
+	}
+	if err := unknownField(fields, "url", "event_types"); err != nil {
+		return err
+	}
+	rawURL, ok := fields["url"]
+	if !ok {
+		return db.Errorf(db.EINVALID, "url is required")
+	}
+	rawTypes, ok := fields["event_types"]
+	if !ok {
+		return db.Errorf(db.EINVALID, "event_types is required (radar, signal, or both)")
+	}
+	types, err := parseEventTypesField(rawTypes)
+	if err != nil {
+		return err
+	}
+	u, err := h.parseURLField(r.Context(), rawURL)
+	if err != nil {
+		return err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	hook, err := db.CreateWebhook(r.Context(), h.DB, accountID, u, types, secret)
+	if err != nil {
+		return err
+	}
+	return writeWebhookJSON(w, http.StatusCreated, map[string]any{"data": webhookJSON(hook, true)})
+}
+
+// List serves GET /v1/webhooks.
+func (h *WebhookHandlers) List(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	hooks, err := db.ListWebhooks(r.Context(), h.DB, accountID)
+	if err != nil {
+		return err
+	}
+	data := make([]WebhookJSON, len(hooks))
+	for i, hook := range hooks {
+		data[i] = webhookJSON(hook, false)
+	}
+	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": data})
+}
+
+// Get serves GET /v1/webhooks/{id}: the webhook and its recent deliveries
+// (?status=failed to inspect failures).
+func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	f := db.DeliveryFilter{Status: r.URL.Query().Get("status"), Limit: 50}
+	switch f.Status {
+	case "", db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed:
+	default:
+		return db.Errorf(db.EINVALID, "status must be one of: pending, succeeded, failed")
+	}
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return db.Errorf(db.EINVALID, "limit must be an integer")
+		}
+		f.Limit = min(max(n, 1), 50)
+	}
+	hook, err := db.WebhookByID(r.Context(), h.DB, accountID, id)
+	if err != nil {
+		return err
+	}
+	ds, err := db.WebhookDeliveries(r.Context(), h.DB, hook.ID, f)
+	if err != nil {
+		return err
+	}
+	deliveries := make([]DeliveryJSON, len(ds))
+	for i, d := range ds {
+		deliveries[i] = deliveryJSON(d)
+	}
+	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": struct {
+		WebhookJSON
+		Deliveries []DeliveryJSON `json:"deliveries"`
+	}{webhookJSON(hook, false), deliveries}})
+}
+
+// Update serves PATCH /v1/webhooks/{id}: only included fields change;
+// active=true re-enables and resets the failure count.
+func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	fields, err := readWebhookBody(w, r)
+	if err != nil {
+		return handleBodyError(w, err)
+	}
+	var patch db.WebhookPatch
+	_, hasURL := fields["url"]
+	_, hasTypes := fields["event_types"]
+	_, hasActive := fields["active"]
+	if !hasURL && !hasTypes && !hasActive {
+		return db.Errorf(db.EINVALID, db.MsgNoFieldsToUpdate)
+	}
+	if err := unknownField(fields, "url", "event_types", "active"); err != nil {
+		return err
+	}
+	// Ownership first, so another account's id is 404 whatever the body.
+	if _, err := db.WebhookByID(r.Context(), h.DB, accountID, id); err != nil {
+		return err
+	}
+	if hasURL {
+		u, err := h.parseURLField(r.Context(), fields["url"])
+		if err != nil {
+			return err
+		}
+		patch.URL = &u
+	}
+	if hasTypes {
+		types, err := parseEventTypesField(fields["event_types"])
+		if err != nil {
+			return err
+		}
+		patch.EventTypes = types
+	}
+	if hasActive {
+		var active *bool
+		if err := json.Unmarshal(fields["active"], &active); err != nil || active == nil {
+			return db.Errorf(db.EINVALID, "active must be a boolean")
+		}
+		patch.Active = active
+	}
+	hook, err := db.UpdateWebhook(r.Context(), h.DB, accountID, id, patch)
+	if err != nil {
+		return err
+	}
+	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, false)})
+}
+
+// Delete serves DELETE /v1/webhooks/{id}.
+func (h *WebhookHandlers) Delete(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	if err := db.DeleteWebhook(r.Context(), h.DB, accountID, id); err != nil {
+		return err
+	}
+	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "deleted": true}})
+}
+
+// RotateSecret serves POST /v1/webhooks/{id}/rotate-secret: the new secret
+// is shown once and signs every attempt from now on.
+func (h *WebhookHandlers) RotateSecret(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	hook, err := db.RotateWebhookSecret(r.Context(), h.DB, accountID, id, secret)
+	if err != nil {
+		return err
+	}
+	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, true)})
+}
+
+// Test serves POST /v1/webhooks/{id}/test: queues a signed ping (event type
+// "ping") and answers 202 with its delivery record.
+func (h *WebhookHandlers) Test(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	d, err := h.Queue.Test(r.Context(), accountID, id)
+	if err != nil {
+		return err
+	}
+	return writeWebhookJSON(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
+}
+
+// Redeliver serves POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver:
+// queues the delivery again under the same delivery id (202).
+func (h *WebhookHandlers) Redeliver(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := webhookAccount(r)
+	if err != nil {
+		return err
+	}
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	d, err := h.Queue.Redeliver(r.Context(), accountID, id, r.PathValue("deliveryId"))
+	if err != nil {
+		return err
+	}
+	return writeWebhookJSON(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
+}
