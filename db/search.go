@@ -2,81 +2,576 @@ package db
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Name-resolution match kinds (EntityMatch.MatchedVia), the kinds of rows
+// in entity_names.
+const (
+	MatchedViaCanonicalName = "canonical_name"
+	MatchedViaDisplayName   = "display_name"
+	MatchedViaAlias         = "alias"
+)
+
+// Name-resolution match types (EntityMatch.MatchType), strongest first.
+const (
+	MatchTypeExact  = "exact"
+	MatchTypePrefix = "prefix"
+	MatchTypeToken  = "token"
+	MatchTypeFuzzy  = "fuzzy"
+)
+
+// Event-search channels (EventMatch.MatchedVia).
+const (
+	// MatchedViaText is a full-text match over title, summary, bullets and
+	// evidence.
+	MatchedViaText = "text"
+	// MatchedViaEntity is an event owned by or involving an entity the query
+	// names.
+	MatchedViaEntity = "entity"
+	// MatchedViaRelatedEntity is an event of an entity related (through a
+	// relationship with search_expand) to an entity the query names.
+	MatchedViaRelatedEntity = "related_entity"
+)
+
+// Event-search match types (EventMatch.MatchType) beside the name-resolution
+// ones (exact, prefix, fuzzy).
+const (
+	// MatchTypeFulltext is a full-text match.
+	MatchTypeFulltext = "fulltext"
+	// MatchTypeAlias is an entity link through an exact alias match.
+	MatchTypeAlias = "alias"
+	// MatchTypeExpansion is a relationship-expansion match.
+	MatchTypeExpansion = "expansion"
+)
+
+// Resolution ranks (EntityMatch.MatchRank). Lower is stronger; fuzzy matches
+// take FuzzyRankBase and above, by decreasing trigram similarity.
+const (
+	RankExactCanonical = 0
+	RankExactDisplay   = 1
+	RankExactAlias     = 2
+	RankPrefix         = 3
+	RankToken          = 4
+	RankFuzzyBase      = 5
+)
+
+const (
+	// fuzzyMinSimilarity is the trigram similarity a fuzzy name match needs.
+	// It equals pg_trgm's default similarity_threshold, so the % operator
+	// (which the trigram GIN index answers) selects exactly these rows.
+	fuzzyMinSimilarity = 0.3
+	// linkFuzzyMinSimilarity is the similarity a fuzzy match of the whole
+	// search query needs to link the query to an entity.
+	linkFuzzyMinSimilarity = 0.45
+	// minFuzzyRunes is the shortest name that is matched by token and by
+	// trigram similarity; shorter names (tickers such as "OP") only match
+	// exactly or by prefix.
+	minFuzzyRunes = 3
+	// maxNameRunes bounds the name or query looked up.
+	maxNameRunes = 200
 )
 
 // EntityMatch is an entity found by name with how it matched.
 type EntityMatch struct {
-	EntityID     int64
-	MatchedVia   string // canonical_name, display_name, alias
-	MatchType    string // exact, prefix, token, fuzzy
-	MatchRank    int    // 0 strongest
+	EntityID int64
+	// MatchedVia is the kind of name that matched: canonical_name,
+	// display_name or alias.
+	MatchedVia string // canonical_name, display_name, alias
+	// MatchType is exact, prefix, token or fuzzy.
+	MatchType string // exact, prefix, token, fuzzy
+	// MatchRank is 0 for an exact canonical-name match, 1 exact display
+	// name, 2 exact alias, 3 prefix, 4 token (a whole word of the name), 5
+	// and above fuzzy (5 for trigram similarity >= 0.6, 6 for >= 0.45, 7
+	// below). Lower is stronger.
+	MatchRank int // 0 strongest
+	// MatchedValue is the name as stored (not normalized) that matched.
 	MatchedValue string
+	// Popularity is the entity's event count (entities.event_count), the
+	// tie-breaker between matches of equal rank.
+	Popularity int64
 }
 
 // EventMatch is an event found by search with how it matched.
 type EventMatch struct {
-	EventID    int64
-	MatchedVia string  // text, entity, related_entity
-	MatchType  string
-	MatchRank  float64 // lower is stronger
+	EventID int64
+	// MatchedVia is text, entity or related_entity.
+	MatchedVia string // text, entity, related_entity
+	// MatchType is fulltext (text), exact, alias, prefix or fuzzy (entity:
+	// how the query named the entity), or expansion (related_entity).
+	MatchType string
+	// MatchRank orders results; lower is stronger. Events linked to an
+	// entity named by the whole query rank in [0, 1), full-text matches
+	// (and events of an entity named by part of the query that also match
+	// the text) in [1, 2), events of an entity named by part of the query
+	// in [2, 2.5), related-entity events in [2.5, 3.5).
+	MatchRank float64 // lower is stronger
+	// EntityID is the linked entity for entity and related_entity matches,
+	// 0 for text matches.
+	EntityID int64
+	// LatestEvidenceAt is the event's recency, the tie-breaker.
+	LatestEvidenceAt time.Time
+}
+
+// cleanName trims name and bounds its length.
+func cleanName(name string) string {
+	name = strings.TrimSpace(name)
+	if utf8.RuneCountInString(name) > maxNameRunes {
+		name = string([]rune(name)[:maxNameRunes])
+	}
+	return name
+}
+
+// nameMatchSQL returns the UNION ALL of the name-matching branches for the
+// normalized name expression n (SQL, a constant so the planner folds it and
+// picks the index for each branch), each yielding entity_id, kind, value,
+// rank, match_type, sim. Exact and prefix matches use the btree on
+// entity_names.norm; token and fuzzy matches use the trigram GIN index.
+func nameMatchSQL(n string, withToken bool, fuzzyMin float64) string {
+	kindRank := `CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END`
+	// LIKE pattern for "starts with n", with LIKE's metacharacters escaped.
+	prefix := `(replace(replace(replace(` + n + `, '\', '\\'), '%', '\%'), '_', '\_') || '%')`
+	var b strings.Builder
+	fmt.Fprintf(&b, `
+		SELECT en.entity_id, en.kind, en.value, %s AS rank, 'exact' AS match_type, 1.0::float8 AS sim
+		FROM entity_names en WHERE en.norm = %s
+		UNION ALL
+		SELECT en.entity_id, en.kind, en.value, 3, 'prefix', 1.0::float8
+		FROM entity_names en WHERE en.norm LIKE %s AND en.norm <> %s`, kindRank, n, prefix, n)
+	if withToken {
+		// A whole word (or run of words) of the name, not at its start:
+		// "labs" finds "Uniswap Labs". Regex metacharacters are escaped.
+		word := `('\m' || regexp_replace(` + n + `, '([^[:alnum:][:space:]])', '\\\1', 'g') || '\M')`
+		fmt.Fprintf(&b, `
+		UNION ALL
+		SELECT en.entity_id, en.kind, en.value, 4, 'token', 1.0::float8
+		FROM entity_names en WHERE en.norm ~ %s AND en.norm NOT LIKE %s`, word, prefix)
+	}
+	if fuzzyMin > 0 {
+		// The % operator (trigram similarity above pg_trgm's threshold, 0.3
+		// by default) is answered by the GIN index; the similarity is then
+		// recomputed for the rank.
+		fmt.Fprintf(&b, `
+		UNION ALL
+		SELECT f.entity_id, f.kind, f.value,
+		       CASE WHEN f.sim >= 0.6 THEN 5 WHEN f.sim >= 0.45 THEN 6 ELSE 7 END, 'fuzzy', f.sim
+		FROM (
+			SELECT en.entity_id, en.kind, en.value, similarity(en.norm, %s)::float8 AS sim
+			FROM entity_names en WHERE en.norm %% %s
+		) f WHERE f.sim >= %g`, n, n, fuzzyMin)
+	}
+	return b.String()
 }
 
 // ResolveEntities finds entities by name: case- and accent-insensitive over
 // canonical names, display names and aliases, strongest first, ties broken
 // by popularity (event count) then id. Every candidate of an ambiguous name
 // is returned.
+//
+// Matches in strength order: exact canonical name (rank 0), exact display
+// name (1), exact alias (2), prefix of any name (3), a whole word of any name
+// (4, names of 3+ characters), trigram similarity of at least 0.3 (5–7, names
+// of 3+ characters, so "Etherium" finds Ethereum). Each entity appears once,
+// with its best match. Ties of rank are broken by popularity, the entity's
+// event count (entities.event_count, maintained by ingest) descending, then
+// by id ascending. limit <= 0 means 50; offset < 0 means 0.
+//
+// Returns EINVALID when name is empty or only whitespace. One statement.
 func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offset int) ([]EntityMatch, error) {
-	var rows []struct {
-		EntityID int64  `bun:"entity_id"`
-		Kind     string `bun:"kind"`
-		Value    string `bun:"value"`
-		Rank     int    `bun:"rank"`
+	name = cleanName(name)
+	if name == "" {
+		return nil, Errorf(EINVALID, "name parameter is required")
 	}
-	err := idb.NewRaw(`
-		SELECT DISTINCT ON (n.entity_id) n.entity_id, n.kind, n.value,
-		       CASE WHEN n.norm = norm_text(?0) THEN 0 ELSE 2 END AS rank
-		FROM entity_names n
-		WHERE n.norm LIKE norm_text(?0) || '%'
-		ORDER BY n.entity_id, rank`, name).Scan(ctx, &rows)
-	if err != nil {
-		return nil, err
+	if limit <= 0 {
+		limit = 50
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	var rows []struct {
+		EntityID   int64   `bun:"entity_id"`
+		Kind       string  `bun:"kind"`
+		Value      string  `bun:"value"`
+		Rank       int     `bun:"rank"`
+		MatchType  string  `bun:"match_type"`
+		EventCount int64   `bun:"event_count"`
+		Sim        float64 `bun:"sim"`
+	}
+	if err := resolveQuery(idb, name, limit, offset).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error resolving entity name: %w", err)
 	}
 	out := make([]EntityMatch, 0, len(rows))
 	for _, r := range rows {
-		mt := "prefix"
-		if r.Rank == 0 {
-			mt = "exact"
-		}
-		out = append(out, EntityMatch{EntityID: r.EntityID, MatchedVia: r.Kind, MatchType: mt, MatchRank: r.Rank, MatchedValue: r.Value})
-	}
-	if offset > len(out) {
-		offset = len(out)
-	}
-	out = out[offset:]
-	if limit < len(out) {
-		out = out[:limit]
+		out = append(out, EntityMatch{
+			EntityID:     r.EntityID,
+			MatchedVia:   r.Kind,
+			MatchType:    r.MatchType,
+			MatchRank:    r.Rank,
+			MatchedValue: r.Value,
+			Popularity:   r.EventCount,
+		})
 	}
 	return out, nil
+}
+
+// resolveQuery is ResolveEntities' statement for a cleaned, non-empty name.
+func resolveQuery(idb bun.IDB, name string, limit, offset int) *bun.RawQuery {
+	long := utf8.RuneCountInString(name) >= minFuzzyRunes
+	fuzzyMin := 0.0
+	if long {
+		fuzzyMin = fuzzyMinSimilarity
+	}
+	return idb.NewRaw(`
+		WITH m AS (`+nameMatchSQL("norm_text(?0)", long, fuzzyMin)+`
+		), best AS (
+			SELECT DISTINCT ON (m.entity_id) m.*
+			FROM m
+			ORDER BY m.entity_id, m.rank, m.sim DESC,
+			         CASE m.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END, m.value
+		)
+		SELECT b.entity_id, b.kind, b.value, b.rank, b.match_type, b.sim, e.event_count
+		FROM best b JOIN entities e ON e.id = b.entity_id
+		ORDER BY b.rank, e.event_count DESC, b.entity_id
+		LIMIT ?1 OFFSET ?2`, name, limit, offset)
+}
+
+// Search tuning. The candidate caps keep every branch index-driven and
+// bounded whatever the table size and the window.
+const (
+	// textCandidates is how many of the most recent full-text matches are
+	// ranked by relevance.
+	textCandidates = 400
+	// maxLinkedEntities bounds the entities a query is linked to.
+	maxLinkedEntities = 10
+	// maxRelatedEntities bounds the entities reached by expansion.
+	maxRelatedEntities = 10
+	// maxQueryTokens bounds the query words considered for entity linking.
+	maxQueryTokens = 12
+	// maxPhraseTokens is the longest run of query words matched against
+	// entity names.
+	maxPhraseTokens = 4
+)
+
+// linkedEntity is an entity a search query names, or one related to it.
+type linkedEntity struct {
+	EntityID int64  `bun:"entity_id"`
+	Kind     string `bun:"kind"`
+	Rank     int    `bun:"rank"`
+	Whole    bool   `bun:"whole"`
+	Related  bool   `bun:"related"`
+}
+
+// queryPhrases splits query into words (letters, digits and the
+// punctuation inside names such as "ether.fi" or "0x") and returns every run
+// of up to maxPhraseTokens consecutive words except the whole query.
+func queryPhrases(query string) []string {
+	words := strings.FieldsFunc(query, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(`,;:!?"()[]{}<>`, r)
+	})
+	for i, w := range words {
+		words[i] = strings.Trim(w, `.'-_/`)
+	}
+	kept := words[:0]
+	for _, w := range words {
+		if w != "" {
+			kept = append(kept, w)
+		}
+	}
+	words = kept
+	if len(words) > maxQueryTokens {
+		words = words[:maxQueryTokens]
+	}
+	var out []string
+	seen := map[string]bool{strings.ToLower(strings.Join(words, " ")): true}
+	for size := min(maxPhraseTokens, len(words)); size >= 1; size-- {
+		for i := 0; i+size <= len(words); i++ {
+			p := strings.Join(words[i:i+size], " ")
+			if k := strings.ToLower(p); !seen[k] {
+				seen[k] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// linkEntities returns the entities query names: by its whole text (exact,
+// prefix or strong fuzzy match), by any run of its words (exact matches
+// only, words that are English stop words excluded), and the entities
+// related to those through relationships with search_expand, in either
+// direction. One statement.
+func linkEntities(ctx context.Context, idb bun.IDB, query string) ([]linkedEntity, error) {
+	var rows []linkedEntity
+	if err := linkQuery(idb, query).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error linking search query to entities: %w", err)
+	}
+	return rows, nil
+}
+
+// linkQuery is linkEntities' statement.
+func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
+	long := utf8.RuneCountInString(query) >= minFuzzyRunes
+	fuzzyMin := 0.0
+	if long {
+		fuzzyMin = linkFuzzyMinSimilarity
+	}
+	phrases := queryPhrases(query)
+	if phrases == nil {
+		phrases = []string{}
+	}
+	return idb.NewRaw(`
+		WITH whole AS (`+nameMatchSQL("norm_text(?0)", false, fuzzyMin)+`
+		), part AS (
+			SELECT en.entity_id, en.kind, en.value,
+			       CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END AS rank
+			FROM entity_names en
+			WHERE en.norm = ANY (ARRAY(
+				SELECT norm_text(p) FROM unnest(?1::text[]) AS p
+				WHERE numnode(plainto_tsquery('english', p)) > 0))
+		), m AS (
+			-- The whole query links by its strongest class of match only:
+			-- exact names if any, else prefixes, else close fuzzy matches
+			-- (and those only when no part of the query names an entity).
+			SELECT entity_id, kind, rank, true AS whole FROM whole
+			WHERE CASE WHEN rank <= 2 THEN 0 WHEN rank <= 4 THEN 1 ELSE 2 END =
+			      (SELECT min(CASE WHEN rank <= 2 THEN 0 WHEN rank <= 4 THEN 1 ELSE 2 END) FROM whole)
+			  AND (rank < 5 OR NOT EXISTS (SELECT 1 FROM part))
+			UNION ALL
+			SELECT entity_id, kind, rank, false FROM part
+		), best AS (
+			SELECT DISTINCT ON (m.entity_id) m.* FROM m
+			ORDER BY m.entity_id, m.whole DESC, m.rank
+		), linked AS (
+			SELECT b.* FROM best b JOIN entities e ON e.id = b.entity_id
+			ORDER BY b.whole DESC, b.rank, e.event_count DESC, b.entity_id
+			LIMIT ?2
+		), related AS (
+			SELECT DISTINCT ON (x.entity_id) x.entity_id, x.kind, x.rank, x.whole
+			FROM (
+				SELECT r.target_entity_id AS entity_id, l.kind, l.rank, l.whole
+				FROM linked l JOIN relationships r ON r.source_entity_id = l.entity_id
+				WHERE r.search_expand AND r.status = 'active'
+				UNION ALL
+				SELECT r.source_entity_id, l.kind, l.rank, l.whole
+				FROM linked l JOIN relationships r ON r.target_entity_id = l.entity_id
+				WHERE r.search_expand AND r.status = 'active'
+			) x
+			WHERE x.entity_id NOT IN (SELECT entity_id FROM linked)
+			ORDER BY x.entity_id, x.whole DESC, x.rank
+		)
+		SELECT entity_id, kind, rank, whole, false AS related FROM linked
+		UNION ALL
+		(SELECT r.entity_id, r.kind, r.rank, r.whole, true FROM related r JOIN entities e ON e.id = r.entity_id
+		 ORDER BY r.whole DESC, r.rank, e.event_count DESC, r.entity_id LIMIT ?3)`,
+		query, pgdialect.Array(phrases), maxLinkedEntities, maxRelatedEntities)
 }
 
 // SearchEvents ranks events since since for query: full-text relevance,
 // entity linking and relationship expansion. Results are strongest first,
 // recency breaking ties.
+//
+// Channels, strongest first (see EventMatch.MatchRank for the bands):
+//   - entity: events owned by (or, ranked a little lower, involving) an
+//     entity the whole query names: exactly, by alias, or, when nothing
+//     matches exactly, by prefix or else by a close fuzzy match; within the
+//     band, events whose text also matches rank higher.
+//   - text: full-text relevance (ts_rank_cd over the weighted events.search
+//     vector: title A, summary B, bullets C, evidence D) among the
+//     textCandidates most recent events holding every word of the query
+//     (websearch_to_tsquery), then among those holding any of its words.
+//     Events of an entity named by part of the query that hold every word
+//     rank first in this band.
+//   - entity (part of the query): other events of an entity named exactly
+//     by a run of the query's words, below text matches.
+//   - related_entity: events of entities related to a linked entity through
+//     a relationship with search_expand, in either direction (a foundation's
+//     query finds its project's events), below direct matches.
+//
+// Each event appears once, with its strongest channel; equal ranks are
+// ordered by latest evidence time, newest first, then id. since bounds every
+// channel. limit <= 0 means 10.
+//
+// Returns EINVALID when query is empty or only whitespace. Two statements,
+// whatever the limit.
 func SearchEvents(ctx context.Context, idb bun.IDB, query string, since time.Time, limit int) ([]EventMatch, error) {
-	var ids []int64
-	err := idb.NewRaw(`
-		SELECT id FROM events
-		WHERE search @@ websearch_to_tsquery('english', ?) AND latest_evidence_at >= ?
-		ORDER BY latest_evidence_at DESC, id DESC LIMIT ?`, query, since, limit).Scan(ctx, &ids)
+	query = cleanName(query)
+	if query == "" {
+		return nil, Errorf(EINVALID, "query parameter is required (use query or q)")
+	}
+	if limit <= 0 {
+		limit = 10
+	}
+	links, err := linkEntities(ctx, idb, query)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]EventMatch, 0, len(ids))
-	for i, id := range ids {
-		out = append(out, EventMatch{EventID: id, MatchedVia: "text", MatchType: "fulltext", MatchRank: float64(i)})
+	var rows []struct {
+		ID               int64     `bun:"id"`
+		LatestEvidenceAt time.Time `bun:"latest_evidence_at"`
+		Rank             float64   `bun:"rank"`
+		Via              string    `bun:"via"`
+		Type             string    `bun:"type"`
+		EntityID         int64     `bun:"entity_id"`
+	}
+	if err := searchQuery(idb, query, links, since, limit).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error searching events: %w", err)
+	}
+	out := make([]EventMatch, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, EventMatch{
+			EventID:          r.ID,
+			MatchedVia:       r.Via,
+			MatchType:        r.Type,
+			MatchRank:        r.Rank,
+			EntityID:         r.EntityID,
+			LatestEvidenceAt: r.LatestEvidenceAt,
+		})
 	}
 	return out, nil
+}
+
+// Link bands passed to the ranking statement.
+const (
+	bandWhole   = "whole"   // the whole query names the entity
+	bandPart    = "part"    // a run of the query's words names the entity
+	bandRelated = "related" // related to a linked entity
+)
+
+// searchQuery is SearchEvents' ranking statement for query and its linked
+// entities.
+//
+// Ranks (lower is stronger), with q the text quality in [0, 1): q =
+// ts_rank_cd(search, every-word query, 32) when the event holds every word
+// (a title hit alone gives 0.5, an evidence-only hit about 0.1), half of
+// ts_rank_cd(search, any-word query, 32) when it holds only some, else 0;
+// "role" is 0 for an owner and 0.1 for a participant; k the name-match rank
+// (0 canonical, 1 display name, 2 alias, 3 prefix, 5–7 fuzzy):
+//
+//	entity, whole query     0.08·k + 0.3·(1−q) + role          [0, 1)
+//	entity, part + all words 1.0 + 0.1·k + 0.5·(1−q) + role    [1, 1.9)
+//	text, all words         1.2 + 0.5·(1−q)                     [1.2, 1.7]
+//	text, some words        1.7 + 0.3·(1−q)                     (1.7, 2]
+//	entity, part            2.0 + 0.1·k + role                  [2, 2.3]
+//	related_entity          2.5 + 0.1·k (+0.2 from a part) + 0.3·(1−q) + role
+func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Time, limit int) *bun.RawQuery {
+	// Per-entity candidates: enough to fill the page from one entity.
+	perEntity := max(2*limit, 20)
+	ids := make([]int64, 0, len(links))
+	bases := make([]float64, 0, len(links))
+	bands := make([]string, 0, len(links))
+	vias := make([]string, 0, len(links))
+	types := make([]string, 0, len(links))
+	for _, l := range links {
+		k := float64(min(l.Rank, 7))
+		switch {
+		case l.Related:
+			base := 2.5 + 0.1*k
+			if !l.Whole {
+				base += 0.2
+			}
+			bases, bands = append(bases, base), append(bands, bandRelated)
+			vias, types = append(vias, MatchedViaRelatedEntity), append(types, MatchTypeExpansion)
+		case l.Whole:
+			bases, bands = append(bases, 0.08*k), append(bands, bandWhole)
+			vias, types = append(vias, MatchedViaEntity), append(types, linkMatchType(l))
+		default:
+			bases, bands = append(bases, 0.1*min(k, 2)), append(bands, bandPart)
+			vias, types = append(vias, MatchedViaEntity), append(types, linkMatchType(l))
+		}
+		ids = append(ids, l.EntityID)
+	}
+	all := `websearch_to_tsquery('english', ?0)`
+	// Any word: the plain query's ANDs turned into ORs. Only worth a second
+	// candidate set when the query has several words.
+	anyWord := `replace(plainto_tsquery('english', ?0)::text, '&', '|')::tsquery`
+	anyCandidates := ""
+	anyRank := "0"
+	if len(queryPhrases(query)) > 0 {
+		anyCandidates = `
+		UNION
+		(SELECT e.id FROM events e
+		 WHERE e.search @@ ` + anyWord + ` AND e.latest_evidence_at >= ?6
+		 ORDER BY e.latest_evidence_at DESC, e.id DESC
+		 LIMIT ?7)`
+		anyRank = `CASE WHEN e.search @@ ` + anyWord + ` THEN 0.5 * ts_rank_cd(e.search, ` + anyWord + `, 32) ELSE 0 END`
+	}
+	return idb.NewRaw(`
+		WITH links AS MATERIALIZED (
+			SELECT * FROM unnest(?1::bigint[], ?2::float8[], ?3::text[], ?4::text[], ?5::text[])
+			       AS l(entity_id, base, band, via, type)
+		),
+		text_c AS (
+			(SELECT e.id FROM events e
+			 WHERE e.search @@ `+all+` AND e.latest_evidence_at >= ?6
+			 ORDER BY e.latest_evidence_at DESC, e.id DESC
+			 LIMIT ?7)`+anyCandidates+`
+		),
+		ent_c AS (
+			SELECT x.event_id AS id
+			FROM links l CROSS JOIN LATERAL (
+				SELECT ee.event_id FROM event_entities ee
+				WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= ?6
+				ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
+				LIMIT ?8
+			) x
+		),
+		cand AS (SELECT id FROM text_c UNION SELECT id FROM ent_c),
+		scored AS (
+			SELECT s.*, (s.q > 0) AS text_hit
+			FROM (
+				SELECT e.id, e.latest_evidence_at, e.search @@ `+all+` AS all_hit,
+				       CASE WHEN e.search @@ `+all+` THEN ts_rank_cd(e.search, `+all+`, 32)
+				            ELSE `+anyRank+` END AS q
+				FROM cand JOIN events e ON e.id = cand.id
+			) s
+		),
+		ranked AS (
+			SELECT s.id, s.latest_evidence_at, best.rank, best.via, best.type, best.entity_id
+			FROM scored s CROSS JOIN LATERAL (
+				SELECT * FROM (
+					SELECT CASE WHEN s.all_hit THEN 1.2 + 0.5 * (1 - s.q) ELSE 1.7 + 0.3 * (1 - s.q) END AS rank,
+					       'text' AS via, 'fulltext' AS type, 0::bigint AS entity_id
+					WHERE s.text_hit
+					UNION ALL
+					SELECT CASE
+					         WHEN l.band = 'part' AND s.all_hit THEN 1.0 + l.base + 0.5 * (1 - s.q)
+					         WHEN l.band = 'part' THEN 2.0 + l.base
+					         ELSE l.base + 0.3 * (1 - s.q)
+					       END + CASE ee.role WHEN 'owner' THEN 0 ELSE 0.1 END,
+					       l.via, l.type, l.entity_id
+					FROM event_entities ee JOIN links l ON l.entity_id = ee.entity_id
+					WHERE ee.event_id = s.id
+				) b
+				ORDER BY b.rank, b.entity_id
+				LIMIT 1
+			) best
+		)
+		SELECT * FROM ranked
+		ORDER BY rank, latest_evidence_at DESC, id DESC
+		LIMIT ?9`,
+		query, pgdialect.Array(ids), pgdialect.Array(bases), pgdialect.Array(bands), pgdialect.Array(vias), pgdialect.Array(types),
+		since, textCandidates, perEntity, limit)
+}
+
+// linkMatchType names how the query named a linked entity.
+func linkMatchType(l linkedEntity) string {
+	switch {
+	case l.Rank <= RankExactDisplay:
+		return MatchTypeExact
+	case l.Rank == RankExactAlias:
+		return MatchTypeAlias
+	case l.Rank == RankPrefix:
+		return MatchTypePrefix
+	case l.Rank == RankToken:
+		return MatchTypeToken
+	default:
+		return MatchTypeFuzzy
+	}
 }

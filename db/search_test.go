@@ -1,0 +1,463 @@
+package db_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+)
+
+// Entity ids of the search fixture.
+const (
+	entEthereum int64 = iota + 1
+	entEthereumFoundation
+	entEthena
+	entTerra
+	entTerraClassic
+	entSGForge
+	entUniswapLabs
+	entHundredYield
+	entThousandX
+	entOptimism
+	entOptimus
+)
+
+type searchBundle struct {
+	store *db.DB
+	ctx   context.Context
+	now   time.Time
+}
+
+// fixtureEntity is an entity with its names and popularity.
+type fixtureEntity struct {
+	id         int64
+	canonical  string
+	display    string
+	aliases    []string
+	eventCount int64
+	entityType string
+}
+
+// fixtureEvent is an event with its owner and participants.
+type fixtureEvent struct {
+	id           int64
+	title        string
+	summary      string
+	evidence     string
+	age          time.Duration
+	owner        int64
+	participants []int64
+}
+
+func setupSearch(t *testing.T) *searchBundle {
+	t.Helper()
+	b := &searchBundle{store: dbtest.New(t), ctx: context.Background(), now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	b.insertEntities(t, []fixtureEntity{
+		{entEthereum, "Ethereum", "Ethereum", []string{"ETH", "Ether"}, 50, "project"},
+		{entEthereumFoundation, "Ethereum Foundation", "Ethereum Foundation", []string{"EF"}, 5, "foundation"},
+		{entEthena, "Ethena", "Ethena", []string{"ENA", "USDe"}, 10, "project"},
+		{entTerra, "Terra", "Terra", []string{"LUNA"}, 20, "project"},
+		{entTerraClassic, "Terra Classic", "Terra Classic", []string{"LUNA", "LUNC"}, 30, "project"},
+		{entSGForge, "Société Générale FORGE", "SG Forge", []string{"SG-FORGE"}, 1, "project"},
+		{entUniswapLabs, "Uniswap Labs", "Uniswap Labs", nil, 3, "project"},
+		{entHundredYield, "100% Yield", "100% Yield", nil, 0, "project"},
+		{entThousandX, "1000x", "1000x", nil, 0, "project"},
+		{entOptimism, "Optimism", "Optimism", []string{"OP"}, 7, "project"},
+		{entOptimus, "Optimus", "Optimus", []string{"OP"}, 7, "project"},
+	})
+	_, err := b.store.Bun.NewInsert().Model(&[]db.Relationship{
+		{SourceEntityID: entEthereumFoundation, TargetEntityID: entEthereum, RelationshipType: "FOUNDATION_OF", Status: "active", SearchExpand: true},
+		{SourceEntityID: entUniswapLabs, TargetEntityID: entEthena, RelationshipType: "PARTNER_OF", Status: "active", SearchExpand: false},
+	}).Exec(b.ctx)
+	require.NoError(t, err)
+	b.insertEvents(t, []fixtureEvent{
+		{id: 1, title: "Pectra upgrade goes live on mainnet", summary: "The network activated its scheduled hard fork.", age: 1 * time.Hour, owner: entEthereum},
+		{id: 2, title: "Grants round opens for client teams", summary: "Funding for protocol research.", age: 2 * time.Hour, owner: entEthereumFoundation},
+		{id: 3, title: "Exploit drains stablecoin bridge", summary: "Attackers moved funds after an exploit.", age: 3 * time.Hour, owner: entEthena},
+		{id: 4, title: "Old news about the merge", age: 40 * 24 * time.Hour, owner: entEthereum},
+		{id: 5, title: "Validator queue shrinks", age: 5 * time.Hour, owner: entEthereum},
+		{id: 6, title: "Ethereum staking hits a record", summary: "Ethereum validators grow.", age: 30 * time.Hour, owner: entEthereum},
+		{id: 7, title: "Terra revival vote passes", age: 6 * time.Hour, owner: entTerra},
+		{id: 8, title: "Classic chain burns tax", age: 7 * time.Hour, owner: entTerraClassic},
+		{id: 9, title: "Bridge exploit post-mortem", summary: "Details of the exploit.", evidence: "ethereum mainnet", age: 8 * time.Hour, owner: entUniswapLabs, participants: []int64{entEthereum}},
+		{id: 10, title: "Security audit published", evidence: "no exploit found in the audit", age: 9 * time.Hour, owner: entOptimism},
+	})
+	return b
+}
+
+func (b *searchBundle) insertEntities(t *testing.T, ents []fixtureEntity) {
+	t.Helper()
+	var rows []db.Entity
+	var names []db.EntityName
+	for _, e := range ents {
+		rows = append(rows, db.Entity{ID: e.id, CanonicalName: e.canonical, DisplayName: e.display, EntityType: e.entityType,
+			Status: "active", Aliases: append([]string{}, e.aliases...), EventCount: e.eventCount})
+		names = append(names, db.EntityName{EntityID: e.id, Kind: "canonical_name", Value: e.canonical})
+		names = append(names, db.EntityName{EntityID: e.id, Kind: "display_name", Value: e.display})
+		for _, a := range e.aliases {
+			names = append(names, db.EntityName{EntityID: e.id, Kind: "alias", Value: a})
+		}
+	}
+	_, err := b.store.Bun.NewInsert().Model(&rows).Exec(b.ctx)
+	require.NoError(t, err)
+	_, err = b.store.Bun.NewInsert().Model(&names).Exec(b.ctx)
+	require.NoError(t, err)
+	_, err = b.store.Bun.NewUpdate().Table("entity_names").Set("norm = norm_text(value)").Where("true").Exec(b.ctx)
+	require.NoError(t, err)
+}
+
+func (b *searchBundle) insertEvents(t *testing.T, evs []fixtureEvent) {
+	t.Helper()
+	var rows []db.Event
+	var links []db.EventEntity
+	for _, e := range evs {
+		at := b.now.Add(-e.age)
+		rows = append(rows, db.Event{ID: e.id, Title: e.title, Category: "other", Summary: e.summary, Bullets: []string{},
+			EvidenceText: e.evidence, LatestEvidenceAt: at})
+		links = append(links, db.EventEntity{EventID: e.id, EntityID: e.owner, Role: "owner", LatestEvidenceAt: at})
+		for i, p := range e.participants {
+			links = append(links, db.EventEntity{EventID: e.id, EntityID: p, Role: "participant", Position: i, LatestEvidenceAt: at})
+		}
+	}
+	_, err := b.store.Bun.NewInsert().Model(&rows).Exec(b.ctx)
+	require.NoError(t, err)
+	_, err = b.store.Bun.NewInsert().Model(&links).Exec(b.ctx)
+	require.NoError(t, err)
+}
+
+func (b *searchBundle) resolve(t *testing.T, name string) []db.EntityMatch {
+	t.Helper()
+	ms, err := db.ResolveEntities(b.ctx, b.store.Bun, name, 50, 0)
+	require.NoError(t, err)
+	return ms
+}
+
+func (b *searchBundle) search(t *testing.T, query string, limit int) []db.EventMatch {
+	t.Helper()
+	ms, err := db.SearchEvents(b.ctx, b.store.Bun, query, b.now.Add(-30*24*time.Hour), limit)
+	require.NoError(t, err)
+	return ms
+}
+
+func entityIDs(ms []db.EntityMatch) []int64 {
+	out := make([]int64, len(ms))
+	for i, m := range ms {
+		out[i] = m.EntityID
+	}
+	return out
+}
+
+func eventIDs(ms []db.EventMatch) []int64 {
+	out := make([]int64, len(ms))
+	for i, m := range ms {
+		out[i] = m.EventID
+	}
+	return out
+}
+
+func findEvent(t *testing.T, ms []db.EventMatch, id int64) (db.EventMatch, int) {
+	t.Helper()
+	for i, m := range ms {
+		if m.EventID == id {
+			return m, i
+		}
+	}
+	t.Fatalf("event %d not in results %v", id, eventIDs(ms))
+	return db.EventMatch{}, -1
+}
+
+func requireSortedByRank(t *testing.T, ms []db.EntityMatch) {
+	t.Helper()
+	for i := 1; i < len(ms); i++ {
+		a, c := ms[i-1], ms[i]
+		require.True(t, a.MatchRank < c.MatchRank ||
+			(a.MatchRank == c.MatchRank && (a.Popularity > c.Popularity ||
+				(a.Popularity == c.Popularity && a.EntityID < c.EntityID))),
+			"matches out of order at %d: %+v then %+v", i, a, c)
+	}
+}
+
+func TestResolveEntitiesStrengthOrder(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	ms := b.resolve(t, "ethereum")
+	require.GreaterOrEqual(t, len(ms), 2)
+	require.Equal(t, db.EntityMatch{EntityID: entEthereum, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Ethereum", Popularity: 50}, ms[0])
+	require.Equal(t, db.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "prefix", MatchRank: 3, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[1])
+	requireSortedByRank(t, ms)
+
+	// Display name beats alias; accents and case are folded.
+	ms = b.resolve(t, "sg forge")
+	require.Equal(t, db.EntityMatch{EntityID: entSGForge, MatchedVia: "display_name", MatchType: "exact", MatchRank: 1, MatchedValue: "SG Forge", Popularity: 1}, ms[0])
+	ms = b.resolve(t, "  SOCIETE generale forge ")
+	require.Equal(t, db.EntityMatch{EntityID: entSGForge, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Société Générale FORGE", Popularity: 1}, ms[0])
+	ms = b.resolve(t, "ÉTHEREUM")
+	require.Equal(t, entEthereum, ms[0].EntityID)
+	require.Equal(t, 0, ms[0].MatchRank)
+
+	// Alias, then prefixes by popularity (Ethena 10 before the foundation
+	// 5); the entity matched by alias appears once.
+	ms = b.resolve(t, "ETH")
+	require.Equal(t, db.EntityMatch{EntityID: entEthereum, MatchedVia: "alias", MatchType: "exact", MatchRank: 2, MatchedValue: "ETH", Popularity: 50}, ms[0])
+	require.Equal(t, []int64{entEthereum, entEthena, entEthereumFoundation}, entityIDs(ms)[:3])
+	require.Equal(t, "prefix", ms[1].MatchType)
+	require.Equal(t, 3, ms[1].MatchRank)
+	requireSortedByRank(t, ms)
+	seen := map[int64]bool{}
+	for _, m := range ms {
+		require.False(t, seen[m.EntityID], "entity %d twice", m.EntityID)
+		seen[m.EntityID] = true
+	}
+
+	// A whole word of a name.
+	ms = b.resolve(t, "foundation")
+	require.Equal(t, db.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "token", MatchRank: 4, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[0])
+
+	// A typo.
+	ms = b.resolve(t, "Etherium")
+	require.NotEmpty(t, ms)
+	require.Equal(t, entEthereum, ms[0].EntityID)
+	require.Equal(t, "fuzzy", ms[0].MatchType)
+	require.GreaterOrEqual(t, ms[0].MatchRank, 5)
+	require.Equal(t, "Ethereum", ms[0].MatchedValue)
+	requireSortedByRank(t, ms)
+
+	// Nothing close.
+	require.Empty(t, b.resolve(t, "qwxzv"))
+}
+
+func TestResolveEntitiesAmbiguousTickerReturnsEveryCandidate(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	// LUNA is an alias of two entities: both, more popular first.
+	ms := b.resolve(t, "luna")
+	require.Len(t, ms, 2)
+	require.Equal(t, []int64{entTerraClassic, entTerra}, entityIDs(ms))
+	for _, m := range ms {
+		require.Equal(t, "alias", m.MatchedVia)
+		require.Equal(t, "exact", m.MatchType)
+		require.Equal(t, 2, m.MatchRank)
+		require.Equal(t, "LUNA", m.MatchedValue)
+	}
+
+	// OP: two candidates of equal popularity, ordered by id. Short names do
+	// not match fuzzily.
+	ms = b.resolve(t, "OP")
+	require.Equal(t, []int64{entOptimism, entOptimus}, entityIDs(ms))
+}
+
+func TestResolveEntitiesPagingAndEscaping(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	all := b.resolve(t, "eth")
+	require.GreaterOrEqual(t, len(all), 3)
+	page, err := db.ResolveEntities(b.ctx, b.store.Bun, "eth", 1, 1)
+	require.NoError(t, err)
+	require.Equal(t, all[1:2], page)
+	page, err = db.ResolveEntities(b.ctx, b.store.Bun, "eth", 5, 100)
+	require.NoError(t, err)
+	require.Empty(t, page)
+
+	// LIKE and regex metacharacters are literal.
+	ms := b.resolve(t, "100%")
+	require.Equal(t, entHundredYield, ms[0].EntityID)
+	require.Equal(t, "prefix", ms[0].MatchType)
+	for _, m := range b.resolve(t, "1_0") {
+		require.Equal(t, "fuzzy", m.MatchType, "%+v", m)
+	}
+	require.Empty(t, b.resolve(t, "%"))
+	require.Empty(t, b.resolve(t, "_"))
+	require.Empty(t, b.resolve(t, ".*"))
+	require.Equal(t, entSGForge, b.resolve(t, "sg-forge")[0].EntityID)
+}
+
+func TestResolveEntitiesEmptyName(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	for _, name := range []string{"", "   ", "\t\n"} {
+		_, err := db.ResolveEntities(b.ctx, b.store.Bun, name, 10, 0)
+		require.Equal(t, db.EINVALID, db.ErrorCode(err))
+		require.Equal(t, "name parameter is required", db.ErrorMessage(err))
+	}
+}
+
+func TestSearchEventsEntityLinking(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	// Event 1 does not say "Ethereum" but Ethereum owns it; event 6 says it
+	// in its title and ranks first; event 4 is older than since.
+	ms := b.search(t, "Ethereum", 20)
+	require.Equal(t, int64(6), ms[0].EventID)
+	m, i1 := findEvent(t, ms, 1)
+	require.Equal(t, "entity", m.MatchedVia)
+	require.Equal(t, "exact", m.MatchType)
+	require.Equal(t, entEthereum, m.EntityID)
+	_, i5 := findEvent(t, ms, 5)
+	require.Less(t, i1, i5, "recency breaks ties: event 1 is newer than event 5")
+	require.NotContains(t, eventIDs(ms), int64(4))
+	// The participant's event ranks below the owned ones.
+	m9, i9 := findEvent(t, ms, 9)
+	require.Equal(t, "entity", m9.MatchedVia)
+	require.Greater(t, i9, i5)
+	// Expansion to the foundation, below every direct match.
+	m2, i2 := findEvent(t, ms, 2)
+	require.Equal(t, "related_entity", m2.MatchedVia)
+	require.Equal(t, "expansion", m2.MatchType)
+	require.Equal(t, entEthereumFoundation, m2.EntityID)
+	for _, m := range ms[:i2] {
+		require.NotEqual(t, "related_entity", m.MatchedVia)
+	}
+	for i := 1; i < len(ms); i++ {
+		require.LessOrEqual(t, ms[i-1].MatchRank, ms[i].MatchRank)
+	}
+
+	// Alias and typo link too.
+	m, _ = findEvent(t, b.search(t, "ETH", 10), 1)
+	require.Equal(t, "alias", m.MatchType)
+	m, _ = findEvent(t, b.search(t, "Etherium", 10), 1)
+	require.Equal(t, "fuzzy", m.MatchType)
+}
+
+func TestSearchEventsFoundationExpandsToProject(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	// The foundation's own event first, then the project's.
+	ms := b.search(t, "EF", 10)
+	require.Equal(t, int64(2), ms[0].EventID)
+	require.Equal(t, "entity", ms[0].MatchedVia)
+	m, _ := findEvent(t, ms, 1)
+	require.Equal(t, "related_entity", m.MatchedVia)
+	require.Equal(t, entEthereum, m.EntityID)
+	require.Greater(t, m.MatchRank, ms[0].MatchRank)
+
+	// A relationship without search_expand does not expand.
+	ms = b.search(t, "Uniswap Labs", 10)
+	require.NotContains(t, eventIDs(ms), int64(3))
+}
+
+func TestSearchEventsFullText(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	// Title and summary hits before an evidence-only hit.
+	ms := b.search(t, "exploit", 10)
+	require.ElementsMatch(t, []int64{3, 9, 10}, eventIDs(ms))
+	require.Equal(t, int64(10), ms[2].EventID)
+	for _, m := range ms {
+		require.Equal(t, "text", m.MatchedVia)
+		require.Equal(t, "fulltext", m.MatchType)
+	}
+
+	// Every word when enough events have them all, otherwise any word.
+	ms = b.search(t, "bridge exploit", 10)
+	require.Equal(t, "text", ms[0].MatchedVia)
+	require.Subset(t, eventIDs(ms), []int64{3, 9})
+	require.Contains(t, eventIDs(ms), int64(10), "too few results: any word matches")
+	_, i9 := findEvent(t, ms, 9)
+	_, i10 := findEvent(t, ms, 10)
+	require.Less(t, i9, i10)
+
+	// Part of the query names an entity: its events, text hits first.
+	ms = b.search(t, "Ethereum exploit", 10)
+	require.Equal(t, int64(9), ms[0].EventID)
+	require.Contains(t, eventIDs(ms), int64(1))
+
+	// An ambiguous ticker finds the events of every candidate.
+	require.Subset(t, eventIDs(b.search(t, "LUNA", 10)), []int64{7, 8})
+
+	// Nothing to match.
+	require.Empty(t, b.search(t, "qwxzv", 10))
+	require.Empty(t, b.search(t, "the", 10))
+}
+
+func TestSearchEventsLimitSinceAndStatements(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	ms := b.search(t, "Ethereum", 2)
+	require.Len(t, ms, 2)
+
+	// since bounds every channel.
+	ms, err := db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-90*time.Minute), 10)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, eventIDs(ms))
+	ms, err = db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-50*24*time.Hour), 20)
+	require.NoError(t, err)
+	require.Contains(t, eventIDs(ms), int64(4))
+
+	// The statement count does not depend on the limit.
+	counts := map[int]int64{}
+	for _, limit := range []int{1, 20} {
+		ctx, n := db.WithStatementCounter(b.ctx)
+		_, err := db.SearchEvents(ctx, b.store.Bun, "Ethereum staking", b.now.Add(-30*24*time.Hour), limit)
+		require.NoError(t, err)
+		counts[limit] = n.Load()
+	}
+	require.Equal(t, int64(2), counts[1])
+	require.Equal(t, int64(2), counts[20])
+}
+
+func TestSearchEventsEmptyQuery(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	for _, q := range []string{"", "  "} {
+		_, err := db.SearchEvents(b.ctx, b.store.Bun, q, b.now, 10)
+		require.Equal(t, db.EINVALID, db.ErrorCode(err))
+		require.Equal(t, "query parameter is required (use query or q)", db.ErrorMessage(err))
+	}
+}
+
+func TestQueryPhrases(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"Ethereum", "exploit"}, db.QueryPhrasesForTest("Ethereum exploit"))
+	require.Equal(t, []string{"uniswap labs", "labs grant", "uniswap", "labs", "grant"}, db.QueryPhrasesForTest(`"uniswap labs, grant?"`))
+	require.Nil(t, db.QueryPhrasesForTest("ether.fi"))
+	require.Equal(t, []string{"a a a a", "a a a", "a a", "a"}, db.QueryPhrasesForTest(strings.Repeat("a ", 100)))
+	require.Len(t, db.QueryPhrasesForTest(strings.Repeat("a b c ", 100)), 12)
+}
+
+// TestSearchPlansUseIndexes checks that every statement search and
+// resolution run can be answered from indexes: with sequential scans
+// disabled, no plan scans a table sequentially. (On tiny tables the planner
+// rightly prefers sequential scans; the benchmark shows the plans chosen on
+// a large database.)
+func TestSearchPlansUseIndexes(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	err := b.store.Bun.RunInTx(b.ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off")
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, "ANALYZE")
+		require.NoError(t, err)
+		since := b.now.Add(-30 * 24 * time.Hour)
+		links := []db.LinkedEntityForTest{{EntityID: entEthereum, Kind: "canonical_name", Rank: 0, Whole: true}, {EntityID: entEthereumFoundation, Rank: 0, Whole: true, Related: true}}
+		stmts := map[string]string{
+			"resolve exact": db.ResolveSQLForTest(tx, "ethereum", 50, 0),
+			"resolve fuzzy": db.ResolveSQLForTest(tx, "Etherium", 50, 0),
+			"resolve short": db.ResolveSQLForTest(tx, "op", 50, 0),
+			"link":          db.SearchSQLForTest(tx, "Ethereum exploit news"),
+			"rank":          db.RankSQLForTest(tx, "Ethereum exploit", links, since, 10),
+			"rank one word": db.RankSQLForTest(tx, "exploit", nil, since, 10),
+		}
+		for name, sql := range stmts {
+			var plan []string
+			require.NoError(t, tx.NewRaw("EXPLAIN "+sql).Scan(ctx, &plan), name)
+			text := strings.Join(plan, "\n")
+			require.NotContains(t, text, "Seq Scan", "%s:\n%s", name, text)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
