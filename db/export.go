@@ -1,0 +1,601 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+)
+
+// Export scopes (POST /v1/export/jobs "scope").
+const (
+	ExportScopeOrganizationsRegistry = "organizations.registry"
+	ExportScopeRadarHistory          = "radar.history"
+	ExportScopeSignalHistory         = "signal.history"
+	ExportScopeReplayGlobal          = "replay.global"
+	ExportScopeTimelineByOrg         = "timeline.by-organization"
+)
+
+// ExportScopes lists every export scope in the contract's order.
+var ExportScopes = []string{
+	ExportScopeOrganizationsRegistry,
+	ExportScopeRadarHistory,
+	ExportScopeSignalHistory,
+	ExportScopeReplayGlobal,
+	ExportScopeTimelineByOrg,
+}
+
+// ExportScopeIsHistorical reports whether scope exports events over a time
+// window, so that "since" is required.
+func ExportScopeIsHistorical(scope string) bool {
+	switch scope {
+	case ExportScopeRadarHistory, ExportScopeSignalHistory, ExportScopeReplayGlobal, ExportScopeTimelineByOrg:
+		return true
+	}
+	return false
+}
+
+// Export formats (POST /v1/export/jobs "format").
+const (
+	ExportFormatJSONL   = "jsonl"
+	ExportFormatCSV     = "csv"
+	ExportFormatParquet = "parquet"
+)
+
+// ExportFormats lists every export format in the contract's order.
+var ExportFormats = []string{ExportFormatJSONL, ExportFormatCSV, ExportFormatParquet}
+
+// Export job statuses. A job is requested, then running, then completed or
+// failed; a completed job becomes expired when its download link's lifetime
+// ends and its file is deleted.
+const (
+	ExportStatusRequested = "requested"
+	ExportStatusRunning   = "running"
+	ExportStatusCompleted = "completed"
+	ExportStatusFailed    = "failed"
+	ExportStatusExpired   = "expired"
+)
+
+// ExportTimeLayout is how export timestamps are written: ISO 8601 in UTC
+// with milliseconds and a Z suffix, for example 2026-11-20T10:00:00.000Z.
+const ExportTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// ExportTime is a timestamp that marshals to JSON in ExportTimeLayout.
+type ExportTime struct{ time.Time }
+
+// MarshalJSON writes the time in UTC with milliseconds and a Z suffix.
+func (t ExportTime) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(ExportTimeLayout) + `"`), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 timestamp.
+func (t *ExportTime) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	t.Time = v.UTC()
+	return nil
+}
+
+// ExportParams are the filters an export job was requested with, stored as
+// the job's requested_params and echoed in its requestedParams.
+type ExportParams struct {
+	// Since is the inclusive lower bound on latestEvidenceTimestamp; nil
+	// for organizations.registry.
+	Since *ExportTime `json:"since"`
+	// Until is the exclusive upper bound on latestEvidenceTimestamp; nil
+	// for no upper bound.
+	Until *ExportTime `json:"until"`
+	// Category filters events by eventCategory; nil for every category.
+	Category *string `json:"category"`
+	// IncludeEvidence adds each event's evidence to the output.
+	IncludeEvidence bool `json:"includeEvidence"`
+	// OrganizationIDs restricts timeline.by-organization to events owned by
+	// or involving these entities. Never nil when marshaled.
+	OrganizationIDs []int64 `json:"organizationIds"`
+}
+
+// ExportArgs are the River job arguments of an export job's fulfillment.
+type ExportArgs struct {
+	// JobID is the export job's UUID.
+	JobID string `json:"job_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ExportArgs) Kind() string { return "export" }
+
+// ExportExpireArgs are the River job arguments of the periodic sweep that
+// expires completed export jobs whose download link lifetime has ended.
+type ExportExpireArgs struct{}
+
+// Kind implements river.JobArgs.
+func (ExportExpireArgs) Kind() string { return "export_expire" }
+
+// errExportNotFound is returned for an unknown, foreign or malformed id.
+func errExportNotFound() *Error { return Errorf(ENOTFOUND, "Export job not found") }
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// IsUUID reports whether s is a UUID in its canonical textual form.
+func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+
+// CreateExportJob inserts job in status requested and, in the same pgx
+// transaction, calls enqueue so the River job that fulfills it is inserted
+// atomically with the row (client.InsertTx). job.ID, Status, CreatedAt and
+// UpdatedAt are set from the database.
+func CreateExportJob(ctx context.Context, store *DB, job *ExportJob, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
+	tx, err := store.Pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("error beginning export job transaction: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	now := store.Now().UTC().Truncate(time.Microsecond)
+	CountStatement(ctx)
+	err = tx.QueryRow(ctx, `
+		INSERT INTO export_jobs (id, account_id, api_key_id, scope, format, status, requested_params, note, created_at, updated_at)
+		VALUES (gen_random_uuid(), $1, $2, $3, $4, 'requested', $5, $6, $7, $7)
+		RETURNING id::text, status, created_at, updated_at`,
+		job.AccountID, job.APIKeyID, job.Scope, job.Format, []byte(job.RequestedParams), job.Note, now,
+	).Scan(&job.ID, &job.Status, &job.CreatedAt, &job.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("error inserting export job: %w", err)
+	}
+	if err := enqueue(ctx, tx); err != nil {
+		return fmt.Errorf("error enqueueing export job: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("error committing export job: %w", err)
+	}
+	return nil
+}
+
+// ExportJobByID returns accountID's export job id.
+//
+// Returns ENOTFOUND "Export job not found" when the job does not exist,
+// belongs to another account, or id is not a UUID.
+func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string) (*ExportJob, error) {
+	if !IsUUID(id) {
+		return nil, errExportNotFound()
+	}
+	job := new(ExportJob)
+	err := idb.NewSelect().Model(job).Where("id = ?", id).Where("account_id = ?", accountID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errExportNotFound()
+	} else if err != nil {
+		return nil, fmt.Errorf("error loading export job: %w", err)
+	}
+	return job, nil
+}
+
+// ExportJobForWorker returns export job id whatever its account; the worker
+// and the signed download use it.
+//
+// Returns ENOTFOUND when the job does not exist or id is not a UUID.
+func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*ExportJob, error) {
+	if !IsUUID(id) {
+		return nil, errExportNotFound()
+	}
+	job := new(ExportJob)
+	err := idb.NewSelect().Model(job).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errExportNotFound()
+	} else if err != nil {
+		return nil, fmt.Errorf("error loading export job: %w", err)
+	}
+	return job, nil
+}
+
+// ListExportJobs returns accountID's export jobs, newest first.
+func ListExportJobs(ctx context.Context, idb bun.IDB, accountID int64, limit, offset int) ([]*ExportJob, error) {
+	jobs := []*ExportJob{}
+	err := idb.NewSelect().Model(&jobs).
+		Where("account_id = ?", accountID).
+		OrderExpr("created_at DESC, id DESC").
+		Limit(int64(limit)).Offset(int64(offset)).
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("error listing export jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// StartExportJob moves job id to running and resets its progress. It
+// returns false, without error, when the job is no longer requested or
+// running (completed, failed or expired), so a duplicate run does nothing.
+func StartExportJob(ctx context.Context, idb bun.IDB, id string, now time.Time) (bool, error) {
+	res, err := idb.NewUpdate().Model((*ExportJob)(nil)).
+		Set("status = ?", ExportStatusRunning).
+		Set("row_count = 0").
+		Set("byte_size = NULL").
+		Set("sha256 = NULL").
+		Set("error = NULL").
+		Set("updated_at = ?", now).
+		Where("id = ?", id).
+		Where("status IN (?, ?)", ExportStatusRequested, ExportStatusRunning).
+		Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("error starting export job: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// ReportExportProgress records how many rows a running job has written.
+func ReportExportProgress(ctx context.Context, idb bun.IDB, id string, rows int64, now time.Time) error {
+	_, err := idb.NewUpdate().Model((*ExportJob)(nil)).
+		Set("row_count = ?", rows).
+		Set("updated_at = ?", now).
+		Where("id = ?", id).
+		Where("status = ?", ExportStatusRunning).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("error reporting export progress: %w", err)
+	}
+	return nil
+}
+
+// ExportResult describes a published export file.
+type ExportResult struct {
+	// StorageKey names the file in export storage.
+	StorageKey string
+	// RowCount is the number of rows (events or entities) in the file.
+	RowCount int64
+	// ByteSize is the file's size in bytes.
+	ByteSize int64
+	// SHA256 is the lowercase hex SHA-256 of the file.
+	SHA256 string
+	// ExpiresAt is when the download link stops working.
+	ExpiresAt time.Time
+}
+
+// CompleteExportJob marks running job id completed with res. It returns
+// false when the job was not running (another run finished first), in which
+// case the caller deletes its own file.
+func CompleteExportJob(ctx context.Context, idb bun.IDB, id string, res ExportResult, now time.Time) (bool, error) {
+	r, err := idb.NewUpdate().Model((*ExportJob)(nil)).
+		Set("status = ?", ExportStatusCompleted).
+		Set("storage_key = ?", res.StorageKey).
+		Set("row_count = ?", res.RowCount).
+		Set("byte_size = ?", res.ByteSize).
+		Set("sha256 = ?", res.SHA256).
+		Set("expires_at = ?", res.ExpiresAt).
+		Set("error = NULL").
+		Set("updated_at = ?", now).
+		Where("id = ?", id).
+		Where("status = ?", ExportStatusRunning).
+		Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("error completing export job: %w", err)
+	}
+	n, _ := r.RowsAffected()
+	return n == 1, nil
+}
+
+// FailExportJob marks job id failed with message, unless it already
+// completed or expired.
+func FailExportJob(ctx context.Context, idb bun.IDB, id, message string, now time.Time) error {
+	_, err := idb.NewUpdate().Model((*ExportJob)(nil)).
+		Set("status = ?", ExportStatusFailed).
+		Set("error = ?", message).
+		Set("updated_at = ?", now).
+		Where("id = ?", id).
+		Where("status IN (?, ?)", ExportStatusRequested, ExportStatusRunning).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("error failing export job: %w", err)
+	}
+	return nil
+}
+
+// ExpiredExport is a job ExpireExportJobs moved to expired, with the file
+// to delete.
+type ExpiredExport struct {
+	ID         string  `bun:"id"`
+	StorageKey *string `bun:"storage_key"`
+}
+
+// ExpireExportJobs moves every completed job whose expires_at is at or
+// before now to expired and returns them so their files can be deleted.
+func ExpireExportJobs(ctx context.Context, idb bun.IDB, now time.Time) ([]ExpiredExport, error) {
+	out := []ExpiredExport{}
+	err := idb.NewRaw(`
+		UPDATE export_jobs SET status = ?, updated_at = ?
+		WHERE status = ? AND expires_at <= ?
+		RETURNING id::text AS id, storage_key`,
+		ExportStatusExpired, now, ExportStatusCompleted, now).Scan(ctx, &out)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("error expiring export jobs: %w", err)
+	}
+	return out, nil
+}
+
+// ExportEntityRef is an owner or participant of an exported event.
+type ExportEntityRef struct {
+	ID      int64
+	Label   string
+	Type    string
+	Aliases []string
+}
+
+// ExportEvidence is a source post of an exported event.
+type ExportEvidence struct {
+	ID        int64
+	Content   string
+	URL       string
+	Timestamp time.Time
+}
+
+// ExportEvent is one event row of an export with its owners, participants
+// and (when requested) evidence.
+type ExportEvent struct {
+	ID               int64
+	Title            string
+	Category         string
+	Subcategory      string
+	Summary          string
+	Bullets          []string
+	Significance     *float64
+	LatestEvidenceAt time.Time
+	Owners           []ExportEntityRef
+	Participants     []ExportEntityRef
+	Evidence         []ExportEvidence
+}
+
+// ExportEventFilter selects the events of an export.
+type ExportEventFilter struct {
+	// Scope is one of the historical export scopes.
+	Scope string
+	// Params are the job's requested parameters.
+	Params ExportParams
+}
+
+// StreamExportEvents walks the events selected by filter in ascending
+// (latest_evidence_at, id) order with a keyset cursor, batchSize events at a
+// time, and calls fn with each batch. Owners, participants and evidence are
+// loaded per batch with one statement each (never per row). All batches
+// read one REPEATABLE READ snapshot, so the export is consistent even while
+// ingest writes. The batch slice is reused: fn must not keep it.
+func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter, batchSize int, fn func([]ExportEvent) error) error {
+	if batchSize <= 0 {
+		batchSize = 5000
+	}
+	tx, err := store.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("error beginning export snapshot: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+
+	// The statement is assembled from fixed fragments so that each shape of
+	// filter gets its own plan and the keyset condition can use the recency
+	// index (an "OR $n IS NULL" form would defeat it).
+	var conds []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if p := filter.Params.Since; p != nil {
+		conds = append(conds, "e.latest_evidence_at >= "+arg(p.Time))
+	}
+	if p := filter.Params.Until; p != nil {
+		conds = append(conds, "e.latest_evidence_at < "+arg(p.Time))
+	}
+	if p := filter.Params.Category; p != nil {
+		conds = append(conds, "e.category = "+arg(*p))
+	}
+	if filter.Scope == ExportScopeSignalHistory {
+		conds = append(conds, "e.significance IS NOT NULL")
+	}
+	if filter.Scope == ExportScopeTimelineByOrg {
+		ids := filter.Params.OrganizationIDs
+		if ids == nil {
+			ids = []int64{}
+		}
+		conds = append(conds, "EXISTS (SELECT 1 FROM event_entities ee WHERE ee.event_id = e.id AND ee.entity_id = ANY("+arg(ids)+"::bigint[]))")
+	}
+	baseArgs := len(args)
+	keyset := fmt.Sprintf("(e.latest_evidence_at, e.id) > ($%d, $%d)", baseArgs+1, baseArgs+2)
+	build := func(withKeyset bool, limitArg int) string {
+		c := conds
+		if withKeyset {
+			c = append(append([]string{}, conds...), keyset)
+		}
+		where := ""
+		if len(c) > 0 {
+			where = "WHERE " + strings.Join(c, " AND ")
+		}
+		return `SELECT e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, e.latest_evidence_at
+			FROM events e ` + where + `
+			ORDER BY e.latest_evidence_at, e.id
+			LIMIT $` + strconv.Itoa(limitArg)
+	}
+	firstQuery := build(false, baseArgs+1)
+	nextQuery := build(true, baseArgs+3)
+
+	batch := make([]ExportEvent, 0, batchSize)
+	index := make(map[int64]int, batchSize)
+	ids := make([]int64, 0, batchSize)
+	var afterTS *time.Time
+	var afterID int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		ids = ids[:0]
+		clear(index)
+		CountStatement(ctx)
+		var rows pgx.Rows
+		var err error
+		if afterTS == nil {
+			rows, err = tx.Query(ctx, firstQuery, append(args[:baseArgs:baseArgs], batchSize)...)
+		} else {
+			rows, err = tx.Query(ctx, nextQuery, append(args[:baseArgs:baseArgs], *afterTS, afterID, batchSize)...)
+		}
+		if err != nil {
+			return fmt.Errorf("error querying export events: %w", err)
+		}
+		for rows.Next() {
+			var ev ExportEvent
+			if err := rows.Scan(&ev.ID, &ev.Title, &ev.Category, &ev.Subcategory, &ev.Summary, &ev.Bullets, &ev.Significance, &ev.LatestEvidenceAt); err != nil {
+				rows.Close()
+				return fmt.Errorf("error scanning export event: %w", err)
+			}
+			ev.LatestEvidenceAt = ev.LatestEvidenceAt.UTC()
+			index[ev.ID] = len(batch)
+			ids = append(ids, ev.ID)
+			batch = append(batch, ev)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("error reading export events: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := loadExportEntities(ctx, tx, ids, index, batch); err != nil {
+			return err
+		}
+		if filter.Params.IncludeEvidence {
+			if err := loadExportEvidence(ctx, tx, ids, index, batch); err != nil {
+				return err
+			}
+		}
+		last := batch[len(batch)-1]
+		ts := last.LatestEvidenceAt
+		afterTS, afterID = &ts, last.ID
+		full := len(batch) == batchSize
+		if err := fn(batch); err != nil {
+			return err
+		}
+		if !full {
+			return nil
+		}
+	}
+}
+
+func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []ExportEvent) error {
+	CountStatement(ctx)
+	rows, err := tx.Query(ctx, `
+		SELECT ee.event_id, ee.role, en.id, en.display_name, en.entity_type, en.aliases
+		FROM event_entities ee JOIN entities en ON en.id = ee.entity_id
+		WHERE ee.event_id = ANY($1)
+		ORDER BY ee.event_id, ee.role, ee.position, en.id`, ids)
+	if err != nil {
+		return fmt.Errorf("error querying export event entities: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var eventID int64
+		var role string
+		var ref ExportEntityRef
+		if err := rows.Scan(&eventID, &role, &ref.ID, &ref.Label, &ref.Type, &ref.Aliases); err != nil {
+			return fmt.Errorf("error scanning export event entity: %w", err)
+		}
+		i, ok := index[eventID]
+		if !ok {
+			continue
+		}
+		if role == RoleOwner {
+			batch[i].Owners = append(batch[i].Owners, ref)
+		} else {
+			batch[i].Participants = append(batch[i].Participants, ref)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("error reading export event entities: %w", err)
+	}
+	return nil
+}
+
+func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []ExportEvent) error {
+	CountStatement(ctx)
+	rows, err := tx.Query(ctx, `
+		SELECT event_id, id, content, url, ts FROM evidence
+		WHERE event_id = ANY($1)
+		ORDER BY event_id, ts DESC, id`, ids)
+	if err != nil {
+		return fmt.Errorf("error querying export evidence: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var eventID int64
+		var ev ExportEvidence
+		if err := rows.Scan(&eventID, &ev.ID, &ev.Content, &ev.URL, &ev.Timestamp); err != nil {
+			return fmt.Errorf("error scanning export evidence: %w", err)
+		}
+		ev.Timestamp = ev.Timestamp.UTC()
+		if i, ok := index[eventID]; ok {
+			batch[i].Evidence = append(batch[i].Evidence, ev)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("error reading export evidence: %w", err)
+	}
+	return nil
+}
+
+// StreamExportEntities walks every entity in id order with a keyset
+// cursor, batchSize at a time, inside one REPEATABLE READ snapshot, and
+// calls fn with each batch. The batch slice is reused: fn must not keep it.
+func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func([]Entity) error) error {
+	if batchSize <= 0 {
+		batchSize = 5000
+	}
+	tx, err := store.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("error beginning export snapshot: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	batch := make([]Entity, 0, batchSize)
+	var after int64 = -1 << 63
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		CountStatement(ctx)
+		rows, err := tx.Query(ctx, `
+			SELECT id, canonical_name, display_name, entity_type, status, aliases
+			FROM entities WHERE id > $1 ORDER BY id LIMIT $2`, after, batchSize)
+		if err != nil {
+			return fmt.Errorf("error querying export entities: %w", err)
+		}
+		for rows.Next() {
+			var e Entity
+			if err := rows.Scan(&e.ID, &e.CanonicalName, &e.DisplayName, &e.EntityType, &e.Status, &e.Aliases); err != nil {
+				rows.Close()
+				return fmt.Errorf("error scanning export entity: %w", err)
+			}
+			batch = append(batch, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("error reading export entities: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		after = batch[len(batch)-1].ID
+		full := len(batch) == batchSize
+		if err := fn(batch); err != nil {
+			return err
+		}
+		if !full {
+			return nil
+		}
+	}
+}

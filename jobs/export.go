@@ -1,0 +1,699 @@
+package jobs
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/parquet-go/parquet-go"
+	"github.com/riverqueue/river"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// ExportConfig configures export fulfillment.
+type ExportConfig struct {
+	// Storage holds the export files. Required.
+	Storage Storage
+	// LinkTTL is how long a completed export stays downloadable; then the
+	// job becomes expired and its file is deleted. Defaults to 24 hours.
+	LinkTTL time.Duration
+	// BatchSize is how many rows are read per keyset batch. Defaults to
+	// 5,000.
+	BatchSize int
+	// RowGroupRows is how many rows go into one Parquet row group (the
+	// writer buffers one row group in memory). Defaults to 20,000.
+	RowGroupRows int
+	// Timeout bounds one attempt; a worker killed mid-export is rescued and
+	// retried once this has passed. Defaults to 30 minutes.
+	Timeout time.Duration
+	// MaxAttempts is how many times an export is tried before it is marked
+	// failed. Defaults to 5.
+	MaxAttempts int
+	// ExpireInterval is how often expired exports are swept. Defaults to 5
+	// minutes.
+	ExpireInterval time.Duration
+	// Logger is the structured logger. Defaults to slog.Default().
+	Logger *slog.Logger
+
+	// writeBufferSize is the output buffer size; tests shrink it. Defaults
+	// to 256 KiB.
+	writeBufferSize int
+}
+
+func (c *ExportConfig) setDefaults() {
+	if c.LinkTTL <= 0 {
+		c.LinkTTL = 24 * time.Hour
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 5000
+	}
+	if c.RowGroupRows <= 0 {
+		c.RowGroupRows = 20000
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Minute
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 5
+	}
+	if c.ExpireInterval <= 0 {
+		c.ExpireInterval = 5 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.writeBufferSize <= 0 {
+		c.writeBufferSize = 256 << 10
+	}
+}
+
+// ExportRegistration registers the export worker and the periodic sweep
+// that expires old exports. Pass it to NewClient.
+func ExportRegistration(store *db.DB, cfg ExportConfig) Registration {
+	return func(workers *river.Workers, rc *river.Config) error {
+		if cfg.Storage == nil {
+			return errors.New("export storage is required")
+		}
+		w := NewExportWorker(store, cfg)
+		if err := river.AddWorkerSafely[db.ExportArgs](workers, w); err != nil {
+			return fmt.Errorf("error adding export worker: %w", err)
+		}
+		if err := river.AddWorkerSafely[db.ExportExpireArgs](workers, &ExportExpireWorker{store: store, cfg: w.cfg}); err != nil {
+			return fmt.Errorf("error adding export expiry worker: %w", err)
+		}
+		rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(
+			river.PeriodicInterval(w.cfg.ExpireInterval),
+			func() (river.JobArgs, *river.InsertOpts) { return db.ExportExpireArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true},
+		))
+		return nil
+	}
+}
+
+// EnqueueExport returns the function the export handlers call to insert an
+// export's River job inside the transaction that inserts its row.
+// maxAttempts defaults to 5.
+func EnqueueExport(client *river.Client[pgx.Tx], maxAttempts int) func(ctx context.Context, tx pgx.Tx, jobID string) error {
+	if maxAttempts <= 0 {
+		maxAttempts = 5
+	}
+	return func(ctx context.Context, tx pgx.Tx, jobID string) error {
+		_, err := client.InsertTx(ctx, tx, db.ExportArgs{JobID: jobID}, &river.InsertOpts{MaxAttempts: maxAttempts})
+		if err != nil {
+			return fmt.Errorf("error inserting export river job: %w", err)
+		}
+		return nil
+	}
+}
+
+// ExportWorker fulfills export jobs: requested → running → completed (or
+// failed). Rows stream from a keyset cursor straight into the encoder and
+// a temporary object that is published atomically, so memory stays flat
+// and no reader ever sees a partial file. A retried attempt starts over
+// into a fresh temporary object.
+type ExportWorker struct {
+	river.WorkerDefaults[db.ExportArgs]
+
+	store *db.DB
+	cfg   ExportConfig
+}
+
+// NewExportWorker returns an ExportWorker with cfg's defaults applied.
+func NewExportWorker(store *db.DB, cfg ExportConfig) *ExportWorker {
+	cfg.setDefaults()
+	return &ExportWorker{store: store, cfg: cfg}
+}
+
+// Timeout implements river.Worker: exports may run far longer than the
+// client's default job timeout. The rescuer honors it too.
+func (w *ExportWorker) Timeout(*river.Job[db.ExportArgs]) time.Duration { return w.cfg.Timeout }
+
+// Work implements river.Worker.
+func (w *ExportWorker) Work(ctx context.Context, job *river.Job[db.ExportArgs]) error {
+	return w.Run(ctx, job.Args.JobID, job.Attempt >= job.MaxAttempts)
+}
+
+// Run performs one attempt of export job id. On the last attempt a failure
+// marks the job failed with an error message; earlier failures are
+// returned so River retries.
+func (w *ExportWorker) Run(ctx context.Context, id string, lastAttempt bool) error {
+	ej, err := db.ExportJobForWorker(ctx, w.store.Bun, id)
+	if db.ErrorCode(err) == db.ENOTFOUND {
+		return river.JobCancel(err)
+	} else if err != nil {
+		return err
+	}
+	started, err := db.StartExportJob(ctx, w.store.Bun, id, w.store.Now())
+	if err != nil {
+		return err
+	} else if !started {
+		return nil // already completed, failed or expired
+	}
+	res, err := w.export(ctx, ej)
+	if err != nil {
+		var perm *permanentError
+		switch {
+		case errors.As(err, &perm):
+			w.fail(id, perm.msg)
+			return river.JobCancel(err)
+		case lastAttempt:
+			w.cfg.Logger.Error("export failed", slog.String("job_id", id), slog.String("error", err.Error()))
+			w.fail(id, "Export failed after repeated attempts. Please request a new export.")
+		}
+		return err
+	}
+	ok, err := db.CompleteExportJob(ctx, w.store.Bun, id, res, w.store.Now())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		w.cfg.Logger.Warn("export finished after job left running state", slog.String("job_id", id))
+	}
+	return nil
+}
+
+func (w *ExportWorker) fail(id, msg string) {
+	// The attempt's context may be cancelled; record the failure anyway.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.FailExportJob(ctx, w.store.Bun, id, msg, w.store.Now()); err != nil {
+		w.cfg.Logger.Error("error marking export failed", slog.String("job_id", id), slog.String("error", err.Error()))
+	}
+}
+
+type permanentError struct{ msg string }
+
+func (e *permanentError) Error() string { return e.msg }
+
+// ExportFileExt returns the file extension (and storage key suffix) of
+// format.
+func ExportFileExt(format string) string {
+	switch format {
+	case db.ExportFormatCSV:
+		return "csv"
+	case db.ExportFormatParquet:
+		return "parquet"
+	}
+	return "jsonl"
+}
+
+// ExportStorageKey is the storage key of job id's file in format.
+func ExportStorageKey(id, format string) string { return id + "." + ExportFileExt(format) }
+
+func (w *ExportWorker) export(ctx context.Context, ej *db.ExportJob) (db.ExportResult, error) {
+	var params db.ExportParams
+	if err := json.Unmarshal(ej.RequestedParams, &params); err != nil {
+		return db.ExportResult{}, &permanentError{msg: "Export parameters could not be read."}
+	}
+	valid := false
+	for _, s := range db.ExportScopes {
+		valid = valid || s == ej.Scope
+	}
+	if !valid {
+		return db.ExportResult{}, &permanentError{msg: fmt.Sprintf("Unsupported export scope %q.", ej.Scope)}
+	}
+	key := ExportStorageKey(ej.ID, ej.Format)
+	tmp, err := w.cfg.Storage.Create(ctx, key)
+	if err != nil {
+		return db.ExportResult{}, err
+	}
+	published := false
+	defer func() {
+		if !published {
+			tmp.Abort() //nolint:errcheck
+		}
+	}()
+
+	hash := sha256.New()
+	counter := &countingWriter{w: io.MultiWriter(tmp, hash)}
+	bw := bufio.NewWriterSize(counter, w.cfg.writeBufferSize)
+	enc, err := newExportEncoder(ej.Format, ej.Scope, bw, params.IncludeEvidence, w.cfg.RowGroupRows)
+	if err != nil {
+		return db.ExportResult{}, err
+	}
+	var rows int64
+	progress := func(n int) error {
+		rows += int64(n)
+		return db.ReportExportProgress(ctx, w.store.Bun, ej.ID, rows, w.store.Now())
+	}
+	if ej.Scope == db.ExportScopeOrganizationsRegistry {
+		err = db.StreamExportEntities(ctx, w.store, w.cfg.BatchSize, func(batch []db.Entity) error {
+			if err := enc.writeEntities(batch); err != nil {
+				return fmt.Errorf("error encoding export entities: %w", err)
+			}
+			return progress(len(batch))
+		})
+	} else {
+		filter := db.ExportEventFilter{Scope: ej.Scope, Params: params}
+		err = db.StreamExportEvents(ctx, w.store, filter, w.cfg.BatchSize, func(batch []db.ExportEvent) error {
+			if err := enc.writeEvents(batch); err != nil {
+				return fmt.Errorf("error encoding export events: %w", err)
+			}
+			return progress(len(batch))
+		})
+	}
+	if err != nil {
+		return db.ExportResult{}, err
+	}
+	if err := enc.close(); err != nil {
+		return db.ExportResult{}, fmt.Errorf("error finishing export encoding: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return db.ExportResult{}, fmt.Errorf("error writing export file: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return db.ExportResult{}, err
+	}
+	if err := tmp.Publish(ctx); err != nil {
+		return db.ExportResult{}, err
+	}
+	published = true
+	return db.ExportResult{
+		StorageKey: key,
+		RowCount:   rows,
+		ByteSize:   counter.n,
+		SHA256:     hex.EncodeToString(hash.Sum(nil)),
+		ExpiresAt:  w.store.Now().Add(w.cfg.LinkTTL),
+	}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ExportExpireWorker is the periodic sweep that moves completed exports
+// past their link lifetime to expired and deletes their files.
+type ExportExpireWorker struct {
+	river.WorkerDefaults[db.ExportExpireArgs]
+
+	store *db.DB
+	cfg   ExportConfig
+}
+
+// Work implements river.Worker.
+func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[db.ExportExpireArgs]) error {
+	_, err := ExpireExports(ctx, w.store, w.cfg.Storage)
+	return err
+}
+
+// ExpireExports marks every completed export whose link has expired as
+// expired and deletes its file. It returns how many jobs expired.
+func ExpireExports(ctx context.Context, store *db.DB, storage Storage) (int, error) {
+	expired, err := db.ExpireExportJobs(ctx, store.Bun, store.Now())
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range expired {
+		if e.StorageKey == nil {
+			continue
+		}
+		if err := storage.Delete(ctx, *e.StorageKey); err != nil {
+			return len(expired), err
+		}
+	}
+	return len(expired), nil
+}
+
+// Encoders.
+//
+// jsonl: one JSON object per line. Events carry the canonical fields and
+// the legacy aliases (section 2.1); evidence/posts appear only when
+// includeEvidence was requested. Entities carry id, canonicalName,
+// displayName, entityType, status and aliases.
+//
+// csv: a header row, then one row per event or entity. Lists are
+// flattened: bullets joined by " | "; owners and participants as
+// "id:label" joined by "|"; evidence as "id:url" joined by "|" (empty
+// unless includeEvidence); entity aliases joined by "|". significance is
+// empty for a radar-only event. Timestamps are ISO 8601 UTC with
+// milliseconds.
+//
+// parquet: a typed schema: ids INT64, timestamps TIMESTAMP(MILLIS, UTC),
+// significance an optional DOUBLE, bullets/aliases LIST<STRING>, owners,
+// participants and evidence LIST<STRUCT>; Snappy-compressed, one row group
+// per RowGroupRows rows.
+
+type exportEncoder interface {
+	writeEvents([]db.ExportEvent) error
+	writeEntities([]db.Entity) error
+	close() error
+}
+
+func newExportEncoder(format, scope string, w io.Writer, includeEvidence bool, rowGroupRows int) (exportEncoder, error) {
+	entities := scope == db.ExportScopeOrganizationsRegistry
+	switch format {
+	case db.ExportFormatJSONL:
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return &jsonlEncoder{enc: enc, includeEvidence: includeEvidence}, nil
+	case db.ExportFormatCSV:
+		cw := csv.NewWriter(w)
+		header := csvEventHeader
+		if entities {
+			header = csvEntityHeader
+		}
+		if err := cw.Write(header); err != nil {
+			return nil, err
+		}
+		return &csvEncoder{w: cw}, nil
+	case db.ExportFormatParquet:
+		opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy)}
+		if entities {
+			return &parquetEntityEncoder{w: parquet.NewGenericWriter[ParquetEntity](w, opts...), rowGroupRows: rowGroupRows}, nil
+		}
+		return &parquetEventEncoder{w: parquet.NewGenericWriter[ParquetEvent](w, opts...), rowGroupRows: rowGroupRows}, nil
+	}
+	return nil, &permanentError{msg: fmt.Sprintf("Unsupported export format %q.", format)}
+}
+
+// JSONEntityRef is an owner or participant in a jsonl export.
+type JSONEntityRef struct {
+	ID      int64    `json:"id"`
+	Label   string   `json:"label"`
+	Type    string   `json:"type"`
+	Aliases []string `json:"aliases"`
+}
+
+// JSONEvidence is an evidence item in a jsonl export.
+type JSONEvidence struct {
+	ID        int64         `json:"id"`
+	Content   string        `json:"content"`
+	URL       string        `json:"url"`
+	Timestamp db.ExportTime `json:"timestamp"`
+}
+
+// JSONEvent is one line of a jsonl event export: canonical fields, then
+// the legacy aliases.
+type JSONEvent struct {
+	ID                      int64           `json:"id"`
+	Title                   string          `json:"title"`
+	EventCategory           string          `json:"eventCategory"`
+	EventSubcategory        string          `json:"eventSubcategory"`
+	Summary                 string          `json:"summary"`
+	Bullets                 []string        `json:"bullets"`
+	Owners                  []JSONEntityRef `json:"owners"`
+	Participants            []JSONEntityRef `json:"participants"`
+	Evidence                []JSONEvidence  `json:"evidence,omitzero"`
+	LatestEvidenceTimestamp db.ExportTime   `json:"latestEvidenceTimestamp"`
+	Significance            *float64        `json:"significance"`
+
+	GlobalSummary       string          `json:"globalSummary"`
+	BulletSummary       []string        `json:"bulletSummary"`
+	EventOwner          []JSONEntityRef `json:"eventOwner"`
+	EventParticipants   []JSONEntityRef `json:"eventParticipants"`
+	Posts               []JSONEvidence  `json:"posts,omitzero"`
+	LatestPostTimestamp db.ExportTime   `json:"latestPostTimestamp"`
+	Signal              *float64        `json:"signal"`
+}
+
+// JSONEntity is one line of a jsonl organizations.registry export.
+type JSONEntity struct {
+	ID            int64    `json:"id"`
+	CanonicalName string   `json:"canonicalName"`
+	DisplayName   string   `json:"displayName"`
+	EntityType    string   `json:"entityType"`
+	Status        string   `json:"status"`
+	Aliases       []string `json:"aliases"`
+}
+
+type jsonlEncoder struct {
+	enc             *json.Encoder
+	includeEvidence bool
+}
+
+func jsonRefs(refs []db.ExportEntityRef) []JSONEntityRef {
+	out := make([]JSONEntityRef, len(refs))
+	for i, r := range refs {
+		out[i] = JSONEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: nonNil(r.Aliases)}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (e *jsonlEncoder) writeEvents(batch []db.ExportEvent) error {
+	for i := range batch {
+		ev := &batch[i]
+		owners, participants := jsonRefs(ev.Owners), jsonRefs(ev.Participants)
+		bullets := nonNil(ev.Bullets)
+		ts := db.ExportTime{Time: ev.LatestEvidenceAt}
+		line := JSONEvent{
+			ID: ev.ID, Title: ev.Title, EventCategory: ev.Category, EventSubcategory: ev.Subcategory,
+			Summary: ev.Summary, Bullets: bullets, Owners: owners, Participants: participants,
+			LatestEvidenceTimestamp: ts, Significance: ev.Significance,
+			GlobalSummary: ev.Summary, BulletSummary: bullets, EventOwner: owners, EventParticipants: participants,
+			LatestPostTimestamp: ts, Signal: ev.Significance,
+		}
+		if e.includeEvidence {
+			evidence := make([]JSONEvidence, len(ev.Evidence))
+			for j, x := range ev.Evidence {
+				evidence[j] = JSONEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: db.ExportTime{Time: x.Timestamp}}
+			}
+			// Non-nil, so "evidence": [] appears when requested (omitzero
+			// only hides nil).
+			line.Evidence, line.Posts = evidence, evidence
+		}
+		if err := e.enc.Encode(&line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *jsonlEncoder) writeEntities(batch []db.Entity) error {
+	for i := range batch {
+		en := &batch[i]
+		if err := e.enc.Encode(JSONEntity{
+			ID: en.ID, CanonicalName: en.CanonicalName, DisplayName: en.DisplayName,
+			EntityType: en.EntityType, Status: en.Status, Aliases: nonNil(en.Aliases),
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *jsonlEncoder) close() error { return nil }
+
+var (
+	csvEventHeader  = []string{"id", "title", "eventCategory", "eventSubcategory", "summary", "bullets", "owners", "participants", "evidence", "latestEvidenceTimestamp", "significance"}
+	csvEntityHeader = []string{"id", "canonicalName", "displayName", "entityType", "status", "aliases"}
+)
+
+type csvEncoder struct {
+	w   *csv.Writer
+	rec []string
+	sb  strings.Builder
+}
+
+func (e *csvEncoder) refs(refs []db.ExportEntityRef) string {
+	e.sb.Reset()
+	for i, r := range refs {
+		if i > 0 {
+			e.sb.WriteByte('|')
+		}
+		e.sb.WriteString(strconv.FormatInt(r.ID, 10))
+		e.sb.WriteByte(':')
+		e.sb.WriteString(r.Label)
+	}
+	return e.sb.String()
+}
+
+func (e *csvEncoder) evidence(ev []db.ExportEvidence) string {
+	e.sb.Reset()
+	for i, x := range ev {
+		if i > 0 {
+			e.sb.WriteByte('|')
+		}
+		e.sb.WriteString(strconv.FormatInt(x.ID, 10))
+		e.sb.WriteByte(':')
+		e.sb.WriteString(x.URL)
+	}
+	return e.sb.String()
+}
+
+func (e *csvEncoder) writeEvents(batch []db.ExportEvent) error {
+	for i := range batch {
+		ev := &batch[i]
+		sig := ""
+		if ev.Significance != nil {
+			sig = strconv.FormatFloat(*ev.Significance, 'g', -1, 64)
+		}
+		e.rec = append(e.rec[:0],
+			strconv.FormatInt(ev.ID, 10), ev.Title, ev.Category, ev.Subcategory, ev.Summary,
+			strings.Join(ev.Bullets, " | "), e.refs(ev.Owners), e.refs(ev.Participants), e.evidence(ev.Evidence),
+			ev.LatestEvidenceAt.UTC().Format(db.ExportTimeLayout), sig)
+		if err := e.w.Write(e.rec); err != nil {
+			return err
+		}
+	}
+	e.w.Flush()
+	return e.w.Error()
+}
+
+func (e *csvEncoder) writeEntities(batch []db.Entity) error {
+	for i := range batch {
+		en := &batch[i]
+		e.rec = append(e.rec[:0], strconv.FormatInt(en.ID, 10), en.CanonicalName, en.DisplayName, en.EntityType, en.Status, strings.Join(en.Aliases, "|"))
+		if err := e.w.Write(e.rec); err != nil {
+			return err
+		}
+	}
+	e.w.Flush()
+	return e.w.Error()
+}
+
+func (e *csvEncoder) close() error {
+	e.w.Flush()
+	return e.w.Error()
+}
+
+// ParquetEntityRef is an owner or participant in a Parquet event export.
+type ParquetEntityRef struct {
+	ID      int64    `parquet:"id"`
+	Label   string   `parquet:"label"`
+	Type    string   `parquet:"type"`
+	Aliases []string `parquet:"aliases,list"`
+}
+
+// ParquetEvidence is an evidence item in a Parquet event export.
+type ParquetEvidence struct {
+	ID        int64     `parquet:"id"`
+	Content   string    `parquet:"content"`
+	URL       string    `parquet:"url"`
+	Timestamp time.Time `parquet:"timestamp,timestamp(millisecond)"`
+}
+
+// ParquetEvent is the row type (and schema) of a Parquet event export.
+type ParquetEvent struct {
+	ID                      int64              `parquet:"id"`
+	Title                   string             `parquet:"title"`
+	EventCategory           string             `parquet:"eventCategory,dict"`
+	EventSubcategory        string             `parquet:"eventSubcategory,dict"`
+	Summary                 string             `parquet:"summary"`
+	Bullets                 []string           `parquet:"bullets,list"`
+	Owners                  []ParquetEntityRef `parquet:"owners,list"`
+	Participants            []ParquetEntityRef `parquet:"participants,list"`
+	Evidence                []ParquetEvidence  `parquet:"evidence,list"`
+	LatestEvidenceTimestamp time.Time          `parquet:"latestEvidenceTimestamp,timestamp(millisecond)"`
+	Significance            *float64           `parquet:"significance,optional"`
+}
+
+// ParquetEntity is the row type (and schema) of a Parquet
+// organizations.registry export.
+type ParquetEntity struct {
+	ID            int64    `parquet:"id"`
+	CanonicalName string   `parquet:"canonicalName"`
+	DisplayName   string   `parquet:"displayName"`
+	EntityType    string   `parquet:"entityType,dict"`
+	Status        string   `parquet:"status,dict"`
+	Aliases       []string `parquet:"aliases,list"`
+}
+
+type parquetEventEncoder struct {
+	w            *parquet.GenericWriter[ParquetEvent]
+	rows         []ParquetEvent
+	rowGroupRows int
+	pending      int
+}
+
+func parquetRefs(refs []db.ExportEntityRef) []ParquetEntityRef {
+	out := make([]ParquetEntityRef, len(refs))
+	for i, r := range refs {
+		out[i] = ParquetEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases}
+	}
+	return out
+}
+
+func (e *parquetEventEncoder) writeEvents(batch []db.ExportEvent) error {
+	e.rows = e.rows[:0]
+	for i := range batch {
+		ev := &batch[i]
+		row := ParquetEvent{
+			ID: ev.ID, Title: ev.Title, EventCategory: ev.Category, EventSubcategory: ev.Subcategory,
+			Summary: ev.Summary, Bullets: ev.Bullets, Owners: parquetRefs(ev.Owners), Participants: parquetRefs(ev.Participants),
+			LatestEvidenceTimestamp: ev.LatestEvidenceAt, Significance: ev.Significance,
+		}
+		if len(ev.Evidence) > 0 {
+			row.Evidence = make([]ParquetEvidence, len(ev.Evidence))
+			for j, x := range ev.Evidence {
+				row.Evidence[j] = ParquetEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: x.Timestamp}
+			}
+		}
+		e.rows = append(e.rows, row)
+	}
+	if _, err := e.w.Write(e.rows); err != nil {
+		return err
+	}
+	clear(e.rows) // drop references so the batch can be collected
+	e.pending += len(batch)
+	if e.pending >= e.rowGroupRows {
+		e.pending = 0
+		return e.w.Flush()
+	}
+	return nil
+}
+
+func (e *parquetEventEncoder) writeEntities([]db.Entity) error {
+	return errors.New("parquet event encoder cannot write entities")
+}
+
+func (e *parquetEventEncoder) close() error { return e.w.Close() }
+
+type parquetEntityEncoder struct {
+	w            *parquet.GenericWriter[ParquetEntity]
+	rows         []ParquetEntity
+	rowGroupRows int
+	pending      int
+}
+
+func (e *parquetEntityEncoder) writeEvents([]db.ExportEvent) error {
+	return errors.New("parquet entity encoder cannot write events")
+}
+
+func (e *parquetEntityEncoder) writeEntities(batch []db.Entity) error {
+	e.rows = e.rows[:0]
+	for i := range batch {
+		en := &batch[i]
+		e.rows = append(e.rows, ParquetEntity{
+			ID: en.ID, CanonicalName: en.CanonicalName, DisplayName: en.DisplayName,
+			EntityType: en.EntityType, Status: en.Status, Aliases: en.Aliases,
+		})
+	}
+	if _, err := e.w.Write(e.rows); err != nil {
+		return err
+	}
+	clear(e.rows)
+	e.pending += len(batch)
+	if e.pending >= e.rowGroupRows {
+		e.pending = 0
+		return e.w.Flush()
+	}
+	return nil
+}
+
+func (e *parquetEntityEncoder) close() error { return e.w.Close() }
