@@ -111,9 +111,11 @@ var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics":
 // logs:
 //
 //   - The request id is the incoming X-Request-Id when it is a plausible id
-//     (1–128 characters of letters, digits and -_.:+=/), otherwise a new
-//     random one. It is set on the response, put in the request context
-//     (see RequestID) and logged.
+//     (1–128 characters of letters, digits, '.', '_' and '-', the same rule
+//     as access.ValidRequestID), otherwise a new random one, which then
+//     also replaces the incoming header so later middleware keeps it. It is
+//     set on the response, put in the request context (see RequestID) and
+//     logged.
 //   - Request count and latency are recorded by method, route pattern (never
 //     the raw URL: the mux's r.Pattern or SetRoute's, "unmatched" when no
 //     route matched) and status.
@@ -135,6 +137,9 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 		req := &request{ResponseWriter: w, id: r.Header.Get(RequestIDHeader)}
 		if !validRequestID(req.id) {
 			req.id = newRequestID()
+			// Downstream middleware that reads the incoming header (the
+			// access layer's) then keeps this id instead of minting another.
+			r.Header.Set(RequestIDHeader, req.id)
 		}
 		w.Header().Set(RequestIDHeader, req.id)
 		r2 := r.WithContext(context.WithValue(r.Context(), requestKey{}, req))
@@ -224,7 +229,7 @@ func validRequestID(id string) bool {
 		c := id[i]
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-', c == '_', c == '.', c == ':', c == '+', c == '=', c == '/':
+		case c == '-', c == '_', c == '.':
 		default:
 			return false
 		}
