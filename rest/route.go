@@ -5,7 +5,9 @@
 package rest
 
 import (
+	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/cryptointel/cryptointel/access"
 )
@@ -34,6 +36,31 @@ type Route struct {
 	Operation string
 	// Handler serves routes that are not graph reads.
 	Handler HandlerFunc
+
+	// Description is the longer OpenAPI description (semantics, defaults,
+	// decisions such as "sort wins over mode").
+	Description string
+	// Prepare, when set, runs after the parameters are parsed and before the
+	// operation executes: it sets variables that parameters cannot express
+	// directly, may pick another embedded operation (compact mode), and may
+	// reject combinations with a *db.Error.
+	Prepare func(c *Call) error
+	// Envelope builds the response body from the operation's data. It
+	// returns a *db.Error (for example not_found when the operation returned
+	// null for the requested resource). Required when Operation is set.
+	Envelope func(c *Call, data json.RawMessage) (any, error)
+	// Response is the JSON Schema (OpenAPI 3.1 dialect) of the success body;
+	// nil documents a generic object.
+	Response map[string]any
+	// SuccessStatus is the status of a successful response, documented in
+	// OpenAPI. Defaults to 200.
+	SuccessStatus int
+	// ErrorStatuses lists the error statuses the route documents beyond the
+	// ones every route has (400, 401, 402 when priced, 403, 429, 500, 503).
+	ErrorStatuses []int
+	// RequestBody is the JSON Schema of a JSON request body, documented in
+	// OpenAPI; nil when the route takes none.
+	RequestBody map[string]any
 }
 
 // Param declares one parameter of a route.
@@ -44,10 +71,71 @@ type Param struct {
 	Aliases []string
 	// In is "query" or "path".
 	In string
-	// Type is string, integer, boolean, date-time or integer-list.
+	// Type is string, integer, boolean, date-time, integer-list or
+	// string-list (both lists comma-separated).
 	Type string
 	// Required marks a parameter that must be present.
 	Required bool
 	// Description is shown in OpenAPI.
 	Description string
+
+	// Default is the value used when the parameter is absent (an int,
+	// string or bool matching Type); nil for none.
+	Default any
+	// Min and Max bound an integer: a value above Max is silently capped, a
+	// value below Min is clamped to Min. Nil for no bound.
+	Min, Max *int
+	// Enum lists the accepted values of a string (or of each item of a
+	// string-list); any other value is a 400.
+	Enum []string
+	// MaxItems bounds a list parameter; zero for no bound.
+	MaxItems int
+	// MaxAge bounds a date-time to the recent past: a value older than
+	// now-MaxAge is a 400. Zero for no bound.
+	MaxAge time.Duration
+	// Var is the GraphQL variable the parsed value feeds; empty when the
+	// route's Prepare uses the value itself.
+	Var string
+	// RequiredMessage is the exact 400 message when a required parameter is
+	// missing. Defaults to "<name> parameter is required".
+	RequiredMessage string
+	// Parse, when set, replaces the parsing of Type for a present,
+	// non-empty value; it returns a *db.Error for a bad value.
+	Parse func(raw string) (any, error)
+}
+
+// Call is one request to a graph-read route while it is being served: the
+// parsed parameters, the variables and the operation that will run.
+type Call struct {
+	// Route is the route being served.
+	Route *Route
+	// Request is the HTTP request.
+	Request *http.Request
+	// Now is the request time, used for default and bounded windows.
+	Now time.Time
+	// Values holds every parsed parameter by canonical name, defaults
+	// applied: int, string, bool, time.Time, []int or []string.
+	Values map[string]any
+	// Given tells which parameters the client sent.
+	Given map[string]bool
+	// Vars are the GraphQL variables of the operation.
+	Vars map[string]any
+	// Operation is the embedded operation that will run. Defaults to
+	// Route.Operation.
+	Operation string
+}
+
+// Int returns the int parameter name (zero when absent).
+func (c *Call) Int(name string) int { v, _ := c.Values[name].(int); return v }
+
+// String returns the string parameter name ("" when absent).
+func (c *Call) String(name string) string { v, _ := c.Values[name].(string); return v }
+
+// Bool returns the boolean parameter name (false when absent).
+func (c *Call) Bool(name string) bool { v, _ := c.Values[name].(bool); return v }
+
+// Time returns the date-time parameter name and whether it is set.
+func (c *Call) Time(name string) (time.Time, bool) {
+	v, ok := c.Values[name].(time.Time)
+	return v, ok
 }

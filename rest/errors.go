@@ -1,0 +1,80 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// statusByCode is the one table that maps domain error codes (db.Error codes,
+// which are also GraphQL extensions.code values) to HTTP statuses. Every /v1
+// handler — graph reads, webhooks, export jobs, usage — goes through it.
+var statusByCode = map[string]int{
+	db.EINVALID:      http.StatusBadRequest,
+	db.ENOTFOUND:     http.StatusNotFound,
+	db.EFORBIDDEN:    http.StatusForbidden,
+	db.EUNAUTHORIZED: http.StatusUnauthorized,
+	db.EPAYMENT:      http.StatusPaymentRequired,
+	db.ERATELIMIT:    http.StatusTooManyRequests,
+	db.EQUOTA:        http.StatusForbidden,
+	db.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	db.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	db.ECONFLICT:     http.StatusConflict,
+	db.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// StatusOf returns the HTTP status for a domain error code; unknown codes
+// are 500.
+func StatusOf(code string) int {
+	if s, ok := statusByCode[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	// Error is the message, safe to show to the client.
+	Error string `json:"error"`
+}
+
+// WriteError writes err as a JSON error response: the status from the code
+// table, the message of its *db.Error, or a generic message for any other
+// error (which is logged with the request id, never shown).
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	code := db.ErrorCode(err)
+	status := StatusOf(code)
+	msg := db.ErrorMessage(err)
+	var de *db.Error
+	if !errors.As(err, &de) || status >= 500 {
+		logger := loggerFrom(r.Context())
+		logger.ErrorContext(r.Context(), "request failed",
+			slog.String("request_id", RequestID(r.Context())),
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.String("code", code),
+			slog.Any("error", err))
+	}
+	if status == http.StatusInternalServerError {
+		msg = "Internal server error."
+	}
+	writeJSON(w, status, ErrorBody{Error: msg})
+}
+
+// writeJSON encodes v as the response body with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"Internal server error."}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b)       //nolint:errcheck
+	w.Write(newline) //nolint:errcheck
+}
+
+var newline = []byte("\n")

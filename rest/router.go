@@ -1,0 +1,350 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// Executor runs a GraphQL operation in process, the way the /graphql
+// endpoint would: same resolvers, loaders and error presenter. Errors carry
+// the db.Error code in extensions.code.
+type Executor interface {
+	Execute(ctx context.Context, query, operationName string, variables map[string]any) *graphql.Response
+}
+
+// Config configures the /v1 router.
+type Config struct {
+	// Executor runs the routes' operations. Required.
+	Executor Executor
+	// Schema, when set, is used to validate every embedded operation at
+	// startup so a mismatch fails fast. Optional.
+	Schema *ast.Schema
+	// Wrap wraps each route's handler with the access layer (authentication,
+	// plan gate, rate window, credits, metering headers). Defaults to no
+	// wrapping.
+	Wrap func(access.Policy, http.Handler) http.Handler
+	// Routes are extra routes served beside the graph reads (usage,
+	// webhooks, export jobs); they are part of the table, the OpenAPI
+	// document and the header policy like every other route.
+	Routes []Route
+	// Logger logs internal errors with their request id. Defaults to
+	// slog.Default().
+	Logger *slog.Logger
+	// Now returns the current time for since windows. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Router serves every /v1 route of the table and /openapi.json.
+type Router struct {
+	routes  []Route
+	ops     map[string]*operation
+	exec    Executor
+	wrap    func(access.Policy, http.Handler) http.Handler
+	logger  *slog.Logger
+	now     func() time.Time
+	mux     *http.ServeMux
+	openapi []byte
+}
+
+// New builds the router: it loads and checks every embedded operation (and
+// validates it against cfg.Schema when set), checks the table, and
+// generates the OpenAPI document. Any problem is returned, so the service
+// fails at startup rather than on a request.
+func New(cfg Config) (*Router, error) {
+	if cfg.Executor == nil {
+		return nil, errors.New("error building /v1 router: no executor")
+	}
+	rt := &Router{
+		routes: append(Routes(), cfg.Routes...),
+		exec:   cfg.Executor,
+		wrap:   cfg.Wrap,
+		logger: cfg.Logger,
+		now:    cfg.Now,
+		mux:    http.NewServeMux(),
+	}
+	if rt.wrap == nil {
+		rt.wrap = func(_ access.Policy, h http.Handler) http.Handler { return h }
+	}
+	if rt.logger == nil {
+		rt.logger = slog.Default()
+	}
+	if rt.now == nil {
+		rt.now = time.Now
+	}
+	ops, err := loadOperations(cfg.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("error loading /v1 operations: %w", err)
+	}
+	rt.ops = ops
+	if err := rt.checkTable(); err != nil {
+		return nil, err
+	}
+	rt.openapi, err = json.MarshalIndent(OpenAPI(rt.routes), "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("error encoding OpenAPI document: %w", err)
+	}
+	rt.buildMux()
+	return rt, nil
+}
+
+// checkTable rejects a table that cannot be served: duplicate method and
+// path, a graph route without an operation or envelope, an unknown
+// operation.
+func (rt *Router) checkTable() error {
+	seen := map[string]bool{}
+	for i := range rt.routes {
+		r := &rt.routes[i]
+		key := r.Method + " " + r.Path
+		if seen[key] {
+			return fmt.Errorf("error checking route table: %s declared twice", key)
+		}
+		seen[key] = true
+		if r.Handler != nil {
+			continue
+		}
+		if r.Operation == "" || r.Envelope == nil {
+			return fmt.Errorf("error checking route table: %s has neither a handler nor an operation and envelope", key)
+		}
+		if _, ok := rt.ops[r.Operation]; !ok {
+			return fmt.Errorf("error checking route table: %s runs unknown operation %q", key, r.Operation)
+		}
+	}
+	return nil
+}
+
+// Routes returns the router's full table, extra routes included.
+func (rt *Router) Routes() []Route { return rt.routes }
+
+// OpenAPI returns the generated OpenAPI 3.1 document.
+func (rt *Router) OpenAPI() []byte { return rt.openapi }
+
+// OpenAPIHandler serves the OpenAPI document (GET /openapi.json).
+func (rt *Router) OpenAPIHandler() http.Handler {
+	return rt.frame(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(rt.openapi) //nolint:errcheck
+	}))
+}
+
+// ServeHTTP serves a /v1 request.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt.frame(rt.mux).ServeHTTP(w, r)
+}
+
+// frame gives every response its request id, logger and encoding (ETag,
+// 304, gzip).
+func (rt *Router) frame(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx = context.WithValue(ctx, loggerKey{}, rt.logger)
+		r = r.WithContext(ctx)
+		ew := newEncodingWriter(w, r)
+		next.ServeHTTP(ew, r)
+		ew.finish()
+	})
+}
+
+// buildMux registers one dispatcher per path: it picks the route by
+// method (HEAD is served as GET) and answers a JSON 405 with Allow
+// otherwise. Any other /v1 path is a JSON 404.
+func (rt *Router) buildMux() {
+	byPath := map[string][]*Route{}
+	var paths []string
+	for i := range rt.routes {
+		r := &rt.routes[i]
+		if _, ok := byPath[r.Path]; !ok {
+			paths = append(paths, r.Path)
+		}
+		byPath[r.Path] = append(byPath[r.Path], r)
+	}
+	for _, path := range paths {
+		routes := byPath[path]
+		handlers := map[string]http.Handler{}
+		var allow []string
+		for _, r := range routes {
+			handlers[r.Method] = rt.routeHandler(r)
+			allow = append(allow, r.Method)
+			if r.Method == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+		slices.Sort(allow)
+		allowHeader := strings.Join(allow, ", ")
+		first := routes[0].Policy
+		rt.mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			method := r.Method
+			if method == http.MethodHead {
+				method = http.MethodGet
+			}
+			if h, ok := handlers[method]; ok {
+				h.ServeHTTP(w, r)
+				return
+			}
+			setPolicyHeaders(w, access.Policy{Surface: first.Surface, Layer: first.Layer, Name: first.Name})
+			w.Header().Set("Allow", allowHeader)
+			writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: msgMethodNotAllowed})
+		}))
+	}
+	rt.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setPolicyHeaders(w, notFoundPolicy)
+		writeJSON(w, http.StatusNotFound, ErrorBody{Error: msgNotFound})
+	}))
+}
+
+// notFoundPolicy is reported on a 404 for a path no route serves; such a
+// request costs nothing.
+var notFoundPolicy = access.Policy{Surface: surfaceLookup, Layer: access.LayerEvaluation, Name: "not_found"}
+
+// setPolicyHeaders writes the route-table headers of p.
+func setPolicyHeaders(w http.ResponseWriter, p access.Policy) {
+	h := w.Header()
+	h.Set("X-Api-Surface", p.Surface)
+	h.Set("X-Access-Layer", p.Layer)
+	h.Set("X-Endpoint-Policy", p.Name)
+	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
+}
+
+// routeHandler is the full handler of one route: policy headers, then the
+// access layer, then the route's handler or operation.
+func (rt *Router) routeHandler(route *Route) http.Handler {
+	var inner http.Handler
+	if route.Handler != nil {
+		h := route.Handler
+		inner = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := h(w, r); err != nil {
+				WriteError(w, r, err)
+			}
+		})
+	} else {
+		inner = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, err := rt.runGraph(route, r)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, body)
+		})
+	}
+	wrapped := rt.wrap(route.Policy, inner)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setPolicyHeaders(w, route.Policy)
+		wrapped.ServeHTTP(w, r)
+	})
+}
+
+// runGraph parses the request against the route, runs its operation and
+// builds the envelope.
+func (rt *Router) runGraph(route *Route, r *http.Request) (any, error) {
+	c, err := parseCall(route, r, rt.now())
+	if err != nil {
+		return nil, err
+	}
+	if route.Prepare != nil {
+		if err := route.Prepare(c); err != nil {
+			return nil, err
+		}
+	}
+	op, ok := rt.ops[c.Operation]
+	if !ok {
+		return nil, fmt.Errorf("error running %s: unknown operation %q", route.Path, c.Operation)
+	}
+	vars, err := jsonVariables(c.Vars)
+	if err != nil {
+		return nil, err
+	}
+	resp := rt.exec.Execute(r.Context(), op.Query, op.Name, vars)
+	if resp == nil {
+		return nil, fmt.Errorf("error running %s: no response", op.Name)
+	}
+	if len(resp.Errors) > 0 {
+		return nil, graphError(op.Name, resp.Errors)
+	}
+	return route.Envelope(c, resp.Data)
+}
+
+// jsonVariables round-trips vars through JSON (numbers as json.Number), so
+// the executor sees exactly what the /graphql transport would give it.
+func jsonVariables(vars map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(vars)
+	if err != nil {
+		return nil, fmt.Errorf("error encoding variables: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("error decoding variables: %w", err)
+	}
+	return out, nil
+}
+
+// graphError turns GraphQL errors into the domain error the status table
+// maps: the first error that carries a known code wins; an error without a
+// code (a validation failure of a fixed operation, a panic) is internal.
+func graphError(opName string, errs gqlerror.List) error {
+	for _, e := range errs {
+		code, _ := e.Extensions["code"].(string)
+		if _, ok := statusByCode[code]; ok && code != db.EINTERNAL {
+			return &db.Error{Code: code, Message: e.Message}
+		}
+	}
+	return fmt.Errorf("error running operation %s: %w", opName, errs)
+}
+
+type requestIDKey struct{}
+type loggerKey struct{}
+
+// RequestID returns the request id the router assigned to ctx's request
+// (echoed from a valid X-Request-Id header, else generated).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// requestIDPattern accepts the ids clients and proxies commonly send
+// (UUIDs, hex, ULIDs, dotted or dashed tokens) and nothing that could
+// inject into logs or headers.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+func validRequestID(id string) bool { return requestIDPattern.MatchString(id) }
+
+// newRequestID returns a random UUID (version 4).
+func newRequestID() string {
+	var b [16]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}

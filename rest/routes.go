@@ -1,0 +1,840 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// Windows that bound `since` per route class.
+const (
+	day = 24 * time.Hour
+	// BulkFeedWindow bounds `since` on /v1/radar/all and /v1/signal/all.
+	BulkFeedWindow = 7 * day
+	// ContentWindow bounds `since` on entity research and media, and on
+	// /v1/latest.
+	ContentWindow = 30 * day
+	// ReplayWindow bounds `since` on /v1/replay/global.
+	ReplayWindow = 30 * day
+)
+
+// Exact messages of the contract (section 7) and of this facade.
+const (
+	msgBulkSinceRequired = "since parameter is required. Use an ISO 8601 timestamp (e.g. 2026-11-20T00:00:00Z)."
+	msgQueryRequired     = "query parameter is required (use query or q)"
+	msgNoValidIDs        = "No valid organization IDs provided"
+	msgTooManyIDs        = "Maximum 25 organization IDs per batch request"
+	msgEntityNotFound    = "Entity not found"
+	msgOrgNotFound       = "Organization not found"
+	msgNotFound          = "Not found"
+	msgMethodNotAllowed  = "Method not allowed"
+	maxBatchIDs          = 25
+)
+
+// Policy surfaces (X-Api-Surface).
+const (
+	surfaceLookup   = "lookup"
+	surfaceQuery    = "query"
+	surfaceFeed     = "feed"
+	surfaceTimeline = "timeline"
+	surfaceReplay   = "replay"
+	surfaceBrief    = "brief"
+)
+
+// Pricing of the routes that declare a pay-per-request option (section 5).
+var (
+	priceFeed        = &access.Pricing{Mode: "range", Min: 0.005, Max: 0.125}
+	priceByCategory  = &access.Pricing{Mode: "range", Min: 0.005, Max: 0.05}
+	priceRadarByOrg  = &access.Pricing{Mode: "range", Min: 0.002, Max: 0.05}
+	priceSearch      = &access.Pricing{Mode: "fixed", Min: 0.05, Max: 0.05}
+	priceEntityByTop = &access.Pricing{Mode: "fixed", Min: 0.005, Max: 0.005}
+)
+
+// policy builds a route policy.
+func policy(surface, layer, name string, cost int, feature string, pricing *access.Pricing) access.Policy {
+	return access.Policy{Surface: surface, Layer: layer, Name: name, CreditCost: cost, Feature: feature, Pricing: pricing}
+}
+
+// Parameter builders.
+
+func limitParam(def, max int) Param {
+	return Param{Name: "limit", In: "query", Type: TypeInteger, Default: def, Min: intp(1), Max: intp(max), Var: "first",
+		Description: "Page size, 1 to " + strconv.Itoa(max) + ", default " + strconv.Itoa(def) + ". Larger values are capped; values below 1 are clamped to 1."}
+}
+
+func offsetParam(max int) Param {
+	return Param{Name: "offset", In: "query", Type: TypeInteger, Default: 0, Min: intp(0), Max: intp(max), Var: "offset",
+		Description: "Rows to skip, 0 to " + strconv.Itoa(max) + ", default 0. Larger values are capped; negative values are clamped to 0."}
+}
+
+func idQueryParam(what string) Param {
+	return Param{Name: "id", In: "query", Type: TypeInteger, Required: true, Var: "id", Description: "The " + what + " id."}
+}
+
+func idPathParam(what string) Param {
+	return Param{Name: "id", In: "path", Type: TypeInteger, Required: true, Var: "id", Description: "The " + what + " id."}
+}
+
+func sinceParam(desc string, maxAge time.Duration) Param {
+	return Param{Name: "since", In: "query", Type: TypeDateTime, MaxAge: maxAge, Var: "since", Description: desc}
+}
+
+func requiredSince(desc string, maxAge time.Duration, msg string) Param {
+	ps := sinceParam(desc, maxAge)
+	ps.Required = true
+	ps.RequiredMessage = msg
+	return ps
+}
+
+func cursorParam() Param {
+	return Param{Name: "cursor", In: "query", Type: TypeString, Var: "after",
+		Description: "Opaque token from a previous response's next_cursor. Use it with the same `since` (and filters); `offset` is ignored when it is present. A changed or foreign cursor is a 400."}
+}
+
+func compactParam() Param {
+	return Param{Name: "compact", In: "query", Type: TypeBoolean, Default: false,
+		Description: "Omit evidence, bullets, owners, participants and their legacy aliases (posts, bulletSummary, eventOwner, eventParticipants). A bare `compact` means true."}
+}
+
+// Envelope builders.
+
+// dataList wraps the list at path as {"data": [...]}.
+func dataList(path ...string) func(*Call, json.RawMessage) (any, error) {
+	return func(_ *Call, data json.RawMessage) (any, error) {
+		list, err := dig(data, path...)
+		if err != nil {
+			return nil, err
+		}
+		return object{{"data", orEmptyList(list)}}, nil
+	}
+}
+
+// pick returns the named members of m as an ordered object.
+func pick(m map[string]json.RawMessage, keys ...string) object {
+	o := make(object, 0, len(keys))
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			v = json.RawMessage("null")
+		}
+		o = append(o, field{k, v})
+	}
+	return o
+}
+
+var entitySummaryKeys = []string{"id", "canonicalName", "displayName", "entityType", "status"}
+
+// entityEvents is the envelope of the per-organization event routes.
+func entityEvents(_ *Call, data json.RawMessage) (any, error) {
+	entity, err := dig(data, "entity")
+	if err != nil {
+		return nil, err
+	}
+	if isNull(entity) {
+		return nil, notFound(msgOrgNotFound)
+	}
+	nodes, err := dig(entity, "events", "nodes")
+	if err != nil {
+		return nil, err
+	}
+	return object{{"data", orEmptyList(nodes)}}, nil
+}
+
+// feedEnvelope is the envelope of the bulk feeds and replay.
+func feedEnvelope(_ *Call, data json.RawMessage) (any, error) {
+	conn, err := members(mustDig(data, "feed"))
+	if err != nil {
+		return nil, err
+	}
+	return object{
+		{"limit", conn["limit"]},
+		{"offset", conn["offset"]},
+		{"since", conn["since"]},
+		{"next_cursor", nullIfMissing(conn["nextCursor"])},
+		{"data", orEmptyList(conn["nodes"])},
+	}, nil
+}
+
+// entityConnection is the envelope of the entity-scoped cursor routes
+// (research, media, timeline): entity, limit, since, next_cursor, data.
+func entityConnection(connKey, notFoundMsg string) func(*Call, json.RawMessage) (any, error) {
+	return func(_ *Call, data json.RawMessage) (any, error) {
+		entity, err := members(mustDig(data, "entity"))
+		if err != nil {
+			return nil, err
+		}
+		if entity == nil {
+			return nil, notFound(notFoundMsg)
+		}
+		conn, err := members(entity[connKey])
+		if err != nil {
+			return nil, err
+		}
+		return object{
+			{"entity", pick(entity, entitySummaryKeys...)},
+			{"limit", conn["limit"]},
+			{"since", conn["since"]},
+			{"next_cursor", nullIfMissing(conn["nextCursor"])},
+			{"data", orEmptyList(conn["nodes"])},
+		}, nil
+	}
+}
+
+// mustDig is dig that yields null on malformed data; the envelope then
+// reports the missing piece.
+func mustDig(raw json.RawMessage, keys ...string) json.RawMessage {
+	v, err := dig(raw, keys...)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+func nullIfMissing(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// Prepare helpers.
+
+// withCursor drops the offset when a cursor continues a walk.
+func withCursor(c *Call) {
+	if c.Given["cursor"] {
+		c.Vars["offset"] = 0
+		c.Values["offset"] = 0
+	}
+}
+
+// setSurface returns a Prepare that sets the surface variable.
+func setSurface(surface string) func(*Call) error {
+	return func(c *Call) error {
+		c.Vars["surface"] = surface
+		return nil
+	}
+}
+
+// resolveSort applies the sort/mode rule of /v1/latest: `sort` wins when
+// both are given; `mode` (largest = significance, new = recency) applies
+// otherwise; the default is significance. The response reports both,
+// consistent with the effective order.
+func resolveSort(c *Call) {
+	sort := "significance"
+	if c.Given["sort"] {
+		sort = c.String("sort")
+	} else if c.Given["mode"] && c.String("mode") == "new" {
+		sort = "recency"
+	}
+	mode := "largest"
+	if sort == "recency" {
+		mode = "new"
+	}
+	c.Values["sort"] = sort
+	c.Values["mode"] = mode
+	c.Vars["sort"] = strings.ToUpper(sort)
+}
+
+// parseBatchIDs parses the ids of /v1/brief/batch: comma-separated
+// integers; tokens that are not positive integers are ignored, duplicates
+// collapse, and there must be between 1 and 25 valid ids.
+func parseBatchIDs(raw string) (any, error) {
+	var ids []int
+	for _, tok := range strings.Split(raw, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(tok))
+		if err != nil || n <= 0 || n > maxInt {
+			continue
+		}
+		if !slices.Contains(ids, n) {
+			ids = append(ids, n)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, &db.Error{Code: db.EINVALID, Message: msgNoValidIDs}
+	}
+	if len(ids) > maxBatchIDs {
+		return nil, &db.Error{Code: db.EINVALID, Message: msgTooManyIDs}
+	}
+	return ids, nil
+}
+
+// Response schema builders.
+
+func envelope(props ...prop) schema { return obj(props...) }
+
+func listOf(item string) schema { return arr(ref(item)) }
+
+func pageSchema(item string, withOffset, withSince bool) schema {
+	props := []prop{p("limit", integer())}
+	if withOffset {
+		props = append(props, p("offset", integer()))
+	}
+	if withSince {
+		props = append(props, p("since", dateTime()))
+	}
+	props = append(props,
+		p("next_cursor", describe(nullStr(), "Pass as `cursor` for the next page; null on the last page.")),
+		p("data", listOf(item)))
+	return envelope(props...)
+}
+
+// Routes returns the /v1 route table: every graph-read route of the
+// contract (sections 4.1–4.4 and 4.7). Account-owned routes (usage,
+// webhooks, export jobs) are added by their packages through Config.Routes.
+func Routes() []Route {
+	latestParams := func() []Param {
+		return []Param{
+			{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}, Var: "window",
+				Description: "Window when `since` is absent: 24h, 7d or 30d. Default 24h. Ignored when `since` is given."},
+			sinceParam("Explicit start of the window, within the last 30 days. Takes precedence over `window`.", ContentWindow),
+			limitParam(10, 25),
+			offsetParam(250),
+			{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
+			{Name: "entityId", In: "query", Type: TypeInteger, Var: "entityId", Description: "Canonical entity id filter."},
+			{Name: "topic", In: "query", Type: TypeString, Var: "topic", Description: "Topic or natural-language filter."},
+			{Name: "sort", In: "query", Type: TypeString, Enum: []string{"significance", "recency"},
+				Description: "significance or recency; default significance. Wins over `mode` when both are given."},
+			{Name: "mode", In: "query", Type: TypeString, Enum: []string{"largest", "new"},
+				Description: "Convenience alias: largest = significance, new = recency; default largest. Ignored when `sort` is given."},
+		}
+	}
+	latestPrepare := func(surface string) func(*Call) error {
+		return func(c *Call) error {
+			c.Vars["surface"] = surface
+			resolveSort(c)
+			return nil
+		}
+	}
+	latestEnvelope := func(withSurface bool) func(*Call, json.RawMessage) (any, error) {
+		return func(c *Call, data json.RawMessage) (any, error) {
+			conn, err := members(mustDig(data, "events"))
+			if err != nil {
+				return nil, err
+			}
+			var window any = c.String("window")
+			if !isNull(conn["window"]) {
+				window = conn["window"]
+			}
+			o := object{
+				{"window", window},
+				{"sort", c.String("sort")},
+				{"mode", c.String("mode")},
+				{"limit", conn["limit"]},
+				{"offset", conn["offset"]},
+				{"since", conn["since"]},
+			}
+			if withSurface {
+				o = append(o, field{"surface", db.SurfaceSignal})
+			}
+			return append(o, field{"data", orEmptyList(conn["nodes"])}), nil
+		}
+	}
+	latestSchema := func(withSurface bool) schema {
+		props := []prop{
+			p("window", strEnum("24h", "7d", "30d")),
+			p("sort", strEnum("significance", "recency")),
+			p("mode", strEnum("largest", "new")),
+			p("limit", integer()),
+			p("offset", integer()),
+			p("since", dateTime()),
+		}
+		if withSurface {
+			props = append(props, p("surface", str()))
+		}
+		return envelope(append(props, p("data", listOf("Event")))...)
+	}
+	latestDesc := "Events across the feed. `since` takes precedence over `window`. `sort` (significance, recency) wins over `mode` (largest, new) when both are given; the response reports the effective sort and the matching mode."
+
+	bulkFeed := func(path, name, surface, summary string) Route {
+		return Route{
+			Method: http.MethodGet, Path: path, Summary: summary,
+			Description: "Bulk feed, oldest first from `since`, walked with keyset cursors. `since` is required and must be within the last 7 days; pass `next_cursor` as `cursor` with the same `since` until it is null. `offset` applies to the first page only.",
+			Policy:      policy(surfaceFeed, access.LayerPremium, name, 5, access.FeaturePremiumFeeds, nil),
+			Params: []Param{
+				requiredSince("Events at or after this instant; within the last 7 days. Required.", BulkFeedWindow, msgBulkSinceRequired),
+				limitParam(25, 25),
+				offsetParam(250),
+				cursorParam(),
+			},
+			Operation: "feed",
+			Prepare: func(c *Call) error {
+				c.Vars["surface"] = surface
+				c.Vars["feed"] = "all"
+				withCursor(c)
+				return nil
+			},
+			Envelope: feedEnvelope,
+			Response: pageSchema("Event", true, true),
+		}
+	}
+
+	contentRoute := func(kind string) Route {
+		return Route{
+			Method: http.MethodGet, Path: "/v1/entities/{id}/" + kind,
+			Summary:     "The entity's recent " + kind + " items",
+			Description: "Entity-linked " + kind + " items, newest first, walked with keyset cursors. `since` defaults to and must be within the last 30 days; `offset` applies to the first page only.",
+			Policy:      policy(surfaceTimeline, access.LayerEvaluation, "entities."+kind, 1, "", nil),
+			Params: []Param{
+				idPathParam("entity"),
+				sinceParam("Start of the window; default and limit the last 30 days.", ContentWindow),
+				limitParam(25, 25),
+				offsetParam(250),
+				cursorParam(),
+			},
+			Operation: "entity_" + kind,
+			Prepare:   func(c *Call) error { withCursor(c); return nil },
+			Envelope:  entityConnection("content", msgEntityNotFound),
+			Response: envelope(
+				p("entity", ref("EntitySummary")),
+				p("limit", integer()),
+				p("since", dateTime()),
+				p("next_cursor", nullStr()),
+				p("data", listOf("ContentEvent"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		}
+	}
+
+	briefEnvelope := func(_ *Call, data json.RawMessage) (any, error) {
+		b := mustDig(data, "brief")
+		if isNull(b) {
+			return nil, notFound(msgOrgNotFound)
+		}
+		return object{{"data", b}}, nil
+	}
+
+	return []Route{
+		// 4.1 Latest and feeds.
+		{
+			Method: http.MethodGet, Path: "/v1/latest", Summary: "Latest radar events",
+			Description: latestDesc,
+			Policy:      policy(surfaceFeed, access.LayerEvaluation, "latest", 1, "", priceFeed),
+			Params:      latestParams(),
+			Operation:   "latest",
+			Prepare:     latestPrepare("RADAR"),
+			Envelope:    latestEnvelope(false),
+			Response:    latestSchema(false),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/signal/latest", Summary: "Latest signal events",
+			Description: latestDesc,
+			Policy:      policy(surfaceFeed, access.LayerEvaluation, "signal.latest", 1, "", priceFeed),
+			Params:      latestParams(),
+			Operation:   "latest",
+			Prepare:     latestPrepare("SIGNAL"),
+			Envelope:    latestEnvelope(true),
+			Response:    latestSchema(true),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/search", Summary: "Semantic search over radar and signal history",
+			Description: "Full-text relevance, entity linking and relationship expansion. `query` wins over `q` when both are given.",
+			Policy:      policy(surfaceQuery, access.LayerEvaluation, "search", 1, "", priceSearch),
+			Params: []Param{
+				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
+					RequiredMessage: msgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
+				limitParam(10, 20),
+				sinceParam("Start of the window; default the last 30 days.", 0),
+			},
+			Operation: "search",
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				items, err := flattenMatches(mustDig(data, "searchEvents"), "event", "matchedVia", "matchType", "matchRank")
+				if err != nil {
+					return nil, err
+				}
+				return object{{"query", c.String("query")}, {"limit", c.Int("limit")}, {"data", items}}, nil
+			},
+			Response: envelope(p("query", str()), p("limit", integer()), p("data", listOf("SearchEvent"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/signal/top", Summary: "Most significant signal events",
+			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.top", 1, "", priceFeed),
+			Params: []Param{
+				limitParam(10, 25),
+				sinceParam("Start of the window; default the last 24 hours.", 0),
+			},
+			Operation: "signal_top",
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				return object{{"limit", c.Int("limit")}, {"data", orEmptyList(mustDig(data, "topSignals"))}}, nil
+			},
+			Response: envelope(p("limit", integer()), p("data", listOf("Event"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/signal/byOrganizationId", Summary: "Signal events of one organization, newest first",
+			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.byOrganizationId", 1, "", priceFeed),
+			Params: []Param{
+				idQueryParam("organization (entity)"),
+				limitParam(10, 25),
+				sinceParam("Only events at or after this instant.", 0),
+			},
+			Operation:     "entity_events",
+			Prepare:       setSurface("SIGNAL"),
+			Envelope:      entityEvents,
+			Response:      envelope(p("data", listOf("Event"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/signal/byCategory", Summary: "Signal events of one category, newest first",
+			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.byCategory", 1, "", priceByCategory),
+			Params: []Param{
+				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
+				limitParam(5, 10),
+				sinceParam("Only events at or after this instant.", 0),
+			},
+			Operation: "events_by_category",
+			Prepare:   setSurface("SIGNAL"),
+			Envelope:  dataList("eventsByCategory"),
+			Response:  envelope(p("data", listOf("Event"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/radar/byOrganizationId", Summary: "Radar events of one organization, newest first",
+			Policy: policy(surfaceFeed, access.LayerEvaluation, "radar.byOrganizationId", 1, "", priceRadarByOrg),
+			Params: []Param{
+				idQueryParam("organization (entity)"),
+				limitParam(10, 25),
+				sinceParam("Only events at or after this instant.", 0),
+				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
+			},
+			Operation:     "entity_events",
+			Prepare:       setSurface("RADAR"),
+			Envelope:      entityEvents,
+			Response:      envelope(p("data", listOf("Event"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/radar/byCategory", Summary: "Radar events of one category, newest first",
+			Description: "Designed after /v1/signal/byCategory (the contract names the route without a shape): every radar event of the category.",
+			Policy:      policy(surfaceFeed, access.LayerEvaluation, "radar.byCategory", 1, "", nil),
+			Params: []Param{
+				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
+				limitParam(10, 25),
+				sinceParam("Only events at or after this instant.", 0),
+			},
+			Operation: "events_by_category",
+			Prepare:   setSurface("RADAR"),
+			Envelope:  dataList("eventsByCategory"),
+			Response:  envelope(p("data", listOf("Event"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/timeline/byOrganizationId", Summary: "An organization's timeline, newest first",
+			Description: "Designed after the entity research route (the contract names the route with `id` and `since` only): the organization's events newest first, walked with keyset cursors.",
+			Policy:      policy(surfaceTimeline, access.LayerEvaluation, "timeline.byOrganizationId", 1, "", nil),
+			Params: []Param{
+				idQueryParam("organization (entity)"),
+				sinceParam("Only events at or after this instant.", 0),
+				limitParam(50, 50),
+				cursorParam(),
+			},
+			Operation: "timeline",
+			Envelope:  entityConnection("timeline", msgOrgNotFound),
+			Response: envelope(
+				p("entity", ref("EntitySummary")),
+				p("limit", integer()),
+				p("since", nullDateTime()),
+				p("next_cursor", nullStr()),
+				p("data", listOf("Event"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/replay/global", Summary: "Replay of the global feed over the last 30 days",
+			Description: "Designed after the bulk feeds (the contract names the route without a shape): every event (or every signal with surface=signal) since `since`, oldest first, walked with keyset cursors. `since` is required and must be within the last 30 days.",
+			Policy:      policy(surfaceReplay, access.LayerPremium, "replay.global", 5, access.FeaturePremiumFeeds, nil),
+			Params: []Param{
+				requiredSince("Events at or after this instant; within the last 30 days. Required.", ReplayWindow, msgBulkSinceRequired),
+				limitParam(25, 25),
+				offsetParam(250),
+				cursorParam(),
+				{Name: "surface", In: "query", Type: TypeString, Default: "radar", Enum: []string{"radar", "signal"},
+					Description: "radar (every event) or signal (scored events only); default radar."},
+				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
+			},
+			Operation: "feed",
+			Prepare: func(c *Call) error {
+				c.Vars["surface"] = strings.ToUpper(c.String("surface"))
+				c.Vars["feed"] = "replay"
+				withCursor(c)
+				return nil
+			},
+			Envelope: feedEnvelope,
+			Response: pageSchema("Event", true, true),
+		},
+		bulkFeed("/v1/radar/all", "radar.all", "RADAR", "Bulk radar feed"),
+		bulkFeed("/v1/signal/all", "signal.all", "SIGNAL", "Bulk signal feed"),
+
+		// 4.2 Entities.
+		{
+			Method: http.MethodGet, Path: "/v1/entities/byName", Summary: "Resolve a name to entities",
+			Description: "Case- and accent-insensitive over canonical names, display names and aliases, strongest match first. `name` wins over `entityName` when both are given.",
+			Policy:      policy(surfaceLookup, access.LayerEvaluation, "entities.byName", 1, "", nil),
+			Params: []Param{
+				{Name: "name", Aliases: []string{"entityName"}, In: "query", Type: TypeString, Required: true, Var: "name",
+					Description: "The name to resolve. `entityName` is an alias."},
+				limitParam(50, 50),
+				offsetParam(500),
+			},
+			Operation: "entities_by_name",
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				items, err := flattenMatches(mustDig(data, "resolveEntities"), "entity", "matchedVia", "matchType", "matchRank", "matchedValue")
+				if err != nil {
+					return nil, err
+				}
+				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")}, {"data", items}}, nil
+			},
+			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", listOf("EntityMatch"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/entities/byTopName", Summary: "The top entity for a name, with other candidates",
+			Policy: policy(surfaceLookup, access.LayerEvaluation, "entities.byTopName", 1, "", priceEntityByTop),
+			Params: []Param{
+				{Name: "name", Aliases: []string{"entityName"}, In: "query", Type: TypeString, Required: true, Var: "name",
+					Description: "The name to resolve (min length 1). `entityName` is an alias."},
+				{Name: "limit", In: "query", Type: TypeInteger, Default: 5, Min: intp(1), Max: intp(10),
+					Description: "Number of candidates beside the top match, 1 to 10, default 5."},
+			},
+			Operation: "entities_by_name",
+			Prepare: func(c *Call) error {
+				c.Vars["first"] = c.Int("limit") + 1
+				c.Vars["offset"] = 0
+				return nil
+			},
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				items, err := flattenMatches(mustDig(data, "resolveEntities"), "entity", "matchedVia", "matchType", "matchRank", "matchedValue")
+				if err != nil {
+					return nil, err
+				}
+				if len(items) == 0 {
+					return nil, notFound(msgEntityNotFound)
+				}
+				return object{{"data", items[0]}, {"matches", items[1:]}}, nil
+			},
+			Response:      envelope(p("data", ref("EntityMatch")), p("matches", listOf("EntityMatch"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/entities/byId", Summary: "One entity by id",
+			Policy:    policy(surfaceLookup, access.LayerEvaluation, "entities.byId", 1, "", nil),
+			Params:    []Param{idQueryParam("entity")},
+			Operation: "entity",
+			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
+				e := mustDig(data, "entity")
+				if isNull(e) {
+					return nil, notFound(msgEntityNotFound)
+				}
+				return object{{"data", e}}, nil
+			},
+			Response:      envelope(p("data", ref("Entity"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/entities/{id}/relationships", Summary: "Direct relationships of an entity",
+			Description: "Direct relationships only, outbound and inbound; `direction` is relative to the requested entity.",
+			Policy:      policy(surfaceLookup, access.LayerEvaluation, "entities.relationships", 1, "", nil),
+			Params:      []Param{idPathParam("entity"), limitParam(50, 50), offsetParam(250)},
+			Operation:   "entity_relationships",
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				entity, err := members(mustDig(data, "entity"))
+				if err != nil {
+					return nil, err
+				}
+				if entity == nil {
+					return nil, notFound(msgEntityNotFound)
+				}
+				return object{
+					{"entity", pick(entity, entitySummaryKeys...)},
+					{"limit", c.Int("limit")},
+					{"offset", c.Int("offset")},
+					{"data", orEmptyList(entity["relationships"])},
+				}, nil
+			},
+			Response: envelope(p("entity", ref("EntitySummary")), p("limit", integer()), p("offset", integer()),
+				p("data", listOf("Relationship"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/entities/{id}/references", Summary: "External references of an entity",
+			Policy:    policy(surfaceLookup, access.LayerEvaluation, "entities.references", 1, "", nil),
+			Params:    []Param{idPathParam("entity")},
+			Operation: "entity_references",
+			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
+				entity, err := members(mustDig(data, "entity"))
+				if err != nil {
+					return nil, err
+				}
+				if entity == nil {
+					return nil, notFound(msgEntityNotFound)
+				}
+				return object{
+					{"entity", pick(entity, entitySummaryKeys...)},
+					{"data", orEmptyList(entity["references"])},
+				}, nil
+			},
+			Response:      envelope(p("entity", ref("EntitySummary")), p("data", listOf("Reference"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		contentRoute("research"),
+		contentRoute("media"),
+
+		// 4.3 Organizations (compatibility).
+		{
+			Method: http.MethodGet, Path: "/v1/organizations/byOrganizationId", Summary: "One organization by id, optionally with its latest events",
+			Policy: policy(surfaceLookup, access.LayerEvaluation, "organizations.byOrganizationId", 1, "", nil),
+			Params: []Param{
+				idQueryParam("organization"),
+				{Name: "include", In: "query", Type: TypeStringList, Enum: []string{"radar", "signal"},
+					Description: "Comma-separated: radar, signal. Adds `radar` and/or `signal` lists of {id, title, signal}."},
+				{Name: "includeLimit", In: "query", Type: TypeInteger, Default: 5, Min: intp(1), Max: intp(20), Var: "includeLimit",
+					Description: "Events per included type, 1 to 20, default 5."},
+			},
+			Operation: "organization",
+			Prepare: func(c *Call) error {
+				include, _ := c.Values["include"].([]string)
+				c.Vars["radar"] = slices.Contains(include, "radar")
+				c.Vars["signal"] = slices.Contains(include, "signal")
+				return nil
+			},
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				org, err := members(mustDig(data, "organization"))
+				if err != nil {
+					return nil, err
+				}
+				if org == nil {
+					return nil, notFound(msgOrgNotFound)
+				}
+				o := object{{"data", pick(org, "id", "label", "aliases")}}
+				if c.Vars["radar"] == true {
+					o = append(o, field{"radar", orEmptyList(org["radar"])})
+				}
+				if c.Vars["signal"] == true {
+					o = append(o, field{"signal", orEmptyList(org["signal"])})
+				}
+				return o, nil
+			},
+			Response: envelope(p("data", ref("Organization")),
+				optional("radar", listOf("OrganizationEvent")),
+				optional("signal", listOf("OrganizationEvent"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/organizations/byOrganizationName", Summary: "Organizations matching a name",
+			Description: "Case-insensitive partial matching, strongest first. `name` wins over `organizationName` when both are given.",
+			Policy:      policy(surfaceLookup, access.LayerEvaluation, "organizations.byOrganizationName", 1, "", nil),
+			Params: []Param{
+				{Name: "name", Aliases: []string{"organizationName"}, In: "query", Type: TypeString, Required: true, Var: "name",
+					Description: "The name to match. `organizationName` is an alias."},
+				limitParam(50, 50),
+			},
+			Operation: "organizations_by_name",
+			Envelope:  dataList("organizationsByName"),
+			Response:  envelope(p("data", listOf("OrganizationMatch"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/organizations/all", Summary: "The organization directory",
+			Policy:    policy(surfaceLookup, access.LayerPremium, "organizations.all", 5, access.FeaturePremiumFeeds, nil),
+			Params:    []Param{limitParam(25, 25), offsetParam(100)},
+			Operation: "organizations",
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")},
+					{"data", orEmptyList(mustDig(data, "organizations"))}}, nil
+			},
+			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", listOf("DirectoryEntry"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/organizations/{id}/signal-history", Summary: "Daily signal and radar counts, newest first",
+			Policy: policy(surfaceTimeline, access.LayerEvaluation, "organizations.signalHistory", 1, "", nil),
+			Params: []Param{
+				idPathParam("organization"),
+				{Name: "days", In: "query", Type: TypeInteger, Default: 30, Min: intp(1), Max: intp(90), Var: "days",
+					Description: "Days of history, 1 to 90, default 30."},
+			},
+			Operation: "signal_history",
+			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
+				org, err := members(mustDig(data, "organization"))
+				if err != nil {
+					return nil, err
+				}
+				if org == nil {
+					return nil, notFound(msgOrgNotFound)
+				}
+				return object{{"data", object{
+					{"organizationId", org["id"]},
+					{"label", org["label"]},
+					{"history", orEmptyList(org["signalHistory"])},
+				}}}, nil
+			},
+			Response:      envelope(p("data", ref("SignalHistory"))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+
+		// 4.4 Briefs.
+		{
+			Method: http.MethodGet, Path: "/v1/brief", Summary: "A combined brief for one organization",
+			Policy: policy(surfaceBrief, access.LayerOperational, "brief", 2, access.FeatureBriefs, nil),
+			Params: []Param{
+				idQueryParam("organization"),
+				requiredSince("Start of the brief. Required.", 0, ""),
+				limitParam(5, 20),
+				compactParam(),
+			},
+			Operation: "brief",
+			Prepare: func(c *Call) error {
+				if c.Bool("compact") {
+					c.Operation = "brief_compact"
+				}
+				return nil
+			},
+			Envelope:      briefEnvelope,
+			Response:      envelope(p("data", anyOf(ref("Brief"), ref("BriefCompact")))),
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/brief/batch", Summary: "Briefs for up to 25 organizations",
+			Description: "Unknown ids yield an inline entry (label null, error set, empty lists, zero counts) rather than a 404. Tokens of `ids` that are not positive integers are ignored; duplicates collapse.",
+			Policy:      policy(surfaceBrief, access.LayerOperational, "brief.batch", 5, access.FeatureBatchBriefs, nil),
+			Params: []Param{
+				{Name: "ids", In: "query", Type: TypeIntegerList, Required: true, MaxItems: maxBatchIDs, Var: "ids", Parse: parseBatchIDs,
+					Description: "Comma-separated organization ids, at most 25."},
+				requiredSince("Start of the briefs. Required.", 0, ""),
+				limitParam(5, 10),
+				compactParam(),
+			},
+			Operation: "briefs",
+			Prepare: func(c *Call) error {
+				if c.Bool("compact") {
+					c.Operation = "briefs_compact"
+				}
+				return nil
+			},
+			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
+				return object{{"data", object{{"organizations", orEmptyList(mustDig(data, "briefs"))}}}}, nil
+			},
+			Response: envelope(p("data", obj(p("organizations", anyOf(
+				listOf("BatchBrief"), listOf("BatchBriefCompact")))))),
+		},
+
+		// 4.7 Prediction-market views.
+		{
+			Method: http.MethodGet, Path: "/v1/pmarket/all", Summary: "Prediction-market views, one per organization",
+			Policy:    policy(surfaceLookup, access.LayerEvaluation, "pmarket.all", 1, "", nil),
+			Params:    []Param{limitParam(25, 50), offsetParam(500)},
+			Operation: "market_views",
+			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")},
+					{"data", orEmptyList(mustDig(data, "marketViews"))}}, nil
+			},
+			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", listOf("MarketView"))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/pmarket/byOrganizationId", Summary: "The prediction-market view of one organization",
+			Description: "An empty list when the organization has no markets.",
+			Policy:      policy(surfaceLookup, access.LayerEvaluation, "pmarket.byOrganizationId", 1, "", nil),
+			Params:      []Param{idQueryParam("organization")},
+			Operation:   "market_views_by_organization",
+			Envelope:    dataList("marketViewsByOrganization"),
+			Response:    envelope(p("data", listOf("MarketViewByOrganization"))),
+		},
+	}
+}
