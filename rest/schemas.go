@@ -186,7 +186,7 @@ func componentSchemas() schema {
 			p("direction", str()),
 			p("searchExpand", boolean()),
 			p("relatedEntity", ref("EntitySummary"))),
-		"Organization": obj(p("id", integer()), p("label", str()), p("aliases", arr(str()))),
+		"Organization":      obj(p("id", integer()), p("label", str()), p("aliases", arr(str()))),
 		"OrganizationEvent": obj(p("id", integer()), p("title", str()), p("signal", nullNum())),
 		"OrganizationMatch": obj(
 			p("id", integer()), p("label", str()), p("type", str()), p("aliases", arr(str())),
