@@ -16,6 +16,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/playground"
+	"github.com/cryptointel/cryptointel/resolvers"
 )
 
 // App is a running service.
@@ -28,6 +29,9 @@ type App struct {
 	Logger *slog.Logger
 	// Handler is the root HTTP handler.
 	Handler http.Handler
+	// GraphQL runs GraphQL operations: it serves /graphql and executes the
+	// /v1 facade's fixed operations in process (GraphQL.Execute).
+	GraphQL *resolvers.Executor
 
 	server  *http.Server
 	closers []func(context.Context) error
@@ -83,6 +87,8 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		observe.NewPoolCollector(a.DB.Pool), observe.NewQueueCollector(a.DB, a.Logger))))
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
+	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger})
+	mux.Handle("/graphql", a.GraphQL)
 	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
 	return nil
 }

@@ -1,0 +1,47 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// HistoryDay is one entity's event counts on one UTC day.
+type HistoryDay struct {
+	// EntityID is the entity.
+	EntityID int64 `bun:"entity_id"`
+	// Day is the UTC day, YYYY-MM-DD.
+	Day string `bun:"day"`
+	// SignalCount counts scored events that day.
+	SignalCount int `bun:"signal_count"`
+	// RadarCount counts all events that day, signals included.
+	RadarCount int `bun:"radar_count"`
+}
+
+// SignalHistoryByEntityIDs returns, in one statement, the per-day event
+// counts of the given entities from the UTC day of from onwards. Days
+// without events are absent. Ordered by entity id, then newest day first.
+func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, from time.Time) ([]HistoryDay, error) {
+	out := []HistoryDay{}
+	if len(entityIDs) == 0 {
+		return out, nil
+	}
+	err := idb.NewRaw(`
+		SELECT entity_id, to_char(day, 'YYYY-MM-DD') AS day,
+		       count(*) FILTER (WHERE significance IS NOT NULL) AS signal_count,
+		       count(*) AS radar_count
+		FROM (
+			SELECT DISTINCT ee.entity_id, ee.event_id, ee.significance,
+			       date_trunc('day', ee.latest_evidence_at AT TIME ZONE 'UTC') AS day
+			FROM event_entities ee
+			WHERE ee.entity_id = ANY(?) AND ee.latest_evidence_at >= ?
+		) d
+		GROUP BY entity_id, day
+		ORDER BY entity_id, day DESC`, pgArray(entityIDs), from.UTC().Truncate(24*time.Hour)).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting signal history: %w", err)
+	}
+	return out, nil
+}

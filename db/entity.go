@@ -1,0 +1,41 @@
+package db
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// EntitiesByIDs returns the entities with the given ids in one statement,
+// in no particular order; unknown ids are absent.
+func EntitiesByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*Entity, error) {
+	out := []*Entity{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	if err := idb.NewSelect().Model(&out).Where("id = ANY(?)", pgArray(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
+	}
+	return out, nil
+}
+
+// ListEntities returns the entity directory ordered by id.
+func ListEntities(ctx context.Context, idb bun.IDB, limit, offset int) ([]*Entity, error) {
+	out := []*Entity{}
+	if err := idb.NewSelect().Model(&out).OrderExpr("id").Limit(int64(limit)).Offset(int64(offset)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing entities: %w", err)
+	}
+	return out, nil
+}
+
+// EntityIDsWithMarkets returns, ordered by id, the ids of entities that have
+// at least one prediction market.
+func EntityIDsWithMarkets(ctx context.Context, idb bun.IDB, limit, offset int) ([]int64, error) {
+	ids := []int64{}
+	err := idb.NewRaw(`SELECT DISTINCT entity_id FROM markets ORDER BY entity_id LIMIT ? OFFSET ?`, limit, offset).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("error listing entities with markets: %w", err)
+	}
+	return ids, nil
+}

@@ -1,0 +1,157 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
+)
+
+type entityResolver struct{ *Resolver }
+
+var _ graph.EntityResolver = (*entityResolver)(nil)
+
+// References returns the entity's external references (possibly empty).
+func (r *entityResolver) References(ctx context.Context, obj *db.Entity) ([]*db.Reference, error) {
+	refs, err := load(ctx, r.loaders(ctx).ReferencesByEntityID, obj.ID)
+	if refs == nil && err == nil {
+		refs = []*db.Reference{}
+	}
+	return refs, err
+}
+
+// Relationships returns a page of the entity's direct relationships.
+func (r *entityResolver) Relationships(ctx context.Context, obj *db.Entity, first *int, offset *int) ([]*db.EntityRelationship, error) {
+	key := RelationshipsKey{EntityID: obj.ID, Limit: clamp(first, 50, 1, 50), Offset: clamp(offset, 0, 0, 250)}
+	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, key)
+	if rels == nil && err == nil {
+		rels = []*db.EntityRelationship{}
+	}
+	return rels, err
+}
+
+// Events returns a page of the events the entity owns or takes part in.
+func (r *entityResolver) Events(ctx context.Context, obj *db.Entity, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+	sortV, dbSort := sortOf(sort, graph.EventSortRecency)
+	key := EntityEventsKey{
+		EntityID:   obj.ID,
+		SignalOnly: isSignal(surface, graph.SurfaceRadar),
+		Category:   strOr(category, ""),
+		Sort:       dbSort,
+		Limit:      clamp(first, 10, 1, 25),
+		Offset:     clamp(offset, 0, 0, 250),
+	}
+	if since != nil {
+		key.SinceMicro = since.UnixMicro()
+	}
+	qctx := fmt.Sprintf("entity.events|%d|%t|%s|%q|%s", obj.ID, key.SignalOnly, sinceKey(since), key.Category, dbSort)
+	conn, err := r.page(ctx, key, qctx, after)
+	if err != nil {
+		return nil, err
+	}
+	conn.Sort = &sortV
+	if since != nil {
+		conn.Since = ptr(since.UTC())
+	}
+	return conn, nil
+}
+
+// Timeline returns the entity's events newest first.
+func (r *entityResolver) Timeline(ctx context.Context, obj *db.Entity, since *time.Time, first *int, after *string) (*graph.EventConnection, error) {
+	key := EntityEventsKey{EntityID: obj.ID, Sort: db.SortRecency, Limit: clamp(first, 50, 1, 50)}
+	if since != nil {
+		key.SinceMicro = since.UnixMicro()
+	}
+	conn, err := r.page(ctx, key, fmt.Sprintf("entity.timeline|%d|%s", obj.ID, sinceKey(since)), after)
+	if err != nil {
+		return nil, err
+	}
+	if since != nil {
+		conn.Since = ptr(since.UTC())
+	}
+	conn.Sort = ptr(graph.EventSortRecency)
+	return conn, nil
+}
+
+// Research returns the entity's research, commentary and analysis items.
+func (r *entityResolver) Research(ctx context.Context, obj *db.Entity, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+	return r.content(ctx, obj, contentResearch, since, first, offset, after)
+}
+
+// Media returns the entity's media items.
+func (r *entityResolver) Media(ctx context.Context, obj *db.Entity, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+	return r.content(ctx, obj, contentMedia, since, first, offset, after)
+}
+
+func (r *entityResolver) content(ctx context.Context, obj *db.Entity, content string, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+	now := r.now()
+	start := now.Add(-historyLookback)
+	if since != nil {
+		if err := checkSince(now, *since, historyLookback, msgSince30Days); err != nil {
+			return nil, err
+		}
+		start = since.UTC()
+	}
+	key := EntityEventsKey{
+		EntityID:   obj.ID,
+		SinceMicro: start.UnixMicro(),
+		Content:    content,
+		Sort:       db.SortRecency,
+		Limit:      clamp(first, 25, 1, 25),
+		Offset:     clamp(offset, 0, 0, 250),
+	}
+	conn, err := r.page(ctx, key, fmt.Sprintf("entity.%s|%d|%s", content, obj.ID, sinceKey(since)), after)
+	if err != nil {
+		return nil, err
+	}
+	conn.Since = &start
+	return conn, nil
+}
+
+// page loads one page of an entity's events for key (Limit is the page
+// size), continuing after the cursor when given, and issues the next cursor
+// when more rows follow. Recency pages walk by keyset; significance pages
+// carry an offset.
+func (r *entityResolver) page(ctx context.Context, key EntityEventsKey, qctx string, after *string) (*graph.EventConnection, error) {
+	limit := key.Limit
+	if after != nil && *after != "" {
+		cur, err := r.cursors.DecodeCursor(qctx, *after)
+		if err != nil {
+			return nil, err
+		}
+		if key.Sort == db.SortRecency {
+			key.Offset = 0
+			key.HasBefore, key.BeforeMicro, key.BeforeID = true, cur.AtMicro, cur.ID
+		} else {
+			key.Offset = int(cur.Offset)
+		}
+	}
+	key.Limit = limit + 1
+	evs, err := load(ctx, r.loaders(ctx).EventsByEntityID, key)
+	if err != nil {
+		return nil, err
+	}
+	conn := &graph.EventConnection{Limit: limit, Offset: key.Offset}
+	if len(evs) > limit {
+		evs = evs[:limit]
+		last := evs[len(evs)-1]
+		cur := Cursor{AtMicro: last.LatestEvidenceAt.UnixMicro(), ID: last.ID, Offset: int64(key.Offset + limit)}
+		conn.NextCursor = ptr(r.cursors.EncodeCursor(qctx, cur))
+	}
+	if evs == nil {
+		evs = []*db.Event{}
+	}
+	conn.Nodes = evs
+	return conn, nil
+}
+
+// Markets returns the prediction markets about the entity.
+func (r *entityResolver) Markets(ctx context.Context, obj *db.Entity) ([]*db.Market, error) {
+	ms, err := load(ctx, r.loaders(ctx).MarketsByEntityID, obj.ID)
+	if ms == nil && err == nil {
+		ms = []*db.Market{}
+	}
+	return ms, err
+}

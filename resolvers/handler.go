@@ -1,0 +1,261 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
+)
+
+// Query limits. A 3-hop query (entity → relationships → relatedEntity →
+// events → owners) with 25 items per level fits both.
+const (
+	// DefaultMaxDepth is the deepest selection an operation may have.
+	DefaultMaxDepth = 15
+	// DefaultMaxComplexity bounds an operation's complexity, in which every
+	// list field with `first` multiplies its children by `first`.
+	DefaultMaxComplexity = 50_000
+)
+
+// Config configures the Executor.
+type Config struct {
+	// Store is the database. Required.
+	Store *db.DB
+	// CursorSecret keys the HMAC of pagination cursors. Required in
+	// production (app.Config.CursorSecret).
+	CursorSecret string
+	// Logger logs internal errors. Defaults to slog.Default().
+	Logger *slog.Logger
+	// MaxDepth is the depth limit. Defaults to DefaultMaxDepth.
+	MaxDepth int
+	// MaxComplexity is the complexity limit. Defaults to
+	// DefaultMaxComplexity.
+	MaxComplexity int
+	// LoaderWait is the dataloader batch wait. Defaults to
+	// DefaultLoaderWait.
+	LoaderWait time.Duration
+	// Access authorizes fields marked @access. Defaults to PlanAccess,
+	// which reads the caller's plan from the context.
+	Access AccessFunc
+	// Extensions are extra gqlgen handler extensions (for example
+	// access.GraphQLCost), added after the limits.
+	Extensions []graphql.HandlerExtension
+}
+
+// Executor runs GraphQL operations against the graph: over HTTP at /graphql
+// (it is an http.Handler) and in process for the /v1 facade (Execute). Both
+// share one gqlgen executor with its parsed-query cache, limits and error
+// presenter, and attach fresh dataloaders to every operation.
+type Executor struct {
+	exec       *executor.Executor
+	store      *db.DB
+	loaderWait time.Duration
+	transports []graphql.Transport
+}
+
+// NewExecutor builds the executor for cfg.
+func NewExecutor(cfg Config) *Executor {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxDepth <= 0 {
+		cfg.MaxDepth = DefaultMaxDepth
+	}
+	if cfg.MaxComplexity <= 0 {
+		cfg.MaxComplexity = DefaultMaxComplexity
+	}
+	if cfg.Access == nil {
+		cfg.Access = PlanAccess
+	}
+	root := &Resolver{store: cfg.Store, cursors: NewCursorCodec(cfg.CursorSecret), logger: cfg.Logger}
+	gcfg := graph.Config{Resolvers: root}
+	gcfg.Directives.Access = accessDirective(cfg.Access)
+	setComplexity(&gcfg.Complexity)
+	exec := executor.New(graph.NewExecutableSchema(gcfg))
+	exec.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	exec.SetErrorPresenter(errorPresenter(cfg.Logger))
+	exec.SetRecoverFunc(func(ctx context.Context, v any) error {
+		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v))
+		return errors.New("internal error: panic in resolver")
+	})
+	exec.Use(extension.Introspection{})
+	exec.Use(depthLimit{max: cfg.MaxDepth})
+	exec.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
+	for _, ext := range cfg.Extensions {
+		exec.Use(ext)
+	}
+	return &Executor{
+		exec:       exec,
+		store:      cfg.Store,
+		loaderWait: cfg.LoaderWait,
+		transports: []graphql.Transport{
+			transport.Options{AllowedMethods: []string{"GET", "POST", "OPTIONS"}},
+			transport.GET{},
+			transport.POST{},
+		},
+	}
+}
+
+// NewHandler returns the /graphql handler: GraphQL over HTTP, POST
+// (application/json) and GET (query parameters), answering
+// application/graphql-response+json when the client accepts it and
+// application/json otherwise.
+func NewHandler(cfg Config) http.Handler { return NewExecutor(cfg) }
+
+// WithRequestLoaders returns ctx carrying fresh loaders unless it has some.
+func (e *Executor) WithRequestLoaders(ctx context.Context) context.Context {
+	if LoadersFrom(ctx) != nil {
+		return ctx
+	}
+	return WithLoaders(ctx, NewLoaders(e.store, e.loaderWait))
+}
+
+// ServeHTTP serves GraphQL over HTTP.
+func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = r.WithContext(e.WithRequestLoaders(r.Context()))
+	for _, t := range e.transports {
+		if t.Supports(r) {
+			t.Do(w, r, e.exec)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write([]byte(`{"errors":[{"message":"use POST with Content-Type application/json or GET with a query parameter","extensions":{"code":"invalid"}}]}`)) //nolint:errcheck
+}
+
+// Execute runs one operation in process, through the same executor (parsed
+// queries cached, limits and error presenter applied) with fresh loaders
+// attached to ctx. It never returns nil. The /v1 facade calls it for every
+// graph route.
+func (e *Executor) Execute(ctx context.Context, query string, operationName string, variables map[string]any) *graphql.Response {
+	ctx = e.WithRequestLoaders(ctx)
+	ctx = graphql.StartOperationTrace(ctx)
+	params := &graphql.RawParams{Query: query, OperationName: operationName, Variables: variables}
+	now := graphql.Now()
+	params.ReadTime = graphql.TraceTiming{Start: now, End: now}
+	opCtx, errs := e.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		return e.exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+	}
+	handler, ctx := e.exec.DispatchOperation(ctx, opCtx)
+	resp := handler(ctx)
+	if resp == nil {
+		resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("operation produced no response")}}
+	}
+	return resp
+}
+
+// errorPresenter maps *db.Error to its message with extensions.code set to
+// its code; GraphQL-level errors (syntax, validation, limits) keep their
+// message; any other error is logged and shown as a generic internal error.
+func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		var dbErr *db.Error
+		if errors.As(err, &dbErr) {
+			gqlErr.Message = dbErr.Message
+			gqlErr.Err = nil
+			setCode(gqlErr, dbErr.Code)
+			return gqlErr
+		}
+		if gqlErr.Err == nil {
+			// A GraphQL error of the executor itself: parse, validation,
+			// depth or complexity.
+			if gqlErr.Extensions == nil || gqlErr.Extensions["code"] == nil {
+				setCode(gqlErr, db.EINVALID)
+			}
+			return gqlErr
+		}
+		code := db.ErrorCode(gqlErr.Err)
+		if code == db.EINTERNAL {
+			logger.ErrorContext(ctx, "graphql internal error", "path", gqlErr.Path.String(), "error", gqlErr.Err)
+		}
+		gqlErr.Message = db.ErrorMessage(gqlErr.Err)
+		gqlErr.Err = nil
+		setCode(gqlErr, code)
+		return gqlErr
+	}
+}
+
+func setCode(e *gqlerror.Error, code string) {
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions["code"] = code
+}
+
+// depthLimit refuses operations nested deeper than max.
+type depthLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = depthLimit{}
+
+// ExtensionName names the extension.
+func (depthLimit) ExtensionName() string { return "DepthLimit" }
+
+// Validate accepts any schema.
+func (depthLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext computes the operation's depth (fragments
+// expanded) and refuses it when above the limit.
+func (d depthLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if opCtx.Operation == nil {
+		return nil
+	}
+	depth := selectionDepth(opCtx.Operation.SelectionSet, opCtx.Doc.Fragments, 0, map[string]bool{})
+	if depth > d.max {
+		err := gqlerror.Errorf("operation has depth %d, which exceeds the limit of %d", depth, d.max)
+		errcode.Set(err, "DEPTH_LIMIT_EXCEEDED")
+		return err
+	}
+	return nil
+}
+
+func selectionDepth(set ast.SelectionSet, frags ast.FragmentDefinitionList, depth int, visiting map[string]bool) int {
+	best := depth
+	for _, sel := range set {
+		var d int
+		switch s := sel.(type) {
+		case *ast.Field:
+			if len(s.SelectionSet) == 0 {
+				d = depth + 1
+			} else {
+				d = selectionDepth(s.SelectionSet, frags, depth+1, visiting)
+			}
+		case *ast.InlineFragment:
+			d = selectionDepth(s.SelectionSet, frags, depth, visiting)
+		case *ast.FragmentSpread:
+			if visiting[s.Name] {
+				continue
+			}
+			f := frags.ForName(s.Name)
+			if f == nil {
+				continue
+			}
+			visiting[s.Name] = true
+			d = selectionDepth(f.SelectionSet, frags, depth, visiting)
+			delete(visiting, s.Name)
+		}
+		if d > best {
+			best = d
+		}
+	}
+	return best
+}

@@ -1,0 +1,469 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// DefaultLoaderWait is how long a dataloader collects keys before it runs
+// its batch: a few hundred microseconds, since the library default (16 ms)
+// is more than a whole request costs here.
+const DefaultLoaderWait = 300 * time.Microsecond
+
+// Loaders are the per-request dataloaders, one per edge of the graph. They
+// are built fresh for every request (NewLoaders) and carried in the context
+// (WithLoaders), so nothing is cached across requests.
+//
+// Besides collecting keys for a short wait, every loader batches explicitly
+// per level: resolvers register the objects of each list they return as a
+// sibling group, and a batch for any key also loads every sibling of that
+// key that is not loaded yet. A level of the query therefore costs one
+// statement even when the scheduler splits its loads into several batches.
+type Loaders struct {
+	// EntityByID loads entities by id.
+	EntityByID *dataloader.Loader[int64, *db.Entity]
+	// EventByID loads events by id.
+	EventByID *dataloader.Loader[int64, *db.Event]
+	// EvidenceByEventID loads each event's evidence, newest first.
+	EvidenceByEventID *dataloader.Loader[int64, []*db.Evidence]
+	// RolesByEventID loads each event's owners and participants in one
+	// statement; OwnersByEventID and ParticipantsByEventID read it.
+	RolesByEventID *dataloader.Loader[int64, EventRoles]
+	// RelationshipsByEntityID loads a page of each entity's relationships.
+	RelationshipsByEntityID *dataloader.Loader[RelationshipsKey, []*db.EntityRelationship]
+	// ReferencesByEntityID loads each entity's references.
+	ReferencesByEntityID *dataloader.Loader[int64, []*db.Reference]
+	// MarketsByEntityID loads each entity's prediction markets.
+	MarketsByEntityID *dataloader.Loader[int64, []*db.Market]
+	// PostsBySubeventID loads each market sub-event's posts.
+	PostsBySubeventID *dataloader.Loader[int64, []*db.MarketPost]
+	// EventsByEntityID loads one page of each entity's events (one
+	// LATERAL-join statement per level, whatever the fan-out).
+	EventsByEntityID *dataloader.Loader[EntityEventsKey, []*db.Event]
+	// HistoryByEntityID loads each entity's daily signal and radar counts.
+	HistoryByEntityID *dataloader.Loader[HistoryKey, []db.HistoryDay]
+
+	sib *siblings
+}
+
+// EventRoles are the entities of one event by role.
+type EventRoles struct {
+	// Owners own the event.
+	Owners []*db.Entity
+	// Participants take part in it.
+	Participants []*db.Entity
+}
+
+// RelationshipsKey asks for one page of an entity's relationships.
+type RelationshipsKey struct {
+	EntityID      int64
+	Limit, Offset int
+}
+
+// EntityEventsKey asks for one page of an entity's events; every field but
+// EntityID is the shared filter of a level.
+type EntityEventsKey struct {
+	EntityID   int64
+	SignalOnly bool
+	// SinceMicro is the window start in Unix microseconds; 0 for none.
+	SinceMicro int64
+	Category   string
+	// Content is "", "research" (research, commentary, analysis) or "media".
+	Content       string
+	Sort          string
+	Limit, Offset int
+	// BeforeMicro and BeforeID continue a descending keyset walk when
+	// HasBefore.
+	HasBefore   bool
+	BeforeMicro int64
+	BeforeID    int64
+}
+
+// HistoryKey asks for an entity's daily counts from a UTC day on.
+type HistoryKey struct {
+	EntityID int64
+	// FromDay is the first day, as Unix seconds of its UTC midnight.
+	FromDay int64
+}
+
+type loadersKey struct{}
+
+// WithLoaders returns ctx carrying l.
+func WithLoaders(ctx context.Context, l *Loaders) context.Context {
+	return context.WithValue(ctx, loadersKey{}, l)
+}
+
+// LoadersFrom returns the loaders carried by ctx, or nil.
+func LoadersFrom(ctx context.Context) *Loaders {
+	l, _ := ctx.Value(loadersKey{}).(*Loaders)
+	return l
+}
+
+// siblings records, per request, which entities and events were returned
+// together in one list, so a batch can load a whole level at once.
+type siblings struct {
+	mu       sync.Mutex
+	entities map[int64][]int64
+	events   map[int64][]int64
+}
+
+func (s *siblings) add(m map[int64][]int64, ids []int64) {
+	if len(ids) < 2 {
+		return
+	}
+	group := append([]int64(nil), ids...)
+	s.mu.Lock()
+	for _, id := range group {
+		m[id] = group
+	}
+	s.mu.Unlock()
+}
+
+// Entities registers ids as one sibling group of entities.
+func (l *Loaders) Entities(ids []int64) { l.sib.add(l.sib.entities, ids) }
+
+// Events registers ids as one sibling group of events.
+func (l *Loaders) Events(ids []int64) { l.sib.add(l.sib.events, ids) }
+
+// EntitiesOf registers the entities as one sibling group.
+func (l *Loaders) EntitiesOf(ents []*db.Entity) {
+	ids := make([]int64, 0, len(ents))
+	for _, e := range ents {
+		if e != nil {
+			ids = append(ids, e.ID)
+		}
+	}
+	l.Entities(ids)
+}
+
+// EventsOf registers the events as one sibling group.
+func (l *Loaders) EventsOf(evs []*db.Event) {
+	ids := make([]int64, 0, len(evs))
+	for _, e := range evs {
+		if e != nil {
+			ids = append(ids, e.ID)
+		}
+	}
+	l.Events(ids)
+}
+
+func (s *siblings) expand(m map[int64][]int64, ids []int64) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[int64]bool, len(ids))
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	for _, id := range ids {
+		for _, sib := range m[id] {
+			if !seen[sib] {
+				seen[sib] = true
+				out = append(out, sib)
+			}
+		}
+	}
+	return out
+}
+
+// levelLoader is a batch function that remembers everything it fetched
+// (including siblings nobody asked for yet) and runs one batch at a time,
+// so a later batch of the same level finds its keys already loaded.
+type levelLoader[K comparable, V any] struct {
+	mu     sync.Mutex
+	done   map[K]V
+	expand func([]K) []K
+	fetch  func(context.Context, []K) (map[K]V, error)
+}
+
+func (b *levelLoader[K, V]) batch(ctx context.Context, keys []K) []*dataloader.Result[V] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var missing []K
+	for _, k := range keys {
+		if _, ok := b.done[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	results := make([]*dataloader.Result[V], len(keys))
+	if len(missing) > 0 {
+		all := missing
+		if b.expand != nil {
+			all = nil
+			for _, k := range b.expand(missing) {
+				if _, ok := b.done[k]; !ok {
+					all = append(all, k)
+				}
+			}
+		}
+		got, err := b.fetch(ctx, all)
+		if err != nil {
+			for i := range results {
+				results[i] = &dataloader.Result[V]{Error: err}
+			}
+			return results
+		}
+		for _, k := range all {
+			b.done[k] = got[k]
+		}
+	}
+	for i, k := range keys {
+		results[i] = &dataloader.Result[V]{Data: b.done[k]}
+	}
+	return results
+}
+
+func newLevelLoader[K comparable, V any](wait time.Duration, expand func([]K) []K, fetch func(context.Context, []K) (map[K]V, error)) *dataloader.Loader[K, V] {
+	b := &levelLoader[K, V]{done: map[K]V{}, expand: expand, fetch: fetch}
+	return dataloader.NewBatchedLoader(b.batch, dataloader.WithWait[K, V](wait))
+}
+
+// expandByEntity adds, for each key, the same key for every sibling entity.
+func expandByEntity[K comparable](s *siblings, keys []K, id func(K) int64, with func(K, int64) K) []K {
+	seen := map[K]bool{}
+	var out []K
+	for _, k := range keys {
+		for _, sid := range s.expand(s.entities, []int64{id(k)}) {
+			nk := with(k, sid)
+			if !seen[nk] {
+				seen[nk] = true
+				out = append(out, nk)
+			}
+		}
+	}
+	return out
+}
+
+// NewLoaders builds the loaders of one request over idb. wait is the batch
+// wait; zero means DefaultLoaderWait.
+func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
+	if wait <= 0 {
+		wait = DefaultLoaderWait
+	}
+	idb := store.Bun
+	s := &siblings{entities: map[int64][]int64{}, events: map[int64][]int64{}}
+	l := &Loaders{sib: s}
+	entityIDs := func(ids []int64) []int64 { return s.expand(s.entities, ids) }
+	eventIDs := func(ids []int64) []int64 { return s.expand(s.events, ids) }
+
+	l.EntityByID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64]*db.Entity, error) {
+		rows, err := db.EntitiesByIDs(ctx, idb, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[int64]*db.Entity, len(rows))
+		for _, r := range rows {
+			m[r.ID] = r
+		}
+		return m, nil
+	})
+	l.EventByID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]*db.Event, error) {
+		rows, err := db.EventsByIDs(ctx, idb, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[int64]*db.Event, len(rows))
+		for _, r := range rows {
+			m[r.ID] = r
+		}
+		return m, nil
+	})
+	l.EvidenceByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64][]*db.Evidence, error) {
+		rows, err := db.EvidenceByEventIDs(ctx, idb, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[int64][]*db.Evidence, len(ids))
+		for _, r := range rows {
+			m[r.EventID] = append(m[r.EventID], r)
+		}
+		return m, nil
+	})
+	l.RolesByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]EventRoles, error) {
+		rows, err := db.EntitiesByEventIDs(ctx, idb, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[int64]EventRoles, len(ids))
+		var all []int64
+		for _, r := range rows {
+			roles := m[r.EventID]
+			if r.Role == db.RoleOwner {
+				roles.Owners = append(roles.Owners, r.Entity)
+			} else {
+				roles.Participants = append(roles.Participants, r.Entity)
+			}
+			m[r.EventID] = roles
+			all = append(all, r.Entity.ID)
+		}
+		l.Entities(all)
+		return m, nil
+	})
+	l.RelationshipsByEntityID = newLevelLoader(wait,
+		func(keys []RelationshipsKey) []RelationshipsKey {
+			return expandByEntity(s, keys, func(k RelationshipsKey) int64 { return k.EntityID },
+				func(k RelationshipsKey, id int64) RelationshipsKey { k.EntityID = id; return k })
+		},
+		func(ctx context.Context, keys []RelationshipsKey) (map[RelationshipsKey][]*db.EntityRelationship, error) {
+			type page struct{ limit, offset int }
+			groups := map[page][]int64{}
+			for _, k := range keys {
+				p := page{k.Limit, k.Offset}
+				groups[p] = append(groups[p], k.EntityID)
+			}
+			m := make(map[RelationshipsKey][]*db.EntityRelationship, len(keys))
+			var related []int64
+			for p, ids := range groups {
+				rows, err := db.RelationshipsByEntityIDs(ctx, idb, ids, p.limit, p.offset)
+				if err != nil {
+					return nil, err
+				}
+				for _, r := range rows {
+					k := RelationshipsKey{EntityID: r.EntityID, Limit: p.limit, Offset: p.offset}
+					m[k] = append(m[k], r)
+					related = append(related, r.RelatedEntityID)
+				}
+			}
+			l.Entities(related)
+			return m, nil
+		})
+	l.ReferencesByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*db.Reference, error) {
+		rows, err := db.ReferencesByEntityIDs(ctx, idb, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[int64][]*db.Reference, len(ids))
+		for _, r := range rows {
+			m[r.EntityID] = append(m[r.EntityID], r)
+		}
+		return m, nil
+	})
+	l.MarketsByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*db.Market, error) {
+		rows, err := db.MarketsByEntityIDs(ctx, idb, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[int64][]*db.Market, len(ids))
+		for _, r := range rows {
+			m[r.EntityID] = append(m[r.EntityID], r)
+		}
+		return m, nil
+	})
+	l.PostsBySubeventID = newLevelLoader(wait, nil, func(ctx context.Context, ids []int64) (map[int64][]*db.MarketPost, error) {
+		rows, err := db.MarketPostsBySubeventIDs(ctx, idb, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[int64][]*db.MarketPost, len(ids))
+		for _, r := range rows {
+			m[r.SubeventID] = append(m[r.SubeventID], r)
+		}
+		return m, nil
+	})
+	l.EventsByEntityID = newLevelLoader(wait,
+		func(keys []EntityEventsKey) []EntityEventsKey {
+			return expandByEntity(s, keys, func(k EntityEventsKey) int64 { return k.EntityID },
+				func(k EntityEventsKey, id int64) EntityEventsKey { k.EntityID = id; return k })
+		},
+		func(ctx context.Context, keys []EntityEventsKey) (map[EntityEventsKey][]*db.Event, error) {
+			groups := map[EntityEventsKey][]int64{}
+			var order []EntityEventsKey
+			for _, k := range keys {
+				g := k
+				g.EntityID = 0
+				if _, ok := groups[g]; !ok {
+					order = append(order, g)
+				}
+				groups[g] = append(groups[g], k.EntityID)
+			}
+			m := make(map[EntityEventsKey][]*db.Event, len(keys))
+			var all []int64
+			for _, g := range order {
+				rows, err := db.EventsByEntityIDs(ctx, idb, groups[g], g.filter())
+				if err != nil {
+					return nil, err
+				}
+				for _, r := range rows {
+					k := g
+					k.EntityID = r.EntityID
+					m[k] = append(m[k], r.Event)
+					all = append(all, r.Event.ID)
+				}
+			}
+			l.Events(all)
+			return m, nil
+		})
+	l.HistoryByEntityID = newLevelLoader(wait,
+		func(keys []HistoryKey) []HistoryKey {
+			return expandByEntity(s, keys, func(k HistoryKey) int64 { return k.EntityID },
+				func(k HistoryKey, id int64) HistoryKey { k.EntityID = id; return k })
+		},
+		func(ctx context.Context, keys []HistoryKey) (map[HistoryKey][]db.HistoryDay, error) {
+			groups := map[int64][]int64{}
+			for _, k := range keys {
+				groups[k.FromDay] = append(groups[k.FromDay], k.EntityID)
+			}
+			m := make(map[HistoryKey][]db.HistoryDay, len(keys))
+			for from, ids := range groups {
+				rows, err := db.SignalHistoryByEntityIDs(ctx, idb, ids, time.Unix(from, 0).UTC())
+				if err != nil {
+					return nil, err
+				}
+				for _, r := range rows {
+					k := HistoryKey{EntityID: r.EntityID, FromDay: from}
+					m[k] = append(m[k], r)
+				}
+			}
+			return m, nil
+		})
+	return l
+}
+
+// filter turns a level's shared key into the db filter.
+func (k EntityEventsKey) filter() db.EntityEventFilter {
+	f := db.EntityEventFilter{
+		SignalOnly: k.SignalOnly,
+		Category:   k.Category,
+		Sort:       k.Sort,
+		Limit:      k.Limit,
+		Offset:     k.Offset,
+	}
+	if k.SinceMicro != 0 {
+		f.Since = time.UnixMicro(k.SinceMicro).UTC()
+	}
+	switch k.Content {
+	case contentResearch:
+		f.ContentTypes = []string{db.ContentResearch, db.ContentCommentary, db.ContentAnalysis}
+	case contentMedia:
+		f.ContentTypes = []string{db.ContentMedia}
+	}
+	if k.HasBefore {
+		f.Before = &db.Keyset{At: time.UnixMicro(k.BeforeMicro).UTC(), ID: k.BeforeID}
+	}
+	return f
+}
+
+// Content groups of EntityEventsKey.Content.
+const (
+	contentResearch = "research"
+	contentMedia    = "media"
+)
+
+// load runs one loader call and returns its value.
+func load[K comparable, V any](ctx context.Context, l *dataloader.Loader[K, V], key K) (V, error) {
+	v, err := l.Load(ctx, key)()
+	if err != nil {
+		var zero V
+		return zero, fmt.Errorf("error loading: %w", err)
+	}
+	return v, nil
+}

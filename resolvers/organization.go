@@ -1,0 +1,80 @@
+package resolvers
+
+import (
+	"context"
+	"time"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
+)
+
+type organizationResolver struct{ *Resolver }
+
+var _ graph.OrganizationResolver = (*organizationResolver)(nil)
+
+// maxAliasHint is how many aliases the compatibility views show.
+const maxAliasHint = 5
+
+// aliasHint returns at most five of e's aliases: a public hint set, not an
+// inventory.
+func aliasHint(e *db.Entity) []string {
+	if len(e.Aliases) <= maxAliasHint {
+		if e.Aliases == nil {
+			return []string{}
+		}
+		return e.Aliases
+	}
+	return e.Aliases[:maxAliasHint]
+}
+
+// Aliases is the organization's alias hint set.
+func (r *organizationResolver) Aliases(ctx context.Context, obj *db.Entity) ([]string, error) {
+	return aliasHint(obj), nil
+}
+
+// Entity is the underlying entity.
+func (r *organizationResolver) Entity(ctx context.Context, obj *db.Entity) (*db.Entity, error) {
+	return obj, nil
+}
+
+// Radar returns the organization's latest radar events.
+func (r *organizationResolver) Radar(ctx context.Context, obj *db.Entity, first *int) ([]*db.Event, error) {
+	return r.latest(ctx, obj, false, first)
+}
+
+// Signal returns the organization's latest signal events.
+func (r *organizationResolver) Signal(ctx context.Context, obj *db.Entity, first *int) ([]*db.Event, error) {
+	return r.latest(ctx, obj, true, first)
+}
+
+func (r *organizationResolver) latest(ctx context.Context, obj *db.Entity, signal bool, first *int) ([]*db.Event, error) {
+	key := EntityEventsKey{EntityID: obj.ID, SignalOnly: signal, Sort: db.SortRecency, Limit: clamp(first, 5, 1, 20)}
+	evs, err := load(ctx, r.loaders(ctx).EventsByEntityID, key)
+	if evs == nil && err == nil {
+		evs = []*db.Event{}
+	}
+	return evs, err
+}
+
+// SignalHistory returns one entry per UTC day of the last `days` days
+// (today included), newest first, with zero counts on quiet days.
+func (r *organizationResolver) SignalHistory(ctx context.Context, obj *db.Entity, days *int) ([]*graph.SignalHistoryDay, error) {
+	n := clamp(days, 30, 1, 90)
+	today := r.now().Truncate(day)
+	from := today.Add(-time.Duration(n-1) * day)
+	rows, err := load(ctx, r.loaders(ctx).HistoryByEntityID, HistoryKey{EntityID: obj.ID, FromDay: from.Unix()})
+	if err != nil {
+		return nil, err
+	}
+	byDay := make(map[string]db.HistoryDay, len(rows))
+	for _, row := range rows {
+		byDay[row.Day] = row
+	}
+	out := make([]*graph.SignalHistoryDay, n)
+	for i := 0; i < n; i++ {
+		d := today.Add(-time.Duration(i) * day).Format(time.DateOnly)
+		row := byDay[d]
+		out[i] = &graph.SignalHistoryDay{Date: d, SignalCount: row.SignalCount, RadarCount: row.RadarCount}
+	}
+	return out, nil
+}

@@ -1,0 +1,301 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
+)
+
+type queryResolver struct{ *Resolver }
+
+var _ graph.QueryResolver = (*queryResolver)(nil)
+
+// Events is the whole-feed event list behind /v1/latest and
+// /v1/signal/latest.
+func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, since *time.Time, window *string, category *string, entityID *int, topic *string, sort *graph.EventSort, first *int, offset *int) (*graph.EventConnection, error) {
+	now := r.now()
+	limit := clamp(first, 10, 1, 25)
+	off := clamp(offset, 0, 0, 250)
+	var (
+		start time.Time
+		win   *string
+	)
+	if since != nil {
+		if err := checkSince(now, *since, historyLookback, msgSince30Days); err != nil {
+			return nil, err
+		}
+		start = since.UTC()
+	} else {
+		w := strOr(window, "24h")
+		if w == "" {
+			w = "24h"
+		}
+		d, err := windowDuration(w)
+		if err != nil {
+			return nil, err
+		}
+		start = now.Add(-d)
+		win = &w
+	}
+	sortV, dbSort := sortOf(sort, graph.EventSortSignificance)
+	f := db.EventFilter{
+		SignalOnly: isSignal(surface, graph.SurfaceRadar),
+		Since:      start,
+		Category:   strOr(category, ""),
+		Topic:      strOr(topic, ""),
+		Sort:       dbSort,
+		Limit:      limit,
+		Offset:     off,
+	}
+	if entityID != nil {
+		f.EntityID = int64(*entityID)
+	}
+	evs, err := db.ListEvents(ctx, r.store.Bun, f)
+	if err != nil {
+		return nil, err
+	}
+	r.loaders(ctx).EventsOf(evs)
+	return &graph.EventConnection{Nodes: evs, Since: &start, Limit: limit, Offset: off, Window: win, Sort: &sortV}, nil
+}
+
+// TopSignals returns the most significant signals since since (default the
+// last 24 hours).
+func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first *int) ([]*db.Event, error) {
+	start := r.now().Add(-day)
+	if since != nil {
+		start = since.UTC()
+	}
+	evs, err := db.ListEvents(ctx, r.store.Bun, db.EventFilter{
+		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: clamp(first, 10, 1, 25),
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.loaders(ctx).EventsOf(evs)
+	return evs, nil
+}
+
+// EventsByCategory returns one category's events, newest first.
+func (r *queryResolver) EventsByCategory(ctx context.Context, category string, surface *graph.Surface, since *time.Time, first *int) ([]*db.Event, error) {
+	signal := isSignal(surface, graph.SurfaceSignal)
+	limit := clamp(first, 5, 1, 10)
+	if !signal {
+		limit = clamp(first, 10, 1, 25)
+	}
+	start := r.now().Add(-historyLookback)
+	if since != nil {
+		start = since.UTC()
+	}
+	evs, err := db.ListEvents(ctx, r.store.Bun, db.EventFilter{
+		SignalOnly: signal, Since: start, Category: category, Sort: db.SortRecency, Limit: limit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.loaders(ctx).EventsOf(evs)
+	return evs, nil
+}
+
+// Bulk feed names.
+const (
+	feedAll    = "all"
+	feedReplay = "replay"
+)
+
+// Feed is the bulk, cursor-walked feed behind /v1/radar/all,
+// /v1/signal/all and /v1/replay/global.
+func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *string, since time.Time, category *string, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+	now := r.now()
+	name := strOr(feed, feedAll)
+	switch name {
+	case feedAll:
+		if err := checkSince(now, since, bulkLookback, msgSince7Days); err != nil {
+			return nil, err
+		}
+	case feedReplay:
+		if err := checkSince(now, since, historyLookback, msgSince30Days); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, db.Errorf(db.EINVALID, "feed must be one of all, replay")
+	}
+	signal := isSignal(surface, graph.SurfaceRadar)
+	limit := clamp(first, 25, 1, 25)
+	off := clamp(offset, 0, 0, 250)
+	cat := strOr(category, "")
+	since = since.UTC()
+	qctx := fmt.Sprintf("feed|%s|%t|%d|%q", name, signal, since.UnixMicro(), cat)
+	f := db.FeedFilter{SignalOnly: signal, Since: since, Category: cat, Limit: limit + 1, Offset: off}
+	if after != nil && *after != "" {
+		cur, err := r.cursors.DecodeCursor(qctx, *after)
+		if err != nil {
+			return nil, err
+		}
+		f.After = &db.Keyset{At: time.UnixMicro(cur.AtMicro).UTC(), ID: cur.ID}
+		f.Offset = 0
+		off = 0
+	}
+	evs, err := db.FeedEvents(ctx, r.store.Bun, f)
+	if err != nil {
+		return nil, err
+	}
+	conn := &graph.EventConnection{Since: &since, Limit: limit, Offset: off}
+	if len(evs) > limit {
+		evs = evs[:limit]
+		last := evs[len(evs)-1]
+		conn.NextCursor = ptr(r.cursors.EncodeCursor(qctx, Cursor{AtMicro: last.LatestEvidenceAt.UnixMicro(), ID: last.ID}))
+	}
+	conn.Nodes = evs
+	r.loaders(ctx).EventsOf(evs)
+	return conn, nil
+}
+
+// Event returns one event by id.
+func (r *queryResolver) Event(ctx context.Context, id int) (*db.Event, error) {
+	return load(ctx, r.loaders(ctx).EventByID, int64(id))
+}
+
+// Entity returns one entity by id.
+func (r *queryResolver) Entity(ctx context.Context, id int) (*db.Entity, error) {
+	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
+}
+
+// Entities returns entities by id in the order asked, null where unknown.
+func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*db.Entity, error) {
+	if len(ids) > 25 {
+		return nil, db.Errorf(db.EINVALID, "Maximum 25 ids per request")
+	}
+	l := r.loaders(ctx)
+	keys := make([]int64, len(ids))
+	for i, id := range ids {
+		keys[i] = int64(id)
+	}
+	l.Entities(keys)
+	out := make([]*db.Entity, len(ids))
+	for i, k := range keys {
+		e, err := load(ctx, l.EntityByID, k)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// ResolveEntities resolves a name to ranked entities.
+func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*db.EntityMatch, error) {
+	if name == "" {
+		return nil, db.Errorf(db.EINVALID, "name parameter is required")
+	}
+	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, clamp(first, 50, 1, 50), clamp(offset, 0, 0, 500))
+	if err != nil {
+		return nil, fmt.Errorf("error resolving entities: %w", err)
+	}
+	return r.entityMatches(ctx, ms), nil
+}
+
+// entityMatches returns pointers to ms and registers their entities as one
+// sibling group.
+func (r *queryResolver) entityMatches(ctx context.Context, ms []db.EntityMatch) []*db.EntityMatch {
+	out := make([]*db.EntityMatch, len(ms))
+	ids := make([]int64, len(ms))
+	for i := range ms {
+		out[i] = &ms[i]
+		ids[i] = ms[i].EntityID
+	}
+	r.loaders(ctx).Entities(ids)
+	return out
+}
+
+// SearchEvents searches radar and signal history.
+func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*db.EventMatch, error) {
+	if query == "" {
+		return nil, db.Errorf(db.EINVALID, "query parameter is required")
+	}
+	start := r.now().Add(-historyLookback)
+	if since != nil {
+		start = since.UTC()
+	}
+	ms, err := db.SearchEvents(ctx, r.store.Bun, query, start, clamp(first, 10, 1, 20))
+	if err != nil {
+		return nil, fmt.Errorf("error searching events: %w", err)
+	}
+	out := make([]*db.EventMatch, len(ms))
+	ids := make([]int64, len(ms))
+	for i := range ms {
+		out[i] = &ms[i]
+		ids[i] = ms[i].EventID
+	}
+	r.loaders(ctx).Events(ids)
+	return out, nil
+}
+
+// Organization returns one compatibility organization by id.
+func (r *queryResolver) Organization(ctx context.Context, id int) (*db.Entity, error) {
+	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
+}
+
+// OrganizationsByName matches organizations by name.
+func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, first *int) ([]*db.EntityMatch, error) {
+	if name == "" {
+		return nil, db.Errorf(db.EINVALID, "name parameter is required")
+	}
+	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, clamp(first, 50, 1, 50), 0)
+	if err != nil {
+		return nil, fmt.Errorf("error resolving organizations: %w", err)
+	}
+	return r.entityMatches(ctx, ms), nil
+}
+
+// Organizations is the organization directory by id.
+func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *int) ([]*db.Entity, error) {
+	ents, err := db.ListEntities(ctx, r.store.Bun, clamp(first, 25, 1, 25), clamp(offset, 0, 0, 100))
+	if err != nil {
+		return nil, err
+	}
+	r.loaders(ctx).EntitiesOf(ents)
+	return ents, nil
+}
+
+// Brief returns one organization's brief, or null when it does not exist.
+func (r *queryResolver) Brief(ctx context.Context, id int, since time.Time, first *int) (*graph.Brief, error) {
+	briefs, err := r.briefs(ctx, []int{id}, since, clamp(first, 5, 1, 20))
+	if err != nil {
+		return nil, err
+	}
+	if briefs[0].Error != nil {
+		return nil, nil
+	}
+	return briefs[0], nil
+}
+
+// Briefs returns briefs for up to 25 organizations; unknown ids yield an
+// entry with error set.
+func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*graph.Brief, error) {
+	if len(ids) == 0 {
+		return nil, db.Errorf(db.EINVALID, "No valid organization IDs provided")
+	}
+	if len(ids) > 25 {
+		return nil, db.Errorf(db.EINVALID, "Maximum 25 organization IDs per batch request")
+	}
+	return r.briefs(ctx, ids, since, clamp(first, 5, 1, 10))
+}
+
+// MarketViews lists prediction-market views, one per organization with
+// markets, by organization id.
+func (r *queryResolver) MarketViews(ctx context.Context, first *int, offset *int) ([]*graph.MarketView, error) {
+	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Bun, clamp(first, 25, 1, 50), clamp(offset, 0, 0, 500))
+	if err != nil {
+		return nil, err
+	}
+	return r.marketViews(ctx, ids)
+}
+
+// MarketViewsByOrganization returns one organization's market view; empty
+// when it has none.
+func (r *queryResolver) MarketViewsByOrganization(ctx context.Context, id int) ([]*graph.MarketView, error) {
+	return r.marketViews(ctx, []int64{int64(id)})
+}
