@@ -35,6 +35,7 @@ type App struct {
 
 	server  *http.Server
 	closers []func(context.Context) error
+	jobs    *jobRunner
 }
 
 // New opens the database and builds the handler tree. It does not migrate;
@@ -52,6 +53,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a := &App{Config: cfg, DB: store, Logger: logger}
 	a.closers = append(a.closers, func(context.Context) error { return store.Close() })
 
+	if err := a.initJobs(); err != nil {
+		store.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	if err := a.mount(ctx, mux); err != nil {
 		store.Close()
@@ -99,6 +104,9 @@ func (a *App) Migrate(ctx context.Context) error { return a.DB.Migrate(ctx) }
 // Serve serves HTTP on ln until ctx is done, then shuts down gracefully,
 // draining in-flight requests for up to Config.ShutdownTimeout.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	if err := a.StartJobs(ctx); err != nil {
+		return err
+	}
 	a.server = &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 )
@@ -26,6 +27,23 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Logger is the structured logger. Defaults to slog.Default().
 	Logger *slog.Logger `json:"-"`
+	// WebhookTimeScale multiplies the webhook retry schedule (env
+	// WEBHOOK_TIME_SCALE). Defaults to 1.0, the contract's schedule; tests
+	// use e.g. 0.001.
+	WebhookTimeScale float64
+	// WebhookPollInterval is the period of the webhook event poller (env
+	// WEBHOOK_POLL_INTERVAL); ingest notifications also wake it. Defaults to
+	// 60 seconds.
+	WebhookPollInterval time.Duration
+	// WebhookAllowCIDRs is a comma-separated list of CIDR prefixes webhooks
+	// may target although they are not public, for development and tests,
+	// e.g. "127.0.0.0/8,::1" (env WEBHOOK_ALLOW_CIDRS). Defaults to none:
+	// loopback, private, link-local and other non-public addresses are
+	// refused at registration and at connect time.
+	WebhookAllowCIDRs string
+	// WebhookTLSConfig is the TLS configuration of webhook deliveries; tests
+	// set one trusting their receiver. Defaults to the system roots.
+	WebhookTLSConfig *tls.Config `json:"-"`
 }
 
 func (c *Config) setDefaults() {
@@ -40,5 +58,11 @@ func (c *Config) setDefaults() {
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 20 * time.Second
+	}
+	if c.WebhookTimeScale <= 0 {
+		c.WebhookTimeScale = 1
+	}
+	if c.WebhookPollInterval <= 0 {
+		c.WebhookPollInterval = 60 * time.Second
 	}
 }

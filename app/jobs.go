@@ -1,0 +1,98 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/cryptointel/cryptointel/jobs"
+	"github.com/cryptointel/cryptointel/rest"
+	"github.com/cryptointel/cryptointel/webhook"
+)
+
+// jobRunner holds the one River client of the process, built in New with
+// every job kind's registration and started by StartJobs.
+type jobRunner struct {
+	client   *river.Client[pgx.Tx]
+	webhooks *rest.WebhookHandlers
+
+	once     sync.Once
+	startErr error
+}
+
+// initJobs builds the River client (started later by StartJobs; inserting
+// jobs works before) and the webhook management handlers.
+func (a *App) initJobs() error {
+	allow, err := webhook.ParseAllowList(a.Config.WebhookAllowCIDRs)
+	if err != nil {
+		return fmt.Errorf("error parsing webhook allowlist: %w", err)
+	}
+	guard := &webhook.Guard{Allow: allow}
+	webhookCfg := jobs.WebhookConfig{
+		Store:        a.DB,
+		Logger:       a.Logger,
+		TimeScale:    a.Config.WebhookTimeScale,
+		PollInterval: a.Config.WebhookPollInterval,
+		Guard:        guard,
+	}
+	if a.Config.WebhookTLSConfig != nil {
+		webhookCfg.HTTPClient = guard.NewHTTPClient(webhook.ClientOptions{Timeout: jobs.WebhookAttemptTimeout, TLSConfig: a.Config.WebhookTLSConfig})
+	}
+	// Every job kind adds its registration here.
+	regs := []jobs.Registration{
+		jobs.WebhookRegistration(webhookCfg),
+	}
+	client, err := jobs.NewClient(a.DB, a.Logger, regs...)
+	if err != nil {
+		return err
+	}
+	a.jobs = &jobRunner{
+		client: client,
+		webhooks: &rest.WebhookHandlers{
+			DB:    a.DB.Bun,
+			Queue: &jobs.WebhookDispatcher{Store: a.DB, Client: client},
+			Guard: guard,
+		},
+	}
+	return nil
+}
+
+// River returns the process's River client, for inserting jobs in a
+// transaction (client.InsertTx).
+func (a *App) River() *river.Client[pgx.Tx] { return a.jobs.client }
+
+// WebhookRoutes returns the /v1/webhooks route-table entries, bound to
+// this app's database and job queue.
+func (a *App) WebhookRoutes() []rest.Route { return rest.WebhookRoutes(a.jobs.webhooks) }
+
+// StartJobs starts the River workers (webhook poller and deliveries, and
+// every other registered kind) and the LISTEN on ingest notifications.
+// Serve calls it; it is idempotent. Close stops them, letting running jobs
+// finish within the shutdown timeout.
+func (a *App) StartJobs(ctx context.Context) error {
+	r := a.jobs
+	r.once.Do(func() {
+		if err := r.client.Start(context.WithoutCancel(ctx)); err != nil {
+			r.startErr = fmt.Errorf("error starting river: %w", err)
+			return
+		}
+		listenCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			jobs.RunEventListener(listenCtx, a.DB, r.client, a.Logger)
+		}()
+		a.closers = append(a.closers, func(ctx context.Context) error {
+			cancel()
+			<-done
+			if err := r.client.Stop(ctx); err != nil {
+				return fmt.Errorf("error stopping river: %w", err)
+			}
+			return nil
+		})
+	})
+	return r.startErr
+}
