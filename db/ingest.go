@@ -1,0 +1,1448 @@
+package db
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Ingest record kinds: the "kind" of each JSON Lines object.
+const (
+	KindEntity       = "entity"
+	KindRelationship = "relationship"
+	KindEvent        = "event"
+	KindReference    = "reference"
+	KindMarket       = "market"
+)
+
+// IngestKinds lists every ingest record kind in the order a batch applies
+// them.
+var IngestKinds = []string{KindEntity, KindRelationship, KindReference, KindMarket, KindEvent}
+
+// EventsChannel is the PostgreSQL NOTIFY channel signalled after an ingest
+// transaction that inserted or changed events commits. The payload is the
+// highest events.ingest_seq the transaction wrote, in decimal.
+const EventsChannel = "cryptointel_events"
+
+// ingestLockID is the transaction-level advisory lock every ingest batch
+// takes, so batches commit in the order they draw ingest_seq values and a
+// reader's high-water mark on ingest_seq never skips a slower transaction.
+const ingestLockID = 7_262_011_002
+
+// IngestEntity is an "entity" line: a canonical profile, upserted by id.
+type IngestEntity struct {
+	Kind          string   `json:"kind"`
+	ID            int64    `json:"id"`
+	CanonicalName string   `json:"canonicalName"`
+	DisplayName   string   `json:"displayName"` // defaults to canonicalName
+	EntityType    string   `json:"entityType"`  // defaults to "project"
+	Status        string   `json:"status"`      // defaults to "active"
+	Aliases       []string `json:"aliases"`     // tickers and other names; may be empty
+}
+
+// IngestRelationship is a "relationship" line: a directed, typed edge,
+// upserted by (sourceEntityId, targetEntityId, relationshipType).
+type IngestRelationship struct {
+	Kind             string `json:"kind"`
+	SourceEntityID   int64  `json:"sourceEntityId"`
+	TargetEntityID   int64  `json:"targetEntityId"`
+	RelationshipType string `json:"relationshipType"`
+	Status           string `json:"status"` // defaults to "active"
+	SearchExpand     bool   `json:"searchExpand"`
+}
+
+// IngestEvidence is one evidence post of an event line.
+type IngestEvidence struct {
+	ID        int64     `json:"id"`
+	Content   string    `json:"content"`
+	URL       string    `json:"url"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// IngestEvent is an "event" line: a radar event (a signal when
+// significance is set), upserted by id. The line is the whole truth about
+// the event: evidence and entity roles missing from it are removed.
+type IngestEvent struct {
+	Kind             string           `json:"kind"`
+	ID               int64            `json:"id"`
+	Title            string           `json:"title"`
+	EventCategory    string           `json:"eventCategory"`
+	EventSubcategory string           `json:"eventSubcategory"`
+	Summary          string           `json:"summary"`
+	Bullets          []string         `json:"bullets"`
+	Owners           []int64          `json:"owners"`       // at least one entity id
+	Participants     []int64          `json:"participants"` // may be empty
+	Evidence         []IngestEvidence `json:"evidence"`     // at least one post
+	Significance     *float64         `json:"significance"` // null or absent: radar only
+	ContentType      *string          `json:"contentType"`  // research, commentary, analysis, media or null
+	// LatestEvidenceTimestamp is accepted and ignored: it is derived from
+	// the evidence.
+	LatestEvidenceTimestamp *time.Time `json:"latestEvidenceTimestamp,omitempty"`
+}
+
+// IngestReference is a "reference" line: an external reference about an
+// entity, upserted by id.
+type IngestReference struct {
+	Kind          string `json:"kind"`
+	ID            int64  `json:"id"`
+	EntityID      int64  `json:"entityId"`
+	ReferenceType string `json:"referenceType"` // defaults to "website"
+	Title         string `json:"title"`
+	URL           string `json:"url"`
+}
+
+// IngestMarketPost is one post of a market sub-event.
+type IngestMarketPost struct {
+	ID      int64     `json:"id"`
+	Content string    `json:"content"`
+	Date    time.Time `json:"date"`
+}
+
+// IngestSubevent is one sub-event of a market line.
+type IngestSubevent struct {
+	ID              int64              `json:"id"`
+	Label           string             `json:"label"`
+	Type            string             `json:"type"`
+	NormalizedTitle string             `json:"normalizedTitle"`
+	InjectedSummary string             `json:"injectedSummary"`
+	Posts           []IngestMarketPost `json:"posts"`
+}
+
+// IngestMarket is a "market" line: a prediction market about an entity
+// with its sub-events and their posts, upserted by id. Like an event line it
+// is the whole truth: sub-events and posts missing from it are removed.
+type IngestMarket struct {
+	Kind        string           `json:"kind"`
+	ID          int64            `json:"id"`
+	EntityID    int64            `json:"entityId"`
+	Question    string           `json:"question"`
+	URL         string           `json:"url"`
+	Outcomes    []string         `json:"outcomes"`
+	Probability *float64         `json:"probability"` // 0–1 or null
+	Volume      *float64         `json:"volume"`      // ≥ 0 or null
+	ClosesAt    *time.Time       `json:"closesAt"`
+	Subevents   []IngestSubevent `json:"subevents"`
+}
+
+// IngestRecord is one parsed, validated and normalized ingest line: Kind
+// names which one of the pointers is set.
+type IngestRecord struct {
+	Kind         string
+	Entity       *IngestEntity
+	Relationship *IngestRelationship
+	Event        *IngestEvent
+	Reference    *IngestReference
+	Market       *IngestMarket
+}
+
+// entityRefs returns the entity ids rec points at, each with the field
+// naming it.
+func (rec IngestRecord) entityRefs() []entityRef {
+	var refs []entityRef
+	switch rec.Kind {
+	case KindRelationship:
+		refs = append(refs, entityRef{"sourceEntityId", rec.Relationship.SourceEntityID}, entityRef{"targetEntityId", rec.Relationship.TargetEntityID})
+	case KindEvent:
+		for _, id := range rec.Event.Owners {
+			refs = append(refs, entityRef{"owners", id})
+		}
+		for _, id := range rec.Event.Participants {
+			refs = append(refs, entityRef{"participants", id})
+		}
+	case KindReference:
+		refs = append(refs, entityRef{"entityId", rec.Reference.EntityID})
+	case KindMarket:
+		refs = append(refs, entityRef{"entityId", rec.Market.EntityID})
+	}
+	return refs
+}
+
+type entityRef struct {
+	field string
+	id    int64
+}
+
+// keys returns the row keys rec writes. Two records writing the same key
+// never share a batch (a multi-row upsert cannot touch one row twice).
+func (rec IngestRecord) keys() []string {
+	switch rec.Kind {
+	case KindEntity:
+		return []string{"entity:" + strconv.FormatInt(rec.Entity.ID, 10)}
+	case KindRelationship:
+		r := rec.Relationship
+		return []string{fmt.Sprintf("relationship:%d:%d:%s", r.SourceEntityID, r.TargetEntityID, r.RelationshipType)}
+	case KindReference:
+		return []string{"reference:" + strconv.FormatInt(rec.Reference.ID, 10)}
+	case KindEvent:
+		keys := []string{"event:" + strconv.FormatInt(rec.Event.ID, 10)}
+		for _, ev := range rec.Event.Evidence {
+			keys = append(keys, "evidence:"+strconv.FormatInt(ev.ID, 10))
+		}
+		return keys
+	case KindMarket:
+		keys := []string{"market:" + strconv.FormatInt(rec.Market.ID, 10)}
+		for _, s := range rec.Market.Subevents {
+			keys = append(keys, "subevent:"+strconv.FormatInt(s.ID, 10))
+			for _, p := range s.Posts {
+				keys = append(keys, "post:"+strconv.FormatInt(p.ID, 10))
+			}
+		}
+		return keys
+	}
+	return nil
+}
+
+// ParseIngestLine parses, validates and normalizes one JSON Lines object.
+// It is pure: it touches no database, so entity ids are checked later.
+// Unknown fields are rejected so that typos do not silently drop data.
+// Returns an EINVALID *Error whose message is the reason the line is bad.
+func ParseIngestLine(line []byte) (IngestRecord, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return IngestRecord{}, Errorf(EINVALID, "empty line")
+	}
+	var probe struct {
+		Kind *string `json:"kind"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return IngestRecord{}, Errorf(EINVALID, "invalid JSON: %s", jsonReason(err))
+	}
+	if probe.Kind == nil {
+		return IngestRecord{}, Errorf(EINVALID, `missing "kind" (one of %s)`, strings.Join(IngestKinds, ", "))
+	}
+	rec := IngestRecord{Kind: *probe.Kind}
+	var target any
+	switch rec.Kind {
+	case KindEntity:
+		rec.Entity = new(IngestEntity)
+		target = rec.Entity
+	case KindRelationship:
+		rec.Relationship = new(IngestRelationship)
+		target = rec.Relationship
+	case KindEvent:
+		rec.Event = new(IngestEvent)
+		target = rec.Event
+	case KindReference:
+		rec.Reference = new(IngestReference)
+		target = rec.Reference
+	case KindMarket:
+		rec.Market = new(IngestMarket)
+		target = rec.Market
+	default:
+		return IngestRecord{}, Errorf(EINVALID, "unknown kind %q (one of %s)", rec.Kind, strings.Join(IngestKinds, ", "))
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(target); err != nil {
+		return IngestRecord{}, Errorf(EINVALID, "invalid %s: %s", rec.Kind, jsonReason(err))
+	}
+	var err error
+	switch rec.Kind {
+	case KindEntity:
+		err = rec.Entity.normalize()
+	case KindRelationship:
+		err = rec.Relationship.normalize()
+	case KindEvent:
+		err = rec.Event.normalize()
+	case KindReference:
+		err = rec.Reference.normalize()
+	case KindMarket:
+		err = rec.Market.normalize()
+	}
+	if err != nil {
+		return IngestRecord{}, err
+	}
+	return rec, nil
+}
+
+// jsonReason turns an encoding/json error into a short reason.
+func jsonReason(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Sprintf("field %q: cannot use JSON %s as %s", typeErr.Field, typeErr.Value, typeErr.Type)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func invalidf(kind string, format string, args ...any) error {
+	return Errorf(EINVALID, "invalid %s: %s", kind, fmt.Sprintf(format, args...))
+}
+
+// cleanStrings trims, drops empty and deduplicates values, keeping order.
+func cleanStrings(values []string) []string {
+	out := make([]string, 0, len(values))
+	seen := make(map[string]bool, len(values))
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if v == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
+}
+
+// cleanIDs deduplicates ids, keeping order; it reports the first id that is
+// not positive.
+func cleanIDs(ids []int64) ([]int64, int64, bool) {
+	out := make([]int64, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if id <= 0 {
+			return nil, id, false
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out, 0, true
+}
+
+func (e *IngestEntity) normalize() error {
+	if e.ID <= 0 {
+		return invalidf(KindEntity, `"id" must be a positive integer`)
+	}
+	e.CanonicalName = strings.TrimSpace(e.CanonicalName)
+	if e.CanonicalName == "" {
+		return invalidf(KindEntity, `"canonicalName" is required`)
+	}
+	e.DisplayName = strings.TrimSpace(e.DisplayName)
+	if e.DisplayName == "" {
+		e.DisplayName = e.CanonicalName
+	}
+	e.EntityType = strings.TrimSpace(e.EntityType)
+	if e.EntityType == "" {
+		e.EntityType = "project"
+	}
+	e.Status = strings.TrimSpace(e.Status)
+	if e.Status == "" {
+		e.Status = "active"
+	}
+	e.Aliases = cleanStrings(e.Aliases)
+	return nil
+}
+
+func (r *IngestRelationship) normalize() error {
+	if r.SourceEntityID <= 0 || r.TargetEntityID <= 0 {
+		return invalidf(KindRelationship, `"sourceEntityId" and "targetEntityId" must be positive integers`)
+	}
+	if r.SourceEntityID == r.TargetEntityID {
+		return invalidf(KindRelationship, "an entity cannot be related to itself (%d)", r.SourceEntityID)
+	}
+	r.RelationshipType = strings.TrimSpace(r.RelationshipType)
+	if r.RelationshipType == "" {
+		return invalidf(KindRelationship, `"relationshipType" is required`)
+	}
+	r.Status = strings.TrimSpace(r.Status)
+	if r.Status == "" {
+		r.Status = "active"
+	}
+	return nil
+}
+
+func (e *IngestEvent) normalize() error {
+	if e.ID <= 0 {
+		return invalidf(KindEvent, `"id" must be a positive integer`)
+	}
+	e.Title = strings.TrimSpace(e.Title)
+	if e.Title == "" {
+		return invalidf(KindEvent, `"title" is required`)
+	}
+	e.EventCategory = strings.TrimSpace(e.EventCategory)
+	if e.EventCategory == "" {
+		return invalidf(KindEvent, `"eventCategory" is required`)
+	}
+	e.EventSubcategory = strings.TrimSpace(e.EventSubcategory)
+	e.Bullets = cleanStrings(e.Bullets)
+	var ok bool
+	var bad int64
+	if e.Owners, bad, ok = cleanIDs(e.Owners); !ok {
+		return invalidf(KindEvent, `"owners" holds %d, not an entity id`, bad)
+	}
+	if len(e.Owners) == 0 {
+		return invalidf(KindEvent, `"owners" must name at least one entity id`)
+	}
+	if e.Participants, bad, ok = cleanIDs(e.Participants); !ok {
+		return invalidf(KindEvent, `"participants" holds %d, not an entity id`, bad)
+	}
+	if len(e.Evidence) == 0 {
+		return invalidf(KindEvent, `"evidence" must hold at least one post (latestEvidenceTimestamp is derived from it)`)
+	}
+	seen := make(map[int64]bool, len(e.Evidence))
+	for i := range e.Evidence {
+		ev := &e.Evidence[i]
+		if ev.ID <= 0 {
+			return invalidf(KindEvent, `evidence[%d]: "id" must be a positive integer`, i)
+		}
+		if seen[ev.ID] {
+			return invalidf(KindEvent, "evidence[%d]: duplicate evidence id %d", i, ev.ID)
+		}
+		seen[ev.ID] = true
+		if ev.Timestamp.IsZero() {
+			return invalidf(KindEvent, `evidence[%d]: "timestamp" is required`, i)
+		}
+		ev.Timestamp = ev.Timestamp.UTC()
+	}
+	if e.Significance != nil && (math.IsNaN(*e.Significance) || math.IsInf(*e.Significance, 0)) {
+		return invalidf(KindEvent, `"significance" must be a finite number`)
+	}
+	if e.ContentType != nil {
+		ct := strings.TrimSpace(*e.ContentType)
+		switch ct {
+		case "":
+			e.ContentType = nil
+		case ContentResearch, ContentCommentary, ContentAnalysis, ContentMedia:
+			e.ContentType = &ct
+		default:
+			return invalidf(KindEvent, `"contentType" must be one of research, commentary, analysis, media (got %q)`, ct)
+		}
+	}
+	e.LatestEvidenceTimestamp = nil
+	return nil
+}
+
+// latestEvidence returns the newest evidence timestamp.
+func (e *IngestEvent) latestEvidence() time.Time {
+	var latest time.Time
+	for _, ev := range e.Evidence {
+		if ev.Timestamp.After(latest) {
+			latest = ev.Timestamp
+		}
+	}
+	return latest
+}
+
+// evidenceText concatenates the evidence contents, oldest first, for the
+// search vector.
+func (e *IngestEvent) evidenceText() string {
+	evs := slices.Clone(e.Evidence)
+	sort.Slice(evs, func(i, j int) bool {
+		if !evs[i].Timestamp.Equal(evs[j].Timestamp) {
+			return evs[i].Timestamp.Before(evs[j].Timestamp)
+		}
+		return evs[i].ID < evs[j].ID
+	})
+	parts := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		if c := strings.TrimSpace(ev.Content); c != "" {
+			parts = append(parts, c)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (r *IngestReference) normalize() error {
+	if r.ID <= 0 {
+		return invalidf(KindReference, `"id" must be a positive integer`)
+	}
+	if r.EntityID <= 0 {
+		return invalidf(KindReference, `"entityId" must be a positive integer`)
+	}
+	r.URL = strings.TrimSpace(r.URL)
+	if r.URL == "" {
+		return invalidf(KindReference, `"url" is required`)
+	}
+	r.ReferenceType = strings.TrimSpace(r.ReferenceType)
+	if r.ReferenceType == "" {
+		r.ReferenceType = "website"
+	}
+	r.Title = strings.TrimSpace(r.Title)
+	return nil
+}
+
+func (m *IngestMarket) normalize() error {
+	if m.ID <= 0 {
+		return invalidf(KindMarket, `"id" must be a positive integer`)
+	}
+	if m.EntityID <= 0 {
+		return invalidf(KindMarket, `"entityId" must be a positive integer`)
+	}
+	m.Question = strings.TrimSpace(m.Question)
+	if m.Question == "" {
+		return invalidf(KindMarket, `"question" is required`)
+	}
+	m.URL = strings.TrimSpace(m.URL)
+	m.Outcomes = cleanStrings(m.Outcomes)
+	if m.Probability != nil && !(*m.Probability >= 0 && *m.Probability <= 1) {
+		return invalidf(KindMarket, `"probability" must be between 0 and 1`)
+	}
+	if m.Volume != nil && !(*m.Volume >= 0 && !math.IsInf(*m.Volume, 0)) {
+		return invalidf(KindMarket, `"volume" must not be negative`)
+	}
+	if m.ClosesAt != nil {
+		t := m.ClosesAt.UTC()
+		m.ClosesAt = &t
+	}
+	subSeen := make(map[int64]bool, len(m.Subevents))
+	postSeen := make(map[int64]bool)
+	for i := range m.Subevents {
+		s := &m.Subevents[i]
+		if s.ID <= 0 {
+			return invalidf(KindMarket, `subevents[%d]: "id" must be a positive integer`, i)
+		}
+		if subSeen[s.ID] {
+			return invalidf(KindMarket, "subevents[%d]: duplicate subevent id %d", i, s.ID)
+		}
+		subSeen[s.ID] = true
+		for j := range s.Posts {
+			p := &s.Posts[j]
+			if p.ID <= 0 {
+				return invalidf(KindMarket, `subevents[%d].posts[%d]: "id" must be a positive integer`, i, j)
+			}
+			if postSeen[p.ID] {
+				return invalidf(KindMarket, "subevents[%d].posts[%d]: duplicate post id %d", i, j, p.ID)
+			}
+			postSeen[p.ID] = true
+			if p.Date.IsZero() {
+				return invalidf(KindMarket, `subevents[%d].posts[%d]: "date" is required`, i, j)
+			}
+			p.Date = p.Date.UTC()
+		}
+	}
+	return nil
+}
+
+// IngestOptions tune Ingest.
+type IngestOptions struct {
+	// BatchSize is how many lines one transaction applies. Defaults to 500.
+	BatchSize int
+	// MaxLineBytes bounds one line; a longer line is reported as bad.
+	// Defaults to 8 MiB.
+	MaxLineBytes int
+}
+
+// IngestFailure is a bad line: its 1-based number and why it was rejected.
+type IngestFailure struct {
+	Line   int    `json:"line"`
+	Kind   string `json:"kind,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// maxReportedFailures bounds IngestSummary.Failed so a huge bad file cannot
+// exhaust memory; FailedCount still counts every one.
+const maxReportedFailures = 1000
+
+// IngestSummary reports what an ingest did.
+type IngestSummary struct {
+	// Lines is the number of lines read, blank lines included.
+	Lines int `json:"lines"`
+	// Applied counts, per kind, the lines that inserted or changed data.
+	Applied map[string]int `json:"applied"`
+	// Unchanged counts good lines that matched what was already stored.
+	Unchanged int `json:"unchanged"`
+	// EventsChanged counts events inserted or changed (each got a new
+	// ingest_seq).
+	EventsChanged int `json:"eventsChanged"`
+	// FailedCount counts bad lines.
+	FailedCount int `json:"failedCount"`
+	// Failed lists the bad lines in input order; at most the first 1000.
+	Failed []IngestFailure `json:"failed"`
+}
+
+func newIngestSummary() *IngestSummary {
+	s := &IngestSummary{Applied: make(map[string]int, len(IngestKinds)), Failed: []IngestFailure{}}
+	for _, k := range IngestKinds {
+		s.Applied[k] = 0
+	}
+	return s
+}
+
+func (s *IngestSummary) fail(line int, kind, reason string) {
+	s.FailedCount++
+	if len(s.Failed) < maxReportedFailures {
+		s.Failed = append(s.Failed, IngestFailure{Line: line, Kind: kind, Reason: reason})
+	}
+}
+
+// sortFailures orders failures by line: batches report reference failures
+// before they apply, so they can arrive out of order.
+func (s *IngestSummary) sortFailures() {
+	sort.SliceStable(s.Failed, func(i, j int) bool { return s.Failed[i].Line < s.Failed[j].Line })
+}
+
+type pendingRecord struct {
+	line int
+	rec  IngestRecord
+}
+
+// Ingest reads JSON Lines from r and upserts each record idempotently by id,
+// in batches of one transaction each (multi-row upserts, never a statement
+// per row). Bad lines — unparsable, invalid, or naming an entity id that
+// is neither stored nor defined by an earlier line — are reported in the
+// summary and skipped; the good lines are applied. Re-ingesting identical
+// lines changes nothing: no row is rewritten and no ingest_seq moves.
+//
+// Derived data is maintained: entity_names, event_entities with the event's
+// time, score, classification and category copied, evidence,
+// events.latest_evidence_at and evidence_text, events.ingest_seq (drawn only
+// for inserted or changed events) and entities.event_count. A transaction
+// that changed events notifies EventsChannel.
+//
+// The error is non-nil only when ingest could not go on (unreadable input,
+// database unavailable, cancelled); the summary then covers what was done.
+func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*IngestSummary, error) {
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 500
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = 8 << 20
+	}
+	summary := newIngestSummary()
+	defer summary.sortFailures()
+
+	br := bufio.NewReaderSize(r, 64<<10)
+	var batch []pendingRecord
+	keys := make(map[string]bool)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := d.ingestBatch(ctx, batch, summary)
+		batch = batch[:0]
+		clear(keys)
+		return err
+	}
+	for {
+		line, tooLong, readErr := readLine(br, opts.MaxLineBytes)
+		if readErr != nil && !errors.Is(readErr, io.EOF) {
+			if err := flush(); err != nil {
+				return summary, err
+			}
+			return summary, fmt.Errorf("error reading ingest input: %w", readErr)
+		}
+		if line != nil || tooLong {
+			summary.Lines++
+			n := summary.Lines
+			if n == 1 {
+				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+			}
+			switch {
+			case tooLong:
+				summary.fail(n, "", fmt.Sprintf("line longer than %d bytes", opts.MaxLineBytes))
+			case len(bytes.TrimSpace(line)) == 0:
+				// Blank lines are allowed and skipped.
+			default:
+				rec, err := ParseIngestLine(line)
+				if err != nil {
+					summary.fail(n, "", ErrorMessage(err))
+					break
+				}
+				recKeys := rec.keys()
+				for _, k := range recKeys {
+					if keys[k] {
+						// The same row twice in one batch: apply what came
+						// before first, in order.
+						if err := flush(); err != nil {
+							return summary, err
+						}
+						break
+					}
+				}
+				for _, k := range recKeys {
+					keys[k] = true
+				}
+				batch = append(batch, pendingRecord{line: n, rec: rec})
+				if len(batch) >= opts.BatchSize {
+					if err := flush(); err != nil {
+						return summary, err
+					}
+				}
+			}
+		}
+		if errors.Is(readErr, io.EOF) {
+			break
+		}
+	}
+	if err := flush(); err != nil {
+		return summary, err
+	}
+	return summary, nil
+}
+
+// readLine reads one line without its end-of-line bytes. A line longer than
+// max is consumed and reported as tooLong. At end of input it returns
+// io.EOF, with the last line if it had no newline.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > max+2 { // +2 for "\r\n"
+				tooLong = true
+				buf = nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if len(buf) == 0 && !tooLong {
+				return nil, false, err
+			}
+			if !errors.Is(err, io.EOF) {
+				return nil, false, err
+			}
+		}
+		buf = bytes.TrimRight(buf, "\r\n")
+		if buf == nil && !tooLong {
+			buf = []byte{}
+		}
+		if tooLong {
+			return nil, true, err
+		}
+		return buf, false, err
+	}
+}
+
+// ingestBatch applies batch in one transaction. When the transaction fails
+// for a reason other than unavailability, it retries line by line so the
+// failing lines are reported and the others applied.
+func (d *DB) ingestBatch(ctx context.Context, batch []pendingRecord, summary *IngestSummary) error {
+	result, err := d.applyIngestBatch(ctx, batch)
+	if err == nil {
+		result.report(summary)
+		return nil
+	}
+	if ctx.Err() != nil || IsUnavailable(err) {
+		return fmt.Errorf("error applying ingest batch (lines %d–%d): %w", batch[0].line, batch[len(batch)-1].line, err)
+	}
+	if len(batch) == 1 {
+		summary.fail(batch[0].line, batch[0].rec.Kind, ingestErrorReason(err))
+		return nil
+	}
+	for i := range batch {
+		if err := d.ingestBatch(ctx, batch[i:i+1], summary); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ingestErrorReason describes a database error for the line it failed.
+func ingestErrorReason(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if pgErr.Detail != "" {
+			return fmt.Sprintf("rejected by the database: %s (%s)", pgErr.Message, pgErr.Detail)
+		}
+		return "rejected by the database: " + pgErr.Message
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "rejected by the database: " + err.Error()
+}
+
+// batchResult is what one batch transaction did.
+type batchResult struct {
+	batch         []pendingRecord
+	bad           map[int]string // batch index → reason
+	changed       map[int]bool   // batch index → inserted or changed data
+	eventsChanged int
+}
+
+func (r *batchResult) report(summary *IngestSummary) {
+	for i, p := range r.batch {
+		if reason, ok := r.bad[i]; ok {
+			summary.fail(p.line, p.rec.Kind, reason)
+		} else if r.changed[i] {
+			summary.Applied[p.rec.Kind]++
+		} else {
+			summary.Unchanged++
+		}
+	}
+	summary.EventsChanged += r.eventsChanged
+}
+
+// Row shapes sent to PostgreSQL as one JSON array per table and expanded
+// with jsonb_to_recordset: one statement per table per batch.
+type (
+	entityRow struct {
+		ID            int64    `json:"id"`
+		CanonicalName string   `json:"canonical_name"`
+		DisplayName   string   `json:"display_name"`
+		EntityType    string   `json:"entity_type"`
+		Status        string   `json:"status"`
+		Aliases       []string `json:"aliases"`
+	}
+	entityNameRow struct {
+		EntityID int64  `json:"entity_id"`
+		Kind     string `json:"kind"`
+		Value    string `json:"value"`
+	}
+	relationshipRow struct {
+		SourceEntityID   int64  `json:"source_entity_id"`
+		TargetEntityID   int64  `json:"target_entity_id"`
+		RelationshipType string `json:"relationship_type"`
+		Status           string `json:"status"`
+		SearchExpand     bool   `json:"search_expand"`
+	}
+	referenceRow struct {
+		ID            int64  `json:"id"`
+		EntityID      int64  `json:"entity_id"`
+		ReferenceType string `json:"reference_type"`
+		Title         string `json:"title"`
+		URL           string `json:"url"`
+	}
+	marketRow struct {
+		ID          int64      `json:"id"`
+		EntityID    int64      `json:"entity_id"`
+		Question    string     `json:"question"`
+		URL         string     `json:"url"`
+		Outcomes    []string   `json:"outcomes"`
+		Probability *float64   `json:"probability"`
+		Volume      *float64   `json:"volume"`
+		ClosesAt    *time.Time `json:"closes_at"`
+	}
+	subeventRow struct {
+		ID              int64  `json:"id"`
+		MarketID        int64  `json:"market_id"`
+		Label           string `json:"label"`
+		SubeventType    string `json:"subevent_type"`
+		NormalizedTitle string `json:"normalized_title"`
+		InjectedSummary string `json:"injected_summary"`
+	}
+	marketPostRow struct {
+		ID         int64     `json:"id"`
+		SubeventID int64     `json:"subevent_id"`
+		Content    string    `json:"content"`
+		PostedAt   time.Time `json:"posted_at"`
+	}
+	eventRow struct {
+		ID               int64     `json:"id"`
+		Title            string    `json:"title"`
+		Category         string    `json:"category"`
+		Subcategory      string    `json:"subcategory"`
+		Summary          string    `json:"summary"`
+		Bullets          []string  `json:"bullets"`
+		Significance     *float64  `json:"significance"`
+		ContentType      *string   `json:"content_type"`
+		LatestEvidenceAt time.Time `json:"latest_evidence_at"`
+		EvidenceText     string    `json:"evidence_text"`
+	}
+	evidenceRow struct {
+		ID      int64     `json:"id"`
+		EventID int64     `json:"event_id"`
+		Content string    `json:"content"`
+		URL     string    `json:"url"`
+		TS      time.Time `json:"ts"`
+	}
+	eventEntityRow struct {
+		EventID          int64     `json:"event_id"`
+		EntityID         int64     `json:"entity_id"`
+		Role             string    `json:"role"`
+		Position         int       `json:"position"`
+		LatestEvidenceAt time.Time `json:"latest_evidence_at"`
+		Significance     *float64  `json:"significance"`
+		ContentType      *string   `json:"content_type"`
+		Category         string    `json:"category"`
+	}
+)
+
+func jsonParam(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("error encoding ingest rows: %w", err)
+	}
+	return string(b), nil
+}
+
+// applyIngestBatch runs one batch transaction.
+func (d *DB) applyIngestBatch(ctx context.Context, batch []pendingRecord) (*batchResult, error) {
+	res := &batchResult{batch: batch, bad: map[int]string{}, changed: map[int]bool{}}
+	err := pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
+		CountStatement(ctx)
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", ingestLockID); err != nil {
+			return fmt.Errorf("error taking ingest lock: %w", err)
+		}
+		if err := checkEntityRefs(ctx, tx, res); err != nil {
+			return err
+		}
+		for _, step := range []func(context.Context, pgx.Tx, *batchResult) error{
+			applyEntities, applyRelationships, applyReferences, applyMarkets, applyEvents,
+		} {
+			if err := step(ctx, tx, res); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// good calls f for every record of kind in the batch that passed the
+// reference check.
+func (r *batchResult) good(kind string, f func(i int, rec IngestRecord)) {
+	for i, p := range r.batch {
+		if p.rec.Kind != kind {
+			continue
+		}
+		if _, bad := r.bad[i]; bad {
+			continue
+		}
+		f(i, p.rec)
+	}
+}
+
+// checkEntityRefs marks records naming an entity id that is neither stored
+// nor defined by an earlier line of the batch.
+func checkEntityRefs(ctx context.Context, tx pgx.Tx, res *batchResult) error {
+	definedAt := map[int64]int{} // entity id → first line defining it
+	var ids []int64
+	for _, p := range res.batch {
+		if p.rec.Kind == KindEntity {
+			if _, ok := definedAt[p.rec.Entity.ID]; !ok {
+				definedAt[p.rec.Entity.ID] = p.line
+			}
+			continue
+		}
+		for _, ref := range p.rec.entityRefs() {
+			ids = append(ids, ref.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	CountStatement(ctx)
+	rows, err := tx.Query(ctx, "SELECT id FROM entities WHERE id = ANY($1)", ids)
+	if err != nil {
+		return fmt.Errorf("error checking entity ids: %w", err)
+	}
+	storedIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("error checking entity ids: %w", err)
+	}
+	stored := make(map[int64]bool, len(storedIDs))
+	for _, id := range storedIDs {
+		stored[id] = true
+	}
+	for i, p := range res.batch {
+		if p.rec.Kind == KindEntity {
+			continue
+		}
+		var unknown []string
+		for _, ref := range p.rec.entityRefs() {
+			if stored[ref.id] {
+				continue
+			}
+			if line, ok := definedAt[ref.id]; ok && line < p.line {
+				continue
+			}
+			unknown = append(unknown, fmt.Sprintf("%d (%s)", ref.id, ref.field))
+		}
+		if len(unknown) > 0 {
+			res.bad[i] = "unknown entity id " + strings.Join(unknown, ", ")
+		}
+	}
+	return nil
+}
+
+// queryInt64s runs sql and collects the first column of every row.
+func queryInt64s(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]int64, error) {
+	CountStatement(ctx)
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
+	var rows []entityRow
+	byID := map[int64]int{}
+	res.good(KindEntity, func(i int, rec IngestRecord) {
+		e := rec.Entity
+		rows = append(rows, entityRow{e.ID, e.CanonicalName, e.DisplayName, e.EntityType, e.Status, e.Aliases})
+		byID[e.ID] = i
+	})
+	if len(rows) == 0 {
+		return nil
+	}
+	param, err := jsonParam(rows)
+	if err != nil {
+		return err
+	}
+	changedIDs, err := queryInt64s(ctx, tx, `
+		INSERT INTO entities AS t (id, canonical_name, display_name, entity_type, status, aliases)
+		SELECT x.id, x.canonical_name, x.display_name, x.entity_type, x.status, coalesce(x.aliases, '{}')
+		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, canonical_name text, display_name text, entity_type text, status text, aliases text[])
+		ON CONFLICT (id) DO UPDATE SET
+			canonical_name = EXCLUDED.canonical_name, display_name = EXCLUDED.display_name,
+			entity_type = EXCLUDED.entity_type, status = EXCLUDED.status, aliases = EXCLUDED.aliases,
+			updated_at = now()
+		WHERE (t.canonical_name, t.display_name, t.entity_type, t.status, t.aliases)
+			IS DISTINCT FROM (EXCLUDED.canonical_name, EXCLUDED.display_name, EXCLUDED.entity_type, EXCLUDED.status, EXCLUDED.aliases)
+		RETURNING t.id`, param)
+	if err != nil {
+		return fmt.Errorf("error upserting entities: %w", err)
+	}
+	if len(changedIDs) == 0 {
+		return nil
+	}
+	var names []entityNameRow
+	for _, id := range changedIDs {
+		i := byID[id]
+		res.changed[i] = true
+		e := res.batch[i].rec.Entity
+		names = append(names, entityNameRow{id, "canonical_name", e.CanonicalName}, entityNameRow{id, "display_name", e.DisplayName})
+		for _, a := range e.Aliases {
+			names = append(names, entityNameRow{id, "alias", a})
+		}
+	}
+	namesParam, err := jsonParam(names)
+	if err != nil {
+		return err
+	}
+	CountStatement(ctx)
+	if _, err := tx.Exec(ctx, `
+		DELETE FROM entity_names n
+		WHERE n.entity_id = ANY($1)
+		  AND NOT EXISTS (
+			SELECT 1 FROM jsonb_to_recordset($2::jsonb) AS x(entity_id bigint, kind text, value text)
+			WHERE x.entity_id = n.entity_id AND x.kind = n.kind AND x.value = n.value)`, changedIDs, namesParam); err != nil {
+		return fmt.Errorf("error removing stale entity names: %w", err)
+	}
+	CountStatement(ctx)
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO entity_names (entity_id, kind, value, norm)
+		SELECT x.entity_id, x.kind, x.value, norm_text(x.value)
+		FROM jsonb_to_recordset($1::jsonb) AS x(entity_id bigint, kind text, value text)
+		ON CONFLICT DO NOTHING`, namesParam); err != nil {
+		return fmt.Errorf("error writing entity names: %w", err)
+	}
+	return nil
+}
+
+func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error {
+	var rows []relationshipRow
+	byKey := map[string]int{}
+	res.good(KindRelationship, func(i int, rec IngestRecord) {
+		r := rec.Relationship
+		rows = append(rows, relationshipRow{r.SourceEntityID, r.TargetEntityID, r.RelationshipType, r.Status, r.SearchExpand})
+		byKey[rec.keys()[0]] = i
+	})
+	if len(rows) == 0 {
+		return nil
+	}
+	param, err := jsonParam(rows)
+	if err != nil {
+		return err
+	}
+	CountStatement(ctx)
+	result, err := tx.Query(ctx, `
+		INSERT INTO relationships AS t (source_entity_id, target_entity_id, relationship_type, status, search_expand)
+		SELECT x.source_entity_id, x.target_entity_id, x.relationship_type, x.status, x.search_expand
+		FROM jsonb_to_recordset($1::jsonb) AS x(source_entity_id bigint, target_entity_id bigint, relationship_type text, status text, search_expand boolean)
+		ON CONFLICT (source_entity_id, target_entity_id, relationship_type) DO UPDATE SET
+			status = EXCLUDED.status, search_expand = EXCLUDED.search_expand
+		WHERE (t.status, t.search_expand) IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.search_expand)
+		RETURNING t.source_entity_id, t.target_entity_id, t.relationship_type`, param)
+	if err != nil {
+		return fmt.Errorf("error upserting relationships: %w", err)
+	}
+	var src, dst int64
+	var typ string
+	_, err = pgx.ForEachRow(result, []any{&src, &dst, &typ}, func() error {
+		res.changed[byKey[fmt.Sprintf("relationship:%d:%d:%s", src, dst, typ)]] = true
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("error upserting relationships: %w", err)
+	}
+	return nil
+}
+
+func applyReferences(ctx context.Context, tx pgx.Tx, res *batchResult) error {
+	var rows []referenceRow
+	byID := map[int64]int{}
+	res.good(KindReference, func(i int, rec IngestRecord) {
+		r := rec.Reference
+		rows = append(rows, referenceRow{r.ID, r.EntityID, r.ReferenceType, r.Title, r.URL})
+		byID[r.ID] = i
+	})
+	if len(rows) == 0 {
+		return nil
+	}
+	param, err := jsonParam(rows)
+	if err != nil {
+		return err
+	}
+	ids, err := queryInt64s(ctx, tx, `
+		INSERT INTO entity_references AS t (id, entity_id, reference_type, title, url)
+		SELECT x.id, x.entity_id, x.reference_type, x.title, x.url
+		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, entity_id bigint, reference_type text, title text, url text)
+		ON CONFLICT (id) DO UPDATE SET
+			entity_id = EXCLUDED.entity_id, reference_type = EXCLUDED.reference_type, title = EXCLUDED.title, url = EXCLUDED.url
+		WHERE (t.entity_id, t.reference_type, t.title, t.url)
+			IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.reference_type, EXCLUDED.title, EXCLUDED.url)
+		RETURNING t.id`, param)
+	if err != nil {
+		return fmt.Errorf("error upserting references: %w", err)
+	}
+	for _, id := range ids {
+		res.changed[byID[id]] = true
+	}
+	return nil
+}
+
+func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
+	var (
+		markets    []marketRow
+		subevents  []subeventRow
+		posts      []marketPostRow
+		marketIDs  []int64
+		subIDs     []int64
+		postIDs    []int64
+		byMarket   = map[int64]int{}
+		subMarket  = map[int64]int64{}
+		changedMkt = map[int64]bool{}
+	)
+	res.good(KindMarket, func(i int, rec IngestRecord) {
+		m := rec.Market
+		byMarket[m.ID] = i
+		marketIDs = append(marketIDs, m.ID)
+		markets = append(markets, marketRow{m.ID, m.EntityID, m.Question, m.URL, m.Outcomes, m.Probability, m.Volume, m.ClosesAt})
+		for _, s := range m.Subevents {
+			subMarket[s.ID] = m.ID
+			subIDs = append(subIDs, s.ID)
+			subevents = append(subevents, subeventRow{s.ID, m.ID, s.Label, s.Type, s.NormalizedTitle, s.InjectedSummary})
+			for _, p := range s.Posts {
+				postIDs = append(postIDs, p.ID)
+				posts = append(posts, marketPostRow{p.ID, s.ID, p.Content, p.Date})
+			}
+		}
+	})
+	if len(markets) == 0 {
+		return nil
+	}
+	param, err := jsonParam(markets)
+	if err != nil {
+		return err
+	}
+	ids, err := queryInt64s(ctx, tx, `
+		INSERT INTO markets AS t (id, entity_id, question, url, outcomes, probability, volume, closes_at)
+		SELECT x.id, x.entity_id, x.question, x.url, coalesce(x.outcomes, '{}'), x.probability, x.volume, x.closes_at
+		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, entity_id bigint, question text, url text, outcomes text[],
+			probability double precision, volume double precision, closes_at timestamptz)
+		ON CONFLICT (id) DO UPDATE SET
+			entity_id = EXCLUDED.entity_id, question = EXCLUDED.question, url = EXCLUDED.url, outcomes = EXCLUDED.outcomes,
+			probability = EXCLUDED.probability, volume = EXCLUDED.volume, closes_at = EXCLUDED.closes_at
+		WHERE (t.entity_id, t.question, t.url, t.outcomes, t.probability, t.volume, t.closes_at)
+			IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.question, EXCLUDED.url, EXCLUDED.outcomes, EXCLUDED.probability, EXCLUDED.volume, EXCLUDED.closes_at)
+		RETURNING t.id`, param)
+	if err != nil {
+		return fmt.Errorf("error upserting markets: %w", err)
+	}
+	for _, id := range ids {
+		changedMkt[id] = true
+	}
+
+	// Sub-events: drop those the lines no longer list, upsert the rest.
+	ids, err = queryInt64s(ctx, tx, `
+		DELETE FROM market_subevents WHERE market_id = ANY($1) AND NOT (id = ANY($2)) RETURNING market_id`,
+		marketIDs, nonNil(subIDs))
+	if err != nil {
+		return fmt.Errorf("error removing stale market subevents: %w", err)
+	}
+	for _, id := range ids {
+		changedMkt[id] = true
+	}
+	if len(subevents) > 0 {
+		param, err := jsonParam(subevents)
+		if err != nil {
+			return err
+		}
+		ids, err = queryInt64s(ctx, tx, `
+			INSERT INTO market_subevents AS t (id, market_id, label, subevent_type, normalized_title, injected_summary)
+			SELECT x.id, x.market_id, x.label, x.subevent_type, x.normalized_title, x.injected_summary
+			FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, market_id bigint, label text, subevent_type text, normalized_title text, injected_summary text)
+			ON CONFLICT (id) DO UPDATE SET
+				market_id = EXCLUDED.market_id, label = EXCLUDED.label, subevent_type = EXCLUDED.subevent_type,
+				normalized_title = EXCLUDED.normalized_title, injected_summary = EXCLUDED.injected_summary
+			WHERE (t.market_id, t.label, t.subevent_type, t.normalized_title, t.injected_summary)
+				IS DISTINCT FROM (EXCLUDED.market_id, EXCLUDED.label, EXCLUDED.subevent_type, EXCLUDED.normalized_title, EXCLUDED.injected_summary)
+			RETURNING t.market_id`, param)
+		if err != nil {
+			return fmt.Errorf("error upserting market subevents: %w", err)
+		}
+		for _, id := range ids {
+			changedMkt[id] = true
+		}
+	}
+
+	// Posts: the same for the listed sub-events.
+	if len(subIDs) > 0 {
+		ids, err = queryInt64s(ctx, tx, `
+			DELETE FROM market_posts WHERE subevent_id = ANY($1) AND NOT (id = ANY($2)) RETURNING subevent_id`,
+			subIDs, nonNil(postIDs))
+		if err != nil {
+			return fmt.Errorf("error removing stale market posts: %w", err)
+		}
+		for _, id := range ids {
+			changedMkt[subMarket[id]] = true
+		}
+	}
+	if len(posts) > 0 {
+		param, err := jsonParam(posts)
+		if err != nil {
+			return err
+		}
+		ids, err = queryInt64s(ctx, tx, `
+			INSERT INTO market_posts AS t (id, subevent_id, content, posted_at)
+			SELECT x.id, x.subevent_id, x.content, x.posted_at
+			FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, subevent_id bigint, content text, posted_at timestamptz)
+			ON CONFLICT (id) DO UPDATE SET
+				subevent_id = EXCLUDED.subevent_id, content = EXCLUDED.content, posted_at = EXCLUDED.posted_at
+			WHERE (t.subevent_id, t.content, t.posted_at) IS DISTINCT FROM (EXCLUDED.subevent_id, EXCLUDED.content, EXCLUDED.posted_at)
+			RETURNING t.subevent_id`, param)
+		if err != nil {
+			return fmt.Errorf("error upserting market posts: %w", err)
+		}
+		for _, id := range ids {
+			changedMkt[subMarket[id]] = true
+		}
+	}
+	for id := range changedMkt {
+		if i, ok := byMarket[id]; ok {
+			res.changed[i] = true
+		}
+	}
+	return nil
+}
+
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
+func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
+	var (
+		events      []eventRow
+		evidence    []evidenceRow
+		links       []eventEntityRow
+		eventIDs    []int64
+		evidenceIDs []int64
+		byEvent     = map[int64]int{}
+	)
+	res.good(KindEvent, func(i int, rec IngestRecord) {
+		e := rec.Event
+		byEvent[e.ID] = i
+		eventIDs = append(eventIDs, e.ID)
+		latest := e.latestEvidence()
+		events = append(events, eventRow{e.ID, e.Title, e.EventCategory, e.EventSubcategory, e.Summary, nonNilStrings(e.Bullets),
+			e.Significance, e.ContentType, latest, e.evidenceText()})
+		for _, ev := range e.Evidence {
+			evidenceIDs = append(evidenceIDs, ev.ID)
+			evidence = append(evidence, evidenceRow{ev.ID, e.ID, ev.Content, ev.URL, ev.Timestamp})
+		}
+		for pos, id := range e.Owners {
+			links = append(links, eventEntityRow{e.ID, id, RoleOwner, pos, latest, e.Significance, e.ContentType, e.EventCategory})
+		}
+		for pos, id := range e.Participants {
+			links = append(links, eventEntityRow{e.ID, id, RoleParticipant, pos, latest, e.Significance, e.ContentType, e.EventCategory})
+		}
+	})
+	if len(events) == 0 {
+		return nil
+	}
+	param, err := jsonParam(events)
+	if err != nil {
+		return err
+	}
+
+	// Events: ingest_seq is drawn for every row but only stored when the
+	// row is inserted or actually changed.
+	CountStatement(ctx)
+	rows, err := tx.Query(ctx, `
+		INSERT INTO events AS t (id, title, category, subcategory, summary, bullets, significance, content_type,
+			latest_evidence_at, evidence_text, ingest_seq)
+		SELECT x.id, x.title, x.category, x.subcategory, x.summary, coalesce(x.bullets, '{}'), x.significance, x.content_type,
+			x.latest_evidence_at, x.evidence_text, nextval('events_ingest_seq')
+		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, title text, category text, subcategory text, summary text,
+			bullets text[], significance double precision, content_type text, latest_evidence_at timestamptz, evidence_text text)
+		ON CONFLICT (id) DO UPDATE SET
+			title = EXCLUDED.title, category = EXCLUDED.category, subcategory = EXCLUDED.subcategory,
+			summary = EXCLUDED.summary, bullets = EXCLUDED.bullets, significance = EXCLUDED.significance,
+			content_type = EXCLUDED.content_type, latest_evidence_at = EXCLUDED.latest_evidence_at,
+			evidence_text = EXCLUDED.evidence_text, ingest_seq = EXCLUDED.ingest_seq, updated_at = now()
+		WHERE (t.title, t.category, t.subcategory, t.summary, t.bullets, t.significance, t.content_type,
+				t.latest_evidence_at, t.evidence_text)
+			IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.category, EXCLUDED.subcategory, EXCLUDED.summary, EXCLUDED.bullets,
+				EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.latest_evidence_at, EXCLUDED.evidence_text)
+		RETURNING t.id, t.ingest_seq`, param)
+	if err != nil {
+		return fmt.Errorf("error upserting events: %w", err)
+	}
+	rowChanged := map[int64]bool{}
+	var maxSeq int64
+	var id, seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &seq}, func() error {
+		rowChanged[id] = true
+		maxSeq = max(maxSeq, seq)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("error upserting events: %w", err)
+	}
+	childChanged := map[int64]bool{}
+	affected := map[int64]bool{} // entities whose event_count may move
+
+	// Evidence.
+	ids, err := queryInt64s(ctx, tx, `
+		DELETE FROM evidence WHERE event_id = ANY($1) AND NOT (id = ANY($2)) RETURNING event_id`, eventIDs, evidenceIDs)
+	if err != nil {
+		return fmt.Errorf("error removing stale evidence: %w", err)
+	}
+	for _, id := range ids {
+		childChanged[id] = true
+	}
+	evParam, err := jsonParam(evidence)
+	if err != nil {
+		return err
+	}
+	ids, err = queryInt64s(ctx, tx, `
+		INSERT INTO evidence AS t (id, event_id, content, url, ts)
+		SELECT x.id, x.event_id, x.content, x.url, x.ts
+		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, event_id bigint, content text, url text, ts timestamptz)
+		ON CONFLICT (id) DO UPDATE SET event_id = EXCLUDED.event_id, content = EXCLUDED.content, url = EXCLUDED.url, ts = EXCLUDED.ts
+		WHERE (t.event_id, t.content, t.url, t.ts) IS DISTINCT FROM (EXCLUDED.event_id, EXCLUDED.content, EXCLUDED.url, EXCLUDED.ts)
+		RETURNING t.event_id`, evParam)
+	if err != nil {
+		return fmt.Errorf("error upserting evidence: %w", err)
+	}
+	for _, id := range ids {
+		childChanged[id] = true
+	}
+
+	// Entity roles, with the event's time, score, classification and
+	// category copied.
+	linkParam, err := jsonParam(links)
+	if err != nil {
+		return err
+	}
+	collectPairs := func(rows pgx.Rows) error {
+		var eventID, entityID int64
+		_, err := pgx.ForEachRow(rows, []any{&eventID, &entityID}, func() error {
+			childChanged[eventID] = true
+			affected[entityID] = true
+			return nil
+		})
+		return err
+	}
+	CountStatement(ctx)
+	rows, err = tx.Query(ctx, `
+		DELETE FROM event_entities ee
+		WHERE ee.event_id = ANY($1)
+		  AND NOT EXISTS (
+			SELECT 1 FROM jsonb_to_recordset($2::jsonb) AS x(event_id bigint, entity_id bigint, role text)
+			WHERE x.event_id = ee.event_id AND x.entity_id = ee.entity_id AND x.role = ee.role)
+		RETURNING ee.event_id, ee.entity_id`, eventIDs, linkParam)
+	if err == nil {
+		err = collectPairs(rows)
+	}
+	if err != nil {
+		return fmt.Errorf("error removing stale event entities: %w", err)
+	}
+	CountStatement(ctx)
+	rows, err = tx.Query(ctx, `
+		INSERT INTO event_entities AS t (event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category)
+		SELECT x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category
+		FROM jsonb_to_recordset($1::jsonb) AS x(event_id bigint, entity_id bigint, role text, position int,
+			latest_evidence_at timestamptz, significance double precision, content_type text, category text)
+		ON CONFLICT (event_id, role, entity_id) DO UPDATE SET
+			position = EXCLUDED.position, latest_evidence_at = EXCLUDED.latest_evidence_at, significance = EXCLUDED.significance,
+			content_type = EXCLUDED.content_type, category = EXCLUDED.category
+		WHERE (t.position, t.latest_evidence_at, t.significance, t.content_type, t.category)
+			IS DISTINCT FROM (EXCLUDED.position, EXCLUDED.latest_evidence_at, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.category)
+		RETURNING t.event_id, t.entity_id`, linkParam)
+	if err == nil {
+		err = collectPairs(rows)
+	}
+	if err != nil {
+		return fmt.Errorf("error upserting event entities: %w", err)
+	}
+
+	// Events whose evidence or roles changed but whose own row did not get
+	// a new ingest_seq too.
+	var touch []int64
+	for id := range childChanged {
+		if !rowChanged[id] {
+			touch = append(touch, id)
+		}
+	}
+	if len(touch) > 0 {
+		seqs, err := queryInt64s(ctx, tx, `
+			UPDATE events SET ingest_seq = nextval('events_ingest_seq'), updated_at = now()
+			WHERE id = ANY($1) RETURNING ingest_seq`, touch)
+		if err != nil {
+			return fmt.Errorf("error marking changed events: %w", err)
+		}
+		for _, s := range seqs {
+			maxSeq = max(maxSeq, s)
+		}
+	}
+
+	if len(affected) > 0 {
+		entityIDs := make([]int64, 0, len(affected))
+		for id := range affected {
+			entityIDs = append(entityIDs, id)
+		}
+		CountStatement(ctx)
+		if _, err := tx.Exec(ctx, `
+			UPDATE entities e SET event_count = c.n
+			FROM (
+				SELECT x.id, (SELECT count(DISTINCT ee.event_id) FROM event_entities ee WHERE ee.entity_id = x.id) AS n
+				FROM unnest($1::bigint[]) AS x(id)
+			) c
+			WHERE e.id = c.id AND e.event_count IS DISTINCT FROM c.n`, entityIDs); err != nil {
+			return fmt.Errorf("error updating entity event counts: %w", err)
+		}
+	}
+
+	for id := range rowChanged {
+		childChanged[id] = true
+	}
+	for id := range childChanged {
+		if i, ok := byEvent[id]; ok {
+			res.changed[i] = true
+		}
+	}
+	res.eventsChanged = len(childChanged)
+	if len(childChanged) > 0 {
+		// Delivered when the transaction commits.
+		CountStatement(ctx)
+		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", EventsChannel, strconv.FormatInt(maxSeq, 10)); err != nil {
+			return fmt.Errorf("error notifying %s: %w", EventsChannel, err)
+		}
+	}
+	return nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
