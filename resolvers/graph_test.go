@@ -1,0 +1,108 @@
+package resolvers_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+const threeHop = `query($n: Int) {
+  entity(id: 1) {
+    id
+    relationships(first: $n) {
+      direction
+      relationshipType
+      relatedEntity {
+        id
+        label
+        events(first: $n) {
+          nodes { id title owners { id label aliases } participants { id } evidence { id timestamp } }
+          nextCursor
+        }
+      }
+    }
+  }
+}`
+
+// The statements a 3-hop query issues must not grow with page size or
+// fan-out: one statement per edge level.
+func TestThreeHopStatementCount(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 25)
+	counts := map[int]int64{}
+	for _, n := range []int{5, 25} {
+		ctx, counter := db.WithStatementCounter(context.Background())
+		data, errs := b.run(t, ctx, threeHop, map[string]any{"n": n})
+		require.Empty(t, errs)
+		rels := dig(data, "entity", "relationships").([]any)
+		require.Len(t, rels, n)
+		for _, r := range rels {
+			nodes := dig(r, "relatedEntity", "events", "nodes").([]any)
+			require.Len(t, nodes, n)
+			require.Len(t, dig(nodes[0], "owners").([]any), 1)
+			require.Len(t, dig(nodes[0], "evidence").([]any), 2)
+		}
+		counts[n] = counter.Load()
+	}
+	// entity, relationships, related entities, their events, roles, evidence.
+	t.Logf("statements: %v", counts)
+	require.LessOrEqual(t, counts[25], int64(6))
+	require.Equal(t, counts[5], counts[25])
+}
+
+// Relationship directions are relative to the entity asked about.
+func TestRelationshipDirection(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 4)
+	data := b.mustRun(t, `{ entity(id: 1) { relationships { direction sourceEntityId targetEntityId relatedEntity { id } } }
+	  other: entity(id: 102) { relationships { direction sourceEntityId targetEntityId relatedEntity { id } } } }`, nil)
+	rels := dig(data, "entity", "relationships").([]any)
+	require.Len(t, rels, 4)
+	for _, r := range rels {
+		rel := r.(map[string]any)
+		if rel["direction"] == "outbound" {
+			require.EqualValues(t, 1, rel["sourceEntityId"])
+			require.Equal(t, rel["targetEntityId"], dig(rel, "relatedEntity", "id"))
+		} else {
+			require.Equal(t, "inbound", rel["direction"])
+			require.EqualValues(t, 1, rel["targetEntityId"])
+			require.Equal(t, rel["sourceEntityId"], dig(rel, "relatedEntity", "id"))
+		}
+	}
+	other := dig(data, "other", "relationships").([]any)
+	require.Len(t, other, 1)
+	require.Equal(t, "outbound", dig(other, 0, "direction")) // 102 FOUNDATION_OF 1
+	require.EqualValues(t, 1, dig(other, 0, "relatedEntity", "id"))
+}
+
+// Legacy event fields return the same values as their canonical ones.
+func TestLegacyFieldsEqual(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 4)
+	data := b.mustRun(t, `{ entity(id: 101) { events(first: 4) { nodes {
+	  summary globalSummary bullets bulletSummary owners { id } eventOwner { id }
+	  participants { id } eventParticipants { id } evidence { id url } posts { id url }
+	  latestEvidenceTimestamp latestPostTimestamp significance signal } } } }`, nil)
+	nodes := dig(data, "entity", "events", "nodes").([]any)
+	require.Len(t, nodes, 4)
+	sawSignal := false
+	for _, n := range nodes {
+		ev := n.(map[string]any)
+		require.Equal(t, ev["summary"], ev["globalSummary"])
+		require.Equal(t, ev["bullets"], ev["bulletSummary"])
+		require.Equal(t, ev["owners"], ev["eventOwner"])
+		require.NotEmpty(t, ev["owners"])
+		require.Equal(t, ev["participants"], ev["eventParticipants"])
+		require.Equal(t, ev["evidence"], ev["posts"])
+		require.Equal(t, ev["latestEvidenceTimestamp"], ev["latestPostTimestamp"])
+		require.Equal(t, ev["significance"], ev["signal"])
+		if ev["significance"] != nil {
+			sawSignal = true
+		}
+		require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, ev["latestEvidenceTimestamp"])
+	}
+	require.True(t, sawSignal)
+}
