@@ -15,7 +15,8 @@ type requestIDKey struct{}
 // the X-Request-Id response header and available from RequestIDFrom. Wrap
 // applies it itself; the router may also use it first so routes outside
 // the access layer (health, OpenAPI) get an id too. Applying it twice keeps
-// the first id.
+// the first id, and an id already set on the response by an outer
+// middleware (observe.Middleware) is kept as is.
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := RequestIDFrom(r.Context()); id != "" {
@@ -23,9 +24,14 @@ func RequestID(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		id := r.Header.Get("X-Request-Id")
-		if !ValidRequestID(id) {
-			id = newRequestID()
+		// An outer middleware (observe) may have assigned the id already:
+		// keep it so logs, metrics and the response agree.
+		id := w.Header().Get("X-Request-Id")
+		if id == "" {
+			id = r.Header.Get("X-Request-Id")
+			if !ValidRequestID(id) {
+				id = newRequestID()
+			}
 		}
 		w.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))

@@ -1,0 +1,579 @@
+package access_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/access/accesstest"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+)
+
+// fixedNow is 15.5 seconds into a minute: the window resets in 45 seconds.
+var fixedNow = time.Date(2026, 3, 4, 10, 0, 15, 500_000_000, time.UTC) // a Wednesday
+
+var (
+	searchPolicy = access.Policy{Surface: "query", Layer: access.LayerEvaluation, Name: "search", CreditCost: 2}
+	briefPolicy  = access.Policy{Surface: "brief", Layer: access.LayerOperational, Name: "brief", CreditCost: 5, Feature: access.FeatureBriefs}
+	pricedPolicy = access.Policy{Surface: "feed", Layer: access.LayerEvaluation, Name: "signal.latest", CreditCost: 1,
+		Pricing: &access.Pricing{Mode: "range", Min: 0.005, Max: 0.125, MaxLimit: 50, DefaultLimit: 10}}
+)
+
+type testBundle struct {
+	store *db.DB
+	svc   *access.Service
+	fac   *accesstest.Facilitator
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	store := dbtest.New(t)
+	fac := accesstest.NewFacilitator(t)
+	svc := access.New(store, access.Config{
+		Now: func() time.Time { return fixedNow },
+		Payment: access.PaymentConfig{
+			FacilitatorURL: fac.URL, MPPVerifierURL: fac.MPPURL(),
+			PayTo: "0x2222222222222222222222222222222222222222", MPPSecret: "test-secret",
+			PublicURL: "https://api.example.test",
+		},
+	})
+	return &testBundle{store: store, svc: svc, fac: fac}
+}
+
+// okHandler answers 200 with the caller it sees.
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c, _ := access.CallerFrom(r.Context())
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"plan": c.Plan.Name, "paid": c.Paid, "key": c.APIKeyID}}) //nolint:errcheck
+})
+
+func do(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func bearer(key string) http.Header { return http.Header{"Authorization": {"Bearer " + key}} }
+
+func errorOf(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var body struct {
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
+	return body.Error
+}
+
+var accessHeaders = []string{
+	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Monthly-Limit", "X-Monthly-Used",
+	"X-Monthly-Remaining", "X-Credit-Cost", "X-Plan-Tier", "X-Api-Surface", "X-Access-Layer",
+	"X-Endpoint-Policy", "X-Request-Id", "RateLimit-Policy", "RateLimit",
+}
+
+func requireAccessHeaders(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	for _, h := range accessHeaders {
+		require.NotEmpty(t, rec.Header().Get(h), "header %s on a %d response", h, rec.Code)
+	}
+}
+
+func TestExactlyOneHundredOfThreeHundredAcrossTwoProcesses(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewURL(t)
+	ctx := context.Background()
+	var handlers []http.Handler
+	for i := 0; i < 2; i++ { // two "processes": separate pools and services on one database
+		store, err := db.Open(ctx, url, db.Options{MaxConns: 8})
+		require.NoError(t, err)
+		t.Cleanup(func() { store.Close() })
+		svc := access.New(store, access.Config{Now: func() time.Time { return fixedNow }})
+		handlers = append(handlers, svc.Wrap(searchPolicy, okHandler))
+	}
+	first, err := db.Open(ctx, url, db.Options{MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { first.Close() })
+	key, _ := accesstest.NewKey(t, first, db.PlanPro)
+
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var tooMany []*httptest.ResponseRecorder
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 300; i++ {
+		wg.Add(1)
+		go func(h http.Handler) {
+			defer wg.Done()
+			<-start
+			rec := do(h, "GET", "/v1/search?q=x", bearer(key))
+			mu.Lock()
+			codes[rec.Code]++
+			if rec.Code == http.StatusTooManyRequests {
+				tooMany = append(tooMany, rec)
+			}
+			mu.Unlock()
+		}(handlers[i%2])
+	}
+	close(start)
+	wg.Wait()
+	require.Equal(t, map[int]int{200: 100, 429: 200}, codes)
+
+	rec := tooMany[0]
+	require.Equal(t, "Rate limit exceeded. Maximum 100 requests per 60 seconds.", errorOf(t, rec))
+	require.Equal(t, "45", rec.Header().Get("X-RateLimit-Reset"))
+	require.Equal(t, "45", rec.Header().Get("Retry-After"))
+	require.Equal(t, "0", rec.Header().Get("X-RateLimit-Remaining"))
+	require.Equal(t, `"default";r=0;t=45`, rec.Header().Get("RateLimit"))
+	requireAccessHeaders(t, rec)
+
+	// Only admitted requests were charged (2 credits each).
+	rec = do(handlers[0], "GET", "/v1/search?q=x", bearer(key))
+	require.Equal(t, http.StatusTooManyRequests, rec.Code)
+	require.Equal(t, "200", rec.Header().Get("X-Monthly-Used"))
+}
+
+func TestHeadersOnSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key, _ := accesstest.NewKey(t, b.store, db.PlanPro)
+	h := b.svc.Wrap(searchPolicy, okHandler)
+
+	rec := do(h, "GET", "/v1/search?q=x", bearer(key))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	requireAccessHeaders(t, rec)
+	want := map[string]string{
+		"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "99", "X-RateLimit-Reset": "45",
+		"X-Monthly-Limit": "50000", "X-Monthly-Used": "2", "X-Monthly-Remaining": "49998",
+		"X-Credit-Cost": "2", "X-Plan-Tier": "pro", "X-Api-Surface": "query", "X-Access-Layer": "evaluation",
+		"X-Endpoint-Policy": "search", "RateLimit-Policy": `"default";q=100;w=60`, "RateLimit": `"default";r=99;t=45`,
+	}
+	for k, v := range want {
+		require.Equal(t, v, rec.Header().Get(k), k)
+	}
+	require.Contains(t, rec.Body.String(), `"plan":"pro"`)
+}
+
+func TestRequestID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.svc.Wrap(searchPolicy, okHandler)
+
+	rec := do(h, "GET", "/v1/search", http.Header{"X-Request-Id": {"abc-123_DEF.4"}})
+	require.Equal(t, "abc-123_DEF.4", rec.Header().Get("X-Request-Id"))
+
+	for _, bad := range []string{"has space", strings.Repeat("a", 129), "semi;colon"} {
+		rec = do(h, "GET", "/v1/search", http.Header{"X-Request-Id": {bad}})
+		got := rec.Header().Get("X-Request-Id")
+		require.NotEqual(t, bad, got)
+		require.True(t, access.ValidRequestID(got), got)
+	}
+
+	// An id assigned by an outer middleware is kept.
+	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "outer:id")
+		h.ServeHTTP(w, r)
+	})
+	rec = do(outer, "GET", "/v1/search", nil)
+	require.Equal(t, "outer:id", rec.Header().Get("X-Request-Id"))
+}
+
+func TestUnauthorized(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.svc.Wrap(searchPolicy, okHandler)
+
+	rec := do(h, "GET", "/v1/search", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	require.Equal(t, access.MsgMissingKey, errorOf(t, rec))
+	requireAccessHeaders(t, rec)
+	require.Equal(t, "none", rec.Header().Get("X-Plan-Tier"))
+
+	rec = do(h, "GET", "/v1/search", bearer("ci_not-a-key"))
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	require.Equal(t, access.MsgInvalidKey, errorOf(t, rec))
+
+	key, id := accesstest.NewKey(t, b.store, db.PlanPro)
+	_, err := b.store.Bun.NewUpdate().Model((*db.APIKey)(nil)).Set("revoked_at = now()").Where("id = ?", id).Exec(context.Background())
+	require.NoError(t, err)
+	rec = do(h, "GET", "/v1/search", bearer(key))
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	require.Equal(t, access.MsgRevokedKey, errorOf(t, rec))
+}
+
+func TestMonthlyAllowanceAndUsageStillAnswers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key, _ := accesstest.NewKey(t, b.store, db.PlanFree) // 1000 credits
+	big := searchPolicy
+	big.CreditCost = 400
+	h := b.svc.Wrap(big, okHandler)
+	usage := b.svc.UsageHandler()
+
+	for i := 0; i < 2; i++ {
+		require.Equal(t, http.StatusOK, do(h, "GET", "/v1/search", bearer(key)).Code)
+	}
+	// 800 used: a third 400 would exceed the allowance.
+	rec := do(h, "GET", "/v1/search", bearer(key))
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	require.Equal(t, "API usage limit reached. Please upgrade your plan or contact support.", errorOf(t, rec))
+	requireAccessHeaders(t, rec)
+	require.Equal(t, "800", rec.Header().Get("X-Monthly-Used"))
+
+	small := searchPolicy
+	small.CreditCost = 200
+	require.Equal(t, http.StatusOK, do(b.svc.Wrap(small, okHandler), "GET", "/v1/search", bearer(key)).Code)
+	// At the allowance exactly: every priced route is refused…
+	rec = do(b.svc.Wrap(searchPolicy, okHandler), "GET", "/v1/search", bearer(key))
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	require.Equal(t, access.MsgQuotaExceeded, errorOf(t, rec))
+	require.Equal(t, "0", rec.Header().Get("X-Monthly-Remaining"))
+
+	// …and /v1/usage still answers, consistent with its headers.
+	rec = do(usage, "GET", "/v1/usage", bearer(key))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	requireAccessHeaders(t, rec)
+	require.Equal(t, "0", rec.Header().Get("X-Credit-Cost"))
+	require.Equal(t, "usage", rec.Header().Get("X-Endpoint-Policy"))
+	var got access.UsageResponse
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	// Admitted: 2 + 1 + the usage request itself.
+	require.Equal(t, access.UsageData{Today: 4, ThisWeek: 4, ThisMonth: 4,
+		Budget: access.Budget{Limit: 1000, Used: 1000, Remaining: 0}}, got.Data)
+	require.Equal(t, "1000", rec.Header().Get("X-Monthly-Used"))
+	require.Equal(t, "1000", rec.Header().Get("X-Monthly-Limit"))
+}
+
+func TestUsageCountsEqualRequestsMade(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key, _ := accesstest.NewKey(t, b.store, db.PlanBusiness)
+	other, _ := accesstest.NewKey(t, b.store, db.PlanBusiness)
+	h := b.svc.Wrap(searchPolicy, okHandler)
+	bad := b.svc.Wrap(searchPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"query parameter is required"}`, http.StatusBadRequest)
+	}))
+	for i := 0; i < 7; i++ {
+		require.Equal(t, http.StatusOK, do(h, "GET", "/v1/search", bearer(key)).Code)
+	}
+	// A request the route refuses (400) is still an admitted request.
+	require.Equal(t, http.StatusBadRequest, do(bad, "GET", "/v1/search", bearer(key)).Code)
+	require.Equal(t, http.StatusOK, do(h, "GET", "/v1/search", bearer(other)).Code)
+
+	rec := do(b.svc.UsageHandler(), "GET", "/v1/usage", bearer(key))
+	require.Equal(t, http.StatusOK, rec.Code)
+	var got access.UsageResponse
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	require.Equal(t, access.UsageData{Today: 9, ThisWeek: 9, ThisMonth: 9,
+		Budget: access.Budget{Limit: 500000, Used: 16, Remaining: 499984}}, got.Data)
+	require.Equal(t, strconv.FormatInt(got.Data.Budget.Used, 10), rec.Header().Get("X-Monthly-Used"))
+	require.Equal(t, strconv.FormatInt(got.Data.Budget.Remaining, 10), rec.Header().Get("X-Monthly-Remaining"))
+}
+
+func TestPlanGatingPerLayerForEveryPlan(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	keys := map[string]string{}
+	for _, plan := range []string{db.PlanFree, db.PlanPro, db.PlanBusiness, db.PlanEnterprise} {
+		keys[plan], _ = accesstest.NewKey(t, b.store, plan)
+	}
+	policies := []struct {
+		policy access.Policy
+		// allowed lists the plans that may use the route; others get msg.
+		allowed []string
+		msg     string
+	}{
+		{searchPolicy, []string{"free", "pro", "business", "enterprise"}, ""},
+		{briefPolicy, []string{"pro", "business", "enterprise"}, "This endpoint requires the pro plan or higher."},
+		{access.Policy{Surface: "delivery", Layer: access.LayerOperational, Name: "webhooks", Feature: access.FeatureWebhooks, CreditCost: 1},
+			[]string{"pro", "business", "enterprise"}, "This endpoint requires the pro plan or higher."},
+		{access.Policy{Surface: "brief", Layer: access.LayerOperational, Name: "brief.batch", Feature: access.FeatureBatchBriefs, CreditCost: 10},
+			[]string{"business", "enterprise"}, "This endpoint requires the business plan or higher."},
+		{access.Policy{Surface: "feed", Layer: access.LayerPremium, Name: "radar.all", Feature: access.FeaturePremiumFeeds, CreditCost: 5},
+			[]string{"business", "enterprise"}, "This endpoint requires the business plan or higher."},
+		{access.Policy{Surface: "replay", Layer: access.LayerPremium, Name: "replay.global", CreditCost: 5},
+			[]string{"business", "enterprise"}, "This endpoint requires the business plan or higher."},
+		{access.Policy{Surface: "export", Layer: access.LayerPremium, Name: "export", Feature: access.FeatureExport, MinPlan: db.PlanEnterprise, CreditCost: 10},
+			[]string{"enterprise"}, "This endpoint requires the enterprise plan."},
+	}
+	for _, tc := range policies {
+		h := b.svc.Wrap(tc.policy, okHandler)
+		for plan, key := range keys {
+			rec := do(h, "GET", "/x", bearer(key))
+			requireAccessHeaders(t, rec)
+			require.Equal(t, plan, rec.Header().Get("X-Plan-Tier"))
+			require.Equal(t, tc.policy.Layer, rec.Header().Get("X-Access-Layer"))
+			if contains(tc.allowed, plan) {
+				require.Equal(t, http.StatusOK, rec.Code, "%s on %s", plan, tc.policy.Name)
+			} else {
+				require.Equal(t, http.StatusForbidden, rec.Code, "%s on %s", plan, tc.policy.Name)
+				require.Equal(t, tc.msg, errorOf(t, rec))
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAllow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	free, _ := accesstest.NewKey(t, b.store, db.PlanFree)
+	var err error
+	h := b.svc.Wrap(searchPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err = access.Allow(r.Context(), access.LayerPremium, access.FeaturePremiumFeeds)
+		require.NoError(t, access.Allow(r.Context(), access.LayerEvaluation, ""))
+	}))
+	do(h, "GET", "/graphql", bearer(free))
+	require.Equal(t, db.EFORBIDDEN, db.ErrorCode(err))
+	require.Equal(t, "This endpoint requires the business plan or higher.", db.ErrorMessage(err))
+
+	require.NoError(t, access.Allow(context.Background(), access.LayerPremium, ""))
+	paid := access.WithCaller(context.Background(), &access.Caller{Paid: true})
+	require.NoError(t, access.Allow(paid, access.LayerEvaluation, ""))
+	require.Equal(t, db.EFORBIDDEN, db.ErrorCode(access.Allow(paid, access.LayerOperational, access.FeatureBriefs)))
+}
+
+func TestPricingFormula(t *testing.T) {
+	t.Parallel()
+	p := access.Pricing{Mode: "range", Min: 0.005, Max: 0.125, MaxLimit: 50, DefaultLimit: 10}
+	require.EqualValues(t, 5000, p.AmountForLimit(1))
+	require.EqualValues(t, 125000, p.AmountForLimit(50))
+	require.EqualValues(t, 125000, p.AmountForLimit(500)) // capped like the route
+	// 5000 + ceil(120000 * 24 / 49)
+	require.EqualValues(t, 63776, p.AmountForLimit(25))
+	fixed := access.Pricing{Mode: "fixed", Min: 0.05, Max: 0.05}
+	require.EqualValues(t, 50000, fixed.AmountForLimit(25))
+
+	req := httptest.NewRequest("GET", "/v1/signal/latest", nil)
+	require.Equal(t, p.AmountForLimit(10), p.Amount(req)) // default limit
+	req = httptest.NewRequest("GET", "/v1/signal/latest?limit=-4", nil)
+	require.EqualValues(t, 5000, p.Amount(req))
+}
+
+func TestPriced402ChallengeAndKeyWins(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.svc.Wrap(pricedPolicy, okHandler)
+
+	rec := do(h, "GET", "/v1/signal/latest?limit=50", nil)
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	requireAccessHeaders(t, rec)
+	require.Equal(t, "pay-per-request", rec.Header().Get("X-Plan-Tier"))
+	var body struct {
+		X402Version int                      `json:"x402Version"`
+		Error       string                   `json:"error"`
+		Accepts     []map[string]interface{} `json:"accepts"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+	require.Equal(t, 1, body.X402Version)
+	require.NotEmpty(t, body.Error)
+	require.Len(t, body.Accepts, 1)
+	acc := body.Accepts[0]
+	require.Equal(t, "exact", acc["scheme"])
+	require.Equal(t, "base", acc["network"])
+	require.Equal(t, "125000", acc["maxAmountRequired"])
+	require.Equal(t, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", acc["asset"])
+	require.Equal(t, "0x2222222222222222222222222222222222222222", acc["payTo"])
+	require.Equal(t, "https://api.example.test/v1/signal/latest?limit=50", acc["resource"])
+	require.Equal(t, "application/json", acc["mimeType"])
+	require.NotEmpty(t, acc["description"])
+	require.EqualValues(t, 300, acc["maxTimeoutSeconds"])
+	require.Equal(t, map[string]any{"name": "USD Coin", "version": "2"}, acc["extra"])
+	require.NotEmpty(t, rec.Header().Get("PAYMENT-REQUIRED"))
+	ch := accesstest.ParseChallenge(t, rec.Header().Get("WWW-Authenticate"))
+	require.Equal(t, "charge", ch["intent"])
+	require.Equal(t, "cryptointel", ch["realm"])
+	require.Equal(t, "evm", ch["method"])
+	require.NotEmpty(t, ch["id"])
+	reqJSON, err := base64.RawURLEncoding.DecodeString(ch["request"])
+	require.NoError(t, err)
+	require.Contains(t, string(reqJSON), `"amount":"125000"`)
+
+	// A valid key wins over payment: no facilitator call, charged to the key.
+	key, _ := accesstest.NewKey(t, b.store, db.PlanFree)
+	hdr := bearer(key)
+	hdr.Set("X-PAYMENT", accesstest.X402Payment(t, rec.Body.Bytes(), accesstest.GoodSignature))
+	rec = do(h, "GET", "/v1/signal/latest?limit=50", hdr)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "free", rec.Header().Get("X-Plan-Tier"))
+	require.Empty(t, rec.Header().Get("X-PAYMENT-RESPONSE"))
+	require.Empty(t, b.fac.Verifies())
+}
+
+func TestX402RoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var calls int
+	h := b.svc.Wrap(pricedPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		okHandler(w, r)
+	}))
+
+	challenge := do(h, "GET", "/v1/signal/latest?limit=25", nil)
+	require.Equal(t, http.StatusPaymentRequired, challenge.Code)
+	require.Zero(t, calls)
+
+	// A bad signature is refused with a fresh challenge; the route never runs.
+	rec := do(h, "GET", "/v1/signal/latest?limit=25", http.Header{"X-Payment": {accesstest.X402Payment(t, challenge.Body.Bytes(), "0xbad")}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Contains(t, rec.Body.String(), "invalid_exact_evm_payload_signature")
+	require.Zero(t, calls)
+	require.Empty(t, b.fac.Settles())
+
+	// The paid retry.
+	rec = do(h, "GET", "/v1/signal/latest?limit=25", http.Header{"X-Payment": {accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature)}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 1, calls)
+	require.Contains(t, rec.Body.String(), `"paid":true`)
+	requireAccessHeaders(t, rec)
+	receipt, err := base64.StdEncoding.DecodeString(rec.Header().Get("X-PAYMENT-RESPONSE"))
+	require.NoError(t, err)
+	var settle map[string]any
+	require.NoError(t, json.Unmarshal(receipt, &settle))
+	require.Equal(t, true, settle["success"])
+	require.Equal(t, "0xsettled", settle["transaction"])
+	require.Equal(t, "base", settle["network"])
+	require.Equal(t, rec.Header().Get("X-PAYMENT-RESPONSE"), rec.Header().Get("PAYMENT-RESPONSE"))
+
+	settles := b.fac.Settles()
+	require.Len(t, settles, 1)
+	require.EqualValues(t, 1, settles[0]["x402Version"])
+	reqs := settles[0]["paymentRequirements"].(map[string]any)
+	require.Equal(t, "63776", reqs["maxAmountRequired"])
+	require.Len(t, b.fac.Verifies(), 2)
+}
+
+func TestX402V2Headers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.svc.Wrap(pricedPolicy, okHandler)
+	challenge := do(h, "GET", "/v1/signal/latest", nil)
+	sig := accesstest.X402PaymentV2(t, challenge.Header().Get("PAYMENT-REQUIRED"), accesstest.GoodSignature)
+
+	rec := do(h, "GET", "/v1/signal/latest", http.Header{"Payment-Signature": {sig}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NotEmpty(t, rec.Header().Get("PAYMENT-RESPONSE"))
+	settles := b.fac.Settles()
+	require.Len(t, settles, 1)
+	require.EqualValues(t, 2, settles[0]["x402Version"])
+	require.Equal(t, strconv.FormatInt(pricedPolicy.Pricing.AmountForLimit(10), 10),
+		settles[0]["paymentRequirements"].(map[string]any)["amount"])
+}
+
+func TestNoSettlementWhenTheResponseFailed(t *testing.T) {
+	t.Parallel()
+	failures := map[string]http.HandlerFunc{
+		"5xx": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":"Internal server error."}`) //nolint:errcheck
+		},
+		"graphql errors": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"errors":[{"message":"boom"}],"data":null}`) //nolint:errcheck
+		},
+	}
+	for name, handler := range failures {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			h := b.svc.Wrap(pricedPolicy, handler)
+
+			// x402
+			challenge := do(h, "GET", "/v1/signal/latest", nil)
+			rec := do(h, "GET", "/v1/signal/latest", http.Header{"X-Payment": {accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature)}})
+			require.NotEqual(t, http.StatusPaymentRequired, rec.Code)
+			require.Empty(t, rec.Header().Get("X-PAYMENT-RESPONSE"))
+
+			// MPP
+			rec = do(h, "GET", "/v1/signal/latest", http.Header{"Authorization": {accesstest.MPPCredential(t, challenge.Header().Get("WWW-Authenticate"), accesstest.GoodSignature)}})
+			require.NotEqual(t, http.StatusPaymentRequired, rec.Code)
+			require.Empty(t, rec.Header().Get("Payment-Receipt"))
+
+			require.Len(t, b.fac.Verifies(), 2)
+			require.Empty(t, b.fac.Settles())
+		})
+	}
+}
+
+func TestMPPRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var calls int
+	h := b.svc.Wrap(pricedPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		okHandler(w, r)
+	}))
+
+	challenge := do(h, "GET", "/v1/signal/latest?limit=50", nil)
+	require.Equal(t, http.StatusPaymentRequired, challenge.Code)
+	www := challenge.Header().Get("WWW-Authenticate")
+
+	// A proof the verifier refuses: 402 with a fresh challenge.
+	rec := do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {accesstest.MPPCredential(t, www, "0xbad")}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Contains(t, errorOf(t, rec), "verification-failed")
+	require.NotEmpty(t, rec.Header().Get("WWW-Authenticate"))
+
+	// A credential for another amount (limit) does not match the request.
+	rec = do(h, "GET", "/v1/signal/latest?limit=1", http.Header{"Authorization": {accesstest.MPPCredential(t, www, accesstest.GoodSignature)}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Contains(t, errorOf(t, rec), "invalid-challenge")
+
+	// A tampered challenge (amount changed) fails the HMAC binding.
+	params := accesstest.ParseChallenge(t, www)
+	tampered := strings.Replace(www, params["request"], base64.RawURLEncoding.EncodeToString([]byte(`{"amount":"1"}`)), 1)
+	rec = do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {accesstest.MPPCredential(t, tampered, accesstest.GoodSignature)}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Zero(t, calls)
+
+	// The paid retry.
+	cred := accesstest.MPPCredential(t, www, accesstest.GoodSignature)
+	rec = do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {cred}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 1, calls)
+	requireAccessHeaders(t, rec)
+	raw, err := base64.RawURLEncoding.DecodeString(rec.Header().Get("Payment-Receipt"))
+	require.NoError(t, err)
+	var receipt map[string]string
+	require.NoError(t, json.Unmarshal(raw, &receipt))
+	require.Equal(t, map[string]string{"status": "success", "method": "evm", "timestamp": "2026-03-04T10:00:00Z", "reference": "0xmppref"}, receipt)
+	settles := b.fac.Settles()
+	require.Len(t, settles, 1)
+	require.Equal(t, "125000", settles[0]["amount"])
+
+	// The same credential cannot pay twice.
+	rec = do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {cred}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Equal(t, 1, calls)
+}
+
+func TestPaymentNotOfferedOnUnpricedRoutes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rec := do(b.svc.Wrap(searchPolicy, okHandler), "GET", "/v1/search", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	require.Empty(t, rec.Header().Get("WWW-Authenticate"))
+}
