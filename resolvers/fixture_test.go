@@ -84,7 +84,7 @@ func seedFixture(t *testing.T, store *db.DB, now time.Time, fan int) {
 		}
 	}
 	insertEvents(t, store, events, func(ev *db.Event) (owners, participants []int64) {
-		return []int64{ev.ID / 1000 + 100}, []int64{hubID}
+		return []int64{ev.ID/1000 + 100}, []int64{hubID}
 	})
 }
 
