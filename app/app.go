@@ -13,10 +13,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/playground"
 	"github.com/cryptointel/cryptointel/resolvers"
+	"github.com/cryptointel/cryptointel/rest"
 )
 
 // App is a running service.
@@ -32,6 +35,9 @@ type App struct {
 	// GraphQL runs GraphQL operations: it serves /graphql and executes the
 	// /v1 facade's fixed operations in process (GraphQL.Execute).
 	GraphQL *resolvers.Executor
+	// Access is the access layer (keys, plans, rate window, credits,
+	// payments) that wraps every /v1 route.
+	Access *access.Service
 
 	server  *http.Server
 	closers []func(context.Context) error
@@ -94,6 +100,24 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /playground/", playground.Handler())
 	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger})
 	mux.Handle("/graphql", a.GraphQL)
+	// The /v1 facade: every route of the table behind the access layer, and
+	// the OpenAPI document generated from the same table.
+	if a.Access == nil {
+		a.Access = access.New(a.DB, access.Config{Logger: a.Logger})
+	}
+	v1, err := rest.New(rest.Config{
+		Executor: a.GraphQL,
+		Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
+		Wrap:     a.Access.Wrap,
+		Routes:   append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)),
+		Logger:   a.Logger,
+		Now:      func() time.Time { return a.DB.Now() },
+	})
+	if err != nil {
+		return fmt.Errorf("error building /v1 routes: %w", err)
+	}
+	mux.Handle("/v1/", v1)
+	mux.Handle("GET /openapi.json", v1.OpenAPIHandler())
 	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
 	return nil
 }

@@ -3,14 +3,11 @@ package rest
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,22 +147,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.frame(rt.mux).ServeHTTP(w, r)
 }
 
-// frame gives every response its request id, logger and encoding (ETag,
-// 304, gzip).
+// frame gives every response its request id (the access layer's rule: a
+// valid incoming X-Request-Id is echoed, anything else replaced), logger
+// and encoding (ETag, 304, gzip).
 func (rt *Router) frame(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if !validRequestID(id) {
-			id = newRequestID()
-		}
-		w.Header().Set("X-Request-Id", id)
-		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
-		ctx = context.WithValue(ctx, loggerKey{}, rt.logger)
-		r = r.WithContext(ctx)
+	return access.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, rt.logger))
 		ew := newEncodingWriter(w, r)
 		next.ServeHTTP(ew, r)
 		ew.finish()
-	})
+	}))
 }
 
 // buildMux registers one dispatcher per path: it picks the route by
@@ -315,36 +306,15 @@ func graphError(opName string, errs gqlerror.List) error {
 	return fmt.Errorf("error running operation %s: %w", opName, errs)
 }
 
-type requestIDKey struct{}
 type loggerKey struct{}
 
-// RequestID returns the request id the router assigned to ctx's request
-// (echoed from a valid X-Request-Id header, else generated).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
+// RequestID returns the id of ctx's request (echoed from a valid
+// X-Request-Id header, else generated), as the access layer assigns it.
+func RequestID(ctx context.Context) string { return access.RequestIDFrom(ctx) }
 
 func loggerFrom(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
 		return l
 	}
 	return slog.Default()
-}
-
-// requestIDPattern accepts the ids clients and proxies commonly send
-// (UUIDs, hex, ULIDs, dotted or dashed tokens) and nothing that could
-// inject into logs or headers.
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-
-func validRequestID(id string) bool { return requestIDPattern.MatchString(id) }
-
-// newRequestID returns a random UUID (version 4).
-func newRequestID() string {
-	var b [16]byte
-	rand.Read(b[:]) //nolint:errcheck // crypto/rand never fails
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

@@ -287,7 +287,32 @@ func pageSchema(item string, withOffset, withSince bool) schema {
 // Routes returns the /v1 route table: every graph-read route of the
 // contract (sections 4.1–4.4 and 4.7). Account-owned routes (usage,
 // webhooks, export jobs) are added by their packages through Config.Routes.
+//
+// A priced route's Pricing gets its MaxLimit and DefaultLimit from the
+// route's `limit` parameter, so a range price follows the route's own caps.
 func Routes() []Route {
+	routes := graphRoutes()
+	for i := range routes {
+		r := &routes[i]
+		if r.Policy.Pricing == nil {
+			continue
+		}
+		pr := *r.Policy.Pricing
+		for _, prm := range r.Params {
+			if prm.Name == "limit" && prm.Max != nil {
+				pr.MaxLimit = *prm.Max
+				if d, ok := prm.Default.(int); ok {
+					pr.DefaultLimit = d
+				}
+			}
+		}
+		r.Policy.Pricing = &pr
+	}
+	return routes
+}
+
+// graphRoutes is the table before pricing is completed.
+func graphRoutes() []Route {
 	latestParams := func() []Param {
 		return []Param{
 			{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}, Var: "window",
