@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/webhook"
 )
 
@@ -180,6 +182,14 @@ func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.Webh
 
 	rec := sendDelivery(ctx, w.cfg.HTTPClient, hook, d, body, now)
 	rec.Final = !rec.Succeeded && job.Attempt >= job.MaxAttempts
+	outcome := "success"
+	if !rec.Succeeded {
+		outcome = "failure"
+		if strings.HasPrefix(rec.Error, "timeout") {
+			outcome = "timeout"
+		}
+	}
+	observe.WebhookDelivery(outcome, rec.Latency)
 	if _, err := db.RecordWebhookAttempt(context.WithoutCancel(ctx), store.Bun, rec); err != nil {
 		return err
 	}
