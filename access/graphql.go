@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cryptointel/cryptointel/db"
@@ -65,7 +66,12 @@ func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql
 	if op == nil {
 		return nil
 	}
-	cost := complexity.Calculate(ctx, c.es, op, opCtx.Variables, c.Options...)
+	var cost int
+	if stats, ok := opCtx.Stats.GetExtension("ComplexityLimit").(*extension.ComplexityStats); ok && c.Options == nil {
+		cost = stats.Complexity // computed already by gqlgen's ComplexityLimit
+	} else {
+		cost = complexity.Calculate(ctx, c.es, op, opCtx.Variables, c.Options...)
+	}
 	opCtx.Stats.SetExtension(costExtension, cost)
 	if err := Charge(ctx, cost); err != nil {
 		code := db.ErrorCode(err)
