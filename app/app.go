@@ -118,6 +118,9 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	}
 	mux.Handle("/v1/", v1)
 	mux.Handle("GET /openapi.json", v1.OpenAPIHandler())
+	// Operators ingest JSON Lines here; outside the API-key access layer,
+	// guarded by ADMIN_TOKEN (404 when unset).
+	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, a.Config.AdminToken))
 	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
 	return nil
 }
