@@ -15,6 +15,10 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
+// GraphQLPolicy is the policy /graphql is wrapped with: evaluation layer,
+// cost by complexity (1 credit when no operation runs, e.g. a parse error).
+var GraphQLPolicy = Policy{Surface: "graphql", Layer: LayerEvaluation, Name: "graphql", CreditCost: 1, CostByComplexity: true}
+
 // GraphQLCost is the gqlgen handler extension that charges a /graphql
 // request the operation's computed complexity in credits and reports it as
 // extensions.cost in the response. Add it to the /graphql handler

@@ -90,8 +90,14 @@ func New(store *db.DB, cfg Config) *Service {
 		cfg.PlanCacheTTL = 30 * time.Second
 	}
 	now := cfg.Now
-	if now == nil && store != nil && store.Now != nil {
-		now = store.Now
+	if now == nil && store != nil {
+		// Read store.Now per call: tests may pin the store's clock later.
+		now = func() time.Time {
+			if store.Now != nil {
+				return store.Now()
+			}
+			return time.Now()
+		}
 	}
 	if now == nil {
 		now = time.Now

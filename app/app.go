@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
@@ -98,13 +100,14 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		observe.NewPoolCollector(a.DB.Pool), observe.NewQueueCollector(a.DB, a.Logger))))
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
-	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger})
-	mux.Handle("/graphql", a.GraphQL)
+	if a.Access == nil {
+		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment()})
+	}
+	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger,
+		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}}})
+	mux.Handle("/graphql", a.Access.Wrap(access.GraphQLPolicy, a.GraphQL))
 	// The /v1 facade: every route of the table behind the access layer, and
 	// the OpenAPI document generated from the same table.
-	if a.Access == nil {
-		a.Access = access.New(a.DB, access.Config{Logger: a.Logger})
-	}
 	v1, err := rest.New(rest.Config{
 		Executor: a.GraphQL,
 		Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),

@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"log/slog"
 	"time"
+
+	"github.com/cryptointel/cryptointel/access"
 )
 
 // Config is every setting of the service in one place. Each field is filled
@@ -44,6 +46,28 @@ type Config struct {
 	// WebhookTLSConfig is the TLS configuration of webhook deliveries; tests
 	// set one trusting their receiver. Defaults to the system roots.
 	WebhookTLSConfig *tls.Config `json:"-"`
+	// X402FacilitatorURL is the x402 facilitator base URL (env
+	// X402_FACILITATOR_URL); with PaymentPayTo it enables x402 payments on
+	// priced routes. Empty disables x402.
+	X402FacilitatorURL string
+	// MPPVerifierURL is the MPP (Payment HTTP auth scheme) verifier base URL
+	// (env MPP_VERIFIER_URL); with PaymentPayTo it enables MPP. Empty
+	// disables MPP.
+	MPPVerifierURL string
+	// MPPSecret keys MPP challenge ids (env MPP_SECRET); share it across
+	// replicas. Defaults to a random per-process secret.
+	MPPSecret string `json:"-"`
+	// PaymentPayTo is the address receiving payments (env PAYMENT_PAY_TO).
+	PaymentPayTo string
+	// PaymentNetwork is the x402 network (env PAYMENT_NETWORK). Defaults to
+	// "base".
+	PaymentNetwork string
+	// PaymentAsset is the USDC token contract (env PAYMENT_ASSET). Defaults
+	// to USDC on Base.
+	PaymentAsset string
+	// PublicURL is the service's public base URL, naming paid resources
+	// (env PUBLIC_URL). Defaults to the request's scheme and host.
+	PublicURL string
 }
 
 func (c *Config) setDefaults() {
@@ -64,5 +88,13 @@ func (c *Config) setDefaults() {
 	}
 	if c.WebhookPollInterval <= 0 {
 		c.WebhookPollInterval = 60 * time.Second
+	}
+}
+
+// payment is the access layer's pay-per-request configuration.
+func (c *Config) payment() access.PaymentConfig {
+	return access.PaymentConfig{
+		FacilitatorURL: c.X402FacilitatorURL, MPPVerifierURL: c.MPPVerifierURL, MPPSecret: c.MPPSecret,
+		PayTo: c.PaymentPayTo, Network: c.PaymentNetwork, Asset: c.PaymentAsset, PublicURL: c.PublicURL,
 	}
 }
