@@ -44,12 +44,11 @@ type ExportConfig struct {
 	// ExpireInterval is how often expired exports are swept. Defaults to 5
 	// minutes.
 	ExpireInterval time.Duration
+	// WriteBufferSize is the size of the buffer between the encoder and
+	// storage. Defaults to 256 KiB.
+	WriteBufferSize int
 	// Logger is the structured logger. Defaults to slog.Default().
 	Logger *slog.Logger
-
-	// writeBufferSize is the output buffer size; tests shrink it. Defaults
-	// to 256 KiB.
-	writeBufferSize int
 }
 
 func (c *ExportConfig) setDefaults() {
@@ -74,8 +73,8 @@ func (c *ExportConfig) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.writeBufferSize <= 0 {
-		c.writeBufferSize = 256 << 10
+	if c.WriteBufferSize <= 0 {
+		c.WriteBufferSize = 256 << 10
 	}
 }
 
@@ -238,7 +237,7 @@ func (w *ExportWorker) export(ctx context.Context, ej *db.ExportJob) (db.ExportR
 
 	hash := sha256.New()
 	counter := &countingWriter{w: io.MultiWriter(tmp, hash)}
-	bw := bufio.NewWriterSize(counter, w.cfg.writeBufferSize)
+	bw := bufio.NewWriterSize(counter, w.cfg.WriteBufferSize)
 	enc, err := newExportEncoder(ej.Format, ej.Scope, bw, params.IncludeEvidence, w.cfg.RowGroupRows)
 	if err != nil {
 		return db.ExportResult{}, err

@@ -199,8 +199,7 @@ func TestExportCrashThenRetry(t *testing.T) {
 			// A 256 KiB buffer would hold this whole fixture, so flush
 			// through a tiny batch size: the first write happens after the
 			// first batch for csv/jsonl; cancel on it.
-			crashing := NewExportWorker(b.store, ExportConfig{Storage: &cancellingStorage{Storage: b.storage, after: 1, cancel: cancel}, BatchSize: 7, RowGroupRows: 7})
-			crashing.cfg.writeBufferSize = 64
+			crashing := NewExportWorker(b.store, ExportConfig{Storage: &cancellingStorage{Storage: b.storage, after: 1, cancel: cancel}, BatchSize: 7, RowGroupRows: 7, WriteBufferSize: 64})
 			err := crashing.Run(ctx, job.ID, false)
 			require.ErrorIs(t, err, context.Canceled)
 

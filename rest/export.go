@@ -1,0 +1,532 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/jobs"
+)
+
+// Export request limits.
+const (
+	// ExportMaxBodyBytes bounds a POST /v1/export/jobs body (1 MB).
+	ExportMaxBodyBytes = 1 << 20
+	// ExportMaxNoteChars is the longest note, in characters.
+	ExportMaxNoteChars = 500
+	// ExportMaxOrganizationIDs bounds organizationIds.
+	ExportMaxOrganizationIDs = 1000
+)
+
+// ExportHandlers serves /v1/export/*: creating and reading an account's
+// export jobs and downloading their files through signed, expiring URLs.
+type ExportHandlers struct {
+	// Store is the database.
+	Store *db.DB
+	// Storage holds the export files.
+	Storage jobs.Storage
+	// Enqueue inserts the export's River job in the transaction that
+	// inserts its row (jobs.EnqueueExport).
+	Enqueue func(ctx context.Context, tx pgx.Tx, jobID string) error
+	// Secret keys the HMAC-SHA256 signature of download URLs.
+	Secret []byte
+	// BaseURL is the public base URL put in downloadUrl, for example
+	// "https://api.example.com". Empty derives it from the request (Host,
+	// TLS or X-Forwarded-Proto).
+	BaseURL string
+}
+
+func (h *ExportHandlers) now() time.Time {
+	if h.Store != nil && h.Store.Now != nil {
+		return h.Store.Now()
+	}
+	return time.Now()
+}
+
+// exportPolicy is the access policy of the export routes: premium layer,
+// enterprise floor, export feature.
+func exportPolicy(name string, cost int) access.Policy {
+	return access.Policy{
+		Surface:    "export",
+		Layer:      access.LayerPremium,
+		Name:       name,
+		CreditCost: cost,
+		Feature:    access.FeatureExport,
+		MinPlan:    db.PlanEnterprise,
+	}
+}
+
+// ExportRoutes returns the route-table entries of the export jobs API. The
+// download route (ExportHandlers.Download) is not among them: it
+// authenticates by its URL signature, not by API key, and is mounted
+// outside the access middleware.
+func ExportRoutes(h *ExportHandlers) []Route {
+	return []Route{
+		{
+			Method:        http.MethodPost,
+			Path:          "/v1/export/jobs",
+			Summary:       "Request a bulk export (fulfilled asynchronously)",
+			Description:   "Records an export job in status requested and queues its fulfillment. The job moves to running, then completed (with a signed, expiring downloadUrl, rowCount, byteSize and sha256) or failed (with error); a completed job becomes expired when its link lifetime ends.",
+			Policy:        exportPolicy("export.jobs", 10),
+			Handler:       h.Create,
+			SuccessStatus: http.StatusCreated,
+			ErrorStatuses: []int{http.StatusRequestEntityTooLarge},
+			RequestBody:   exportRequestSchema,
+		},
+		{
+			Method:  http.MethodGet,
+			Path:    "/v1/export/jobs",
+			Summary: "List the account's export jobs, newest first",
+			Policy:  exportPolicy("export.jobs.list", 1),
+			Params: []Param{
+				{Name: "limit", In: "query", Type: TypeInteger, Default: 20, Min: intp(1), Max: intp(50), Description: "1 to 50, default 20"},
+				{Name: "offset", In: "query", Type: TypeInteger, Default: 0, Min: intp(0), Max: intp(500), Description: "0 to 500, default 0"},
+			},
+			Handler: h.List,
+		},
+		{
+			Method:        http.MethodGet,
+			Path:          "/v1/export/jobs/{id}",
+			Summary:       "Read one export job: status, progress, row count, size, checksum, download link",
+			Policy:        exportPolicy("export.jobs.get", 1),
+			Params:        []Param{{Name: "id", In: "path", Type: TypeString, Required: true, Description: "export job id (UUID)"}},
+			Handler:       h.Get,
+			ErrorStatuses: []int{http.StatusNotFound},
+		},
+	}
+}
+
+var exportRequestSchema = map[string]any{
+	"type":                 "object",
+	"additionalProperties": false,
+	"required":             []string{"scope", "format"},
+	"properties": map[string]any{
+		"scope":           map[string]any{"type": "string", "enum": db.ExportScopes},
+		"format":          map[string]any{"type": "string", "enum": db.ExportFormats},
+		"since":           map[string]any{"type": "string", "format": "date-time", "description": "required for radar.history, signal.history, replay.global and timeline.by-organization"},
+		"until":           map[string]any{"type": "string", "format": "date-time", "description": "must be later than since"},
+		"organizationIds": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "minItems": 1, "maxItems": ExportMaxOrganizationIDs, "description": "required for timeline.by-organization"},
+		"category":        map[string]any{"type": "string"},
+		"includeEvidence": map[string]any{"type": "boolean"},
+		"note":            map[string]any{"type": "string", "maxLength": ExportMaxNoteChars},
+	},
+}
+
+// exportCaller returns the keyed caller allowed to use export jobs.
+func exportCaller(ctx context.Context) (*access.Caller, error) {
+	c, ok := access.CallerFrom(ctx)
+	if !ok || c == nil {
+		return nil, db.Errorf(db.EUNAUTHORIZED, "Missing API key. Send Authorization: Bearer <API_KEY>.")
+	}
+	if c.AccountID == 0 || c.APIKeyID == 0 || !c.Plan.Export {
+		return nil, db.Errorf(db.EFORBIDDEN, "Export jobs require the enterprise plan.")
+	}
+	return c, nil
+}
+
+// exportRequest is the POST /v1/export/jobs body. Pointers tell absent
+// (or null) from given.
+type exportRequest struct {
+	Scope           *string  `json:"scope"`
+	Format          *string  `json:"format"`
+	Since           *string  `json:"since"`
+	Until           *string  `json:"until"`
+	OrganizationIDs *[]int64 `json:"organizationIds"`
+	Category        *string  `json:"category"`
+	IncludeEvidence *bool    `json:"includeEvidence"`
+	Note            *string  `json:"note"`
+}
+
+var exportFieldTypes = map[string]string{
+	"scope": "a string", "format": "a string", "since": "an ISO 8601 timestamp string",
+	"until": "an ISO 8601 timestamp string", "organizationIds": "an array of integers",
+	"category": "a string", "includeEvidence": "a boolean", "note": "a string",
+}
+
+// decodeExportRequest reads and validates the body of a create request.
+func decodeExportRequest(w http.ResponseWriter, r *http.Request) (*exportRequest, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, ExportMaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, db.Errorf(db.ETOOLARGE, "Request body too large. Maximum 1 MB.")
+		}
+		return nil, db.Errorf(db.EINVALID, "Could not read the request body.")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, db.Errorf(db.EINVALID, "Request body is required: a JSON object with scope and format.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var req exportRequest
+	if err := dec.Decode(&req); err != nil {
+		return nil, exportJSONError(err)
+	}
+	if dec.More() {
+		return nil, db.Errorf(db.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, db.Errorf(db.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
+	}
+	return &req, nil
+}
+
+// exportJSONError turns a decoding error into a 400 naming the field.
+func exportJSONError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		name := typeErr.Field
+		if i := strings.IndexByte(name, '.'); i >= 0 {
+			name = name[:i]
+		}
+		if want, ok := exportFieldTypes[name]; ok {
+			return db.Errorf(db.EINVALID, "%s must be %s.", name, want)
+		}
+		if name == "" {
+			return db.Errorf(db.EINVALID, "Invalid JSON body: expected a JSON object.")
+		}
+		return db.Errorf(db.EINVALID, "Invalid JSON body: %s has the wrong type.", name)
+	case errors.As(err, &syntaxErr):
+		return db.Errorf(db.EINVALID, "Invalid JSON body: %s (at byte %d).", syntaxErr.Error(), syntaxErr.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return db.Errorf(db.EINVALID, "Invalid JSON body: unexpected end of input.")
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		return db.Errorf(db.EINVALID, "Unknown field %s. Allowed fields: scope, format, since, until, organizationIds, category, includeEvidence, note.",
+			strings.TrimPrefix(msg, "json: unknown field "))
+	}
+	return db.Errorf(db.EINVALID, "Invalid JSON body.")
+}
+
+// validate checks req against the contract and returns the job to insert.
+func (req *exportRequest) validate() (scope, format string, params db.ExportParams, note string, err error) {
+	if req.Scope == nil || strings.TrimSpace(*req.Scope) == "" {
+		return "", "", params, "", db.Errorf(db.EINVALID, "scope is required. Must be one of: %s.", strings.Join(db.ExportScopes, ", "))
+	}
+	scope = *req.Scope
+	if !exportContains(db.ExportScopes, scope) {
+		return "", "", params, "", db.Errorf(db.EINVALID, "Invalid scope %q. Must be one of: %s.", scope, strings.Join(db.ExportScopes, ", "))
+	}
+	if req.Format == nil || strings.TrimSpace(*req.Format) == "" {
+		return "", "", params, "", db.Errorf(db.EINVALID, "format is required. Must be one of: %s.", strings.Join(db.ExportFormats, ", "))
+	}
+	format = *req.Format
+	if !exportContains(db.ExportFormats, format) {
+		return "", "", params, "", db.Errorf(db.EINVALID, "Invalid format %q. Must be one of: %s.", format, strings.Join(db.ExportFormats, ", "))
+	}
+	if req.Since != nil && strings.TrimSpace(*req.Since) != "" {
+		t, perr := parseTime(strings.TrimSpace(*req.Since))
+		if perr != nil {
+			return "", "", params, "", db.Errorf(db.EINVALID, "Invalid since: use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).")
+		}
+		params.Since = &db.ExportTime{Time: t.Truncate(time.Millisecond)}
+	} else if db.ExportScopeIsHistorical(scope) {
+		return "", "", params, "", db.Errorf(db.EINVALID, "since is required for scope %s. Use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).", scope)
+	}
+	if req.Until != nil && strings.TrimSpace(*req.Until) != "" {
+		t, perr := parseTime(strings.TrimSpace(*req.Until))
+		if perr != nil {
+			return "", "", params, "", db.Errorf(db.EINVALID, "Invalid until: use an ISO 8601 timestamp (for example 2026-11-21T10:00:00Z).")
+		}
+		params.Until = &db.ExportTime{Time: t.Truncate(time.Millisecond)}
+		if params.Since != nil && !params.Until.After(params.Since.Time) {
+			return "", "", params, "", db.Errorf(db.EINVALID, "until must be later than since.")
+		}
+	}
+	params.OrganizationIDs = []int64{}
+	if req.OrganizationIDs != nil {
+		seen := map[int64]bool{}
+		for _, id := range *req.OrganizationIDs {
+			if id <= 0 {
+				return "", "", params, "", db.Errorf(db.EINVALID, "organizationIds must contain positive integer ids.")
+			}
+			if !seen[id] {
+				seen[id] = true
+				params.OrganizationIDs = append(params.OrganizationIDs, id)
+			}
+		}
+		if len(params.OrganizationIDs) > ExportMaxOrganizationIDs {
+			return "", "", params, "", db.Errorf(db.EINVALID, "organizationIds may hold at most %d ids.", ExportMaxOrganizationIDs)
+		}
+	}
+	if scope == db.ExportScopeTimelineByOrg && len(params.OrganizationIDs) == 0 {
+		return "", "", params, "", db.Errorf(db.EINVALID, "organizationIds is required for scope timeline.by-organization: a non-empty array of integer organization ids.")
+	}
+	if req.Category != nil && strings.TrimSpace(*req.Category) != "" {
+		c := strings.TrimSpace(*req.Category)
+		params.Category = &c
+	}
+	if req.IncludeEvidence != nil {
+		params.IncludeEvidence = *req.IncludeEvidence
+	}
+	if req.Note != nil {
+		note = *req.Note
+		if utf8.RuneCountInString(note) > ExportMaxNoteChars {
+			return "", "", params, "", db.Errorf(db.EINVALID, "note must be at most %d characters.", ExportMaxNoteChars)
+		}
+	}
+	return scope, format, params, note, nil
+}
+
+func exportContains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Create serves POST /v1/export/jobs: 201 {"data": job} in status
+// requested. The row and its River job are inserted in one transaction.
+func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
+	caller, err := exportCaller(r.Context())
+	if err != nil {
+		return err
+	}
+	req, err := decodeExportRequest(w, r)
+	if err != nil {
+		return err
+	}
+	scope, format, params, note, err := req.validate()
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("error encoding export params: %w", err)
+	}
+	job := &db.ExportJob{
+		AccountID: caller.AccountID, APIKeyID: caller.APIKeyID,
+		Scope: scope, Format: format, RequestedParams: raw, Note: note,
+	}
+	err = db.CreateExportJob(r.Context(), h.Store, job, func(ctx context.Context, tx pgx.Tx) error {
+		return h.Enqueue(ctx, tx, job.ID)
+	})
+	if err != nil {
+		return err
+	}
+	exportWriteJSON(w, http.StatusCreated, map[string]any{"data": h.present(r, job)})
+	return nil
+}
+
+// List serves GET /v1/export/jobs: the account's jobs, newest first, with
+// limit 1–50 (default 20) and offset 0–500 (default 0), capped and clamped
+// like every list route.
+func (h *ExportHandlers) List(w http.ResponseWriter, r *http.Request) error {
+	caller, err := exportCaller(r.Context())
+	if err != nil {
+		return err
+	}
+	limit, err := exportIntParam(r, "limit", 20, 1, 50)
+	if err != nil {
+		return err
+	}
+	offset, err := exportIntParam(r, "offset", 0, 0, 500)
+	if err != nil {
+		return err
+	}
+	list, err := db.ListExportJobs(r.Context(), h.Store.Bun, caller.AccountID, limit, offset)
+	if err != nil {
+		return err
+	}
+	data := make([]*exportJobJSON, len(list))
+	for i, j := range list {
+		data[i] = h.present(r, j)
+	}
+	exportWriteJSON(w, http.StatusOK, object{{"limit", limit}, {"offset", offset}, {"data", data}})
+	return nil
+}
+
+func exportIntParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	raw := strings.TrimSpace(r.URL.Query().Get(name))
+	if raw == "" {
+		return def, nil
+	}
+	n, err := parseInt(name, raw)
+	if err != nil {
+		return 0, err
+	}
+	return min(max(n, lo), hi), nil
+}
+
+// Get serves GET /v1/export/jobs/{id}. Another account's job, an unknown
+// id and a malformed id are all 404 "Export job not found".
+func (h *ExportHandlers) Get(w http.ResponseWriter, r *http.Request) error {
+	caller, err := exportCaller(r.Context())
+	if err != nil {
+		return err
+	}
+	job, err := db.ExportJobByID(r.Context(), h.Store.Bun, caller.AccountID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	exportWriteJSON(w, http.StatusOK, map[string]any{"data": h.present(r, job)})
+	return nil
+}
+
+// exportJobJSON is the export job resource (section 2.6) plus, once the
+// worker has run, rowCount (rows written so far while running), byteSize
+// and sha256.
+type exportJobJSON struct {
+	ID              string          `json:"id"`
+	AppUserID       string          `json:"appUserId"`
+	APIKeyID        int64           `json:"apiKeyId"`
+	Scope           string          `json:"scope"`
+	Format          string          `json:"format"`
+	Status          string          `json:"status"`
+	RequestedParams db.ExportParams `json:"requestedParams"`
+	Note            string          `json:"note"`
+	DownloadURL     *string         `json:"downloadUrl"`
+	ExpiresAt       *db.ExportTime  `json:"expiresAt"`
+	Error           *string         `json:"error"`
+	CreatedAt       db.ExportTime   `json:"createdAt"`
+	UpdatedAt       db.ExportTime   `json:"updatedAt"`
+	RowCount        *int64          `json:"rowCount,omitempty"`
+	ByteSize        *int64          `json:"byteSize,omitempty"`
+	SHA256          *string         `json:"sha256,omitempty"`
+}
+
+func (h *ExportHandlers) present(r *http.Request, j *db.ExportJob) *exportJobJSON {
+	var params db.ExportParams
+	json.Unmarshal(j.RequestedParams, &params) //nolint:errcheck // written by Create
+	if params.OrganizationIDs == nil {
+		params.OrganizationIDs = []int64{}
+	}
+	out := &exportJobJSON{
+		ID: j.ID, AppUserID: strconv.FormatInt(j.AccountID, 10), APIKeyID: j.APIKeyID,
+		Scope: j.Scope, Format: j.Format, Status: j.Status, RequestedParams: params, Note: j.Note,
+		Error: j.Error, CreatedAt: db.ExportTime{Time: j.CreatedAt}, UpdatedAt: db.ExportTime{Time: j.UpdatedAt},
+		RowCount: j.RowCount, ByteSize: j.ByteSize, SHA256: j.SHA256,
+	}
+	if j.ExpiresAt != nil {
+		out.ExpiresAt = &db.ExportTime{Time: *j.ExpiresAt}
+	}
+	switch {
+	case j.Status == db.ExportStatusCompleted && j.ExpiresAt != nil && !h.now().Before(*j.ExpiresAt):
+		// Expired but not swept yet.
+		out.Status = db.ExportStatusExpired
+	case j.Status == db.ExportStatusCompleted && j.ExpiresAt != nil:
+		u := h.DownloadURL(r, j.ID, *j.ExpiresAt)
+		out.DownloadURL = &u
+	}
+	return out
+}
+
+// DownloadURL returns the signed URL of job id's file, valid until
+// expires.
+func (h *ExportHandlers) DownloadURL(r *http.Request, id string, expires time.Time) string {
+	base := strings.TrimRight(h.BaseURL, "/")
+	if base == "" && r != nil {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+			scheme = p
+		}
+		base = scheme + "://" + r.Host
+	}
+	exp := strconv.FormatInt(expires.Unix(), 10)
+	q := url.Values{"expires": {exp}, "sig": {h.sign(id, exp)}}
+	return base + "/v1/export/files/" + id + "?" + q.Encode()
+}
+
+func (h *ExportHandlers) sign(id, expires string) string {
+	m := hmac.New(sha256.New, h.Secret)
+	m.Write([]byte("export-download\n" + id + "\n" + expires))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// exportContentTypes is the Content-Type of each export format.
+var exportContentTypes = map[string]string{
+	db.ExportFormatJSONL:   "application/x-ndjson",
+	db.ExportFormatCSV:     "text/csv; charset=utf-8",
+	db.ExportFormatParquet: "application/vnd.apache.parquet",
+}
+
+// Download returns the handler of GET /v1/export/files/{id}?expires=…&sig=…:
+// it authenticates by the URL's HMAC signature (not by API key) and serves
+// the file with Content-Length, Content-Type, ETag (the SHA-256) and range
+// support. A tampered or missing signature and an expired link are 403; an
+// unknown job or a job without a published file is 404. Mount it outside
+// the API key middleware, for example
+// mux.Handle("GET /v1/export/files/{id}", h.Download()).
+func (h *ExportHandlers) Download() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h.download(w, r); err != nil {
+			WriteError(w, r, err)
+		}
+	})
+}
+
+func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	q := r.URL.Query()
+	exp, sig := q.Get("expires"), q.Get("sig")
+	expUnix, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || sig == "" || !hmac.Equal([]byte(sig), []byte(h.sign(id, exp))) {
+		return db.Errorf(db.EFORBIDDEN, "Invalid download signature.")
+	}
+	now := h.now()
+	if !now.Before(time.Unix(expUnix, 0)) {
+		return db.Errorf(db.EFORBIDDEN, "Download link has expired. Request a new export.")
+	}
+	job, err := db.ExportJobForWorker(r.Context(), h.Store.Bun, id)
+	if err != nil {
+		return err
+	}
+	if job.Status == db.ExportStatusExpired || (job.ExpiresAt != nil && !now.Before(*job.ExpiresAt)) {
+		return db.Errorf(db.EFORBIDDEN, "Download link has expired. Request a new export.")
+	}
+	if job.Status != db.ExportStatusCompleted || job.StorageKey == nil {
+		return db.Errorf(db.ENOTFOUND, "Export file not found")
+	}
+	obj, err := h.Storage.Open(r.Context(), *job.StorageKey)
+	if errors.Is(err, jobs.ErrObjectNotFound) {
+		return db.Errorf(db.ENOTFOUND, "Export file not found")
+	} else if err != nil {
+		return err
+	}
+	defer obj.Close()
+	hdr := w.Header()
+	hdr.Set("Content-Type", exportContentTypes[job.Format])
+	hdr.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="export-%s.%s"`, job.ID, jobs.ExportFileExt(job.Format)))
+	hdr.Set("Cache-Control", "private, no-store")
+	if job.SHA256 != nil {
+		hdr.Set("ETag", `"`+*job.SHA256+`"`)
+	}
+	http.ServeContent(w, r, "", obj.ModTime(), obj)
+	return nil
+}
+
+// exportWriteJSON encodes v as the response body with status.
+func exportWriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"Internal server error."}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b)            //nolint:errcheck
+	w.Write([]byte("\n")) //nolint:errcheck
+}

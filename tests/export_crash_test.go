@@ -1,0 +1,123 @@
+package tests
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/jobs"
+)
+
+// stallingStorage lets the worker write its first buffer of bytes, tells
+// the test, and then blocks until the attempt's context is cancelled: the
+// export is caught mid-file when the worker is stopped.
+type stallingStorage struct {
+	jobs.Storage
+	started chan struct{}
+}
+
+func (s *stallingStorage) Create(ctx context.Context, key string) (jobs.TempObject, error) {
+	tmp, err := s.Storage.Create(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &stallingTemp{TempObject: tmp, ctx: ctx, s: s}, nil
+}
+
+type stallingTemp struct {
+	jobs.TempObject
+	ctx    context.Context
+	s      *stallingStorage
+	writes int
+}
+
+func (t *stallingTemp) Write(p []byte) (int, error) {
+	t.writes++
+	if t.writes > 1 {
+		return 0, t.ctx.Err()
+	}
+	n, err := t.TempObject.Write(p)
+	if err != nil {
+		return n, err
+	}
+	close(t.s.started)
+	<-t.ctx.Done()
+	return n, t.ctx.Err()
+}
+
+// TestExportCrashAndRetry stops the River worker in the middle of an
+// export (after it has written part of the file), checks that the job is
+// not completed and no file can be downloaded, then starts a fresh worker:
+// the retried job completes from scratch with exactly the database's rows,
+// and only the final file is left in storage.
+func TestExportCrashAndRetry(t *testing.T) {
+	t.Parallel()
+	for _, format := range db.ExportFormats {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			stall := &stallingStorage{started: make(chan struct{})}
+			s := startExportServer(t, exportServerOpts{storage: func(st jobs.Storage) jobs.Storage {
+				stall.Storage = st
+				return stall
+			}})
+			exportSeed(t, s.store, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 200)
+			key, _ := exportEnterpriseKey(t, s.store)
+			created := s.create(t, key, map[string]any{"scope": "radar.history", "format": format, "since": "2026-10-01T00:00:00Z", "includeEvidence": true})
+
+			select {
+			case <-stall.started:
+			case <-time.After(60 * time.Second):
+				t.Fatal("export never started")
+			}
+			// Partial bytes exist on disk, but only as a temporary file.
+			entries, err := os.ReadDir(s.dir)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			require.NotEqual(t, jobs.ExportStorageKey(created.ID, format), entries[0].Name())
+
+			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			require.NoError(t, s.client.StopAndCancel(stopCtx))
+
+			mid := s.get(t, key, created.ID)
+			require.Equal(t, db.ExportStatusRunning, mid.Status)
+			require.Nil(t, mid.DownloadURL)
+			// Even a correctly signed link finds no file.
+			status, _, _ := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, created.ID, time.Now().Add(time.Hour)), "", nil)
+			require.Equal(t, http.StatusNotFound, status)
+			_, err = s.storage.Open(context.Background(), jobs.ExportStorageKey(created.ID, format))
+			require.ErrorIs(t, err, jobs.ErrObjectNotFound)
+
+			// A new worker process: plain storage, same database.
+			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+			client2, err := jobs.NewClient(s.store, logger, jobs.ExportRegistration(s.store, jobs.ExportConfig{Storage: s.storage, BatchSize: 7, RowGroupRows: 10, LinkTTL: time.Hour, Logger: logger}))
+			require.NoError(t, err)
+			require.NoError(t, client2.Start(context.Background()))
+			defer client2.Stop(context.Background()) //nolint:errcheck
+			var riverID int64
+			require.NoError(t, s.store.Pool.QueryRow(context.Background(), "SELECT id FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1", created.ID).Scan(&riverID))
+			// Skip the retry backoff: make the retryable job available now.
+			_, err = client2.JobRetry(context.Background(), riverID)
+			require.NoError(t, err)
+
+			job := s.waitDone(t, key, created.ID)
+			require.Equal(t, db.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+			data := exportDownload(t, s, job)
+			want := exportDBRows(t, s.store, "e.latest_evidence_at >= '2026-10-01T00:00:00Z'", true)
+			require.Len(t, want, 200)
+			require.Equal(t, int64(200), *job.RowCount)
+			require.Equal(t, want, exportParseRows(t, format, data))
+			entries, err = os.ReadDir(s.dir)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			require.Equal(t, jobs.ExportStorageKey(created.ID, format), entries[0].Name())
+		})
+	}
+}
