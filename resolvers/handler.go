@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -126,7 +127,16 @@ func (e *Executor) WithRequestLoaders(ctx context.Context) context.Context {
 
 // ServeHTTP serves GraphQL over HTTP.
 func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r = r.WithContext(e.WithRequestLoaders(r.Context()))
+	defer func() {
+		if v := recover(); v != nil {
+			err := e.exec.PresentRecoveredError(r.Context(), v)
+			gqlErr, _ := err.(*gqlerror.Error)
+			b, _ := json.Marshal(&graphql.Response{Errors: gqlerror.List{gqlErr}})
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write(b) //nolint:errcheck
+		}
+	}()
+	r = r.WithContext(graphql.StartOperationTrace(e.WithRequestLoaders(r.Context())))
 	for _, t := range e.transports {
 		if t.Supports(r) {
 			t.Do(w, r, e.exec)
