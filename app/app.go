@@ -112,7 +112,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		Executor: a.GraphQL,
 		Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
 		Wrap:     a.Access.Wrap,
-		Routes:   append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)),
+		Routes:   append(append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)), a.ExportRoutes()...),
 		Logger:   a.Logger,
 		Now:      func() time.Time { return a.DB.Now() },
 	})
@@ -120,6 +120,10 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		return fmt.Errorf("error building /v1 routes: %w", err)
 	}
 	mux.Handle("/v1/", v1)
+	// Export downloads authenticate by their signed URL, not by API key, so
+	// they are mounted outside the access layer (the more specific pattern
+	// wins over /v1/).
+	mux.Handle("GET /v1/export/files/{id}", a.ExportDownloadHandler())
 	mux.Handle("GET /openapi.json", v1.OpenAPIHandler())
 	// Operators ingest JSON Lines here; outside the API-key access layer,
 	// guarded by ADMIN_TOKEN (404 when unset).

@@ -3,6 +3,8 @@ package app
 import (
 	"crypto/tls"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cryptointel/cryptointel/access"
@@ -68,6 +70,18 @@ type Config struct {
 	// PublicURL is the service's public base URL, naming paid resources
 	// (env PUBLIC_URL). Defaults to the request's scheme and host.
 	PublicURL string
+	// ExportDir is the directory export files are written to (env
+	// EXPORT_DIR). Defaults to "cryptointel-exports" under the system
+	// temporary directory.
+	ExportDir string
+	// ExportLinkTTL is how long a completed export's download link works
+	// before the job is expired and its file deleted (env EXPORT_LINK_TTL).
+	// Defaults to 24 hours.
+	ExportLinkTTL time.Duration
+	// ExportURLSecret keys the HMAC signature of export download URLs (env
+	// EXPORT_URL_SECRET); share it across replicas. Defaults to a fixed
+	// development value; set it in production.
+	ExportURLSecret string `json:"-"`
 }
 
 func (c *Config) setDefaults() {
@@ -88,6 +102,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.WebhookPollInterval <= 0 {
 		c.WebhookPollInterval = 60 * time.Second
+	}
+	if c.ExportDir == "" {
+		c.ExportDir = filepath.Join(os.TempDir(), "cryptointel-exports")
+	}
+	if c.ExportLinkTTL <= 0 {
+		c.ExportLinkTTL = 24 * time.Hour
+	}
+	if c.ExportURLSecret == "" {
+		c.ExportURLSecret = "cryptointel-development-export-secret"
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 type jobRunner struct {
 	client   *river.Client[pgx.Tx]
 	webhooks *rest.WebhookHandlers
+	export   *rest.ExportHandlers
 
 	once     sync.Once
 	startErr error
@@ -42,8 +43,13 @@ func (a *App) initJobs() error {
 		webhookCfg.HTTPClient = guard.NewHTTPClient(webhook.ClientOptions{Timeout: jobs.WebhookAttemptTimeout, TLSConfig: a.Config.WebhookTLSConfig})
 	}
 	// Every job kind adds its registration here.
+	exportStorage, err := jobs.NewLocalStorage(a.Config.ExportDir)
+	if err != nil {
+		return err
+	}
 	regs := []jobs.Registration{
 		jobs.WebhookRegistration(webhookCfg),
+		jobs.ExportRegistration(a.DB, jobs.ExportConfig{Storage: exportStorage, LinkTTL: a.Config.ExportLinkTTL, Logger: a.Logger}),
 	}
 	client, err := jobs.NewClient(a.DB, a.Logger, regs...)
 	if err != nil {
@@ -55,6 +61,13 @@ func (a *App) initJobs() error {
 			DB:    a.DB.Bun,
 			Queue: &jobs.WebhookDispatcher{Store: a.DB, Client: client},
 			Guard: guard,
+		},
+		export: &rest.ExportHandlers{
+			Store:   a.DB,
+			Storage: exportStorage,
+			Enqueue: jobs.EnqueueExport(client, 0),
+			Secret:  []byte(a.Config.ExportURLSecret),
+			BaseURL: a.Config.PublicURL,
 		},
 	}
 	return nil
