@@ -56,7 +56,7 @@ func ListEvents(ctx context.Context, idb bun.IDB, f EventFilter) ([]*Event, erro
 		q = q.Where("category = ?", f.Category)
 	}
 	if f.EntityID != 0 {
-		q = q.Where("id IN (SELECT event_id FROM event_entities WHERE entity_id = ?)", f.EntityID)
+		q = q.Where("id IN (SELECT event_id FROM event_entities WHERE entity_id = ? AND latest_evidence_at >= ?)", f.EntityID, f.Since)
 	}
 	if strings.TrimSpace(f.Topic) != "" {
 		q = q.Where("search @@ websearch_to_tsquery('english', ?)", f.Topic)
@@ -208,7 +208,10 @@ type EntityEvent struct {
 // EventsByEntityIDs returns, in one statement (a LATERAL join over all the
 // given entities), each entity's events matching f, an event once per entity
 // even when the entity is both owner and participant. The result is grouped
-// by entity in the order of entityIDs, each group in f's order.
+// by entity in the order of entityIDs, each group in f's order. The
+// owner-duplicate check is a scalar subquery with LIMIT so it stays a
+// per-row primary-key probe (an EXISTS here gets planned as a hashed scan of
+// every owner row).
 func EventsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, f EntityEventFilter) ([]EntityEvent, error) {
 	if len(entityIDs) == 0 {
 		return []EntityEvent{}, nil
@@ -254,9 +257,10 @@ func EventsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, f En
 			SELECT ee.event_id, ee.latest_evidence_at, ee.significance
 			FROM event_entities ee
 			WHERE ee.entity_id = k.entity_id` + where + `
-			  AND NOT (ee.role = 'participant' AND EXISTS (
+			  AND (ee.role = 'owner' OR (
 			      SELECT 1 FROM event_entities o
-			      WHERE o.event_id = ee.event_id AND o.role = 'owner' AND o.entity_id = ee.entity_id))
+			      WHERE o.event_id = ee.event_id AND o.role = 'owner' AND o.entity_id = ee.entity_id
+			      LIMIT 1) IS NULL)
 			ORDER BY ` + order + `
 			LIMIT ? OFFSET ?
 		) x

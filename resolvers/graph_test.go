@@ -3,6 +3,7 @@ package resolvers_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -105,4 +106,22 @@ func TestLegacyFieldsEqual(t *testing.T) {
 		require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, ev["latestEvidenceTimestamp"])
 	}
 	require.True(t, sawSignal)
+}
+
+// An entity that both owns and takes part in an event lists it once.
+func TestEntityEventsDeduplicateRoles(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 2)
+	ev := &db.Event{ID: 777, Title: "both", Category: "technology", Bullets: []string{}, LatestEvidenceAt: b.now.Add(time.Second),
+		CreatedAt: b.now, UpdatedAt: b.now}
+	insertEvents(t, b.store, []*db.Event{ev}, func(*db.Event) ([]int64, []int64) { return []int64{hubID}, []int64{hubID, 101} })
+	data := b.mustRun(t, `{ entity(id: 1) { events(first: 25) { nodes { id owners { id } participants { id } } } timeline { nodes { id } } }
+	  events(entityId: 1, sort: RECENCY) { nodes { id } } }`, nil)
+	nodes := dig(data, "entity", "events", "nodes").([]any)
+	require.Len(t, nodes, 5) // 4 fixture events + 777
+	require.EqualValues(t, 777, dig(nodes, 0, "id"))
+	require.Len(t, dig(nodes, 0, "participants"), 2)
+	require.Len(t, dig(data, "entity", "timeline", "nodes"), 5)
+	require.EqualValues(t, 777, dig(data, "events", "nodes", 0, "id"))
+	require.Len(t, dig(data, "events", "nodes"), 5)
 }
