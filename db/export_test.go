@@ -1,0 +1,164 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+)
+
+type exportBundle struct {
+	store     *db.DB
+	ctx       context.Context
+	accountID int64
+	keyID     int64
+}
+
+func setupExportDB(t *testing.T) *exportBundle {
+	t.Helper()
+	store := dbtest.New(t)
+	ctx := context.Background()
+	_, key, err := db.CreateAPIKey(ctx, store.Bun, fmt.Sprintf("export-%d", time.Now().UnixNano()), db.PlanEnterprise)
+	require.NoError(t, err)
+	return &exportBundle{store: store, ctx: ctx, accountID: key.AccountID, keyID: key.ID}
+}
+
+func (b *exportBundle) newJob(t *testing.T, accountID, keyID int64) *db.ExportJob {
+	t.Helper()
+	job := &db.ExportJob{AccountID: accountID, APIKeyID: keyID, Scope: db.ExportScopeOrganizationsRegistry, Format: db.ExportFormatCSV, RequestedParams: []byte(`{}`)}
+	require.NoError(t, db.CreateExportJob(b.ctx, b.store, job, func(context.Context, pgx.Tx) error { return nil }))
+	return job
+}
+
+// TestExportJobLifecycle walks a job through its states; transitions out of
+// order are refused.
+func TestExportJobLifecycle(t *testing.T) {
+	t.Parallel()
+	b := setupExportDB(t)
+	job := b.newJob(t, b.accountID, b.keyID)
+	require.True(t, db.IsUUID(job.ID))
+	require.Equal(t, db.ExportStatusRequested, job.Status)
+
+	// A failing enqueue rolls the row back.
+	bad := &db.ExportJob{AccountID: b.accountID, APIKeyID: b.keyID, Scope: "x", Format: "csv", RequestedParams: []byte(`{}`)}
+	require.Error(t, db.CreateExportJob(b.ctx, b.store, bad, func(context.Context, pgx.Tx) error { return errors.New("queue down") }))
+	list, err := db.ListExportJobs(b.ctx, b.store.Bun, b.accountID, 50, 0)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ok, err := db.CompleteExportJob(b.ctx, b.store.Bun, job.ID, db.ExportResult{StorageKey: "k"}, now)
+	require.NoError(t, err)
+	require.False(t, ok, "a job that is not running cannot complete")
+
+	started, err := db.StartExportJob(b.ctx, b.store.Bun, job.ID, now)
+	require.NoError(t, err)
+	require.True(t, started)
+	require.NoError(t, db.ReportExportProgress(b.ctx, b.store.Bun, job.ID, 42, now))
+	got, err := db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(42), *got.RowCount)
+
+	// A retried attempt restarts a running job and resets its progress.
+	started, err = db.StartExportJob(b.ctx, b.store.Bun, job.ID, now)
+	require.NoError(t, err)
+	require.True(t, started)
+	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(0), *got.RowCount)
+
+	res := db.ExportResult{StorageKey: job.ID + ".csv", RowCount: 7, ByteSize: 99, SHA256: "ab", ExpiresAt: now.Add(time.Hour)}
+	ok, err = db.CompleteExportJob(b.ctx, b.store.Bun, job.ID, res, now)
+	require.NoError(t, err)
+	require.True(t, ok)
+	started, err = db.StartExportJob(b.ctx, b.store.Bun, job.ID, now)
+	require.NoError(t, err)
+	require.False(t, started, "a completed job is not started again")
+	require.NoError(t, db.FailExportJob(b.ctx, b.store.Bun, job.ID, "late failure", now))
+	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, db.ExportStatusCompleted, got.Status, "a completed job cannot fail")
+
+	expired, err := db.ExpireExportJobs(b.ctx, b.store.Bun, now.Add(59*time.Minute))
+	require.NoError(t, err)
+	require.Empty(t, expired)
+	expired, err = db.ExpireExportJobs(b.ctx, b.store.Bun, now.Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, expired, 1)
+	require.Equal(t, job.ID, expired[0].ID)
+	require.Equal(t, job.ID+".csv", *expired[0].StorageKey)
+}
+
+// TestExportJobVisibility: another account's job, an unknown id and a
+// malformed id are all ENOTFOUND "Export job not found".
+func TestExportJobVisibility(t *testing.T) {
+	t.Parallel()
+	b := setupExportDB(t)
+	_, other, err := db.CreateAPIKey(b.ctx, b.store.Bun, "other", db.PlanEnterprise)
+	require.NoError(t, err)
+	theirs := b.newJob(t, other.AccountID, other.ID)
+	for _, id := range []string{theirs.ID, "00000000-0000-0000-0000-000000000000", "nope", "'; DROP TABLE export_jobs; --"} {
+		_, err := db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, id)
+		require.Equal(t, db.ENOTFOUND, db.ErrorCode(err), id)
+		require.Equal(t, "Export job not found", db.ErrorMessage(err))
+	}
+	got, err := db.ExportJobByID(b.ctx, b.store.Bun, other.AccountID, theirs.ID)
+	require.NoError(t, err)
+	require.Equal(t, theirs.ID, got.ID)
+}
+
+// TestStreamExportEventsKeyset: batches cover every event exactly once in
+// (latest_evidence_at, id) order even when many events share a timestamp,
+// and the statement count per batch is constant (no per-row queries).
+func TestStreamExportEventsKeyset(t *testing.T) {
+	t.Parallel()
+	b := setupExportDB(t)
+	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	ents := []db.Entity{{ID: 1, CanonicalName: "a", DisplayName: "A", EntityType: "project", Status: "active", Aliases: []string{}}}
+	_, err := b.store.Bun.NewInsert().Model(&ents).Exec(b.ctx)
+	require.NoError(t, err)
+	var events []db.Event
+	var links []db.EventEntity
+	for i := 0; i < 23; i++ {
+		at := ts.Add(time.Duration(i/10) * time.Hour) // ten events per timestamp
+		events = append(events, db.Event{ID: int64(100 - i), Title: "t", Category: "c", Bullets: []string{}, LatestEvidenceAt: at})
+		links = append(links, db.EventEntity{EventID: int64(100 - i), EntityID: 1, Role: db.RoleOwner, LatestEvidenceAt: at})
+	}
+	_, err = b.store.Bun.NewInsert().Model(&events).Exec(b.ctx)
+	require.NoError(t, err)
+	_, err = b.store.Bun.NewInsert().Model(&links).Exec(b.ctx)
+	require.NoError(t, err)
+
+	ctx, counter := db.WithStatementCounter(b.ctx)
+	var seen []int64
+	batches := 0
+	filter := db.ExportEventFilter{Scope: db.ExportScopeRadarHistory, Params: db.ExportParams{Since: &db.ExportTime{Time: ts}, IncludeEvidence: true}}
+	err = db.StreamExportEvents(ctx, b.store, filter, 4, func(batch []db.ExportEvent) error {
+		batches++
+		for _, ev := range batch {
+			require.Len(t, ev.Owners, 1)
+			seen = append(seen, ev.ID)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, seen, 23)
+	for i := 1; i < len(seen); i++ {
+		prev, cur := 100-seen[i-1], 100-seen[i] // index in insertion order
+		if prev/10 == cur/10 {
+			require.Less(t, seen[i-1], seen[i], "ids ascend within a timestamp")
+		} else {
+			require.Less(t, prev/10, cur/10, "timestamps ascend")
+		}
+	}
+	require.Equal(t, 6, batches)
+	// Three statements per batch (events, entities, evidence).
+	require.Equal(t, int64(3*batches), counter.Load())
+}
