@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -203,4 +204,33 @@ func TestUsagePeriods(t *testing.T) {
 	require.Equal(t, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), month)
 	_, week, _ = db.UsagePeriods(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)) // a Monday
 	require.Equal(t, time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), week)
+}
+
+func TestNoPlaintextKeyStored(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	key, row, err := db.CreateAPIKey(b.ctx, b.store.Bun, "plaintext-check", db.PlanPro)
+	require.NoError(t, err)
+	// Use the key once so metering rows exist too.
+	_, err = b.store.Meter(b.ctx, meterAt(time.Now(), db.HashAPIKey(key), 1))
+	require.NoError(t, err)
+
+	// Dump every row of the key tables as text, hash as hex and as escape.
+	var dump string
+	err = b.store.Pool.QueryRow(b.ctx, `
+		SELECT concat_ws(E'\n',
+			(SELECT string_agg(t::text, E'\n') FROM api_keys t),
+			(SELECT string_agg(encode(hash, 'escape'), E'\n') FROM api_keys),
+			(SELECT string_agg(t::text, E'\n') FROM accounts t),
+			(SELECT string_agg(t::text, E'\n') FROM rate_windows t),
+			(SELECT string_agg(t::text, E'\n') FROM usage_daily t),
+			(SELECT string_agg(t::text, E'\n') FROM usage_monthly t))`).Scan(&dump)
+	require.NoError(t, err)
+	secret := strings.TrimPrefix(key, db.APIKeyPrefix)
+	require.NotContains(t, dump, key)
+	require.NotContains(t, dump, secret)
+	require.NotContains(t, dump, secret[len(secret)/2:]) // nor any sizable part of it
+	require.Contains(t, dump, row.Prefix)                // the short visible prefix is kept
+	require.Len(t, row.Prefix, 10)
+	require.Contains(t, dump, fmt.Sprintf("\\x%x", db.HashAPIKey(key))) // stored as its SHA-256
 }
