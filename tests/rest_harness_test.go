@@ -64,6 +64,9 @@ func startRESTServer(t *testing.T) *restServer {
 	return &restServer{app: a, base: "http://" + ln.Addr().String(), plan: db.PlanEnterprise, store: a.DB}
 }
 
+// dbIngestDefaults are the ingest options of the tests.
+var dbIngestDefaults = db.IngestOptions{}
+
 // ingestLines loads JSONL records through the ingest path.
 func ingestLines(t testing.TB, store *db.DB, lines []string) {
 	t.Helper()
