@@ -3,6 +3,7 @@ package resolvers_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/graph/scalar"
+	"github.com/cryptointel/cryptointel/resolvers"
 )
 
 // Values above a cap are silently capped; negative values are clamped.
@@ -219,4 +222,21 @@ func TestHTTP(t *testing.T) {
 	gbody, _ := io.ReadAll(get.Body)
 	require.Equal(t, http.StatusOK, get.StatusCode)
 	require.JSONEq(t, `{"data":{"entity":{"id":101}}}`, string(gbody))
+}
+
+// Errors that are not domain errors are shown as a generic internal error.
+func TestInternalErrorIsGeneric(t *testing.T) {
+	t.Parallel()
+	store, err := db.Open(context.Background(), dbtest.NewURL(t), db.Options{MaxConns: 1})
+	require.NoError(t, err)
+	_, err = store.Bun.Exec("DROP TABLE evidence")
+	require.NoError(t, err)
+	_, err = store.Bun.NewInsert().Model(&db.Event{ID: 1, Title: "t", Category: "c", Bullets: []string{}, LatestEvidenceAt: time.Now()}).Exec(context.Background())
+	require.NoError(t, err)
+	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "s", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { store.Close() })
+	resp := exec.Execute(context.Background(), `{ event(id: 1) { id evidence { id } } }`, "", nil)
+	require.Len(t, resp.Errors, 1)
+	require.Equal(t, "Internal server error.", resp.Errors[0].Message)
+	require.Equal(t, "internal", resp.Errors[0].Extensions["code"])
 }
