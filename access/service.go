@@ -59,6 +59,9 @@ type Config struct {
 	// Logger logs internal errors with the request id. Defaults to
 	// slog.Default().
 	Logger *slog.Logger
+	// OnRateLimited, when set, is called once per request refused by the
+	// rate limit (the app counts them in a metric).
+	OnRateLimited func()
 }
 
 // Service is the access layer: it authenticates keys, gates plans, enforces
@@ -203,6 +206,9 @@ func (s *Service) decide(plans []db.Plan, plan db.Plan, p Policy, res *db.MeterR
 		return forbidden(plans, p.Layer, p.Feature, p.MinPlan)
 	}
 	if res.WindowRequests > s.cfg.RateLimit {
+		if s.cfg.OnRateLimited != nil {
+			s.cfg.OnRateLimited()
+		}
 		return db.Errorf(db.ERATELIMIT, "%s", s.rateLimitMessage())
 	}
 	if !res.Charged {
