@@ -41,6 +41,7 @@ type App struct {
 	// payments) that wraps every /v1 route.
 	Access *access.Service
 
+	v1      *rest.Router
 	server  *http.Server
 	closers []func(context.Context) error
 	jobs    *jobRunner
@@ -101,7 +102,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
 	if a.Access == nil {
-		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment()})
+		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited})
 	}
 	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger,
 		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}}})
@@ -131,6 +132,10 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
 	return nil
 }
+
+// V1Routes returns the full /v1 route table the app serves (graph routes,
+// webhooks, usage, export), as documented in /openapi.json.
+func (a *App) V1Routes() []rest.Route { return a.v1.Routes() }
 
 // Migrate applies the database migrations.
 func (a *App) Migrate(ctx context.Context) error { return a.DB.Migrate(ctx) }
