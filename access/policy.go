@@ -2,6 +2,49 @@
 // access-layer gate, the per-minute rate window, monthly credits, usage
 // metering, pay-per-request (x402, MPP) and the response headers that tell a
 // client where it stands.
+//
+// Rules, in the order Service.Wrap applies them:
+//
+//   - Keys: `Authorization: Bearer <key>`, looked up by SHA-256 (the only
+//     form stored) and compared in constant time. Missing, unknown or
+//     revoked: 401 {"error": ...}; on a priced route a request without a
+//     key gets 402 instead. A valid key always wins over a payment.
+//   - Plans are rows of the plans table (cached in memory for 30 seconds).
+//     A route needs its layer in the plan's layers, its feature flag and its
+//     plan floor; otherwise 403 "This endpoint requires the <plan> plan or
+//     higher." naming the lowest plan that grants it.
+//   - One SQL statement per request (db.Meter) counts the request in the
+//     key's fixed 60-second window (aligned to UTC minutes, shared by every
+//     process) and, only when the plan grants the route, the window holds at
+//     most 100 requests and the month's credits cover the cost, adds the
+//     request and its credits to the daily and monthly usage. Over the
+//     window: 429 "Rate limit exceeded. Maximum 100 requests per 60
+//     seconds." with Retry-After. Credits exhausted (used + cost > monthly
+//     allowance): 403 "API usage limit reached. Please upgrade your plan or
+//     contact support."; routes of cost 0 (/v1/usage) still answer.
+//   - Counting: every authenticated request counts toward the rate window;
+//     an admitted request counts in usage and costs its credits whatever the
+//     route then answers (a 400 for bad parameters included). Refused
+//     requests (401, 403, 429) cost nothing. Credits reset on the 1st of
+//     the month (UTC); usage weeks start on Monday 00:00 UTC.
+//   - /graphql costs the operation's complexity (GraphQLCost), reported as
+//     extensions.cost.
+//   - Pay per request (no key, priced route): the 402 carries the x402 v1
+//     body {x402Version, error, accepts}, the x402 v2 PAYMENT-REQUIRED
+//     header and an MPP `WWW-Authenticate: Payment` challenge. X-PAYMENT (or
+//     v2 PAYMENT-SIGNATURE) is verified by the facilitator's /verify and,
+//     only after a 2xx response without GraphQL errors, settled by /settle
+//     (X-PAYMENT-RESPONSE and PAYMENT-RESPONSE); `Authorization: Payment`
+//     goes through the MPP verifier's /verify and /settle (Payment-Receipt).
+//     Prices are in Pricing.
+//   - Headers on every response, errors included: X-RateLimit-Limit,
+//     X-RateLimit-Remaining, X-RateLimit-Reset, X-Monthly-Limit,
+//     X-Monthly-Used, X-Monthly-Remaining, X-Credit-Cost, X-Plan-Tier,
+//     X-Api-Surface, X-Access-Layer, X-Endpoint-Policy, X-Request-Id and
+//     the IETF pair RateLimit-Policy: "default";q=100;w=60 and RateLimit:
+//     "default";r=<remaining>;t=<reset>. Without a key the per-key values
+//     read as a full window, a zero monthly allowance and X-Plan-Tier
+//     "none" (or "pay-per-request").
 package access
 
 // Access layers (header X-Access-Layer).
