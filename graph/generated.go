@@ -1356,7 +1356,16 @@ type Query {
   Events of one category, newest first. ` + "`" + `first` + "`" + ` is 1–10 (default 5) for
   signals and 1–25 (default 10) for radar.
   """
-  eventsByCategory(category: String!, surface: Surface = SIGNAL, since: Time, first: Int = 5): [Event!]!
+  eventsByCategory(
+    "The category."
+    category: String!
+    "SIGNAL (default) or RADAR."
+    surface: Surface = SIGNAL
+    "Only events at or after this instant. Default: the last 30 days."
+    since: Time
+    "Page size: 1–10 (default 5) for signals, 1–25 (default 10) for radar."
+    first: Int
+  ): [Event!]!
 
   """
   Bulk feed of every event (or every signal) since ` + "`" + `since` + "`" + `, walked with

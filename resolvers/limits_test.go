@@ -38,6 +38,9 @@ func TestCapsAndClamps(t *testing.T) {
 	  org: organization(id: 1) { signalHistory(days: 1000) { date } radar(first: 1000) { id } aliases }
 	  top: topSignals(first: 1000) { id }
 	  cat: eventsByCategory(category: "funding", first: 1000) { id }
+	  catDef: eventsByCategory(category: "funding") { id }
+	  radarCat: eventsByCategory(category: "funding", surface: RADAR, first: 1000) { id }
+	  radarDef: eventsByCategory(category: "funding", surface: RADAR) { id }
 	}`, nil)
 	require.EqualValues(t, 25, dig(data, "big", "limit"))
 	require.EqualValues(t, 250, dig(data, "big", "offset"))
@@ -60,7 +63,10 @@ func TestCapsAndClamps(t *testing.T) {
 	require.Len(t, dig(data, "org", "radar"), 20)
 	require.Len(t, dig(data, "org", "aliases"), 5)
 	require.Len(t, dig(data, "top"), 25)
-	require.Len(t, dig(data, "cat"), 10) // signal surface: 1–10
+	require.Len(t, dig(data, "cat"), 10) // signal surface: 1–10, default 5
+	require.Len(t, dig(data, "catDef"), 5)
+	require.Len(t, dig(data, "radarCat"), 25) // radar surface: 1–25, default 10
+	require.Len(t, dig(data, "radarDef"), 10)
 }
 
 func TestDepthAndComplexityLimits(t *testing.T) {
