@@ -108,10 +108,11 @@ type EventMatch struct {
 	// how the query named the entity), or expansion (related_entity).
 	MatchType string
 	// MatchRank orders results; lower is stronger. Events linked to an
-	// entity named by the whole query rank in [0, 1), full-text matches
-	// (and events of an entity named by part of the query that also match
-	// the text) in [1, 2), events of an entity named by part of the query
-	// in [2, 2.5), related-entity events in [2.5, 3.5).
+	// entity named by the whole query rank in [0, 1), full-text matches of
+	// every word (and events of an entity named by part of the query that
+	// also hold every word) in [1, 2), other events of an entity named by
+	// part of the query in [2, 2.5), related-entity events in [2.5, 3.5),
+	// events holding only some of the words in [3.5, 4).
 	MatchRank float64 // lower is stronger
 	// EntityID is the linked entity for entity and related_entity matches,
 	// 0 for text matches.
@@ -454,12 +455,12 @@ const (
 // "role" is 0 for an owner and 0.1 for a participant; k the name-match rank
 // (0 canonical, 1 display name, 2 alias, 3 prefix, 5–7 fuzzy):
 //
-//	entity, whole query     0.08·k + 0.3·(1−q) + role          [0, 1)
-//	entity, part + all words 1.0 + 0.1·k + 0.5·(1−q) + role    [1, 1.9)
-//	text, all words         1.2 + 0.5·(1−q)                     [1.2, 1.7]
-//	text, some words        1.7 + 0.3·(1−q)                     (1.7, 2]
-//	entity, part            2.0 + 0.1·k + role                  [2, 2.3]
-//	related_entity          2.5 + 0.1·k (+0.2 from a part) + 0.3·(1−q) + role
+//	entity, whole query      0.08·k + 0.3·(1−q) + role          [0, 1)
+//	entity, part + all words 1.0 + 0.1·k + 0.5·(1−q) + role     [1, 1.9)
+//	text, all words          1.2 + 0.5·(1−q)                    [1.2, 1.7]
+//	entity, part             2.0 + 0.1·k + role                 [2, 2.3]
+//	related_entity           2.5 + 0.1·k (+0.2 from a part) + 0.3·(1−q) + role   [2.5, 3.5)
+//	text, some words         3.5 + 0.4·(1−q)                    (3.5, 3.9]
 func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Time, limit int) *bun.RawQuery {
 	// Per-entity candidates: enough to fill the page from one entity.
 	perEntity := max(2*limit, 20)
@@ -486,6 +487,22 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 			vias, types = append(vias, MatchedViaEntity), append(types, linkMatchType(l))
 		}
 		ids = append(ids, l.EntityID)
+	}
+	// When the whole query names several entities (a shared ticker), their
+	// events are interleaved: each entity's n-th event ranks 0.02·(n−1)
+	// lower, its own rank scaled into the step, so every candidate shows
+	// on the first page.
+	finalRank := "rank"
+	wholeLinks := 0
+	for _, b := range bands {
+		if b == bandWhole {
+			wholeLinks++
+		}
+	}
+	if wholeLinks > 1 {
+		finalRank = `CASE WHEN via = 'entity' AND rank < 1
+		                  THEN 0.02 * (row_number() OVER (PARTITION BY entity_id, rank < 1 ORDER BY rank, latest_evidence_at DESC, id DESC) - 1) + 0.02 * rank
+		                  ELSE rank END`
 	}
 	all := `websearch_to_tsquery('english', ?0)`
 	// Any word: the plain query's ANDs turned into ORs. Only worth a second
@@ -522,21 +539,22 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 				LIMIT ?8
 			) x
 		),
-		cand AS (SELECT id FROM text_c UNION SELECT id FROM ent_c),
-		scored AS (
+		-- Candidates are fetched by primary key and scored once each.
+		scored AS MATERIALIZED (
 			SELECT s.*, (s.q > 0) AS text_hit
 			FROM (
 				SELECT e.id, e.latest_evidence_at, e.search @@ `+all+` AS all_hit,
 				       CASE WHEN e.search @@ `+all+` THEN ts_rank_cd(e.search, `+all+`, 32)
 				            ELSE `+anyRank+` END AS q
-				FROM cand JOIN events e ON e.id = cand.id
+				FROM events e
+				WHERE e.id = ANY (ARRAY(SELECT id FROM text_c UNION SELECT id FROM ent_c))
 			) s
 		),
 		ranked AS (
 			SELECT s.id, s.latest_evidence_at, best.rank, best.via, best.type, best.entity_id
 			FROM scored s CROSS JOIN LATERAL (
 				SELECT * FROM (
-					SELECT CASE WHEN s.all_hit THEN 1.2 + 0.5 * (1 - s.q) ELSE 1.7 + 0.3 * (1 - s.q) END AS rank,
+					SELECT CASE WHEN s.all_hit THEN 1.2 + 0.5 * (1 - s.q) ELSE 3.5 + 0.4 * (1 - s.q) END AS rank,
 					       'text' AS via, 'fulltext' AS type, 0::bigint AS entity_id
 					WHERE s.text_hit
 					UNION ALL
@@ -553,8 +571,9 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 				LIMIT 1
 			) best
 		)
-		SELECT * FROM ranked
-		ORDER BY rank, latest_evidence_at DESC, id DESC
+		SELECT id, latest_evidence_at, `+finalRank+` AS rank, via, type, entity_id
+		FROM ranked
+		ORDER BY 3, latest_evidence_at DESC, id DESC
 		LIMIT ?9`,
 		query, pgdialect.Array(ids), pgdialect.Array(bases), pgdialect.Array(bands), pgdialect.Array(vias), pgdialect.Array(types),
 		since, textCandidates, perEntity, limit)
