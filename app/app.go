@@ -105,7 +105,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited})
 	}
 	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger,
-		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}}})
+		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}, observe.NewGraphQLMetrics()}})
 	mux.Handle("/graphql", a.Access.Wrap(access.GraphQLPolicy, a.GraphQL))
 	// The /v1 facade: every route of the table behind the access layer, and
 	// the OpenAPI document generated from the same table.
@@ -120,6 +120,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	if err != nil {
 		return fmt.Errorf("error building /v1 routes: %w", err)
 	}
+	a.v1 = v1
 	mux.Handle("/v1/", v1)
 	// Export downloads authenticate by their signed URL, not by API key, so
 	// they are mounted outside the access layer (the more specific pattern

@@ -18,13 +18,15 @@ const KEY_STORAGE = 'cryptointel.apiKey';
 const ENDPOINT = new URL('/graphql', window.location.origin).toString();
 
 /** The query the playground opens with: a multi-hop walk through the graph. */
-export const EXAMPLE_QUERY = `# Welcome to the cryptointel GraphQL playground.
+export const EXAMPLE_QUERY = `# cryptointel GraphQL playground
 #
-# Paste your API key into the field above, then press the run button
-# (or Ctrl-Enter). Open the docs explorer on the left to browse the schema.
+# 1. Paste your API key in the field above.
+# 2. Press run (or Ctrl-Enter).
+# Browse the schema in the docs (left).
 #
-# This query resolves a name to an entity, follows its relationships and
-# lists recent events of each related entity with their owners.
+# This query resolves a name to an entity,
+# follows its relationships, and lists the
+# latest events of each related entity.
 {
   resolveEntities(name: "Ethereum", first: 1) {
     entity {

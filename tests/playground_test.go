@@ -1,0 +1,173 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+)
+
+// chromiumPath is Debian's chromium, which `make chromium` installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// playgroundFixture is a small graph for the playground's example query:
+// Ethereum, the foundation behind it, and an event the foundation owns.
+func playgroundFixture() string {
+	day := time.Now().UTC().Add(-2 * time.Hour).Format(time.RFC3339)
+	return strings.Join([]string{
+		`{"kind":"entity","id":101,"canonicalName":"Ethereum","displayName":"Ethereum","entityType":"project","aliases":["ETH"]}`,
+		`{"kind":"entity","id":102,"canonicalName":"Ethereum Foundation","displayName":"Ethereum Foundation","entityType":"foundation","aliases":["EF"]}`,
+		`{"kind":"relationship","sourceEntityId":102,"targetEntityId":101,"relationshipType":"FOUNDATION_OF","searchExpand":true}`,
+		`{"kind":"event","id":5001,"title":"Foundation funds zero-knowledge research","eventCategory":"funding","eventSubcategory":"grants","summary":"Grants for zk research.","bullets":["Grant round"],"owners":[102],"participants":[101],"evidence":[{"id":9001,"content":"Grants announced","url":"https://example.org/grants","timestamp":"` + day + `"}]}`,
+	}, "\n") + "\n"
+}
+
+// playgroundKey creates an API key on the enterprise plan for s's database.
+func playgroundKey(t *testing.T, s *observeServer) string {
+	t.Helper()
+	key, _, err := db.CreateAPIKey(context.Background(), s.app.DB.Bun, "playground-test", "enterprise")
+	require.NoError(t, err)
+	return key
+}
+
+// TestPlaygroundRunsExampleQuery opens /playground in headless Chromium,
+// enters a key, runs the example query and checks that the result panel
+// shows the entities it walks. It saves a screenshot to
+// tests/output/playground.png.
+func TestPlaygroundRunsExampleQuery(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("%s not found: run `make chromium` (make test does) to install Debian's chromium", chromiumPath)
+	}
+
+	s := startObserveServer(t, dbtest.NewURL(t))
+	summary, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
+	require.NoError(t, err)
+	require.Empty(t, summary.Failed, "fixture lines rejected")
+	key := playgroundKey(t, s)
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1600, 1000),
+	)
+	defer cancelAlloc()
+
+	// Record every URL the page requests, from the tab's first command on.
+	var (
+		mu       sync.Mutex
+		requests []string
+	)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx,
+		chromedp.WithLogf(t.Logf),
+		chromedp.WithListener(func(ev any) {
+			if ev, ok := ev.(*network.EventRequestWillBeSent); ok {
+				mu.Lock()
+				requests = append(requests, ev.Request.URL)
+				mu.Unlock()
+			}
+		}),
+	)
+	defer cancelCtx()
+	// Start the browser on a context without a deadline (a deadline on the
+	// first run would bound the browser's life), then bound the steps.
+	require.NoError(t, chromedp.Do(ctx))
+	stepCtx, cancelSteps := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelSteps()
+
+	// text is the visible text of an element (Monaco draws spaces as
+	// no-break spaces).
+	text := func(selector string) string {
+		return `(() => {
+			const el = document.querySelector('` + selector + `');
+			return el ? el.textContent.replace(/\u00a0/g, ' ') : '';
+		})()`
+	}
+	poll := func(expression string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingInterval(100*time.Millisecond))
+	}
+
+	// On failure, keep what the browser showed.
+	defer func() {
+		if t.Failed() {
+			if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
+				out, _ := filepath.Abs(filepath.Join("output", "playground-failure.png"))
+				if os.MkdirAll(filepath.Dir(out), 0o755) == nil && os.WriteFile(out, png, 0o644) == nil {
+					t.Logf("failure screenshot: %s", out)
+				}
+			}
+		}
+	}()
+
+	require.NoError(t, chromedp.Do(stepCtx,
+		chromedp.Navigate(s.base+"/playground"),
+		chromedp.WaitVisible(chromedp.CSS("#api-key")),
+		// The query editor opens with the example multi-hop query.
+		poll(text(".graphiql-query-editor")+`.includes('resolveEntities')`),
+	))
+	queryText, err := chromedp.Run(stepCtx, chromedp.Evaluate[string](text(".graphiql-query-editor")))
+	require.NoError(t, err)
+	require.Contains(t, queryText, `resolveEntities(name: "Ethereum", first: 1)`)
+	require.Contains(t, queryText, "relationships(first: 5)")
+
+	require.NoError(t, chromedp.Do(stepCtx,
+		chromedp.SendKeys(chromedp.CSS("#api-key"), key),
+		chromedp.Click(chromedp.CSS(".graphiql-execute-button")),
+		poll(text(".graphiql-response")+`.includes('"data"') || `+text(".graphiql-response")+`.includes('"errors"')`),
+	))
+	result, err := chromedp.Run(stepCtx, chromedp.Evaluate[string](text(".graphiql-response")))
+	require.NoError(t, err)
+	storedKey, err := chromedp.Run(stepCtx, chromedp.Evaluate[string](`localStorage.getItem('cryptointel.apiKey')`))
+	require.NoError(t, err)
+	require.Equal(t, key, storedKey, "the key field is kept in localStorage")
+
+	// The result panel shows the entity and the graph walked from it.
+	require.NotContains(t, result, `"errors"`, result)
+	require.Contains(t, result, `"displayName": "Ethereum"`, result)
+	require.Contains(t, result, `"relationshipType": "FOUNDATION_OF"`, result)
+	require.Contains(t, result, `"displayName": "Ethereum Foundation"`, result)
+	require.Contains(t, result, `Foundation funds zero-knowledge research`, result)
+
+	// The schema docs explorer opens on the root types; then the page is
+	// captured with both the docs and the result.
+	require.NoError(t, chromedp.Do(stepCtx,
+		chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
+		poll(text(".graphiql-doc-explorer")+`.includes('Query')`),
+	))
+	screenshot, err := chromedp.Run(stepCtx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	out, err := filepath.Abs(filepath.Join("output", "playground.png"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
+	require.NoError(t, os.WriteFile(out, screenshot, 0o644))
+	t.Logf("playground screenshot: %s", out)
+
+	// Nothing was loaded from outside the service.
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, requests)
+	for _, u := range requests {
+		local := strings.HasPrefix(u, s.base+"/") || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:")
+		require.True(t, local, fmt.Sprintf("the page requested %s", u))
+	}
+}
