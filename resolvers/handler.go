@@ -244,6 +244,9 @@ func selectionDepth(set ast.SelectionSet, frags ast.FragmentDefinitionList, dept
 		var d int
 		switch s := sel.(type) {
 		case *ast.Field:
+			if depth == 0 && (s.Name == "__schema" || s.Name == "__type") {
+				continue // introspection is static and cheap; tools nest it deeply
+			}
 			if len(s.SelectionSet) == 0 {
 				d = depth + 1
 			} else {

@@ -246,3 +246,16 @@ func TestInternalErrorIsGeneric(t *testing.T) {
 	require.Equal(t, "Internal server error.", resp.Errors[0].Message)
 	require.Equal(t, "internal", resp.Errors[0].Extensions["code"])
 }
+
+// Introspection (as GraphiQL sends it) is not refused by the depth limit.
+func TestIntrospectionAllowed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 1)
+	typeRef := "kind name"
+	for i := 0; i < 10; i++ {
+		typeRef = "kind name ofType { " + typeRef + " }"
+	}
+	q := `{ __schema { queryType { name } types { name fields(includeDeprecated: true) { name args { name type { ` + typeRef + ` } } type { ` + typeRef + ` } } } } }`
+	data := b.mustRun(t, q, nil)
+	require.Equal(t, "Query", dig(data, "__schema", "queryType", "name"))
+}
