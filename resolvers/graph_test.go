@@ -125,3 +125,62 @@ func TestEntityEventsDeduplicateRoles(t *testing.T) {
 	require.EqualValues(t, 777, dig(data, "events", "nodes", 0, "id"))
 	require.Len(t, dig(data, "events", "nodes"), 5)
 }
+
+// Other entry points also issue a constant number of statements whatever
+// their page size.
+func TestEntryPointStatementCounts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 25)
+	since := b.now.Add(-24 * time.Hour).Format(time.RFC3339)
+	queries := map[string]string{
+		"feed":          `query($n: Int, $s: Time!) { feed(since: $s, first: $n) { nodes { id owners { id } participants { id } evidence { id } } nextCursor } }`,
+		"events":        `query($n: Int) { events(first: $n, sort: RECENCY) { nodes { id eventOwner { id events(first: $n) { nodes { id } } } posts { id } } } }`,
+		"organizations": `query($n: Int) { organizations(first: $n) { id radar(first: $n) { id } signal(first: $n) { id } signalHistory(days: $n) { date } entity { references { id } markets { id } } } }`,
+		"briefs":        `query($n: Int, $s: Time!) { briefs(ids: [101, 102, 103, 104, 105, 106], since: $s, first: $n) { radar { id owners { id } } signal { id } } }`,
+		"timeline":      `query($n: Int) { entities(ids: [101, 102, 103, 104, 105]) { timeline(first: $n) { nodes { id evidence { id } } } research(first: $n) { nodes { id } } } }`,
+	}
+	for name, q := range queries {
+		var counts []int64
+		for _, n := range []int{5, 10} {
+			ctx, counter := db.WithStatementCounter(context.Background())
+			_, errs := b.run(t, ctx, q, map[string]any{"n": n, "s": since})
+			require.Empty(t, errs, name)
+			counts = append(counts, counter.Load())
+		}
+		require.Equal(t, counts[0], counts[1], name)
+		require.LessOrEqual(t, counts[1], int64(6), name)
+	}
+}
+
+func TestEntitiesAndNameResolution(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 2)
+	_, err := b.store.Bun.NewInsert().Model(&[]db.EntityName{
+		{EntityID: hubID, Kind: "canonical_name", Value: "Ethereum", Norm: "ethereum"},
+		{EntityID: hubID, Kind: "alias", Value: "ETH", Norm: "eth"},
+	}).Exec(context.Background())
+	require.NoError(t, err)
+	data := b.mustRun(t, `{
+	  entities(ids: [102, 424242, 1]) { id }
+	  resolveEntities(name: "ETH") { entity { id canonicalName } matchedVia matchType matchRank matchedValue }
+	  organizationsByName(name: "eth") { id label type aliases matchedVia }
+	}`, nil)
+	ents := dig(data, "entities").([]any)
+	require.Len(t, ents, 3)
+	require.EqualValues(t, 102, dig(ents, 0, "id"))
+	require.Nil(t, ents[1])
+	require.EqualValues(t, 1, dig(ents, 2, "id"))
+	m := dig(data, "resolveEntities", 0).(map[string]any)
+	require.EqualValues(t, 1, dig(m, "entity", "id"))
+	require.Equal(t, "alias", m["matchedVia"])
+	require.Equal(t, "exact", m["matchType"])
+	org := dig(data, "organizationsByName", 0).(map[string]any)
+	require.EqualValues(t, 1, org["id"])
+	require.Equal(t, "Ethereum", org["label"])
+	require.Equal(t, "project", org["type"])
+	require.Len(t, org["aliases"], 5)
+
+	_, errs := b.run(t, context.Background(), `{ entities(ids: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26]) { id } }`, nil)
+	require.Len(t, errs, 1)
+	require.Equal(t, "invalid", errs[0].Code)
+}
