@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 )
@@ -193,7 +194,8 @@ func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		code := db.ErrorCode(gqlErr.Err)
 		if code == db.EINTERNAL {
-			logger.ErrorContext(ctx, "graphql internal error", "path", gqlErr.Path.String(), "error", gqlErr.Err)
+			logger.ErrorContext(ctx, "graphql internal error", "request_id", access.RequestIDFrom(ctx),
+				"path", gqlErr.Path.String(), "error", gqlErr.Err)
 		}
 		gqlErr.Message = db.ErrorMessage(gqlErr.Err)
 		gqlErr.Err = nil
