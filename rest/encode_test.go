@@ -1,0 +1,70 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// nopExecutor answers every operation with empty data; for router tests
+// that never reach the graph.
+type nopExecutor struct{}
+
+func (nopExecutor) Execute(context.Context, string, string, map[string]any) *graphql.Response {
+	return &graphql.Response{Data: []byte(`{}`)}
+}
+
+func TestETagMatches(t *testing.T) {
+	t.Parallel()
+	require.True(t, etagMatches(`"abc"`, "abc"))
+	require.True(t, etagMatches(`W/"abc"`, "abc"))
+	require.True(t, etagMatches(`"x", "abc"`, "abc"))
+	require.True(t, etagMatches(`"abc-gzip"`, "abc"))
+	require.True(t, etagMatches(`*`, "abc"))
+	require.False(t, etagMatches(``, "abc"))
+	require.False(t, etagMatches(`"abcd"`, "abc"))
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	t.Parallel()
+	for header, want := range map[string]bool{
+		"gzip": true, "gzip, deflate, br": true, "br;q=1.0, GZIP;q=0.5": true,
+		"gzip;q=0": false, "gzip; q=0.0": false, "deflate": false, "": false, "x-gzip": false,
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Accept-Encoding", header)
+		require.Equal(t, want, newEncodingWriter(httptest.NewRecorder(), r).acceptsGzip(), header)
+	}
+}
+
+// TestGraphErrorMapping: GraphQL errors map through the one status table;
+// an error without a known code is internal and never shown.
+func TestGraphErrorMapping(t *testing.T) {
+	t.Parallel()
+	for code, status := range map[string]int{
+		db.EINVALID: 400, db.ENOTFOUND: 404, db.EFORBIDDEN: 403, db.EUNAUTHORIZED: 401,
+		db.EPAYMENT: 402, db.ERATELIMIT: 429, db.EQUOTA: 403, db.EUNAVAILABLE: 503,
+		db.ETOOLARGE: 413, db.EINTERNAL: 500, "GRAPHQL_VALIDATION_FAILED": 500, "": 500,
+	} {
+		err := graphError("Op", gqlerror.List{{Message: "boom " + code, Extensions: map[string]any{"code": code}}})
+		w := httptest.NewRecorder()
+		WriteError(w, httptest.NewRequest("GET", "/v1/x", nil), err)
+		require.Equal(t, status, w.Code, code)
+		if status == 500 {
+			require.JSONEq(t, `{"error":"Internal server error."}`, w.Body.String())
+		} else if status != 503 {
+			require.JSONEq(t, `{"error":"boom `+code+`"}`, w.Body.String())
+		}
+	}
+	w := httptest.NewRecorder()
+	WriteError(w, httptest.NewRequest("GET", "/v1/x", nil), db.Errorf(db.ENOTFOUND, "Webhook not found"))
+	require.Equal(t, http.StatusNotFound, w.Code)
+	require.JSONEq(t, `{"error":"Webhook not found"}`, w.Body.String())
+}

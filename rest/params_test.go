@@ -1,0 +1,152 @@
+package rest
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+func TestParseInt(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]int{"5": 5, "+7": 7, "-3": -3, "0": 0, "99999999999999999999": maxInt, "-99999999999999999999": minInt, "4294967296": maxInt} {
+		got, err := parseInt("limit", raw)
+		require.NoError(t, err, raw)
+		require.Equal(t, want, got, raw)
+	}
+	for _, raw := range []string{"1.5", "NaN", "abc", "1e3", "0x10", "5 apples", "Infinity"} {
+		_, err := parseInt("limit", raw)
+		require.Equal(t, &db.Error{Code: db.EINVALID, Message: "limit must be an integer"}, err, raw)
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	t.Parallel()
+	want := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	for _, raw := range []string{
+		"2026-11-20T10:00:00Z", "2026-11-20T10:00:00.000Z", "2026-11-20T12:00:00+02:00",
+		"2026-11-20T12:00:00 02:00", // '+' decoded as a space in a query string
+		"2026-11-20T10:00:00", "2026-11-20T10:00",
+	} {
+		got, err := parseTime(raw)
+		require.NoError(t, err, raw)
+		require.True(t, want.Equal(got), "%s: %s", raw, got)
+	}
+	got, err := parseTime("2026-11-20")
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), got)
+	for _, raw := range []string{"yesterday", "20/11/2026", "2026-13-01", "1732096800"} {
+		_, err := parseTime(raw)
+		require.Error(t, err, raw)
+	}
+}
+
+// route builds a throwaway route for parameter tests.
+func paramRoute(params ...Param) *Route {
+	return &Route{Method: "GET", Path: "/v1/test", Params: params}
+}
+
+func TestParseCallRules(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	rt := paramRoute(
+		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: msgQueryRequired},
+		limitParam(10, 25),
+		offsetParam(250),
+		requiredSince("", BulkFeedWindow, msgBulkSinceRequired),
+		Param{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}},
+		compactParam(),
+	)
+	parse := func(qs string) (*Call, error) {
+		return parseCall(rt, httptest.NewRequest("GET", "/v1/test?"+qs, nil), now)
+	}
+	since := "&since=2026-11-19T00:00:00Z"
+
+	c, err := parse("q=eth" + since)
+	require.NoError(t, err)
+	require.Equal(t, "eth", c.String("query"))
+	require.Equal(t, 10, c.Int("limit"), "default")
+	require.Equal(t, 0, c.Int("offset"), "default")
+	require.Equal(t, "24h", c.String("window"))
+	require.False(t, c.Bool("compact"))
+	require.False(t, c.Given["limit"])
+	require.Equal(t, map[string]any{"query": "eth", "first": 10, "offset": 0, "since": "2026-11-19T00:00:00Z"}, c.Vars)
+
+	c, err = parse("query=a&q=b&limit=3&limit=9&offset=-4&window=7D&compact" + since)
+	require.NoError(t, err)
+	require.Equal(t, "a", c.String("query"), "canonical name wins over alias")
+	require.Equal(t, 3, c.Int("limit"), "first occurrence wins")
+	require.Equal(t, 0, c.Int("offset"), "clamped")
+	require.Equal(t, "7d", c.String("window"), "enum is case-insensitive")
+	require.True(t, c.Bool("compact"), "bare boolean is true")
+
+	c, err = parse("q=a&limit=1000&offset=1000&compact=false" + since)
+	require.NoError(t, err)
+	require.Equal(t, 25, c.Int("limit"))
+	require.Equal(t, 250, c.Int("offset"))
+	require.False(t, c.Bool("compact"))
+
+	c, err = parse("q=a&limit=&q=zzz" + since)
+	require.NoError(t, err)
+	require.Equal(t, 10, c.Int("limit"), "empty is absent")
+
+	for qs, msg := range map[string]string{
+		"":                               msgQueryRequired,
+		"q=%20%20":                       msgQueryRequired,
+		"q=a":                            msgBulkSinceRequired,
+		"q=a&since=":                     msgBulkSinceRequired,
+		"q=a&since=soon":                 "since must be an ISO 8601 timestamp",
+		"q=a&since=2026-11-12T11:59:59Z": "since must be within the last 7 days",
+		"q=a&limit=1.5" + since:          "limit must be an integer",
+		"q=a&offset=NaN" + since:         "offset must be an integer",
+		"q=a&window=1h" + since:          "window must be one of: 24h, 7d, 30d",
+		"q=a&compact=maybe" + since:      "compact must be a boolean (true or false)",
+		"limit=x" + since:                msgQueryRequired, // declared order: query first
+	} {
+		_, err := parse(qs)
+		require.Equal(t, &db.Error{Code: db.EINVALID, Message: msg}, err, qs)
+	}
+	_, err = parse("q=a&since=2026-11-13T12:00:00Z")
+	require.NoError(t, err, "exactly at the window's edge is allowed")
+}
+
+func TestParseBatchIDs(t *testing.T) {
+	t.Parallel()
+	got, err := parseBatchIDs(" 3, 1,x,3,,-2,0,2 ")
+	require.NoError(t, err)
+	require.Equal(t, []int{3, 1, 2}, got)
+	_, err = parseBatchIDs("a,b,,")
+	require.Equal(t, &db.Error{Code: db.EINVALID, Message: msgNoValidIDs}, err)
+	ids := ""
+	for i := 1; i <= 26; i++ {
+		ids += "," + string(rune('0'+i/10)) + string(rune('0'+i%10))
+	}
+	_, err = parseBatchIDs(ids)
+	require.Equal(t, &db.Error{Code: db.EINVALID, Message: msgTooManyIDs}, err)
+	_, err = parseBatchIDs(ids[3:])
+	require.NoError(t, err, "25 ids are allowed")
+}
+
+func TestResolveSort(t *testing.T) {
+	t.Parallel()
+	rt := paramRoute(
+		Param{Name: "sort", In: "query", Type: TypeString, Enum: []string{"significance", "recency"}},
+		Param{Name: "mode", In: "query", Type: TypeString, Enum: []string{"largest", "new"}},
+	)
+	for qs, want := range map[string][3]string{
+		"":                           {"significance", "largest", "SIGNIFICANCE"},
+		"mode=new":                   {"recency", "new", "RECENCY"},
+		"mode=largest":               {"significance", "largest", "SIGNIFICANCE"},
+		"sort=recency":               {"recency", "new", "RECENCY"},
+		"sort=recency&mode=largest":  {"recency", "new", "RECENCY"},
+		"sort=significance&mode=new": {"significance", "largest", "SIGNIFICANCE"},
+	} {
+		c, err := parseCall(rt, httptest.NewRequest("GET", "/v1/test?"+qs, nil), time.Now())
+		require.NoError(t, err)
+		resolveSort(c)
+		require.Equal(t, want, [3]string{c.String("sort"), c.String("mode"), c.Vars["sort"].(string)}, qs)
+	}
+}
