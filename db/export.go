@@ -367,7 +367,8 @@ type ExportEventFilter struct {
 // time, and calls fn with each batch. Owners, participants and evidence are
 // loaded per batch with one statement each (never per row). All batches
 // read one REPEATABLE READ snapshot, so the export is consistent even while
-// ingest writes. The batch slice is reused: fn must not keep it.
+// ingest writes. Each batch is a fresh slice that fn may keep (for example
+// to encode it on another goroutine while the next batch is read).
 func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter, batchSize int, fn func([]ExportEvent) error) error {
 	if batchSize <= 0 {
 		batchSize = 5000
@@ -425,7 +426,7 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 	firstQuery := build(false, baseArgs+1)
 	nextQuery := build(true, baseArgs+3)
 
-	batch := make([]ExportEvent, 0, batchSize)
+	var batch []ExportEvent
 	index := make(map[int64]int, batchSize)
 	ids := make([]int64, 0, batchSize)
 	var afterTS *time.Time
@@ -434,7 +435,7 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		batch = batch[:0]
+		batch = make([]ExportEvent, 0, batchSize)
 		ids = ids[:0]
 		clear(index)
 		CountStatement(ctx)
@@ -550,7 +551,7 @@ func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 
 // StreamExportEntities walks every entity in id order with a keyset
 // cursor, batchSize at a time, inside one REPEATABLE READ snapshot, and
-// calls fn with each batch. The batch slice is reused: fn must not keep it.
+// calls fn with each batch. Each batch is a fresh slice that fn may keep.
 func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func([]Entity) error) error {
 	if batchSize <= 0 {
 		batchSize = 5000
@@ -560,13 +561,13 @@ func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func
 		return fmt.Errorf("error beginning export snapshot: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	batch := make([]Entity, 0, batchSize)
+	var batch []Entity
 	var after int64 = -1 << 63
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		batch = batch[:0]
+		batch = make([]Entity, 0, batchSize)
 		CountStatement(ctx)
 		rows, err := tx.Query(ctx, `
 			SELECT id, canonical_name, display_name, entity_type, status, aliases

@@ -242,27 +242,7 @@ func (w *ExportWorker) export(ctx context.Context, ej *db.ExportJob) (db.ExportR
 	if err != nil {
 		return db.ExportResult{}, err
 	}
-	var rows int64
-	progress := func(n int) error {
-		rows += int64(n)
-		return db.ReportExportProgress(ctx, w.store.Bun, ej.ID, rows, w.store.Now())
-	}
-	if ej.Scope == db.ExportScopeOrganizationsRegistry {
-		err = db.StreamExportEntities(ctx, w.store, w.cfg.BatchSize, func(batch []db.Entity) error {
-			if err := enc.writeEntities(batch); err != nil {
-				return fmt.Errorf("error encoding export entities: %w", err)
-			}
-			return progress(len(batch))
-		})
-	} else {
-		filter := db.ExportEventFilter{Scope: ej.Scope, Params: params}
-		err = db.StreamExportEvents(ctx, w.store, filter, w.cfg.BatchSize, func(batch []db.ExportEvent) error {
-			if err := enc.writeEvents(batch); err != nil {
-				return fmt.Errorf("error encoding export events: %w", err)
-			}
-			return progress(len(batch))
-		})
-	}
+	rows, err := w.pipeline(ctx, ej, params, enc)
 	if err != nil {
 		return db.ExportResult{}, err
 	}
@@ -286,6 +266,74 @@ func (w *ExportWorker) export(ctx context.Context, ej *db.ExportJob) (db.ExportR
 		SHA256:     hex.EncodeToString(hash.Sum(nil)),
 		ExpiresAt:  w.store.Now().Add(w.cfg.LinkTTL),
 	}, nil
+}
+
+// exportBatch is one batch on its way from the reader to the encoder.
+type exportBatch struct {
+	events   []db.ExportEvent
+	entities []db.Entity
+}
+
+// pipeline streams ej's rows into enc: the reader (one snapshot
+// transaction) fetches the next batch while the encoder writes the current
+// one, at most two batches in flight, so memory stays flat. It returns the
+// number of rows written.
+func (w *ExportWorker) pipeline(ctx context.Context, ej *db.ExportJob, params db.ExportParams, enc exportEncoder) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan exportBatch, 1)
+	var rows int64
+	var encErr error
+	encoded := make(chan struct{})
+	go func() {
+		defer close(encoded)
+		for b := range ch {
+			if encErr != nil {
+				continue // drain
+			}
+			var err error
+			n := len(b.events) + len(b.entities)
+			if b.entities != nil {
+				err = enc.writeEntities(b.entities)
+			} else {
+				err = enc.writeEvents(b.events)
+			}
+			if err != nil {
+				encErr = fmt.Errorf("error encoding export rows: %w", err)
+			} else {
+				rows += int64(n)
+				encErr = db.ReportExportProgress(ctx, w.store.Bun, ej.ID, rows, w.store.Now())
+			}
+			if encErr != nil {
+				cancel()
+			}
+		}
+	}()
+	send := func(b exportBatch) error {
+		select {
+		case ch <- b:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var err error
+	if ej.Scope == db.ExportScopeOrganizationsRegistry {
+		err = db.StreamExportEntities(ctx, w.store, w.cfg.BatchSize, func(batch []db.Entity) error {
+			return send(exportBatch{entities: batch})
+		})
+	} else {
+		filter := db.ExportEventFilter{Scope: ej.Scope, Params: params}
+		err = db.StreamExportEvents(ctx, w.store, filter, w.cfg.BatchSize, func(batch []db.ExportEvent) error {
+			return send(exportBatch{events: batch})
+		})
+	}
+	close(ch)
+	<-encoded
+	if encErr != nil {
+		return 0, encErr
+	}
+	return rows, err
 }
 
 type countingWriter struct {
