@@ -2,12 +2,28 @@
 # Brings up PostgreSQL for `make run` and `make test` and prints the
 # DATABASE_URL to use on stdout (diagnostics go to stderr).
 #
-# With DATABASE_URL already set, it only waits for that server. Otherwise it
-# starts the local cluster 15/main (installed but stopped on a fresh machine),
-# creates the role and database `cryptointel`, and prints their URL.
+# With DATABASE_URL already set, it only waits (up to 30 s) for that server
+# and prints it. Otherwise it starts the local Debian cluster 15/main
+# (installed but stopped on a fresh machine; created if missing), creates
+# the role and database `cryptointel`, and prints their URL. It is
+# idempotent: on a machine where all that is done it only prints the URL.
+#
+# Overrides: PG_VERSION (15), PG_CLUSTER (main), PG_PORT (5432),
+# PG_DATABASE (cryptointel).
 set -euo pipefail
 
+wait_ready() { # args: pg_isready arguments; gives up after about 30 s
+  for _ in $(seq 1 30); do
+    if pg_isready -q -t 1 "$@" 2>/dev/null; then return 0; fi
+    sleep 1
+  done
+  pg_isready -t 1 "$@" >&2
+}
+
 if [ -n "${DATABASE_URL:-}" ]; then
+  if command -v pg_isready >/dev/null; then
+    wait_ready -d "$DATABASE_URL" || { echo "pg-up: DATABASE_URL does not answer" >&2; exit 1; }
+  fi
   echo "$DATABASE_URL"
   exit 0
 fi
@@ -19,22 +35,43 @@ user=cryptointel
 pass=cryptointel
 name=${PG_DATABASE:-cryptointel}
 
+# as_postgres runs a command as the postgres OS user, from a directory that
+# user can read (avoids "could not change directory" warnings).
 as_postgres() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi
+  if [ "$(id -u)" = 0 ]; then
+    (cd / && runuser -u postgres -- "$@")
+  else
+    (cd / && sudo -n -u postgres -- "$@")
+  fi
 }
 
-if ! pg_lsclusters -h 2>/dev/null | awk -v v="$ver" -v c="$cluster" '$1==v && $2==c' | grep -q online; then
-  echo "starting PostgreSQL cluster $ver/$cluster" >&2
-  if ! pg_lsclusters -h 2>/dev/null | awk -v v="$ver" -v c="$cluster" '$1==v && $2==c' | grep -q .; then
-    pg_createcluster "$ver" "$cluster" >&2
-  fi
-  pg_ctlcluster "$ver" "$cluster" start >&2 || true
+# as_root runs a cluster-management command with the rights it needs.
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n -- "$@"; fi
+}
+
+if ! command -v pg_lsclusters >/dev/null; then
+  echo "pg-up: PostgreSQL is not installed (no pg_lsclusters); install postgresql-$ver or set DATABASE_URL" >&2
+  exit 1
 fi
-for _ in $(seq 1 60); do
-  as_postgres pg_isready -q -p "$port" && break
-  sleep 0.5
-done
-as_postgres pg_isready -p "$port" >&2
+
+status=$(pg_lsclusters -h 2>/dev/null | awk -v v="$ver" -v c="$cluster" '$1==v && $2==c {print $4}')
+if [ "$status" != "online" ]; then
+  if [ -z "$status" ]; then
+    echo "pg-up: creating PostgreSQL cluster $ver/$cluster" >&2
+    as_root pg_createcluster --port "$port" "$ver" "$cluster" >&2
+  fi
+  echo "pg-up: starting PostgreSQL cluster $ver/$cluster" >&2
+  if ! as_root pg_ctlcluster "$ver" "$cluster" start >&2; then
+    # A stale pid file after an unclean stop, or no systemd: start it as
+    # its owner directly.
+    as_postgres pg_ctlcluster "$ver" "$cluster" start >&2 || true
+  fi
+fi
+if ! wait_ready -h 127.0.0.1 -p "$port"; then
+  echo "pg-up: PostgreSQL $ver/$cluster did not come up; see /var/log/postgresql/postgresql-$ver-$cluster.log" >&2
+  exit 1
+fi
 
 as_postgres psql -q -p "$port" -v ON_ERROR_STOP=1 >&2 <<SQL
 DO \$\$ BEGIN

@@ -1,0 +1,62 @@
+# cryptointel: `make run` serves the demo, `make test` runs every test.
+# Both bring PostgreSQL up first (scripts/pg-up.sh): DATABASE_URL if set,
+# otherwise the local cluster 15/main, started and prepared as needed.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+GO           ?= go
+BIN          ?= bin/cryptointel
+ADDR         ?= :8080
+PKG          ?= ./...
+TEST_TIMEOUT ?= 20m
+TESTFLAGS    ?=
+VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+PLANS        := free pro business enterprise
+
+.PHONY: all build run test generate vet pg-up clean
+
+all: build
+
+## build: compile bin/cryptointel
+build:
+	$(GO) build -ldflags '-X main.version=$(VERSION)' -o $(BIN) ./cmd/cryptointel
+
+## run: Postgres up, migrate, seed the demo data when empty, print one demo key per plan, serve on ADDR (:8080)
+run: build
+	@export DATABASE_URL="$$(scripts/pg-up.sh)"; \
+	$(BIN) migrate; \
+	$(BIN) seed --demo; \
+	echo; \
+	echo "Demo API keys (send as: Authorization: Bearer <key>):"; \
+	for plan in $(PLANS); do \
+	  key="$$($(BIN) keys create --plan $$plan --account demo-$$plan | tail -n1)"; \
+	  printf '  %-11s %s\n' "$$plan" "$$key"; \
+	done; \
+	port="$(ADDR)"; port="$${port##*:}"; \
+	echo; \
+	echo "Try (with the enterprise key):"; \
+	echo "  curl -s localhost:$$port/graphql -H \"Authorization: Bearer $$key\" -H 'Content-Type: application/json' \\"; \
+	echo "    -d '{\"query\":\"{ entity(id: 101) { canonicalName relationships(first: 3) { relationshipType relatedEntity { displayName events(first: 2) { nodes { title owners { displayName } } } } } } }\"}'"; \
+	echo; \
+	exec $(BIN) serve --addr "$(ADDR)"
+
+## test: Postgres up, then go test ./... (PKG=./db/... narrows it) against it
+test:
+	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
+	$(GO) test -timeout $(TEST_TIMEOUT) $(TESTFLAGS) $(PKG)
+
+## generate: regenerate generated code (gqlgen)
+generate:
+	$(GO) generate ./...
+
+## vet: go vet every package
+vet:
+	$(GO) vet ./...
+
+## pg-up: only bring PostgreSQL up and print its URL
+pg-up:
+	@scripts/pg-up.sh
+
+clean:
+	rm -rf bin
