@@ -18,6 +18,14 @@ type Keyset struct {
 	ID int64
 }
 
+// readExcluded are the events columns the read paths never need:
+// evidence_text (a copy of every post, kept only for the search vector).
+var readExcluded = []string{"evidence_text"}
+
+// eventReadColumns are the events columns raw read queries select (alias e).
+const eventReadColumns = "e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, " +
+	"e.content_type, e.latest_evidence_at, e.ingest_seq, e.created_at, e.updated_at"
+
 // Event orders.
 const (
 	// SortSignificance orders by significance (unscored last), then newest.
@@ -48,7 +56,7 @@ type EventFilter struct {
 // ListEvents returns one page of events matching f.
 func ListEvents(ctx context.Context, idb bun.IDB, f EventFilter) ([]*Event, error) {
 	out := []*Event{}
-	q := idb.NewSelect().Model(&out).Where("latest_evidence_at >= ?", f.Since)
+	q := idb.NewSelect().Model(&out).ExcludeColumn(readExcluded...).Where("latest_evidence_at >= ?", f.Since)
 	if f.SignalOnly {
 		q = q.Where("significance IS NOT NULL")
 	}
@@ -93,7 +101,7 @@ type FeedFilter struct {
 // events ingested while it runs without duplicates or gaps.
 func FeedEvents(ctx context.Context, idb bun.IDB, f FeedFilter) ([]*Event, error) {
 	out := []*Event{}
-	q := idb.NewSelect().Model(&out).Where("latest_evidence_at >= ?", f.Since)
+	q := idb.NewSelect().Model(&out).ExcludeColumn(readExcluded...).Where("latest_evidence_at >= ?", f.Since)
 	if f.SignalOnly {
 		q = q.Where("significance IS NOT NULL")
 	}
@@ -118,7 +126,7 @@ func EventsByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*Event, error
 	if len(ids) == 0 {
 		return out, nil
 	}
-	if err := idb.NewSelect().Model(&out).Where("id = ANY(?)", pgArray(ids)).Scan(ctx); err != nil {
+	if err := idb.NewSelect().Model(&out).ExcludeColumn(readExcluded...).Where("id = ANY(?)", pgArray(ids)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error selecting events by ids: %w", err)
 	}
 	return out, nil
@@ -251,7 +259,7 @@ func EventsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, f En
 	}
 	args = append(args, f.Limit, f.Offset)
 	query := `
-		SELECT k.entity_id AS k_entity_id, e.*
+		SELECT k.entity_id AS k_entity_id, ` + eventReadColumns + `
 		FROM unnest(?::bigint[]) WITH ORDINALITY AS k(entity_id, ord)
 		CROSS JOIN LATERAL (
 			SELECT ee.event_id, ee.latest_evidence_at, ee.significance
