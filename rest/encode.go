@@ -73,6 +73,13 @@ func (e *encodingWriter) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (e *encodingWriter) Unwrap() http.ResponseWriter { return e.w }
 
+// reset discards what was buffered (status and body) so another response
+// can be written instead.
+func (e *encodingWriter) reset() {
+	e.buf.Reset()
+	e.status = 0
+}
+
 // finish writes the buffered response.
 func (e *encodingWriter) finish() {
 	if e.passthrough {

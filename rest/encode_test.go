@@ -68,3 +68,33 @@ func TestGraphErrorMapping(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, w.Code)
 	require.JSONEq(t, `{"error":"Webhook not found"}`, w.Body.String())
 }
+
+// panicExecutor panics, as a bug in a resolver might.
+type panicExecutor struct{}
+
+func (panicExecutor) Execute(context.Context, string, string, map[string]any) *graphql.Response {
+	panic("resolver bug")
+}
+
+// TestRouterRecoversPanics: a panic becomes a JSON 500 with the request id
+// and policy headers, not a dropped connection.
+func TestRouterRecoversPanics(t *testing.T) {
+	t.Parallel()
+	rt, err := New(Config{Executor: panicExecutor{}})
+	require.NoError(t, err)
+	w := httptest.NewRecorder()
+	rt.ServeHTTP(w, httptest.NewRequest("GET", "/v1/entities/byId?id=1", nil))
+	require.Equal(t, http.StatusInternalServerError, w.Code)
+	require.JSONEq(t, `{"error":"Internal server error."}`, w.Body.String())
+	require.NotEmpty(t, w.Header().Get("X-Request-Id"))
+	require.Equal(t, "entities.byId", w.Header().Get("X-Endpoint-Policy"))
+
+	// The router alone (no access wrapper) serves envelopes from the
+	// executor's data.
+	rt, err = New(Config{Executor: nopExecutor{}})
+	require.NoError(t, err)
+	w = httptest.NewRecorder()
+	rt.ServeHTTP(w, httptest.NewRequest("GET", "/v1/entities/byId?id=1", nil))
+	require.Equal(t, http.StatusNotFound, w.Code)
+	require.JSONEq(t, `{"error":"Entity not found"}`, w.Body.String())
+}

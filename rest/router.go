@@ -154,8 +154,20 @@ func (rt *Router) frame(next http.Handler) http.Handler {
 	return access.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, rt.logger))
 		ew := newEncodingWriter(w, r)
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler || ew.passthrough {
+					panic(v)
+				}
+				// A bug, never the client's doing: answer a JSON 500 (the
+				// panic is logged with the request id) instead of dropping
+				// the connection.
+				ew.reset()
+				WriteError(ew, r, fmt.Errorf("panic serving %s: %v", r.URL.Path, v))
+			}
+			ew.finish()
+		}()
 		next.ServeHTTP(ew, r)
-		ew.finish()
 	}))
 }
 
