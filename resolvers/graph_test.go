@@ -184,3 +184,46 @@ func TestEntitiesAndNameResolution(t *testing.T) {
 	require.Len(t, errs, 1)
 	require.Equal(t, "invalid", errs[0].Code)
 }
+
+// Pages of relationships and of significance-ordered entity events follow
+// one another without overlap.
+func TestPagingOrders(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 8)
+	data := b.mustRun(t, `{ entity(id: 1) {
+	  all: relationships(first: 8) { direction relatedEntity { id } }
+	  page: relationships(first: 2, offset: 2) { direction relatedEntity { id } }
+	} }`, nil)
+	all := dig(data, "entity", "all").([]any)
+	page := dig(data, "entity", "page").([]any)
+	require.Len(t, all, 8)
+	require.Equal(t, all[2:4], page)
+	// Outbound edges first, then inbound.
+	require.Equal(t, "outbound", dig(all, 0, "direction"))
+	require.Equal(t, "inbound", dig(all, 7, "direction"))
+
+	q := `query($after: String) { entity(id: 101) { events(first: 3, sort: SIGNIFICANCE, after: $after) {
+	  nodes { id significance } nextCursor sort offset } } }`
+	var after any
+	var scores []float64
+	seen := map[float64]bool{}
+	for i := 0; i < 10; i++ {
+		conn := dig(b.mustRun(t, q, map[string]any{"after": after}), "entity", "events").(map[string]any)
+		require.Equal(t, "SIGNIFICANCE", conn["sort"])
+		for _, n := range conn["nodes"].([]any) {
+			id := dig(n, "id").(float64)
+			require.False(t, seen[id])
+			seen[id] = true
+			s, _ := dig(n, "significance").(float64)
+			scores = append(scores, s)
+		}
+		if conn["nextCursor"] == nil {
+			break
+		}
+		after = conn["nextCursor"]
+	}
+	require.Len(t, seen, 8)
+	for i := 1; i < len(scores); i++ {
+		require.GreaterOrEqual(t, scores[i-1], scores[i], "significance first, unscored last")
+	}
+}
