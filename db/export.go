@@ -322,6 +322,27 @@ func ExpireExportJobs(ctx context.Context, idb bun.IDB, now time.Time) ([]Expire
 	return out, nil
 }
 
+// MsgExportAbandoned is the error of an export River gave up on.
+const MsgExportAbandoned = "Export failed after repeated attempts. Please request a new export."
+
+// FailAbandonedExportJobs marks failed every requested or running export
+// whose River job was discarded or cancelled without the worker recording
+// the outcome (for example a worker killed during its last attempt, which
+// River's rescuer then discards). It returns how many jobs it failed.
+func FailAbandonedExportJobs(ctx context.Context, idb bun.IDB, now time.Time) (int, error) {
+	res, err := idb.NewRaw(`
+		UPDATE export_jobs SET status = ?, error = ?, updated_at = ?
+		WHERE status IN (?, ?) AND id::text IN (
+			SELECT args->>'job_id' FROM river_job
+			WHERE kind = ? AND state IN ('discarded', 'cancelled'))`,
+		ExportStatusFailed, MsgExportAbandoned, now, ExportStatusRequested, ExportStatusRunning, ExportArgs{}.Kind()).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("error failing abandoned export jobs: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 // ExportEntityRef is an owner or participant of an exported event.
 type ExportEntityRef struct {
 	ID      int64

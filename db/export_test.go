@@ -162,3 +162,33 @@ func TestStreamExportEventsKeyset(t *testing.T) {
 	// Three statements per batch (events, entities, evidence).
 	require.Equal(t, int64(3*batches), counter.Load())
 }
+
+// TestFailAbandonedExportJobs: a running export whose River job was
+// discarded (a worker killed in its last attempt) is failed by the sweep;
+// one still being worked is not.
+func TestFailAbandonedExportJobs(t *testing.T) {
+	t.Parallel()
+	b := setupExportDB(t)
+	abandoned := b.newJob(t, b.accountID, b.keyID)
+	alive := b.newJob(t, b.accountID, b.keyID)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, j := range []*db.ExportJob{abandoned, alive} {
+		_, err := db.StartExportJob(b.ctx, b.store.Bun, j.ID, now)
+		require.NoError(t, err)
+	}
+	for id, state := range map[string]string{abandoned.ID: "discarded", alive.ID: "running"} {
+		_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO river_job (kind, args, state, max_attempts, attempt, attempted_at, finalized_at)
+			VALUES ('export', jsonb_build_object('job_id', $1::text), $2::river_job_state, 5, 5, now(), CASE WHEN $2::text = 'discarded' THEN now() END)`, id, state)
+		require.NoError(t, err)
+	}
+	n, err := db.FailAbandonedExportJobs(b.ctx, b.store.Bun, now)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	got, err := db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, abandoned.ID)
+	require.NoError(t, err)
+	require.Equal(t, db.ExportStatusFailed, got.Status)
+	require.Equal(t, db.MsgExportAbandoned, *got.Error)
+	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, alive.ID)
+	require.NoError(t, err)
+	require.Equal(t, db.ExportStatusRunning, got.Status)
+}

@@ -169,7 +169,7 @@ func (w *ExportWorker) Run(ctx context.Context, id string, lastAttempt bool) err
 			return river.JobCancel(err)
 		case lastAttempt:
 			w.cfg.Logger.Error("export failed", slog.String("job_id", id), slog.String("error", err.Error()))
-			w.fail(id, "Export failed after repeated attempts. Please request a new export.")
+			w.fail(id, db.MsgExportAbandoned)
 		}
 		return err
 	}
@@ -348,7 +348,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // ExportExpireWorker is the periodic sweep that moves completed exports
-// past their link lifetime to expired and deletes their files.
+// past their link lifetime to expired and deletes their files, and fails
+// exports whose River job was discarded.
 type ExportExpireWorker struct {
 	river.WorkerDefaults[db.ExportExpireArgs]
 
@@ -356,8 +357,12 @@ type ExportExpireWorker struct {
 	cfg   ExportConfig
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. It also fails exports River gave up on
+// without the worker recording it (a worker killed in its last attempt).
 func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[db.ExportExpireArgs]) error {
+	if _, err := db.FailAbandonedExportJobs(ctx, w.store.Bun, w.store.Now()); err != nil {
+		return err
+	}
 	_, err := ExpireExports(ctx, w.store, w.cfg.Storage)
 	return err
 }
