@@ -229,6 +229,10 @@ func paymentInfo(pr *access.Pricing) map[string]any {
 	} else {
 		info["min"] = price(pr.Min)
 		info["max"] = price(pr.Max)
+		if pr.MaxLimit > 0 {
+			info["description"] = "The price grows linearly with `limit`, from min at limit 1 to max at limit " +
+				strconv.Itoa(pr.MaxLimit) + " (an absent limit is priced at " + strconv.Itoa(pr.DefaultLimit) + ")."
+		}
 	}
 	return info
 }
