@@ -112,7 +112,8 @@ type EventMatch struct {
 	// every word (and events of an entity named by part of the query that
 	// also hold every word) in [1, 2), other events of an entity named by
 	// part of the query in [2, 2.5), related-entity events in [2.5, 3.5),
-	// events holding only some of the words in [3.5, 4).
+	// events holding only some of the words in [3.5, 4). When the whole
+	// query names an entity exactly, text-only matches rank from 3.5.
 	MatchRank float64 // lower is stronger
 	// EntityID is the linked entity for entity and related_entity matches,
 	// 0 for text matches.
@@ -246,9 +247,12 @@ func resolveQuery(idb bun.IDB, name string, limit, offset int) *bun.RawQuery {
 // Search tuning. The candidate caps keep every branch index-driven and
 // bounded whatever the table size and the window.
 const (
-	// textCandidates is how many of the most recent full-text matches are
-	// ranked by relevance.
-	textCandidates = 400
+	// textCandidates bounds each set of full-text candidates ranked by
+	// relevance.
+	textCandidates = 200
+	// recentWindow is how many of the newest events are checked for
+	// full-text matches, so recent matches are always candidates.
+	recentWindow = 5000
 	// maxLinkedEntities bounds the entities a query is linked to.
 	maxLinkedEntities = 10
 	// maxRelatedEntities bounds the entities reached by expansion.
@@ -384,9 +388,11 @@ func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
 //     matches exactly, by prefix or else by a close fuzzy match; within the
 //     band, events whose text also matches rank higher.
 //   - text: full-text relevance (ts_rank_cd over the weighted events.search
-//     vector: title A, summary B, bullets C, evidence D) among the
-//     textCandidates most recent events holding every word of the query
-//     (websearch_to_tsquery), then among those holding any of its words.
+//     vector: title A, summary B, bullets C, evidence D) of events holding
+//     every word of the query (websearch_to_tsquery), then of those holding
+//     some of its words. Candidates are the matches among the recentWindow
+//     newest events plus up to textCandidates others from the GIN index, so
+//     the heap work is bounded however common the words are.
 //     Events of an entity named by part of the query that hold every word
 //     rank first in this band.
 //   - entity (part of the query): other events of an entity named exactly
@@ -461,6 +467,9 @@ const (
 //	entity, part             2.0 + 0.1·k + role                 [2, 2.3]
 //	related_entity           2.5 + 0.1·k (+0.2 from a part) + 0.3·(1−q) + role   [2.5, 3.5)
 //	text, some words         3.5 + 0.4·(1−q)                    (3.5, 3.9]
+//
+// When the whole query names an entity exactly, text matches rank after the
+// related-entity band: all words 3.5 + 0.5·(1−q), some words 4.0 + 0.4·(1−q).
 func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Time, limit int) *bun.RawQuery {
 	// Per-entity candidates: enough to fill the page from one entity.
 	perEntity := max(2*limit, 20)
@@ -504,6 +513,15 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 		                  THEN 0.02 * (row_number() OVER (PARTITION BY entity_id, rank < 1 ORDER BY rank, latest_evidence_at DESC, id DESC) - 1) + 0.02 * rank
 		                  ELSE rank END`
 	}
+	// When the whole query names an entity exactly, the query is that
+	// entity: text matches outside its events (and its related entities')
+	// come after them.
+	textBase, someBase := "1.2", "3.5"
+	for _, l := range links {
+		if l.Whole && !l.Related && l.Rank <= RankExactAlias {
+			textBase, someBase = "3.5", "4.0"
+		}
+	}
 	all := `websearch_to_tsquery('english', ?0)`
 	// Any word: the plain query's ANDs turned into ORs. Only worth a second
 	// candidate set when the query has several words.
@@ -512,11 +530,12 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 	anyRank := "0"
 	if len(queryPhrases(query)) > 0 {
 		anyCandidates = `
-		UNION
-		(SELECT e.id FROM events e
-		 WHERE e.search @@ ` + anyWord + ` AND e.latest_evidence_at >= ?6
-		 ORDER BY e.latest_evidence_at DESC, e.id DESC
-		 LIMIT ?7)`
+			UNION
+			(SELECT r.id FROM recent r WHERE r.search @@ ` + anyWord + ` LIMIT ?7)
+			UNION
+			(SELECT e.id FROM events e
+			 WHERE e.search @@ ` + anyWord + ` AND e.latest_evidence_at >= ?6
+			 LIMIT ?7)`
 		anyRank = `CASE WHEN e.search @@ ` + anyWord + ` THEN 0.5 * ts_rank_cd(e.search, ` + anyWord + `, 32) ELSE 0 END`
 	}
 	return idb.NewRaw(`
@@ -524,10 +543,22 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 			SELECT * FROM unnest(?1::bigint[], ?2::float8[], ?3::text[], ?4::text[], ?5::text[])
 			       AS l(entity_id, base, band, via, type)
 		),
+		-- Full-text candidates, with bounded heap work whatever the number
+		-- of matches: the matches among the recentWindow newest events
+		-- (a walk of the recency index), and up to textCandidates matches
+		-- from the GIN index in physical order (all of them when the words
+		-- are rare; the scan stops at the limit when they are common).
+		recent AS MATERIALIZED (
+			SELECT e.id, e.search FROM events e
+			WHERE e.latest_evidence_at >= ?6
+			ORDER BY e.latest_evidence_at DESC, e.id DESC
+			LIMIT ?10
+		),
 		text_c AS (
+			(SELECT r.id FROM recent r WHERE r.search @@ `+all+` LIMIT ?7)
+			UNION
 			(SELECT e.id FROM events e
 			 WHERE e.search @@ `+all+` AND e.latest_evidence_at >= ?6
-			 ORDER BY e.latest_evidence_at DESC, e.id DESC
 			 LIMIT ?7)`+anyCandidates+`
 		),
 		ent_c AS (
@@ -554,7 +585,7 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 			SELECT s.id, s.latest_evidence_at, best.rank, best.via, best.type, best.entity_id
 			FROM scored s CROSS JOIN LATERAL (
 				SELECT * FROM (
-					SELECT CASE WHEN s.all_hit THEN 1.2 + 0.5 * (1 - s.q) ELSE 3.5 + 0.4 * (1 - s.q) END AS rank,
+					SELECT CASE WHEN s.all_hit THEN `+textBase+` + 0.5 * (1 - s.q) ELSE `+someBase+` + 0.4 * (1 - s.q) END AS rank,
 					       'text' AS via, 'fulltext' AS type, 0::bigint AS entity_id
 					WHERE s.text_hit
 					UNION ALL
@@ -576,7 +607,7 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 		ORDER BY 3, latest_evidence_at DESC, id DESC
 		LIMIT ?9`,
 		query, pgdialect.Array(ids), pgdialect.Array(bases), pgdialect.Array(bands), pgdialect.Array(vias), pgdialect.Array(types),
-		since, textCandidates, perEntity, limit)
+		since, textCandidates, perEntity, limit, recentWindow)
 }
 
 // linkMatchType names how the query named a linked entity.

@@ -28,7 +28,7 @@ import (
 // once; drop it with DROP DATABASE to rebuild.
 
 // benchGenVersion names the generator; bump it when the data changes.
-const benchGenVersion = 1
+const benchGenVersion = 2
 
 // benchEntity is a named entity of the benchmark data, with tickers that
 // collide on purpose.
@@ -114,8 +114,11 @@ ON CONFLICT DO NOTHING;
 CREATE TEMP TABLE bench_ent AS
 SELECT row_number() OVER (ORDER BY id) AS n, id, display_name AS name, coalesce(aliases[1], display_name) AS ticker FROM entities;
 CREATE UNIQUE INDEX ON bench_ent (n);
+-- Ids follow time, as ingest assigns them, so the heap is in time order.
 CREATE TEMP TABLE bench_ev AS
-SELECT i AS id,
+SELECT row_number() OVER (ORDER BY at, i) AS id, r.*
+FROM (
+SELECT i,
        -- Half the events belong to the named entities, skewed to the first.
        CASE WHEN random() < 0.5 THEN 1 + floor(?2 * random() ^ 2)::int
             ELSE ?2 + 1 + floor((SELECT count(*) - ?2 FROM bench_ent) * random() ^ 1.5)::int END AS owner_n,
@@ -126,7 +129,8 @@ SELECT i AS id,
        now() - random() * interval '35 days' AS at,
        CASE WHEN random() < 0.4 THEN round((random() * 10)::numeric, 2)::float8 END AS sig,
        floor(random() * 900 + 10)::int AS amount
-FROM generate_series(1, ?0) AS i;
+FROM generate_series(1, ?0) AS i
+) r;
 INSERT INTO events (id, title, category, subcategory, summary, bullets, significance, content_type, latest_evidence_at, evidence_text, ingest_seq)
 SELECT ev.id,
        CASE WHEN ev.named THEN o.name || ' ' ELSE '' END ||
@@ -152,7 +156,8 @@ SELECT ev.id,
        (ARRAY['partnership','funding','listing','upgrade','exploit','lawsuit','vote','report'])[1 + ev.cat] ||
        ' #' || o.ticker || ' via @' || replace(lower(o.name), ' ', '') || ' more at example.com/' || ev.id,
        ev.id
-FROM bench_ev ev JOIN bench_ent o ON o.n = ev.owner_n LEFT JOIN bench_ent p ON p.n = ev.part_n;
+FROM bench_ev ev JOIN bench_ent o ON o.n = ev.owner_n LEFT JOIN bench_ent p ON p.n = ev.part_n
+ORDER BY ev.id;
 INSERT INTO event_entities (event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category)
 SELECT ev.id, o.id, 'owner', 0, e.latest_evidence_at, e.significance, e.content_type, e.category
 FROM bench_ev ev JOIN bench_ent o ON o.n = ev.owner_n JOIN events e ON e.id = ev.id
@@ -332,7 +337,7 @@ func latencies(b *testing.B, workload []string, op func(string) error) {
 func explain(b *testing.B, store *db.DB, label string, sql string) {
 	b.Helper()
 	var plan []string
-	if err := store.Bun.NewRaw("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) " + sql).Scan(context.Background(), &plan); err != nil {
+	if err := store.Bun.NewRaw("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) "+sql).Scan(context.Background(), &plan); err != nil {
 		b.Fatalf("%s: %v", label, err)
 	}
 	b.Logf("plan: %s\n%s", label, strings.Join(plan, "\n"))

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -31,3 +32,14 @@ func RankSQLForTest(idb bun.IDB, query string, links []LinkedEntityForTest, sinc
 
 // QueryPhrasesForTest exposes queryPhrases.
 var QueryPhrasesForTest = queryPhrases
+
+// SearchStatementsForTest returns the two statements SearchEvents runs for
+// query: entity linking, and event ranking with the links the first finds.
+func SearchStatementsForTest(ctx context.Context, idb bun.IDB, query string, since time.Time, limit int) (link, rank string, err error) {
+	query = cleanName(query)
+	links, err := linkEntities(ctx, idb, query)
+	if err != nil {
+		return "", "", err
+	}
+	return linkQuery(idb, query).String(), searchQuery(idb, query, links, since, limit).String(), nil
+}
