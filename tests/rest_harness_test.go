@@ -43,6 +43,13 @@ type restServer struct {
 // fresh database holding restFixture, with the clock pinned to restNow.
 func startRESTServer(t *testing.T) *restServer {
 	t.Helper()
+	return startRESTServerWith(t, func(store *db.DB) { ingestLines(t, store, restFixture()) })
+}
+
+// startRESTServerWith is startRESTServer with load filling the database
+// (after the clock is pinned, before the server starts).
+func startRESTServerWith(t *testing.T, load func(store *db.DB)) *restServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:     dbtest.NewURL(t),
@@ -51,7 +58,7 @@ func startRESTServer(t *testing.T) *restServer {
 	})
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return restNow }
-	ingestLines(t, a.DB, restFixture())
+	load(a.DB)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
