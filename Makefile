@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up clean
+.PHONY: all build run test generate vet pg-up clean playground chromium
 
 all: build
 
@@ -41,10 +41,20 @@ run: build
 	echo; \
 	exec $(BIN) serve --addr "$(ADDR)"
 
-## test: Postgres up, then go test ./... (PKG=./db/... narrows it) against it
-test:
+## test: Postgres up, Chromium present, then go test ./... (PKG=./db/... narrows it) against it
+test: chromium
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TESTFLAGS) $(PKG)
+
+## playground: rebuild the playground's embedded assets (playground/dist) from the pinned package-lock.json; commit the result
+playground:
+	cd playground/web && npm ci --no-audit --no-fund && npm run build
+
+## chromium: install Debian's chromium (used by the playground browser test) when it is missing
+chromium:
+	@command -v chromium >/dev/null || ( \
+	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	  $$sudo apt-get update && $$sudo apt-get install -y chromium )
 
 ## generate: regenerate generated code (gqlgen)
 generate:
