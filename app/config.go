@@ -45,6 +45,10 @@ type Config struct {
 	// loopback, private, link-local and other non-public addresses are
 	// refused at registration and at connect time.
 	WebhookAllowCIDRs string
+	// WebhookCAFile is a PEM file of extra CA certificates trusted for
+	// webhook deliveries besides the system roots, for development and tests
+	// (env WEBHOOK_CA_FILE). Defaults to none.
+	WebhookCAFile string
 	// WebhookTLSConfig is the TLS configuration of webhook deliveries; tests
 	// set one trusting their receiver. Defaults to the system roots.
 	WebhookTLSConfig *tls.Config `json:"-"`

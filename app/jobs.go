@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -39,8 +42,23 @@ func (a *App) initJobs() error {
 		PollInterval: a.Config.WebhookPollInterval,
 		Guard:        guard,
 	}
-	if a.Config.WebhookTLSConfig != nil {
-		webhookCfg.HTTPClient = guard.NewHTTPClient(webhook.ClientOptions{Timeout: jobs.WebhookAttemptTimeout, TLSConfig: a.Config.WebhookTLSConfig})
+	tlsCfg := a.Config.WebhookTLSConfig
+	if tlsCfg == nil && a.Config.WebhookCAFile != "" {
+		pem, err := os.ReadFile(a.Config.WebhookCAFile)
+		if err != nil {
+			return fmt.Errorf("error reading webhook CA file: %w", err)
+		}
+		roots, err := x509.SystemCertPool()
+		if err != nil || roots == nil {
+			roots = x509.NewCertPool()
+		}
+		if !roots.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("error reading webhook CA file %s: no PEM certificates", a.Config.WebhookCAFile)
+		}
+		tlsCfg = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	if tlsCfg != nil {
+		webhookCfg.HTTPClient = guard.NewHTTPClient(webhook.ClientOptions{Timeout: jobs.WebhookAttemptTimeout, TLSConfig: tlsCfg})
 	}
 	// Every job kind adds its registration here.
 	exportStorage, err := jobs.NewLocalStorage(a.Config.ExportDir)
