@@ -247,12 +247,11 @@ func resolveQuery(idb bun.IDB, name string, limit, offset int) *bun.RawQuery {
 // Search tuning. The candidate caps keep every branch index-driven and
 // bounded whatever the table size and the window.
 const (
-	// textCandidates bounds each set of full-text candidates ranked by
-	// relevance.
+	// textCandidates is how many of the most recent full-text matches (of
+	// every word, and of some words) are ranked by relevance. The planner
+	// walks the recency index when the words are common and sorts the GIN
+	// index's matches when they are rare, so the work stays bounded.
 	textCandidates = 200
-	// recentWindow is how many of the newest events are checked for
-	// full-text matches, so recent matches are always candidates.
-	recentWindow = 5000
 	// maxLinkedEntities bounds the entities a query is linked to.
 	maxLinkedEntities = 10
 	// maxRelatedEntities bounds the entities reached by expansion.
@@ -390,9 +389,8 @@ func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
 //   - text: full-text relevance (ts_rank_cd over the weighted events.search
 //     vector: title A, summary B, bullets C, evidence D) of events holding
 //     every word of the query (websearch_to_tsquery), then of those holding
-//     some of its words. Candidates are the matches among the recentWindow
-//     newest events plus up to textCandidates others from the GIN index, so
-//     the heap work is bounded however common the words are.
+//     some of its words, among the textCandidates most recent matches of
+//     each, so full text never ranks the whole table.
 //     Events of an entity named by part of the query that hold every word
 //     rank first in this band.
 //   - entity (part of the query): other events of an entity named exactly
@@ -531,10 +529,9 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 	if len(queryPhrases(query)) > 0 {
 		anyCandidates = `
 			UNION
-			(SELECT r.id FROM recent r WHERE r.search @@ ` + anyWord + ` LIMIT ?7)
-			UNION
 			(SELECT e.id FROM events e
 			 WHERE e.search @@ ` + anyWord + ` AND e.latest_evidence_at >= ?6
+			 ORDER BY e.latest_evidence_at DESC, e.id DESC
 			 LIMIT ?7)`
 		anyRank = `CASE WHEN e.search @@ ` + anyWord + ` THEN 0.5 * ts_rank_cd(e.search, ` + anyWord + `, 32) ELSE 0 END`
 	}
@@ -543,22 +540,10 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 			SELECT * FROM unnest(?1::bigint[], ?2::float8[], ?3::text[], ?4::text[], ?5::text[])
 			       AS l(entity_id, base, band, via, type)
 		),
-		-- Full-text candidates, with bounded heap work whatever the number
-		-- of matches: the matches among the recentWindow newest events
-		-- (a walk of the recency index), and up to textCandidates matches
-		-- from the GIN index in physical order (all of them when the words
-		-- are rare; the scan stops at the limit when they are common).
-		recent AS MATERIALIZED (
-			SELECT e.id, e.search FROM events e
-			WHERE e.latest_evidence_at >= ?6
-			ORDER BY e.latest_evidence_at DESC, e.id DESC
-			LIMIT ?10
-		),
 		text_c AS (
-			(SELECT r.id FROM recent r WHERE r.search @@ `+all+` LIMIT ?7)
-			UNION
 			(SELECT e.id FROM events e
 			 WHERE e.search @@ `+all+` AND e.latest_evidence_at >= ?6
+			 ORDER BY e.latest_evidence_at DESC, e.id DESC
 			 LIMIT ?7)`+anyCandidates+`
 		),
 		ent_c AS (
@@ -607,7 +592,7 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 		ORDER BY 3, latest_evidence_at DESC, id DESC
 		LIMIT ?9`,
 		query, pgdialect.Array(ids), pgdialect.Array(bases), pgdialect.Array(bands), pgdialect.Array(vias), pgdialect.Array(types),
-		since, textCandidates, perEntity, limit, recentWindow)
+		since, textCandidates, perEntity, limit)
 }
 
 // linkMatchType names how the query named a linked entity.
