@@ -71,7 +71,7 @@ func jtime(t *testing.T, v any) time.Time {
 }
 
 // ids returns the ids of a list of objects.
-func ids(t *testing.T, v any) []int {
+func idsOf(t *testing.T, v any) []int {
 	t.Helper()
 	var out []int
 	for _, it := range jlist(t, v) {
@@ -85,7 +85,7 @@ func ids(t *testing.T, v any) []int {
 func involves(t *testing.T, ev map[string]any, id int) bool {
 	t.Helper()
 	for _, k := range []string{"owners", "participants"} {
-		if slices.Contains(ids(t, ev[k]), id) {
+		if slices.Contains(idsOf(t, ev[k]), id) {
 			return true
 		}
 	}
@@ -111,7 +111,7 @@ func requireKeys(t *testing.T, m map[string]any, keys ...string) {
 }
 
 // every runs f on each event of the list at key.
-func every(t *testing.T, body map[string]any, key string, f func(ev map[string]any)) {
+func eachEvent(t *testing.T, body map[string]any, key string, f func(ev map[string]any)) {
 	t.Helper()
 	for _, it := range jlist(t, body[key]) {
 		f(jobj(t, it))
@@ -203,7 +203,7 @@ func requirePolicyHeaders(t *testing.T, r *restResponse, route rest.Route) {
 	require.Equal(t, strconv.Itoa(route.Policy.CreditCost), r.Header.Get("X-Credit-Cost"))
 }
 
-func q(path string, kv ...string) string {
+func restQuery(path string, kv ...string) string {
 	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		v.Add(kv[i], kv[i+1])
@@ -212,8 +212,7 @@ func q(path string, kv ...string) string {
 }
 
 const (
-	h = time.Hour
-	d = 24 * time.Hour
+	restDay = 24 * time.Hour
 )
 
 // restContractCases is the table: every route with its defaults, caps,
@@ -242,11 +241,11 @@ func restContractCases() map[string][]restCase {
 				} else {
 					require.Equal(t, 8, dataLen(t, b))
 				}
-				require.Equal(t, 5006, ids(t, b["data"])[0], "most significant first")
+				require.Equal(t, 5006, idsOf(t, b["data"])[0], "most significant first")
 				prev := 1e9
-				every(t, b, "data", func(ev map[string]any) {
+				eachEvent(t, b, "data", func(ev map[string]any) {
 					requireKeys(t, ev, fullEventKeys...)
-					require.False(t, jtime(t, ev["latestEvidenceTimestamp"]).Before(restNow.Add(-d)))
+					require.False(t, jtime(t, ev["latestEvidenceTimestamp"]).Before(restNow.Add(-restDay)))
 					if signal {
 						require.True(t, isSignal(ev))
 					}
@@ -259,7 +258,7 @@ func restContractCases() map[string][]restCase {
 					}
 				})
 			}},
-			{name: "limit capped", path: q(path, "limit", "1000", "window", "30d"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit capped", path: restQuery(path, "limit", "1000", "window", "30d"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 25, jint(t, b["limit"]))
 				if signal {
 					require.Equal(t, 22, dataLen(t, b), "every signal of the last 30 days")
@@ -267,62 +266,62 @@ func restContractCases() map[string][]restCase {
 					require.Equal(t, 25, dataLen(t, b))
 				}
 			}},
-			{name: "limit clamped", path: q(path, "limit", "-5"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit clamped", path: restQuery(path, "limit", "-5"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 1, jint(t, b["limit"]))
 				require.Equal(t, 1, dataLen(t, b))
 			}},
-			{name: "limit zero clamped", path: q(path, "limit", "0"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit zero clamped", path: restQuery(path, "limit", "0"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 1, jint(t, b["limit"]))
 			}},
-			{name: "offset capped", path: q(path, "offset", "99999", "window", "30d"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "offset capped", path: restQuery(path, "offset", "99999", "window", "30d"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 250, jint(t, b["offset"]))
 				require.Equal(t, 0, dataLen(t, b))
 			}},
-			{name: "offset clamped", path: q(path, "offset", "-3"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "offset clamped", path: restQuery(path, "offset", "-3"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 0, jint(t, b["offset"]))
 			}},
-			{name: "limit not a number", path: q(path, "limit", "abc"), status: 400, err: "limit must be an integer"},
-			{name: "limit fractional", path: q(path, "limit", "1.5"), status: 400, err: "limit must be an integer"},
-			{name: "limit NaN", path: q(path, "limit", "NaN"), status: 400, err: "limit must be an integer"},
-			{name: "offset not a number", path: q(path, "offset", "x"), status: 400, err: "offset must be an integer"},
-			{name: "window 7d", path: q(path, "window", "7d"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit not a number", path: restQuery(path, "limit", "abc"), status: 400, err: "limit must be an integer"},
+			{name: "limit fractional", path: restQuery(path, "limit", "1.5"), status: 400, err: "limit must be an integer"},
+			{name: "limit NaN", path: restQuery(path, "limit", "NaN"), status: 400, err: "limit must be an integer"},
+			{name: "offset not a number", path: restQuery(path, "offset", "x"), status: 400, err: "offset must be an integer"},
+			{name: "window 7d", path: restQuery(path, "window", "7d"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "7d", b["window"])
 				require.Equal(t, "2026-11-13T12:00:00.000Z", b["since"])
 			}},
-			{name: "window invalid", path: q(path, "window", "1y"), status: 400, err: "window must be one of: 24h, 7d, 30d"},
-			{name: "since wins over window", path: q(path, "since", ts(-2*d), "window", "30d", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "window invalid", path: restQuery(path, "window", "1y"), status: 400, err: "window must be one of: 24h, 7d, 30d"},
+			{name: "since wins over window", path: restQuery(path, "since", ts(-2*restDay), "window", "30d", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "2026-11-18T12:00:00.000Z", b["since"])
-				every(t, b, "data", func(ev map[string]any) {
-					require.False(t, jtime(t, ev["latestEvidenceTimestamp"]).Before(restNow.Add(-2*d)))
+				eachEvent(t, b, "data", func(ev map[string]any) {
+					require.False(t, jtime(t, ev["latestEvidenceTimestamp"]).Before(restNow.Add(-2*restDay)))
 				})
 			}},
-			{name: "since unparseable", path: q(path, "since", "yesterday"), status: 400, err: "since must be an ISO 8601 timestamp"},
-			{name: "since older than 30 days", path: q(path, "since", ts(-31*d)), status: 400, err: "since must be within the last 30 days"},
-			{name: "mode new", path: q(path, "mode", "new", "window", "7d"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "since unparseable", path: restQuery(path, "since", "yesterday"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "since older than 30 days", path: restQuery(path, "since", ts(-31*restDay)), status: 400, err: "since must be within the last 30 days"},
+			{name: "mode new", path: restQuery(path, "mode", "new", "window", "7d"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "recency", b["sort"])
 				require.Equal(t, "new", b["mode"])
 				requireNewestFirst(t, b)
 			}},
-			{name: "sort wins over mode", path: q(path, "sort", "recency", "mode", "largest", "window", "7d"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "sort wins over mode", path: restQuery(path, "sort", "recency", "mode", "largest", "window", "7d"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "recency", b["sort"])
 				require.Equal(t, "new", b["mode"])
 				requireNewestFirst(t, b)
 			}},
-			{name: "sort significance with mode new", path: q(path, "sort", "significance", "mode", "new"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "sort significance with mode new", path: restQuery(path, "sort", "significance", "mode", "new"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "significance", b["sort"])
 				require.Equal(t, "largest", b["mode"])
 			}},
-			{name: "sort invalid", path: q(path, "sort", "best"), status: 400, err: "sort must be one of: significance, recency"},
-			{name: "mode invalid", path: q(path, "mode", "old"), status: 400, err: "mode must be one of: largest, new"},
-			{name: "category filter", path: q(path, "category", "partnership", "window", "30d", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "sort invalid", path: restQuery(path, "sort", "best"), status: 400, err: "sort must be one of: significance, recency"},
+			{name: "mode invalid", path: restQuery(path, "mode", "old"), status: 400, err: "mode must be one of: largest, new"},
+			{name: "category filter", path: restQuery(path, "category", "partnership", "window", "30d", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.NotZero(t, dataLen(t, b))
-				every(t, b, "data", func(ev map[string]any) { require.Equal(t, "partnership", ev["eventCategory"]) })
+				eachEvent(t, b, "data", func(ev map[string]any) { require.Equal(t, "partnership", ev["eventCategory"]) })
 			}},
-			{name: "entity filter", path: q(path, "entityId", "103", "window", "30d", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "entity filter", path: restQuery(path, "entityId", "103", "window", "30d", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.NotZero(t, dataLen(t, b))
-				every(t, b, "data", func(ev map[string]any) { require.True(t, involves(t, ev, 103)) })
+				eachEvent(t, b, "data", func(ev map[string]any) { require.True(t, involves(t, ev, 103)) })
 			}},
-			{name: "entityId not a number", path: q(path, "entityId", "eth"), status: 400, err: "entityId must be an integer"},
+			{name: "entityId not a number", path: restQuery(path, "entityId", "eth"), status: 400, err: "entityId must be an integer"},
 			{name: "duplicated parameter takes the first", path: path + "?limit=2&limit=7", status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 2, jint(t, b["limit"]))
 			}},
@@ -332,10 +331,10 @@ func restContractCases() map[string][]restCase {
 	bulk := func(path string, signal bool) []restCase {
 		return []restCase{
 			{name: "since required", path: path, status: 400, err: bulkMsg},
-			{name: "since empty", path: q(path, "since", ""), status: 400, err: bulkMsg},
-			{name: "since unparseable", path: q(path, "since", "last week"), status: 400, err: "since must be an ISO 8601 timestamp"},
-			{name: "since older than 7 days", path: q(path, "since", ts(-8*d)), status: 400, err: "since must be within the last 7 days"},
-			{name: "defaults", path: q(path, "since", ts(-6*d)), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "since empty", path: restQuery(path, "since", ""), status: 400, err: bulkMsg},
+			{name: "since unparseable", path: restQuery(path, "since", "last week"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "since older than 7 days", path: restQuery(path, "since", ts(-8*restDay)), status: 400, err: "since must be within the last 7 days"},
+			{name: "defaults", path: restQuery(path, "since", ts(-6*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "limit", "offset", "since", "next_cursor", "data")
 				require.Equal(t, 25, jint(t, b["limit"]))
 				require.Equal(t, 0, jint(t, b["offset"]))
@@ -348,10 +347,10 @@ func restContractCases() map[string][]restCase {
 					require.IsType(t, "", b["next_cursor"])
 				}
 				var prev time.Time
-				every(t, b, "data", func(ev map[string]any) {
+				eachEvent(t, b, "data", func(ev map[string]any) {
 					requireKeys(t, ev, fullEventKeys...)
 					at := jtime(t, ev["latestEvidenceTimestamp"])
-					require.False(t, at.Before(restNow.Add(-6*d)))
+					require.False(t, at.Before(restNow.Add(-6*restDay)))
 					require.False(t, at.Before(prev), "oldest first")
 					prev = at
 					if signal {
@@ -359,32 +358,32 @@ func restContractCases() map[string][]restCase {
 					}
 				})
 			}},
-			{name: "date-only since", path: q(path, "since", "2026-11-19"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "date-only since", path: restQuery(path, "since", "2026-11-19"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "2026-11-19T00:00:00.000Z", b["since"])
 			}},
-			{name: "last page has null cursor", path: q(path, "since", ts(-2*d)), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "last page has null cursor", path: restQuery(path, "since", ts(-2*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Nil(t, b["next_cursor"])
 			}},
-			{name: "limit capped", path: q(path, "since", ts(-6*d), "limit", "500"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit capped", path: restQuery(path, "since", ts(-6*restDay), "limit", "500"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 25, jint(t, b["limit"]))
 			}},
-			{name: "limit clamped", path: q(path, "since", ts(-6*d), "limit", "-1"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit clamped", path: restQuery(path, "since", ts(-6*restDay), "limit", "-1"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 1, jint(t, b["limit"]))
 				require.Equal(t, 1, dataLen(t, b))
 			}},
-			{name: "offset capped", path: q(path, "since", ts(-6*d), "offset", "1000"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "offset capped", path: restQuery(path, "since", ts(-6*restDay), "offset", "1000"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 250, jint(t, b["offset"]))
 				require.Equal(t, 0, dataLen(t, b))
 			}},
-			{name: "offset skips", path: q(path, "since", ts(-6*d), "offset", "3", "limit", "2"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "offset skips", path: restQuery(path, "since", ts(-6*restDay), "offset", "3", "limit", "2"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 3, jint(t, b["offset"]))
 				require.Equal(t, 2, dataLen(t, b))
 			}},
-			{name: "limit not a number", path: q(path, "since", ts(-6*d), "limit", "ten"), status: 400, err: "limit must be an integer"},
+			{name: "limit not a number", path: restQuery(path, "since", ts(-6*restDay), "limit", "ten"), status: 400, err: "limit must be an integer"},
 		}
 	}
 
-	briefSince := ts(-d)
+	briefSince := ts(-restDay)
 	manyIDs := make([]string, 26)
 	for i := range manyIDs {
 		manyIDs[i] = strconv.Itoa(101 + i)
@@ -395,113 +394,113 @@ func restContractCases() map[string][]restCase {
 		"/v1/signal/latest": latest("/v1/signal/latest", true),
 		"/v1/search": {
 			{name: "query required", path: "/v1/search", status: 400, err: "query parameter is required (use query or q)"},
-			{name: "empty query", path: q("/v1/search", "q", " "), status: 400, err: "query parameter is required (use query or q)"},
-			{name: "q alias", path: q("/v1/search", "q", "Ethereum"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "empty query", path: restQuery("/v1/search", "q", " "), status: 400, err: "query parameter is required (use query or q)"},
+			{name: "q alias", path: restQuery("/v1/search", "q", "Ethereum"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "query", "limit", "data")
 				require.Equal(t, "Ethereum", b["query"])
 				require.Equal(t, 10, jint(t, b["limit"]))
 				require.NotZero(t, dataLen(t, b))
-				every(t, b, "data", func(ev map[string]any) {
+				eachEvent(t, b, "data", func(ev map[string]any) {
 					requireKeys(t, ev, append([]string{"matchedVia", "matchType", "matchRank"}, fullEventKeys...)...)
 				})
 			}},
-			{name: "query wins over q", path: q("/v1/search", "q", "Ethereum", "query", "Solana"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "query wins over q", path: restQuery("/v1/search", "q", "Ethereum", "query", "Solana"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "Solana", b["query"])
 			}},
-			{name: "limit capped", path: q("/v1/search", "query", "Event", "limit", "99"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit capped", path: restQuery("/v1/search", "query", "Event", "limit", "99"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 20, jint(t, b["limit"]))
 				require.LessOrEqual(t, dataLen(t, b), 20)
 			}},
-			{name: "limit clamped", path: q("/v1/search", "query", "Event", "limit", "-2"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit clamped", path: restQuery("/v1/search", "query", "Event", "limit", "-2"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 1, jint(t, b["limit"]))
 				require.Equal(t, 1, dataLen(t, b))
 			}},
-			{name: "since invalid", path: q("/v1/search", "query", "Event", "since", "soon"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "since invalid", path: restQuery("/v1/search", "query", "Event", "since", "soon"), status: 400, err: "since must be an ISO 8601 timestamp"},
 		},
 		"/v1/signal/top": {
 			{name: "defaults", path: "/v1/signal/top", status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "limit", "data")
 				require.Equal(t, 10, jint(t, b["limit"]))
-				require.Equal(t, []int{5006, 5004, 5002, 5000}, ids(t, b["data"]), "last 24 hours, most significant first")
+				require.Equal(t, []int{5006, 5004, 5002, 5000}, idsOf(t, b["data"]), "last 24 hours, most significant first")
 			}},
-			{name: "since", path: q("/v1/signal/top", "since", ts(-6*d), "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "since", path: restQuery("/v1/signal/top", "since", ts(-6*restDay), "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 25, jint(t, b["limit"]))
 				require.Equal(t, 20, dataLen(t, b))
-				every(t, b, "data", func(ev map[string]any) { require.True(t, isSignal(ev)) })
+				eachEvent(t, b, "data", func(ev map[string]any) { require.True(t, isSignal(ev)) })
 			}},
-			{name: "limit clamped", path: q("/v1/signal/top", "limit", "0"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit clamped", path: restQuery("/v1/signal/top", "limit", "0"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 1, jint(t, b["limit"]))
-				require.Equal(t, []int{5006}, ids(t, b["data"]))
+				require.Equal(t, []int{5006}, idsOf(t, b["data"]))
 			}},
 		},
 		"/v1/signal/byOrganizationId": {
 			{name: "id required", path: "/v1/signal/byOrganizationId", status: 400, err: "id parameter is required"},
-			{name: "id not a number", path: q("/v1/signal/byOrganizationId", "id", "eth"), status: 400, err: "id must be an integer"},
-			{name: "unknown organization", path: q("/v1/signal/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
-			{name: "defaults", path: q("/v1/signal/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "id not a number", path: restQuery("/v1/signal/byOrganizationId", "id", "eth"), status: 400, err: "id must be an integer"},
+			{name: "unknown organization", path: restQuery("/v1/signal/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
+			{name: "defaults", path: restQuery("/v1/signal/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data")
 				require.Equal(t, 10, dataLen(t, b))
 				requireNewestFirst(t, b)
-				every(t, b, "data", func(ev map[string]any) {
+				eachEvent(t, b, "data", func(ev map[string]any) {
 					require.True(t, isSignal(ev))
 					require.True(t, involves(t, ev, 101))
 				})
 			}},
-			{name: "limit capped", path: q("/v1/signal/byOrganizationId", "id", "101", "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit capped", path: restQuery("/v1/signal/byOrganizationId", "id", "101", "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 10, dataLen(t, b), "101 has 7 recent and 3 old signals")
 			}},
-			{name: "since", path: q("/v1/signal/byOrganizationId", "id", "101", "since", ts(-d)), status: 200, check: func(t *testing.T, b map[string]any) {
-				require.Equal(t, []int{5000, 5006}, ids(t, b["data"]))
+			{name: "since", path: restQuery("/v1/signal/byOrganizationId", "id", "101", "since", ts(-restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, []int{5000, 5006}, idsOf(t, b["data"]))
 			}},
 		},
 		"/v1/signal/byCategory": {
 			{name: "category required", path: "/v1/signal/byCategory", status: 400, err: "category parameter is required"},
-			{name: "defaults", path: q("/v1/signal/byCategory", "category", "partnership"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "defaults", path: restQuery("/v1/signal/byCategory", "category", "partnership"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data")
 				require.Equal(t, 5, dataLen(t, b))
-				every(t, b, "data", func(ev map[string]any) {
+				eachEvent(t, b, "data", func(ev map[string]any) {
 					require.Equal(t, "partnership", ev["eventCategory"])
 					require.True(t, isSignal(ev))
 				})
 			}},
-			{name: "limit capped at 10", path: q("/v1/signal/byCategory", "category", "partnership", "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit capped at 10", path: restQuery("/v1/signal/byCategory", "category", "partnership", "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 10, dataLen(t, b))
 			}},
-			{name: "no signals in category", path: q("/v1/signal/byCategory", "category", "funding"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "no signals in category", path: restQuery("/v1/signal/byCategory", "category", "funding"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 0, dataLen(t, b))
 			}},
 		},
 		"/v1/radar/byOrganizationId": {
 			{name: "id required", path: "/v1/radar/byOrganizationId", status: 400, err: "id parameter is required"},
-			{name: "unknown organization", path: q("/v1/radar/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
-			{name: "defaults", path: q("/v1/radar/byOrganizationId", "id", "103"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "unknown organization", path: restQuery("/v1/radar/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
+			{name: "defaults", path: restQuery("/v1/radar/byOrganizationId", "id", "103"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 10, dataLen(t, b))
 				requireNewestFirst(t, b)
-				every(t, b, "data", func(ev map[string]any) { require.True(t, involves(t, ev, 103)) })
+				eachEvent(t, b, "data", func(ev map[string]any) { require.True(t, involves(t, ev, 103)) })
 			}},
-			{name: "limit capped", path: q("/v1/radar/byOrganizationId", "id", "103", "limit", "1000"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit capped", path: restQuery("/v1/radar/byOrganizationId", "id", "103", "limit", "1000"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 13, dataLen(t, b), "every event of 103")
 			}},
-			{name: "category", path: q("/v1/radar/byOrganizationId", "id", "103", "category", "listing", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "category", path: restQuery("/v1/radar/byOrganizationId", "id", "103", "category", "listing", "limit", "25"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.NotZero(t, dataLen(t, b))
-				every(t, b, "data", func(ev map[string]any) { require.Equal(t, "listing", ev["eventCategory"]) })
+				eachEvent(t, b, "data", func(ev map[string]any) { require.Equal(t, "listing", ev["eventCategory"]) })
 			}},
 		},
 		"/v1/radar/byCategory": {
 			{name: "category required", path: "/v1/radar/byCategory", status: 400, err: "category parameter is required"},
-			{name: "defaults", path: q("/v1/radar/byCategory", "category", "funding"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "defaults", path: restQuery("/v1/radar/byCategory", "category", "funding"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 10, dataLen(t, b))
 				requireNewestFirst(t, b)
-				every(t, b, "data", func(ev map[string]any) { require.Equal(t, "funding", ev["eventCategory"]) })
+				eachEvent(t, b, "data", func(ev map[string]any) { require.Equal(t, "funding", ev["eventCategory"]) })
 			}},
-			{name: "limit", path: q("/v1/radar/byCategory", "category", "funding", "limit", "3"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit", path: restQuery("/v1/radar/byCategory", "category", "funding", "limit", "3"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 3, dataLen(t, b))
 			}},
 		},
 		"/v1/timeline/byOrganizationId": {
 			{name: "id required", path: "/v1/timeline/byOrganizationId", status: 400, err: "id parameter is required"},
-			{name: "unknown organization", path: q("/v1/timeline/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
-			{name: "defaults", path: q("/v1/timeline/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "unknown organization", path: restQuery("/v1/timeline/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
+			{name: "defaults", path: restQuery("/v1/timeline/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "entity", "limit", "since", "next_cursor", "data")
 				require.Equal(t, 101, jint(t, jobj(t, b["entity"])["id"]))
 				require.Equal(t, 50, jint(t, b["limit"]))
@@ -509,32 +508,32 @@ func restContractCases() map[string][]restCase {
 				require.Equal(t, 17, dataLen(t, b))
 				requireNewestFirst(t, b)
 			}},
-			{name: "since", path: q("/v1/timeline/byOrganizationId", "id", "101", "since", ts(-15*d)), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "since", path: restQuery("/v1/timeline/byOrganizationId", "id", "101", "since", ts(-15*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 15, dataLen(t, b))
 			}},
 		},
 		"/v1/replay/global": {
 			{name: "since required", path: "/v1/replay/global", status: 400, err: bulkMsg},
-			{name: "since older than 30 days", path: q("/v1/replay/global", "since", ts(-40*d)), status: 400, err: "since must be within the last 30 days"},
-			{name: "defaults", path: q("/v1/replay/global", "since", ts(-21*d)), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "since older than 30 days", path: restQuery("/v1/replay/global", "since", ts(-40*restDay)), status: 400, err: "since must be within the last 30 days"},
+			{name: "defaults", path: restQuery("/v1/replay/global", "since", ts(-21*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "limit", "offset", "since", "next_cursor", "data")
 				require.Equal(t, 25, jint(t, b["limit"]))
-				require.Equal(t, []int{5901, 5900}, ids(t, b["data"])[:2], "oldest first, 20 and 10 days back")
+				require.Equal(t, []int{5901, 5900}, idsOf(t, b["data"])[:2], "oldest first, 20 and 10 days back")
 				require.IsType(t, "", b["next_cursor"])
 			}},
-			{name: "signal surface", path: q("/v1/replay/global", "since", ts(-21*d), "surface", "signal"), status: 200, check: func(t *testing.T, b map[string]any) {
-				every(t, b, "data", func(ev map[string]any) { require.True(t, isSignal(ev)) })
+			{name: "signal surface", path: restQuery("/v1/replay/global", "since", ts(-21*restDay), "surface", "signal"), status: 200, check: func(t *testing.T, b map[string]any) {
+				eachEvent(t, b, "data", func(ev map[string]any) { require.True(t, isSignal(ev)) })
 			}},
-			{name: "surface invalid", path: q("/v1/replay/global", "since", ts(-21*d), "surface", "both"), status: 400, err: "surface must be one of: radar, signal"},
-			{name: "category", path: q("/v1/replay/global", "since", ts(-21*d), "category", "analysis"), status: 200, check: func(t *testing.T, b map[string]any) {
-				require.Equal(t, []int{5901, 5900}, ids(t, b["data"]))
+			{name: "surface invalid", path: restQuery("/v1/replay/global", "since", ts(-21*restDay), "surface", "both"), status: 400, err: "surface must be one of: radar, signal"},
+			{name: "category", path: restQuery("/v1/replay/global", "since", ts(-21*restDay), "category", "analysis"), status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, []int{5901, 5900}, idsOf(t, b["data"]))
 			}},
 		},
 		"/v1/radar/all":  bulk("/v1/radar/all", false),
 		"/v1/signal/all": bulk("/v1/signal/all", true),
 		"/v1/entities/byName": {
 			{name: "name required", path: "/v1/entities/byName", status: 400, err: "name parameter is required"},
-			{name: "defaults", path: q("/v1/entities/byName", "name", "eth"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "defaults", path: restQuery("/v1/entities/byName", "name", "eth"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "limit", "offset", "data")
 				require.Equal(t, 50, jint(t, b["limit"]))
 				require.Equal(t, 0, jint(t, b["offset"]))
@@ -543,41 +542,41 @@ func restContractCases() map[string][]restCase {
 				requireKeys(t, first, "id", "canonicalName", "displayName", "entityType", "status", "aliases", "references",
 					"matchedVia", "matchType", "matchRank", "matchedValue")
 			}},
-			{name: "entityName alias", path: q("/v1/entities/byName", "entityName", "sol"), status: 200, check: func(t *testing.T, b map[string]any) {
-				require.Equal(t, []int{103}, ids(t, b["data"]))
+			{name: "entityName alias", path: restQuery("/v1/entities/byName", "entityName", "sol"), status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, []int{103}, idsOf(t, b["data"]))
 			}},
-			{name: "limit clamped", path: q("/v1/entities/byName", "name", "eth", "limit", "-1", "offset", "-1"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit clamped", path: restQuery("/v1/entities/byName", "name", "eth", "limit", "-1", "offset", "-1"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 1, jint(t, b["limit"]))
 				require.Equal(t, 0, jint(t, b["offset"]))
 				require.Equal(t, 1, dataLen(t, b))
 			}},
-			{name: "limit capped", path: q("/v1/entities/byName", "name", "eth", "limit", "1000", "offset", "1000"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit capped", path: restQuery("/v1/entities/byName", "name", "eth", "limit", "1000", "offset", "1000"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 50, jint(t, b["limit"]))
 				require.Equal(t, 500, jint(t, b["offset"]))
 			}},
 		},
 		"/v1/entities/byTopName": {
 			{name: "name required", path: "/v1/entities/byTopName", status: 400, err: "name parameter is required"},
-			{name: "no match", path: q("/v1/entities/byTopName", "name", "zzzzqqq"), status: 404, err: "Entity not found"},
-			{name: "defaults", path: q("/v1/entities/byTopName", "name", "eth"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "no match", path: restQuery("/v1/entities/byTopName", "name", "zzzzqqq"), status: 404, err: "Entity not found"},
+			{name: "defaults", path: restQuery("/v1/entities/byTopName", "name", "eth"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data", "matches")
 				require.Equal(t, 101, jint(t, jobj(t, b["data"])["id"]))
-				require.NotContains(t, ids(t, b["matches"]), 101)
+				require.NotContains(t, idsOf(t, b["matches"]), 101)
 				require.LessOrEqual(t, len(jlist(t, b["matches"])), 5)
 			}},
-			{name: "limit clamped", path: q("/v1/entities/byTopName", "name", "eth", "limit", "0"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "limit clamped", path: restQuery("/v1/entities/byTopName", "name", "eth", "limit", "0"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Len(t, jlist(t, b["matches"]), 1)
 			}},
 		},
 		"/v1/entities/byId": {
 			{name: "id required", path: "/v1/entities/byId", status: 400, err: "id parameter is required"},
-			{name: "id fractional", path: q("/v1/entities/byId", "id", "1.5"), status: 400, err: "id must be an integer"},
-			{name: "unknown entity", path: q("/v1/entities/byId", "id", "999"), status: 404, err: "Entity not found"},
-			{name: "found", path: q("/v1/entities/byId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "id fractional", path: restQuery("/v1/entities/byId", "id", "1.5"), status: 400, err: "id must be an integer"},
+			{name: "unknown entity", path: restQuery("/v1/entities/byId", "id", "999"), status: 404, err: "Entity not found"},
+			{name: "found", path: restQuery("/v1/entities/byId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
 				e := jobj(t, b["data"])
 				requireKeys(t, e, "id", "canonicalName", "displayName", "entityType", "status", "aliases", "references")
 				require.Equal(t, "Ethereum", e["canonicalName"])
-				require.Equal(t, []int{7002}, ids(t, e["references"]))
+				require.Equal(t, []int{7002}, idsOf(t, e["references"]))
 			}},
 		},
 		"/v1/entities/{id}/relationships": {
@@ -606,7 +605,7 @@ func restContractCases() map[string][]restCase {
 			{name: "unknown entity", path: "/v1/entities/999/references", status: 404, err: "Entity not found"},
 			{name: "found", path: "/v1/entities/101/references", status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "entity", "data")
-				require.Equal(t, []int{7002}, ids(t, b["data"]))
+				require.Equal(t, []int{7002}, idsOf(t, b["data"]))
 			}},
 			{name: "empty", path: "/v1/entities/106/references", status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 0, dataLen(t, b))
@@ -616,44 +615,44 @@ func restContractCases() map[string][]restCase {
 		"/v1/entities/{id}/media":    contentCases("media", 103, []int{5007, 5028}),
 		"/v1/organizations/byOrganizationId": {
 			{name: "id required", path: "/v1/organizations/byOrganizationId", status: 400, err: "id parameter is required"},
-			{name: "unknown organization", path: q("/v1/organizations/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
-			{name: "plain", path: q("/v1/organizations/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "unknown organization", path: restQuery("/v1/organizations/byOrganizationId", "id", "999"), status: 404, err: "Organization not found"},
+			{name: "plain", path: restQuery("/v1/organizations/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data")
 				requireKeys(t, jobj(t, b["data"]), "id", "label", "aliases")
 			}},
-			{name: "include both", path: q("/v1/organizations/byOrganizationId", "id", "101", "include", "radar,signal"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "include both", path: restQuery("/v1/organizations/byOrganizationId", "id", "101", "include", "radar,signal"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data", "radar", "signal")
 				require.Len(t, jlist(t, b["radar"]), 5)
 				require.Len(t, jlist(t, b["signal"]), 5)
-				every(t, b, "signal", func(ev map[string]any) {
+				eachEvent(t, b, "signal", func(ev map[string]any) {
 					requireKeys(t, ev, "id", "title", "signal")
 					require.NotNil(t, ev["signal"])
 				})
 			}},
-			{name: "include one, limit capped", path: q("/v1/organizations/byOrganizationId", "id", "101", "include", "signal", "includeLimit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "include one, limit capped", path: restQuery("/v1/organizations/byOrganizationId", "id", "101", "include", "signal", "includeLimit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data", "signal")
 				require.Len(t, jlist(t, b["signal"]), 10)
 			}},
-			{name: "include invalid", path: q("/v1/organizations/byOrganizationId", "id", "101", "include", "radar,news"), status: 400, err: "include must only contain: radar, signal"},
-			{name: "includeLimit invalid", path: q("/v1/organizations/byOrganizationId", "id", "101", "include", "radar", "includeLimit", "two"), status: 400, err: "includeLimit must be an integer"},
+			{name: "include invalid", path: restQuery("/v1/organizations/byOrganizationId", "id", "101", "include", "radar,news"), status: 400, err: "include must only contain: radar, signal"},
+			{name: "includeLimit invalid", path: restQuery("/v1/organizations/byOrganizationId", "id", "101", "include", "radar", "includeLimit", "two"), status: 400, err: "includeLimit must be an integer"},
 		},
 		"/v1/organizations/byOrganizationName": {
 			{name: "name required", path: "/v1/organizations/byOrganizationName", status: 400, err: "name parameter is required"},
-			{name: "name", path: q("/v1/organizations/byOrganizationName", "name", "ETHER"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "name", path: restQuery("/v1/organizations/byOrganizationName", "name", "ETHER"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data")
 				first := jobj(t, jlist(t, b["data"])[0])
 				requireKeys(t, first, "id", "label", "type", "aliases", "matchedVia", "matchType", "matchRank", "matchedValue")
 				require.Equal(t, 101, jint(t, first["id"]))
 			}},
-			{name: "organizationName alias", path: q("/v1/organizations/byOrganizationName", "organizationName", "solana"), status: 200, check: func(t *testing.T, b map[string]any) {
-				require.Equal(t, 103, ids(t, b["data"])[0])
+			{name: "organizationName alias", path: restQuery("/v1/organizations/byOrganizationName", "organizationName", "solana"), status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, 103, idsOf(t, b["data"])[0])
 			}},
 		},
 		"/v1/organizations/all": {
 			{name: "defaults", path: "/v1/organizations/all", status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "limit", "offset", "data")
 				require.Equal(t, 25, jint(t, b["limit"]))
-				require.Equal(t, []int{101, 102, 103, 104, 105, 106}, ids(t, b["data"]))
+				require.Equal(t, []int{101, 102, 103, 104, 105, 106}, idsOf(t, b["data"]))
 				requireKeys(t, jobj(t, jlist(t, b["data"])[0]), "id", "label")
 			}},
 			{name: "caps", path: "/v1/organizations/all?limit=100&offset=1000", status: 200, check: func(t *testing.T, b map[string]any) {
@@ -661,7 +660,7 @@ func restContractCases() map[string][]restCase {
 				require.Equal(t, 100, jint(t, b["offset"]))
 			}},
 			{name: "page", path: "/v1/organizations/all?limit=2&offset=1", status: 200, check: func(t *testing.T, b map[string]any) {
-				require.Equal(t, []int{102, 103}, ids(t, b["data"]))
+				require.Equal(t, []int{102, 103}, idsOf(t, b["data"]))
 			}},
 		},
 		"/v1/organizations/{id}/signal-history": {
@@ -686,11 +685,11 @@ func restContractCases() map[string][]restCase {
 			}},
 		},
 		"/v1/brief": {
-			{name: "id required", path: q("/v1/brief", "since", briefSince), status: 400, err: "id parameter is required"},
-			{name: "since required", path: q("/v1/brief", "id", "101"), status: 400, err: "since parameter is required"},
-			{name: "since invalid", path: q("/v1/brief", "id", "101", "since", "today"), status: 400, err: "since must be an ISO 8601 timestamp"},
-			{name: "unknown organization", path: q("/v1/brief", "id", "999", "since", briefSince), status: 404, err: "Organization not found"},
-			{name: "full", path: q("/v1/brief", "id", "101", "since", ts(-6*d)), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "id required", path: restQuery("/v1/brief", "since", briefSince), status: 400, err: "id parameter is required"},
+			{name: "since required", path: restQuery("/v1/brief", "id", "101"), status: 400, err: "since parameter is required"},
+			{name: "since invalid", path: restQuery("/v1/brief", "id", "101", "since", "today"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "unknown organization", path: restQuery("/v1/brief", "id", "999", "since", briefSince), status: 404, err: "Organization not found"},
+			{name: "full", path: restQuery("/v1/brief", "id", "101", "since", ts(-6*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				data := jobj(t, b["data"])
 				requireKeys(t, data, "organizationId", "label", "radar", "signal", "counts")
 				require.Equal(t, "Ethereum", data["label"])
@@ -698,25 +697,25 @@ func restContractCases() map[string][]restCase {
 				require.Len(t, jlist(t, data["radar"]), 5)
 				require.Equal(t, 5, jint(t, counts["radar"]))
 				require.Equal(t, len(jlist(t, data["signal"])), jint(t, counts["signal"]))
-				every(t, data, "radar", func(ev map[string]any) { requireKeys(t, ev, fullEventKeys...) })
-				every(t, data, "signal", func(ev map[string]any) { require.True(t, isSignal(ev)) })
+				eachEvent(t, data, "radar", func(ev map[string]any) { requireKeys(t, ev, fullEventKeys...) })
+				eachEvent(t, data, "signal", func(ev map[string]any) { require.True(t, isSignal(ev)) })
 			}},
-			{name: "compact", path: q("/v1/brief", "id", "101", "since", ts(-6*d), "compact", "true"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "compact", path: restQuery("/v1/brief", "id", "101", "since", ts(-6*restDay), "compact", "true"), status: 200, check: func(t *testing.T, b map[string]any) {
 				data := jobj(t, b["data"])
-				every(t, data, "radar", func(ev map[string]any) { requireCompact(t, ev) })
-				every(t, data, "signal", func(ev map[string]any) { requireCompact(t, ev) })
+				eachEvent(t, data, "radar", func(ev map[string]any) { requireCompact(t, ev) })
+				eachEvent(t, data, "signal", func(ev map[string]any) { requireCompact(t, ev) })
 			}},
-			{name: "compact invalid", path: q("/v1/brief", "id", "101", "since", briefSince, "compact", "maybe"), status: 400, err: "compact must be a boolean (true or false)"},
-			{name: "limit capped", path: q("/v1/brief", "id", "101", "since", ts(-29*d), "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "compact invalid", path: restQuery("/v1/brief", "id", "101", "since", briefSince, "compact", "maybe"), status: 400, err: "compact must be a boolean (true or false)"},
+			{name: "limit capped", path: restQuery("/v1/brief", "id", "101", "since", ts(-29*restDay), "limit", "100"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Len(t, jlist(t, jobj(t, b["data"])["radar"]), 16)
 			}},
 		},
 		"/v1/brief/batch": {
-			{name: "ids required", path: q("/v1/brief/batch", "since", briefSince), status: 400, err: "ids parameter is required"},
-			{name: "no valid ids", path: q("/v1/brief/batch", "ids", "abc,,x", "since", briefSince), status: 400, err: "No valid organization IDs provided"},
-			{name: "too many ids", path: q("/v1/brief/batch", "ids", strings.Join(manyIDs, ","), "since", briefSince), status: 400, err: "Maximum 25 organization IDs per batch request"},
-			{name: "since required", path: q("/v1/brief/batch", "ids", "101"), status: 400, err: "since parameter is required"},
-			{name: "inline error", path: q("/v1/brief/batch", "ids", "101,999,bad", "since", ts(-6*d)), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "ids required", path: restQuery("/v1/brief/batch", "since", briefSince), status: 400, err: "ids parameter is required"},
+			{name: "no valid ids", path: restQuery("/v1/brief/batch", "ids", "abc,,x", "since", briefSince), status: 400, err: "No valid organization IDs provided"},
+			{name: "too many ids", path: restQuery("/v1/brief/batch", "ids", strings.Join(manyIDs, ","), "since", briefSince), status: 400, err: "Maximum 25 organization IDs per batch request"},
+			{name: "since required", path: restQuery("/v1/brief/batch", "ids", "101"), status: 400, err: "since parameter is required"},
+			{name: "inline error", path: restQuery("/v1/brief/batch", "ids", "101,999,bad", "since", ts(-6*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				data := jobj(t, b["data"])
 				requireKeys(t, data, "organizations")
 				orgs := jlist(t, data["organizations"])
@@ -735,7 +734,7 @@ func restContractCases() map[string][]restCase {
 				require.Equal(t, 0, jint(t, counts["radar"]))
 				require.Equal(t, 0, jint(t, counts["signal"]))
 			}},
-			{name: "compact, limit capped at 10", path: q("/v1/brief/batch", "ids", "101,103", "since", ts(-29*d), "compact", "1", "limit", "50"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "compact, limit capped at 10", path: restQuery("/v1/brief/batch", "ids", "101,103", "since", ts(-29*restDay), "compact", "1", "limit", "50"), status: 200, check: func(t *testing.T, b map[string]any) {
 				orgs := jlist(t, jobj(t, b["data"])["organizations"])
 				require.Len(t, orgs, 2)
 				for _, o := range orgs {
@@ -764,14 +763,14 @@ func restContractCases() map[string][]restCase {
 		},
 		"/v1/pmarket/byOrganizationId": {
 			{name: "id required", path: "/v1/pmarket/byOrganizationId", status: 400, err: "id parameter is required"},
-			{name: "found", path: q("/v1/pmarket/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "found", path: restQuery("/v1/pmarket/byOrganizationId", "id", "101"), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "data")
 				view := jobj(t, jlist(t, b["data"])[0])
 				requireKeys(t, view, "org_id", "organization", "markets", "events")
 				require.Equal(t, 101, jint(t, view["org_id"]))
 				require.Equal(t, "Ethereum", view["organization"])
 			}},
-			{name: "no markets", path: q("/v1/pmarket/byOrganizationId", "id", "106"), status: 200, check: func(t *testing.T, b map[string]any) {
+			{name: "no markets", path: restQuery("/v1/pmarket/byOrganizationId", "id", "106"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, 0, dataLen(t, b))
 			}},
 		},
@@ -784,15 +783,15 @@ func contentCases(kind string, entity int, want []int) []restCase {
 	return []restCase{
 		{name: "id invalid", path: "/v1/entities/one/" + kind, status: 400, err: "id must be an integer"},
 		{name: "unknown entity", path: "/v1/entities/999/" + kind, status: 404, err: "Entity not found"},
-		{name: "since older than 30 days", path: q(path, "since", ts(-31*d)), status: 400, err: "since must be within the last 30 days"},
+		{name: "since older than 30 days", path: restQuery(path, "since", ts(-31*restDay)), status: 400, err: "since must be within the last 30 days"},
 		{name: "defaults", path: path, status: 200, check: func(t *testing.T, b map[string]any) {
 			requireKeys(t, b, "entity", "limit", "since", "next_cursor", "data")
 			require.Equal(t, entity, jint(t, jobj(t, b["entity"])["id"]))
 			require.Equal(t, 25, jint(t, b["limit"]))
 			require.Equal(t, "2026-10-21T12:00:00.000Z", b["since"], "default the last 30 days")
 			require.Nil(t, b["next_cursor"])
-			require.Equal(t, want, ids(t, b["data"]))
-			every(t, b, "data", func(ev map[string]any) {
+			require.Equal(t, want, idsOf(t, b["data"]))
+			eachEvent(t, b, "data", func(ev map[string]any) {
 				requireKeys(t, ev, append([]string{"sourceType", "contentType", "eventSurface"}, fullEventKeys...)...)
 				require.Equal(t, "classified_event", ev["sourceType"])
 				require.Equal(t, kind, ev["contentType"])
@@ -803,12 +802,12 @@ func contentCases(kind string, entity int, want []int) []restCase {
 				require.Equal(t, want, ev["eventSurface"])
 			})
 		}},
-		{name: "limit clamped with cursor", path: q(path, "limit", "-1"), status: 200, check: func(t *testing.T, b map[string]any) {
+		{name: "limit clamped with cursor", path: restQuery(path, "limit", "-1"), status: 200, check: func(t *testing.T, b map[string]any) {
 			require.Equal(t, 1, jint(t, b["limit"]))
-			require.Equal(t, want[:1], ids(t, b["data"]))
+			require.Equal(t, want[:1], idsOf(t, b["data"]))
 			require.IsType(t, "", b["next_cursor"])
 		}},
-		{name: "limit capped", path: q(path, "limit", "80"), status: 200, check: func(t *testing.T, b map[string]any) {
+		{name: "limit capped", path: restQuery(path, "limit", "80"), status: 200, check: func(t *testing.T, b map[string]any) {
 			require.Equal(t, 25, jint(t, b["limit"]))
 		}},
 	}
@@ -819,7 +818,7 @@ func contentCases(kind string, entity int, want []int) []restCase {
 func requireNewestFirst(t *testing.T, b map[string]any) {
 	t.Helper()
 	var prev time.Time
-	every(t, b, "data", func(ev map[string]any) {
+	eachEvent(t, b, "data", func(ev map[string]any) {
 		at := jtime(t, ev["latestEvidenceTimestamp"])
 		if !prev.IsZero() {
 			require.False(t, at.After(prev), "newest first")
@@ -897,20 +896,20 @@ func TestRESTLegacyFieldsEverywhere(t *testing.T) {
 		"/v1/latest?window=30d&limit=25",
 		"/v1/signal/latest?window=30d&limit=25",
 		"/v1/search?q=Event&limit=20",
-		"/v1/signal/top?since=" + url.QueryEscape(ts(-6*d)),
+		"/v1/signal/top?since=" + url.QueryEscape(ts(-6*restDay)),
 		"/v1/signal/byOrganizationId?id=101",
 		"/v1/signal/byCategory?category=partnership",
 		"/v1/radar/byOrganizationId?id=101",
 		"/v1/radar/byCategory?category=funding",
 		"/v1/timeline/byOrganizationId?id=101",
-		"/v1/replay/global?since=" + url.QueryEscape(ts(-29*d)),
-		"/v1/radar/all?since=" + url.QueryEscape(ts(-6*d)),
-		"/v1/signal/all?since=" + url.QueryEscape(ts(-6*d)),
+		"/v1/replay/global?since=" + url.QueryEscape(ts(-29*restDay)),
+		"/v1/radar/all?since=" + url.QueryEscape(ts(-6*restDay)),
+		"/v1/signal/all?since=" + url.QueryEscape(ts(-6*restDay)),
 		"/v1/entities/101/research",
 		"/v1/entities/103/media",
-		"/v1/brief?id=101&since=" + url.QueryEscape(ts(-6*d)),
-		"/v1/brief?id=101&compact=true&since=" + url.QueryEscape(ts(-6*d)),
-		"/v1/brief/batch?ids=101,103&since=" + url.QueryEscape(ts(-6*d)),
+		"/v1/brief?id=101&since=" + url.QueryEscape(ts(-6*restDay)),
+		"/v1/brief?id=101&compact=true&since=" + url.QueryEscape(ts(-6*restDay)),
+		"/v1/brief/batch?ids=101,103&since=" + url.QueryEscape(ts(-6*restDay)),
 	} {
 		r := s.get(t, path)
 		require.Equal(t, 200, r.Status, "%s: %s", path, r.Body)

@@ -158,7 +158,7 @@ func TestRESTCursorErrors(t *testing.T) {
 	require.Equal(t, 200, second.Status)
 	withOffset := s.get(t, "/v1/radar/all?limit=5&offset=7&since="+since+"&cursor="+url.QueryEscape(cursor))
 	require.Equal(t, 200, withOffset.Status)
-	require.Equal(t, ids(t, second.JSON(t)["data"]), ids(t, withOffset.JSON(t)["data"]), "offset is ignored with a cursor")
+	require.Equal(t, idsOf(t, second.JSON(t)["data"]), idsOf(t, withOffset.JSON(t)["data"]), "offset is ignored with a cursor")
 	require.Equal(t, 0, jint(t, withOffset.JSON(t)["offset"]))
 
 	research := s.get(t, "/v1/entities/101/research?limit=1").JSON(t)

@@ -34,15 +34,15 @@ func TestRESTDemoData(t *testing.T) {
 	}
 
 	// Discover ids the way a client would.
-	top := getOK("/v1/signal/top", "/v1/signal/top?limit=1&since="+url.QueryEscape(ts(-29*d)))
+	top := getOK("/v1/signal/top", "/v1/signal/top?limit=1&since="+url.QueryEscape(ts(-29*restDay)))
 	require.Len(t, jlist(t, top["data"]), 1)
 	ev := jobj(t, jlist(t, top["data"])[0])
 	org := jint(t, jobj(t, jlist(t, ev["owners"])[0])["id"])
 	category := ev["eventCategory"].(string)
 	name := jobj(t, jlist(t, ev["owners"])[0])["label"].(string)
 	id := strconv.Itoa(org)
-	since7 := url.QueryEscape(ts(-6 * d))
-	since29 := url.QueryEscape(ts(-29 * d))
+	since7 := url.QueryEscape(ts(-6 * restDay))
+	since29 := url.QueryEscape(ts(-29 * restDay))
 
 	nonEmpty := map[string]string{
 		"/v1/latest":                           "/v1/latest?window=7d",

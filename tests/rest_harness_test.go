@@ -147,7 +147,7 @@ func (s *restServer) get(t testing.TB, path string, headers ...string) *restResp
 }
 
 // ts formats a time relative to restNow as the API accepts it.
-func ts(d time.Duration) string { return restNow.Add(d).UTC().Format(time.RFC3339) }
+func ts(offset time.Duration) string { return restNow.Add(offset).UTC().Format(time.RFC3339) }
 
 // Fixture ids.
 const (

@@ -75,7 +75,7 @@ func TestRESTRequestID(t *testing.T) {
 func TestRESTPolicyHeadersWithoutKey(t *testing.T) {
 	t.Parallel()
 	s := startRESTServer(t)
-	resp, err := http.Get(s.base + "/v1/radar/all?since=" + ts(-d))
+	resp, err := http.Get(s.base + "/v1/radar/all?since=" + ts(-restDay))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, 401, resp.StatusCode)

@@ -67,7 +67,7 @@ func TestRESTOpenAPIDocument(t *testing.T) {
 			require.NotContains(t, op, "x-payment-info")
 		}
 		params := map[string]map[string]any{}
-		for _, p := range asList(op["parameters"]) {
+		for _, p := range jsonList(op["parameters"]) {
 			pm := p.(map[string]any)
 			params[pm["name"].(string)] = pm
 		}
@@ -96,7 +96,7 @@ func TestRESTOpenAPIDocument(t *testing.T) {
 	require.Equal(t, "0.125000", latest["max"])
 }
 
-func asList(v any) []any {
+func jsonList(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
@@ -174,7 +174,7 @@ func newOpenAPIValidator(t *testing.T, raw []byte) *openAPIValidator {
 }
 
 // pointer escapes a JSON pointer token.
-func pointer(tok string) string {
+func jsonPointer(tok string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
 
@@ -186,7 +186,7 @@ func (v *openAPIValidator) validate(method, path string, status int, body []byte
 	op := v.doc["paths"].(map[string]any)[path].(map[string]any)[strings.ToLower(method)].(map[string]any)
 	resp, ok := op["responses"].(map[string]any)[strconv.Itoa(status)].(map[string]any)
 	require.True(t, ok, "%s %s: status %d undocumented", method, path, status)
-	loc := openAPIURL + "#/paths/" + pointer(path) + "/" + strings.ToLower(method) + "/responses/" + strconv.Itoa(status) + "/content/application~1json/schema"
+	loc := openAPIURL + "#/paths/" + jsonPointer(path) + "/" + strings.ToLower(method) + "/responses/" + strconv.Itoa(status) + "/content/application~1json/schema"
 	if r, ok := resp["$ref"].(string); ok {
 		name := strings.TrimPrefix(r, "#/components/responses/")
 		loc = openAPIURL + "#/components/responses/" + name + "/content/application~1json/schema"
