@@ -71,6 +71,14 @@ var (
 		Help:      "River jobs worked, by job kind and outcome (for example completed, retried, discarded, cancelled).",
 	}, []string{"kind", "outcome"})
 
+	jobDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace,
+		Subsystem: "river",
+		Name:      "job_duration_seconds",
+		Help:      "Time to work one River job, by job kind and outcome (recorded by JobMetrics).",
+		Buckets:   latencyBuckets,
+	}, []string{"kind", "outcome"})
+
 	webhookDeliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace,
 		Subsystem: "webhook",
@@ -96,7 +104,7 @@ var (
 	processCollectors = []prometheus.Collector{
 		httpRequests, httpDuration, httpInFlight,
 		graphqlOperations, graphqlComplexity,
-		jobOutcomes,
+		jobOutcomes, jobDuration,
 		webhookDeliveries, webhookDuration,
 		rateLimited,
 		collectors.NewGoCollector(),
