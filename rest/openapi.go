@@ -175,10 +175,17 @@ func openAPIOperation(r *Route) map[string]any {
 	if body == nil {
 		body = schema{"type": "object"}
 	}
+	headers := headerRefs()
+	if r.Method == http.MethodGet {
+		headers["ETag"] = map[string]any{
+			"description": "Strong validator of the body; send it in If-None-Match to get a 304 while it is unchanged.",
+			"schema":      map[string]any{"type": "string"},
+		}
+	}
 	responses := map[string]any{
 		strconv.Itoa(status): map[string]any{
 			"description": http.StatusText(status),
-			"headers":     headerRefs(),
+			"headers":     headers,
 			"content":     map[string]any{"application/json": map[string]any{"schema": body}},
 		},
 	}
