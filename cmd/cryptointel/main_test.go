@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel/app"
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
@@ -311,4 +312,22 @@ func TestBinary(t *testing.T) {
 
 	_, code = run("", "no-such-command")
 	require.Equal(t, 1, code)
+}
+
+// TestREADME keeps the README's configuration table and ingest format in
+// step with the code: every setting's variable and every ingest kind.
+func TestREADME(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	readme := string(raw)
+	for _, s := range app.Settings() {
+		if s.Field == "Logger" || strings.HasSuffix(s.Field, "TLSConfig") {
+			continue
+		}
+		require.Contains(t, readme, "| `"+s.Env+"` |", "README.md Configuration lacks %s (Config.%s)", s.Env, s.Field)
+	}
+	for _, kind := range db.IngestKinds {
+		require.Contains(t, readme, "### `"+kind+"`", "README.md Ingest format lacks the %s line", kind)
+	}
 }
