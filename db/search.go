@@ -353,8 +353,10 @@ func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
 			SELECT DISTINCT ON (m.entity_id) m.* FROM m
 			ORDER BY m.entity_id, m.whole DESC, m.rank
 		), linked AS (
-			SELECT b.* FROM best b JOIN entities e ON e.id = b.entity_id
-			ORDER BY b.whole DESC, b.rank, e.event_count DESC, b.entity_id
+			-- Popularity by primary key per candidate (a handful), never a
+			-- scan of entities.
+			SELECT b.* FROM best b
+			ORDER BY b.whole DESC, b.rank, (SELECT e.event_count FROM entities e WHERE e.id = b.entity_id) DESC, b.entity_id
 			LIMIT ?2
 		), related AS (
 			SELECT DISTINCT ON (x.entity_id) x.entity_id, x.kind, x.rank, x.whole
@@ -372,8 +374,9 @@ func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
 		)
 		SELECT entity_id, kind, rank, whole, false AS related FROM linked
 		UNION ALL
-		(SELECT r.entity_id, r.kind, r.rank, r.whole, true FROM related r JOIN entities e ON e.id = r.entity_id
-		 ORDER BY r.whole DESC, r.rank, e.event_count DESC, r.entity_id LIMIT ?3)`,
+		(SELECT r.entity_id, r.kind, r.rank, r.whole, true FROM related r
+		 ORDER BY r.whole DESC, r.rank, (SELECT e.event_count FROM entities e WHERE e.id = r.entity_id) DESC, r.entity_id
+		 LIMIT ?3)`,
 		query, pgdialect.Array(phrases), maxLinkedEntities, maxRelatedEntities)
 }
 

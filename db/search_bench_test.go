@@ -346,7 +346,7 @@ func explain(b *testing.B, store *db.DB, label string, sql string) {
 func BenchmarkResolveEntities(b *testing.B) {
 	store, events := benchStore(b)
 	ctx := context.Background()
-	if b.N == 1 || testing.Verbose() {
+	if b.N == 1 {
 		for _, n := range []string{"eth", "Etherium", "foundation"} {
 			explain(b, store, fmt.Sprintf("resolve %q (%d events)", n, events), db.ResolveSQLForTest(store.Bun, n, 50, 0))
 		}
@@ -361,7 +361,7 @@ func BenchmarkSearchEvents(b *testing.B) {
 	store, events := benchStore(b)
 	ctx := context.Background()
 	since := time.Now().Add(-30 * 24 * time.Hour)
-	if b.N == 1 || testing.Verbose() {
+	if b.N == 1 {
 		explain(b, store, fmt.Sprintf("link %q (%d events)", "Solana exploit", events), db.SearchSQLForTest(store.Bun, "Solana exploit"))
 		links := []db.LinkedEntityForTest{{EntityID: 4, Kind: "canonical_name", Rank: 0, Whole: false}, {EntityID: 5, Rank: 0, Related: true}}
 		explain(b, store, fmt.Sprintf("rank %q (%d events)", "Solana exploit", events), db.RankSQLForTest(store.Bun, "Solana exploit", links, since, 10))
