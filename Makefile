@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up clean playground chromium
+.PHONY: all build run test generate vet pg-up clean bench playground chromium
 
 all: build
 
@@ -55,6 +55,16 @@ chromium:
 	@command -v chromium >/dev/null || ( \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
 	  $$sudo apt-get update && $$sudo apt-get install -y chromium )
+
+## bench: load harness: seeds the database cryptointel_bench once (1M events,
+## cached by a marker), serves it, drives every measured route and the pgx
+## floor at c=1,8,32 and writes tests/bench/RESULTS.md. BENCHFLAGS passes
+## flags (e.g. BENCHFLAGS='-duration 10s -only latest'); BENCH_DATABASE_URL
+## picks another database.
+bench: build
+	@export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=cryptointel_bench scripts/pg-up.sh)}"; \
+	$(GO) build -o bin/bench ./tests/bench; \
+	bin/bench -bin $(BIN) $(BENCHFLAGS)
 
 ## generate: regenerate generated code (gqlgen)
 generate:

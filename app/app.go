@@ -72,6 +72,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Handler = observe.Middleware(logger, mux)
+	if cfg.StatementCountHeader {
+		a.Handler = countStatements(a.Handler)
+	}
 	return a, nil
 }
 
@@ -145,6 +148,9 @@ func (a *App) Migrate(ctx context.Context) error { return a.DB.Migrate(ctx) }
 // draining in-flight requests for up to Config.ShutdownTimeout.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.StartJobs(ctx); err != nil {
+		return err
+	}
+	if err := a.startPprof(ctx); err != nil {
 		return err
 	}
 	a.server = &http.Server{

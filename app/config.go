@@ -86,6 +86,13 @@ type Config struct {
 	// EXPORT_URL_SECRET); share it across replicas. Defaults to a fixed
 	// development value; set it in production.
 	ExportURLSecret string `json:"-"`
+	// StatementCountHeader sets X-Statement-Count, the SQL statements the
+	// request ran, on every response when true (env
+	// STATEMENT_COUNT_HEADER). For the load harness; defaults to false.
+	StatementCountHeader bool
+	// PprofAddr serves net/http/pprof on this address, e.g. 127.0.0.1:6060
+	// (env PPROF_ADDR). Defaults to empty: off. Use a loopback address.
+	PprofAddr string
 }
 
 func (c *Config) setDefaults() {

@@ -1,0 +1,97 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// StatementCountHeader is the response header that carries the number of
+// SQL statements the request ran, when Config.StatementCountHeader is set.
+const StatementCountHeader = "X-Statement-Count"
+
+// countStatements gives every request a statement counter
+// (db.WithStatementCounter) and reports its value in the
+// X-Statement-Count header when the response's header is written: by then a
+// buffered handler (the /v1 facade, /graphql) has run all its statements.
+// The load harness (tests/bench) reads it.
+func countStatements(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, counter := db.WithStatementCounter(r.Context())
+		next.ServeHTTP(&statementWriter{ResponseWriter: w, counter: counter}, r.WithContext(ctx))
+	})
+}
+
+// statementWriter sets X-Statement-Count just before the header is sent.
+type statementWriter struct {
+	http.ResponseWriter
+	counter *atomic.Int64
+	wrote   bool
+}
+
+func (s *statementWriter) stamp() {
+	if !s.wrote {
+		s.wrote = true
+		s.ResponseWriter.Header().Set(StatementCountHeader, strconv.FormatInt(s.counter.Load(), 10))
+	}
+}
+
+// WriteHeader stamps the count, then writes the header.
+func (s *statementWriter) WriteHeader(status int) {
+	s.stamp()
+	s.ResponseWriter.WriteHeader(status)
+}
+
+// Write stamps the count (an implicit 200), then writes b.
+func (s *statementWriter) Write(b []byte) (int, error) {
+	s.stamp()
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush lets streaming handlers flush through the wrapper.
+func (s *statementWriter) Flush() {
+	s.stamp()
+	http.NewResponseController(s.ResponseWriter).Flush() //nolint:errcheck
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statementWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// startPprof serves net/http/pprof on Config.PprofAddr until ctx is done.
+// It is off unless PPROF_ADDR is set, and meant for a loopback address:
+// profiles expose internals and cost CPU while taken.
+func (a *App) startPprof(ctx context.Context) error {
+	if a.Config.PprofAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", a.Config.PprofAddr)
+	if err != nil {
+		return fmt.Errorf("error listening for pprof on %s: %w", a.Config.PprofAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.Logger.Info("pprof listening", "addr", ln.Addr().String())
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Logger.Error("pprof server stopped", "error", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		srv.Close() //nolint:errcheck
+	}()
+	return nil
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// benchAccount owns the harness's keys. Its keys are deleted and created
+// again at the start of every run.
+const benchAccount = "bench-harness"
+
+// perKeyBudget is how many requests the harness sends with one key per rate
+// window: below the limit of 100, so no request is ever refused for rate.
+const perKeyBudget = 90
+
+// rateWindow is the service's fixed rate window (aligned to the UTC clock).
+const rateWindow = 60 * time.Second
+
+// fixtures are what the scenarios need: keys and real ids and names.
+type fixtures struct {
+	keys *keyPool
+	// entityIDs are entities that own events, most active first.
+	entityIDs []int64
+	// names are their canonical names (search and byName queries).
+	names []string
+	// now is when the fixtures were read (since parameters derive from it).
+	now time.Time
+}
+
+// prepareFixtures creates the harness's API keys (enterprise, so every
+// measured route is allowed) and reads entity ids and names to query.
+func prepareFixtures(ctx context.Context, o options) (*fixtures, error) {
+	store, err := db.Open(ctx, o.databaseURL, db.Options{MaxConns: 8})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	// Keys of earlier runs go with their rate windows and usage rows.
+	if _, err := store.Bun.NewDelete().TableExpr("api_keys").
+		Where("account_id IN (SELECT id FROM accounts WHERE name = ?)", benchAccount).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("error deleting earlier bench keys: %w", err)
+	}
+	if _, _, err := db.CreateAPIKey(ctx, store.Bun, benchAccount, "enterprise"); err != nil {
+		return nil, fmt.Errorf("error creating the bench account: %w", err)
+	}
+	keys := make([]string, o.keys)
+	errs := make([]error, o.keys)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			keys[i], _, errs[i] = db.CreateAPIKey(ctx, store.Bun, benchAccount, "enterprise")
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("error creating bench keys: %w", err)
+	}
+	ents, err := db.ListEntities(ctx, store.Bun, 400, 0)
+	if err != nil {
+		return nil, err
+	}
+	fx := &fixtures{keys: newKeyPool(keys), now: time.Now()}
+	for _, e := range ents {
+		if e.EventCount == 0 {
+			continue
+		}
+		fx.entityIDs = append(fx.entityIDs, e.ID)
+		fx.names = append(fx.names, e.CanonicalName)
+	}
+	if len(fx.entityIDs) < 25 {
+		return nil, fmt.Errorf("the benchmark database has only %d entities with events; is it seeded?", len(fx.entityIDs))
+	}
+	return fx, nil
+}
+
+// keyPool hands out keys so that none is used more than perKeyBudget times
+// in one rate window; when all are spent it waits for the next window (and
+// counts the wait, which the report shows).
+type keyPool struct {
+	mu     sync.Mutex
+	keys   []string
+	used   []int
+	window int64
+	next   int
+	waits  atomic.Int64
+}
+
+func newKeyPool(keys []string) *keyPool {
+	return &keyPool{keys: keys, used: make([]int, len(keys))}
+}
+
+// get returns a key with budget left in the current window.
+func (p *keyPool) get() string {
+	for {
+		now := time.Now()
+		w := now.UnixNano() / int64(rateWindow)
+		p.mu.Lock()
+		if w != p.window {
+			p.window = w
+			clear(p.used)
+		}
+		for range p.keys {
+			i := p.next
+			p.next = (p.next + 1) % len(p.keys)
+			if p.used[i] < perKeyBudget {
+				p.used[i]++
+				p.mu.Unlock()
+				return p.keys[i]
+			}
+		}
+		p.mu.Unlock()
+		p.waits.Add(1)
+		wait := time.Duration((w+1)*int64(rateWindow) - now.UnixNano())
+		log.Printf("all %d keys spent their %d requests in this window; waiting %s", len(p.keys), perKeyBudget, wait.Round(time.Millisecond))
+		time.Sleep(wait + 50*time.Millisecond)
+	}
+}

@@ -1,0 +1,222 @@
+// Command bench is the load harness of `make bench`: it prepares a benchmark
+// database seeded with the demo dataset (once, cached by a marker), starts
+// the real server on a loopback port, creates enough API keys that the
+// per-key rate limit is never the bottleneck (metering stays on), drives
+// every measured route closed-loop at several concurrencies for a bounded
+// time, measures a hand-written pgx "floor" for /v1/latest?limit=25 in the
+// same run, and writes a markdown report (tests/bench/RESULTS.md).
+//
+// It is a report, not a test: nothing here asserts timings.
+//
+//	go run ./tests/bench -bin bin/cryptointel -database-url postgres://…/cryptointel_bench
+//
+// The same binary serves the floor when started as `bench floor` (the
+// harness re-executes itself so the floor, like the service, runs in its own
+// process).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the harness's command-line settings.
+type options struct {
+	bin         string
+	databaseURL string
+	repo        string
+	out         string
+	events      int
+	seedMaxAge  time.Duration
+	duration    time.Duration
+	warmup      time.Duration
+	concs       []int
+	keys        int
+	only        string
+	gzip        bool
+	pprofAddr   string
+	dbMaxConns  int
+	noFloor     bool
+	stdoutOnly  bool
+}
+
+func main() {
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("bench: ")
+	if len(os.Args) > 1 && os.Args[1] == "floor" {
+		if err := floorMain(os.Args[2:]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	var (
+		o     options
+		concs string
+	)
+	flag.StringVar(&o.bin, "bin", "bin/cryptointel", "the cryptointel binary to benchmark")
+	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("BENCH_DATABASE_URL"), "benchmark database URL (env BENCH_DATABASE_URL); it is migrated and seeded when its marker is missing or stale")
+	flag.StringVar(&o.repo, "repo", ".", "repository root (the seed version is a hash of db/seed.go and db/seed_vocab.go)")
+	flag.StringVar(&o.out, "out", "tests/bench/RESULTS.md", "where the markdown report is written")
+	flag.IntVar(&o.events, "events", 1_000_000, "events in the benchmark database")
+	flag.DurationVar(&o.seedMaxAge, "seed-max-age", 12*time.Hour, "re-seed when the cached seed is older than this (the demo data is anchored at seed time, so the 24h feeds thin out as it ages)")
+	flag.DurationVar(&o.duration, "duration", envDuration("BENCH_DURATION", 6*time.Second), "measured time per route and concurrency (env BENCH_DURATION)")
+	flag.DurationVar(&o.warmup, "warmup", envDuration("BENCH_WARMUP", time.Second), "unmeasured warm-up before each measurement (env BENCH_WARMUP)")
+	flag.StringVar(&concs, "c", envString("BENCH_CONCURRENCY", "1,8,32"), "comma-separated concurrencies (env BENCH_CONCURRENCY)")
+	flag.IntVar(&o.keys, "keys", 1500, "API keys created per run (enterprise plan); each is used at most 90 times per rate window")
+	flag.StringVar(&o.only, "only", envString("BENCH_ONLY", ""), "comma-separated substrings: measure only routes whose name contains one (env BENCH_ONLY)")
+	flag.BoolVar(&o.gzip, "gzip", false, "send Accept-Encoding: gzip (the default measures plain JSON, like the floor)")
+	flag.StringVar(&o.pprofAddr, "pprof-addr", os.Getenv("PPROF_ADDR"), "passed to the server as PPROF_ADDR (e.g. 127.0.0.1:6060) to profile it during the run")
+	flag.IntVar(&o.dbMaxConns, "db-max-conns", 16, "pool size of the server and of the floor")
+	flag.BoolVar(&o.noFloor, "no-floor", false, "skip the floor measurement")
+	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
+	flag.Parse()
+	for _, s := range strings.Split(concs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			log.Fatalf("invalid concurrency %q", s)
+		}
+		o.concs = append(o.concs, n)
+	}
+	if o.databaseURL == "" {
+		log.Fatal("no benchmark database: set -database-url or BENCH_DATABASE_URL")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			log.Fatalf("invalid %s=%q: %v", name, v, err)
+		}
+		return d
+	}
+	return def
+}
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// run is the whole benchmark: database, server, keys, measurements, floor,
+// report.
+func run(ctx context.Context, o options) error {
+	started := time.Now()
+	machine := describeMachine()
+	log.Printf("machine: %s", machine.oneLine())
+
+	seed, err := ensureSeeded(ctx, o)
+	if err != nil {
+		return err
+	}
+	srv, err := startServer(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	log.Printf("server pid %d on %s", srv.cmd.Process.Pid, srv.base)
+
+	fx, err := prepareFixtures(ctx, o)
+	if err != nil {
+		return err
+	}
+	fixturesKeys = fx.keys
+	log.Printf("%d keys, %d entities for parameters", len(fx.keys.keys), len(fx.entityIDs))
+
+	var floor *floorProc
+	if !o.noFloor {
+		floor, err = startFloor(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer floor.stop()
+		log.Printf("floor pid %d on %s", floor.cmd.Process.Pid, floor.base)
+	}
+
+	client := newClient(o.gzip, maxInt(o.concs))
+	stats, err := openStatsConn(ctx, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer stats.Close(context.Background())
+
+	var rows []result
+	for _, sc := range scenarios(fx) {
+		if !selected(o.only, sc.name) {
+			continue
+		}
+		for _, c := range o.concs {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			res, err := measure(ctx, client, stats, srv.base, sc, c, o, srv.pid())
+			if err != nil {
+				return err
+			}
+			log.Print(res.logLine())
+			rows = append(rows, res)
+		}
+	}
+	var floorRows []result
+	if floor != nil {
+		for _, c := range o.concs {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			res, err := measure(ctx, client, stats, floor.base, floorScenario(), c, o, floor.pid())
+			if err != nil {
+				return err
+			}
+			log.Print(res.logLine())
+			floorRows = append(floorRows, res)
+		}
+	}
+	machine.loadAfter = loadAverage()
+	report := renderReport(reportInput{
+		machine: machine, seed: seed, opts: o, rows: rows, floor: floorRows,
+		serverPeakRSS: srv.peakRSS(), elapsed: time.Since(started),
+	})
+	fmt.Print(report)
+	if !o.stdoutOnly {
+		if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {
+			return fmt.Errorf("error writing %s: %w", o.out, err)
+		}
+		log.Printf("wrote %s", o.out)
+	}
+	return nil
+}
+
+func selected(only, name string) bool {
+	if only == "" {
+		return true
+	}
+	for _, s := range strings.Split(only, ",") {
+		if s = strings.TrimSpace(s); s != "" && strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func maxInt(xs []int) int {
+	m := 1
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}

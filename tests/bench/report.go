@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// machine describes where the run happened.
+type machine struct {
+	cpus       int
+	cpuModel   string
+	memTotal   string
+	goVersion  string
+	kernel     string
+	date       time.Time
+	loadBefore string
+	loadAfter  string
+}
+
+func describeMachine() machine {
+	m := machine{cpus: runtime.NumCPU(), goVersion: runtime.Version(), date: time.Now().UTC(), loadBefore: loadAverage()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m.cpuModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if kb := procMeminfoKB("MemTotal"); kb > 0 {
+		m.memTotal = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+	}
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		fmt.Sscan(string(out), &m.cpus) //nolint:errcheck
+	}
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		m.kernel = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+func (m machine) oneLine() string {
+	return fmt.Sprintf("%d CPUs (%s), %s RAM, %s, load %s", m.cpus, m.cpuModel, m.memTotal, m.goVersion, m.loadBefore)
+}
+
+// loadAverage is /proc/loadavg's 1, 5 and 15 minute averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func procMeminfoKB(field string) int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			var n int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &n) //nolint:errcheck
+			return n
+		}
+	}
+	return 0
+}
+
+// reportInput is everything the report shows.
+type reportInput struct {
+	machine       machine
+	seed          *seedInfo
+	opts          options
+	rows          []result
+	floor         []result
+	serverPeakRSS int64
+	elapsed       time.Duration
+}
+
+// Targets of the issue for /v1/latest?limit=25.
+const (
+	targetRPS        = 1200.0
+	targetFloorRatio = 0.65
+	targetP50c1      = 1500 * time.Microsecond
+	targetP99c32     = 40 * time.Millisecond
+	targetRSS        = 150 << 20
+)
+
+func renderReport(in reportInput) string {
+	var b strings.Builder
+	m := in.machine
+	fmt.Fprintf(&b, "# Benchmark results\n\n")
+	fmt.Fprintf(&b, "Written by `make bench` (tests/bench); do not edit by hand, run it again.\n\n")
+	fmt.Fprintf(&b, "## Machine and run\n\n")
+	fmt.Fprintf(&b, "- Date: %s\n", m.date.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "- CPU: %d × %s (`nproc` = %d); memory %s; %s\n", m.cpus, m.cpuModel, m.cpus, m.memTotal, m.kernel)
+	fmt.Fprintf(&b, "- Go: %s. The service, PostgreSQL, the floor and the load generator share the machine.\n", m.goVersion)
+	fmt.Fprintf(&b, "- Load average (1/5/15 min) before the run: %s; after: %s", m.loadBefore, m.loadAfter)
+	if loadHigh(m.loadBefore) || loadHigh(m.loadAfter) {
+		fmt.Fprintf(&b, " — **the machine was busy with other work; the figures below are lower than on an idle machine**")
+	}
+	fmt.Fprintf(&b, "\n")
+	if s := in.seed; s != nil {
+		reuse := "generated for this run"
+		if s.Reused {
+			reuse = "reused from the cache"
+		}
+		fmt.Fprintf(&b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.1f GiB\n",
+			in.opts.events, s.Key, reuse, s.SeededAt.UTC().Format("2006-01-02 15:04 MST"), s.Events, s.Evidence, s.Entities, float64(s.DBSize)/(1<<30))
+	}
+	conc := make([]string, len(in.opts.concs))
+	for i, c := range in.opts.concs {
+		conc[i] = fmt.Sprint(c)
+	}
+	gz := "plain JSON (no Accept-Encoding: gzip)"
+	if in.opts.gzip {
+		gz = "Accept-Encoding: gzip"
+	}
+	fmt.Fprintf(&b, "- Load: closed loop (each of c workers sends its next request when the last response is fully read), c = %s, %s measured after %s warm-up per row; %s; keep-alive; server pool %d connections; whole run %s\n",
+		strings.Join(conc, ", "), in.opts.duration, in.opts.warmup, gz, in.opts.dbMaxConns, in.elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "- Access: %d enterprise keys, each used at most %d times per 60-second rate window, so the rate limit never refuses and every request is authenticated, metered and charged (one statement)\n",
+		in.opts.keys, perKeyBudget)
+	fmt.Fprintf(&b, "\n")
+
+	fmt.Fprintf(&b, "## Routes\n\n")
+	fmt.Fprintf(&b, "| route | c | req/s | p50 ms | p95 ms | p99 ms | errors | SQL stmts/req | xacts/req | KB/resp | server peak RSS MB |\n")
+	fmt.Fprintf(&b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range in.rows {
+		writeRow(&b, r)
+	}
+	for _, r := range in.floor {
+		writeRow(&b, r)
+	}
+	fmt.Fprintf(&b, "\n")
+	fmt.Fprintf(&b, "- **SQL stmts/req** is the mean of the `X-Statement-Count` header the service sets on every response when started with `STATEMENT_COUNT_HEADER=true`: the statements its request context ran through `db` (Bun's query hook and `db.CountStatement` on the raw pgx paths, the access layer's metering statement included).\n")
+	fmt.Fprintf(&b, "- **xacts/req** cross-checks it from PostgreSQL's side: the change of `xact_commit + xact_rollback` in `pg_stat_database` over the measured period divided by the requests (every autocommit statement is one transaction; background work such as River's polling adds a little).\n")
+	fmt.Fprintf(&b, "- Latencies are exact quantiles over every request (send to last body byte, measured by the client). **server peak RSS** is `VmHWM` from `/proc/<pid>/status`, the peak since the process started (so it only grows down the table); the floor row shows the floor process's.\n")
+	for _, r := range append(append([]result{}, in.rows...), in.floor...) {
+		if r.errors > 0 {
+			fmt.Fprintf(&b, "- %s at c=%d: first error: `%s`\n", r.name, r.concurrency, strings.ReplaceAll(r.firstError, "`", "'"))
+		}
+		if r.keyWaits > 0 {
+			fmt.Fprintf(&b, "- %s at c=%d waited %d times for a key with budget (more keys: `-keys`)\n", r.name, r.concurrency, r.keyWaits)
+		}
+	}
+	fmt.Fprintf(&b, "\n")
+
+	fmt.Fprintf(&b, "## Targets (/v1/latest?limit=25, metering on)\n\n")
+	latest := map[int]result{}
+	for _, r := range in.rows {
+		if strings.HasPrefix(r.name, "GET /v1/latest?limit=25") {
+			latest[r.concurrency] = r
+		}
+	}
+	floor := map[int]result{}
+	for _, r := range in.floor {
+		floor[r.concurrency] = r
+	}
+	fmt.Fprintf(&b, "| target | measured | met |\n|---|---|---|\n")
+	if r, ok := latest[8]; ok {
+		fmt.Fprintf(&b, "| c=8 ≥ %.0f req/s | %.0f req/s | %s |\n", targetRPS, r.rps(), yes(r.rps() >= targetRPS))
+		if f, ok := floor[8]; ok && f.rps() > 0 {
+			ratio := r.rps() / f.rps()
+			fmt.Fprintf(&b, "| c=8 ≥ %.2f × floor | %.2f × (service %.0f ÷ floor %.0f req/s) | %s |\n", targetFloorRatio, ratio, r.rps(), f.rps(), yes(ratio >= targetFloorRatio))
+		}
+	}
+	if r, ok := latest[1]; ok {
+		fmt.Fprintf(&b, "| c=1 p50 ≤ %s | %s | %s |\n", ms(targetP50c1), ms(r.pct(0.5)), yes(r.pct(0.5) <= targetP50c1))
+	}
+	if r, ok := latest[32]; ok {
+		fmt.Fprintf(&b, "| c=32 p99 ≤ %s | %s | %s |\n", ms(targetP99c32), ms(r.pct(0.99)), yes(r.pct(0.99) <= targetP99c32))
+	}
+	if len(latest) > 0 {
+		errs := 0
+		for _, r := range latest {
+			errs += r.errors
+		}
+		fmt.Fprintf(&b, "| zero errors | %d | %s |\n", errs, yes(errs == 0))
+	}
+	fmt.Fprintf(&b, "| server RSS ≤ 150 MB | %.0f MB peak over the whole run | %s |\n", float64(in.serverPeakRSS)/(1<<20), yes(in.serverPeakRSS > 0 && in.serverPeakRSS <= targetRSS))
+	fmt.Fprintf(&b, "\n")
+	return b.String()
+}
+
+func writeRow(b *strings.Builder, r result) {
+	stmts := "–"
+	if v := r.stmtsPerReq(); v >= 0 {
+		stmts = fmt.Sprintf("%.2f", v)
+	}
+	kb := 0.0
+	if r.requests > 0 {
+		kb = float64(r.bytes) / float64(r.requests) / 1024
+	}
+	fmt.Fprintf(b, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %s | %.2f | %.1f | %.0f |\n",
+		r.name, r.concurrency, r.rps(), msf(r.pct(0.5)), msf(r.pct(0.95)), msf(r.pct(0.99)), r.errors, stmts,
+		float64(r.xacts)/float64(max(1, r.requests)), kb, float64(r.rssPeak)/(1<<20))
+}
+
+func msf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// loadHigh reports whether the 1-minute load average is above 3 (on this
+// 2-core machine: other work competed with the run).
+func loadHigh(load string) bool {
+	var one float64
+	if _, err := fmt.Sscan(load, &one); err != nil {
+		return false
+	}
+	return one > 3
+}

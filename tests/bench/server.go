@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// proc is a child process serving HTTP on a loopback port: the service or
+// the floor.
+type proc struct {
+	cmd  *exec.Cmd
+	base string
+	done chan struct{}
+}
+
+// floorProc is the floor's process.
+type floorProc = proc
+
+// listeningLine matches the service's "listening" log line (slog text).
+var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)`)
+
+// startServer starts `cryptointel serve` on 127.0.0.1:0 against the
+// benchmark database, with the per-response statement count header on
+// (STATEMENT_COUNT_HEADER) and, when asked, the pprof listener. Its log
+// goes to tests/bench/.cache/server.log.
+func startServer(ctx context.Context, o options) (*proc, error) {
+	env := append(os.Environ(),
+		"DATABASE_URL="+o.databaseURL,
+		"ADDR=127.0.0.1:0",
+		"DB_MAX_CONNS="+strconv.Itoa(o.dbMaxConns),
+		"STATEMENT_COUNT_HEADER=true",
+		"EXPORT_DIR="+filepath.Join(cacheDir(o), "exports"),
+	)
+	if o.pprofAddr != "" {
+		env = append(env, "PPROF_ADDR="+o.pprofAddr)
+	}
+	cmd := exec.Command(o.bin, "serve")
+	cmd.Env = env
+	logPath := filepath.Join(cacheDir(o), "server.log")
+	return startProc(ctx, cmd, logPath, func(line string) string {
+		if m := listeningLine.FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
+		return ""
+	})
+}
+
+// startFloor starts this program as `bench floor` on 127.0.0.1:0.
+func startFloor(ctx context.Context, o options) (*proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("error finding the harness binary: %w", err)
+	}
+	cmd := exec.Command(self, "floor", "-database-url", o.databaseURL, "-addr", "127.0.0.1:0",
+		"-max-conns", strconv.Itoa(o.dbMaxConns))
+	logPath := filepath.Join(cacheDir(o), "floor.log")
+	return startProc(ctx, cmd, logPath, func(line string) string {
+		if addr, ok := strings.CutPrefix(line, "floor listening on "); ok {
+			return strings.TrimSpace(addr)
+		}
+		return ""
+	})
+}
+
+// startProc starts cmd, copies its stdout and stderr to logPath and waits
+// (up to a minute) for a line from which addrOf extracts the address.
+func startProc(ctx context.Context, cmd *exec.Cmd, logPath string, addrOf func(string) string) (*proc, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("error creating %s: %w", logPath, err)
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("error starting %s: %w", cmd.Path, err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		found := false
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(logFile, line)
+			if !found {
+				if addr := addrOf(line); addr != "" {
+					found = true
+					addrc <- addr
+				}
+			}
+		}
+		io.Copy(io.Discard, pr) //nolint:errcheck
+		logFile.Close()
+	}()
+	go func() {
+		cmd.Wait() //nolint:errcheck
+		pw.Close()
+		close(p.done)
+	}()
+	select {
+	case addr := <-addrc:
+		p.base = "http://" + addr
+		return p, nil
+	case <-p.done:
+		return nil, fmt.Errorf("%s exited before listening; see %s", cmd.Path, logPath)
+	case <-time.After(time.Minute):
+		p.stop()
+		return nil, fmt.Errorf("%s did not listen within a minute; see %s", cmd.Path, logPath)
+	case <-ctx.Done():
+		p.stop()
+		return nil, ctx.Err()
+	}
+}
+
+// pid is the process id.
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// peakRSS is the process's peak resident set size (VmHWM) in bytes, or 0
+// when unknown.
+func (p *proc) peakRSS() int64 { return procStatusKB(p.pid(), "VmHWM") * 1024 }
+
+// stop asks the process to stop (SIGTERM) and kills it after 20 seconds.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		log.Printf("pid %d did not stop; killing it", p.pid())
+		p.cmd.Process.Kill() //nolint:errcheck
+		<-p.done
+	}
+}
+
+// procStatusKB reads a "kB" field of /proc/<pid>/status; 0 when unknown.
+func procStatusKB(pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// cacheDir is tests/bench/.cache under the repository (created).
+func cacheDir(o options) string {
+	dir := filepath.Join(o.repo, "tests", "bench", ".cache")
+	os.MkdirAll(dir, 0o755) //nolint:errcheck
+	return dir
+}
