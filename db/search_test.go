@@ -87,6 +87,9 @@ func setupSearch(t *testing.T) *searchBundle {
 		{id: 8, title: "Classic chain burns tax", age: 7 * time.Hour, owner: entTerraClassic},
 		{id: 9, title: "Bridge exploit post-mortem", summary: "Details of the exploit.", evidence: "ethereum mainnet", age: 8 * time.Hour, owner: entUniswapLabs, participants: []int64{entEthereum}},
 		{id: 10, title: "Security audit published", evidence: "no exploit found in the audit", age: 9 * time.Hour, owner: entOptimism},
+		{id: 11, title: "Rollup settles faster", summary: "Batches now settle to Ethereum every minute.", age: 10 * time.Minute, owner: entOptimism},
+		{id: 12, title: "LUNA burn vote opens", age: 1 * time.Hour, owner: entTerra},
+		{id: 13, title: "LUNA staking update", age: 2 * time.Hour, owner: entTerra},
 	})
 	return b
 }
@@ -320,6 +323,12 @@ func TestSearchEventsEntityLinking(t *testing.T) {
 	for i := 1; i < len(ms); i++ {
 		require.LessOrEqual(t, ms[i-1].MatchRank, ms[i].MatchRank)
 	}
+	// A text-only mention comes after the entity's and its related
+	// entities' events when the query names the entity, however recent.
+	m11, i11 := findEvent(t, ms, 11)
+	require.Equal(t, "text", m11.MatchedVia)
+	require.Greater(t, i11, i2)
+	require.GreaterOrEqual(t, m11.MatchRank, 3.5)
 
 	// Alias and typo link too.
 	m, _ = findEvent(t, b.search(t, "ETH", 10), 1)
@@ -373,8 +382,14 @@ func TestSearchEventsFullText(t *testing.T) {
 	require.Equal(t, int64(9), ms[0].EventID)
 	require.Contains(t, eventIDs(ms), int64(1))
 
-	// An ambiguous ticker finds the events of every candidate.
-	require.Subset(t, eventIDs(b.search(t, "LUNA", 10)), []int64{7, 8})
+	// An ambiguous ticker finds the events of every candidate, interleaved:
+	// Terra's three events (two naming LUNA) do not push Terra Classic's
+	// off the first two results.
+	require.Subset(t, eventIDs(b.search(t, "LUNA", 10)), []int64{7, 8, 12, 13})
+	ms = b.search(t, "LUNA", 2)
+	require.Len(t, ms, 2)
+	require.Contains(t, eventIDs(ms), int64(8))
+	require.Equal(t, int64(12), ms[0].EventID)
 
 	// Nothing to match.
 	require.Empty(t, b.search(t, "qwxzv", 10))
@@ -391,7 +406,7 @@ func TestSearchEventsLimitSinceAndStatements(t *testing.T) {
 	// since bounds every channel.
 	ms, err := db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-90*time.Minute), 10)
 	require.NoError(t, err)
-	require.Equal(t, []int64{1}, eventIDs(ms))
+	require.Equal(t, []int64{1, 11}, eventIDs(ms))
 	ms, err = db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-50*24*time.Hour), 20)
 	require.NoError(t, err)
 	require.Contains(t, eventIDs(ms), int64(4))
