@@ -32,11 +32,6 @@ const (
 // them.
 var IngestKinds = []string{KindEntity, KindRelationship, KindReference, KindMarket, KindEvent}
 
-// EventsChannel is the PostgreSQL NOTIFY channel signalled after an ingest
-// transaction that inserted or changed events commits. The payload is the
-// highest events.ingest_seq the transaction wrote, in decimal.
-const EventsChannel = "cryptointel_events"
-
 // ingestLockID is the transaction-level advisory lock every ingest batch
 // takes, so batches commit in the order they draw ingest_seq values and a
 // reader's high-water mark on ingest_seq never skips a slower transaction.
@@ -591,10 +586,14 @@ type pendingRecord struct {
 // time, score, classification and category copied, evidence,
 // events.latest_evidence_at and evidence_text, events.ingest_seq (drawn only
 // for inserted or changed events) and entities.event_count. A transaction
-// that changed events notifies EventsChannel.
+// that changed events notifies PollerChannel.
 //
 // The error is non-nil only when ingest could not go on (unreadable input,
 // database unavailable, cancelled); the summary then covers what was done.
+//
+// The PollerChannel notification is sent when a transaction that inserted or
+// changed events commits; its payload is the highest ingest_seq written, in
+// decimal.
 func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*IngestSummary, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 500
@@ -1433,8 +1432,8 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if len(childChanged) > 0 {
 		// Delivered when the transaction commits.
 		CountStatement(ctx)
-		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", EventsChannel, strconv.FormatInt(maxSeq, 10)); err != nil {
-			return fmt.Errorf("error notifying %s: %w", EventsChannel, err)
+		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", PollerChannel, strconv.FormatInt(maxSeq, 10)); err != nil {
+			return fmt.Errorf("error notifying %s: %w", PollerChannel, err)
 		}
 	}
 	return nil

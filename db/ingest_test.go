@@ -217,7 +217,7 @@ func TestIngest(t *testing.T) {
 		listener, err := pgx.Connect(b.ctx, b.store.Pool.Config().ConnConfig.ConnString())
 		require.NoError(t, err)
 		defer listener.Close(b.ctx)
-		_, err = listener.Exec(b.ctx, "LISTEN "+db.EventsChannel)
+		_, err = listener.Exec(b.ctx, "LISTEN "+db.PollerChannel)
 		require.NoError(t, err)
 
 		// 5001 loses evidence 9002 and participant 102; 5006 gains
@@ -249,7 +249,7 @@ func TestIngest(t *testing.T) {
 		defer cancel()
 		n, err := listener.WaitForNotification(ctx)
 		require.NoError(t, err)
-		require.Equal(t, db.EventsChannel, n.Channel)
+		require.Equal(t, db.PollerChannel, n.Channel)
 		require.Equal(t, max(newSeq5001, newSeq5006), mustInt(t, n.Payload))
 	})
 
