@@ -122,8 +122,10 @@ type EventMatch struct {
 	LatestEvidenceAt time.Time
 }
 
-// cleanName trims name and bounds its length.
+// cleanName drops what PostgreSQL text cannot hold (NUL, invalid UTF-8),
+// trims name and bounds its length.
 func cleanName(name string) string {
+	name = strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "")
 	name = strings.TrimSpace(name)
 	if utf8.RuneCountInString(name) > maxNameRunes {
 		name = string([]rune(name)[:maxNameRunes])

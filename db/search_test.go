@@ -433,6 +433,33 @@ func TestSearchEventsEmptyQuery(t *testing.T) {
 	}
 }
 
+// TestSearchOddInput checks that no input makes resolution or search fail:
+// operators of the query syntaxes, quotes, backslashes, NUL, invalid UTF-8,
+// emoji and very long strings are only text.
+func TestSearchOddInput(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	for _, in := range []string{`"`, `'`, `\`, `\'`, `-`, `:*`, `a & b`, `!!`, `(`, `a | b <-> c`, `"unclosed phrase`,
+		`-exploit`, `or`, `%_%`, `[[:alpha:]]`, `\m`, "eth\x00er", "\xff\xfe", "🚀 moon", "ü", strings.Repeat("ethereum ", 500),
+		strings.Repeat("x", 5000), "ETH's", "Ethereum, Solana; Uniswap!"} {
+		_, err := db.ResolveEntities(b.ctx, b.store.Bun, in, 10, 0)
+		if strings.TrimSpace(strings.ToValidUTF8(in, "")) == "" {
+			require.Equal(t, db.EINVALID, db.ErrorCode(err), "%q", in)
+		} else {
+			require.NoError(t, err, "%q", in)
+		}
+		_, err = db.SearchEvents(b.ctx, b.store.Bun, in, b.now.Add(-30*24*time.Hour), 10)
+		if strings.TrimSpace(strings.ToValidUTF8(in, "")) == "" {
+			require.Equal(t, db.EINVALID, db.ErrorCode(err), "%q", in)
+		} else {
+			require.NoError(t, err, "%q", in)
+		}
+	}
+	ms := b.search(t, "eth\x00ereum", 10)
+	require.NotEmpty(t, ms)
+	require.Equal(t, "entity", ms[0].MatchedVia)
+}
+
 func TestQueryPhrases(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []string{"Ethereum", "exploit"}, db.QueryPhrasesForTest("Ethereum exploit"))
