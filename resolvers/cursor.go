@@ -41,6 +41,12 @@ const (
 	cursorMACLen     = 16
 )
 
+// cursorEncoding is unpadded base64url that refuses non-zero trailing bits.
+var cursorEncoding = base64.RawURLEncoding.Strict()
+
+// cursorTokenLen is the length of every token.
+var cursorTokenLen = cursorEncoding.EncodedLen(cursorPayloadLen + cursorMACLen)
+
 // CursorCodec signs and verifies cursors with HMAC-SHA256 under the server
 // secret. A token is base64url(payload || mac): the payload holds the
 // position and a hash of the query context it was issued for (route,
@@ -92,7 +98,13 @@ func (c *CursorCodec) EncodeCursor(queryContext string, cur Cursor) string {
 // ErrInvalidCursor when the token is undecodable or tampered with, and
 // ErrCursorMismatch when it was issued for another query context.
 func (c *CursorCodec) DecodeCursor(queryContext, token string) (Cursor, error) {
-	buf, err := base64.RawURLEncoding.DecodeString(token)
+	// Exactly one spelling of a cursor is accepted: the decoder would
+	// otherwise skip inserted newlines and ignore the unused low bits of the
+	// last character, so altered tokens would still verify.
+	if len(token) != cursorTokenLen {
+		return Cursor{}, ErrInvalidCursor
+	}
+	buf, err := cursorEncoding.DecodeString(token)
 	if err != nil || len(buf) != cursorPayloadLen+cursorMACLen || buf[0] != cursorVersion {
 		return Cursor{}, ErrInvalidCursor
 	}

@@ -11,8 +11,16 @@ export default defineConfig({
     assetsDir: 'assets',
     sourcemap: false,
     chunkSizeWarningLimit: 8000,
-    // Inline nothing as data: URIs beyond small images; fonts ship inside CSS.
+    // Only small files become data: URIs; fonts already ship inside the CSS.
     assetsInlineLimit: 4096,
+    rollupOptions: {
+      onwarn(warning, warn) {
+        // framer-motion (a GraphiQL dependency) marks modules "use client",
+        // which means nothing in a browser bundle.
+        if (warning.code === 'MODULE_LEVEL_DIRECTIVE') return;
+        warn(warning);
+      },
+    },
   },
   worker: {
     format: 'es',
