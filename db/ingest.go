@@ -719,7 +719,10 @@ func (d *DB) ingestBatch(ctx context.Context, batch []pendingRecord, summary *In
 		result.report(summary)
 		return nil
 	}
-	if ctx.Err() != nil || IsUnavailable(err) {
+	// Only a statement the database rejected (a constraint, a value it
+	// cannot store) is a line's fault; anything else stops the ingest.
+	var pgErr *pgconn.PgError
+	if ctx.Err() != nil || IsUnavailable(err) || !errors.As(err, &pgErr) {
 		return fmt.Errorf("error applying ingest batch (lines %d–%d): %w", batch[0].line, batch[len(batch)-1].line, err)
 	}
 	if len(batch) == 1 {
@@ -742,10 +745,6 @@ func ingestErrorReason(err error) string {
 			return fmt.Sprintf("rejected by the database: %s (%s)", pgErr.Message, pgErr.Detail)
 		}
 		return "rejected by the database: " + pgErr.Message
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Message
 	}
 	return "rejected by the database: " + err.Error()
 }
@@ -875,6 +874,9 @@ func (d *DB) applyIngestBatch(ctx context.Context, batch []pendingRecord) (*batc
 		if err := checkEntityRefs(ctx, tx, res); err != nil {
 			return err
 		}
+		if err := checkChildOwners(ctx, tx, res); err != nil {
+			return err
+		}
 		for _, step := range []func(context.Context, pgx.Tx, *batchResult) error{
 			applyEntities, applyRelationships, applyReferences, applyMarkets, applyEvents,
 		} {
@@ -952,6 +954,101 @@ func checkEntityRefs(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		}
 		if len(unknown) > 0 {
 			res.bad[i] = "unknown entity id " + strings.Join(unknown, ", ")
+		}
+	}
+	return nil
+}
+
+// checkChildOwners marks event lines listing an evidence id that is stored
+// under another event, and market lines listing a sub-event or post id
+// stored under another market, unless that other event or market is
+// re-ingested in the same batch (its line then no longer lists the id).
+// Moving a child silently would leave its old parent's derived data stale;
+// ids are global, so a clash is almost always a data error.
+func checkChildOwners(ctx context.Context, tx pgx.Tx, res *batchResult) error {
+	var eventIDs, evidenceIDs, marketIDs, subIDs, postIDs []int64
+	for i, p := range res.batch {
+		if _, bad := res.bad[i]; bad {
+			continue
+		}
+		switch p.rec.Kind {
+		case KindEvent:
+			eventIDs = append(eventIDs, p.rec.Event.ID)
+			for _, ev := range p.rec.Event.Evidence {
+				evidenceIDs = append(evidenceIDs, ev.ID)
+			}
+		case KindMarket:
+			marketIDs = append(marketIDs, p.rec.Market.ID)
+			for _, s := range p.rec.Market.Subevents {
+				subIDs = append(subIDs, s.ID)
+				for _, post := range s.Posts {
+					postIDs = append(postIDs, post.ID)
+				}
+			}
+		}
+	}
+	type owner struct{ Child, Parent int64 }
+	lookup := func(sql string, children, parents []int64) (map[int64]int64, error) {
+		if len(children) == 0 {
+			return nil, nil
+		}
+		CountStatement(ctx)
+		rows, err := tx.Query(ctx, sql, children, parents)
+		if err != nil {
+			return nil, err
+		}
+		owners, err := pgx.CollectRows(rows, pgx.RowToStructByPos[owner])
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[int64]int64, len(owners))
+		for _, o := range owners {
+			out[o.Child] = o.Parent
+		}
+		return out, nil
+	}
+	evidenceOwner, err := lookup(`SELECT id, event_id FROM evidence WHERE id = ANY($1) AND NOT (event_id = ANY($2))`,
+		evidenceIDs, eventIDs)
+	if err != nil {
+		return fmt.Errorf("error checking evidence ids: %w", err)
+	}
+	subOwner, err := lookup(`SELECT id, market_id FROM market_subevents WHERE id = ANY($1) AND NOT (market_id = ANY($2))`,
+		subIDs, marketIDs)
+	if err != nil {
+		return fmt.Errorf("error checking market subevent ids: %w", err)
+	}
+	postOwner, err := lookup(`
+		SELECT p.id, s.market_id FROM market_posts p JOIN market_subevents s ON s.id = p.subevent_id
+		WHERE p.id = ANY($1) AND NOT (s.market_id = ANY($2))`, postIDs, marketIDs)
+	if err != nil {
+		return fmt.Errorf("error checking market post ids: %w", err)
+	}
+	for i, p := range res.batch {
+		if _, bad := res.bad[i]; bad {
+			continue
+		}
+		switch p.rec.Kind {
+		case KindEvent:
+			for _, ev := range p.rec.Event.Evidence {
+				if other, ok := evidenceOwner[ev.ID]; ok {
+					res.bad[i] = fmt.Sprintf("evidence id %d belongs to event %d", ev.ID, other)
+					break
+				}
+			}
+		case KindMarket:
+		market:
+			for _, s := range p.rec.Market.Subevents {
+				if other, ok := subOwner[s.ID]; ok {
+					res.bad[i] = fmt.Sprintf("subevent id %d belongs to market %d", s.ID, other)
+					break
+				}
+				for _, post := range s.Posts {
+					if other, ok := postOwner[post.ID]; ok {
+						res.bad[i] = fmt.Sprintf("post id %d belongs to market %d", post.ID, other)
+						break market
+					}
+				}
+			}
 		}
 	}
 	return nil

@@ -281,14 +281,48 @@ func TestIngest(t *testing.T) {
 			`{"kind":"event","id":11,"title":"b","eventCategory":"x","owners":[1],"evidence":[{"id":20,"content":"c","timestamp":"2026-11-20T10:00:00Z"}]}`,
 		}, "\n")
 		s := b.ingest(t, input, db.IngestOptions{})
-		require.Zero(t, s.FailedCount, s.Failed)
 		require.Equal(t, 2, s.Applied["entity"])
 		var name string
 		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT canonical_name FROM entities WHERE id = 1").Scan(&name))
 		require.Equal(t, "Second", name)
 		require.Equal(t, 1, countWhere(t, b, "entity_names", "entity_id = 1 AND kind = 'canonical_name'"))
-		// Evidence 20 moved to event 11, the later line.
+		// Evidence ids are global: event 11 cannot take event 10's post.
+		require.Equal(t, []db.IngestFailure{{Line: 4, Kind: "event", Reason: "evidence id 20 belongs to event 10"}}, s.Failed)
+		require.Equal(t, 1, countWhere(t, b, "evidence", "id = 20 AND event_id = 10"))
+		require.Zero(t, countWhere(t, b, "events", "id = 11"))
+
+		// Re-ingesting event 10 without the post, then event 11 with it,
+		// moves it, and event 10's derived data follows its new line.
+		move := strings.Join([]string{
+			`{"kind":"event","id":10,"title":"a","eventCategory":"x","owners":[1],"evidence":[{"id":21,"content":"d","timestamp":"2026-11-19T10:00:00Z"}]}`,
+			`{"kind":"event","id":11,"title":"b","eventCategory":"x","owners":[1],"evidence":[{"id":20,"content":"c","timestamp":"2026-11-20T10:00:00Z"}]}`,
+		}, "\n")
+		for _, batchSize := range []int{1, 500} {
+			s = b.ingest(t, move, db.IngestOptions{BatchSize: batchSize})
+			require.Zero(t, s.FailedCount, s.Failed)
+		}
 		require.Equal(t, 1, countWhere(t, b, "evidence", "id = 20 AND event_id = 11"))
+		require.Equal(t, 1, countWhere(t, b, "events", "id = 10 AND evidence_text = 'd'"))
+	})
+
+	t.Run("MarketChildrenStayWithTheirMarket", func(t *testing.T) {
+		t.Parallel()
+		b := setupIngest(t)
+		input := strings.Join([]string{
+			`{"kind":"entity","id":1,"canonicalName":"One"}`,
+			`{"kind":"market","id":1,"entityId":1,"question":"q1","subevents":[{"id":5,"posts":[{"id":7,"content":"p","date":"2026-11-20T10:00:00Z"}]}]}`,
+			`{"kind":"market","id":2,"entityId":1,"question":"q2","subevents":[{"id":5}]}`,
+			`{"kind":"market","id":3,"entityId":1,"question":"q3","subevents":[{"id":6,"posts":[{"id":7,"content":"p","date":"2026-11-20T10:00:00Z"}]}]}`,
+			`{"kind":"market","id":1,"entityId":1,"question":"q1","subevents":[{"id":5,"posts":[{"id":7,"content":"p2","date":"2026-11-20T10:00:00Z"}]},{"id":8}]}`,
+		}, "\n")
+		s := b.ingest(t, input, db.IngestOptions{})
+		require.Equal(t, []db.IngestFailure{
+			{Line: 3, Kind: "market", Reason: "subevent id 5 belongs to market 1"},
+			{Line: 4, Kind: "market", Reason: "post id 7 belongs to market 1"},
+		}, s.Failed)
+		require.Equal(t, 2, s.Applied["market"])
+		require.Equal(t, 1, countWhere(t, b, "market_posts", "id = 7 AND content = 'p2'"))
+		require.Equal(t, 2, countWhere(t, b, "market_subevents", "market_id = 1"))
 	})
 
 	t.Run("DatabaseRejectionIsolatedToItsLine", func(t *testing.T) {
