@@ -25,7 +25,11 @@ const (
 	MatchTypeExact  = "exact"
 	MatchTypePrefix = "prefix"
 	MatchTypeToken  = "token"
-	MatchTypeFuzzy  = "fuzzy"
+	// MatchTypeSubstring is the name inside a word of a stored name
+	// ("swap" in "Uniswap"): the partial matching of the organization
+	// lookups.
+	MatchTypeSubstring = "substring"
+	MatchTypeFuzzy     = "fuzzy"
 )
 
 // Event-search channels (EventMatch.MatchedVia).
@@ -53,14 +57,15 @@ const (
 )
 
 // Resolution ranks (EntityMatch.MatchRank). Lower is stronger; fuzzy matches
-// take FuzzyRankBase and above, by decreasing trigram similarity.
+// take RankFuzzyBase and above, by decreasing trigram similarity.
 const (
 	RankExactCanonical = 0
 	RankExactDisplay   = 1
 	RankExactAlias     = 2
 	RankPrefix         = 3
 	RankToken          = 4
-	RankFuzzyBase      = 5
+	RankSubstring      = 5
+	RankFuzzyBase      = 6
 )
 
 const (
@@ -85,12 +90,12 @@ type EntityMatch struct {
 	// MatchedVia is the kind of name that matched: canonical_name,
 	// display_name or alias.
 	MatchedVia string // canonical_name, display_name, alias
-	// MatchType is exact, prefix, token or fuzzy.
-	MatchType string // exact, prefix, token, fuzzy
+	// MatchType is exact, prefix, token, substring or fuzzy.
+	MatchType string // exact, prefix, token, substring, fuzzy
 	// MatchRank is 0 for an exact canonical-name match, 1 exact display
 	// name, 2 exact alias, 3 prefix, 4 token (a whole word of the name), 5
-	// and above fuzzy (5 for trigram similarity >= 0.6, 6 for >= 0.45, 7
-	// below). Lower is stronger.
+	// substring (inside a word), 6 and above fuzzy (6 for trigram
+	// similarity >= 0.6, 7 for >= 0.45, 8 below). Lower is stronger.
 	MatchRank int // 0 strongest
 	// MatchedValue is the name as stored (not normalized) that matched.
 	MatchedValue string
@@ -137,8 +142,9 @@ func cleanName(name string) string {
 // normalized name expression n (SQL, a constant so the planner folds it and
 // picks the index for each branch), each yielding entity_id, kind, value,
 // rank, match_type, sim. Exact and prefix matches use the btree on
-// entity_names.norm; token and fuzzy matches use the trigram GIN index.
-func nameMatchSQL(n string, withToken bool, fuzzyMin float64) string {
+// entity_names.norm; token, substring and fuzzy matches use the trigram GIN
+// index. partial adds the token and substring branches.
+func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 	kindRank := `CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END`
 	// LIKE pattern for "starts with n", with LIKE's metacharacters escaped.
 	prefix := `(replace(replace(replace(` + n + `, '\', '\\'), '%', '\%'), '_', '\_') || '%')`
@@ -149,14 +155,17 @@ func nameMatchSQL(n string, withToken bool, fuzzyMin float64) string {
 		UNION ALL
 		SELECT en.entity_id, en.kind, en.value, 3, 'prefix', 1.0::float8
 		FROM entity_names en WHERE en.norm LIKE %s AND en.norm <> %s`, kindRank, n, prefix, n)
-	if withToken {
+	if partial {
 		// A whole word (or run of words) of the name, not at its start:
 		// "labs" finds "Uniswap Labs". Regex metacharacters are escaped.
 		word := `('\m' || regexp_replace(` + n + `, '([^[:alnum:][:space:]])', '\\\1', 'g') || '\M')`
 		fmt.Fprintf(&b, `
 		UNION ALL
 		SELECT en.entity_id, en.kind, en.value, 4, 'token', 1.0::float8
-		FROM entity_names en WHERE en.norm ~ %s AND en.norm NOT LIKE %s`, word, prefix)
+		FROM entity_names en WHERE en.norm ~ %s AND en.norm NOT LIKE %s
+		UNION ALL
+		SELECT en.entity_id, en.kind, en.value, 5, 'substring', 1.0::float8
+		FROM entity_names en WHERE en.norm LIKE '%%' || %s AND en.norm NOT LIKE %s AND en.norm !~ %s`, word, prefix, prefix, prefix, word)
 	}
 	if fuzzyMin > 0 {
 		// The % operator (trigram similarity above pg_trgm's threshold, 0.3
@@ -165,7 +174,7 @@ func nameMatchSQL(n string, withToken bool, fuzzyMin float64) string {
 		fmt.Fprintf(&b, `
 		UNION ALL
 		SELECT f.entity_id, f.kind, f.value,
-		       CASE WHEN f.sim >= 0.6 THEN 5 WHEN f.sim >= 0.45 THEN 6 ELSE 7 END, 'fuzzy', f.sim
+		       CASE WHEN f.sim >= 0.6 THEN 6 WHEN f.sim >= 0.45 THEN 7 ELSE 8 END, 'fuzzy', f.sim
 		FROM (
 			SELECT en.entity_id, en.kind, en.value, similarity(en.norm, %s)::float8 AS sim
 			FROM entity_names en WHERE en.norm %% %s
@@ -181,11 +190,13 @@ func nameMatchSQL(n string, withToken bool, fuzzyMin float64) string {
 //
 // Matches in strength order: exact canonical name (rank 0), exact display
 // name (1), exact alias (2), prefix of any name (3), a whole word of any name
-// (4, names of 3+ characters), trigram similarity of at least 0.3 (5–7, names
-// of 3+ characters, so "Etherium" finds Ethereum). Each entity appears once,
-// with its best match. Ties of rank are broken by popularity, the entity's
-// event count (entities.event_count, maintained by ingest) descending, then
-// by id ascending. limit <= 0 means 50; offset < 0 means 0.
+// (4), inside a word of any name (5, "swap" finds Uniswap), trigram
+// similarity of at least 0.3 (6–8, so "Etherium" finds Ethereum); ranks 4 to
+// 8 need 3+ characters, so short tickers match only exactly or by prefix.
+// Each entity appears once, with its best match. Ties of rank are broken by
+// popularity, the entity's event count (entities.event_count, maintained by
+// ingest and seed) descending, then by id ascending. limit <= 0 means 50;
+// offset < 0 means 0.
 //
 // Returns EINVALID when name is empty or only whitespace. One statement.
 func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offset int) ([]EntityMatch, error) {
@@ -611,6 +622,8 @@ func linkMatchType(l linkedEntity) string {
 		return MatchTypePrefix
 	case l.Rank == RankToken:
 		return MatchTypeToken
+	case l.Rank == RankSubstring:
+		return MatchTypeSubstring
 	default:
 		return MatchTypeFuzzy
 	}

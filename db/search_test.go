@@ -223,12 +223,16 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 	ms = b.resolve(t, "foundation")
 	require.Equal(t, db.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "token", MatchRank: 4, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[0])
 
+	// Inside a word.
+	ms = b.resolve(t, "swap")
+	require.Equal(t, db.EntityMatch{EntityID: entUniswapLabs, MatchedVia: "canonical_name", MatchType: "substring", MatchRank: 5, MatchedValue: "Uniswap Labs", Popularity: 3}, ms[0])
+
 	// A typo.
 	ms = b.resolve(t, "Etherium")
 	require.NotEmpty(t, ms)
 	require.Equal(t, entEthereum, ms[0].EntityID)
 	require.Equal(t, "fuzzy", ms[0].MatchType)
-	require.GreaterOrEqual(t, ms[0].MatchRank, 5)
+	require.GreaterOrEqual(t, ms[0].MatchRank, db.RankFuzzyBase)
 	require.Equal(t, "Ethereum", ms[0].MatchedValue)
 	requireSortedByRank(t, ms)
 
