@@ -38,6 +38,8 @@ var IngestKinds = []string{KindEntity, KindRelationship, KindReference, KindMark
 const ingestLockID = 7_262_011_002
 
 // IngestEntity is an "entity" line: a canonical profile, upserted by id.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestEntity struct {
 	Kind          string   `json:"kind"`
 	ID            int64    `json:"id"`
@@ -50,6 +52,8 @@ type IngestEntity struct {
 
 // IngestRelationship is a "relationship" line: a directed, typed edge,
 // upserted by (sourceEntityId, targetEntityId, relationshipType).
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestRelationship struct {
 	Kind             string `json:"kind"`
 	SourceEntityID   int64  `json:"sourceEntityId"`
@@ -60,6 +64,8 @@ type IngestRelationship struct {
 }
 
 // IngestEvidence is one evidence post of an event line.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestEvidence struct {
 	ID        int64     `json:"id"`
 	Content   string    `json:"content"`
@@ -70,6 +76,8 @@ type IngestEvidence struct {
 // IngestEvent is an "event" line: a radar event (a signal when
 // significance is set), upserted by id. The line is the whole truth about
 // the event: evidence and entity roles missing from it are removed.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestEvent struct {
 	Kind             string           `json:"kind"`
 	ID               int64            `json:"id"`
@@ -90,6 +98,8 @@ type IngestEvent struct {
 
 // IngestReference is a "reference" line: an external reference about an
 // entity, upserted by id.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestReference struct {
 	Kind          string `json:"kind"`
 	ID            int64  `json:"id"`
@@ -100,6 +110,8 @@ type IngestReference struct {
 }
 
 // IngestMarketPost is one post of a market sub-event.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestMarketPost struct {
 	ID      int64     `json:"id"`
 	Content string    `json:"content"`
@@ -107,6 +119,8 @@ type IngestMarketPost struct {
 }
 
 // IngestSubevent is one sub-event of a market line.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestSubevent struct {
 	ID              int64              `json:"id"`
 	Label           string             `json:"label"`
@@ -119,6 +133,8 @@ type IngestSubevent struct {
 // IngestMarket is a "market" line: a prediction market about an entity
 // with its sub-events and their posts, upserted by id. Like an event line it
 // is the whole truth: sub-events and posts missing from it are removed.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
 type IngestMarket struct {
 	Kind        string           `json:"kind"`
 	ID          int64            `json:"id"`

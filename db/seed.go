@@ -48,6 +48,8 @@ type SeedResult struct {
 	// set; nothing was written.
 	Skipped bool `json:"skipped"`
 
+	// The rest count the rows written per table; Signals counts the events
+	// with a significance.
 	Entities      int `json:"entities"`
 	Relationships int `json:"relationships"`
 	References    int `json:"references"`
