@@ -121,8 +121,9 @@ var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics":
 //     route matched) and status.
 //   - One JSON log line per request carries request_id, method, route, path
 //     (without the query string), status, duration_ms and bytes. Headers are
-//     never logged, so neither is Authorization. 5xx log at error level,
-//     probes and scrapes at debug, the rest at info.
+//     never logged, so neither is Authorization. 5xx log at error level
+//     (warning for a failing probe), probes and scrapes at debug, the rest
+//     at info.
 //   - A panicking handler is answered 500 {"error": "internal server error"}
 //     when nothing was written yet, and logged with its request id.
 func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
@@ -178,10 +179,14 @@ func finish(logger *slog.Logger, req *request, r *http.Request, start time.Time)
 	observeRequest(method, route, status, elapsed)
 
 	level := slog.LevelInfo
-	switch {
+	switch quiet := quietRoutes[route]; {
+	case status >= 500 && quiet:
+		// A failing probe (/readyz while the database is away) repeats
+		// every few seconds: a warning, not an error per probe.
+		level = slog.LevelWarn
 	case status >= 500:
 		level = slog.LevelError
-	case quietRoutes[route]:
+	case quiet:
 		level = slog.LevelDebug
 	}
 	ctx := r.Context()

@@ -183,6 +183,35 @@ func TestPanicIsA500WithJSON(t *testing.T) {
 	require.Equal(t, []any{"ERROR", "ERROR"}, levels)
 }
 
+func TestLogLevels(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	ready := true
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	mux.HandleFunc("GET /lvl/fail", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+	})
+	logs := &syncBuffer{}
+	h := Middleware(NewLogger(logs, slog.LevelDebug), mux)
+	serve := func(target string) {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", target, nil))
+	}
+	serve("/readyz")
+	ready = false
+	serve("/readyz")
+	serve("/lvl/fail")
+	serve("/lvl/missing")
+	var levels []any
+	for _, l := range logs.lines(t) {
+		levels = append(levels, l["level"])
+	}
+	require.Equal(t, []any{"DEBUG", "WARN", "ERROR", "INFO"}, levels)
+}
+
 func TestRedact(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
