@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cryptointel/cryptointel/db"
 )
@@ -49,6 +50,9 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		p := &rt.Params[i]
 		raw, present := lookupParam(p, r, query)
 		raw = strings.TrimSpace(raw)
+		if err := checkRaw(p, raw); err != nil {
+			return nil, err
+		}
 		if raw == "" && !(present && p.Type == TypeBoolean) {
 			if p.Required {
 				return nil, &db.Error{Code: db.EINVALID, Message: requiredMessage(p)}
@@ -72,6 +76,24 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		}
 	}
 	return c, nil
+}
+
+// MaxParamBytes bounds the length of one parameter value.
+const MaxParamBytes = 2048
+
+// checkRaw refuses a value no parameter accepts: longer than MaxParamBytes,
+// not valid UTF-8, or holding a NUL byte (which PostgreSQL text cannot
+// store, so it would otherwise fail deep in a query as a 500).
+func checkRaw(p *Param, raw string) error {
+	switch {
+	case len(raw) > MaxParamBytes:
+		return db.Errorf(db.EINVALID, "%s is too long (at most %d bytes)", p.Name, MaxParamBytes)
+	case !utf8.ValidString(raw):
+		return db.Errorf(db.EINVALID, "%s must be valid UTF-8 text", p.Name)
+	case strings.IndexByte(raw, 0) >= 0:
+		return db.Errorf(db.EINVALID, "%s must not contain NUL bytes", p.Name)
+	}
+	return nil
 }
 
 // lookupParam returns the first value of p under its canonical name, else
