@@ -27,19 +27,19 @@ import (
 // named after its size and the generator version, so later runs start at
 // once; drop it with DROP DATABASE to rebuild.
 
-// benchGenVersion names the generator; bump it when the data changes.
-const benchGenVersion = 2
+// searchBenchGenVersion names the generator; bump it when the data changes.
+const searchBenchGenVersion = 2
 
-// benchEntity is a named entity of the benchmark data, with tickers that
+// searchBenchEntity is a named entity of the benchmark data, with tickers that
 // collide on purpose.
-type benchEntity struct {
+type searchBenchEntity struct {
 	name, typ string
 	aliases   []string
 	// foundationOf is the name of the project a foundation stewards.
 	foundationOf string
 }
 
-var benchEntities = []benchEntity{
+var searchBenchEntities = []searchBenchEntity{
 	{"Ethereum", "project", []string{"ETH", "Ether"}, ""},
 	{"Ethereum Foundation", "foundation", []string{"EF"}, "Ethereum"},
 	{"Bitcoin", "project", []string{"BTC", "XBT"}, ""},
@@ -82,14 +82,14 @@ var benchEntities = []benchEntity{
 	{"Celestia", "project", []string{"TIA"}, ""},
 }
 
-// benchSeedSQL generates the benchmark data after the named entities are in
-// (ids 1..len(benchEntities)): synthetic entities from syllables with
+// searchBenchSeedSQL generates the benchmark data after the named entities are in
+// (ids 1..len(searchBenchEntities)): synthetic entities from syllables with
 // three-letter tickers (many collide), events over 35 days with an owner
 // drawn with a skew towards popular entities, a participant for 40% of
 // them, templated titles, summaries, bullets and evidence text, then
 // event_entities and event counts. ?0 is the event count, ?1 the synthetic
 // entity count, ?2 the named entity count.
-const benchSeedSQL = `
+const searchBenchSeedSQL = `
 SELECT setseed(0.42);
 INSERT INTO entities (id, canonical_name, display_name, entity_type, aliases)
 SELECT 1000 + i, name, name, (ARRAY['project','project','project','fund','exchange'])[1 + i % 5], ARRAY[upper(left(s1, 2) || left(s2, 1))]
@@ -169,9 +169,9 @@ UPDATE entities e SET event_count = c.n
 FROM (SELECT entity_id, count(*) AS n FROM event_entities GROUP BY entity_id) c WHERE c.entity_id = e.id;
 `
 
-// benchStore returns the benchmark database for SEARCH_BENCH_EVENTS events,
+// searchBenchStore returns the benchmark database for SEARCH_BENCH_EVENTS events,
 // building it on first use.
-func benchStore(b *testing.B) (*db.DB, int) {
+func searchBenchStore(b *testing.B) (*db.DB, int) {
 	b.Helper()
 	events := 20000
 	if v := os.Getenv("SEARCH_BENCH_EVENTS"); v != "" {
@@ -182,7 +182,7 @@ func benchStore(b *testing.B) (*db.DB, int) {
 		events = n
 	}
 	ctx := context.Background()
-	name := fmt.Sprintf("ci_searchbench_%d_v%d", events, benchGenVersion)
+	name := fmt.Sprintf("ci_searchbench_%d_v%d", events, searchBenchGenVersion)
 	admin, err := pgx.Connect(ctx, dbtest.AdminURL())
 	if err != nil {
 		b.Fatalf("error connecting: %v", err)
@@ -199,7 +199,7 @@ func benchStore(b *testing.B) (*db.DB, int) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		if err := buildBenchDB(ctx, withDB(b, building), events); err != nil {
+		if err := buildSearchBenchDB(ctx, searchBenchURL(b, building), events); err != nil {
 			b.Fatalf("error building benchmark database: %v", err)
 		}
 		if _, err := admin.Exec(ctx, "ALTER DATABASE "+building+" RENAME TO "+name); err != nil {
@@ -207,7 +207,7 @@ func benchStore(b *testing.B) (*db.DB, int) {
 		}
 		b.Logf("built %s in %s", name, time.Since(start).Round(time.Second))
 	}
-	store, err := db.Open(ctx, withDB(b, name), db.Options{MaxConns: 4})
+	store, err := db.Open(ctx, searchBenchURL(b, name), db.Options{MaxConns: 4})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func benchStore(b *testing.B) (*db.DB, int) {
 	return store, events
 }
 
-func withDB(b *testing.B, name string) string {
+func searchBenchURL(b *testing.B, name string) string {
 	u, err := url.Parse(dbtest.AdminURL())
 	if err != nil {
 		b.Fatal(err)
@@ -227,9 +227,9 @@ func withDB(b *testing.B, name string) string {
 	return u.String()
 }
 
-// buildBenchDB migrates and fills the database at dbURL: the indexes of the
+// buildSearchBenchDB migrates and fills the database at dbURL: the indexes of the
 // bulk-loaded tables are dropped during the load and rebuilt after.
-func buildBenchDB(ctx context.Context, dbURL string, events int) error {
+func buildSearchBenchDB(ctx context.Context, dbURL string, events int) error {
 	store, err := db.Open(ctx, dbURL, db.Options{MaxConns: 2})
 	if err != nil {
 		return err
@@ -273,7 +273,7 @@ func buildBenchDB(ctx context.Context, dbURL string, events int) error {
 	// Named entities first, foundations linked to their projects with
 	// search expansion.
 	ids := map[string]int64{}
-	for i, e := range benchEntities {
+	for i, e := range searchBenchEntities {
 		id := int64(i + 1)
 		ids[e.name] = id
 		if _, err := conn.Exec(ctx, `INSERT INTO entities (id, canonical_name, display_name, entity_type, aliases) VALUES ($1, $2, $2, $3, $4)`,
@@ -281,7 +281,7 @@ func buildBenchDB(ctx context.Context, dbURL string, events int) error {
 			return err
 		}
 	}
-	for _, e := range benchEntities {
+	for _, e := range searchBenchEntities {
 		if e.foundationOf != "" {
 			if _, err := conn.Exec(ctx, `INSERT INTO relationships (source_entity_id, target_entity_id, relationship_type, search_expand) VALUES ($1, $2, 'FOUNDATION_OF', true)`,
 				ids[e.name], ids[e.foundationOf]); err != nil {
@@ -290,7 +290,7 @@ func buildBenchDB(ctx context.Context, dbURL string, events int) error {
 		}
 	}
 	synthetic := max(events/200, 500)
-	sql := strings.NewReplacer("?0", strconv.Itoa(events), "?1", strconv.Itoa(synthetic), "?2", strconv.Itoa(len(benchEntities))).Replace(benchSeedSQL)
+	sql := strings.NewReplacer("?0", strconv.Itoa(events), "?1", strconv.Itoa(synthetic), "?2", strconv.Itoa(len(searchBenchEntities))).Replace(searchBenchSeedSQL)
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		return fmt.Errorf("error generating data: %w", err)
 	}
@@ -303,16 +303,16 @@ func buildBenchDB(ctx context.Context, dbURL string, events int) error {
 	return err
 }
 
-// benchResolveNames and benchQueries are the workloads: exact names,
+// searchBenchNames and searchBenchQueries are the workloads: exact names,
 // tickers (some ambiguous), prefixes, words, typos and topics.
 var (
-	benchResolveNames = []string{"Ethereum", "eth", "LUNA", "OP", "Solana Foundation", "Etherium", "Chainlnk", "uniswap", "foundation", "societe generale forge", "Zorba", "velfi protocol", "sec", "a"}
-	benchQueries      = []string{"Ethereum", "ETH", "Etherium", "Solana exploit", "bridge exploit", "stablecoins", "Uniswap Foundation", "LUNA", "funding round", "restaking research", "Arbitrum governance vote", "SEC staking", "Zorba", "mainnet upgrade", "Kraken listing"}
+	searchBenchNames   = []string{"Ethereum", "eth", "LUNA", "OP", "Solana Foundation", "Etherium", "Chainlnk", "uniswap", "foundation", "societe generale forge", "Zorba", "velfi protocol", "sec", "a"}
+	searchBenchQueries = []string{"Ethereum", "ETH", "Etherium", "Solana exploit", "bridge exploit", "stablecoins", "Uniswap Foundation", "LUNA", "funding round", "restaking research", "Arbitrum governance vote", "SEC staking", "Zorba", "mainnet upgrade", "Kraken listing"}
 )
 
-// latencies runs op once per iteration over the workload and reports p50
+// searchLatencies runs op once per iteration over the workload and reports p50
 // and p99 per operation.
-func latencies(b *testing.B, workload []string, op func(string) error) {
+func searchLatencies(b *testing.B, workload []string, op func(string) error) {
 	b.Helper()
 	d := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -332,9 +332,9 @@ func latencies(b *testing.B, workload []string, op func(string) error) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
-// explain logs the plan of each statement (with -v), so the README can
+// searchExplain logs the plan of each statement (with -v), so the README can
 // show the plans relied on.
-func explain(b *testing.B, store *db.DB, label string, sql string) {
+func searchExplain(b *testing.B, store *db.DB, label string, sql string) {
 	b.Helper()
 	var plan []string
 	if err := store.Bun.NewRaw("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) "+sql).Scan(context.Background(), &plan); err != nil {
@@ -344,30 +344,30 @@ func explain(b *testing.B, store *db.DB, label string, sql string) {
 }
 
 func BenchmarkResolveEntities(b *testing.B) {
-	store, events := benchStore(b)
+	store, events := searchBenchStore(b)
 	ctx := context.Background()
 	if b.N == 1 {
 		for _, n := range []string{"eth", "Etherium", "foundation"} {
-			explain(b, store, fmt.Sprintf("resolve %q (%d events)", n, events), db.ResolveSQLForTest(store.Bun, n, 50, 0))
+			searchExplain(b, store, fmt.Sprintf("resolve %q (%d events)", n, events), db.ResolveSQLForTest(store.Bun, n, 50, 0))
 		}
 	}
-	latencies(b, benchResolveNames, func(name string) error {
+	searchLatencies(b, searchBenchNames, func(name string) error {
 		_, err := db.ResolveEntities(ctx, store.Bun, name, 50, 0)
 		return err
 	})
 }
 
 func BenchmarkSearchEvents(b *testing.B) {
-	store, events := benchStore(b)
+	store, events := searchBenchStore(b)
 	ctx := context.Background()
 	since := time.Now().Add(-30 * 24 * time.Hour)
 	if b.N == 1 {
-		explain(b, store, fmt.Sprintf("link %q (%d events)", "Solana exploit", events), db.SearchSQLForTest(store.Bun, "Solana exploit"))
+		searchExplain(b, store, fmt.Sprintf("link %q (%d events)", "Solana exploit", events), db.SearchSQLForTest(store.Bun, "Solana exploit"))
 		links := []db.LinkedEntityForTest{{EntityID: 4, Kind: "canonical_name", Rank: 0, Whole: false}, {EntityID: 5, Rank: 0, Related: true}}
-		explain(b, store, fmt.Sprintf("rank %q (%d events)", "Solana exploit", events), db.RankSQLForTest(store.Bun, "Solana exploit", links, since, 10))
-		explain(b, store, fmt.Sprintf("rank %q (%d events)", "stablecoins", events), db.RankSQLForTest(store.Bun, "stablecoins", nil, since, 10))
+		searchExplain(b, store, fmt.Sprintf("rank %q (%d events)", "Solana exploit", events), db.RankSQLForTest(store.Bun, "Solana exploit", links, since, 10))
+		searchExplain(b, store, fmt.Sprintf("rank %q (%d events)", "stablecoins", events), db.RankSQLForTest(store.Bun, "stablecoins", nil, since, 10))
 	}
-	latencies(b, benchQueries, func(q string) error {
+	searchLatencies(b, searchBenchQueries, func(q string) error {
 		_, err := db.SearchEvents(ctx, store.Bun, q, since, 10)
 		return err
 	})
@@ -376,14 +376,14 @@ func BenchmarkSearchEvents(b *testing.B) {
 // BenchmarkSearchEventsParallel runs the search workload from GOMAXPROCS
 // goroutines (a loaded server), reporting throughput only.
 func BenchmarkSearchEventsParallel(b *testing.B) {
-	store, _ := benchStore(b)
+	store, _ := searchBenchStore(b)
 	ctx := context.Background()
 	since := time.Now().Add(-30 * 24 * time.Hour)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			if _, err := db.SearchEvents(ctx, store.Bun, benchQueries[i%len(benchQueries)], since, 10); err != nil {
+			if _, err := db.SearchEvents(ctx, store.Bun, searchBenchQueries[i%len(searchBenchQueries)], since, 10); err != nil {
 				b.Error(err)
 				return
 			}

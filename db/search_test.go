@@ -34,8 +34,8 @@ type searchBundle struct {
 	now   time.Time
 }
 
-// fixtureEntity is an entity with its names and popularity.
-type fixtureEntity struct {
+// searchFixtureEntity is an entity with its names and popularity.
+type searchFixtureEntity struct {
 	id         int64
 	canonical  string
 	display    string
@@ -44,8 +44,8 @@ type fixtureEntity struct {
 	entityType string
 }
 
-// fixtureEvent is an event with its owner and participants.
-type fixtureEvent struct {
+// searchFixtureEvent is an event with its owner and participants.
+type searchFixtureEvent struct {
 	id           int64
 	title        string
 	summary      string
@@ -58,7 +58,7 @@ type fixtureEvent struct {
 func setupSearch(t *testing.T) *searchBundle {
 	t.Helper()
 	b := &searchBundle{store: dbtest.New(t), ctx: context.Background(), now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
-	b.insertEntities(t, []fixtureEntity{
+	b.insertEntities(t, []searchFixtureEntity{
 		{entEthereum, "Ethereum", "Ethereum", []string{"ETH", "Ether"}, 50, "project"},
 		{entEthereumFoundation, "Ethereum Foundation", "Ethereum Foundation", []string{"EF"}, 5, "foundation"},
 		{entEthena, "Ethena", "Ethena", []string{"ENA", "USDe"}, 10, "project"},
@@ -76,7 +76,7 @@ func setupSearch(t *testing.T) *searchBundle {
 		{SourceEntityID: entUniswapLabs, TargetEntityID: entEthena, RelationshipType: "PARTNER_OF", Status: "active", SearchExpand: false},
 	}).Exec(b.ctx)
 	require.NoError(t, err)
-	b.insertEvents(t, []fixtureEvent{
+	b.insertEvents(t, []searchFixtureEvent{
 		{id: 1, title: "Pectra upgrade goes live on mainnet", summary: "The network activated its scheduled hard fork.", age: 1 * time.Hour, owner: entEthereum},
 		{id: 2, title: "Grants round opens for client teams", summary: "Funding for protocol research.", age: 2 * time.Hour, owner: entEthereumFoundation},
 		{id: 3, title: "Exploit drains stablecoin bridge", summary: "Attackers moved funds after an exploit.", age: 3 * time.Hour, owner: entEthena},
@@ -94,7 +94,7 @@ func setupSearch(t *testing.T) *searchBundle {
 	return b
 }
 
-func (b *searchBundle) insertEntities(t *testing.T, ents []fixtureEntity) {
+func (b *searchBundle) insertEntities(t *testing.T, ents []searchFixtureEntity) {
 	t.Helper()
 	var rows []db.Entity
 	var names []db.EntityName
@@ -115,7 +115,7 @@ func (b *searchBundle) insertEntities(t *testing.T, ents []fixtureEntity) {
 	require.NoError(t, err)
 }
 
-func (b *searchBundle) insertEvents(t *testing.T, evs []fixtureEvent) {
+func (b *searchBundle) insertEvents(t *testing.T, evs []searchFixtureEvent) {
 	t.Helper()
 	var rows []db.Event
 	var links []db.EventEntity
@@ -148,7 +148,7 @@ func (b *searchBundle) search(t *testing.T, query string, limit int) []db.EventM
 	return ms
 }
 
-func entityIDs(ms []db.EntityMatch) []int64 {
+func matchEntityIDs(ms []db.EntityMatch) []int64 {
 	out := make([]int64, len(ms))
 	for i, m := range ms {
 		out[i] = m.EntityID
@@ -156,7 +156,7 @@ func entityIDs(ms []db.EntityMatch) []int64 {
 	return out
 }
 
-func eventIDs(ms []db.EventMatch) []int64 {
+func matchEventIDs(ms []db.EventMatch) []int64 {
 	out := make([]int64, len(ms))
 	for i, m := range ms {
 		out[i] = m.EventID
@@ -164,18 +164,18 @@ func eventIDs(ms []db.EventMatch) []int64 {
 	return out
 }
 
-func findEvent(t *testing.T, ms []db.EventMatch, id int64) (db.EventMatch, int) {
+func findEventMatch(t *testing.T, ms []db.EventMatch, id int64) (db.EventMatch, int) {
 	t.Helper()
 	for i, m := range ms {
 		if m.EventID == id {
 			return m, i
 		}
 	}
-	t.Fatalf("event %d not in results %v", id, eventIDs(ms))
+	t.Fatalf("event %d not in results %v", id, matchEventIDs(ms))
 	return db.EventMatch{}, -1
 }
 
-func requireSortedByRank(t *testing.T, ms []db.EntityMatch) {
+func requireMatchOrder(t *testing.T, ms []db.EntityMatch) {
 	t.Helper()
 	for i := 1; i < len(ms); i++ {
 		a, c := ms[i-1], ms[i]
@@ -194,7 +194,7 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 	require.GreaterOrEqual(t, len(ms), 2)
 	require.Equal(t, db.EntityMatch{EntityID: entEthereum, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Ethereum", Popularity: 50}, ms[0])
 	require.Equal(t, db.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "prefix", MatchRank: 3, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[1])
-	requireSortedByRank(t, ms)
+	requireMatchOrder(t, ms)
 
 	// Display name beats alias; accents and case are folded.
 	ms = b.resolve(t, "sg forge")
@@ -209,10 +209,10 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 	// 5); the entity matched by alias appears once.
 	ms = b.resolve(t, "ETH")
 	require.Equal(t, db.EntityMatch{EntityID: entEthereum, MatchedVia: "alias", MatchType: "exact", MatchRank: 2, MatchedValue: "ETH", Popularity: 50}, ms[0])
-	require.Equal(t, []int64{entEthereum, entEthena, entEthereumFoundation}, entityIDs(ms)[:3])
+	require.Equal(t, []int64{entEthereum, entEthena, entEthereumFoundation}, matchEntityIDs(ms)[:3])
 	require.Equal(t, "prefix", ms[1].MatchType)
 	require.Equal(t, 3, ms[1].MatchRank)
-	requireSortedByRank(t, ms)
+	requireMatchOrder(t, ms)
 	seen := map[int64]bool{}
 	for _, m := range ms {
 		require.False(t, seen[m.EntityID], "entity %d twice", m.EntityID)
@@ -234,7 +234,7 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 	require.Equal(t, "fuzzy", ms[0].MatchType)
 	require.GreaterOrEqual(t, ms[0].MatchRank, db.RankFuzzyBase)
 	require.Equal(t, "Ethereum", ms[0].MatchedValue)
-	requireSortedByRank(t, ms)
+	requireMatchOrder(t, ms)
 
 	// Nothing close.
 	require.Empty(t, b.resolve(t, "qwxzv"))
@@ -247,7 +247,7 @@ func TestResolveEntitiesAmbiguousTickerReturnsEveryCandidate(t *testing.T) {
 	// LUNA is an alias of two entities: both, more popular first.
 	ms := b.resolve(t, "luna")
 	require.Len(t, ms, 2)
-	require.Equal(t, []int64{entTerraClassic, entTerra}, entityIDs(ms))
+	require.Equal(t, []int64{entTerraClassic, entTerra}, matchEntityIDs(ms))
 	for _, m := range ms {
 		require.Equal(t, "alias", m.MatchedVia)
 		require.Equal(t, "exact", m.MatchType)
@@ -258,7 +258,7 @@ func TestResolveEntitiesAmbiguousTickerReturnsEveryCandidate(t *testing.T) {
 	// OP: two candidates of equal popularity, ordered by id. Short names do
 	// not match fuzzily.
 	ms = b.resolve(t, "OP")
-	require.Equal(t, []int64{entOptimism, entOptimus}, entityIDs(ms))
+	require.Equal(t, []int64{entOptimism, entOptimus}, matchEntityIDs(ms))
 }
 
 func TestResolveEntitiesPagingAndEscaping(t *testing.T) {
@@ -305,19 +305,19 @@ func TestSearchEventsEntityLinking(t *testing.T) {
 	// in its title and ranks first; event 4 is older than since.
 	ms := b.search(t, "Ethereum", 20)
 	require.Equal(t, int64(6), ms[0].EventID)
-	m, i1 := findEvent(t, ms, 1)
+	m, i1 := findEventMatch(t, ms, 1)
 	require.Equal(t, "entity", m.MatchedVia)
 	require.Equal(t, "exact", m.MatchType)
 	require.Equal(t, entEthereum, m.EntityID)
-	_, i5 := findEvent(t, ms, 5)
+	_, i5 := findEventMatch(t, ms, 5)
 	require.Less(t, i1, i5, "recency breaks ties: event 1 is newer than event 5")
-	require.NotContains(t, eventIDs(ms), int64(4))
+	require.NotContains(t, matchEventIDs(ms), int64(4))
 	// The participant's event ranks below the owned ones.
-	m9, i9 := findEvent(t, ms, 9)
+	m9, i9 := findEventMatch(t, ms, 9)
 	require.Equal(t, "entity", m9.MatchedVia)
 	require.Greater(t, i9, i5)
 	// Expansion to the foundation, below every direct match.
-	m2, i2 := findEvent(t, ms, 2)
+	m2, i2 := findEventMatch(t, ms, 2)
 	require.Equal(t, "related_entity", m2.MatchedVia)
 	require.Equal(t, "expansion", m2.MatchType)
 	require.Equal(t, entEthereumFoundation, m2.EntityID)
@@ -329,15 +329,15 @@ func TestSearchEventsEntityLinking(t *testing.T) {
 	}
 	// A text-only mention comes after the entity's and its related
 	// entities' events when the query names the entity, however recent.
-	m11, i11 := findEvent(t, ms, 11)
+	m11, i11 := findEventMatch(t, ms, 11)
 	require.Equal(t, "text", m11.MatchedVia)
 	require.Greater(t, i11, i2)
 	require.GreaterOrEqual(t, m11.MatchRank, 3.5)
 
 	// Alias and typo link too.
-	m, _ = findEvent(t, b.search(t, "ETH", 10), 1)
+	m, _ = findEventMatch(t, b.search(t, "ETH", 10), 1)
 	require.Equal(t, "alias", m.MatchType)
-	m, _ = findEvent(t, b.search(t, "Etherium", 10), 1)
+	m, _ = findEventMatch(t, b.search(t, "Etherium", 10), 1)
 	require.Equal(t, "fuzzy", m.MatchType)
 }
 
@@ -349,14 +349,14 @@ func TestSearchEventsFoundationExpandsToProject(t *testing.T) {
 	ms := b.search(t, "EF", 10)
 	require.Equal(t, int64(2), ms[0].EventID)
 	require.Equal(t, "entity", ms[0].MatchedVia)
-	m, _ := findEvent(t, ms, 1)
+	m, _ := findEventMatch(t, ms, 1)
 	require.Equal(t, "related_entity", m.MatchedVia)
 	require.Equal(t, entEthereum, m.EntityID)
 	require.Greater(t, m.MatchRank, ms[0].MatchRank)
 
 	// A relationship without search_expand does not expand.
 	ms = b.search(t, "Uniswap Labs", 10)
-	require.NotContains(t, eventIDs(ms), int64(3))
+	require.NotContains(t, matchEventIDs(ms), int64(3))
 }
 
 func TestSearchEventsFullText(t *testing.T) {
@@ -365,7 +365,7 @@ func TestSearchEventsFullText(t *testing.T) {
 
 	// Title and summary hits before an evidence-only hit.
 	ms := b.search(t, "exploit", 10)
-	require.ElementsMatch(t, []int64{3, 9, 10}, eventIDs(ms))
+	require.ElementsMatch(t, []int64{3, 9, 10}, matchEventIDs(ms))
 	require.Equal(t, int64(10), ms[2].EventID)
 	for _, m := range ms {
 		require.Equal(t, "text", m.MatchedVia)
@@ -375,24 +375,24 @@ func TestSearchEventsFullText(t *testing.T) {
 	// Every word when enough events have them all, otherwise any word.
 	ms = b.search(t, "bridge exploit", 10)
 	require.Equal(t, "text", ms[0].MatchedVia)
-	require.Subset(t, eventIDs(ms), []int64{3, 9})
-	require.Contains(t, eventIDs(ms), int64(10), "too few results: any word matches")
-	_, i9 := findEvent(t, ms, 9)
-	_, i10 := findEvent(t, ms, 10)
+	require.Subset(t, matchEventIDs(ms), []int64{3, 9})
+	require.Contains(t, matchEventIDs(ms), int64(10), "too few results: any word matches")
+	_, i9 := findEventMatch(t, ms, 9)
+	_, i10 := findEventMatch(t, ms, 10)
 	require.Less(t, i9, i10)
 
 	// Part of the query names an entity: its events, text hits first.
 	ms = b.search(t, "Ethereum exploit", 10)
 	require.Equal(t, int64(9), ms[0].EventID)
-	require.Contains(t, eventIDs(ms), int64(1))
+	require.Contains(t, matchEventIDs(ms), int64(1))
 
 	// An ambiguous ticker finds the events of every candidate, interleaved:
 	// Terra's three events (two naming LUNA) do not push Terra Classic's
 	// off the first two results.
-	require.Subset(t, eventIDs(b.search(t, "LUNA", 10)), []int64{7, 8, 12, 13})
+	require.Subset(t, matchEventIDs(b.search(t, "LUNA", 10)), []int64{7, 8, 12, 13})
 	ms = b.search(t, "LUNA", 2)
 	require.Len(t, ms, 2)
-	require.Contains(t, eventIDs(ms), int64(8))
+	require.Contains(t, matchEventIDs(ms), int64(8))
 	require.Equal(t, int64(12), ms[0].EventID)
 
 	// Nothing to match.
@@ -410,10 +410,10 @@ func TestSearchEventsLimitSinceAndStatements(t *testing.T) {
 	// since bounds every channel.
 	ms, err := db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-90*time.Minute), 10)
 	require.NoError(t, err)
-	require.Equal(t, []int64{1, 11}, eventIDs(ms))
+	require.Equal(t, []int64{1, 11}, matchEventIDs(ms))
 	ms, err = db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-50*24*time.Hour), 20)
 	require.NoError(t, err)
-	require.Contains(t, eventIDs(ms), int64(4))
+	require.Contains(t, matchEventIDs(ms), int64(4))
 
 	// The statement count does not depend on the limit.
 	counts := map[int]int64{}
