@@ -25,6 +25,10 @@ const AdminIngestMaxBytes = 64 << 20
 // AdminIngestMaxBytes is 413 (lines before the limit are applied). The
 // endpoint is not behind the API-key access layer.
 func NewAdminIngestHandler(store *db.DB, token string) http.Handler {
+	return newAdminIngestHandler(store, token, AdminIngestMaxBytes)
+}
+
+func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Handler {
 	tokenHash := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" {
@@ -41,13 +45,13 @@ func NewAdminIngestHandler(store *db.DB, token string) http.Handler {
 			WriteError(w, r, db.Errorf(db.EUNAUTHORIZED, "Invalid or missing admin token."))
 			return
 		}
-		body := http.MaxBytesReader(w, r.Body, AdminIngestMaxBytes)
+		body := http.MaxBytesReader(w, r.Body, maxBytes)
 		summary, err := store.Ingest(r.Context(), body, db.IngestOptions{})
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
 				err = db.Errorf(db.ETOOLARGE, "Request body larger than %d bytes: lines up to line %d were processed; ingest large files with the CLI.",
-					int64(AdminIngestMaxBytes), summary.Lines)
+					maxBytes, summary.Lines)
 			}
 			WriteError(w, r, fmt.Errorf("error ingesting: %w", err))
 			return
