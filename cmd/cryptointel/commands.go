@@ -18,6 +18,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -129,7 +130,7 @@ brackets; flags win over the environment, the environment over defaults.`,
 			return fmt.Errorf("no database configured: set DATABASE_URL or --database-url")
 		}
 		ctx := cmd.Context()
-		logger := slog.New(slog.NewTextHandler(m.Stderr, nil))
+		logger := observe.NewLogger(m.Stderr, slog.LevelInfo)
 		cfg.Logger = logger
 		a, err := app.New(ctx, *cfg)
 		if err != nil {
