@@ -18,9 +18,21 @@ type field struct {
 // read the way the contract lists them (and golden files stay stable).
 type object []field
 
-// MarshalJSON writes the members in order.
+// MarshalJSON writes the members in order. Raw members (the executor's
+// data, already compact JSON) are copied as they are, HTML-escaped the way
+// encoding/json escapes them, instead of being validated and compacted
+// again: a page of full events is tens of kilobytes, and re-scanning it
+// cost more CPU than the rest of the envelope (see tests/bench/RESULTS.md).
+// The bytes written are the same as json.Marshal's.
 func (o object) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
+	if err := o.appendJSON(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (o object) appendJSON(buf *bytes.Buffer) error {
 	buf.WriteByte('{')
 	for i, f := range o {
 		if i > 0 {
@@ -28,30 +40,180 @@ func (o object) MarshalJSON() ([]byte, error) {
 		}
 		k, err := json.Marshal(f.Key)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		buf.Write(k)
 		buf.WriteByte(':')
-		v, err := json.Marshal(f.Value)
-		if err != nil {
-			return nil, fmt.Errorf("error encoding %s: %w", f.Key, err)
+		switch v := f.Value.(type) {
+		case json.RawMessage:
+			if len(bytes.TrimSpace(v)) == 0 {
+				buf.WriteString("null") // as json.Marshal writes a nil RawMessage
+				continue
+			}
+			appendRaw(buf, v)
+		case object:
+			if err := v.appendJSON(buf); err != nil {
+				return fmt.Errorf("error encoding %s: %w", f.Key, err)
+			}
+		default:
+			b, err := json.Marshal(f.Value)
+			if err != nil {
+				return fmt.Errorf("error encoding %s: %w", f.Key, err)
+			}
+			buf.Write(b)
 		}
-		buf.Write(v)
 	}
 	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return nil
+}
+
+// appendRaw appends compact JSON raw to buf with <, >, & and U+2028/U+2029
+// escaped, as json.Marshal writes a RawMessage.
+func appendRaw(buf *bytes.Buffer, raw []byte) {
+	for _, c := range raw {
+		// 0xE2 leads the UTF-8 encodings of U+2028 and U+2029.
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			json.HTMLEscape(buf, raw)
+			return
+		}
+	}
+	buf.Write(raw)
 }
 
 // members decodes a JSON object into its raw members; null decodes to nil.
+// Compact objects from the executor are split by a byte scanner (each
+// member's value is skipped, not decoded); anything it does not expect
+// falls back to encoding/json.
 func members(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	if isNull(raw) {
 		return nil, nil
+	}
+	if m, ok := splitObject(raw); ok {
+		return m, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("error decoding operation data: %w", err)
 	}
 	return m, nil
+}
+
+// splitObject splits a compact JSON object (no whitespace between tokens,
+// keys without escapes) into its members. ok is false for anything else,
+// including invalid JSON; the caller then decodes it the slow way.
+func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return nil, false
+	}
+	m := map[string]json.RawMessage{}
+	i := 1
+	if raw[i] == '}' {
+		return m, i+1 == len(raw)
+	}
+	for {
+		if raw[i] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(raw[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		key := raw[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i += end + 2
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i++
+		vend, ok := skipValue(raw, i)
+		if !ok {
+			return nil, false
+		}
+		m[string(key)] = json.RawMessage(raw[i:vend])
+		i = vend
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i++
+		case '}':
+			return m, i+1 == len(raw)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skipValue returns the end of the compact JSON value starting at raw[i]:
+// strings are skipped to their closing quote, objects and arrays to their
+// matching bracket, literals and numbers to the next delimiter. It checks
+// structure only as far as it needs to find the end.
+func skipValue(raw []byte, i int) (int, bool) {
+	if i >= len(raw) {
+		return 0, false
+	}
+	switch raw[i] {
+	case '"':
+		return skipString(raw, i)
+	case '{', '[':
+		depth := 0
+		for i < len(raw) {
+			switch raw[i] {
+			case '"':
+				end, ok := skipString(raw, i)
+				if !ok {
+					return 0, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			case ' ', '\t', '\n', '\r':
+				return 0, false // not compact: let encoding/json handle it
+			}
+			i++
+		}
+		return 0, false
+	default:
+		start := i
+		for i < len(raw) && raw[i] != ',' && raw[i] != '}' && raw[i] != ']' {
+			switch c := raw[i]; {
+			case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+			default:
+				return 0, false
+			}
+			i++
+		}
+		return i, i > start
+	}
+}
+
+// skipString returns the index after the string starting at raw[i] (a
+// quote), honouring backslash escapes.
+func skipString(raw []byte, i int) (int, bool) {
+	i++
+	for {
+		j := bytes.IndexAny(raw[i:], `"\`)
+		if j < 0 {
+			return 0, false
+		}
+		i += j
+		if raw[i] == '"' {
+			return i + 1, true
+		}
+		i += 2 // a backslash and the character it escapes
+		if i > len(raw) {
+			return 0, false
+		}
+	}
 }
 
 // dig follows keys through nested objects of raw; a missing member or a

@@ -66,7 +66,17 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // writeJSON encodes v as the response body with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	var (
+		b   []byte
+		err error
+	)
+	if o, ok := v.(object); ok {
+		// Already compact and escaped as json.Marshal would write it; its
+		// Marshal would only scan it all again.
+		b, err = o.MarshalJSON()
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":"Internal server error."}`)
