@@ -19,6 +19,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // Executor runs a GraphQL operation in process, the way the /graphql
@@ -144,7 +145,7 @@ func (rt *Router) OpenAPIHandler() http.Handler {
 
 // ServeHTTP serves a /v1 request.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt.frame(rt.mux).ServeHTTP(w, r)
+	rt.frame(observe.Routed(rt.mux)).ServeHTTP(w, r)
 }
 
 // frame gives every response its request id (the access layer's rule: a
