@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -31,7 +32,32 @@ const (
 	// DefaultMaxComplexity bounds an operation's complexity, in which every
 	// list field with `first` multiplies its children by `first`.
 	DefaultMaxComplexity = 50_000
+	// MaxAliases bounds the aliased fields of an operation (fragments
+	// expanded), so one request cannot repeat a field a thousand times.
+	MaxAliases = 100
+	// MaxStringBytes bounds every string argument and variable.
+	MaxStringBytes = 2048
+	// MaxTokens bounds the tokens the parser reads from one document.
+	MaxTokens = 10_000
+	// MaxBodyBytes bounds a POST /graphql body (1 MB).
+	MaxBodyBytes = 1 << 20
 )
+
+// Error codes of refused operations. They are request errors: GraphQL over
+// HTTP answers them 400 under application/graphql-response+json (and 422
+// under application/json), like parse and validation errors.
+const (
+	codeDepthLimit      = "DEPTH_LIMIT_EXCEEDED"
+	codeAliasLimit      = "ALIAS_LIMIT_EXCEEDED"
+	codeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
+	codeInvalidInput    = "INVALID_INPUT"
+)
+
+func init() {
+	for _, code := range []string{codeDepthLimit, codeAliasLimit, codeComplexityLimit, codeInvalidInput} {
+		errcode.RegisterErrorType(code, errcode.KindProtocol)
+	}
+}
 
 // Config configures the Executor.
 type Config struct {
@@ -89,6 +115,7 @@ func NewExecutor(cfg Config) *Executor {
 	setComplexity(&gcfg.Complexity)
 	exec := executor.New(graph.NewExecutableSchema(gcfg))
 	exec.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	exec.SetParserTokenLimit(MaxTokens)
 	exec.SetErrorPresenter(errorPresenter(cfg.Logger))
 	exec.SetRecoverFunc(func(ctx context.Context, v any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v))
@@ -137,6 +164,15 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Write(b) //nolint:errcheck
 		}
 	}()
+	if r.ContentLength > MaxBodyBytes {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		w.Write([]byte(`{"errors":[{"message":"request body too large (max 1 MB)","extensions":{"code":"too_large"}}]}`)) //nolint:errcheck
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
 	r = r.WithContext(graphql.StartOperationTrace(e.WithRequestLoaders(r.Context())))
 	for _, t := range e.transports {
 		if t.Supports(r) {
@@ -234,10 +270,118 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	depth := selectionDepth(opCtx.Operation.SelectionSet, opCtx.Doc.Fragments, 0, map[string]bool{})
 	if depth > d.max {
 		err := gqlerror.Errorf("operation has depth %d, which exceeds the limit of %d", depth, d.max)
-		errcode.Set(err, "DEPTH_LIMIT_EXCEEDED")
+		errcode.Set(err, codeDepthLimit)
 		return err
 	}
+	w := &opWalk{frags: opCtx.Doc.Fragments, memo: map[string]int{}, visiting: map[string]bool{}}
+	if n := w.aliases(opCtx.Operation.SelectionSet); n > MaxAliases {
+		err := gqlerror.Errorf("operation has %d aliased fields, which exceeds the limit of %d", n, MaxAliases)
+		errcode.Set(err, codeAliasLimit)
+		return err
+	}
+	if w.badString != "" {
+		return invalidInput(w.badString)
+	}
+	for _, v := range opCtx.Variables {
+		if msg := checkStrings(v); msg != "" {
+			return invalidInput(msg)
+		}
+	}
 	return nil
+}
+
+func invalidInput(msg string) *gqlerror.Error {
+	err := gqlerror.Errorf("%s", msg)
+	errcode.Set(err, codeInvalidInput)
+	return err
+}
+
+// opWalk counts the aliased fields of an operation, each fragment counted
+// once per spread through a memo (so nested spreads cannot blow the walk
+// up), and records the first string literal argument that is too long or
+// holds a NUL byte.
+type opWalk struct {
+	frags     ast.FragmentDefinitionList
+	memo      map[string]int
+	visiting  map[string]bool
+	badString string
+}
+
+func (w *opWalk) aliases(set ast.SelectionSet) int {
+	n := 0
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Alias != "" && s.Alias != s.Name {
+				n++
+			}
+			for _, arg := range s.Arguments {
+				w.checkValue(arg.Value)
+			}
+			n += w.aliases(s.SelectionSet)
+		case *ast.InlineFragment:
+			n += w.aliases(s.SelectionSet)
+		case *ast.FragmentSpread:
+			if c, ok := w.memo[s.Name]; ok {
+				n += c
+				continue
+			}
+			f := w.frags.ForName(s.Name)
+			if f == nil || w.visiting[s.Name] {
+				continue
+			}
+			w.visiting[s.Name] = true
+			c := w.aliases(f.SelectionSet)
+			delete(w.visiting, s.Name)
+			w.memo[s.Name] = c
+			n += c
+		}
+		if n > MaxAliases {
+			return n // refused anyway; stop counting
+		}
+	}
+	return n
+}
+
+func (w *opWalk) checkValue(v *ast.Value) {
+	if v == nil || w.badString != "" {
+		return
+	}
+	switch v.Kind {
+	case ast.StringValue, ast.BlockValue:
+		w.badString = checkStrings(v.Raw)
+	case ast.ListValue, ast.ObjectValue:
+		for _, c := range v.Children {
+			w.checkValue(c.Value)
+		}
+	}
+}
+
+// checkStrings returns why a string in v (a variable's value) is refused,
+// or "" when none is.
+func checkStrings(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > MaxStringBytes {
+			return fmt.Sprintf("string arguments must be at most %d bytes", MaxStringBytes)
+		}
+		if strings.IndexByte(x, 0) >= 0 {
+			return "string arguments must not contain NUL bytes"
+		}
+	case []any:
+		for _, c := range x {
+			if msg := checkStrings(c); msg != "" {
+				return msg
+			}
+		}
+	case map[string]any:
+		for _, c := range x {
+			if msg := checkStrings(c); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
 }
 
 func selectionDepth(set ast.SelectionSet, frags ast.FragmentDefinitionList, depth int, visiting map[string]bool) int {
