@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -161,6 +162,12 @@ var exportFieldTypes = map[string]string{
 
 // decodeExportRequest reads and validates the body of a create request.
 func decodeExportRequest(w http.ResponseWriter, r *http.Request) (*exportRequest, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, errUnsupportedMediaType
+		}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, ExportMaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -270,6 +277,13 @@ func (req *exportRequest) validate() (scope, format string, params db.ExportPara
 	if scope == db.ExportScopeTimelineByOrg && len(params.OrganizationIDs) == 0 {
 		return "", "", params, "", db.Errorf(db.EINVALID, "organizationIds is required for scope timeline.by-organization: a non-empty array of integer organization ids.")
 	}
+	// PostgreSQL text cannot hold NUL; refuse it here rather than fail the
+	// insert.
+	for name, v := range map[string]*string{"category": req.Category, "note": req.Note} {
+		if v != nil && strings.IndexByte(*v, 0) >= 0 {
+			return "", "", params, "", db.Errorf(db.EINVALID, "%s must not contain NUL bytes.", name)
+		}
+	}
 	if req.Category != nil && strings.TrimSpace(*req.Category) != "" {
 		c := strings.TrimSpace(*req.Category)
 		params.Category = &c
@@ -304,7 +318,7 @@ func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	}
 	req, err := decodeExportRequest(w, r)
 	if err != nil {
-		return err
+		return handleBodyError(w, err)
 	}
 	scope, format, params, note, err := req.validate()
 	if err != nil {
