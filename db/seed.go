@@ -91,6 +91,7 @@ func (d *DB) SeedDemo(ctx context.Context, opts SeedOptions) (*SeedResult, error
 	}
 	now := d.Now().UTC().Truncate(time.Minute)
 	gen := newSeedGen(opts.Seed, now, opts.Entities)
+	gen.total = int64(opts.Events)
 	res := &SeedResult{}
 	started := time.Now()
 
@@ -292,6 +293,10 @@ type seedGen struct {
 	byName   map[string]*seedEntity
 	pools    map[string][]*seedEntity // by entity type, most popular first
 	events   *rand.Rand
+	// total is how many events the run generates; event times grow with
+	// their ids, as they do for ingested events, so the table is stored in
+	// time order.
+	total int64
 }
 
 func newSeedGen(seed uint64, now time.Time, entityCount int) *seedGen {
@@ -579,7 +584,10 @@ func (g *seedGen) event(id int64) seedEvent {
 
 	window := int64(30 * 24 * time.Hour)
 	oldest := g.now.Add(-30 * 24 * time.Hour)
-	latest := g.now.Add(-time.Duration(rng.Int64N(window))).Truncate(time.Second)
+	// Each id owns an equal slot of the 30 days, oldest first, and its time
+	// falls at random inside the slot: ids follow time like ingested ones.
+	slot := window / max(1, g.total)
+	latest := oldest.Add(time.Duration(slot*(id-1) + rng.Int64N(max(1, slot)))).Truncate(time.Second)
 	n := 1 + rng.IntN(3)
 	ev := seedEvent{}
 	type post struct {
