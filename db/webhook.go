@@ -52,6 +52,7 @@ const (
 	MsgDeliveryNotFound   = "Delivery not found"
 	MsgEmptyEventTypes    = "event_types must contain at least one of: radar, signal"
 	MsgWebhookInactive    = "Webhook is not active; re-enable it with PATCH before redelivering"
+	MsgDeliveryPending    = "Delivery is still pending; it is retried automatically"
 	msgDeliveryNotAttempt = "not attempted: webhook inactive"
 )
 
@@ -296,10 +297,12 @@ func CreateTestDeliveryTx(ctx context.Context, tx pgx.Tx, accountID, webhookID i
 	return d, nil
 }
 
-// RedeliverTx sets the account's delivery back to pending inside tx so a
-// new River job (inserted by the caller in the same transaction) attempts it
-// again under the same delivery id. Returns ENOTFOUND (MsgWebhookNotFound or
-// MsgDeliveryNotFound) and EINVALID (MsgWebhookInactive) when the webhook is
+// RedeliverTx sets the account's finished (succeeded or failed) delivery
+// back to pending inside tx so a new River job (inserted by the caller in
+// the same transaction) attempts it again under the same delivery id.
+// Returns ENOTFOUND (MsgWebhookNotFound or MsgDeliveryNotFound), EINVALID
+// (MsgDeliveryPending) for a delivery still pending (so concurrent requests
+// queue one job), and EINVALID (MsgWebhookInactive) when the webhook is
 // paused or disabled, except for pings.
 func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, deliveryID string) (*WebhookDelivery, error) {
 	var active bool
@@ -316,19 +319,23 @@ func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, del
 	CountStatement(ctx)
 	d, err := scanDelivery(tx.QueryRow(ctx, `
 		UPDATE webhook_deliveries SET status = 'pending', updated_at = now()
-		WHERE id = $1 AND webhook_id = $2 AND (event_id IS NULL OR $3)
+		WHERE id = $1 AND webhook_id = $2 AND (event_id IS NULL OR $3) AND status <> 'pending'
 		RETURNING `+deliveryColumns, deliveryID, webhookID, active))
 	if errors.Is(err, pgx.ErrNoRows) {
-		// Distinguish an unknown delivery from an inactive webhook.
-		var exists bool
+		// Distinguish an unknown delivery from a pending one and from an
+		// inactive webhook.
+		var status *string
 		CountStatement(ctx)
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1 AND webhook_id = $2)`, deliveryID, webhookID).Scan(&exists); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT (SELECT status FROM webhook_deliveries WHERE id = $1 AND webhook_id = $2)`, deliveryID, webhookID).Scan(&status); err != nil {
 			return nil, fmt.Errorf("error selecting delivery: %w", err)
 		}
-		if exists {
-			return nil, Errorf(EINVALID, MsgWebhookInactive)
+		switch {
+		case status == nil:
+			return nil, Errorf(ENOTFOUND, MsgDeliveryNotFound)
+		case *status == DeliveryPending:
+			return nil, Errorf(EINVALID, MsgDeliveryPending)
 		}
-		return nil, Errorf(ENOTFOUND, MsgDeliveryNotFound)
+		return nil, Errorf(EINVALID, MsgWebhookInactive)
 	} else if err != nil {
 		return nil, fmt.Errorf("error resetting delivery: %w", err)
 	}

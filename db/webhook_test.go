@@ -244,9 +244,33 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.Len(t, attempts, 2)
 	require.Equal(t, 2, attempts[1].Attempt)
 
+	// Redelivery: refused while pending or while the webhook is disabled.
+	redeliver := func(id string) (*db.WebhookDelivery, error) {
+		tx, err := b.store.Pool.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx) //nolint:errcheck
+		d, err := db.RedeliverTx(ctx, tx, b.account, hook.ID, id)
+		if err == nil {
+			require.NoError(t, tx.Commit(ctx))
+		}
+		return d, err
+	}
+	_, err = redeliver(ids[2])
+	require.Equal(t, db.MsgDeliveryPending, db.ErrorMessage(err))
+	_, err = redeliver(ids[1])
+	require.Equal(t, db.MsgWebhookInactive, db.ErrorMessage(err))
+	_, err = redeliver("00000000-0000-4000-8000-000000000000")
+	require.Equal(t, db.MsgDeliveryNotFound, db.ErrorMessage(err))
+
 	on := true
 	h, err = db.UpdateWebhook(ctx, b.store.Bun, b.account, hook.ID, db.WebhookPatch{Active: &on})
 	require.NoError(t, err)
 	require.True(t, h.Active)
 	require.Equal(t, 0, h.ConsecutiveFailures, "re-enabling resets the count")
+	d, err = redeliver(ids[1])
+	require.NoError(t, err)
+	require.Equal(t, db.DeliveryPending, d.Status)
+	require.Equal(t, ids[1], d.ID)
+	_, err = redeliver(ids[1])
+	require.Equal(t, db.MsgDeliveryPending, db.ErrorMessage(err), "a second request while pending queues nothing")
 }
