@@ -1506,7 +1506,7 @@ type EntityMatch {
   entity: Entity!
   "Which name matched: canonical_name, display_name or alias."
   matchedVia: String!
-  "How it matched: exact, prefix, token or fuzzy."
+  "How it matched: exact, prefix, token, substring or fuzzy."
   matchType: String!
   "Strength of the match; 0 is the strongest, lower is stronger."
   matchRank: Int!
@@ -1667,7 +1667,7 @@ type OrganizationMatch {
   aliases: [String!]!
   "Which name matched: canonical_name, display_name or alias."
   matchedVia: String!
-  "How it matched: exact, prefix, token or fuzzy."
+  "How it matched: exact, prefix, token, substring or fuzzy."
   matchType: String!
   "Strength of the match; lower is stronger."
   matchRank: Int!

@@ -212,9 +212,6 @@ func (r *queryResolver) entityMatches(ctx context.Context, ms []db.EntityMatch) 
 
 // SearchEvents searches radar and signal history.
 func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*db.EventMatch, error) {
-	if query == "" {
-		return nil, db.Errorf(db.EINVALID, "query parameter is required")
-	}
 	start := r.now().Add(-historyLookback)
 	if since != nil {
 		start = since.UTC()
