@@ -27,8 +27,9 @@ type proc struct {
 // floorProc is the floor's process.
 type floorProc = proc
 
-// listeningLine matches the service's "listening" log line (slog text).
-var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)`)
+// listeningLine matches the service's "listening" log line, as slog text
+// or JSON.
+var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)|"msg":"listening","addr":"([^"]+)"`)
 
 // startServer starts `cryptointel serve` on 127.0.0.1:0 against the
 // benchmark database, with the per-response statement count header on
@@ -50,7 +51,7 @@ func startServer(ctx context.Context, o options) (*proc, error) {
 	logPath := filepath.Join(cacheDir(o), "server.log")
 	return startProc(ctx, cmd, logPath, func(line string) string {
 		if m := listeningLine.FindStringSubmatch(line); m != nil {
-			return m[1]
+			return m[1] + m[2]
 		}
 		return ""
 	})
