@@ -30,14 +30,6 @@ type jobRunner struct {
 // initJobs builds the River client (started later by StartJobs; inserting
 // jobs works before) and the webhook management handlers.
 func (a *App) initJobs() error {
-	// River, ingest and the webhook poller use the pgx pool directly, Bun
-	// through database/sql over the same pool. database/sql must not keep
-	// idle connections: each one stays checked out of the pgx pool, and
-	// with the pool full of them the direct users wait forever (River's
-	// completer and fetcher stalled this way under 20 concurrent delivery
-	// workers). pgx's OpenDBFromPool sets 0 for this reason; db.Open
-	// overrides it, so restore it here until db.Open is fixed.
-	a.DB.Bun.DB.SetMaxIdleConns(0)
 	allow, err := webhook.ParseAllowList(a.Config.WebhookAllowCIDRs)
 	if err != nil {
 		return fmt.Errorf("error parsing webhook allowlist: %w", err)

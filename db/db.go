@@ -61,9 +61,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("error creating pool: %w", err)
 	}
+	// OpenDBFromPool keeps database/sql from holding idle connections: each
+	// one would stay checked out of the pgx pool and starve its direct users
+	// (River, ingest, the poller).
 	sqldb := stdlib.OpenDBFromPool(pool)
-	sqldb.SetMaxOpenConns(int(opts.MaxConns))
-	sqldb.SetMaxIdleConns(int(opts.MaxConns))
 	bunDB := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
 	bunDB.AddQueryHook(statementCounterHook{})
 	return &DB{Pool: pool, Bun: bunDB, Now: time.Now}, nil

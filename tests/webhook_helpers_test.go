@@ -118,12 +118,6 @@ func startWebhookServer(t *testing.T, opts webhookServerOpts) *webhookServer {
 		opts.pollInterval = time.Hour
 	}
 	store := dbtest.New(t)
-	// db.Open sets Bun's idle-connection limit to the pool size, which lets
-	// database/sql keep every pgx pool connection idle and starve direct pgx
-	// users (River, ingest, the poller) under concurrent load; pgx's
-	// OpenDBFromPool sets it to zero for that reason. Until db.Open is fixed,
-	// restore pgx's setting here.
-	store.Bun.DB.SetMaxIdleConns(0)
 	recv := newWebhookReceiver(t, opts.status)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	guard := &webhook.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
