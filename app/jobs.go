@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/cryptointel/cryptointel/jobs"
+	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/rest"
 	"github.com/cryptointel/cryptointel/webhook"
 )
@@ -68,6 +69,7 @@ func (a *App) initJobs() error {
 	regs := []jobs.Registration{
 		jobs.WebhookRegistration(webhookCfg),
 		jobs.ExportRegistration(a.DB, jobs.ExportConfig{Storage: exportStorage, LinkTTL: a.Config.ExportLinkTTL, Logger: a.Logger}),
+		observe.RegisterJobMetrics,
 	}
 	client, err := jobs.NewClient(a.DB, a.Logger, regs...)
 	if err != nil {
