@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up clean bench playground chromium
+.PHONY: all build run test generate vet pg-up clean fuzz bench playground chromium
 
 all: build
 
@@ -65,6 +65,17 @@ bench: build
 	@export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=cryptointel_bench scripts/pg-up.sh)}"; \
 	$(GO) build -o bin/bench ./tests/bench; \
 	bin/bench -bin $(BIN) $(BENCHFLAGS)
+
+## fuzz: run each fuzz target for FUZZTIME (30s); `make test` replays the committed corpora
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./rest:FuzzParseCall ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
+	./db:FuzzParseIngestLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg="$${t%%:*}"; name="$${t##*:}"; \
+	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+	done
 
 ## generate: regenerate generated code (gqlgen)
 generate:
