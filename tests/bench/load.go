@@ -60,6 +60,17 @@ type result struct {
 	rssPeak     int64
 	bytes       int64
 	keyWaits    int64
+	cpu         time.Duration
+}
+
+// cpuPerReq is the server process's CPU time per request over the measured
+// period (user plus system): unlike req/s it hardly depends on what else
+// runs on the machine.
+func (r result) cpuPerReq() time.Duration {
+	if r.requests == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(r.requests)
 }
 
 func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
@@ -85,8 +96,8 @@ func (r result) stmtsPerReq() float64 {
 }
 
 func (r result) logLine() string {
-	return fmt.Sprintf("%-28s c=%-2d %7.0f req/s  p50 %s  p95 %s  p99 %s  errors %d  stmts/req %.2f  xacts/req %.2f  rss peak %d MB",
-		r.name, r.concurrency, r.rps(), ms(r.pct(0.50)), ms(r.pct(0.95)), ms(r.pct(0.99)), r.errors,
+	return fmt.Sprintf("%-28s c=%-2d %7.0f req/s  p50 %s  p95 %s  p99 %s  errors %d  cpu/req %s  stmts/req %.2f  xacts/req %.2f  rss peak %d MB",
+		r.name, r.concurrency, r.rps(), ms(r.pct(0.50)), ms(r.pct(0.95)), ms(r.pct(0.99)), r.errors, ms(r.cpuPerReq()),
 		r.stmtsPerReq(), float64(r.xacts)/float64(max(1, r.requests)), r.rssPeak>>20)
 }
 
@@ -160,7 +171,9 @@ func measure(ctx context.Context, client *http.Client, stats *pgx.Conn, base str
 	if pool != nil {
 		waits0 = pool.waits.Load()
 	}
+	cpu0 := procCPU(pid)
 	res := loop(ctx, client, base, sc, workers, pool, o.duration)
+	res.cpu = procCPU(pid) - cpu0
 	time.Sleep(1100 * time.Millisecond)
 	x1, err := xactCount(ctx, stats)
 	if err != nil {

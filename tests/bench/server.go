@@ -151,6 +151,29 @@ func (p *proc) stop() {
 	}
 }
 
+// procCPU is the process's user plus system CPU time so far, from
+// /proc/<pid>/stat (in clock ticks of 10 ms, the Linux USER_HZ); 0 when
+// unknown.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; fields after it follow
+	// the closing parenthesis.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 // procStatusKB reads a "kB" field of /proc/<pid>/status; 0 when unknown.
 func procStatusKB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
