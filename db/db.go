@@ -6,8 +6,10 @@ package db
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -107,7 +109,12 @@ func IsUnavailable(err error) bool {
 			return true
 		}
 	}
-	if errors.Is(err, sql.ErrConnDone) {
+	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+		return true
+	}
+	// A connection cut while a statement was in flight surfaces as an
+	// (unexpected) EOF from the wire protocol.
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return true
 	}
 	return pgconn.SafeToRetry(err)
