@@ -1,6 +1,7 @@
 package access
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -343,12 +344,17 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
+	// Messages quote headers such as "Bearer <API_KEY>": keep them readable
+	// rather than HTML-escaped.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) //nolint:errcheck // maps of strings and numbers always encode
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n')) //nolint:errcheck
+	w.Write(buf.Bytes()) //nolint:errcheck
 }
 
 // authorization splits the Authorization header into a lowercased scheme
