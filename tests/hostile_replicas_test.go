@@ -138,6 +138,33 @@ func TestReplicas(t *testing.T) {
 		require.Equal(t, 1, n, "event %d delivered %d times", id, n)
 	}
 	t.Logf("replicas: %d events fanned out to one webhook by 3 replicas, %d deliveries received", events, len(got))
+
+	// Export jobs requested through different replicas are each run once:
+	// one River job, one attempt, completed.
+	var jobIDs []string
+	for i := 0; i < 3; i++ {
+		status, body := send(i, hookKey, http.MethodPost, "/v1/export/jobs", `{"scope":"organizations.registry","format":"jsonl"}`)
+		require.Equal(t, http.StatusCreated, status, "%s", body)
+		var created struct{ Data struct{ ID string } }
+		require.NoError(t, json.Unmarshal(body, &created))
+		jobIDs = append(jobIDs, created.Data.ID)
+	}
+	for i, id := range jobIDs {
+		// Poll the row, not the API: the key's rate window is pinned.
+		var state string
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
+			require.NoError(t, apps[i].DB.Pool.QueryRow(context.Background(), `SELECT status FROM export_jobs WHERE id = $1`, id).Scan(&state))
+			if state != db.ExportStatusRequested && state != db.ExportStatusRunning {
+				break
+			}
+		}
+		require.Equal(t, db.ExportStatusCompleted, state, "export %s", id)
+		var runs, attempts int
+		require.NoError(t, apps[0].DB.Pool.QueryRow(context.Background(),
+			`SELECT count(*), coalesce(max(attempt), 0) FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, id).Scan(&runs, &attempts))
+		require.Equal(t, 1, runs, "River jobs of export %s", id)
+		require.Equal(t, 1, attempts, "attempts of export %s", id)
+	}
 }
 
 // ingestVia ingests JSON lines through store.
