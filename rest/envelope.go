@@ -26,6 +26,7 @@ type object []field
 // The bytes written are the same as json.Marshal's.
 func (o object) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
+	buf.Grow(o.sizeHint())
 	if err := o.appendJSON(&buf); err != nil {
 		return nil, err
 	}
@@ -65,6 +66,21 @@ func (o object) appendJSON(buf *bytes.Buffer) error {
 	}
 	buf.WriteByte('}')
 	return nil
+}
+
+// sizeHint estimates the encoded size so the buffer grows once.
+func (o object) sizeHint() int {
+	n := 2
+	for _, f := range o {
+		n += len(f.Key) + 16
+		switch v := f.Value.(type) {
+		case json.RawMessage:
+			n += len(v)
+		case object:
+			n += v.sizeHint()
+		}
+	}
+	return n
 }
 
 // appendRaw appends compact JSON raw to buf with <, >, & and U+2028/U+2029
