@@ -535,6 +535,9 @@ type IngestOptions struct {
 	// MaxLineBytes bounds one line; a longer line is reported as bad.
 	// Defaults to 8 MiB.
 	MaxLineBytes int
+	// Progress, when set, is called after each batch is applied with the
+	// number of lines read so far. Nil for none.
+	Progress func(lines int)
 }
 
 // IngestFailure is a bad line: its 1-based number and why it was rejected.
@@ -630,6 +633,9 @@ func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*Inge
 		err := d.ingestBatch(ctx, batch, summary)
 		batch = batch[:0]
 		clear(keys)
+		if err == nil && opts.Progress != nil {
+			opts.Progress(summary.Lines)
+		}
 		return err
 	}
 	for {

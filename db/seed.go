@@ -32,8 +32,13 @@ type SeedOptions struct {
 	// the same options and the same clock produce identical data.
 	Seed uint64
 	// Progress receives a progress line about every tenth of the events (at
-	// most every 100,000). Nil for none.
+	// most every 100,000), unless OnEvents is set, and a line per later
+	// phase. Nil for none.
 	Progress io.Writer
+	// OnEvents, when set, is called after each chunk of events is written
+	// with the events written so far and the total, in place of Progress's
+	// per-event lines (the CLI draws a progress bar with it). Nil for none.
+	OnEvents func(done, total int)
 	// ChunkSize is how many events one round of COPY writes. Defaults to
 	// 5,000.
 	ChunkSize int
@@ -235,7 +240,9 @@ func (d *DB) SeedDemo(ctx context.Context, opts SeedOptions) (*SeedResult, error
 		}
 		res.EventEntities += n
 		events, evidence, links = events[:0], evidence[:0], links[:0]
-		if opts.Progress != nil && (id >= nextProgress || id == opts.Events) {
+		if opts.OnEvents != nil {
+			opts.OnEvents(id, opts.Events)
+		} else if opts.Progress != nil && (id >= nextProgress || id == opts.Events) {
 			fmt.Fprintf(opts.Progress, "seed: %d/%d events (%s)\n", id, opts.Events, time.Since(started).Round(100*time.Millisecond))
 			for nextProgress <= id {
 				nextProgress += progressEvery

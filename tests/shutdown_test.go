@@ -214,15 +214,16 @@ func TestShutdownUnderLoad(t *testing.T) {
 			// Each worker runs until its own request is refused: the
 			// listener is closed.
 			for {
-				afterTerm := termSent.Load()
 				inFlight.Add(1)
 				_, refused, detail := request(int(requestNo.Add(1)))
 				inFlight.Add(-1)
 				done.Add(1)
+				// A refusal is expected once SIGTERM was sent (the
+				// listener closes at once); before, it is a failure.
 				arrivedAfterTerm := termSent.Load()
 				tally.mu.Lock()
 				switch {
-				case refused && afterTerm:
+				case refused && arrivedAfterTerm:
 					tally.refused++
 				case refused:
 					tally.refusedEarly++

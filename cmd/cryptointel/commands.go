@@ -173,13 +173,17 @@ event, reference and market; the README documents each shape.
 A bad line (invalid JSON, a missing field, an entity id that is neither
 stored nor defined by an earlier line…) is reported with its line number
 and reason on standard error; the good lines are applied anyway. The exit
-status is non-zero when any line failed.`,
+status is non-zero when any line failed.
+
+Progress goes to standard error: a bar of bytes read when it is a
+terminal, a plain line every 10 batches otherwise.`,
 		Example: `  cryptointel ingest events.jsonl
   gzip -dc dump.jsonl.gz | cryptointel ingest -
   cryptointel ingest --json events.jsonl | jq .failed`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var in io.Reader
+			size := int64(-1)
 			if args[0] == "-" {
 				in = cmd.InOrStdin()
 			} else {
@@ -189,12 +193,18 @@ status is non-zero when any line failed.`,
 				}
 				defer f.Close()
 				in = f
+				if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+					size = fi.Size()
+				}
 			}
 			store, err := m.openStore(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			summary, err := store.Ingest(cmd.Context(), in, db.IngestOptions{BatchSize: batchSize})
+			opts := db.IngestOptions{BatchSize: batchSize}
+			in, endProgress := m.ingestProgress(cmd.ErrOrStderr(), in, size, &opts)
+			summary, err := store.Ingest(cmd.Context(), in, opts)
+			endProgress(err == nil)
 			if summary != nil {
 				if asJSON {
 					enc := json.NewEncoder(cmd.OutOrStdout())
@@ -251,7 +261,8 @@ transaction.
 
 It does nothing when the database already holds entities or events, unless
 --force, which replaces them. Large sizes work: --events 1000000 takes
-minutes. Progress goes to standard error.`,
+minutes. Progress goes to standard error: a bar when it is a terminal,
+plain lines otherwise.`,
 		Example: `  cryptointel seed --demo
   cryptointel seed --demo --events 1000000
   cryptointel seed --demo --events 5000 --entities 800 --force`,
@@ -267,8 +278,9 @@ minutes. Progress goes to standard error.`,
 			if err != nil {
 				return err
 			}
-			opts.Progress = cmd.ErrOrStderr()
+			endProgress := m.seedProgress(cmd.ErrOrStderr(), &opts)
 			res, err := store.SeedDemo(cmd.Context(), opts)
+			endProgress()
 			if err != nil {
 				return err
 			}

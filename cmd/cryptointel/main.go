@@ -46,6 +46,10 @@ type Main struct {
 	Stderr io.Writer
 	// Getenv reads the environment. Defaults to os.Getenv.
 	Getenv func(string) string
+	// IsTerminal reports whether a writer is a terminal, where seed and
+	// ingest draw progress bars instead of plain lines. Defaults to
+	// golang.org/x/term's check of an *os.File.
+	IsTerminal func(io.Writer) bool
 	// OnListen, when set, is called with the bound address once serve
 	// listens (tests serve on 127.0.0.1:0).
 	OnListen func(net.Addr)
