@@ -46,6 +46,7 @@ type options struct {
 	dbMaxConns  int
 	noFloor     bool
 	stdoutOnly  bool
+	serverEnv   []string
 }
 
 func main() {
@@ -58,8 +59,9 @@ func main() {
 		return
 	}
 	var (
-		o     options
-		concs string
+		o         options
+		concs     string
+		serverEnv string
 	)
 	flag.StringVar(&o.bin, "bin", "bin/cryptointel", "the cryptointel binary to benchmark")
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("BENCH_DATABASE_URL"), "benchmark database URL (env BENCH_DATABASE_URL); it is migrated and seeded when its marker is missing or stale")
@@ -77,7 +79,16 @@ func main() {
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 16, "pool size of the server and of the floor")
 	flag.BoolVar(&o.noFloor, "no-floor", false, "skip the floor measurement")
 	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
+	flag.StringVar(&serverEnv, "server-env", "", "comma-separated KEY=VALUE settings added to the server's environment only (e.g. GOGC=300); the report lists them")
 	flag.Parse()
+	for _, kv := range strings.Split(serverEnv, ",") {
+		if kv = strings.TrimSpace(kv); kv != "" {
+			if !strings.Contains(kv, "=") {
+				log.Fatalf("invalid -server-env entry %q: want KEY=VALUE", kv)
+			}
+			o.serverEnv = append(o.serverEnv, kv)
+		}
+	}
 	for _, s := range strings.Split(concs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {

@@ -128,6 +128,9 @@ func renderReport(in reportInput) string {
 	}
 	fmt.Fprintf(&b, "- Load: closed loop (each of c workers sends its next request when the last response is fully read), c = %s, %s measured after %s warm-up per row; %s; keep-alive; server pool %d connections; whole run %s\n",
 		strings.Join(conc, ", "), in.opts.duration, in.opts.warmup, gz, in.opts.dbMaxConns, in.elapsed.Round(time.Second))
+	if len(in.opts.serverEnv) > 0 {
+		fmt.Fprintf(&b, "- Server environment added for this run: `%s`\n", strings.Join(in.opts.serverEnv, " "))
+	}
 	fmt.Fprintf(&b, "- Access: %d enterprise keys, each used at most %d times per 60-second rate window, so the rate limit never refuses and every request is authenticated, metered and charged (one statement)\n",
 		in.opts.keys, perKeyBudget)
 	fmt.Fprintf(&b, "\n")

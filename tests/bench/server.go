@@ -46,6 +46,7 @@ func startServer(ctx context.Context, o options) (*proc, error) {
 	if o.pprofAddr != "" {
 		env = append(env, "PPROF_ADDR="+o.pprofAddr)
 	}
+	env = append(env, o.serverEnv...)
 	cmd := exec.Command(o.bin, "serve")
 	cmd.Env = env
 	logPath := filepath.Join(cacheDir(o), "server.log")
