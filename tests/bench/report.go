@@ -145,6 +145,9 @@ func renderReport(in reportInput) string {
 		writeRow(&b, r)
 	}
 	fmt.Fprintf(&b, "\n")
+	if len(in.floor) > 0 {
+		fmt.Fprintf(&b, "- **floor** rows: a hand-written handler in tests/bench (pgx pool of the same size, the same three statements as the service's events, roles and evidence loads, `encoding/json`, the same envelope and event shape — note the equal KB/resp), no access layer or metering, in its own process; measured right after the service's /v1/latest rows.\n")
+	}
 	fmt.Fprintf(&b, "- **SQL stmts/req** is the mean of the `X-Statement-Count` header the service sets on every response when started with `STATEMENT_COUNT_HEADER=true`: the statements its request context ran through `db` (Bun's query hook and `db.CountStatement` on the raw pgx paths, the access layer's metering statement included).\n")
 	fmt.Fprintf(&b, "- **xacts/req** cross-checks it from PostgreSQL's side: the change of `xact_commit + xact_rollback` in `pg_stat_database` over the measured period divided by the requests (every autocommit statement is one transaction; background work such as River's polling adds a little).\n")
 	fmt.Fprintf(&b, "- **server CPU ms/req** is the server process's user+system CPU time (`/proc/<pid>/stat`, 10 ms ticks) over the measured period divided by the requests; PostgreSQL's CPU is not included. It is the figure least disturbed by other load on the machine.\n")
@@ -170,34 +173,34 @@ func renderReport(in reportInput) string {
 	for _, r := range in.floor {
 		floor[r.concurrency] = r
 	}
-	fmt.Fprintf(&b, "| target | measured | met |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| target | measured | met | gap |\n|---|---|---|---|\n")
 	if r, ok := latest[8]; ok {
-		fmt.Fprintf(&b, "| c=8 ≥ %.0f req/s | %.0f req/s | %s |\n", targetRPS, r.rps(), yes(r.rps() >= targetRPS))
+		fmt.Fprintf(&b, "| c=8 ≥ %.0f req/s | %.0f req/s | %s | %s |\n", targetRPS, r.rps(), yes(r.rps() >= targetRPS), gap(targetRPS, r.rps()))
 		if f, ok := floor[8]; ok && f.rps() > 0 {
 			ratio := r.rps() / f.rps()
-			fmt.Fprintf(&b, "| c=8 ≥ %.2f × floor | %.2f × (service %.0f ÷ floor %.0f req/s) | %s |\n", targetFloorRatio, ratio, r.rps(), f.rps(), yes(ratio >= targetFloorRatio))
+			fmt.Fprintf(&b, "| c=8 ≥ %.2f × floor | %.2f × (service %.0f ÷ floor %.0f req/s) | %s | %s |\n", targetFloorRatio, ratio, r.rps(), f.rps(), yes(ratio >= targetFloorRatio), gap(targetFloorRatio, ratio))
 		}
 	}
 	if r, ok := latest[1]; ok {
-		fmt.Fprintf(&b, "| c=1 p50 ≤ %s | %s | %s |\n", ms(targetP50c1), ms(r.pct(0.5)), yes(r.pct(0.5) <= targetP50c1))
+		fmt.Fprintf(&b, "| c=1 p50 ≤ %s | %s | %s | %s |\n", ms(targetP50c1), ms(r.pct(0.5)), yes(r.pct(0.5) <= targetP50c1), gap(float64(r.pct(0.5)), float64(targetP50c1)))
 	}
 	if r, ok := latest[32]; ok {
-		fmt.Fprintf(&b, "| c=32 p99 ≤ %s | %s | %s |\n", ms(targetP99c32), ms(r.pct(0.99)), yes(r.pct(0.99) <= targetP99c32))
+		fmt.Fprintf(&b, "| c=32 p99 ≤ %s | %s | %s | %s |\n", ms(targetP99c32), ms(r.pct(0.99)), yes(r.pct(0.99) <= targetP99c32), gap(float64(r.pct(0.99)), float64(targetP99c32)))
 	}
 	if len(latest) > 0 {
 		errs := 0
 		for _, r := range latest {
 			errs += r.errors
 		}
-		fmt.Fprintf(&b, "| zero errors | %d | %s |\n", errs, yes(errs == 0))
+		fmt.Fprintf(&b, "| zero errors | %d | %s | |\n", errs, yes(errs == 0))
 	}
 	var latestRSS int64
 	for _, r := range latest {
 		latestRSS = max(latestRSS, r.rssPeak)
 	}
 	if latestRSS > 0 {
-		fmt.Fprintf(&b, "| server RSS ≤ 150 MB | %.0f MB peak through the /v1/latest rows (%.0f MB over the whole run, all routes) | %s |\n",
-			float64(latestRSS)/(1<<20), float64(in.serverPeakRSS)/(1<<20), yes(latestRSS <= targetRSS))
+		fmt.Fprintf(&b, "| server RSS ≤ 150 MB | %.0f MB peak through the /v1/latest rows (%.0f MB over the whole run, all routes) | %s | %s |\n",
+			float64(latestRSS)/(1<<20), float64(in.serverPeakRSS)/(1<<20), yes(latestRSS <= targetRSS), gap(float64(latestRSS), targetRSS))
 	}
 	fmt.Fprintf(&b, "\n")
 	if notes, err := os.ReadFile(filepath.Join(in.opts.repo, "tests", "bench", "NOTES.md")); err == nil {
@@ -220,6 +223,16 @@ func writeRow(b *strings.Builder, r result) {
 	fmt.Fprintf(b, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %s | %.2f | %.1f | %.0f |\n",
 		r.name, r.concurrency, r.rps(), msf(r.pct(0.5)), msf(r.pct(0.95)), msf(r.pct(0.99)), r.errors, msf(r.cpuPerReq()), stmts,
 		float64(r.xacts)/float64(max(1, r.requests)), kb, float64(r.rssPeak)/(1<<20))
+}
+
+// gap says how far want is above got (for targets where more is better,
+// or pass the measured value first where less is better): "", when met,
+// else "N.N× short".
+func gap(want, got float64) string {
+	if got <= 0 || want <= got {
+		return ""
+	}
+	return fmt.Sprintf("%.1f× short", want/got)
 }
 
 func msf(d time.Duration) float64 { return float64(d) / 1e6 }
