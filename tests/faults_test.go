@@ -512,6 +512,5 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 	require.Zero(t, rateLimited)
 	require.GreaterOrEqual(t, metered, received, "metered answers missing from usage")
 	require.LessOrEqual(t, metered, received+inFlightMax, "usage counts requests nobody made")
-	require.LessOrEqual(t, caughtRunning, 1, "more exports were running at the kill than the one started last")
 	require.Equal(t, len(exports), completed+caughtRunning)
 }
