@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -513,4 +514,100 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 	require.GreaterOrEqual(t, metered, received, "metered answers missing from usage")
 	require.LessOrEqual(t, metered, received+inFlightMax, "usage counts requests nobody made")
 	require.Equal(t, len(exports), completed+caughtRunning)
+}
+
+// TestHangingWebhookReceiversDoNotSlowTheAPI points webhooks at a receiver
+// that never answers (each attempt hangs until the delivery's 10-second
+// timeout) and one that answers slowly, so every delivery worker is busy
+// waiting on a subscriber. Meanwhile API requests on /v1 and /graphql must
+// answer as usual: deliveries hold no database connection while they wait.
+func TestHangingWebhookReceiversDoNotSlowTheAPI(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.NewURL(t)
+	var hanging atomic.Int64
+	release := make(chan struct{})
+	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck
+		if r.URL.Path == "/slow" {
+			select {
+			case <-time.After(2 * time.Second):
+			case <-release:
+			}
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		hanging.Add(1)
+		defer hanging.Add(-1)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() {
+		close(release)
+		recv.Close()
+	})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, app.Config{DatabaseURL: dbURL, DBMaxConns: 16, ShutdownTimeout: 2 * time.Second,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), WebhookPollInterval: time.Hour, ExportDir: t.TempDir(),
+		WebhookAllowCIDRs: "127.0.0.0/8,::1", WebhookTimeScale: 0.001,
+		WebhookTLSConfig: recv.Client().Transport.(*http.Transport).TLSClientConfig})
+	require.NoError(t, err)
+	a.DB.Now = func() time.Time { return restNow }
+	ingestLines(t, a.DB, restFixture())
+	var keys []string
+	for i := 0; i < 4; i++ {
+		key, _ := accesstest.NewKey(t, a.DB, db.PlanEnterprise)
+		keys = append(keys, key)
+	}
+	_, owner, err := db.CreateAPIKey(ctx, a.DB.Bun, "hanging-receivers", db.PlanPro)
+	require.NoError(t, err)
+	for _, p := range []string{"/hang1", "/hang2", "/slow"} {
+		_, err := db.CreateWebhook(ctx, a.DB.Bun, owner.AccountID, recv.URL+p, []string{"radar"}, "whsec_aGFuZw==")
+		require.NoError(t, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		a.Close() //nolint:errcheck
+	})
+	client := &faultClient{base: "http://" + ln.Addr().String(), http: &http.Client{Timeout: 30 * time.Second}}
+
+	// Ingesting through the app notifies the poller: 40 new events fan out
+	// to 120 deliveries, more than the River workers.
+	var lines []string
+	lines = append(lines, `{"kind":"entity","id":9001,"canonicalName":"Hangco"}`)
+	for i := 1; i <= 40; i++ {
+		b, err := json.Marshal(whEventLine(int64(90000+i), nil, 9001))
+		require.NoError(t, err)
+		lines = append(lines, string(b))
+	}
+	ingestLines(t, a.DB, lines)
+	require.Eventually(t, func() bool { return hanging.Load() >= 15 }, 30*time.Second, 10*time.Millisecond,
+		"deliveries never reached the hanging receiver")
+
+	// While the workers wait on subscribers, the API answers as usual.
+	var slowest time.Duration
+	var answered int
+	for i := 0; i < 60 && hanging.Load() >= 10; i++ {
+		var ans faultAnswer
+		if i%2 == 0 {
+			ans = client.do(http.MethodGet, "/v1/latest", keys[i%len(keys)], "")
+		} else {
+			ans = client.do(http.MethodPost, "/graphql", keys[i%len(keys)], faultGraphQLBody)
+		}
+		require.Equal(t, http.StatusOK, ans.status, ans.body)
+		if ans.elapsed > slowest {
+			slowest = ans.elapsed
+		}
+		answered++
+	}
+	t.Logf("hanging receivers: %d API requests answered while %d+ deliveries hung, slowest %s", answered, 10, slowest.Round(time.Millisecond))
+	require.GreaterOrEqual(t, answered, 30, "the deliveries stopped hanging before the API was measured")
+	require.Less(t, slowest, 2*time.Second, "hanging webhook receivers slowed the API")
 }
