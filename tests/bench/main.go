@@ -166,6 +166,10 @@ func run(ctx context.Context, o options) error {
 	}
 	defer stats.Close(context.Background())
 
+	probes, err := probeStatements(ctx, client, srv.base, fx)
+	if err != nil {
+		return err
+	}
 	measureAll := func(base string, sc scenario, pid int) ([]result, error) {
 		var out []result
 		for _, c := range o.concs {
@@ -202,7 +206,7 @@ func run(ctx context.Context, o options) error {
 	}
 	machine.loadAfter = loadAverage()
 	report := renderReport(reportInput{
-		machine: machine, seed: seed, opts: o, rows: rows, floor: floorRows,
+		machine: machine, seed: seed, opts: o, rows: rows, floor: floorRows, probes: probes,
 		serverPeakRSS: srv.peakRSS(), elapsed: time.Since(started),
 	})
 	fmt.Print(report)

@@ -83,6 +83,7 @@ type reportInput struct {
 	opts          options
 	rows          []result
 	floor         []result
+	probes        []stmtProbe
 	serverPeakRSS int64
 	elapsed       time.Duration
 }
@@ -162,6 +163,14 @@ func renderReport(in reportInput) string {
 	}
 	fmt.Fprintf(&b, "\n")
 
+	if len(in.probes) > 0 {
+		fmt.Fprintf(&b, "## SQL statements per request by page size and fan-out\n\n")
+		fmt.Fprintf(&b, "One request each, `X-Statement-Count` (metering included):\n\n| request | size | statements |\n|---|---|--:|\n")
+		for _, p := range in.probes {
+			fmt.Fprintf(&b, "| %s | %s | %d |\n", p.route, p.size, p.stmts)
+		}
+		fmt.Fprintf(&b, "\n")
+	}
 	fmt.Fprintf(&b, "## Targets (/v1/latest?limit=25, metering on)\n\n")
 	latest := map[int]result{}
 	for _, r := range in.rows {
