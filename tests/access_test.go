@@ -40,7 +40,7 @@ func startAccessServer(t *testing.T, databaseURL string, fac *accesstest.Facilit
 		DatabaseURL:        databaseURL,
 		DBMaxConns:         8,
 		Logger:             slog.New(slog.DiscardHandler),
-		ShutdownTimeout:    5 * time.Second,
+		ShutdownTimeout:    15 * time.Second,
 		X402FacilitatorURL: fac.URL,
 		MPPVerifierURL:     fac.MPPURL(),
 		MPPSecret:          "access-test-secret",

@@ -37,7 +37,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
-	a, err := app.New(ctx, app.Config{DatabaseURL: proxied, DBMaxConns: 8, ShutdownTimeout: 5 * time.Second,
+	a, err := app.New(ctx, app.Config{DatabaseURL: proxied, DBMaxConns: 8, ShutdownTimeout: 15 * time.Second,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), WebhookPollInterval: time.Hour, ExportDir: t.TempDir()})
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return restNow }

@@ -67,7 +67,7 @@ func startHostileServer(t *testing.T) *hostileServer {
 		DatabaseURL:         dbtest.NewURL(t),
 		DBMaxConns:          8,
 		Logger:              slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		ShutdownTimeout:     5 * time.Second,
+		ShutdownTimeout:     15 * time.Second,
 		WebhookAllowCIDRs:   "127.0.0.0/8,::1/128",
 		WebhookPollInterval: time.Hour,
 		ExportDir:           t.TempDir(),

@@ -35,7 +35,7 @@ func TestReplicas(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		a, err := app.New(ctx, app.Config{
-			DatabaseURL: dbURL, DBMaxConns: 6, ShutdownTimeout: 5 * time.Second,
+			DatabaseURL: dbURL, DBMaxConns: 6, ShutdownTimeout: 15 * time.Second,
 			Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 			WebhookAllowCIDRs: "127.0.0.0/8,::1/128", WebhookTLSConfig: tlsCfg,
 			WebhookTimeScale: 0.001, WebhookPollInterval: time.Hour, ExportDir: t.TempDir(),

@@ -37,7 +37,7 @@ func startObserveServer(t *testing.T, databaseURL string) *observeServer {
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:     databaseURL,
 		Logger:          slog.New(slog.DiscardHandler),
-		ShutdownTimeout: 5 * time.Second,
+		ShutdownTimeout: 15 * time.Second,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -54,7 +54,7 @@ func startRESTServerWith(t *testing.T, load func(store *db.DB)) *restServer {
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:     dbtest.NewURL(t),
 		Logger:          slog.New(slog.DiscardHandler),
-		ShutdownTimeout: 5 * time.Second,
+		ShutdownTimeout: 15 * time.Second,
 	})
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return restNow }
