@@ -137,6 +137,18 @@ func webhookID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// webhookTarget returns the calling account and the webhook id of the path:
+// what every per-webhook route needs first.
+func webhookTarget(r *http.Request) (accountID, id int64, err error) {
+	if accountID, err = webhookAccount(r); err != nil {
+		return 0, 0, err
+	}
+	if id, err = webhookID(r); err != nil {
+		return 0, 0, err
+	}
+	return accountID, id, nil
+}
+
 // errUnsupportedMediaType is answered 415 directly (the error table has
 // no code for it).
 var errUnsupportedMediaType = errors.New("Content-Type must be application/json")
@@ -302,11 +314,7 @@ func (h *WebhookHandlers) List(w http.ResponseWriter, r *http.Request) error {
 // Get serves GET /v1/webhooks/{id}: the webhook and its recent deliveries
 // (?status=failed to inspect failures).
 func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
-	accountID, err := webhookAccount(r)
-	if err != nil {
-		return err
-	}
-	id, err := webhookID(r)
+	accountID, id, err := webhookTarget(r)
 	if err != nil {
 		return err
 	}
@@ -344,11 +352,7 @@ func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 // Update serves PATCH /v1/webhooks/{id}: only included fields change;
 // active=true re-enables and resets the failure count.
 func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
-	accountID, err := webhookAccount(r)
-	if err != nil {
-		return err
-	}
-	id, err := webhookID(r)
+	accountID, id, err := webhookTarget(r)
 	if err != nil {
 		return err
 	}
@@ -400,11 +404,7 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 
 // Delete serves DELETE /v1/webhooks/{id}.
 func (h *WebhookHandlers) Delete(w http.ResponseWriter, r *http.Request) error {
-	accountID, err := webhookAccount(r)
-	if err != nil {
-		return err
-	}
-	id, err := webhookID(r)
+	accountID, id, err := webhookTarget(r)
 	if err != nil {
 		return err
 	}
@@ -417,11 +417,7 @@ func (h *WebhookHandlers) Delete(w http.ResponseWriter, r *http.Request) error {
 // RotateSecret serves POST /v1/webhooks/{id}/rotate-secret: the new secret
 // is shown once and signs every attempt from now on.
 func (h *WebhookHandlers) RotateSecret(w http.ResponseWriter, r *http.Request) error {
-	accountID, err := webhookAccount(r)
-	if err != nil {
-		return err
-	}
-	id, err := webhookID(r)
+	accountID, id, err := webhookTarget(r)
 	if err != nil {
 		return err
 	}
@@ -439,11 +435,7 @@ func (h *WebhookHandlers) RotateSecret(w http.ResponseWriter, r *http.Request) e
 // Test serves POST /v1/webhooks/{id}/test: queues a signed ping (event type
 // "ping") and answers 202 with its delivery record.
 func (h *WebhookHandlers) Test(w http.ResponseWriter, r *http.Request) error {
-	accountID, err := webhookAccount(r)
-	if err != nil {
-		return err
-	}
-	id, err := webhookID(r)
+	accountID, id, err := webhookTarget(r)
 	if err != nil {
 		return err
 	}
@@ -457,11 +449,7 @@ func (h *WebhookHandlers) Test(w http.ResponseWriter, r *http.Request) error {
 // Redeliver serves POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver:
 // queues the delivery again under the same delivery id (202).
 func (h *WebhookHandlers) Redeliver(w http.ResponseWriter, r *http.Request) error {
-	accountID, err := webhookAccount(r)
-	if err != nil {
-		return err
-	}
-	id, err := webhookID(r)
+	accountID, id, err := webhookTarget(r)
 	if err != nil {
 		return err
 	}
