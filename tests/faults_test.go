@@ -188,7 +188,12 @@ func TestPostgresOutageUnderLoad(t *testing.T) {
 	time.Sleep(time.Second)
 	phase.Store(1)
 	cluster.stop(t, "fast")
-	time.Sleep(outage)
+	// Readiness follows the database: 503 while Postgres is stopped.
+	time.Sleep(time.Second)
+	readyDown := client.do(http.MethodGet, "/readyz", "", "")
+	require.Equal(t, http.StatusServiceUnavailable, readyDown.status, "readyz while Postgres is stopped: %s", readyDown.body)
+	require.True(t, jsonError(readyDown.body), "readyz body: %s", readyDown.body)
+	time.Sleep(outage - time.Second)
 	cluster.start(t)
 	mu.Lock()
 	restarted = time.Now()
@@ -211,6 +216,10 @@ func TestPostgresOutageUnderLoad(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Readiness recovers with the database, with no restart.
+	require.Eventually(t, func() bool {
+		return client.do(http.MethodGet, "/readyz", "", "").status == http.StatusOK
+	}, recoverBy, 50*time.Millisecond, "readyz did not recover after Postgres returned")
 	// Keep the load on a little longer after recovery.
 	time.Sleep(time.Second)
 	stop.Store(true)
