@@ -82,6 +82,10 @@ type Config struct {
 	// before the job is expired and its file deleted (env EXPORT_LINK_TTL).
 	// Defaults to 24 hours.
 	ExportLinkTTL time.Duration
+	// ExportStaleAfter is how long a running export may go without reporting
+	// progress before its attempt is taken to belong to a killed worker and
+	// is retried (env EXPORT_STALE_AFTER). Defaults to 2 minutes.
+	ExportStaleAfter time.Duration
 	// ExportURLSecret keys the HMAC signature of export download URLs (env
 	// EXPORT_URL_SECRET); share it across replicas. Defaults to a fixed
 	// development value; set it in production.
@@ -119,6 +123,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.ExportLinkTTL <= 0 {
 		c.ExportLinkTTL = 24 * time.Hour
+	}
+	if c.ExportStaleAfter <= 0 {
+		c.ExportStaleAfter = 2 * time.Minute
 	}
 	if c.ExportURLSecret == "" {
 		c.ExportURLSecret = "cryptointel-development-export-secret"

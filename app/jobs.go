@@ -68,7 +68,7 @@ func (a *App) initJobs() error {
 	}
 	regs := []jobs.Registration{
 		jobs.WebhookRegistration(webhookCfg),
-		jobs.ExportRegistration(a.DB, jobs.ExportConfig{Storage: exportStorage, LinkTTL: a.Config.ExportLinkTTL, Logger: a.Logger}),
+		jobs.ExportRegistration(a.DB, jobs.ExportConfig{Storage: exportStorage, LinkTTL: a.Config.ExportLinkTTL, StaleAfter: a.Config.ExportStaleAfter, Logger: a.Logger}),
 		observe.RegisterJobMetrics,
 	}
 	client, err := jobs.NewClient(a.DB, a.Logger, regs...)

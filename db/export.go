@@ -343,6 +343,40 @@ func FailAbandonedExportJobs(ctx context.Context, idb bun.IDB, now time.Time) (i
 	return int(n), nil
 }
 
+// MsgExportReclaimed is the error River records on an export attempt that
+// was reclaimed because its worker stopped reporting progress.
+const MsgExportReclaimed = "export worker stopped reporting progress (killed or stalled); attempt reclaimed"
+
+// ReclaimStalledExportJobs hands back to River every export attempt whose
+// worker has stopped reporting progress since staleBefore: the worker
+// records progress after every batch, so a running export silent that long
+// belongs to a process that was killed. River itself would rescue such a
+// job only after the export's whole attempt timeout. A reclaimed attempt is
+// retried at once, or discarded when it was the last (FailAbandonedExportJobs
+// then fails the export). It returns how many attempts it reclaimed.
+func ReclaimStalledExportJobs(ctx context.Context, idb bun.IDB, staleBefore time.Time) (int, error) {
+	res, err := idb.NewRaw(`
+		WITH stalled AS (
+			SELECT rj.id FROM river_job rj
+			JOIN export_jobs ej ON ej.id::text = rj.args->>'job_id'
+			WHERE rj.kind = ? AND rj.state = 'running' AND rj.attempted_at < ?
+			  AND ej.status IN (?, ?) AND ej.updated_at < ?
+			FOR UPDATE OF rj SKIP LOCKED
+		)
+		UPDATE river_job rj SET
+			state = CASE WHEN rj.attempt >= rj.max_attempts THEN 'discarded' ELSE 'retryable' END::river_job_state,
+			finalized_at = CASE WHEN rj.attempt >= rj.max_attempts THEN now() END,
+			scheduled_at = now(),
+			errors = array_append(rj.errors, jsonb_build_object('at', now(), 'attempt', rj.attempt, 'error', ?::text, 'trace', ''))
+		FROM stalled WHERE rj.id = stalled.id`,
+		ExportArgs{}.Kind(), staleBefore, ExportStatusRequested, ExportStatusRunning, staleBefore, MsgExportReclaimed).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("error reclaiming stalled export jobs: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 // ExportEntityRef is an owner or participant of an exported event.
 type ExportEntityRef struct {
 	ID      int64

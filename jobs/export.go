@@ -35,14 +35,19 @@ type ExportConfig struct {
 	// RowGroupRows is how many rows go into one Parquet row group (the
 	// writer buffers one row group in memory). Defaults to 20,000.
 	RowGroupRows int
-	// Timeout bounds one attempt; a worker killed mid-export is rescued and
-	// retried once this has passed. Defaults to 30 minutes.
+	// Timeout bounds one attempt. Defaults to 30 minutes. (An attempt whose
+	// worker was killed is retried after StaleAfter, not after Timeout.)
 	Timeout time.Duration
 	// MaxAttempts is how many times an export is tried before it is marked
 	// failed. Defaults to 5.
 	MaxAttempts int
-	// ExpireInterval is how often expired exports are swept. Defaults to 5
-	// minutes.
+	// StaleAfter is how long a running export may go without reporting
+	// progress (it reports after every batch) before its attempt is taken to
+	// belong to a killed worker and is retried. Defaults to 2 minutes.
+	StaleAfter time.Duration
+	// ExpireInterval is how often the sweep runs that reclaims stalled
+	// attempts and expires old exports. Defaults to half of StaleAfter, at
+	// most 1 minute.
 	ExpireInterval time.Duration
 	// WriteBufferSize is the size of the buffer between the encoder and
 	// storage. Defaults to 256 KiB.
@@ -67,8 +72,11 @@ func (c *ExportConfig) setDefaults() {
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5
 	}
+	if c.StaleAfter <= 0 {
+		c.StaleAfter = 2 * time.Minute
+	}
 	if c.ExpireInterval <= 0 {
-		c.ExpireInterval = 5 * time.Minute
+		c.ExpireInterval = min(time.Minute, c.StaleAfter/2)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -357,9 +365,16 @@ type ExportExpireWorker struct {
 	cfg   ExportConfig
 }
 
-// Work implements river.Worker. It also fails exports River gave up on
-// without the worker recording it (a worker killed in its last attempt).
+// Work implements river.Worker. It reclaims attempts whose worker stopped
+// reporting progress (killed), fails exports River gave up on without the
+// worker recording it (a worker killed in its last attempt), and expires
+// old exports.
 func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[db.ExportExpireArgs]) error {
+	if n, err := db.ReclaimStalledExportJobs(ctx, w.store.Bun, w.store.Now().Add(-w.cfg.StaleAfter)); err != nil {
+		return err
+	} else if n > 0 {
+		w.cfg.Logger.Warn("reclaimed stalled export attempts", slog.Int("count", n))
+	}
 	if _, err := db.FailAbandonedExportJobs(ctx, w.store.Bun, w.store.Now()); err != nil {
 		return err
 	}

@@ -121,3 +121,46 @@ func TestExportCrashAndRetry(t *testing.T) {
 		})
 	}
 }
+
+// TestExportKilledWorkerReclaimed reproduces what a SIGKILLed worker leaves
+// in the database: the River job still `running` with an old attempt and the
+// export `running` with no progress since. A worker process started later
+// must reclaim the attempt once it has been silent for StaleAfter (not after
+// the export's 30-minute attempt timeout) and complete the export with every
+// row.
+func TestExportKilledWorkerReclaimed(t *testing.T) {
+	t.Parallel()
+	s := startExportServer(t, exportServerOpts{noStart: true})
+	exportSeed(t, s.store, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 50)
+	key, _ := exportEnterpriseKey(t, s.store)
+	created := s.create(t, key, map[string]any{"scope": "radar.history", "format": "jsonl", "since": "2026-10-01T00:00:00Z"})
+
+	ctx := context.Background()
+	tag, err := s.store.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
+		attempted_at = now() - interval '10 minutes', attempted_by = ARRAY['killed-worker']
+		WHERE kind = 'export' AND args->>'job_id' = $1`, created.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+	_, err = s.store.Pool.Exec(ctx, `UPDATE export_jobs SET status = 'running', row_count = 7, updated_at = $2 WHERE id = $1`,
+		created.ID, s.store.Now().Add(-10*time.Minute))
+	require.NoError(t, err)
+
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client, err := jobs.NewClient(s.store, logger, jobs.ExportRegistration(s.store, jobs.ExportConfig{
+		Storage: s.storage, StaleAfter: time.Second, LinkTTL: time.Hour, Logger: logger}))
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	defer client.Stop(ctx) //nolint:errcheck
+
+	job := s.waitDone(t, key, created.ID)
+	require.Equal(t, db.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+	require.Equal(t, int64(50), *job.RowCount)
+	require.Len(t, exportParseRows(t, "jsonl", exportDownload(t, s, job)), 50)
+
+	var attempt int
+	var reclaimed bool
+	require.NoError(t, s.store.Pool.QueryRow(ctx, `SELECT attempt, EXISTS (SELECT 1 FROM unnest(errors) e WHERE e->>'error' = $2)
+		FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, created.ID, db.MsgExportReclaimed).Scan(&attempt, &reclaimed))
+	require.Equal(t, 2, attempt, "the killed attempt is retried as attempt 2")
+	require.True(t, reclaimed, "River's job records why the attempt was reclaimed")
+}
