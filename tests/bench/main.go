@@ -12,7 +12,7 @@
 //
 // The same binary serves the floor when started as `bench floor` (the
 // harness re-executes itself so the floor, like the service, runs in its own
-// process).
+// process), and with -soak it runs the soak of `make soak` instead (soak.go).
 package main
 
 import (
@@ -47,6 +47,7 @@ type options struct {
 	noFloor     bool
 	stdoutOnly  bool
 	serverEnv   []string
+	soak        soakOptions
 }
 
 func main() {
@@ -80,6 +81,7 @@ func main() {
 	flag.BoolVar(&o.noFloor, "no-floor", false, "skip the floor measurement")
 	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
 	flag.StringVar(&serverEnv, "server-env", "", "comma-separated KEY=VALUE settings added to the server's environment only (e.g. GOGC=300); the report lists them")
+	soakFlags(&o.soak)
 	flag.Parse()
 	for _, kv := range strings.Split(serverEnv, ",") {
 		if kv = strings.TrimSpace(kv); kv != "" {
@@ -101,7 +103,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, o); err != nil {
+	runMode := run
+	if o.soak.enabled {
+		runMode = runSoak
+	}
+	if err := runMode(ctx, o); err != nil {
 		log.Fatal(err)
 	}
 }
