@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up clean fuzz bench playground chromium
+.PHONY: all build run test generate vet pg-up clean fuzz bench soak playground chromium
 
 all: build
 
@@ -65,6 +65,19 @@ bench: build
 	@export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=cryptointel_bench scripts/pg-up.sh)}"; \
 	$(GO) build -o bin/bench ./tests/bench; \
 	bin/bench -bin $(BIN) $(BENCHFLAGS)
+
+## soak: reliability run, not part of `make test` or CI: seeds the database
+## cryptointel_soak once (100k events, cached by a marker), serves it and
+## holds a steady open-loop mix of the main routes (100 req/s for 5 minutes)
+## with new events ingested every 30 s and pushed to a webhook; samples
+## memory, goroutines, errors and latency every 10 s, writes
+## tests/bench/SOAK.md and fails unless memory stays flat and nothing fails.
+## SOAKFLAGS passes flags (e.g. SOAKFLAGS='-duration 1m -rate 50');
+## SOAK_DATABASE_URL picks another database.
+soak: build
+	@export SOAK_DATABASE_URL="$${SOAK_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=cryptointel_soak scripts/pg-up.sh)}"; \
+	$(GO) build -o bin/bench ./tests/bench; \
+	bin/bench -soak -bin $(BIN) -database-url "$$SOAK_DATABASE_URL" -events 100000 $(SOAKFLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (30s); `make test` replays the committed corpora
 FUZZTIME ?= 30s
