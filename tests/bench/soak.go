@@ -307,8 +307,9 @@ type soakRow struct {
 	requests, errors, missed, late int
 	writes, writeErrors, delivered int
 	p50, p99                       time.Duration
-	serverCPU, busy                float64 // % of one core; % of the machine
-	rss, heap, goroutines, rawGor  float64 // means of the row's probes
+	lat                            []time.Duration // sorted
+	serverCPU, busy                float64         // % of one core; % of the machine
+	rss, heap, goroutines, rawGor  float64         // means of the row's probes
 	conns                          int64
 	pgConns, pgMem                 float64 // means of the row's probes
 	jobs                           float64
@@ -664,7 +665,7 @@ func sampleSoak(ctx context.Context, o options, res *soakResult, client *http.Cl
 		c.mu.Unlock()
 		row.requests = len(lat)
 		slices.Sort(lat)
-		row.p50, row.p99 = pctOf(lat, 0.50), pctOf(lat, 0.99)
+		row.p50, row.p99, row.lat = pctOf(lat, 0.50), pctOf(lat, 0.99), lat
 		for _, p := range rowProbes {
 			row.rss += p.rss / float64(len(rowProbes))
 			row.heap += p.heap / float64(len(rowProbes))

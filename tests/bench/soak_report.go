@@ -215,10 +215,19 @@ func renderSoakReport(r *soakResult) (string, bool) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", ch.name, ch.measured, ch.limit, yes(ch.ok))
 	}
 	fmt.Fprintf(&b, "\n")
-	fmt.Fprintf(&b, "Summary: %s at %.0f req/s, %d requests (%.1f req/s answered), %d errors, p50 %s, p99 %s, server RSS %.0f → %.0f MB (peak %.0f MB), Go heap %.1f → %.1f MB, goroutines %.0f → %.0f (first row → last row).\n\n",
-		r.duration, s.rate, reqs, float64(reqs)/r.duration.Seconds(), errs, ms(pctOf(all, 0.5)), ms(pctOf(all, 0.99)),
-		firstRow(r.rows).rss/(1<<20), lastRow(r.rows).rss/(1<<20), float64(r.peakRSS)/(1<<20),
-		firstRow(r.rows).heap/(1<<20), lastRow(r.rows).heap/(1<<20), firstRow(r.rows).rawGor, lastRow(r.rows).rawGor)
+	var steady []time.Duration
+	for _, row := range r.rows {
+		if row.start >= r.duration/3 {
+			steady = append(steady, row.lat...)
+		}
+	}
+	slices.Sort(steady)
+	first, last := firstRow(r.rows), lastRow(r.rows)
+	fmt.Fprintf(&b, "Summary: %s at %.0f req/s: %d requests (%.1f req/s answered), %d errors; p50 %s and p99 %s after warm-up (%s and %s over the whole run); first row → last row: server RSS %.0f → %.0f MB (peak %.0f MB), Go heap %.1f → %.1f MB, goroutines %.0f → %.0f, PostgreSQL backends %.0f → %.0f MB.\n\n",
+		r.duration, s.rate, reqs, float64(reqs)/r.duration.Seconds(), errs, ms(pctOf(steady, 0.5)), ms(pctOf(steady, 0.99)),
+		ms(pctOf(all, 0.5)), ms(pctOf(all, 0.99)),
+		first.rss/(1<<20), last.rss/(1<<20), float64(r.peakRSS)/(1<<20),
+		first.heap/(1<<20), last.heap/(1<<20), first.rawGor, last.rawGor, first.pgMem/(1<<20), last.pgMem/(1<<20))
 
 	fmt.Fprintf(&b, "## Intervals\n\n")
 	fmt.Fprintf(&b, "| t | requests | req/s | errors | missed | late | p50 ms | p99 ms | server CPU %% | machine CPU %% | RSS MB | heap MB | goroutines | HTTP conns | PG conns | PG conns MB | River jobs | writes | delivered |\n")
@@ -229,7 +238,7 @@ func renderSoakReport(r *soakResult) (string, bool) {
 			msf(row.p50), msf(row.p99), row.serverCPU, row.busy, row.rss/(1<<20), row.heap/(1<<20), row.rawGor, row.conns, row.pgConns, row.pgMem/(1<<20), row.jobs, row.writes, row.delivered)
 	}
 	fmt.Fprintf(&b, "\n")
-	fmt.Fprintf(&b, "## Routes\n\n| route | share | requests | errors | missed | p50 ms | p99 ms | max ms |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "## Routes (whole run)\n\n| route | share | requests | errors | missed | p50 ms | p99 ms | max ms |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, rt := range c.routes {
 		lat := slices.Clone(rt.lat)
 		slices.Sort(lat)
