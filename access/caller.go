@@ -18,6 +18,11 @@ type Caller struct {
 	// Paid is true when the request is paid per request (x402 or MPP)
 	// rather than authorized by a key.
 	Paid bool
+	// DataVersion is the content version the metering statement read (see
+	// db.MeterResult.DataVersion); 0 when unknown (a paid request, or a
+	// request metered after its handler ran). Response caches use it only
+	// when it is set.
+	DataVersion int64
 
 	// plans is the plan table the access layer gated with; Allow uses it to
 	// name the plan needed.

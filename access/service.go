@@ -185,7 +185,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		writeDBError(w, derr, s.resetSeconds(now))
 		return
 	}
-	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, plans: plans})
+	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, DataVersion: res.DataVersion, plans: plans})
 	next.ServeHTTP(w, r.WithContext(ctx))
 }
 

@@ -87,6 +87,12 @@ type MeterResult struct {
 	// MonthUsed is the key's credits used this month, after this request's
 	// charge when Charged.
 	MonthUsed int64
+	// DataVersion is the content version (table data_version) as the
+	// statement saw it: every write to the content tables bumps it in the
+	// same transaction, so a response built from reads made after this
+	// statement is at least as new as this version. Response caches key on
+	// it.
+	DataVersion int64
 }
 
 // meterSQL is the single statement that authenticates a key by hash and,
@@ -103,7 +109,8 @@ type MeterResult struct {
 //
 // A request refused for the plan still counts toward the rate window (it
 // is a request the key made) but is not metered as usage. $7 are the plan
-// names that include the route.
+// names that include the route. The statement also reads the content
+// version (data_version) for response caching, at no extra round trip.
 const meterSQL = `
 WITH k AS (
 	SELECT ak.id, ak.account_id, ak.hash, a.plan, ak.revoked_at IS NOT NULL AS revoked,
@@ -137,7 +144,8 @@ SELECT k.id, k.account_id, k.hash, k.plan, k.revoked, k.monthly_credits,
 	coalesce((SELECT requests FROM rw), 0),
 	EXISTS (SELECT 1 FROM um),
 	coalesce((SELECT credits FROM um),
-		(SELECT credits FROM usage_monthly WHERE api_key_id = k.id AND month = $6::date), 0)
+		(SELECT credits FROM usage_monthly WHERE api_key_id = k.id AND month = $6::date), 0),
+	(SELECT version FROM data_version)
 FROM k`
 
 // Meter authenticates the key by hash and meters the request in one atomic
@@ -156,7 +164,7 @@ func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
 		p.KeyHash, p.WindowStart.UTC(), p.RateLimit, p.Cost,
 		dateOnly(p.Day), dateOnly(p.Month), allowed,
 	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked,
-		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed)
+		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed, &res.DataVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, Errorf(ENOTFOUND, "API key not found.")
 	} else if err != nil {
