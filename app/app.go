@@ -119,6 +119,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		Routes:   append(append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)), a.ExportRoutes()...),
 		Logger:   a.Logger,
 		Now:      func() time.Time { return a.DB.Now() },
+		Cache:    rest.CacheConfig{TTL: a.Config.ResponseCacheTTL, Entries: a.Config.ResponseCacheEntries},
 	})
 	if err != nil {
 		return fmt.Errorf("error building /v1 routes: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/rest"
 )
 
 // Config is every setting of the service in one place. Each field is filled
@@ -90,6 +91,17 @@ type Config struct {
 	// EXPORT_URL_SECRET); share it across replicas. Defaults to a fixed
 	// development value; set it in production.
 	ExportURLSecret string `json:"-"`
+	// ResponseCacheTTL is how long an identical /v1 graph read (same route,
+	// parameters and plan, content unchanged) is answered from the response
+	// cache (env RESPONSE_CACHE_TTL). Every request is still authenticated
+	// and metered; any write to the content makes the next request compute
+	// afresh, on every replica. Defaults to 1 second; a negative value such
+	// as -1s disables the cache.
+	ResponseCacheTTL time.Duration
+	// ResponseCacheEntries bounds the responses the cache keeps (env
+	// RESPONSE_CACHE_ENTRIES); bodies over 256 KiB are never kept. Defaults
+	// to 256.
+	ResponseCacheEntries int
 	// StatementCountHeader sets X-Statement-Count, the SQL statements the
 	// request ran, on every response when true (env
 	// STATEMENT_COUNT_HEADER). For the load harness; defaults to false.
@@ -114,6 +126,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.WebhookTimeScale <= 0 {
 		c.WebhookTimeScale = 1
+	}
+	if c.ResponseCacheTTL == 0 {
+		c.ResponseCacheTTL = rest.DefaultCacheTTL
+	}
+	if c.ResponseCacheEntries <= 0 {
+		c.ResponseCacheEntries = rest.DefaultCacheEntries
 	}
 	if c.WebhookPollInterval <= 0 {
 		c.WebhookPollInterval = 60 * time.Second

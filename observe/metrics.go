@@ -100,13 +100,19 @@ var (
 		Help:      "Requests refused with 429 because the key's per-minute window was full.",
 	})
 
+	responseCache = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace,
+		Name:      "response_cache_total",
+		Help:      "Cacheable /v1 graph reads by result: hit (served from the response cache), shared (waited for an identical request in flight), miss (computed and stored) or skip (computed, too large to store).",
+	}, []string{"result"})
+
 	// processCollectors are registered in every registry NewRegistry builds.
 	processCollectors = []prometheus.Collector{
 		httpRequests, httpDuration, httpInFlight,
 		graphqlOperations, graphqlComplexity,
 		jobOutcomes, jobDuration,
 		webhookDeliveries, webhookDuration,
-		rateLimited,
+		rateLimited, responseCache,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	}
@@ -131,6 +137,12 @@ func WebhookDelivery(outcome string, d time.Duration) {
 // RateLimited counts one request refused by the per-minute rate limit.
 func RateLimited() {
 	rateLimited.Inc()
+}
+
+// ResponseCache counts one cacheable /v1 graph read by result (hit,
+// shared, miss or skip).
+func ResponseCache(result string) {
+	responseCache.WithLabelValues(result).Inc()
 }
 
 // NewRegistry returns a registry holding the process-wide metrics, the Go

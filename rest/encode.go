@@ -3,8 +3,6 @@ package rest
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/base64"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,6 +21,7 @@ type encodingWriter struct {
 	buf         bytes.Buffer
 	status      int
 	passthrough bool
+	state       *frameState
 }
 
 func newEncodingWriter(w http.ResponseWriter, r *http.Request) *encodingWriter {
@@ -94,8 +93,7 @@ func (e *encodingWriter) finish() {
 	h.Add("Vary", "Accept-Encoding")
 	get := e.r.Method == http.MethodGet || e.r.Method == http.MethodHead
 	if status == http.StatusOK && get && h.Get("ETag") == "" && h.Get("Content-Encoding") == "" {
-		sum := sha256.Sum256(body)
-		tag := base64.RawURLEncoding.EncodeToString(sum[:18])
+		tag := e.bodyTag(body)
 		etag := `"` + tag + `"`
 		if etagMatches(e.r.Header.Get("If-None-Match"), tag) {
 			h.Set("ETag", etag)
@@ -124,6 +122,16 @@ func (e *encodingWriter) finish() {
 	if e.r.Method != http.MethodHead {
 		e.w.Write(body) //nolint:errcheck
 	}
+}
+
+// bodyTag returns the ETag value of body: the one the handler computed
+// ahead for exactly these bytes, or a fresh hash.
+func (e *encodingWriter) bodyTag(body []byte) string {
+	if s := e.state; s != nil && s.tag != "" && len(s.tagged) == len(body) &&
+		(len(body) == 0 || &s.tagged[0] == &body[0] || bytes.Equal(s.tagged, body)) {
+		return s.tag
+	}
+	return bodyTag(body)
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding allows gzip.

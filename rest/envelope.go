@@ -70,7 +70,7 @@ func (o object) appendJSON(buf *bytes.Buffer) error {
 
 // sizeHint estimates the encoded size so the buffer grows once.
 func (o object) sizeHint() int {
-	n := 2
+	n := 3 // braces and the body's newline
 	for _, f := range o {
 		n += len(f.Key) + 16
 		switch v := f.Value.(type) {

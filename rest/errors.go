@@ -66,6 +66,16 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // writeJSON encodes v as the response body with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := encodeJSON(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte("{\"error\":\"Internal server error.\"}\n")
+	}
+	writeBody(w, status, b)
+}
+
+// encodeJSON encodes v as a response body: compact JSON and a newline.
+func encodeJSON(v any) ([]byte, error) {
 	var (
 		b   []byte
 		err error
@@ -78,13 +88,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		b, err = json.Marshal(v)
 	}
 	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":"Internal server error."}`)
+		return nil, err
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(b)       //nolint:errcheck
-	w.Write(newline) //nolint:errcheck
+	return append(b, '\n'), nil
 }
 
-var newline = []byte("\n")
+// writeBody writes an encoded JSON body (see encodeJSON).
+func writeBody(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck
+}

@@ -49,6 +49,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the current time for since windows. Defaults to time.Now.
 	Now func() time.Time
+	// Cache configures the response cache of the graph-read routes; the
+	// zero value disables it.
+	Cache CacheConfig
 }
 
 // Router serves every /v1 route of the table and /openapi.json.
@@ -61,6 +64,7 @@ type Router struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 	openapi []byte
+	cache   *responseCache
 }
 
 // New builds the router: it loads and checks every embedded operation (and
@@ -78,6 +82,7 @@ func New(cfg Config) (*Router, error) {
 		logger: cfg.Logger,
 		now:    cfg.Now,
 		mux:    http.NewServeMux(),
+		cache:  newResponseCache(cfg.Cache),
 	}
 	if rt.wrap == nil {
 		rt.wrap = func(_ access.Policy, h http.Handler) http.Handler { return h }
@@ -153,8 +158,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // and encoding (ETag, 304, gzip).
 func (rt *Router) frame(next http.Handler) http.Handler {
 	return access.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, rt.logger))
+		fs := &frameState{logger: rt.logger}
+		r = r.WithContext(context.WithValue(r.Context(), frameKey{}, fs))
 		ew := newEncodingWriter(w, r)
+		ew.state = fs
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler || ew.passthrough {
@@ -245,12 +252,15 @@ func (rt *Router) routeHandler(route *Route) http.Handler {
 		})
 	} else {
 		inner = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, err := rt.runGraph(route, r)
+			cb, err := rt.runGraph(route, r)
 			if err != nil {
 				WriteError(w, r, err)
 				return
 			}
-			writeJSON(w, http.StatusOK, body)
+			if fs, ok := r.Context().Value(frameKey{}).(*frameState); ok && cb.tag != "" {
+				fs.tag, fs.tagged = cb.tag, cb.body
+			}
+			writeBody(w, http.StatusOK, cb.body)
 		})
 	}
 	wrapped := rt.wrap(route.Policy, inner)
@@ -260,9 +270,10 @@ func (rt *Router) routeHandler(route *Route) http.Handler {
 	})
 }
 
-// runGraph parses the request against the route, runs its operation and
-// builds the envelope.
-func (rt *Router) runGraph(route *Route, r *http.Request) (any, error) {
+// runGraph parses the request against the route and returns the encoded
+// response: from the response cache when it holds it, otherwise by running
+// the operation and building the envelope.
+func (rt *Router) runGraph(route *Route, r *http.Request) (*cachedBody, error) {
 	c, err := parseCall(route, r, rt.now())
 	if err != nil {
 		return nil, err
@@ -272,22 +283,43 @@ func (rt *Router) runGraph(route *Route, r *http.Request) (any, error) {
 			return nil, err
 		}
 	}
+	compute := func(ctx context.Context) ([]byte, error) { return rt.execute(ctx, c) }
+	if rt.cache != nil {
+		return rt.cache.get(r.Context(), c, compute)
+	}
+	body, err := compute(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return &cachedBody{body: body}, nil
+}
+
+// execute runs call c's operation, builds its envelope and encodes it.
+func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	op, ok := rt.ops[c.Operation]
 	if !ok {
-		return nil, fmt.Errorf("error running %s: unknown operation %q", route.Path, c.Operation)
+		return nil, fmt.Errorf("error running %s: unknown operation %q", c.Route.Path, c.Operation)
 	}
 	vars, err := jsonVariables(c.Vars)
 	if err != nil {
 		return nil, err
 	}
-	resp := rt.exec.Execute(r.Context(), op.Query, op.Name, vars)
+	resp := rt.exec.Execute(ctx, op.Query, op.Name, vars)
 	if resp == nil {
 		return nil, fmt.Errorf("error running %s: no response", op.Name)
 	}
 	if len(resp.Errors) > 0 {
 		return nil, graphError(op.Name, resp.Errors)
 	}
-	return route.Envelope(c, resp.Data)
+	env, err := c.Route.Envelope(c, resp.Data)
+	if err != nil {
+		return nil, err
+	}
+	body, err := encodeJSON(env)
+	if err != nil {
+		return nil, fmt.Errorf("error encoding %s response: %w", c.Route.Path, err)
+	}
+	return body, nil
 }
 
 // jsonVariables round-trips vars through JSON (numbers as json.Number), so
@@ -319,15 +351,24 @@ func graphError(opName string, errs gqlerror.List) error {
 	return fmt.Errorf("error running operation %s: %w", opName, errs)
 }
 
-type loggerKey struct{}
+// frameState is what the frame shares with the handlers below it through
+// the request context: the logger, and the ETag of a body computed ahead
+// (a cached response carries its own, so it is not hashed again).
+type frameState struct {
+	logger *slog.Logger
+	tag    string
+	tagged []byte
+}
+
+type frameKey struct{}
 
 // RequestID returns the id of ctx's request (echoed from a valid
 // X-Request-Id header, else generated), as the access layer assigns it.
 func RequestID(ctx context.Context) string { return access.RequestIDFrom(ctx) }
 
 func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
+	if fs, ok := ctx.Value(frameKey{}).(*frameState); ok && fs.logger != nil {
+		return fs.logger
 	}
 	return slog.Default()
 }
