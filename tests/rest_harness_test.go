@@ -47,15 +47,20 @@ func startRESTServer(t *testing.T) *restServer {
 }
 
 // startRESTServerWith is startRESTServer with load filling the database
-// (after the clock is pinned, before the server starts).
-func startRESTServerWith(t *testing.T, load func(store *db.DB)) *restServer {
+// (after the clock is pinned, before the server starts), and opts changing
+// the configuration.
+func startRESTServerWith(t *testing.T, load func(store *db.DB), opts ...func(*app.Config)) *restServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, app.Config{
+	cfg := app.Config{
 		DatabaseURL:     dbtest.NewURL(t),
 		Logger:          slog.New(slog.DiscardHandler),
 		ShutdownTimeout: 15 * time.Second,
-	})
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	a, err := app.New(ctx, cfg)
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return restNow }
 	load(a.DB)
