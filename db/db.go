@@ -16,7 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
@@ -63,10 +62,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("error creating pool: %w", err)
 	}
-	// OpenDBFromPool keeps database/sql from holding idle connections: each
-	// one would stay checked out of the pgx pool and starve its direct users
-	// (River, ingest, the poller).
-	sqldb := stdlib.OpenDBFromPool(pool)
+	sqldb := openBunSQL(pool)
 	bunDB := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
 	bunDB.AddQueryHook(statementCounterHook{})
 	return &DB{Pool: pool, Bun: bunDB, Now: time.Now}, nil
