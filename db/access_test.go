@@ -234,3 +234,23 @@ func TestNoPlaintextKeyStored(t *testing.T) {
 	require.Len(t, row.Prefix, 10)
 	require.Contains(t, dump, fmt.Sprintf("\\x%x", db.HashAPIKey(key))) // stored as its SHA-256
 }
+
+// TestMeterAsyncCommitStaysLocal: the metering statement commits without
+// waiting for its WAL flush, but the setting ends with its transaction; the
+// next statement on the same connection commits synchronously again.
+func TestMeterAsyncCommitStaysLocal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := db.Open(ctx, dbtest.NewURL(t), db.Options{MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() }) //nolint:errcheck
+	b := &accessBundle{store: store, ctx: ctx}
+	hash := b.newKey(t, db.PlanPro)
+
+	res, err := store.Meter(ctx, meterAt(time.Now(), hash, 1))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	var setting string
+	require.NoError(t, store.Pool.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&setting))
+	require.Equal(t, "on", setting)
+}

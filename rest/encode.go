@@ -16,9 +16,13 @@ const gzipMinSize = 1024
 // and a large body is gzipped for a client that accepts it. A handler that
 // flushes (streaming) switches the writer to pass-through.
 type encodingWriter struct {
-	w           http.ResponseWriter
-	r           *http.Request
-	buf         bytes.Buffer
+	w   http.ResponseWriter
+	r   *http.Request
+	buf bytes.Buffer
+	// shared is the body when it was written whole as the handler's
+	// precomputed (cached, immutable) body: it is kept by reference rather
+	// than copied into buf.
+	shared      []byte
 	status      int
 	passthrough bool
 	state       *frameState
@@ -49,7 +53,31 @@ func (e *encodingWriter) Write(b []byte) (int, error) {
 	if e.status == 0 {
 		e.status = http.StatusOK
 	}
+	if e.buf.Len() == 0 && e.shared == nil && e.isPrecomputed(b) {
+		e.shared = b
+		return len(b), nil
+	}
+	if e.shared != nil {
+		e.buf.Write(e.shared) //nolint:errcheck
+		e.shared = nil
+	}
 	return e.buf.Write(b)
+}
+
+// isPrecomputed reports whether b is the very body the handler computed
+// ahead (same backing array): such a body is never modified, so it may be
+// kept past Write.
+func (e *encodingWriter) isPrecomputed(b []byte) bool {
+	s := e.state
+	return s != nil && s.tag != "" && len(b) > 0 && len(s.tagged) == len(b) && &s.tagged[0] == &b[0]
+}
+
+// body is what was written.
+func (e *encodingWriter) body() []byte {
+	if e.shared != nil {
+		return e.shared
+	}
+	return e.buf.Bytes()
 }
 
 // Flush switches to pass-through: what is buffered is sent as is and the
@@ -61,8 +89,9 @@ func (e *encodingWriter) Flush() {
 			e.status = http.StatusOK
 		}
 		e.w.WriteHeader(e.status)
-		e.w.Write(e.buf.Bytes()) //nolint:errcheck
+		e.w.Write(e.body()) //nolint:errcheck
 		e.buf.Reset()
+		e.shared = nil
 	}
 	if f, ok := e.w.(http.Flusher); ok {
 		f.Flush()
@@ -76,6 +105,7 @@ func (e *encodingWriter) Unwrap() http.ResponseWriter { return e.w }
 // can be written instead.
 func (e *encodingWriter) reset() {
 	e.buf.Reset()
+	e.shared = nil
 	e.status = 0
 }
 
@@ -89,7 +119,7 @@ func (e *encodingWriter) finish() {
 		status = http.StatusOK
 	}
 	h := e.w.Header()
-	body := e.buf.Bytes()
+	body := e.body()
 	h.Add("Vary", "Accept-Encoding")
 	get := e.r.Method == http.MethodGet || e.r.Method == http.MethodHead
 	if status == http.StatusOK && get && h.Get("ETag") == "" && h.Get("Content-Encoding") == "" {

@@ -98,3 +98,39 @@ func TestRouterRecoversPanics(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, w.Code)
 	require.JSONEq(t, `{"error":"Entity not found"}`, w.Body.String())
 }
+
+// TestEncodingWriterPrecomputedBody: a cached body written whole is sent
+// by reference with its precomputed ETag; any other write (before, after,
+// or a copy of the same bytes) is buffered, so a handler reusing its
+// buffer cannot change what is sent.
+func TestEncodingWriterPrecomputedBody(t *testing.T) {
+	cached := []byte(`{"data":[1,2,3]}` + "\n")
+	tag := bodyTag(cached)
+	run := func(write func(w http.ResponseWriter)) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		ew := newEncodingWriter(rec, httptest.NewRequest(http.MethodGet, "/v1/x", nil))
+		ew.state = &frameState{tag: tag, tagged: cached}
+		write(ew)
+		ew.finish()
+		return rec
+	}
+
+	rec := run(func(w http.ResponseWriter) { w.Write(cached) }) //nolint:errcheck
+	require.Equal(t, string(cached), rec.Body.String())
+	require.Equal(t, `"`+tag+`"`, rec.Header().Get("ETag"))
+
+	rec = run(func(w http.ResponseWriter) {
+		w.Write(cached)           //nolint:errcheck
+		w.Write([]byte("more\n")) //nolint:errcheck
+	})
+	require.Equal(t, string(cached)+"more\n", rec.Body.String())
+	require.Equal(t, `"`+bodyTag([]byte(string(cached)+"more\n"))+`"`, rec.Header().Get("ETag"))
+
+	reused := append([]byte(nil), cached...)
+	rec = run(func(w http.ResponseWriter) {
+		w.Write(reused) //nolint:errcheck
+		copy(reused, "XXXX")
+	})
+	require.Equal(t, string(cached), rec.Body.String(), "a body that is not the precomputed one is copied")
+	require.Equal(t, `"`+tag+`"`, rec.Header().Get("ETag"))
+}
