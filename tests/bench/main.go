@@ -45,6 +45,7 @@ type options struct {
 	pprofAddr   string
 	dbMaxConns  int
 	noFloor     bool
+	noUncached  bool
 	stdoutOnly  bool
 	serverEnv   []string
 	soak        soakOptions
@@ -79,6 +80,7 @@ func main() {
 	flag.StringVar(&o.pprofAddr, "pprof-addr", os.Getenv("PPROF_ADDR"), "passed to the server as PPROF_ADDR (e.g. 127.0.0.1:6060) to profile it during the run")
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 16, "pool size of the server and of the floor")
 	flag.BoolVar(&o.noFloor, "no-floor", false, "skip the floor measurement")
+	flag.BoolVar(&o.noUncached, "no-uncached", false, "skip the /v1/latest rows of a second server with the response cache off")
 	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
 	flag.StringVar(&serverEnv, "server-env", "", "comma-separated KEY=VALUE settings added to the server's environment only (e.g. GOGC=300); the report lists them")
 	soakFlags(&o.soak)
@@ -141,12 +143,27 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(ctx, o)
+	srv, err := startServer(ctx, o, "server.log")
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
 	log.Printf("server pid %d on %s", srv.cmd.Process.Pid, srv.base)
+	// The same service with its response cache off: every request runs
+	// the operation, its loads and the encoding. Its /v1/latest rows show
+	// what the cache saves, and its statement probes the computed counts.
+	var uncached *proc
+	if !o.noUncached {
+		ou := o
+		ou.serverEnv = append(append([]string{}, o.serverEnv...), "RESPONSE_CACHE_TTL=-1s")
+		ou.pprofAddr = ""
+		uncached, err = startServer(ctx, ou, "server-uncached.log")
+		if err != nil {
+			return err
+		}
+		defer uncached.stop()
+		log.Printf("server with the response cache off: pid %d on %s", uncached.cmd.Process.Pid, uncached.base)
+	}
 
 	fx, err := prepareFixtures(ctx, o)
 	if err != nil {
@@ -176,6 +193,12 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	var computedProbes []stmtProbe
+	if uncached != nil {
+		if computedProbes, err = probeStatements(ctx, client, uncached.base, fx); err != nil {
+			return err
+		}
+	}
 	measureAll := func(base string, sc scenario, pid int) ([]result, error) {
 		var out []result
 		for _, c := range o.concs {
@@ -191,9 +214,10 @@ func run(ctx context.Context, o options) error {
 		}
 		return out, nil
 	}
-	// The floor is measured right after the service's /v1/latest rows, so
-	// the ratio compares figures taken minutes apart at most.
-	var rows, floorRows []result
+	// The floor, then the service without its response cache, are
+	// measured right after the service's /v1/latest rows, so the ratios
+	// compare figures taken minutes apart at most.
+	var rows, floorRows, uncachedRows []result
 	for i, sc := range scenarios(fx) {
 		if selected(o.only, sc.name) {
 			res, err := measureAll(srv.base, sc, srv.pid())
@@ -209,10 +233,20 @@ func run(ctx context.Context, o options) error {
 			}
 			floorRows = res
 		}
+		if i == 0 && uncached != nil && selected(o.only, sc.name) {
+			off := sc
+			off.name = sc.name + " (response cache off)"
+			res, err := measureAll(uncached.base, off, uncached.pid())
+			if err != nil {
+				return err
+			}
+			uncachedRows = res
+		}
 	}
 	machine.loadAfter = loadAverage()
 	report := renderReport(reportInput{
-		machine: machine, seed: seed, opts: o, rows: rows, floor: floorRows, probes: probes,
+		machine: machine, seed: seed, opts: o, rows: rows, floor: floorRows, uncached: uncachedRows,
+		probes: probes, computedProbes: computedProbes,
 		serverPeakRSS: srv.peakRSS(), elapsed: time.Since(started),
 	})
 	fmt.Print(report)

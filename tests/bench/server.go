@@ -35,7 +35,7 @@ var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)|"msg":"listenin
 // benchmark database, with the per-response statement count header on
 // (STATEMENT_COUNT_HEADER) and, when asked, the pprof listener. Its log
 // goes to tests/bench/.cache/server.log.
-func startServer(ctx context.Context, o options) (*proc, error) {
+func startServer(ctx context.Context, o options, logName string) (*proc, error) {
 	env := append(os.Environ(),
 		"DATABASE_URL="+o.databaseURL,
 		"ADDR=127.0.0.1:0",
@@ -49,7 +49,7 @@ func startServer(ctx context.Context, o options) (*proc, error) {
 	env = append(env, o.serverEnv...)
 	cmd := exec.Command(o.bin, "serve")
 	cmd.Env = env
-	logPath := filepath.Join(cacheDir(o), "server.log")
+	logPath := filepath.Join(cacheDir(o), logName)
 	return startProc(ctx, cmd, logPath, func(line string) string {
 		if m := listeningLine.FindStringSubmatch(line); m != nil {
 			return m[1] + m[2]

@@ -378,7 +378,7 @@ func runSoak(ctx context.Context, o options) error {
 			"WEBHOOK_ALLOW_CIDRS=127.0.0.0/8,::1",
 			"WEBHOOK_CA_FILE="+recv.caFile)
 	}
-	srv, err := startServer(ctx, o)
+	srv, err := startServer(ctx, o, "server.log")
 	if err != nil {
 		return err
 	}
