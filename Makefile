@@ -41,10 +41,19 @@ run: build
 	echo; \
 	exec $(BIN) serve --addr "$(ADDR)"
 
-## test: Postgres up, Chromium present, then go test ./... (PKG=./db/... narrows it) against it
+## test: Postgres up, Chromium present, then go test ./... (PKG=./db/... narrows it) against it,
+## then the counts the reliability tests report (go test shows a passing test's log only under -v)
 test: chromium
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
-	$(GO) test -timeout $(TEST_TIMEOUT) $(TESTFLAGS) $(PKG)
+	export TEST_SUMMARY_FILE="$$(mktemp)"; \
+	status=0; \
+	$(GO) test -timeout $(TEST_TIMEOUT) $(TESTFLAGS) $(PKG) || status=$$?; \
+	echo; \
+	echo "--- counts reported by the tests"; \
+	sort "$$TEST_SUMMARY_FILE"; \
+	echo "fuzz: $$(find . -path '*/testdata/fuzz/*' -type f | wc -l) committed corpus inputs replayed, besides each target's f.Add seeds"; \
+	rm -f "$$TEST_SUMMARY_FILE"; \
+	exit $$status
 
 ## playground: rebuild the playground's embedded assets (playground/dist) from the pinned package-lock.json; commit the result
 playground:

@@ -227,7 +227,7 @@ func TestPostgresOutageUnderLoad(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("postgres outage: %d requests, %d answered 200, %d JSON 503 (%d sent during the outage), %d other answers or slow (5xx other than 503 included), slowest %s, first 200 after restart in %s, all kinds recovered in %s",
+	summary(t, "postgres outage: %d requests, %d answered 200, %d JSON 503 (%d sent during the outage), %d other answers or slow (5xx other than 503 included), slowest %s, first 200 after restart in %s, all kinds recovered in %s",
 		tried, ok, unavl, during, len(unexpected), slowest.Round(time.Millisecond), firstOKAfter.Sub(restarted).Round(time.Millisecond), recovered.Sub(restarted).Round(time.Millisecond))
 	if len(unexpected) > 0 {
 		for _, line := range strings.Split(logs.String(), "\n") {
@@ -511,7 +511,7 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 		}
 	}
 
-	t.Logf("SIGKILL under load: %d ingests acknowledged (%d events), %d lost; %d metered answers received, %d metered in the database (in flight at the kill: %d, at most %d), %d rate limited, %d 5xx or unexpected; %d exports acknowledged (%d not completed at the kill), %d completed after the restart (%d of them unfinished at the kill)",
+	summary(t, "SIGKILL under load: %d ingests acknowledged (%d events), %d lost; %d metered answers received, %d metered in the database (in flight at the kill: %d, at most %d), %d rate limited, %d 5xx or unexpected; %d exports acknowledged (%d not completed at the kill), %d completed after the restart (%d of them unfinished at the kill)",
 		ingests, len(ackedEvents), lost, received, metered, noAnswer, inFlightMax, rateLimited, len(other), len(exports), pendingAtKill, completed, pendingAtKill)
 	require.Empty(t, other, "unexpected answers before the kill")
 	require.Zero(t, lost, "acknowledged events lost")
@@ -612,7 +612,7 @@ func TestHangingWebhookReceiversDoNotSlowTheAPI(t *testing.T) {
 		}
 		answered++
 	}
-	t.Logf("hanging receivers: %d API requests answered while %d+ deliveries hung, slowest %s", answered, 10, slowest.Round(time.Millisecond))
+	summary(t, "hanging receivers: %d API requests answered while %d+ deliveries hung, slowest %s", answered, 10, slowest.Round(time.Millisecond))
 	require.GreaterOrEqual(t, answered, 30, "the deliveries stopped hanging before the API was measured")
 	require.Less(t, slowest, 2*time.Second, "hanging webhook receivers slowed the API")
 }

@@ -157,7 +157,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	require.True(t, recovered, "the service did not recover after the database came back")
-	t.Logf("outage: %d requests tried, %d answered 200, %d answered 503, %d other", tried, ok, unavl, len(unexpected))
+	summary(t, "outage: %d requests tried, %d answered 200, %d answered 503, %d other", tried, ok, unavl, len(unexpected))
 	if len(unexpected) > 0 {
 		for _, line := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(line, `"ERROR"`) && !strings.Contains(line, "unavailable") {

@@ -99,7 +99,7 @@ func TestReplicas(t *testing.T) {
 		}(w)
 	}
 	wg.Wait()
-	t.Logf("replicas: rate window answers %v", counts)
+	summary(t, "replicas: rate window answers %v", counts)
 	require.Equal(t, map[int]int{http.StatusOK: 100, http.StatusTooManyRequests: 50}, counts,
 		"the per-key window must admit exactly 100 requests across the replicas")
 
@@ -137,7 +137,7 @@ func TestReplicas(t *testing.T) {
 	for id, n := range perEvent {
 		require.Equal(t, 1, n, "event %d delivered %d times", id, n)
 	}
-	t.Logf("replicas: %d events fanned out to one webhook by 3 replicas, %d deliveries received", events, len(got))
+	summary(t, "replicas: %d events fanned out to one webhook by 3 replicas, %d deliveries received", events, len(got))
 
 	// Export jobs requested through different replicas are each run once:
 	// one River job, one attempt, completed.

@@ -104,7 +104,7 @@ func TestHostileInput(t *testing.T) {
 		})
 	}
 	after := snapshotDomain(t, s.store)
-	t.Logf("hostile table: %d requests tried, %d answered 2xx (contract-defined successes), %d answered 4xx, %d answered 5xx",
+	summary(t, "hostile table: %d requests tried, %d answered 2xx (contract-defined successes), %d answered 4xx, %d answered 5xx",
 		tried, got2xx, got4xx, got5xx)
 	require.Zero(t, got5xx, "5xx seen")
 	require.Equal(t, before, after, "domain tables changed")

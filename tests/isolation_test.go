@@ -142,5 +142,5 @@ func TestAccountIsolation(t *testing.T) {
 		// Nor a long piece of it (a log line cutting it would still leak).
 		require.NotContains(t, logs, v[len(v)-16:], "part of %s appears in the logs", name)
 	}
-	t.Logf("isolation: %d log bytes checked for 2 keys and 2 secrets", len(logs))
+	summary(t, "isolation: %d log bytes checked for 2 keys and 2 secrets", len(logs))
 }

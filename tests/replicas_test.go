@@ -132,7 +132,7 @@ func TestThreeReplicas(t *testing.T) {
 				require.True(t, jsonError(bodies[i]), bodies[i])
 			}
 		}
-		t.Logf("rate window: %d concurrent requests over 3 replicas: %d answered 200 (per replica %v), %d answered 429, other %v", burst, count[200], perReplica, count[429], count)
+		summary(t, "rate window: %d concurrent requests over 3 replicas: %d answered 200 (per replica %v), %d answered 429, other %v", burst, count[200], perReplica, count[429], count)
 		require.Equal(t, 100, count[http.StatusOK])
 		require.Equal(t, burst-100, count[http.StatusTooManyRequests])
 		var metered, windowed int
@@ -160,7 +160,7 @@ func TestThreeReplicas(t *testing.T) {
 		require.NoError(t, store.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_poll'`).Scan(&after))
 		require.NoError(t, store.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'export_expire'`).Scan(&sweeps))
 		polls := after - before
-		t.Logf("leadership: %d river_leader row, %d export expiry sweeps enqueued on start, %d webhook polls in %s at a 1 s interval", leaders, sweeps, polls, window)
+		summary(t, "leadership: %d river_leader row, %d export expiry sweeps enqueued on start, %d webhook polls in %s at a 1 s interval", leaders, sweeps, polls, window)
 		require.Equal(t, 1, leaders)
 		require.Equal(t, 1, sweeps, "the run-on-start sweep was enqueued by more than one replica")
 		require.GreaterOrEqual(t, polls, 3, "the periodic poll is not running")
@@ -231,7 +231,7 @@ func TestThreeReplicas(t *testing.T) {
 		require.NoError(t, store.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (webhook_id, event_id)) FROM webhook_deliveries`).Scan(&rows, &distinct))
 		var workers int
 		require.NoError(t, store.Pool.QueryRow(ctx, `SELECT count(DISTINCT attempted_by[1]) FROM river_job WHERE kind = 'webhook_delivery'`).Scan(&workers))
-		t.Logf("webhooks: %d events ingested over 3 replicas for %d webhooks: %d pairs received, %d requests, %d delivery rows (%d distinct pairs), delivered by %d replicas",
+		summary(t, "webhooks: %d events ingested over 3 replicas for %d webhooks: %d pairs received, %d requests, %d delivery rows (%d distinct pairs), delivered by %d replicas",
 			events, len(paths), len(received), requests, rows, distinct, workers)
 		require.Equal(t, want, requests, "a pair was sent more than once")
 		require.Equal(t, want, rows)
@@ -264,7 +264,7 @@ func TestThreeReplicas(t *testing.T) {
 		require.NoError(t, store.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE attempt = 1 AND cardinality(attempted_by) = 1 AND state = 'completed'),
 				count(DISTINCT attempted_by[1])
 			FROM river_job WHERE kind = 'export' AND args->>'job_id' = ANY($1)`, ids).Scan(&jobs, &once, &runners))
-		t.Logf("exports: %d requested over 3 replicas, %d River jobs, %d run exactly once, run by %d replicas", exports, jobs, once, runners)
+		summary(t, "exports: %d requested over 3 replicas, %d River jobs, %d run exactly once, run by %d replicas", exports, jobs, once, runners)
 		require.Equal(t, exports, jobs)
 		if once != exports {
 			rows, err := store.Pool.Query(ctx, `SELECT id, state, attempt, attempted_by::text FROM river_job WHERE kind = 'export' AND args->>'job_id' = ANY($1)`, ids)

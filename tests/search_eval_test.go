@@ -155,7 +155,7 @@ func TestSearchEvaluation(t *testing.T) {
 		r, m := mean(ss)
 		t.Logf("kind %-13s n=%2d recall@10=%.3f MRR=%.3f", kind, len(ss), r, m)
 	}
-	fmt.Printf("search evaluation: %d event queries recall@10=%.3f MRR=%.3f; %d resolution queries recall@10=%.3f MRR=%.3f\n",
+	summary(t, "search evaluation: %d event queries recall@10=%.3f MRR=%.3f; %d resolution queries recall@10=%.3f MRR=%.3f",
 		len(search), sr, sm, len(resolve), rr, rm)
 	require.GreaterOrEqual(t, sr, minSearchRecall, "event search recall@10")
 	require.GreaterOrEqual(t, sm, minSearchMRR, "event search MRR")

@@ -276,7 +276,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 
 	tally.mu.Lock()
 	defer tally.mu.Unlock()
-	t.Logf("shutdown under load: %d answered 2xx (%d of them after SIGTERM; %d in flight when it was sent), %d refused after the listener closed, %d unexpected; exit %v after %s",
+	summary(t, "shutdown under load: %d answered 2xx (%d of them after SIGTERM; %d in flight when it was sent), %d refused after the listener closed, %d unexpected; exit %v after %s",
 		tally.ok, tally.okAfterTerm, inFlightAtTerm, tally.refused, len(tally.unexpected), waitErr, exitAfter.Round(time.Millisecond))
 	require.Empty(t, tally.unexpected, "requests that neither completed 2xx nor failed to connect; log:\n%s", logs.String())
 	require.NoError(t, waitErr, "serve must exit 0 after SIGTERM; log:\n%s", logs.String())

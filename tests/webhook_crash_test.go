@@ -175,6 +175,9 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	require.NoError(t, store.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (webhook_id, event_id)) FROM webhook_deliveries`).Scan(&n, &distinct))
 	require.Equal(t, 3*events, n)
 	require.Equal(t, 3*events, distinct)
+	pairsAtEnd, _ := recv.counts()
+	summary(t, "webhook SIGKILL: %d (webhook, event) pairs, %d received before the kill, %d in all after the restart, each under one delivery id; %d lost",
+		3*events, pairsAtKill, pairsAtEnd, 3*events-pairsAtEnd)
 
 	require.NoError(t, second.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, second.Wait())
