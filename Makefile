@@ -90,7 +90,7 @@ soak: build
 
 ## fuzz: run each fuzz target for FUZZTIME (30s); `make test` replays the committed corpora
 FUZZTIME ?= 30s
-FUZZ_TARGETS := ./rest:FuzzParseCall ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
+FUZZ_TARGETS := ./rest:FuzzParseCall ./rest:FuzzWithLegacyAliases ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
 	./db:FuzzParseIngestLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -311,7 +311,11 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	if len(resp.Errors) > 0 {
 		return nil, graphError(op.Name, resp.Errors)
 	}
-	env, err := c.Route.Envelope(c, resp.Data)
+	data, err := withLegacyAliases(resp.Data)
+	if err != nil {
+		return nil, fmt.Errorf("error adding legacy aliases to %s: %w", op.Name, err)
+	}
+	env, err := c.Route.Envelope(c, data)
 	if err != nil {
 		return nil, err
 	}
