@@ -109,7 +109,9 @@ SIGINT or SIGTERM drains in-flight requests (up to SHUTDOWN_TIMEOUT) and
 stops; a second signal exits at once.
 
 Every setting below is a flag or the environment variable shown in
-brackets; flags win over the environment, the environment over defaults.`,
+brackets; flags win over the environment, the environment over defaults.
+The Go runtime's GOGC and GOMEMLIMIT default to 400 and 512MiB here when
+they are unset.`,
 		Example: `  cryptointel serve
   ADDR=127.0.0.1:9000 ADMIN_TOKEN=secret cryptointel serve
   cryptointel serve --addr :8080 --db-max-conns 32 --shutdown-timeout 30s`,
@@ -129,6 +131,7 @@ brackets; flags win over the environment, the environment over defaults.`,
 		if cfg.DatabaseURL == "" {
 			return fmt.Errorf("no database configured: set DATABASE_URL or --database-url")
 		}
+		tuneGC(m.Getenv)
 		ctx := cmd.Context()
 		logger := observe.NewLogger(m.Stderr, slog.LevelInfo)
 		cfg.Logger = logger
