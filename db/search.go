@@ -261,10 +261,13 @@ func resolveQuery(idb bun.IDB, name string, limit, offset int) *bun.RawQuery {
 // bounded whatever the table size and the window.
 const (
 	// textCandidates is how many of the most recent full-text matches (of
-	// every word, and of some words) are ranked by relevance. The planner
-	// walks the recency index when the words are common and sorts the GIN
-	// index's matches when they are rare, so the work stays bounded.
+	// every word, and of some words) are ranked by relevance (see
+	// textCandidatesSQL for how they are found in bounded work).
 	textCandidates = 200
+	// recentScan is how many of the newest events in the window are
+	// checked for the words before the full-text index is asked
+	// (textCandidatesSQL).
+	recentScan = 10_000
 	// maxLinkedEntities bounds the entities a query is linked to.
 	maxLinkedEntities = 10
 	// maxRelatedEntities bounds the entities reached by expansion.
@@ -406,7 +409,8 @@ func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
 //     vector: title A, summary B, bullets C, evidence D) of events holding
 //     every word of the query (websearch_to_tsquery), then of those holding
 //     some of its words, among the textCandidates most recent matches of
-//     each, so full text never ranks the whole table.
+//     each (see textCandidatesSQL), so full text never ranks the whole
+//     table.
 //     Events of an entity named by part of the query that hold every word
 //     rank first in this band.
 //   - entity (part of the query): other events of an entity named exactly
@@ -540,15 +544,12 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 	// Any word: the plain query's ANDs turned into ORs. Only worth a second
 	// candidate set when the query has several words.
 	anyWord := `replace(plainto_tsquery('english', ?0)::text, '&', '|')::tsquery`
-	anyCandidates := ""
+	textSets := textCandidatesSQL("text_all", all)
+	textUnion := "SELECT id FROM text_all"
 	anyRank := "0"
 	if len(queryPhrases(query)) > 0 {
-		anyCandidates = `
-			UNION
-			(SELECT e.id FROM events e
-			 WHERE e.search @@ ` + anyWord + ` AND e.latest_evidence_at >= ?6
-			 ORDER BY e.latest_evidence_at DESC, e.id DESC
-			 LIMIT ?7)`
+		textSets += ",\n" + textCandidatesSQL("text_any", anyWord)
+		textUnion += " UNION SELECT id FROM text_any"
 		anyRank = `CASE WHEN e.search @@ ` + anyWord + ` THEN 0.5 * ts_rank_cd(e.search, ` + anyWord + `, 32) ELSE 0 END`
 	}
 	return idb.NewRaw(`
@@ -556,12 +557,8 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 			SELECT * FROM unnest(?1::bigint[], ?2::float8[], ?3::text[], ?4::text[], ?5::text[])
 			       AS l(entity_id, base, band, via, type)
 		),
-		text_c AS (
-			(SELECT e.id FROM events e
-			 WHERE e.search @@ `+all+` AND e.latest_evidence_at >= ?6
-			 ORDER BY e.latest_evidence_at DESC, e.id DESC
-			 LIMIT ?7)`+anyCandidates+`
-		),
+		`+textSets+`,
+		text_c AS (`+textUnion+`),
 		ent_c AS (
 			SELECT x.event_id AS id
 			FROM links l CROSS JOIN LATERAL (
@@ -608,7 +605,51 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 		ORDER BY 3, latest_evidence_at DESC, id DESC
 		LIMIT ?9`,
 		query, pgdialect.Array(ids), pgdialect.Array(bases), pgdialect.Array(bands), pgdialect.Array(vias), pgdialect.Array(types),
-		since, textCandidates, perEntity, limit)
+		since, textCandidates, perEntity, limit, recentScan)
+}
+
+// textCandidatesSQL returns the CTEs name (with name_new and name_any)
+// selecting the ids of the most recent events since ?6 that match the
+// tsquery expression tsq, at most ?7 (textCandidates) of them in the usual
+// case, reading a bounded number of rows whatever the words.
+//
+// The planner cannot tell how many events hold all of several words (it
+// multiplies their frequencies, and an entity's name words always come
+// together), so left to itself it sorted every match of a common pair by
+// recency: 14k heap rows and over 100 ms for "XRP Ledger" on a million
+// events; and the GIN index's bitmap of a common word alone costs ~10 ms
+// (33k entries for "Ethereum") before the first row. So:
+//
+//  1. name_new walks the newest ?10 (recentScan) events of the window down
+//     the recency index and keeps the first ?7 that match. When it finds
+//     ?7, those are the ?7 newest matches and nothing else runs (common
+//     words: a few thousand rows).
+//  2. Otherwise name_any takes up to ?7+1 matches in any order from the
+//     GIN index (a bitmap scan, cheap for the rare words that get here).
+//     When there are no more than ?7 they are all the matches.
+//
+// The result is the ?7 newest matches, as a full sort would give, except
+// when the words match more than ?7 events but fewer than ?7 among the
+// newest ?10: then it is the matches among the newest ?10 plus ?7+1 others.
+// At most ?10 + ?7+1 rows are read.
+func textCandidatesSQL(name, tsq string) string {
+	return name + `_new AS MATERIALIZED (
+			SELECT r.id FROM (
+				SELECT e.id, e.search FROM events e
+				WHERE e.latest_evidence_at >= ?6
+				ORDER BY e.latest_evidence_at DESC, e.id DESC
+				LIMIT ?10
+			) r
+			WHERE r.search @@ ` + tsq + `
+			LIMIT ?7
+		),
+		` + name + `_any AS MATERIALIZED (
+			SELECT e.id FROM events e
+			WHERE e.search @@ ` + tsq + ` AND e.latest_evidence_at >= ?6
+			  AND (SELECT count(*) FROM ` + name + `_new) < ?7
+			LIMIT ?7 + 1
+		),
+		` + name + ` AS (SELECT id FROM ` + name + `_new UNION SELECT id FROM ` + name + `_any)`
 }
 
 // linkMatchType names how the query named a linked entity.
