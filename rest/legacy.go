@@ -75,29 +75,20 @@ func (w *legacyWriter) value(i int) (int, error) {
 	case '{':
 		return w.object(i)
 	case '[':
-		w.dst = append(w.dst, '[')
-		i++
-		if i < len(w.src) && w.src[i] == ']' {
-			w.dst = append(w.dst, ']')
-			return i + 1, nil
+		i, empty := w.open(i, ']')
+		if empty {
+			return i, nil
 		}
 		for {
-			var err error
+			var (
+				err    error
+				closed bool
+			)
 			if i, err = w.value(i); err != nil {
 				return 0, err
 			}
-			if i >= len(w.src) {
-				return 0, errNotCompact
-			}
-			switch w.src[i] {
-			case ',':
-				w.dst = append(w.dst, ',')
-				i++
-			case ']':
-				w.dst = append(w.dst, ']')
-				return i + 1, nil
-			default:
-				return 0, errNotCompact
+			if i, closed, err = w.separator(i, ']'); err != nil || closed {
+				return i, err
 			}
 		}
 	default:
@@ -118,11 +109,9 @@ func (w *legacyWriter) object(i int) (int, error) {
 		isEvent   bool
 		insertAt  int // dst index after the member the aliases follow
 	)
-	w.dst = append(w.dst, '{')
-	i++
-	if i < len(w.src) && w.src[i] == '}' {
-		w.dst = append(w.dst, '}')
-		return i + 1, nil
+	i, empty := w.open(i, '}')
+	if empty {
+		return i, nil
 	}
 	for {
 		if i >= len(w.src) || w.src[i] != '"' {
@@ -153,23 +142,37 @@ func (w *legacyWriter) object(i int) (int, error) {
 				}
 			}
 		}
-		if i >= len(w.src) {
-			return 0, errNotCompact
+		if isEvent && i < len(w.src) && w.src[i] == '}' {
+			w.insertAliases(insertAt, &canonical, &present)
 		}
-		switch w.src[i] {
-		case ',':
-			w.dst = append(w.dst, ',')
-			i++
-		case '}':
-			if isEvent {
-				w.insertAliases(insertAt, &canonical, &present)
-			}
-			w.dst = append(w.dst, '}')
-			return i + 1, nil
-		default:
-			return 0, errNotCompact
+		var closed bool
+		if i, closed, err = w.separator(i, '}'); err != nil || closed {
+			return i, err
 		}
 	}
+}
+
+// open copies the opening bracket at src[i] and returns the index after
+// it; when the container is empty (closing follows at once) it copies that
+// too, returns the index after it and empty.
+func (w *legacyWriter) open(i int, closing byte) (next int, empty bool) {
+	w.dst = append(w.dst, w.src[i])
+	i++
+	if i < len(w.src) && w.src[i] == closing {
+		w.dst = append(w.dst, closing)
+		return i + 1, true
+	}
+	return i, false
+}
+
+// separator copies the comma or the closing bracket at src[i] and returns
+// the index after it; closed reports the bracket.
+func (w *legacyWriter) separator(i int, closing byte) (next int, closed bool, err error) {
+	if i >= len(w.src) || (w.src[i] != ',' && w.src[i] != closing) {
+		return 0, false, errNotCompact
+	}
+	w.dst = append(w.dst, w.src[i])
+	return i + 1, w.src[i] == closing, nil
 }
 
 // insertAliases inserts at dst[at] the legacy members whose canonical
