@@ -18,23 +18,10 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
-// getAs sends GET path with key and the extra headers (name, value
-// pairs), without transparent decompression.
+// getAs is get with the API key key.
 func (s *restServer) getAs(t testing.TB, key, path string, headers ...string) *restResponse {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, s.base+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+key)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	resp, err := client.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return &restResponse{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	return s.doAs(t, key, http.MethodGet, path, headers...)
 }
 
 // statements is the response's X-Statement-Count.

@@ -130,9 +130,15 @@ func (r *restResponse) Error(t testing.TB) string {
 // (name, value pairs), without transparent decompression.
 func (s *restServer) do(t testing.TB, method, path string, headers ...string) *restResponse {
 	t.Helper()
+	return s.doAs(t, s.apiKey(t), method, path, headers...)
+}
+
+// doAs is do with the API key key.
+func (s *restServer) doAs(t testing.TB, key, method, path string, headers ...string) *restResponse {
+	t.Helper()
 	req, err := http.NewRequest(method, s.base+path, nil)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+s.apiKey(t))
+	req.Header.Set("Authorization", "Bearer "+key)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
