@@ -83,7 +83,7 @@ func describe(s schema, d string) schema {
 // eventProps are the properties of the full event: canonical fields, then
 // their legacy aliases (equal in value).
 func eventProps() []prop {
-	return []prop{
+	return withLegacyProps([]prop{
 		p("id", integer()),
 		p("title", str()),
 		p("eventCategory", str()),
@@ -95,14 +95,22 @@ func eventProps() []prop {
 		p("evidence", arr(ref("Evidence"))),
 		p("latestEvidenceTimestamp", dateTime()),
 		p("significance", describe(nullNum(), "Signal score; null for a radar-only event.")),
-		p("globalSummary", describe(str(), "Legacy name of summary.")),
-		p("bulletSummary", describe(arr(str()), "Legacy name of bullets.")),
-		p("eventOwner", describe(arr(ref("EntityRef")), "Legacy name of owners.")),
-		p("eventParticipants", describe(arr(ref("EntityRef")), "Legacy name of participants.")),
-		p("posts", describe(arr(ref("Evidence")), "Legacy name of evidence.")),
-		p("latestPostTimestamp", describe(dateTime(), "Legacy name of latestEvidenceTimestamp.")),
-		p("signal", describe(nullNum(), "Legacy name of significance.")),
+	})
+}
+
+// withLegacyProps appends to an event's canonical properties the legacy
+// ones the facade adds for them (legacyAliases), each with its canonical
+// property's schema.
+func withLegacyProps(props []prop) []prop {
+	out := append([]prop{}, props...)
+	for _, a := range legacyAliases {
+		for _, c := range props {
+			if c.name == a.canonical {
+				out = append(out, p(a.legacy, describe(c.s, "Legacy name of "+a.canonical+".")))
+			}
+		}
 	}
+	return out
 }
 
 func entityProps() []prop {
@@ -147,7 +155,7 @@ func componentSchemas() schema {
 			p("id", integer()), p("content", str()), p("url", str()), p("timestamp", dateTime())),
 		"Event": describe(obj(eventProps()...),
 			"A radar event (a signal when significance is set), with canonical and legacy fields."),
-		"EventCompact": describe(obj(
+		"EventCompact": describe(obj(withLegacyProps([]prop{
 			p("id", integer()),
 			p("title", str()),
 			p("eventCategory", str()),
@@ -155,10 +163,7 @@ func componentSchemas() schema {
 			p("summary", str()),
 			p("latestEvidenceTimestamp", dateTime()),
 			p("significance", nullNum()),
-			p("globalSummary", str()),
-			p("latestPostTimestamp", dateTime()),
-			p("signal", nullNum()),
-		), "A brief item in compact mode: without evidence, bullets, owners, participants and their legacy aliases."),
+		})...), "A brief item in compact mode: without evidence, bullets, owners, participants and their legacy aliases."),
 		"SearchEvent": obj(concat(eventProps(),
 			p("matchedVia", describe(str(), "text, entity or related_entity")),
 			p("matchType", str()),
