@@ -59,8 +59,14 @@ var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"plan": c.Plan.Name, "paid": c.Paid, "key": c.APIKeyID}}) //nolint:errcheck
 })
 
+// do serves one request. It stands in for the route layer in front of the
+// access layer: a `limit` query parameter is attached as the parsed limit
+// (access.WithPricedLimit), which is what priced routes are priced from.
 func do(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, target, nil)
+	if n, err := strconv.Atoi(req.URL.Query().Get("limit")); err == nil {
+		req = req.WithContext(access.WithPricedLimit(req.Context(), n))
+	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
@@ -368,8 +374,26 @@ func TestPricingFormula(t *testing.T) {
 
 	req := httptest.NewRequest("GET", "/v1/signal/latest", nil)
 	require.Equal(t, p.AmountForLimit(10), p.Amount(req)) // default limit
-	req = httptest.NewRequest("GET", "/v1/signal/latest?limit=-4", nil)
+	req = httptest.NewRequest("GET", "/v1/signal/latest", nil)
+	req = req.WithContext(access.WithPricedLimit(req.Context(), -4))
 	require.EqualValues(t, 5000, p.Amount(req))
+	req = req.WithContext(access.WithPricedLimit(req.Context(), 25))
+	require.EqualValues(t, 63776, p.Amount(req))
+}
+
+// TestPriceIgnoresTheRawQuery: the price is computed from the limit the
+// route layer parsed, never from the raw query string, which the route may
+// read differently (`limit=%2025` is served as 25 items, strconv.Atoi fails
+// on it).
+func TestPriceIgnoresTheRawQuery(t *testing.T) {
+	t.Parallel()
+	p := access.Pricing{Mode: "range", Min: 0.005, Max: 0.125, MaxLimit: 50, DefaultLimit: 10}
+	for _, q := range []string{"limit=50", "limit=%2050", "limit=1"} {
+		req := httptest.NewRequest("GET", "/v1/signal/latest?"+q, nil)
+		require.Equal(t, p.AmountForLimit(10), p.Amount(req), "%s without a parsed limit is priced at the default", q)
+		req = req.WithContext(access.WithPricedLimit(req.Context(), 50))
+		require.Equal(t, p.AmountForLimit(50), p.Amount(req), q)
+	}
 }
 
 func TestPriced402ChallengeAndKeyWins(t *testing.T) {

@@ -41,3 +41,20 @@ func CallerFrom(ctx context.Context) (*Caller, bool) {
 	c, ok := ctx.Value(callerKey{}).(*Caller)
 	return c, ok
 }
+
+type pricedLimitKey struct{}
+
+// WithPricedLimit returns ctx carrying the number of items the request will
+// be served: its `limit` after the route layer parsed it and applied the
+// route's default and caps. A priced route's range price is computed from it
+// (Pricing.Amount), so what is charged is what is served. The route layer
+// sets it before the access layer runs.
+func WithPricedLimit(ctx context.Context, limit int) context.Context {
+	return context.WithValue(ctx, pricedLimitKey{}, limit)
+}
+
+// PricedLimit returns the limit WithPricedLimit attached to ctx, if any.
+func PricedLimit(ctx context.Context) (int, bool) {
+	n, ok := ctx.Value(pricedLimitKey{}).(int)
+	return n, ok
+}

@@ -109,8 +109,13 @@ func (pm *payments) hasX402(r *http.Request) bool {
 }
 
 // Amount returns the price of a request to a route priced by p, in USDC
-// atomic units (see Pricing for the formula).
+// atomic units (see Pricing for the formula): the limit the route layer
+// parsed (PricedLimit), or the route's default when it attached none. The
+// raw query string is never read here.
 func (p Pricing) Amount(r *http.Request) int64 {
+	if limit, ok := PricedLimit(r.Context()); ok {
+		return p.AmountForLimit(limit)
+	}
 	maxLimit := p.MaxLimit
 	if maxLimit <= 0 {
 		maxLimit = 50
@@ -119,10 +124,6 @@ func (p Pricing) Amount(r *http.Request) int64 {
 	if limit <= 0 || limit > maxLimit {
 		limit = maxLimit
 	}
-	if v, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil {
-		limit = v
-	}
-	limit = max(1, min(limit, maxLimit))
 	return p.AmountForLimit(limit)
 }
 

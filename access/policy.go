@@ -91,14 +91,16 @@ type Policy struct {
 
 // Pricing is a route's pay-per-request price in USD.
 //
-// In "range" mode the price grows linearly with the requested `limit`
-// query parameter, from Min at limit 1 to Max at MaxLimit:
+// In "range" mode the price grows linearly with the number of items the
+// request will be served, from Min at limit 1 to Max at MaxLimit:
 //
 //	price = Min + (Max - Min) * (limit - 1) / (MaxLimit - 1)
 //
-// where limit is clamped to [1, MaxLimit] and defaults to DefaultLimit when
-// absent or not an integer. The price is charged in USDC atomic units (6
-// decimals), rounded up to a whole unit.
+// where limit is the route's `limit` as the route layer parsed, defaulted
+// and capped it (WithPricedLimit), never the raw query string, clamped to
+// [1, MaxLimit]; a request whose parameters did not parse (answered 400 and
+// never settled) is priced at DefaultLimit. The price is charged in USDC
+// atomic units (6 decimals), rounded up to a whole unit.
 type Pricing struct {
 	// Mode is "fixed" or "range".
 	Mode string

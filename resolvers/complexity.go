@@ -6,6 +6,9 @@ import (
 	"github.com/cryptointel/cryptointel/graph"
 )
 
+// MaxIDsPerRequest bounds the ids of entities(ids:) and briefs(ids:).
+const MaxIDsPerRequest = 25
+
 // mul is the complexity of a list field returning up to n items: each item
 // costs its children, plus one for the field itself.
 func mul(child, n int) int { return child*n + 1 }
@@ -25,13 +28,24 @@ func setComplexity(c *graph.ComplexityRoot) {
 	q.Feed = func(child int, _ *graph.Surface, _ *string, _ time.Time, _ *string, first *int, _ *int, _ *string) int {
 		return mul(child, clamp(first, 25, 1, 25))
 	}
-	q.Entities = func(child int, ids []int) int { return mul(child, max(len(ids), 1)) }
+	// A list of ids over the cap is refused by the resolver before anything
+	// is loaded: it costs the field alone, so a refused request is never
+	// charged for the fan-out it did not get.
+	q.Entities = func(child int, ids []int) int {
+		if len(ids) > MaxIDsPerRequest {
+			return 1
+		}
+		return mul(child, max(len(ids), 1))
+	}
 	q.ResolveEntities = func(child int, _ string, first *int, _ *int) int { return mul(child, clamp(first, 50, 1, 50)) }
 	q.SearchEvents = func(child int, _ string, _ *time.Time, first *int) int { return mul(child, clamp(first, 10, 1, 20)) }
 	q.OrganizationsByName = func(child int, _ string, first *int) int { return mul(child, clamp(first, 50, 1, 50)) }
 	q.Organizations = func(child int, first *int, _ *int) int { return mul(child, clamp(first, 25, 1, 25)) }
 	q.Brief = func(child int, _ int, _ time.Time, first *int) int { return mul(child, clamp(first, 5, 1, 20)) }
 	q.Briefs = func(child int, ids []int, _ time.Time, first *int) int {
+		if len(ids) > MaxIDsPerRequest {
+			return 1
+		}
 		return mul(child, max(len(ids), 1)*clamp(first, 5, 1, 10))
 	}
 	q.MarketViews = func(child int, first *int, _ *int) int { return mul(child, clamp(first, 25, 1, 50)) }

@@ -165,8 +165,8 @@ func (r *queryResolver) Entity(ctx context.Context, id int) (*db.Entity, error) 
 
 // Entities returns entities by id in the order asked, null where unknown.
 func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*db.Entity, error) {
-	if len(ids) > 25 {
-		return nil, db.Errorf(db.EINVALID, "Maximum 25 ids per request")
+	if len(ids) > MaxIDsPerRequest {
+		return nil, db.Errorf(db.EINVALID, "Maximum %d ids per request", MaxIDsPerRequest)
 	}
 	l := r.loaders(ctx)
 	keys := make([]int64, len(ids))
@@ -275,8 +275,8 @@ func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, 
 	if len(ids) == 0 {
 		return nil, db.Errorf(db.EINVALID, "No valid organization IDs provided")
 	}
-	if len(ids) > 25 {
-		return nil, db.Errorf(db.EINVALID, "Maximum 25 organization IDs per batch request")
+	if len(ids) > MaxIDsPerRequest {
+		return nil, db.Errorf(db.EINVALID, "Maximum %d organization IDs per batch request", MaxIDsPerRequest)
 	}
 	return r.briefs(ctx, ids, since, clamp(first, 5, 1, 10))
 }

@@ -266,15 +266,53 @@ func (rt *Router) routeHandler(route *Route) http.Handler {
 	wrapped := rt.wrap(route.Policy, inner)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setPolicyHeaders(w, route.Policy)
+		if route.Handler == nil {
+			r = rt.withParsedCall(route, r)
+		}
 		wrapped.ServeHTTP(w, r)
 	})
+}
+
+// parsedCall is a graph route's call as parsed before the access layer
+// runs, or why it did not parse.
+type parsedCall struct {
+	call *Call
+	err  error
+}
+
+type parsedCallKey struct{}
+
+// withParsedCall parses r against route before the access layer runs, so
+// that a priced route is priced from the call it will serve (its `limit`
+// after parsing, defaults and caps: access.WithPricedLimit) and never from
+// the raw query string. The parse outcome travels in the context to
+// runGraph, which reports a parse error only after the access layer has
+// authenticated and admitted the request, as before.
+func (rt *Router) withParsedCall(route *Route, r *http.Request) *http.Request {
+	c, err := parseCall(route, r, rt.now())
+	ctx := context.WithValue(r.Context(), parsedCallKey{}, &parsedCall{call: c, err: err})
+	if err == nil && route.Policy.Pricing != nil {
+		if limit, ok := c.Values["limit"].(int); ok {
+			ctx = access.WithPricedLimit(ctx, limit)
+		}
+	}
+	return r.WithContext(ctx)
 }
 
 // runGraph parses the request against the route and returns the encoded
 // response: from the response cache when it holds it, otherwise by running
 // the operation and building the envelope.
 func (rt *Router) runGraph(route *Route, r *http.Request) (*cachedBody, error) {
-	c, err := parseCall(route, r, rt.now())
+	var c *Call
+	var err error
+	if pc, ok := r.Context().Value(parsedCallKey{}).(*parsedCall); ok {
+		c, err = pc.call, pc.err
+		if c != nil {
+			c.Request = r
+		}
+	} else {
+		c, err = parseCall(route, r, rt.now())
+	}
 	if err != nil {
 		return nil, err
 	}

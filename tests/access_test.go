@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -248,4 +249,99 @@ func TestAccessPayPerRequestOnRealRoute(t *testing.T) {
 	require.Empty(t, r.header.Get("Payment-Receipt"))
 	require.Len(t, fac.Settles(), 2)
 	require.Len(t, fac.Verifies(), 4)
+}
+
+// TestAccessPricedFromTheParsedCall: a priced route is priced from the
+// call the route serves — its `limit` after parsing, defaults and caps —
+// never from the raw query string. `limit=%2025` is trimmed and served as
+// 25 items, so it costs what limit=25 costs, with x402 and with MPP alike.
+func TestAccessPricedFromTheParsedCall(t *testing.T) {
+	t.Parallel()
+	fac := accesstest.NewFacilitator(t)
+	s := startAccessServer(t, dbtest.NewURL(t), fac)
+	// /v1/latest: range price 0.005–0.125 USDC over limit 1–25, default 10.
+	const at25, at10 = "125000", "50000"
+	for _, c := range []struct{ query, want string }{
+		{"limit=25", at25},
+		{"limit=%2025", at25},      // " 25": trimmed by the route
+		{"limit=+25", at25},        // '+' decodes to a space
+		{"limit=25%20", at25},      // trailing space
+		{"limit=99999", at25},      // capped at 25
+		{"limit=25&limit=x", at25}, // first occurrence wins
+		{"limit=", at10},           // empty is absent
+		{"", at10},
+	} {
+		path := "/v1/latest?" + c.query
+		challenge := s.request(t, "GET", path, "", nil)
+		require.Equal(t, http.StatusPaymentRequired, challenge.status, string(challenge.body))
+		var body struct {
+			Accepts []map[string]any `json:"accepts"`
+		}
+		require.NoError(t, json.Unmarshal(challenge.body, &body))
+		require.Equal(t, c.want, body.Accepts[0]["maxAmountRequired"], "x402 price of %s", path)
+		params := accesstest.ParseChallenge(t, challenge.header.Get("WWW-Authenticate"))
+		raw, err := base64.RawURLEncoding.DecodeString(params["request"])
+		require.NoError(t, err)
+		require.Contains(t, string(raw), `"amount":"`+c.want+`"`, "MPP price of %s", path)
+	}
+
+	// The paid request is settled at the price of what it was served.
+	path := "/v1/latest?limit=%2025"
+	challenge := s.request(t, "GET", path, "", nil)
+	paid := s.request(t, "GET", path, "", http.Header{"X-Payment": {accesstest.X402Payment(t, challenge.body, accesstest.GoodSignature)}})
+	require.Equal(t, http.StatusOK, paid.status, string(paid.body))
+	require.Contains(t, string(paid.body), `"limit":25`)
+	settles := fac.Settles()
+	require.Len(t, settles, 1)
+	require.Equal(t, at25, settles[0]["paymentRequirements"].(map[string]any)["maxAmountRequired"])
+}
+
+// TestAccessGraphQLCostAfterCaps: a list of ids over the 25-id cap is
+// refused before anything is loaded, so it is charged the field alone, not
+// the fan-out it would have had (entities(ids:[…400]) once cost 801
+// credits, briefs(ids:[…1000]) 10,001, for an error).
+func TestAccessGraphQLCostAfterCaps(t *testing.T) {
+	t.Parallel()
+	s := startAccessServer(t, dbtest.NewURL(t), accesstest.NewFacilitator(t))
+	key, _ := accesstest.NewKey(t, s.app.DB, db.PlanEnterprise)
+	ids := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = strconv.Itoa(i + 1)
+		}
+		return strings.Join(parts, ",")
+	}
+	since := accessNow.Add(-24 * time.Hour).Format(time.RFC3339)
+	for _, c := range []struct {
+		name, query string
+		cost        int
+		refused     bool
+	}{
+		{"entities over the cap", "{ entities(ids: [" + ids(400) + "]) { id canonicalName } }", 1, true},
+		{"briefs over the cap", `{ briefs(ids: [` + ids(1000) + `], since: "` + since + `") { label organizationId } }`, 1, true},
+		{"entities at the cap", "{ entities(ids: [" + ids(25) + "]) { id canonicalName } }", 25*2 + 1, false},
+		{"briefs at the cap", `{ briefs(ids: [` + ids(25) + `], since: "` + since + `", first: 2) { label organizationId } }`, 25*2*2 + 1, false},
+	} {
+		before := s.request(t, "GET", "/v1/usage", "", keyHeader(key))
+		require.Equal(t, http.StatusOK, before.status)
+		body, err := json.Marshal(map[string]string{"query": c.query})
+		require.NoError(t, err)
+		r := s.request(t, "POST", "/graphql", string(body), keyHeader(key))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		var resp struct {
+			Errors     []map[string]any `json:"errors"`
+			Extensions map[string]any   `json:"extensions"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &resp))
+		require.Equal(t, c.refused, len(resp.Errors) > 0, "%s: %s", c.name, r.body)
+		require.Equal(t, strconv.Itoa(c.cost), jsonNumber(resp.Extensions["cost"]), c.name)
+		require.Equal(t, strconv.Itoa(c.cost), r.header.Get("X-Credit-Cost"), c.name)
+		used := func(h http.Header) int {
+			n, err := strconv.Atoi(h.Get("X-Monthly-Used"))
+			require.NoError(t, err)
+			return n
+		}
+		// The usage request before costs 0 credits.
+		require.Equal(t, used(before.header)+c.cost, used(r.header), c.name)
+	}
 }
