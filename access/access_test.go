@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
@@ -114,7 +115,7 @@ func TestExactlyOneHundredOfThreeHundredAcrossTwoProcesses(t *testing.T) {
 	first, err := db.Open(ctx, url, db.Options{MaxConns: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { first.Close() })
-	key, _ := accesstest.NewKey(t, first, db.PlanPro)
+	key, _ := accesstest.NewKey(t, first, cryptointel.PlanPro)
 
 	var mu sync.Mutex
 	codes := map[int]int{}
@@ -156,7 +157,7 @@ func TestExactlyOneHundredOfThreeHundredAcrossTwoProcesses(t *testing.T) {
 func TestHeadersOnSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	key, _ := accesstest.NewKey(t, b.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
 	h := b.svc.Wrap(searchPolicy, okHandler)
 
 	rec := do(h, "GET", "/v1/search?q=x", bearer(key))
@@ -213,8 +214,8 @@ func TestUnauthorized(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
 	require.Equal(t, access.MsgInvalidKey, errorOf(t, rec))
 
-	key, id := accesstest.NewKey(t, b.store, db.PlanPro)
-	_, err := b.store.Bun.NewUpdate().Model((*db.APIKey)(nil)).Set("revoked_at = now()").Where("id = ?", id).Exec(context.Background())
+	key, id := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
+	_, err := b.store.Bun.NewUpdate().Model((*cryptointel.APIKey)(nil)).Set("revoked_at = now()").Where("id = ?", id).Exec(context.Background())
 	require.NoError(t, err)
 	rec = do(h, "GET", "/v1/search", bearer(key))
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
@@ -224,7 +225,7 @@ func TestUnauthorized(t *testing.T) {
 func TestMonthlyAllowanceAndUsageStillAnswers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	key, _ := accesstest.NewKey(t, b.store, db.PlanFree) // 1000 credits
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanFree) // 1000 credits
 	big := searchPolicy
 	big.CreditCost = 400
 	h := b.svc.Wrap(big, okHandler)
@@ -267,8 +268,8 @@ func TestMonthlyAllowanceAndUsageStillAnswers(t *testing.T) {
 func TestUsageCountsEqualRequestsMade(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	key, _ := accesstest.NewKey(t, b.store, db.PlanBusiness)
-	other, _ := accesstest.NewKey(t, b.store, db.PlanBusiness)
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanBusiness)
+	other, _ := accesstest.NewKey(t, b.store, cryptointel.PlanBusiness)
 	h := b.svc.Wrap(searchPolicy, okHandler)
 	bad := b.svc.Wrap(searchPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"query parameter is required"}`, http.StatusBadRequest)
@@ -294,7 +295,7 @@ func TestPlanGatingPerLayerForEveryPlan(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	keys := map[string]string{}
-	for _, plan := range []string{db.PlanFree, db.PlanPro, db.PlanBusiness, db.PlanEnterprise} {
+	for _, plan := range []string{cryptointel.PlanFree, cryptointel.PlanPro, cryptointel.PlanBusiness, cryptointel.PlanEnterprise} {
 		keys[plan], _ = accesstest.NewKey(t, b.store, plan)
 	}
 	policies := []struct {
@@ -313,7 +314,7 @@ func TestPlanGatingPerLayerForEveryPlan(t *testing.T) {
 			[]string{"business", "enterprise"}, "This endpoint requires the business plan or higher."},
 		{access.Policy{Surface: "replay", Layer: access.LayerPremium, Name: "replay.global", CreditCost: 5},
 			[]string{"business", "enterprise"}, "This endpoint requires the business plan or higher."},
-		{access.Policy{Surface: "export", Layer: access.LayerPremium, Name: "export", Feature: access.FeatureExport, MinPlan: db.PlanEnterprise, CreditCost: 10},
+		{access.Policy{Surface: "export", Layer: access.LayerPremium, Name: "export", Feature: access.FeatureExport, MinPlan: cryptointel.PlanEnterprise, CreditCost: 10},
 			[]string{"enterprise"}, "This endpoint requires the enterprise plan."},
 	}
 	for _, tc := range policies {
@@ -345,20 +346,20 @@ func contains(list []string, s string) bool {
 func TestAllow(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	free, _ := accesstest.NewKey(t, b.store, db.PlanFree)
+	free, _ := accesstest.NewKey(t, b.store, cryptointel.PlanFree)
 	var err error
 	h := b.svc.Wrap(searchPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err = access.Allow(r.Context(), access.LayerPremium, access.FeaturePremiumFeeds)
 		require.NoError(t, access.Allow(r.Context(), access.LayerEvaluation, ""))
 	}))
 	do(h, "GET", "/graphql", bearer(free))
-	require.Equal(t, db.EFORBIDDEN, db.ErrorCode(err))
-	require.Equal(t, "This endpoint requires the business plan or higher.", db.ErrorMessage(err))
+	require.Equal(t, cryptointel.EFORBIDDEN, cryptointel.ErrorCode(err))
+	require.Equal(t, "This endpoint requires the business plan or higher.", cryptointel.ErrorMessage(err))
 
 	require.NoError(t, access.Allow(context.Background(), access.LayerPremium, ""))
 	paid := access.WithCaller(context.Background(), &access.Caller{Paid: true})
 	require.NoError(t, access.Allow(paid, access.LayerEvaluation, ""))
-	require.Equal(t, db.EFORBIDDEN, db.ErrorCode(access.Allow(paid, access.LayerOperational, access.FeatureBriefs)))
+	require.Equal(t, cryptointel.EFORBIDDEN, cryptointel.ErrorCode(access.Allow(paid, access.LayerOperational, access.FeatureBriefs)))
 }
 
 func TestPricingFormula(t *testing.T) {
@@ -436,7 +437,7 @@ func TestPriced402ChallengeAndKeyWins(t *testing.T) {
 	require.Contains(t, string(reqJSON), `"amount":"125000"`)
 
 	// A valid key wins over payment: no facilitator call, charged to the key.
-	key, _ := accesstest.NewKey(t, b.store, db.PlanFree)
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanFree)
 	hdr := bearer(key)
 	hdr.Set("X-PAYMENT", accesstest.X402Payment(t, rec.Body.Bytes(), accesstest.GoodSignature))
 	rec = do(h, "GET", "/v1/signal/latest?limit=50", hdr)

@@ -3,7 +3,7 @@ package access
 import (
 	"context"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // Caller is who is making the request: the account and key behind a valid
@@ -14,7 +14,7 @@ type Caller struct {
 	// APIKeyID is the key used; 0 for a pay-per-request caller.
 	APIKeyID int64
 	// Plan is the account's plan.
-	Plan db.Plan
+	Plan cryptointel.Plan
 	// Paid is true when the request is paid per request (x402 or MPP)
 	// rather than authorized by a key.
 	Paid bool
@@ -26,7 +26,7 @@ type Caller struct {
 
 	// plans is the plan table the access layer gated with; Allow uses it to
 	// name the plan needed.
-	plans []db.Plan
+	plans []cryptointel.Plan
 }
 
 type callerKey struct{}

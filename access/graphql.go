@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -78,8 +79,8 @@ func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql
 	}
 	opCtx.Stats.SetExtension(costExtension, cost)
 	if err := Charge(ctx, cost); err != nil {
-		code := db.ErrorCode(err)
-		return &gqlerror.Error{Message: db.ErrorMessage(err), Extensions: map[string]any{"code": code}}
+		code := cryptointel.ErrorCode(err)
+		return &gqlerror.Error{Message: cryptointel.ErrorMessage(err), Extensions: map[string]any{"code": code}}
 	}
 	return nil
 }
@@ -105,13 +106,13 @@ type deferredMeter struct {
 	p     Policy
 	now   time.Time
 	hash  []byte
-	plans []db.Plan
+	plans []cryptointel.Plan
 
 	mu      sync.Mutex
 	done    bool
 	cost    int64
 	res     *db.MeterResult
-	refusal *db.Error
+	refusal *cryptointel.Error
 	err     error
 }
 
@@ -120,7 +121,7 @@ type deferredMeterKey struct{}
 // Charge meters the current request at cost credits when its policy defers
 // metering to the handler (CostByComplexity); the first call wins and later
 // calls are no-ops, as is any call for a request metered by Wrap already or
-// made outside the access layer. It returns a *db.Error with code
+// made outside the access layer. It returns a *cryptointel.Error with code
 // ERATELIMIT or EQUOTA (exact messages) when the request is refused.
 func Charge(ctx context.Context, cost int) error {
 	m, ok := ctx.Value(deferredMeterKey{}).(*deferredMeter)
@@ -147,7 +148,7 @@ func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
 	}
 	m.res = res
 	if res.Key.Revoked || subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1 {
-		m.refusal = db.Errorf(db.EUNAUTHORIZED, "%s", MsgRevokedKey)
+		m.refusal = cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
 		return m.refusal
 	}
 	if derr := m.s.decide(m.plans, planNamed(m.plans, res.Key.Plan), m.p, res); derr != nil {
@@ -160,10 +161,10 @@ func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
 // serveDeferred authenticates and gates a CostByComplexity request, then
 // runs next with metering deferred to Charge or to the start of the
 // response.
-func (s *Service) serveDeferred(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, hash []byte, plans []db.Plan) {
+func (s *Service) serveDeferred(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, hash []byte, plans []cryptointel.Plan) {
 	ctx := r.Context()
 	key, err := s.store.KeyByHash(ctx, hash)
-	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(key.Hash, hash) != 1) {
+	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(key.Hash, hash) != 1) {
 		s.setAnonymousHeaders(w.Header(), now, TierNone)
 		writeError(w, http.StatusUnauthorized, MsgInvalidKey)
 		return

@@ -12,9 +12,9 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/access/accesstest"
-	"github.com/cryptointel/cryptointel/db"
 )
 
 var graphqlPolicy = access.Policy{Surface: "graphql", Layer: access.LayerEvaluation, Name: "graphql", CreditCost: 1, CostByComplexity: true}
@@ -55,7 +55,7 @@ type gqlResponse struct {
 func TestGraphQLChargesComplexity(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	key, _ := accesstest.NewKey(t, b.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
 	h := graphqlServer(t, b.svc, 7)
 
 	rec := postGraphQL(h, key, "{ name }")
@@ -83,7 +83,7 @@ func TestGraphQLChargesComplexity(t *testing.T) {
 func TestGraphQLRefusalsMapToStatuses(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	key, _ := accesstest.NewKey(t, b.store, db.PlanFree) // 1000 credits
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanFree) // 1000 credits
 	h := graphqlServer(t, b.svc, 600)
 
 	require.Equal(t, http.StatusOK, postGraphQL(h, key, "{ name }").Code)
@@ -118,7 +118,7 @@ func TestGraphQLRefusalsMapToStatuses(t *testing.T) {
 func TestChargeOutsideDeferredRequestIsNoop(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	key, _ := accesstest.NewKey(t, b.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
 	var err error
 	h := b.svc.Wrap(searchPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err = access.Charge(r.Context(), 1000)
@@ -132,7 +132,7 @@ func TestChargeOutsideDeferredRequestIsNoop(t *testing.T) {
 func TestGraphQLCostReusesComplexityLimitStats(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	key, _ := accesstest.NewKey(t, b.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
 	srv := testserver.New()
 	srv.AddTransport(transport.POST{})
 	srv.SetCalculatedComplexity(3)

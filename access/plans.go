@@ -4,18 +4,18 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // latestPlans is the plan table most recently read by any Service; Allow
 // uses it to name the plan needed when the caller carries no plan list.
-var latestPlans atomic.Pointer[[]db.Plan]
+var latestPlans atomic.Pointer[[]cryptointel.Plan]
 
 // Allow reports whether the caller in ctx may use something of access layer
 // layer that needs plan feature feature (empty for none). It is what the
 // GraphQL @access directive calls. It returns nil when ctx carries no
 // caller (the access middleware did not run, as in resolver unit tests),
-// and a *db.Error with code EFORBIDDEN naming the plan needed otherwise,
+// and a *cryptointel.Error with code EFORBIDDEN naming the plan needed otherwise,
 // for example "This endpoint requires the business plan or higher.".
 //
 // A pay-per-request caller may use the evaluation layer only.
@@ -44,11 +44,11 @@ func Allow(ctx context.Context, layer, feature string) error {
 
 // PlanAllows reports whether plan grants policy p's layer, feature and plan
 // floor; plans is the whole plan table (for the floor's rank).
-func PlanAllows(plans []db.Plan, plan db.Plan, p Policy) bool {
+func PlanAllows(plans []cryptointel.Plan, plan cryptointel.Plan, p Policy) bool {
 	return planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan)
 }
 
-func planAllows(plans []db.Plan, plan db.Plan, layer, feature, minPlan string) bool {
+func planAllows(plans []cryptointel.Plan, plan cryptointel.Plan, layer, feature, minPlan string) bool {
 	if plan.Name == "" {
 		return false
 	}
@@ -69,7 +69,7 @@ func planAllows(plans []db.Plan, plan db.Plan, layer, feature, minPlan string) b
 
 // hasFeature reports whether plan has feature flag feature; unknown
 // features are never granted.
-func hasFeature(plan db.Plan, feature string) bool {
+func hasFeature(plan cryptointel.Plan, feature string) bool {
 	switch feature {
 	case FeatureBriefs:
 		return plan.Briefs
@@ -86,7 +86,7 @@ func hasFeature(plan db.Plan, feature string) bool {
 }
 
 // allowedPlans lists the names of the plans that grant p.
-func allowedPlans(plans []db.Plan, p Policy) []string {
+func allowedPlans(plans []cryptointel.Plan, p Policy) []string {
 	names := make([]string, 0, len(plans))
 	for _, pl := range plans {
 		if planAllows(plans, pl, p.Layer, p.Feature, p.MinPlan) {
@@ -98,8 +98,8 @@ func allowedPlans(plans []db.Plan, p Policy) []string {
 
 // forbidden returns the 403 error naming the lowest-ranked plan that grants
 // the layer, feature and floor.
-func forbidden(plans []db.Plan, layer, feature, minPlan string) *db.Error {
-	var needed *db.Plan
+func forbidden(plans []cryptointel.Plan, layer, feature, minPlan string) *cryptointel.Error {
+	var needed *cryptointel.Plan
 	top := true
 	for i := range plans { // plans are ordered by rank
 		pl := plans[i]
@@ -113,31 +113,31 @@ func forbidden(plans []db.Plan, layer, feature, minPlan string) *db.Error {
 	}
 	switch {
 	case needed == nil && len(plans) == 0:
-		return db.Errorf(db.EFORBIDDEN, "Your plan does not include this endpoint.")
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Your plan does not include this endpoint.")
 	case needed == nil:
-		return db.Errorf(db.EFORBIDDEN, "This endpoint is not included in any plan.")
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "This endpoint is not included in any plan.")
 	case top:
-		return db.Errorf(db.EFORBIDDEN, "This endpoint requires the %s plan.", needed.Name)
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "This endpoint requires the %s plan.", needed.Name)
 	}
-	return db.Errorf(db.EFORBIDDEN, "This endpoint requires the %s plan or higher.", needed.Name)
+	return cryptointel.Errorf(cryptointel.EFORBIDDEN, "This endpoint requires the %s plan or higher.", needed.Name)
 }
 
-func findPlan(plans []db.Plan, name string) (db.Plan, bool) {
+func findPlan(plans []cryptointel.Plan, name string) (cryptointel.Plan, bool) {
 	for _, p := range plans {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return db.Plan{}, false
+	return cryptointel.Plan{}, false
 }
 
 // planNamed returns the plan called name, or a plan carrying only the name
 // (which grants nothing) when the table has no such plan.
-func planNamed(plans []db.Plan, name string) db.Plan {
+func planNamed(plans []cryptointel.Plan, name string) cryptointel.Plan {
 	if p, ok := findPlan(plans, name); ok {
 		return p
 	}
-	return db.Plan{Name: name}
+	return cryptointel.Plan{Name: name}
 }
 
 func contains(list []string, s string) bool {

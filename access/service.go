@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -78,7 +79,7 @@ type Service struct {
 	pay    *payments
 
 	plansMu    sync.Mutex
-	plans      []db.Plan
+	plans      []cryptointel.Plan
 	plansFresh time.Time
 }
 
@@ -156,7 +157,7 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 // serveKey handles a request carrying a Bearer key.
 func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, key string) {
 	ctx := r.Context()
-	hash := db.HashAPIKey(key)
+	hash := cryptointel.HashAPIKey(key)
 	plans, err := s.loadPlans(ctx)
 	if err != nil {
 		s.internalError(w, r, err)
@@ -168,7 +169,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 	}
 
 	res, err := s.store.Meter(ctx, s.meterParams(now, hash, int64(p.CreditCost), allowedPlans(plans, p)))
-	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
+	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
 		s.refuseKey(w, r, p, next, now, MsgInvalidKey)
 		return
 	} else if err != nil {
@@ -202,7 +203,7 @@ func (s *Service) refuseKey(w http.ResponseWriter, r *http.Request, p Policy, ne
 
 // decide turns a meter result into the refusal it implies, if any: the plan
 // gate first, then the rate limit, then the monthly credits.
-func (s *Service) decide(plans []db.Plan, plan db.Plan, p Policy, res *db.MeterResult) *db.Error {
+func (s *Service) decide(plans []cryptointel.Plan, plan cryptointel.Plan, p Policy, res *db.MeterResult) *cryptointel.Error {
 	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
 		return forbidden(plans, p.Layer, p.Feature, p.MinPlan)
 	}
@@ -210,10 +211,10 @@ func (s *Service) decide(plans []db.Plan, plan db.Plan, p Policy, res *db.MeterR
 		if s.cfg.OnRateLimited != nil {
 			s.cfg.OnRateLimited()
 		}
-		return db.Errorf(db.ERATELIMIT, "%s", s.rateLimitMessage())
+		return cryptointel.Errorf(cryptointel.ERATELIMIT, "%s", s.rateLimitMessage())
 	}
 	if !res.Charged {
-		return db.Errorf(db.EQUOTA, "%s", MsgQuotaExceeded)
+		return cryptointel.Errorf(cryptointel.EQUOTA, "%s", MsgQuotaExceeded)
 	}
 	return nil
 }
@@ -308,29 +309,29 @@ func (s *Service) internalError(w http.ResponseWriter, r *http.Request, err erro
 	if db.IsUnavailable(err) {
 		status = http.StatusServiceUnavailable
 	}
-	writeError(w, status, db.ErrorMessage(err))
+	writeError(w, status, cryptointel.ErrorMessage(err))
 }
 
 // StatusFor maps the access layer's error codes to HTTP statuses; any other
 // code is 500.
 func StatusFor(code string) int {
 	switch code {
-	case db.EUNAUTHORIZED:
+	case cryptointel.EUNAUTHORIZED:
 		return http.StatusUnauthorized
-	case db.EPAYMENT:
+	case cryptointel.EPAYMENT:
 		return http.StatusPaymentRequired
-	case db.EFORBIDDEN, db.EQUOTA:
+	case cryptointel.EFORBIDDEN, cryptointel.EQUOTA:
 		return http.StatusForbidden
-	case db.ERATELIMIT:
+	case cryptointel.ERATELIMIT:
 		return http.StatusTooManyRequests
-	case db.EUNAVAILABLE:
+	case cryptointel.EUNAVAILABLE:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
 
 // writeDBError writes an access refusal; a 429 also gets Retry-After.
-func writeDBError(w http.ResponseWriter, e *db.Error, reset int) {
+func writeDBError(w http.ResponseWriter, e *cryptointel.Error, reset int) {
 	status := StatusFor(e.Code)
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", strconv.Itoa(reset))
@@ -370,7 +371,7 @@ func authorization(r *http.Request) (scheme, cred string) {
 
 // loadPlans returns the plans, from memory when read less than
 // PlanCacheTTL ago. Plans are tiny and change rarely.
-func (s *Service) loadPlans(ctx context.Context) ([]db.Plan, error) {
+func (s *Service) loadPlans(ctx context.Context) ([]cryptointel.Plan, error) {
 	s.plansMu.Lock()
 	defer s.plansMu.Unlock()
 	if s.plans != nil && time.Since(s.plansFresh) < s.cfg.PlanCacheTTL {

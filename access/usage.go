@@ -3,7 +3,7 @@ package access
 import (
 	"net/http"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // UsagePolicy is the policy of GET /v1/usage: free, evaluation layer.
@@ -41,7 +41,7 @@ type Budget struct {
 func (s *Service) Usage(w http.ResponseWriter, r *http.Request) error {
 	c, ok := CallerFrom(r.Context())
 	if !ok || c == nil || c.APIKeyID == 0 {
-		return db.Errorf(db.EUNAUTHORIZED, "%s", MsgMissingKey)
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKey)
 	}
 	u, err := s.store.UsageFor(r.Context(), c.APIKeyID, s.now())
 	if err != nil {
@@ -64,8 +64,8 @@ func (s *Service) Usage(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) UsageHandler() http.Handler {
 	return s.Wrap(UsagePolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.Usage(w, r); err != nil {
-			if code := db.ErrorCode(err); code == db.EUNAUTHORIZED {
-				writeError(w, StatusFor(code), db.ErrorMessage(err))
+			if code := cryptointel.ErrorCode(err); code == cryptointel.EUNAUTHORIZED {
+				writeError(w, StatusFor(code), cryptointel.ErrorMessage(err))
 				return
 			}
 			s.internalError(w, r, err)

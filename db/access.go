@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // KeyInfo is what the access layer needs to know about an API key.
@@ -35,7 +37,7 @@ func (d *DB) KeyByHash(ctx context.Context, hash []byte) (*KeyInfo, error) {
 		FROM api_keys ak JOIN accounts a ON a.id = ak.account_id
 		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, Errorf(ENOTFOUND, "API key not found.")
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "API key not found.")
 	} else if err != nil {
 		return nil, fmt.Errorf("error looking up api key: %w", err)
 	}
@@ -43,8 +45,8 @@ func (d *DB) KeyByHash(ctx context.Context, hash []byte) (*KeyInfo, error) {
 }
 
 // Plans returns every plan, lowest rank first.
-func (d *DB) Plans(ctx context.Context) ([]Plan, error) {
-	var plans []Plan
+func (d *DB) Plans(ctx context.Context) ([]cryptointel.Plan, error) {
+	var plans []cryptointel.Plan
 	if err := d.Bun.NewSelect().Model(&plans).Order("rank").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error loading plans: %w", err)
 	}
@@ -176,7 +178,7 @@ func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked,
 		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed, &res.DataVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, Errorf(ENOTFOUND, "API key not found.")
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "API key not found.")
 	} else if err != nil {
 		return nil, fmt.Errorf("error metering request: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -30,11 +31,11 @@ func setupAccess(t *testing.T) *accessBundle {
 // hash.
 func (b *accessBundle) newKey(t *testing.T, plan string) []byte {
 	t.Helper()
-	acct := &db.Account{Name: fmt.Sprintf("acct-%s-%d", plan, time.Now().UnixNano()), Plan: plan}
+	acct := &cryptointel.Account{Name: fmt.Sprintf("acct-%s-%d", plan, time.Now().UnixNano()), Plan: plan}
 	_, err := b.store.Bun.NewInsert().Model(acct).Exec(b.ctx)
 	require.NoError(t, err)
 	sum := sha256.Sum256([]byte(acct.Name))
-	key := &db.APIKey{AccountID: acct.ID, Prefix: "ci_test", Hash: sum[:]}
+	key := &cryptointel.APIKey{AccountID: acct.ID, Prefix: "ci_test", Hash: sum[:]}
 	_, err = b.store.Bun.NewInsert().Model(key).Exec(b.ctx)
 	require.NoError(t, err)
 	return sum[:]
@@ -43,7 +44,7 @@ func (b *accessBundle) newKey(t *testing.T, plan string) []byte {
 func meterAt(now time.Time, hash []byte, cost int64, allowed ...string) db.MeterParams {
 	day, _, month := db.UsagePeriods(now)
 	if allowed == nil {
-		allowed = []string{db.PlanFree, db.PlanPro, db.PlanBusiness, db.PlanEnterprise}
+		allowed = []string{cryptointel.PlanFree, cryptointel.PlanPro, cryptointel.PlanBusiness, cryptointel.PlanEnterprise}
 	}
 	return db.MeterParams{
 		KeyHash: hash, AllowedPlans: allowed, WindowStart: now.Truncate(time.Minute),
@@ -54,7 +55,7 @@ func meterAt(now time.Time, hash []byte, cost int64, allowed ...string) db.Meter
 func TestMeterRateWindowIsExactUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	b := setupAccess(t)
-	hash := b.newKey(t, db.PlanPro)
+	hash := b.newKey(t, cryptointel.PlanPro)
 	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
 
 	var passed atomic.Int64
@@ -99,7 +100,7 @@ func TestMeterRateWindowIsExactUnderConcurrency(t *testing.T) {
 func TestMeterMonthlyCredits(t *testing.T) {
 	t.Parallel()
 	b := setupAccess(t)
-	hash := b.newKey(t, db.PlanFree) // 1000 credits
+	hash := b.newKey(t, cryptointel.PlanFree) // 1000 credits
 	now := time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC)
 
 	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 998))
@@ -145,14 +146,14 @@ func TestMeterMonthlyCredits(t *testing.T) {
 func TestMeterPlanNotAllowedCountsWindowOnly(t *testing.T) {
 	t.Parallel()
 	b := setupAccess(t)
-	hash := b.newKey(t, db.PlanFree)
+	hash := b.newKey(t, cryptointel.PlanFree)
 	now := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
-	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1, db.PlanBusiness, db.PlanEnterprise))
+	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1, cryptointel.PlanBusiness, cryptointel.PlanEnterprise))
 	require.NoError(t, err)
 	require.False(t, res.Charged)
 	require.Equal(t, 1, res.WindowRequests)
-	require.Equal(t, db.PlanFree, res.Key.Plan)
+	require.Equal(t, cryptointel.PlanFree, res.Key.Plan)
 
 	u, err := b.store.UsageFor(b.ctx, res.Key.ID, now)
 	require.NoError(t, err)
@@ -166,12 +167,12 @@ func TestMeterUnknownAndRevokedKeys(t *testing.T) {
 
 	unknown := sha256.Sum256([]byte("nope"))
 	_, err := b.store.Meter(b.ctx, meterAt(now, unknown[:], 1))
-	require.Equal(t, db.ENOTFOUND, db.ErrorCode(err))
+	require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(err))
 	_, err = b.store.KeyByHash(b.ctx, unknown[:])
-	require.Equal(t, db.ENOTFOUND, db.ErrorCode(err))
+	require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(err))
 
-	hash := b.newKey(t, db.PlanPro)
-	_, err = b.store.Bun.NewUpdate().Model((*db.APIKey)(nil)).Set("revoked_at = now()").Where("hash = ?", hash).Exec(b.ctx)
+	hash := b.newKey(t, cryptointel.PlanPro)
+	_, err = b.store.Bun.NewUpdate().Model((*cryptointel.APIKey)(nil)).Set("revoked_at = now()").Where("hash = ?", hash).Exec(b.ctx)
 	require.NoError(t, err)
 	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
 	require.NoError(t, err)
@@ -182,7 +183,7 @@ func TestMeterUnknownAndRevokedKeys(t *testing.T) {
 	k, err := b.store.KeyByHash(b.ctx, hash)
 	require.NoError(t, err)
 	require.True(t, k.Revoked)
-	require.Equal(t, db.PlanPro, k.Plan)
+	require.Equal(t, cryptointel.PlanPro, k.Plan)
 }
 
 func TestPlansAreOrdered(t *testing.T) {
@@ -191,8 +192,8 @@ func TestPlansAreOrdered(t *testing.T) {
 	plans, err := b.store.Plans(b.ctx)
 	require.NoError(t, err)
 	require.Len(t, plans, 4)
-	require.Equal(t, db.PlanFree, plans[0].Name)
-	require.Equal(t, db.PlanEnterprise, plans[3].Name)
+	require.Equal(t, cryptointel.PlanFree, plans[0].Name)
+	require.Equal(t, cryptointel.PlanEnterprise, plans[3].Name)
 	require.True(t, plans[3].Export)
 }
 
@@ -209,10 +210,10 @@ func TestUsagePeriods(t *testing.T) {
 func TestNoPlaintextKeyStored(t *testing.T) {
 	t.Parallel()
 	b := setupAccess(t)
-	key, row, err := db.CreateAPIKey(b.ctx, b.store.Bun, "plaintext-check", db.PlanPro)
+	key, row, err := db.CreateAPIKey(b.ctx, b.store.Bun, "plaintext-check", cryptointel.PlanPro)
 	require.NoError(t, err)
 	// Use the key once so metering rows exist too.
-	_, err = b.store.Meter(b.ctx, meterAt(time.Now(), db.HashAPIKey(key), 1))
+	_, err = b.store.Meter(b.ctx, meterAt(time.Now(), cryptointel.HashAPIKey(key), 1))
 	require.NoError(t, err)
 
 	// Dump every row of the key tables as text, hash as hex and as escape.
@@ -226,13 +227,13 @@ func TestNoPlaintextKeyStored(t *testing.T) {
 			(SELECT string_agg(t::text, E'\n') FROM usage_daily t),
 			(SELECT string_agg(t::text, E'\n') FROM usage_monthly t))`).Scan(&dump)
 	require.NoError(t, err)
-	secret := strings.TrimPrefix(key, db.APIKeyPrefix)
+	secret := strings.TrimPrefix(key, cryptointel.APIKeyPrefix)
 	require.NotContains(t, dump, key)
 	require.NotContains(t, dump, secret)
 	require.NotContains(t, dump, secret[len(secret)/2:]) // nor any sizable part of it
 	require.Contains(t, dump, row.Prefix)                // the short visible prefix is kept
 	require.Len(t, row.Prefix, 10)
-	require.Contains(t, dump, fmt.Sprintf("\\x%x", db.HashAPIKey(key))) // stored as its SHA-256
+	require.Contains(t, dump, fmt.Sprintf("\\x%x", cryptointel.HashAPIKey(key))) // stored as its SHA-256
 }
 
 // TestMeterAsyncCommitStaysLocal: the metering statement commits without
@@ -245,7 +246,7 @@ func TestMeterAsyncCommitStaysLocal(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() }) //nolint:errcheck
 	b := &accessBundle{store: store, ctx: ctx}
-	hash := b.newKey(t, db.PlanPro)
+	hash := b.newKey(t, cryptointel.PlanPro)
 
 	res, err := store.Meter(ctx, meterAt(time.Now(), hash, 1))
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -26,7 +27,7 @@ func TestCreateAPIKey(t *testing.T) {
 		store := setup(t)
 		ctx := context.Background()
 
-		plaintext, key, err := db.CreateAPIKey(ctx, store.Bun, "acme", db.PlanPro)
+		plaintext, key, err := db.CreateAPIKey(ctx, store.Bun, "acme", cryptointel.PlanPro)
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(plaintext, "ci_"))
 		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(plaintext, "ci_"))
@@ -36,9 +37,9 @@ func TestCreateAPIKey(t *testing.T) {
 		require.Equal(t, plaintext[:10], key.Prefix)
 		require.NotZero(t, key.ID)
 
-		var row db.APIKey
+		var row cryptointel.APIKey
 		require.NoError(t, store.Bun.NewSelect().Model(&row).Where("id = ?", key.ID).Scan(ctx))
-		require.Equal(t, db.HashAPIKey(plaintext), row.Hash)
+		require.Equal(t, cryptointel.HashAPIKey(plaintext), row.Hash)
 		require.Len(t, row.Hash, 32)
 
 		// The plaintext is nowhere in the table, in any column.
@@ -53,7 +54,7 @@ func TestCreateAPIKey(t *testing.T) {
 		account, err := db.AccountByID(ctx, store.Bun, key.AccountID)
 		require.NoError(t, err)
 		require.Equal(t, "acme", account.Name)
-		require.Equal(t, db.PlanPro, account.Plan)
+		require.Equal(t, cryptointel.PlanPro, account.Plan)
 	})
 
 	t.Run("SecondKeyJoinsExistingAccount", func(t *testing.T) {
@@ -61,9 +62,9 @@ func TestCreateAPIKey(t *testing.T) {
 		store := setup(t)
 		ctx := context.Background()
 
-		p1, k1, err := db.CreateAPIKey(ctx, store.Bun, "acme", db.PlanBusiness)
+		p1, k1, err := db.CreateAPIKey(ctx, store.Bun, "acme", cryptointel.PlanBusiness)
 		require.NoError(t, err)
-		p2, k2, err := db.CreateAPIKey(ctx, store.Bun, "acme", db.PlanBusiness)
+		p2, k2, err := db.CreateAPIKey(ctx, store.Bun, "acme", cryptointel.PlanBusiness)
 		require.NoError(t, err)
 		_, k3, err := db.CreateAPIKey(ctx, store.Bun, "acme", "")
 		require.NoError(t, err)
@@ -72,7 +73,7 @@ func TestCreateAPIKey(t *testing.T) {
 		require.Equal(t, k1.AccountID, k3.AccountID)
 		require.NotEqual(t, k1.ID, k2.ID)
 
-		n, err := store.Bun.NewSelect().Model((*db.Account)(nil)).Count(ctx)
+		n, err := store.Bun.NewSelect().Model((*cryptointel.Account)(nil)).Count(ctx)
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n)
 	})
@@ -81,26 +82,26 @@ func TestCreateAPIKey(t *testing.T) {
 		t.Parallel()
 		store := setup(t)
 		_, _, err := db.CreateAPIKey(context.Background(), store.Bun, "acme", "platinum")
-		require.Equal(t, db.EINVALID, db.ErrorCode(err))
-		require.Contains(t, db.ErrorMessage(err), `unknown plan "platinum"`)
+		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
+		require.Contains(t, cryptointel.ErrorMessage(err), `unknown plan "platinum"`)
 	})
 
 	t.Run("ExistingAccountOnOtherPlan", func(t *testing.T) {
 		t.Parallel()
 		store := setup(t)
 		ctx := context.Background()
-		_, _, err := db.CreateAPIKey(ctx, store.Bun, "acme", db.PlanFree)
+		_, _, err := db.CreateAPIKey(ctx, store.Bun, "acme", cryptointel.PlanFree)
 		require.NoError(t, err)
-		_, _, err = db.CreateAPIKey(ctx, store.Bun, "acme", db.PlanEnterprise)
-		require.Equal(t, db.ECONFLICT, db.ErrorCode(err))
+		_, _, err = db.CreateAPIKey(ctx, store.Bun, "acme", cryptointel.PlanEnterprise)
+		require.Equal(t, cryptointel.ECONFLICT, cryptointel.ErrorCode(err))
 		_, _, err = db.CreateAPIKey(ctx, store.Bun, "acme", "gold")
-		require.Equal(t, db.EINVALID, db.ErrorCode(err))
+		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
 	})
 
 	t.Run("EmptyAccountName", func(t *testing.T) {
 		t.Parallel()
 		store := setup(t)
-		_, _, err := db.CreateAPIKey(context.Background(), store.Bun, "  ", db.PlanFree)
-		require.Equal(t, db.EINVALID, db.ErrorCode(err))
+		_, _, err := db.CreateAPIKey(context.Background(), store.Bun, "  ", cryptointel.PlanFree)
+		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
 	})
 }

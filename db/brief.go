@@ -6,25 +6,15 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-)
 
-// HistoryDay is one entity's event counts on one UTC day.
-type HistoryDay struct {
-	// EntityID is the entity.
-	EntityID int64 `bun:"entity_id"`
-	// Day is the UTC day, YYYY-MM-DD.
-	Day string `bun:"day"`
-	// SignalCount counts scored events that day.
-	SignalCount int `bun:"signal_count"`
-	// RadarCount counts all events that day, signals included.
-	RadarCount int `bun:"radar_count"`
-}
+	"github.com/cryptointel/cryptointel"
+)
 
 // SignalHistoryByEntityIDs returns, in one statement, the per-day event
 // counts of the given entities from the UTC day of from onwards. Days
 // without events are absent. Ordered by entity id, then newest day first.
-func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, from time.Time) ([]HistoryDay, error) {
-	out := []HistoryDay{}
+func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, from time.Time) ([]cryptointel.HistoryDay, error) {
+	out := []cryptointel.HistoryDay{}
 	if len(entityIDs) == 0 {
 		return out, nil
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // dataVersion is the content version as the metering statement reports it.
@@ -26,7 +26,7 @@ func (b *accessBundle) dataVersion(t *testing.T, hash []byte) int64 {
 func TestDataVersionBumpsAtCommit(t *testing.T) {
 	t.Parallel()
 	b := setupAccess(t)
-	hash := b.newKey(t, db.PlanPro)
+	hash := b.newKey(t, cryptointel.PlanPro)
 	// Bounds the test should the counter's lock ever be held for a whole
 	// transaction again: the second writer below would wait for the first.
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)

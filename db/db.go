@@ -1,6 +1,9 @@
-// Package db is the domain and storage layer: Bun models, stores, the error
-// type with codes, embedded migrations and River job-argument types. It
-// knows nothing about HTTP or GraphQL.
+// Package db is the storage layer over PostgreSQL: stores that read and
+// write the domain types of package cryptointel, search SQL, bulk ingest
+// and bulk load, embedded migrations and River job-argument types. Its
+// errors are domain errors (cryptointel.Error) or wrapped driver errors,
+// which it classifies as unavailable for the domain's ErrorCode. It knows
+// nothing about HTTP or GraphQL.
 package db
 
 import (
@@ -18,6 +21,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // DB is the service's handle on PostgreSQL: one pgx pool shared by Bun
@@ -82,6 +87,10 @@ func (d *DB) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// The domain's ErrorCode and ErrorMessage report database unavailability
+// through IsUnavailable.
+func init() { cryptointel.RegisterUnavailable(IsUnavailable) }
 
 // IsUnavailable reports whether err means the database could not be
 // reached (refused, reset, timed out while connecting, shutting down).

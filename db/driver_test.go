@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -28,7 +29,7 @@ func TestBunStatementsAreNotPrepared(t *testing.T) {
 	}
 	base := prepared()
 	for id := int64(1); id <= 30; id++ {
-		var e db.Entity
+		var e cryptointel.Entity
 		err := store.Bun.NewSelect().Model(&e).Where("id = ?", id).Scan(ctx)
 		require.ErrorContains(t, err, "no rows")
 		var n int

@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // EntitiesByIDs returns the entities with the given ids in one statement,
 // in no particular order; unknown ids are absent.
-func EntitiesByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*Entity, error) {
-	out := []*Entity{}
+func EntitiesByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*cryptointel.Entity, error) {
+	out := []*cryptointel.Entity{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -21,8 +23,8 @@ func EntitiesByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*Entity, er
 }
 
 // ListEntities returns the entity directory ordered by id.
-func ListEntities(ctx context.Context, idb bun.IDB, limit, offset int) ([]*Entity, error) {
-	out := []*Entity{}
+func ListEntities(ctx context.Context, idb bun.IDB, limit, offset int) ([]*cryptointel.Entity, error) {
+	out := []*cryptointel.Entity{}
 	if err := idb.NewSelect().Model(&out).OrderExpr("id").Limit(int64(limit)).Offset(int64(offset)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error listing entities: %w", err)
 	}

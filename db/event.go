@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // Keyset is a position in a walk ordered by (latest_evidence_at, id): the
@@ -54,8 +56,8 @@ type EventFilter struct {
 }
 
 // ListEvents returns one page of events matching f.
-func ListEvents(ctx context.Context, idb bun.IDB, f EventFilter) ([]*Event, error) {
-	out := []*Event{}
+func ListEvents(ctx context.Context, idb bun.IDB, f EventFilter) ([]*cryptointel.Event, error) {
+	out := []*cryptointel.Event{}
 	q := idb.NewSelect().Model(&out).ExcludeColumn(readExcluded...).Where("latest_evidence_at >= ?", f.Since)
 	if f.SignalOnly {
 		q = q.Where("significance IS NOT NULL")
@@ -99,8 +101,8 @@ type FeedFilter struct {
 // FeedEvents returns one page of a bulk feed, ascending by
 // (latest_evidence_at, id) from f.Since, so that a keyset walk picks up
 // events ingested while it runs without duplicates or gaps.
-func FeedEvents(ctx context.Context, idb bun.IDB, f FeedFilter) ([]*Event, error) {
-	out := []*Event{}
+func FeedEvents(ctx context.Context, idb bun.IDB, f FeedFilter) ([]*cryptointel.Event, error) {
+	out := []*cryptointel.Event{}
 	q := idb.NewSelect().Model(&out).ExcludeColumn(readExcluded...).Where("latest_evidence_at >= ?", f.Since)
 	if f.SignalOnly {
 		q = q.Where("significance IS NOT NULL")
@@ -121,8 +123,8 @@ func FeedEvents(ctx context.Context, idb bun.IDB, f FeedFilter) ([]*Event, error
 
 // EventsByIDs returns the events with the given ids in one statement, in no
 // particular order; unknown ids are absent.
-func EventsByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*Event, error) {
-	out := []*Event{}
+func EventsByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*cryptointel.Event, error) {
+	out := []*cryptointel.Event{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -134,8 +136,8 @@ func EventsByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*Event, error
 
 // EvidenceByEventIDs returns the evidence of the given events in one
 // statement, ordered by event id, then newest first.
-func EvidenceByEventIDs(ctx context.Context, idb bun.IDB, eventIDs []int64) ([]*Evidence, error) {
-	out := []*Evidence{}
+func EvidenceByEventIDs(ctx context.Context, idb bun.IDB, eventIDs []int64) ([]*cryptointel.Evidence, error) {
+	out := []*cryptointel.Evidence{}
 	if len(eventIDs) == 0 {
 		return out, nil
 	}
@@ -146,27 +148,17 @@ func EvidenceByEventIDs(ctx context.Context, idb bun.IDB, eventIDs []int64) ([]*
 	return out, nil
 }
 
-// EventEntityRef is an entity in a role on an event.
-type EventEntityRef struct {
-	// EventID is the event.
-	EventID int64 `bun:"event_id"`
-	// Role is RoleOwner or RoleParticipant.
-	Role string `bun:"role"`
-	// Entity is the entity in that role.
-	Entity *Entity `bun:"-"`
-}
-
 // EntitiesByEventIDs returns, in one statement, the owners and participants
 // of the given events with their entities, ordered by event id, role and
 // position.
-func EntitiesByEventIDs(ctx context.Context, idb bun.IDB, eventIDs []int64) ([]EventEntityRef, error) {
+func EntitiesByEventIDs(ctx context.Context, idb bun.IDB, eventIDs []int64) ([]cryptointel.EventEntityRef, error) {
 	if len(eventIDs) == 0 {
-		return []EventEntityRef{}, nil
+		return []cryptointel.EventEntityRef{}, nil
 	}
 	var rows []struct {
 		EventID int64  `bun:"ee_event_id"`
 		Role    string `bun:"ee_role"`
-		Entity
+		cryptointel.Entity
 	}
 	err := idb.NewRaw(`
 		SELECT ee.event_id AS ee_event_id, ee.role AS ee_role, e.*
@@ -176,10 +168,10 @@ func EntitiesByEventIDs(ctx context.Context, idb bun.IDB, eventIDs []int64) ([]E
 	if err != nil {
 		return nil, fmt.Errorf("error selecting entities by event ids: %w", err)
 	}
-	out := make([]EventEntityRef, len(rows))
+	out := make([]cryptointel.EventEntityRef, len(rows))
 	for i := range rows {
 		ent := rows[i].Entity
-		out[i] = EventEntityRef{EventID: rows[i].EventID, Role: rows[i].Role, Entity: &ent}
+		out[i] = cryptointel.EventEntityRef{EventID: rows[i].EventID, Role: rows[i].Role, Entity: &ent}
 	}
 	return out, nil
 }
@@ -205,14 +197,6 @@ type EntityEventFilter struct {
 	Before *Keyset
 }
 
-// EntityEvent is one event in one entity's list.
-type EntityEvent struct {
-	// EntityID is the entity the list belongs to.
-	EntityID int64
-	// Event is the event.
-	Event *Event
-}
-
 // EventsByEntityIDs returns, in one statement (a LATERAL join over all the
 // given entities), each entity's events matching f, an event once per entity
 // even when the entity is both owner and participant. The result is grouped
@@ -220,9 +204,9 @@ type EntityEvent struct {
 // owner-duplicate check is a scalar subquery with LIMIT so it stays a
 // per-row primary-key probe (an EXISTS here gets planned as a hashed scan of
 // every owner row).
-func EventsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, f EntityEventFilter) ([]EntityEvent, error) {
+func EventsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, f EntityEventFilter) ([]cryptointel.EntityEvent, error) {
 	if len(entityIDs) == 0 {
-		return []EntityEvent{}, nil
+		return []cryptointel.EntityEvent{}, nil
 	}
 	var (
 		conds []string
@@ -276,15 +260,15 @@ func EventsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, f En
 		ORDER BY k.ord, ` + outerOrder
 	var rows []struct {
 		EntityID int64 `bun:"k_entity_id"`
-		Event
+		cryptointel.Event
 	}
 	if err := idb.NewRaw(query, args...).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("error selecting events by entity ids: %w", err)
 	}
-	out := make([]EntityEvent, len(rows))
+	out := make([]cryptointel.EntityEvent, len(rows))
 	for i := range rows {
 		ev := rows[i].Event
-		out[i] = EntityEvent{EntityID: rows[i].EntityID, Event: &ev}
+		out[i] = cryptointel.EntityEvent{EntityID: rows[i].EntityID, Event: &ev}
 	}
 	return out, nil
 }

@@ -3,110 +3,17 @@ package db
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel"
 )
-
-// Export scopes (POST /v1/export/jobs "scope").
-const (
-	ExportScopeOrganizationsRegistry = "organizations.registry"
-	ExportScopeRadarHistory          = "radar.history"
-	ExportScopeSignalHistory         = "signal.history"
-	ExportScopeReplayGlobal          = "replay.global"
-	ExportScopeTimelineByOrg         = "timeline.by-organization"
-)
-
-// ExportScopes lists every export scope in the contract's order.
-var ExportScopes = []string{
-	ExportScopeOrganizationsRegistry,
-	ExportScopeRadarHistory,
-	ExportScopeSignalHistory,
-	ExportScopeReplayGlobal,
-	ExportScopeTimelineByOrg,
-}
-
-// ExportScopeIsHistorical reports whether scope exports events over a time
-// window, so that "since" is required.
-func ExportScopeIsHistorical(scope string) bool {
-	switch scope {
-	case ExportScopeRadarHistory, ExportScopeSignalHistory, ExportScopeReplayGlobal, ExportScopeTimelineByOrg:
-		return true
-	}
-	return false
-}
-
-// Export formats (POST /v1/export/jobs "format").
-const (
-	ExportFormatJSONL   = "jsonl"
-	ExportFormatCSV     = "csv"
-	ExportFormatParquet = "parquet"
-)
-
-// ExportFormats lists every export format in the contract's order.
-var ExportFormats = []string{ExportFormatJSONL, ExportFormatCSV, ExportFormatParquet}
-
-// Export job statuses. A job is requested, then running, then completed or
-// failed; a completed job becomes expired when its download link's lifetime
-// ends and its file is deleted.
-const (
-	ExportStatusRequested = "requested"
-	ExportStatusRunning   = "running"
-	ExportStatusCompleted = "completed"
-	ExportStatusFailed    = "failed"
-	ExportStatusExpired   = "expired"
-)
-
-// ExportTimeLayout is how export timestamps are written: ISO 8601 in UTC
-// with milliseconds and a Z suffix, for example 2026-11-20T10:00:00.000Z.
-const ExportTimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// ExportTime is a timestamp that marshals to JSON in ExportTimeLayout.
-type ExportTime struct{ time.Time }
-
-// MarshalJSON writes the time in UTC with milliseconds and a Z suffix.
-func (t ExportTime) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Format(ExportTimeLayout) + `"`), nil
-}
-
-// UnmarshalJSON reads an RFC 3339 timestamp.
-func (t *ExportTime) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return err
-	}
-	t.Time = v.UTC()
-	return nil
-}
-
-// ExportParams are the filters an export job was requested with, stored as
-// the job's requested_params and echoed in its requestedParams.
-type ExportParams struct {
-	// Since is the inclusive lower bound on latestEvidenceTimestamp; nil
-	// for organizations.registry.
-	Since *ExportTime `json:"since"`
-	// Until is the exclusive upper bound on latestEvidenceTimestamp; nil
-	// for no upper bound.
-	Until *ExportTime `json:"until"`
-	// Category filters events by eventCategory; nil for every category.
-	Category *string `json:"category"`
-	// IncludeEvidence adds each event's evidence to the output.
-	IncludeEvidence bool `json:"includeEvidence"`
-	// OrganizationIDs restricts timeline.by-organization to events owned by
-	// or involving these entities. Never nil when marshaled.
-	OrganizationIDs []int64 `json:"organizationIds"`
-}
 
 // ExportArgs are the River job arguments of an export job's fulfillment.
 type ExportArgs struct {
@@ -125,18 +32,15 @@ type ExportExpireArgs struct{}
 func (ExportExpireArgs) Kind() string { return "export_expire" }
 
 // errExportNotFound is returned for an unknown, foreign or malformed id.
-func errExportNotFound() *Error { return Errorf(ENOTFOUND, "Export job not found") }
-
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-// IsUUID reports whether s is a UUID in its canonical textual form.
-func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+func errExportNotFound() *cryptointel.Error {
+	return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export job not found")
+}
 
 // CreateExportJob inserts job in status requested and, in the same pgx
 // transaction, calls enqueue so the River job that fulfills it is inserted
 // atomically with the row (client.InsertTx). job.ID, Status, CreatedAt and
 // UpdatedAt are set from the database.
-func CreateExportJob(ctx context.Context, store *DB, job *ExportJob, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
+func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
 	tx, err := store.Pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("error beginning export job transaction: %w", err)
@@ -166,11 +70,11 @@ func CreateExportJob(ctx context.Context, store *DB, job *ExportJob, enqueue fun
 //
 // Returns ENOTFOUND "Export job not found" when the job does not exist,
 // belongs to another account, or id is not a UUID.
-func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string) (*ExportJob, error) {
-	if !IsUUID(id) {
+func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string) (*cryptointel.ExportJob, error) {
+	if !cryptointel.IsUUID(id) {
 		return nil, errExportNotFound()
 	}
-	job := new(ExportJob)
+	job := new(cryptointel.ExportJob)
 	err := idb.NewSelect().Model(job).Where("id = ?", id).Where("account_id = ?", accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errExportNotFound()
@@ -184,11 +88,11 @@ func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string)
 // and the signed download use it.
 //
 // Returns ENOTFOUND when the job does not exist or id is not a UUID.
-func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*ExportJob, error) {
-	if !IsUUID(id) {
+func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*cryptointel.ExportJob, error) {
+	if !cryptointel.IsUUID(id) {
 		return nil, errExportNotFound()
 	}
-	job := new(ExportJob)
+	job := new(cryptointel.ExportJob)
 	err := idb.NewSelect().Model(job).Where("id = ?", id).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errExportNotFound()
@@ -199,8 +103,8 @@ func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*ExportJob
 }
 
 // ListExportJobs returns accountID's export jobs, newest first.
-func ListExportJobs(ctx context.Context, idb bun.IDB, accountID int64, limit, offset int) ([]*ExportJob, error) {
-	jobs := []*ExportJob{}
+func ListExportJobs(ctx context.Context, idb bun.IDB, accountID int64, limit, offset int) ([]*cryptointel.ExportJob, error) {
+	jobs := []*cryptointel.ExportJob{}
 	err := idb.NewSelect().Model(&jobs).
 		Where("account_id = ?", accountID).
 		OrderExpr("created_at DESC, id DESC").
@@ -216,15 +120,15 @@ func ListExportJobs(ctx context.Context, idb bun.IDB, accountID int64, limit, of
 // returns false, without error, when the job is no longer requested or
 // running (completed, failed or expired), so a duplicate run does nothing.
 func StartExportJob(ctx context.Context, idb bun.IDB, id string, now time.Time) (bool, error) {
-	res, err := idb.NewUpdate().Model((*ExportJob)(nil)).
-		Set("status = ?", ExportStatusRunning).
+	res, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
+		Set("status = ?", cryptointel.ExportStatusRunning).
 		Set("row_count = 0").
 		Set("byte_size = NULL").
 		Set("sha256 = NULL").
 		Set("error = NULL").
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status IN (?, ?)", ExportStatusRequested, ExportStatusRunning).
+		Where("status IN (?, ?)", cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("error starting export job: %w", err)
@@ -235,11 +139,11 @@ func StartExportJob(ctx context.Context, idb bun.IDB, id string, now time.Time) 
 
 // ReportExportProgress records how many rows a running job has written.
 func ReportExportProgress(ctx context.Context, idb bun.IDB, id string, rows int64, now time.Time) error {
-	_, err := idb.NewUpdate().Model((*ExportJob)(nil)).
+	_, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
 		Set("row_count = ?", rows).
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status = ?", ExportStatusRunning).
+		Where("status = ?", cryptointel.ExportStatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("error reporting export progress: %w", err)
@@ -265,8 +169,8 @@ type ExportResult struct {
 // false when the job was not running (another run finished first), in which
 // case the caller deletes its own file.
 func CompleteExportJob(ctx context.Context, idb bun.IDB, id string, res ExportResult, now time.Time) (bool, error) {
-	r, err := idb.NewUpdate().Model((*ExportJob)(nil)).
-		Set("status = ?", ExportStatusCompleted).
+	r, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
+		Set("status = ?", cryptointel.ExportStatusCompleted).
 		Set("storage_key = ?", res.StorageKey).
 		Set("row_count = ?", res.RowCount).
 		Set("byte_size = ?", res.ByteSize).
@@ -275,7 +179,7 @@ func CompleteExportJob(ctx context.Context, idb bun.IDB, id string, res ExportRe
 		Set("error = NULL").
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status = ?", ExportStatusRunning).
+		Where("status = ?", cryptointel.ExportStatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("error completing export job: %w", err)
@@ -287,12 +191,12 @@ func CompleteExportJob(ctx context.Context, idb bun.IDB, id string, res ExportRe
 // FailExportJob marks job id failed with message, unless it already
 // completed or expired.
 func FailExportJob(ctx context.Context, idb bun.IDB, id, message string, now time.Time) error {
-	_, err := idb.NewUpdate().Model((*ExportJob)(nil)).
-		Set("status = ?", ExportStatusFailed).
+	_, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
+		Set("status = ?", cryptointel.ExportStatusFailed).
 		Set("error = ?", message).
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status IN (?, ?)", ExportStatusRequested, ExportStatusRunning).
+		Where("status IN (?, ?)", cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("error failing export job: %w", err)
@@ -315,15 +219,12 @@ func ExpireExportJobs(ctx context.Context, idb bun.IDB, now time.Time) ([]Expire
 		UPDATE export_jobs SET status = ?, updated_at = ?
 		WHERE status = ? AND expires_at <= ?
 		RETURNING id::text AS id, storage_key`,
-		ExportStatusExpired, now, ExportStatusCompleted, now).Scan(ctx, &out)
+		cryptointel.ExportStatusExpired, now, cryptointel.ExportStatusCompleted, now).Scan(ctx, &out)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("error expiring export jobs: %w", err)
 	}
 	return out, nil
 }
-
-// MsgExportAbandoned is the error of an export River gave up on.
-const MsgExportAbandoned = "Export failed after repeated attempts. Please request a new export."
 
 // FailAbandonedExportJobs marks failed every requested or running export
 // whose River job was discarded or cancelled without the worker recording
@@ -335,17 +236,13 @@ func FailAbandonedExportJobs(ctx context.Context, idb bun.IDB, now time.Time) (i
 		WHERE status IN (?, ?) AND id::text IN (
 			SELECT args->>'job_id' FROM river_job
 			WHERE kind = ? AND state IN ('discarded', 'cancelled'))`,
-		ExportStatusFailed, MsgExportAbandoned, now, ExportStatusRequested, ExportStatusRunning, ExportArgs{}.Kind()).Exec(ctx)
+		cryptointel.ExportStatusFailed, cryptointel.MsgExportAbandoned, now, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, ExportArgs{}.Kind()).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("error failing abandoned export jobs: %w", err)
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
 }
-
-// MsgExportReclaimed is the error River records on an export attempt that
-// was reclaimed because its worker stopped reporting progress.
-const MsgExportReclaimed = "export worker stopped reporting progress (killed or stalled); attempt reclaimed"
 
 // ReclaimStalledExportJobs hands back to River every export attempt whose
 // worker has stopped reporting progress since staleBefore: the worker
@@ -369,7 +266,7 @@ func ReclaimStalledExportJobs(ctx context.Context, idb bun.IDB, staleBefore time
 			scheduled_at = now(),
 			errors = array_append(rj.errors, jsonb_build_object('at', now(), 'attempt', rj.attempt, 'error', ?::text, 'trace', ''))
 		FROM stalled WHERE rj.id = stalled.id`,
-		ExportArgs{}.Kind(), staleBefore, ExportStatusRequested, ExportStatusRunning, staleBefore, MsgExportReclaimed).Exec(ctx)
+		ExportArgs{}.Kind(), staleBefore, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, staleBefore, cryptointel.MsgExportReclaimed).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("error reclaiming stalled export jobs: %w", err)
 	}
@@ -414,7 +311,7 @@ type ExportEventFilter struct {
 	// Scope is one of the historical export scopes.
 	Scope string
 	// Params are the job's requested parameters.
-	Params ExportParams
+	Params cryptointel.ExportParams
 }
 
 // StreamExportEvents walks the events selected by filter in ascending
@@ -452,10 +349,10 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 	if p := filter.Params.Category; p != nil {
 		conds = append(conds, "e.category = "+arg(*p))
 	}
-	if filter.Scope == ExportScopeSignalHistory {
+	if filter.Scope == cryptointel.ExportScopeSignalHistory {
 		conds = append(conds, "e.significance IS NOT NULL")
 	}
-	if filter.Scope == ExportScopeTimelineByOrg {
+	if filter.Scope == cryptointel.ExportScopeTimelineByOrg {
 		ids := filter.Params.OrganizationIDs
 		if ids == nil {
 			ids = []int64{}
@@ -565,7 +462,7 @@ func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 		if !ok {
 			continue
 		}
-		if role == RoleOwner {
+		if role == cryptointel.RoleOwner {
 			batch[i].Owners = append(batch[i].Owners, ref)
 		} else {
 			batch[i].Participants = append(batch[i].Participants, ref)
@@ -607,7 +504,7 @@ func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 // StreamExportEntities walks every entity in id order with a keyset
 // cursor, batchSize at a time, inside one REPEATABLE READ snapshot, and
 // calls fn with each batch. Each batch is a fresh slice that fn may keep.
-func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func([]Entity) error) error {
+func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func([]cryptointel.Entity) error) error {
 	if batchSize <= 0 {
 		batchSize = 5000
 	}
@@ -616,13 +513,13 @@ func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func
 		return fmt.Errorf("error beginning export snapshot: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	var batch []Entity
+	var batch []cryptointel.Entity
 	var after int64 = -1 << 63
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		batch = make([]Entity, 0, batchSize)
+		batch = make([]cryptointel.Entity, 0, batchSize)
 		CountStatement(ctx)
 		rows, err := tx.Query(ctx, `
 			SELECT id, canonical_name, display_name, entity_type, status, aliases
@@ -631,7 +528,7 @@ func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func
 			return fmt.Errorf("error querying export entities: %w", err)
 		}
 		for rows.Next() {
-			var e Entity
+			var e cryptointel.Entity
 			if err := rows.Scan(&e.ID, &e.CanonicalName, &e.DisplayName, &e.EntityType, &e.Status, &e.Aliases); err != nil {
 				rows.Close()
 				return fmt.Errorf("error scanning export entity: %w", err)

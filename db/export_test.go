@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -25,14 +26,14 @@ func setupExportDB(t *testing.T) *exportBundle {
 	t.Helper()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	_, key, err := db.CreateAPIKey(ctx, store.Bun, fmt.Sprintf("export-%d", time.Now().UnixNano()), db.PlanEnterprise)
+	_, key, err := db.CreateAPIKey(ctx, store.Bun, fmt.Sprintf("export-%d", time.Now().UnixNano()), cryptointel.PlanEnterprise)
 	require.NoError(t, err)
 	return &exportBundle{store: store, ctx: ctx, accountID: key.AccountID, keyID: key.ID}
 }
 
-func (b *exportBundle) newJob(t *testing.T, accountID, keyID int64) *db.ExportJob {
+func (b *exportBundle) newJob(t *testing.T, accountID, keyID int64) *cryptointel.ExportJob {
 	t.Helper()
-	job := &db.ExportJob{AccountID: accountID, APIKeyID: keyID, Scope: db.ExportScopeOrganizationsRegistry, Format: db.ExportFormatCSV, RequestedParams: []byte(`{}`)}
+	job := &cryptointel.ExportJob{AccountID: accountID, APIKeyID: keyID, Scope: cryptointel.ExportScopeOrganizationsRegistry, Format: cryptointel.ExportFormatCSV, RequestedParams: []byte(`{}`)}
 	require.NoError(t, db.CreateExportJob(b.ctx, b.store, job, func(context.Context, pgx.Tx) error { return nil }))
 	return job
 }
@@ -43,11 +44,11 @@ func TestExportJobLifecycle(t *testing.T) {
 	t.Parallel()
 	b := setupExportDB(t)
 	job := b.newJob(t, b.accountID, b.keyID)
-	require.True(t, db.IsUUID(job.ID))
-	require.Equal(t, db.ExportStatusRequested, job.Status)
+	require.True(t, cryptointel.IsUUID(job.ID))
+	require.Equal(t, cryptointel.ExportStatusRequested, job.Status)
 
 	// A failing enqueue rolls the row back.
-	bad := &db.ExportJob{AccountID: b.accountID, APIKeyID: b.keyID, Scope: "x", Format: "csv", RequestedParams: []byte(`{}`)}
+	bad := &cryptointel.ExportJob{AccountID: b.accountID, APIKeyID: b.keyID, Scope: "x", Format: "csv", RequestedParams: []byte(`{}`)}
 	require.Error(t, db.CreateExportJob(b.ctx, b.store, bad, func(context.Context, pgx.Tx) error { return errors.New("queue down") }))
 	list, err := db.ListExportJobs(b.ctx, b.store.Bun, b.accountID, 50, 0)
 	require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestExportJobLifecycle(t *testing.T) {
 	require.NoError(t, db.FailExportJob(b.ctx, b.store.Bun, job.ID, "late failure", now))
 	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, job.ID)
 	require.NoError(t, err)
-	require.Equal(t, db.ExportStatusCompleted, got.Status, "a completed job cannot fail")
+	require.Equal(t, cryptointel.ExportStatusCompleted, got.Status, "a completed job cannot fail")
 
 	expired, err := db.ExpireExportJobs(b.ctx, b.store.Bun, now.Add(59*time.Minute))
 	require.NoError(t, err)
@@ -101,13 +102,13 @@ func TestExportJobLifecycle(t *testing.T) {
 func TestExportJobVisibility(t *testing.T) {
 	t.Parallel()
 	b := setupExportDB(t)
-	_, other, err := db.CreateAPIKey(b.ctx, b.store.Bun, "other", db.PlanEnterprise)
+	_, other, err := db.CreateAPIKey(b.ctx, b.store.Bun, "other", cryptointel.PlanEnterprise)
 	require.NoError(t, err)
 	theirs := b.newJob(t, other.AccountID, other.ID)
 	for _, id := range []string{theirs.ID, "00000000-0000-0000-0000-000000000000", "nope", "'; DROP TABLE export_jobs; --"} {
 		_, err := db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, id)
-		require.Equal(t, db.ENOTFOUND, db.ErrorCode(err), id)
-		require.Equal(t, "Export job not found", db.ErrorMessage(err))
+		require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(err), id)
+		require.Equal(t, "Export job not found", cryptointel.ErrorMessage(err))
 	}
 	got, err := db.ExportJobByID(b.ctx, b.store.Bun, other.AccountID, theirs.ID)
 	require.NoError(t, err)
@@ -121,15 +122,15 @@ func TestStreamExportEventsKeyset(t *testing.T) {
 	t.Parallel()
 	b := setupExportDB(t)
 	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	ents := []db.Entity{{ID: 1, CanonicalName: "a", DisplayName: "A", EntityType: "project", Status: "active", Aliases: []string{}}}
+	ents := []cryptointel.Entity{{ID: 1, CanonicalName: "a", DisplayName: "A", EntityType: "project", Status: "active", Aliases: []string{}}}
 	_, err := b.store.Bun.NewInsert().Model(&ents).Exec(b.ctx)
 	require.NoError(t, err)
-	var events []db.Event
-	var links []db.EventEntity
+	var events []cryptointel.Event
+	var links []cryptointel.EventEntity
 	for i := 0; i < 23; i++ {
 		at := ts.Add(time.Duration(i/10) * time.Hour) // ten events per timestamp
-		events = append(events, db.Event{ID: int64(100 - i), Title: "t", Category: "c", Bullets: []string{}, LatestEvidenceAt: at})
-		links = append(links, db.EventEntity{EventID: int64(100 - i), EntityID: 1, Role: db.RoleOwner, LatestEvidenceAt: at})
+		events = append(events, cryptointel.Event{ID: int64(100 - i), Title: "t", Category: "c", Bullets: []string{}, LatestEvidenceAt: at})
+		links = append(links, cryptointel.EventEntity{EventID: int64(100 - i), EntityID: 1, Role: cryptointel.RoleOwner, LatestEvidenceAt: at})
 	}
 	_, err = b.store.Bun.NewInsert().Model(&events).Exec(b.ctx)
 	require.NoError(t, err)
@@ -139,7 +140,7 @@ func TestStreamExportEventsKeyset(t *testing.T) {
 	ctx, counter := db.WithStatementCounter(b.ctx)
 	var seen []int64
 	batches := 0
-	filter := db.ExportEventFilter{Scope: db.ExportScopeRadarHistory, Params: db.ExportParams{Since: &db.ExportTime{Time: ts}, IncludeEvidence: true}}
+	filter := db.ExportEventFilter{Scope: cryptointel.ExportScopeRadarHistory, Params: cryptointel.ExportParams{Since: &cryptointel.ExportTime{Time: ts}, IncludeEvidence: true}}
 	err = db.StreamExportEvents(ctx, b.store, filter, 4, func(batch []db.ExportEvent) error {
 		batches++
 		for _, ev := range batch {
@@ -172,7 +173,7 @@ func TestFailAbandonedExportJobs(t *testing.T) {
 	abandoned := b.newJob(t, b.accountID, b.keyID)
 	alive := b.newJob(t, b.accountID, b.keyID)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	for _, j := range []*db.ExportJob{abandoned, alive} {
+	for _, j := range []*cryptointel.ExportJob{abandoned, alive} {
 		_, err := db.StartExportJob(b.ctx, b.store.Bun, j.ID, now)
 		require.NoError(t, err)
 	}
@@ -186,9 +187,9 @@ func TestFailAbandonedExportJobs(t *testing.T) {
 	require.Equal(t, 1, n)
 	got, err := db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, abandoned.ID)
 	require.NoError(t, err)
-	require.Equal(t, db.ExportStatusFailed, got.Status)
-	require.Equal(t, db.MsgExportAbandoned, *got.Error)
+	require.Equal(t, cryptointel.ExportStatusFailed, got.Status)
+	require.Equal(t, cryptointel.MsgExportAbandoned, *got.Error)
 	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, alive.ID)
 	require.NoError(t, err)
-	require.Equal(t, db.ExportStatusRunning, got.Status)
+	require.Equal(t, cryptointel.ExportStatusRunning, got.Status)
 }

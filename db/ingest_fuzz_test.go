@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // FuzzIngestLineRecord parses arbitrary lines (hostile seeds: NUL, invalid UTF-8, overflow, trailing data). It must never panic; a
@@ -31,24 +33,24 @@ func FuzzIngestLineRecord(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	kinds := map[string]func(IngestRecord) bool{
-		KindEntity:       func(r IngestRecord) bool { return r.Entity != nil },
-		KindRelationship: func(r IngestRecord) bool { return r.Relationship != nil },
-		KindEvent:        func(r IngestRecord) bool { return r.Event != nil },
-		KindReference:    func(r IngestRecord) bool { return r.Reference != nil },
-		KindMarket:       func(r IngestRecord) bool { return r.Market != nil },
+	kinds := map[string]func(cryptointel.IngestRecord) bool{
+		cryptointel.KindEntity:       func(r cryptointel.IngestRecord) bool { return r.Entity != nil },
+		cryptointel.KindRelationship: func(r cryptointel.IngestRecord) bool { return r.Relationship != nil },
+		cryptointel.KindEvent:        func(r cryptointel.IngestRecord) bool { return r.Event != nil },
+		cryptointel.KindReference:    func(r cryptointel.IngestRecord) bool { return r.Reference != nil },
+		cryptointel.KindMarket:       func(r cryptointel.IngestRecord) bool { return r.Market != nil },
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		rec, err := ParseIngestLine(line)
+		rec, err := cryptointel.ParseIngestLine(line)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Code != EINVALID || e.Message == "" {
+			var e *cryptointel.Error
+			if !errors.As(err, &e) || e.Code != cryptointel.EINVALID || e.Message == "" {
 				t.Fatalf("refusal of %q is not an EINVALID error with a reason: %#v", line, err)
 			}
 			return
 		}
 		has, ok := kinds[rec.Kind]
-		if !ok || !slices.Contains(IngestKinds, rec.Kind) || !has(rec) {
+		if !ok || !slices.Contains(cryptointel.IngestKinds, rec.Kind) || !has(rec) {
 			t.Fatalf("accepted %q as kind %q without its record", line, rec.Kind)
 		}
 		set := 0
@@ -67,9 +69,9 @@ func FuzzIngestLineRecord(f *testing.F) {
 			rec.Market != nil && rec.Market.ID <= 0:
 			t.Fatalf("accepted a non-positive id in %q", line)
 		}
-		for _, ref := range rec.entityRefs() {
+		for _, ref := range rec.EntityRefs() {
 			_ = ref
 		}
-		_ = rec.keys()
+		_ = recordKeys(rec)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -406,21 +407,21 @@ func TestParseIngestLine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := db.ParseIngestLine([]byte(tc.line))
+			_, err := cryptointel.ParseIngestLine([]byte(tc.line))
 			require.Error(t, err)
-			require.Equal(t, db.EINVALID, db.ErrorCode(err))
-			require.Contains(t, db.ErrorMessage(err), tc.reason)
+			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
+			require.Contains(t, cryptointel.ErrorMessage(err), tc.reason)
 		})
 	}
 
 	t.Run("Defaults", func(t *testing.T) {
 		t.Parallel()
-		rec, err := db.ParseIngestLine([]byte(`{"kind":"entity","id":7,"canonicalName":" Aave ","aliases":["AAVE"," ","AAVE","LEND"]}`))
+		rec, err := cryptointel.ParseIngestLine([]byte(`{"kind":"entity","id":7,"canonicalName":" Aave ","aliases":["AAVE"," ","AAVE","LEND"]}`))
 		require.NoError(t, err)
-		require.Equal(t, db.KindEntity, rec.Kind)
-		require.Equal(t, &db.IngestEntity{Kind: "entity", ID: 7, CanonicalName: "Aave", DisplayName: "Aave", EntityType: "project", Status: "active", Aliases: []string{"AAVE", "LEND"}}, rec.Entity)
+		require.Equal(t, cryptointel.KindEntity, rec.Kind)
+		require.Equal(t, &cryptointel.IngestEntity{Kind: "entity", ID: 7, CanonicalName: "Aave", DisplayName: "Aave", EntityType: "project", Status: "active", Aliases: []string{"AAVE", "LEND"}}, rec.Entity)
 
-		rec, err = db.ParseIngestLine([]byte(`{"kind":"event","id":1,"title":"t","eventCategory":"c","owners":[1],"significance":null,"contentType":"","latestEvidenceTimestamp":"2020-01-01T00:00:00Z","evidence":[{"id":1,"timestamp":"2026-11-20T10:00:00+02:00"}]}`))
+		rec, err = cryptointel.ParseIngestLine([]byte(`{"kind":"event","id":1,"title":"t","eventCategory":"c","owners":[1],"significance":null,"contentType":"","latestEvidenceTimestamp":"2020-01-01T00:00:00Z","evidence":[{"id":1,"timestamp":"2026-11-20T10:00:00+02:00"}]}`))
 		require.NoError(t, err)
 		require.Nil(t, rec.Event.Significance)
 		require.Nil(t, rec.Event.ContentType)
@@ -434,9 +435,9 @@ func FuzzParseIngestLine(f *testing.F) {
 		f.Add([]byte(line))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		rec, err := db.ParseIngestLine(line)
+		rec, err := cryptointel.ParseIngestLine(line)
 		if err != nil {
-			require.Equal(t, db.EINVALID, db.ErrorCode(err))
+			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
 			return
 		}
 		// A good record has exactly the pointer its kind names.

@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // MarketsByEntityIDs returns the prediction markets about the given entities
 // in one statement, ordered by entity id then market id.
-func MarketsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64) ([]*Market, error) {
-	out := []*Market{}
+func MarketsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64) ([]*cryptointel.Market, error) {
+	out := []*cryptointel.Market{}
 	if len(entityIDs) == 0 {
 		return out, nil
 	}
@@ -23,8 +25,8 @@ func MarketsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64) ([]
 
 // SubeventsByMarketIDs returns the sub-events of the given markets in one
 // statement, ordered by market id then sub-event id.
-func SubeventsByMarketIDs(ctx context.Context, idb bun.IDB, marketIDs []int64) ([]*MarketSubevent, error) {
-	out := []*MarketSubevent{}
+func SubeventsByMarketIDs(ctx context.Context, idb bun.IDB, marketIDs []int64) ([]*cryptointel.MarketSubevent, error) {
+	out := []*cryptointel.MarketSubevent{}
 	if len(marketIDs) == 0 {
 		return out, nil
 	}
@@ -37,8 +39,8 @@ func SubeventsByMarketIDs(ctx context.Context, idb bun.IDB, marketIDs []int64) (
 
 // MarketPostsBySubeventIDs returns the posts of the given sub-events in one
 // statement, ordered by sub-event id then newest first.
-func MarketPostsBySubeventIDs(ctx context.Context, idb bun.IDB, subeventIDs []int64) ([]*MarketPost, error) {
-	out := []*MarketPost{}
+func MarketPostsBySubeventIDs(ctx context.Context, idb bun.IDB, subeventIDs []int64) ([]*cryptointel.MarketPost, error) {
+	out := []*cryptointel.MarketPost{}
 	if len(subeventIDs) == 0 {
 		return out, nil
 	}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // ReferencesByEntityIDs returns the references of the given entities in one
 // statement, ordered by entity id then reference id.
-func ReferencesByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64) ([]*Reference, error) {
-	out := []*Reference{}
+func ReferencesByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64) ([]*cryptointel.Reference, error) {
+	out := []*cryptointel.Reference{}
 	if len(entityIDs) == 0 {
 		return out, nil
 	}

@@ -6,26 +6,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-)
 
-// EntityRelationship is a relationship seen from one entity: the edge plus
-// its direction relative to that entity and the entity at the other end.
-type EntityRelationship struct {
-	Relationship
-
-	// EntityID is the entity the relationship was asked for.
-	EntityID int64 `bun:"entity_id"`
-	// Direction is "outbound" when EntityID is the source, "inbound" when it
-	// is the target.
-	Direction string `bun:"direction"`
-	// RelatedEntityID is the entity at the other end of the edge.
-	RelatedEntityID int64 `bun:"related_entity_id"`
-}
-
-// Relationship directions relative to the entity asked about.
-const (
-	DirectionOutbound = "outbound"
-	DirectionInbound  = "inbound"
+	"github.com/cryptointel/cryptointel"
 )
 
 // RelationshipsByEntityIDs returns, in one statement, the direct
@@ -33,8 +15,8 @@ const (
 // (limit and offset apply to each entity separately). Each entity's edges
 // are ordered outbound first, then by relationship type and related entity
 // id; the result is ordered by entity id, then that order.
-func RelationshipsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, limit, offset int) ([]*EntityRelationship, error) {
-	out := []*EntityRelationship{}
+func RelationshipsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, limit, offset int) ([]*cryptointel.EntityRelationship, error) {
+	out := []*cryptointel.EntityRelationship{}
 	if len(entityIDs) == 0 {
 		return out, nil
 	}

@@ -10,62 +10,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-)
 
-// Name-resolution match kinds (EntityMatch.MatchedVia), the kinds of rows
-// in entity_names.
-const (
-	MatchedViaCanonicalName = "canonical_name"
-	MatchedViaDisplayName   = "display_name"
-	MatchedViaAlias         = "alias"
-)
-
-// Name-resolution match types (EntityMatch.MatchType), strongest first.
-const (
-	MatchTypeExact  = "exact"
-	MatchTypePrefix = "prefix"
-	MatchTypeToken  = "token"
-	// MatchTypeSubstring is the name inside a word of a stored name
-	// ("swap" in "Uniswap"): the partial matching of the organization
-	// lookups.
-	MatchTypeSubstring = "substring"
-	MatchTypeFuzzy     = "fuzzy"
-)
-
-// Event-search channels (EventMatch.MatchedVia).
-const (
-	// MatchedViaText is a full-text match over title, summary, bullets and
-	// evidence.
-	MatchedViaText = "text"
-	// MatchedViaEntity is an event owned by or involving an entity the query
-	// names.
-	MatchedViaEntity = "entity"
-	// MatchedViaRelatedEntity is an event of an entity related (through a
-	// relationship with search_expand) to an entity the query names.
-	MatchedViaRelatedEntity = "related_entity"
-)
-
-// Event-search match types (EventMatch.MatchType) beside the name-resolution
-// ones (exact, prefix, fuzzy).
-const (
-	// MatchTypeFulltext is a full-text match.
-	MatchTypeFulltext = "fulltext"
-	// MatchTypeAlias is an entity link through an exact alias match.
-	MatchTypeAlias = "alias"
-	// MatchTypeExpansion is a relationship-expansion match.
-	MatchTypeExpansion = "expansion"
-)
-
-// Resolution ranks (EntityMatch.MatchRank). Lower is stronger; fuzzy matches
-// take RankFuzzyBase and above, by decreasing trigram similarity.
-const (
-	RankExactCanonical = 0
-	RankExactDisplay   = 1
-	RankExactAlias     = 2
-	RankPrefix         = 3
-	RankToken          = 4
-	RankSubstring      = 5
-	RankFuzzyBase      = 6
+	"github.com/cryptointel/cryptointel"
 )
 
 const (
@@ -83,49 +29,6 @@ const (
 	// maxNameRunes bounds the name or query looked up.
 	maxNameRunes = 200
 )
-
-// EntityMatch is an entity found by name with how it matched.
-type EntityMatch struct {
-	EntityID int64
-	// MatchedVia is the kind of name that matched: canonical_name,
-	// display_name or alias.
-	MatchedVia string // canonical_name, display_name, alias
-	// MatchType is exact, prefix, token, substring or fuzzy.
-	MatchType string // exact, prefix, token, substring, fuzzy
-	// MatchRank is 0 for an exact canonical-name match, 1 exact display
-	// name, 2 exact alias, 3 prefix, 4 token (a whole word of the name), 5
-	// substring (inside a word), 6 and above fuzzy (6 for trigram
-	// similarity >= 0.6, 7 for >= 0.45, 8 below). Lower is stronger.
-	MatchRank int // 0 strongest
-	// MatchedValue is the name as stored (not normalized) that matched.
-	MatchedValue string
-	// Popularity is the entity's event count (entities.event_count), the
-	// tie-breaker between matches of equal rank.
-	Popularity int64
-}
-
-// EventMatch is an event found by search with how it matched.
-type EventMatch struct {
-	EventID int64
-	// MatchedVia is text, entity or related_entity.
-	MatchedVia string // text, entity, related_entity
-	// MatchType is fulltext (text), exact, alias, prefix or fuzzy (entity:
-	// how the query named the entity), or expansion (related_entity).
-	MatchType string
-	// MatchRank orders results; lower is stronger. Events linked to an
-	// entity named by the whole query rank in [0, 1), full-text matches of
-	// every word (and events of an entity named by part of the query that
-	// also hold every word) in [1, 2), other events of an entity named by
-	// part of the query in [2, 2.5), related-entity events in [2.5, 3.5),
-	// events holding only some of the words in [3.5, 4). When the whole
-	// query names an entity exactly, text-only matches rank from 3.5.
-	MatchRank float64 // lower is stronger
-	// EntityID is the linked entity for entity and related_entity matches,
-	// 0 for text matches.
-	EntityID int64
-	// LatestEvidenceAt is the event's recency, the tie-breaker.
-	LatestEvidenceAt time.Time
-}
 
 // cleanName drops what PostgreSQL text cannot hold (NUL, invalid UTF-8),
 // trims name and bounds its length.
@@ -199,10 +102,10 @@ func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 // offset < 0 means 0.
 //
 // Returns EINVALID when name is empty or only whitespace. One statement.
-func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offset int) ([]EntityMatch, error) {
+func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offset int) ([]cryptointel.EntityMatch, error) {
 	name = cleanName(name)
 	if name == "" {
-		return nil, Errorf(EINVALID, "name parameter is required")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
 	}
 	if limit <= 0 {
 		limit = 50
@@ -222,9 +125,9 @@ func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offse
 	if err := resolveQuery(idb, name, limit, offset).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("error resolving entity name: %w", err)
 	}
-	out := make([]EntityMatch, 0, len(rows))
+	out := make([]cryptointel.EntityMatch, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, EntityMatch{
+		out = append(out, cryptointel.EntityMatch{
 			EntityID:     r.EntityID,
 			MatchedVia:   r.Kind,
 			MatchType:    r.MatchType,
@@ -425,10 +328,10 @@ func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
 //
 // Returns EINVALID when query is empty or only whitespace. Two statements,
 // whatever the limit.
-func SearchEvents(ctx context.Context, idb bun.IDB, query string, since time.Time, limit int) ([]EventMatch, error) {
+func SearchEvents(ctx context.Context, idb bun.IDB, query string, since time.Time, limit int) ([]cryptointel.EventMatch, error) {
 	query = cleanName(query)
 	if query == "" {
-		return nil, Errorf(EINVALID, "query parameter is required (use query or q)")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "query parameter is required (use query or q)")
 	}
 	if limit <= 0 {
 		limit = 10
@@ -448,9 +351,9 @@ func SearchEvents(ctx context.Context, idb bun.IDB, query string, since time.Tim
 	if err := searchQuery(idb, query, links, since, limit).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("error searching events: %w", err)
 	}
-	out := make([]EventMatch, 0, len(rows))
+	out := make([]cryptointel.EventMatch, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, EventMatch{
+		out = append(out, cryptointel.EventMatch{
 			EventID:          r.ID,
 			MatchedVia:       r.Via,
 			MatchType:        r.Type,
@@ -505,13 +408,13 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 				base += 0.2
 			}
 			bases, bands = append(bases, base), append(bands, bandRelated)
-			vias, types = append(vias, MatchedViaRelatedEntity), append(types, MatchTypeExpansion)
+			vias, types = append(vias, cryptointel.MatchedViaRelatedEntity), append(types, cryptointel.MatchTypeExpansion)
 		case l.Whole:
 			bases, bands = append(bases, 0.08*k), append(bands, bandWhole)
-			vias, types = append(vias, MatchedViaEntity), append(types, linkMatchType(l))
+			vias, types = append(vias, cryptointel.MatchedViaEntity), append(types, linkMatchType(l))
 		default:
 			bases, bands = append(bases, 0.1*min(k, 2)), append(bands, bandPart)
-			vias, types = append(vias, MatchedViaEntity), append(types, linkMatchType(l))
+			vias, types = append(vias, cryptointel.MatchedViaEntity), append(types, linkMatchType(l))
 		}
 		ids = append(ids, l.EntityID)
 	}
@@ -536,7 +439,7 @@ func searchQuery(idb bun.IDB, query string, links []linkedEntity, since time.Tim
 	// come after them.
 	textBase, someBase := "1.2", "3.5"
 	for _, l := range links {
-		if l.Whole && !l.Related && l.Rank <= RankExactAlias {
+		if l.Whole && !l.Related && l.Rank <= cryptointel.RankExactAlias {
 			textBase, someBase = "3.5", "4.0"
 		}
 	}
@@ -655,17 +558,17 @@ func textCandidatesSQL(name, tsq string) string {
 // linkMatchType names how the query named a linked entity.
 func linkMatchType(l linkedEntity) string {
 	switch {
-	case l.Rank <= RankExactDisplay:
-		return MatchTypeExact
-	case l.Rank == RankExactAlias:
-		return MatchTypeAlias
-	case l.Rank == RankPrefix:
-		return MatchTypePrefix
-	case l.Rank == RankToken:
-		return MatchTypeToken
-	case l.Rank == RankSubstring:
-		return MatchTypeSubstring
+	case l.Rank <= cryptointel.RankExactDisplay:
+		return cryptointel.MatchTypeExact
+	case l.Rank == cryptointel.RankExactAlias:
+		return cryptointel.MatchTypeAlias
+	case l.Rank == cryptointel.RankPrefix:
+		return cryptointel.MatchTypePrefix
+	case l.Rank == cryptointel.RankToken:
+		return cryptointel.MatchTypeToken
+	case l.Rank == cryptointel.RankSubstring:
+		return cryptointel.MatchTypeSubstring
 	default:
-		return MatchTypeFuzzy
+		return cryptointel.MatchTypeFuzzy
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -71,7 +72,7 @@ func setupSearch(t *testing.T) *searchBundle {
 		{entOptimism, "Optimism", "Optimism", []string{"OP"}, 7, "project"},
 		{entOptimus, "Optimus", "Optimus", []string{"OP"}, 7, "project"},
 	})
-	_, err := b.store.Bun.NewInsert().Model(&[]db.Relationship{
+	_, err := b.store.Bun.NewInsert().Model(&[]cryptointel.Relationship{
 		{SourceEntityID: entEthereumFoundation, TargetEntityID: entEthereum, RelationshipType: "FOUNDATION_OF", Status: "active", SearchExpand: true},
 		{SourceEntityID: entUniswapLabs, TargetEntityID: entEthena, RelationshipType: "PARTNER_OF", Status: "active", SearchExpand: false},
 	}).Exec(b.ctx)
@@ -96,10 +97,10 @@ func setupSearch(t *testing.T) *searchBundle {
 
 func (b *searchBundle) insertEntities(t *testing.T, ents []searchFixtureEntity) {
 	t.Helper()
-	var rows []db.Entity
+	var rows []cryptointel.Entity
 	var names []db.EntityName
 	for _, e := range ents {
-		rows = append(rows, db.Entity{ID: e.id, CanonicalName: e.canonical, DisplayName: e.display, EntityType: e.entityType,
+		rows = append(rows, cryptointel.Entity{ID: e.id, CanonicalName: e.canonical, DisplayName: e.display, EntityType: e.entityType,
 			Status: "active", Aliases: append([]string{}, e.aliases...), EventCount: e.eventCount})
 		names = append(names, db.EntityName{EntityID: e.id, Kind: "canonical_name", Value: e.canonical})
 		names = append(names, db.EntityName{EntityID: e.id, Kind: "display_name", Value: e.display})
@@ -117,15 +118,15 @@ func (b *searchBundle) insertEntities(t *testing.T, ents []searchFixtureEntity) 
 
 func (b *searchBundle) insertEvents(t *testing.T, evs []searchFixtureEvent) {
 	t.Helper()
-	var rows []db.Event
-	var links []db.EventEntity
+	var rows []cryptointel.Event
+	var links []cryptointel.EventEntity
 	for _, e := range evs {
 		at := b.now.Add(-e.age)
-		rows = append(rows, db.Event{ID: e.id, Title: e.title, Category: "other", Summary: e.summary, Bullets: []string{},
+		rows = append(rows, cryptointel.Event{ID: e.id, Title: e.title, Category: "other", Summary: e.summary, Bullets: []string{},
 			EvidenceText: e.evidence, LatestEvidenceAt: at})
-		links = append(links, db.EventEntity{EventID: e.id, EntityID: e.owner, Role: "owner", LatestEvidenceAt: at})
+		links = append(links, cryptointel.EventEntity{EventID: e.id, EntityID: e.owner, Role: "owner", LatestEvidenceAt: at})
 		for i, p := range e.participants {
-			links = append(links, db.EventEntity{EventID: e.id, EntityID: p, Role: "participant", Position: i, LatestEvidenceAt: at})
+			links = append(links, cryptointel.EventEntity{EventID: e.id, EntityID: p, Role: "participant", Position: i, LatestEvidenceAt: at})
 		}
 	}
 	_, err := b.store.Bun.NewInsert().Model(&rows).Exec(b.ctx)
@@ -134,21 +135,21 @@ func (b *searchBundle) insertEvents(t *testing.T, evs []searchFixtureEvent) {
 	require.NoError(t, err)
 }
 
-func (b *searchBundle) resolve(t *testing.T, name string) []db.EntityMatch {
+func (b *searchBundle) resolve(t *testing.T, name string) []cryptointel.EntityMatch {
 	t.Helper()
 	ms, err := db.ResolveEntities(b.ctx, b.store.Bun, name, 50, 0)
 	require.NoError(t, err)
 	return ms
 }
 
-func (b *searchBundle) search(t *testing.T, query string, limit int) []db.EventMatch {
+func (b *searchBundle) search(t *testing.T, query string, limit int) []cryptointel.EventMatch {
 	t.Helper()
 	ms, err := db.SearchEvents(b.ctx, b.store.Bun, query, b.now.Add(-30*24*time.Hour), limit)
 	require.NoError(t, err)
 	return ms
 }
 
-func matchEntityIDs(ms []db.EntityMatch) []int64 {
+func matchEntityIDs(ms []cryptointel.EntityMatch) []int64 {
 	out := make([]int64, len(ms))
 	for i, m := range ms {
 		out[i] = m.EntityID
@@ -156,7 +157,7 @@ func matchEntityIDs(ms []db.EntityMatch) []int64 {
 	return out
 }
 
-func matchEventIDs(ms []db.EventMatch) []int64 {
+func matchEventIDs(ms []cryptointel.EventMatch) []int64 {
 	out := make([]int64, len(ms))
 	for i, m := range ms {
 		out[i] = m.EventID
@@ -164,7 +165,7 @@ func matchEventIDs(ms []db.EventMatch) []int64 {
 	return out
 }
 
-func findEventMatch(t *testing.T, ms []db.EventMatch, id int64) (db.EventMatch, int) {
+func findEventMatch(t *testing.T, ms []cryptointel.EventMatch, id int64) (cryptointel.EventMatch, int) {
 	t.Helper()
 	for i, m := range ms {
 		if m.EventID == id {
@@ -172,10 +173,10 @@ func findEventMatch(t *testing.T, ms []db.EventMatch, id int64) (db.EventMatch, 
 		}
 	}
 	t.Fatalf("event %d not in results %v", id, matchEventIDs(ms))
-	return db.EventMatch{}, -1
+	return cryptointel.EventMatch{}, -1
 }
 
-func requireMatchOrder(t *testing.T, ms []db.EntityMatch) {
+func requireMatchOrder(t *testing.T, ms []cryptointel.EntityMatch) {
 	t.Helper()
 	for i := 1; i < len(ms); i++ {
 		a, c := ms[i-1], ms[i]
@@ -192,15 +193,15 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 
 	ms := b.resolve(t, "ethereum")
 	require.GreaterOrEqual(t, len(ms), 2)
-	require.Equal(t, db.EntityMatch{EntityID: entEthereum, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Ethereum", Popularity: 50}, ms[0])
-	require.Equal(t, db.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "prefix", MatchRank: 3, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[1])
+	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereum, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Ethereum", Popularity: 50}, ms[0])
+	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "prefix", MatchRank: 3, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[1])
 	requireMatchOrder(t, ms)
 
 	// Display name beats alias; accents and case are folded.
 	ms = b.resolve(t, "sg forge")
-	require.Equal(t, db.EntityMatch{EntityID: entSGForge, MatchedVia: "display_name", MatchType: "exact", MatchRank: 1, MatchedValue: "SG Forge", Popularity: 1}, ms[0])
+	require.Equal(t, cryptointel.EntityMatch{EntityID: entSGForge, MatchedVia: "display_name", MatchType: "exact", MatchRank: 1, MatchedValue: "SG Forge", Popularity: 1}, ms[0])
 	ms = b.resolve(t, "  SOCIETE generale forge ")
-	require.Equal(t, db.EntityMatch{EntityID: entSGForge, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Société Générale FORGE", Popularity: 1}, ms[0])
+	require.Equal(t, cryptointel.EntityMatch{EntityID: entSGForge, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Société Générale FORGE", Popularity: 1}, ms[0])
 	ms = b.resolve(t, "ÉTHEREUM")
 	require.Equal(t, entEthereum, ms[0].EntityID)
 	require.Equal(t, 0, ms[0].MatchRank)
@@ -208,7 +209,7 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 	// Alias, then prefixes by popularity (Ethena 10 before the foundation
 	// 5); the entity matched by alias appears once.
 	ms = b.resolve(t, "ETH")
-	require.Equal(t, db.EntityMatch{EntityID: entEthereum, MatchedVia: "alias", MatchType: "exact", MatchRank: 2, MatchedValue: "ETH", Popularity: 50}, ms[0])
+	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereum, MatchedVia: "alias", MatchType: "exact", MatchRank: 2, MatchedValue: "ETH", Popularity: 50}, ms[0])
 	require.Equal(t, []int64{entEthereum, entEthena, entEthereumFoundation}, matchEntityIDs(ms)[:3])
 	require.Equal(t, "prefix", ms[1].MatchType)
 	require.Equal(t, 3, ms[1].MatchRank)
@@ -221,18 +222,18 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 
 	// A whole word of a name.
 	ms = b.resolve(t, "foundation")
-	require.Equal(t, db.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "token", MatchRank: 4, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[0])
+	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "token", MatchRank: 4, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[0])
 
 	// Inside a word.
 	ms = b.resolve(t, "swap")
-	require.Equal(t, db.EntityMatch{EntityID: entUniswapLabs, MatchedVia: "canonical_name", MatchType: "substring", MatchRank: 5, MatchedValue: "Uniswap Labs", Popularity: 3}, ms[0])
+	require.Equal(t, cryptointel.EntityMatch{EntityID: entUniswapLabs, MatchedVia: "canonical_name", MatchType: "substring", MatchRank: 5, MatchedValue: "Uniswap Labs", Popularity: 3}, ms[0])
 
 	// A typo.
 	ms = b.resolve(t, "Etherium")
 	require.NotEmpty(t, ms)
 	require.Equal(t, entEthereum, ms[0].EntityID)
 	require.Equal(t, "fuzzy", ms[0].MatchType)
-	require.GreaterOrEqual(t, ms[0].MatchRank, db.RankFuzzyBase)
+	require.GreaterOrEqual(t, ms[0].MatchRank, cryptointel.RankFuzzyBase)
 	require.Equal(t, "Ethereum", ms[0].MatchedValue)
 	requireMatchOrder(t, ms)
 
@@ -292,8 +293,8 @@ func TestResolveEntitiesEmptyName(t *testing.T) {
 	b := setupSearch(t)
 	for _, name := range []string{"", "   ", "\t\n"} {
 		_, err := db.ResolveEntities(b.ctx, b.store.Bun, name, 10, 0)
-		require.Equal(t, db.EINVALID, db.ErrorCode(err))
-		require.Equal(t, "name parameter is required", db.ErrorMessage(err))
+		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
+		require.Equal(t, "name parameter is required", cryptointel.ErrorMessage(err))
 	}
 }
 
@@ -432,8 +433,8 @@ func TestSearchEventsEmptyQuery(t *testing.T) {
 	b := setupSearch(t)
 	for _, q := range []string{"", "  "} {
 		_, err := db.SearchEvents(b.ctx, b.store.Bun, q, b.now, 10)
-		require.Equal(t, db.EINVALID, db.ErrorCode(err))
-		require.Equal(t, "query parameter is required (use query or q)", db.ErrorMessage(err))
+		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
+		require.Equal(t, "query parameter is required (use query or q)", cryptointel.ErrorMessage(err))
 	}
 }
 
@@ -448,13 +449,13 @@ func TestSearchOddInput(t *testing.T) {
 		strings.Repeat("x", 5000), "ETH's", "Ethereum, Solana; Uniswap!"} {
 		_, err := db.ResolveEntities(b.ctx, b.store.Bun, in, 10, 0)
 		if strings.TrimSpace(strings.ToValidUTF8(in, "")) == "" {
-			require.Equal(t, db.EINVALID, db.ErrorCode(err), "%q", in)
+			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q", in)
 		} else {
 			require.NoError(t, err, "%q", in)
 		}
 		_, err = db.SearchEvents(b.ctx, b.store.Bun, in, b.now.Add(-30*24*time.Hour), 10)
 		if strings.TrimSpace(strings.ToValidUTF8(in, "")) == "" {
-			require.Equal(t, db.EINVALID, db.ErrorCode(err), "%q", in)
+			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q", in)
 		} else {
 			require.NoError(t, err, "%q", in)
 		}

@@ -12,49 +12,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/cryptointel/cryptointel"
 )
 
-// Webhook limits and states from the contract (sections 3 and 6).
-const (
-	// MaxWebhooksPerAccount is how many webhooks one account may register.
-	MaxWebhooksPerAccount = 5
-	// WebhookAutoDisableAfter is how many consecutive failed deliveries,
-	// with no success in between, set a webhook inactive.
-	WebhookAutoDisableAfter = 50
-	// WebhookDeliveryMaxAttempts is how many attempts a delivery gets before
-	// it is marked failed.
-	WebhookDeliveryMaxAttempts = 5
+// PollerChannel is the PostgreSQL NOTIFY channel ingest signals after
+// committing events; the webhook poller LISTENs on it.
+const PollerChannel = "cryptointel_events"
 
-	// DeliveryPending is a delivery that has not yet succeeded and still has
-	// attempts left (including one not attempted yet).
-	DeliveryPending = "pending"
-	// DeliverySucceeded is a delivery the receiver answered with a 2xx.
-	DeliverySucceeded = "succeeded"
-	// DeliveryFailed is a delivery whose last attempt failed, or that was
-	// not attempted because its webhook was inactive.
-	DeliveryFailed = "failed"
-
-	// EventTypePing is the event type of a test delivery.
-	EventTypePing = "ping"
-
-	// PollerChannel is the PostgreSQL NOTIFY channel ingest signals after
-	// committing events; the webhook poller LISTENs on it.
-	PollerChannel = "cryptointel_events"
-)
-
-// Messages of the webhook errors given exactly by the contract.
-const (
-	MsgWebhookNotFound    = "Webhook not found"
-	MsgNoFieldsToUpdate   = "No fields to update"
-	MsgURLMustUseHTTPS    = "URL must use HTTPS"
-	MsgInvalidEventTypes  = "event_types must only contain: radar, signal"
-	MsgMaxWebhooks        = "Maximum 5 webhooks per account"
-	MsgDeliveryNotFound   = "Delivery not found"
-	MsgEmptyEventTypes    = "event_types must contain at least one of: radar, signal"
-	MsgWebhookInactive    = "Webhook is not active; re-enable it with PATCH before redelivering"
-	MsgDeliveryPending    = "Delivery is still pending; it is retried automatically"
-	msgDeliveryNotAttempt = "not attempted: webhook inactive"
-)
+// msgDeliveryNotAttempt is the last_error of a delivery skipped because its
+// webhook was inactive.
+const msgDeliveryNotAttempt = "not attempted: webhook inactive"
 
 // WebhookDeliveryArgs are the River job arguments of one delivery. The same
 // delivery id is used on every attempt and on manual redelivery.
@@ -72,56 +40,31 @@ type WebhookPollArgs struct{}
 // Kind implements river.JobArgs.
 func (WebhookPollArgs) Kind() string { return "webhook_poll" }
 
-// NormalizeEventTypes validates event types and returns them deduplicated in
-// the order radar, signal. It returns EINVALID with the contract's messages.
-func NormalizeEventTypes(types []string) ([]string, error) {
-	var radar, signal bool
-	for _, t := range types {
-		switch t {
-		case SurfaceRadar:
-			radar = true
-		case SurfaceSignal:
-			signal = true
-		default:
-			return nil, Errorf(EINVALID, MsgInvalidEventTypes)
-		}
-	}
-	out := []string{}
-	if radar {
-		out = append(out, SurfaceRadar)
-	}
-	if signal {
-		out = append(out, SurfaceSignal)
-	}
-	if len(out) == 0 {
-		return nil, Errorf(EINVALID, MsgEmptyEventTypes)
-	}
-	return out, nil
+func errWebhookNotFound() *cryptointel.Error {
+	return cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgWebhookNotFound)
 }
-
-func errWebhookNotFound() *Error { return Errorf(ENOTFOUND, MsgWebhookNotFound) }
 
 // CreateWebhook registers a webhook for the account. url and eventTypes
 // must already be validated; secret is the full secret. The per-account
 // limit is checked under a lock on the account row, so concurrent creates
 // cannot exceed it. Returns EINVALID (MsgMaxWebhooks) beyond the limit and
 // ENOTFOUND for an unknown account.
-func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string, eventTypes []string, secret string) (*Webhook, error) {
-	hook := &Webhook{AccountID: accountID, URL: url, Secret: secret, EventTypes: eventTypes, Active: true}
+func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string, eventTypes []string, secret string) (*cryptointel.Webhook, error) {
+	hook := &cryptointel.Webhook{AccountID: accountID, URL: url, Secret: secret, EventTypes: eventTypes, Active: true}
 	err := idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var id int64
 		if err := tx.NewRaw("SELECT id FROM accounts WHERE id = ? FOR UPDATE", accountID).Scan(ctx, &id); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return Errorf(ENOTFOUND, "Account not found")
+				return cryptointel.Errorf(cryptointel.ENOTFOUND, "Account not found")
 			}
 			return fmt.Errorf("error locking account: %w", err)
 		}
-		n, err := tx.NewSelect().Model((*Webhook)(nil)).Where("account_id = ?", accountID).Count(ctx)
+		n, err := tx.NewSelect().Model((*cryptointel.Webhook)(nil)).Where("account_id = ?", accountID).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("error counting webhooks: %w", err)
 		}
-		if n >= MaxWebhooksPerAccount {
-			return Errorf(EINVALID, MsgMaxWebhooks)
+		if n >= cryptointel.MaxWebhooksPerAccount {
+			return cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgMaxWebhooks)
 		}
 		if _, err := tx.NewInsert().Model(hook).Returning("*").Exec(ctx); err != nil {
 			return fmt.Errorf("error inserting webhook: %w", err)
@@ -135,8 +78,8 @@ func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string
 }
 
 // ListWebhooks returns the account's webhooks, most recently created first.
-func ListWebhooks(ctx context.Context, idb bun.IDB, accountID int64) ([]*Webhook, error) {
-	out := []*Webhook{}
+func ListWebhooks(ctx context.Context, idb bun.IDB, accountID int64) ([]*cryptointel.Webhook, error) {
+	out := []*cryptointel.Webhook{}
 	err := idb.NewSelect().Model(&out).Where("account_id = ?", accountID).OrderExpr("created_at DESC, id DESC").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("error listing webhooks: %w", err)
@@ -146,8 +89,8 @@ func ListWebhooks(ctx context.Context, idb bun.IDB, accountID int64) ([]*Webhook
 
 // WebhookByID returns the account's webhook id. Returns ENOTFOUND
 // (MsgWebhookNotFound) when it does not exist or belongs to another account.
-func WebhookByID(ctx context.Context, idb bun.IDB, accountID, id int64) (*Webhook, error) {
-	hook := new(Webhook)
+func WebhookByID(ctx context.Context, idb bun.IDB, accountID, id int64) (*cryptointel.Webhook, error) {
+	hook := new(cryptointel.Webhook)
 	err := idb.NewSelect().Model(hook).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errWebhookNotFound()
@@ -171,11 +114,11 @@ type WebhookPatch struct {
 // UpdateWebhook applies patch to the account's webhook. Returns EINVALID
 // (MsgNoFieldsToUpdate) for an empty patch and ENOTFOUND
 // (MsgWebhookNotFound) for a missing or foreign webhook.
-func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch WebhookPatch) (*Webhook, error) {
+func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch WebhookPatch) (*cryptointel.Webhook, error) {
 	if patch.URL == nil && patch.EventTypes == nil && patch.Active == nil {
-		return nil, Errorf(EINVALID, MsgNoFieldsToUpdate)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgNoFieldsToUpdate)
 	}
-	q := idb.NewUpdate().Model((*Webhook)(nil)).Set("updated_at = now()").
+	q := idb.NewUpdate().Model((*cryptointel.Webhook)(nil)).Set("updated_at = now()").
 		Where("id = ? AND account_id = ?", id, accountID)
 	if patch.URL != nil {
 		q = q.Set("url = ?", *patch.URL)
@@ -189,7 +132,7 @@ func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch 
 			q = q.Set("consecutive_failures = 0")
 		}
 	}
-	hook := new(Webhook)
+	hook := new(cryptointel.Webhook)
 	if _, err := q.Returning("*").Exec(ctx, hook); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("error updating webhook: %w", err)
 	}
@@ -203,7 +146,7 @@ func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch 
 // deliveries; queued delivery jobs find no delivery and end. Returns
 // ENOTFOUND (MsgWebhookNotFound) for a missing or foreign webhook.
 func DeleteWebhook(ctx context.Context, idb bun.IDB, accountID, id int64) error {
-	res, err := idb.NewDelete().Model((*Webhook)(nil)).Where("id = ? AND account_id = ?", id, accountID).Exec(ctx)
+	res, err := idb.NewDelete().Model((*cryptointel.Webhook)(nil)).Where("id = ? AND account_id = ?", id, accountID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("error deleting webhook: %w", err)
 	}
@@ -216,9 +159,9 @@ func DeleteWebhook(ctx context.Context, idb bun.IDB, accountID, id int64) error 
 // RotateWebhookSecret replaces the account's webhook secret. Deliveries
 // attempted from now on are signed with the new secret. Returns ENOTFOUND
 // (MsgWebhookNotFound) for a missing or foreign webhook.
-func RotateWebhookSecret(ctx context.Context, idb bun.IDB, accountID, id int64, secret string) (*Webhook, error) {
-	hook := new(Webhook)
-	_, err := idb.NewUpdate().Model((*Webhook)(nil)).Set("secret = ?", secret).Set("updated_at = now()").
+func RotateWebhookSecret(ctx context.Context, idb bun.IDB, accountID, id int64, secret string) (*cryptointel.Webhook, error) {
+	hook := new(cryptointel.Webhook)
+	_, err := idb.NewUpdate().Model((*cryptointel.Webhook)(nil)).Set("secret = ?", secret).Set("updated_at = now()").
 		Where("id = ? AND account_id = ?", id, accountID).Returning("*").Exec(ctx, hook)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("error rotating webhook secret: %w", err)
@@ -239,11 +182,11 @@ type DeliveryFilter struct {
 
 // WebhookDeliveries returns a webhook's most recent deliveries, newest
 // first. The caller checks ownership of the webhook first.
-func WebhookDeliveries(ctx context.Context, idb bun.IDB, webhookID int64, f DeliveryFilter) ([]*WebhookDelivery, error) {
+func WebhookDeliveries(ctx context.Context, idb bun.IDB, webhookID int64, f DeliveryFilter) ([]*cryptointel.WebhookDelivery, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	out := []*WebhookDelivery{}
+	out := []*cryptointel.WebhookDelivery{}
 	q := idb.NewSelect().Model(&out).Where("webhook_id = ?", webhookID)
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -255,8 +198,8 @@ func WebhookDeliveries(ctx context.Context, idb bun.IDB, webhookID int64, f Deli
 }
 
 // WebhookAttempts returns the recorded attempts of a delivery in order.
-func WebhookAttempts(ctx context.Context, idb bun.IDB, deliveryID string) ([]*WebhookAttempt, error) {
-	out := []*WebhookAttempt{}
+func WebhookAttempts(ctx context.Context, idb bun.IDB, deliveryID string) ([]*cryptointel.WebhookAttempt, error) {
+	out := []*cryptointel.WebhookAttempt{}
 	if !isWebhookUUID(deliveryID) {
 		return out, nil
 	}
@@ -273,8 +216,8 @@ func isWebhookUUID(s string) bool { return webhookUUIDRE.MatchString(s) }
 // deliveryColumns is the column list scanned by scanDelivery.
 const deliveryColumns = `id::text, webhook_id, event_id, event_type, status, attempts, last_status, last_error, created_at, updated_at, delivered_at`
 
-func scanDelivery(row pgx.Row) (*WebhookDelivery, error) {
-	d := new(WebhookDelivery)
+func scanDelivery(row pgx.Row) (*cryptointel.WebhookDelivery, error) {
+	d := new(cryptointel.WebhookDelivery)
 	err := row.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &d.LastStatus, &d.LastError, &d.CreatedAt, &d.UpdatedAt, &d.DeliveredAt)
 	return d, err
 }
@@ -283,12 +226,12 @@ func scanDelivery(row pgx.Row) (*WebhookDelivery, error) {
 // account's webhook inside tx; the caller inserts its River job in the same
 // transaction. Pings are sent even to an inactive webhook and never count
 // toward auto-disable. Returns ENOTFOUND (MsgWebhookNotFound).
-func CreateTestDeliveryTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64) (*WebhookDelivery, error) {
+func CreateTestDeliveryTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64) (*cryptointel.WebhookDelivery, error) {
 	CountStatement(ctx)
 	d, err := scanDelivery(tx.QueryRow(ctx, `
 		INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type)
 		SELECT gen_random_uuid(), w.id, NULL, $3 FROM webhooks w WHERE w.id = $1 AND w.account_id = $2
-		RETURNING `+deliveryColumns, webhookID, accountID, EventTypePing))
+		RETURNING `+deliveryColumns, webhookID, accountID, cryptointel.EventTypePing))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errWebhookNotFound()
 	} else if err != nil {
@@ -304,7 +247,7 @@ func CreateTestDeliveryTx(ctx context.Context, tx pgx.Tx, accountID, webhookID i
 // (MsgDeliveryPending) for a delivery still pending (so concurrent requests
 // queue one job), and EINVALID (MsgWebhookInactive) when the webhook is
 // paused or disabled, except for pings.
-func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, deliveryID string) (*WebhookDelivery, error) {
+func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, deliveryID string) (*cryptointel.WebhookDelivery, error) {
 	var active bool
 	CountStatement(ctx)
 	err := tx.QueryRow(ctx, `SELECT active FROM webhooks WHERE id = $1 AND account_id = $2 FOR UPDATE`, webhookID, accountID).Scan(&active)
@@ -314,7 +257,7 @@ func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, del
 		return nil, fmt.Errorf("error selecting webhook: %w", err)
 	}
 	if !isWebhookUUID(deliveryID) {
-		return nil, Errorf(ENOTFOUND, MsgDeliveryNotFound)
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
 	}
 	CountStatement(ctx)
 	d, err := scanDelivery(tx.QueryRow(ctx, `
@@ -331,11 +274,11 @@ func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, del
 		}
 		switch {
 		case status == nil:
-			return nil, Errorf(ENOTFOUND, MsgDeliveryNotFound)
-		case *status == DeliveryPending:
-			return nil, Errorf(EINVALID, MsgDeliveryPending)
+			return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
+		case *status == cryptointel.DeliveryPending:
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgDeliveryPending)
 		}
-		return nil, Errorf(EINVALID, MsgWebhookInactive)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgWebhookInactive)
 	} else if err != nil {
 		return nil, fmt.Errorf("error resetting delivery: %w", err)
 	}
@@ -491,21 +434,21 @@ func PollEventsTx(ctx context.Context, tx pgx.Tx) (*PollResult, error) {
 // DeliveryForSend returns a delivery and its webhook for the delivery
 // worker. Returns ENOTFOUND when the delivery no longer exists (its webhook
 // was deleted).
-func DeliveryForSend(ctx context.Context, idb bun.IDB, deliveryID string) (*WebhookDelivery, *Webhook, error) {
+func DeliveryForSend(ctx context.Context, idb bun.IDB, deliveryID string) (*cryptointel.WebhookDelivery, *cryptointel.Webhook, error) {
 	if !isWebhookUUID(deliveryID) {
-		return nil, nil, Errorf(ENOTFOUND, MsgDeliveryNotFound)
+		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
 	}
-	d := new(WebhookDelivery)
+	d := new(cryptointel.WebhookDelivery)
 	err := idb.NewSelect().Model(d).Where("id = ?", deliveryID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, Errorf(ENOTFOUND, MsgDeliveryNotFound)
+		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("error selecting delivery: %w", err)
 	}
-	hook := new(Webhook)
+	hook := new(cryptointel.Webhook)
 	err = idb.NewSelect().Model(hook).Where("id = ?", d.WebhookID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, Errorf(ENOTFOUND, MsgDeliveryNotFound)
+		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("error selecting webhook: %w", err)
 	}
@@ -538,21 +481,21 @@ type AttemptRecord struct {
 // reaches WebhookAutoDisableAfter. Pings never touch the count. It returns
 // the updated delivery, or nil when the delivery was no longer pending
 // (already recorded by an earlier run of the same job).
-func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (*WebhookDelivery, error) {
-	var out *WebhookDelivery
+func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (*cryptointel.WebhookDelivery, error) {
+	var out *cryptointel.WebhookDelivery
 	err := idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		status := DeliveryPending
+		status := cryptointel.DeliveryPending
 		if rec.Succeeded {
-			status = DeliverySucceeded
+			status = cryptointel.DeliverySucceeded
 		} else if rec.Final {
-			status = DeliveryFailed
+			status = cryptointel.DeliveryFailed
 		}
 		var lastError *string
 		if rec.Error != "" {
 			lastError = &rec.Error
 		}
-		d := new(WebhookDelivery)
-		_, err := tx.NewUpdate().Model((*WebhookDelivery)(nil)).
+		d := new(cryptointel.WebhookDelivery)
+		_, err := tx.NewUpdate().Model((*cryptointel.WebhookDelivery)(nil)).
 			Set("attempts = attempts + 1").
 			Set("status = ?", status).
 			Set("last_status = ?", rec.StatusCode).
@@ -568,7 +511,7 @@ func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (
 			return nil
 		}
 		out = d
-		attempt := &WebhookAttempt{
+		attempt := &cryptointel.WebhookAttempt{
 			DeliveryID:  d.ID,
 			Attempt:     d.Attempts,
 			AttemptedAt: rec.AttemptedAt,
@@ -584,13 +527,13 @@ func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (
 		}
 		switch {
 		case rec.Succeeded:
-			_, err = tx.NewUpdate().Model((*Webhook)(nil)).Set("consecutive_failures = 0").
+			_, err = tx.NewUpdate().Model((*cryptointel.Webhook)(nil)).Set("consecutive_failures = 0").
 				Where("id = ? AND consecutive_failures <> 0", d.WebhookID).Exec(ctx)
 		case rec.Final:
-			_, err = tx.NewUpdate().Model((*Webhook)(nil)).
+			_, err = tx.NewUpdate().Model((*cryptointel.Webhook)(nil)).
 				Set("consecutive_failures = consecutive_failures + 1").
-				Set("active = CASE WHEN consecutive_failures + 1 >= ? THEN false ELSE active END", WebhookAutoDisableAfter).
-				Set("updated_at = CASE WHEN active AND consecutive_failures + 1 >= ? THEN now() ELSE updated_at END", WebhookAutoDisableAfter).
+				Set("active = CASE WHEN consecutive_failures + 1 >= ? THEN false ELSE active END", cryptointel.WebhookAutoDisableAfter).
+				Set("updated_at = CASE WHEN active AND consecutive_failures + 1 >= ? THEN now() ELSE updated_at END", cryptointel.WebhookAutoDisableAfter).
 				Where("id = ?", d.WebhookID).Exec(ctx)
 		}
 		if err != nil {
@@ -613,7 +556,7 @@ func SkipDelivery(ctx context.Context, idb bun.IDB, deliveryID, reason string) e
 	if reason == "" {
 		reason = msgDeliveryNotAttempt
 	}
-	_, err := idb.NewUpdate().Model((*WebhookDelivery)(nil)).
+	_, err := idb.NewUpdate().Model((*cryptointel.WebhookDelivery)(nil)).
 		Set("status = 'failed'").Set("last_error = ?", reason).Set("updated_at = now()").
 		Where("id = ? AND status = 'pending'", deliveryID).Exec(ctx)
 	if err != nil {
@@ -691,7 +634,7 @@ func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*WebhookEvent
 		return nil, err
 	}
 	if len(evs) == 0 {
-		return nil, Errorf(ENOTFOUND, "Event not found")
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Event not found")
 	}
 	ev := evs[0]
 	refs, err := EntitiesByEventIDs(ctx, idb, []int64{id})
@@ -720,7 +663,7 @@ func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*WebhookEvent
 		if ref.Label == "" {
 			ref.Label = r.Entity.CanonicalName
 		}
-		if r.Role == RoleOwner {
+		if r.Role == cryptointel.RoleOwner {
 			out.Owners = append(out.Owners, ref)
 		} else {
 			out.Participants = append(out.Participants, ref)

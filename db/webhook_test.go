@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -21,7 +22,7 @@ type webhookBundle struct {
 func setupWebhook(t *testing.T) *webhookBundle {
 	t.Helper()
 	store := dbtest.New(t)
-	_, key, err := db.CreateAPIKey(context.Background(), store.Bun, "acme", db.PlanPro)
+	_, key, err := db.CreateAPIKey(context.Background(), store.Bun, "acme", cryptointel.PlanPro)
 	require.NoError(t, err)
 	return &webhookBundle{store: store, account: key.AccountID}
 }
@@ -85,18 +86,18 @@ func TestWebhookCRUD(t *testing.T) {
 	t.Parallel()
 	b := setupWebhook(t)
 	ctx := context.Background()
-	_, other, err := db.CreateAPIKey(ctx, b.store.Bun, "other", db.PlanPro)
+	_, other, err := db.CreateAPIKey(ctx, b.store.Bun, "other", cryptointel.PlanPro)
 	require.NoError(t, err)
 
 	var ids []int64
-	for i := 0; i < db.MaxWebhooksPerAccount; i++ {
+	for i := 0; i < cryptointel.MaxWebhooksPerAccount; i++ {
 		h, err := db.CreateWebhook(ctx, b.store.Bun, b.account, fmt.Sprintf("https://h%d.example.com/", i), []string{"radar"}, "whsec_x")
 		require.NoError(t, err)
 		ids = append(ids, h.ID)
 	}
 	_, err = db.CreateWebhook(ctx, b.store.Bun, b.account, "https://h.example.com/", []string{"radar"}, "whsec_x")
-	require.Equal(t, db.EINVALID, db.ErrorCode(err))
-	require.Equal(t, "Maximum 5 webhooks per account", db.ErrorMessage(err))
+	require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
+	require.Equal(t, "Maximum 5 webhooks per account", cryptointel.ErrorMessage(err))
 
 	list, err := db.ListWebhooks(ctx, b.store.Bun, b.account)
 	require.NoError(t, err)
@@ -104,12 +105,12 @@ func TestWebhookCRUD(t *testing.T) {
 	require.Equal(t, ids[4], list[0].ID, "newest first")
 
 	_, err = db.WebhookByID(ctx, b.store.Bun, other.AccountID, ids[0])
-	require.Equal(t, db.ENOTFOUND, db.ErrorCode(err))
+	require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(err))
 	_, err = db.UpdateWebhook(ctx, b.store.Bun, other.AccountID, ids[0], db.WebhookPatch{Active: new(bool)})
-	require.Equal(t, "Webhook not found", db.ErrorMessage(err))
-	require.Equal(t, db.ENOTFOUND, db.ErrorCode(db.DeleteWebhook(ctx, b.store.Bun, other.AccountID, ids[0])))
+	require.Equal(t, "Webhook not found", cryptointel.ErrorMessage(err))
+	require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(db.DeleteWebhook(ctx, b.store.Bun, other.AccountID, ids[0])))
 	_, err = db.UpdateWebhook(ctx, b.store.Bun, b.account, ids[0], db.WebhookPatch{})
-	require.Equal(t, "No fields to update", db.ErrorMessage(err))
+	require.Equal(t, "No fields to update", cryptointel.ErrorMessage(err))
 
 	off := false
 	h, err := db.UpdateWebhook(ctx, b.store.Bun, b.account, ids[0], db.WebhookPatch{Active: &off})
@@ -121,9 +122,9 @@ func TestWebhookCRUD(t *testing.T) {
 	_, err = db.CreateWebhook(ctx, b.store.Bun, b.account, "https://h.example.com/", []string{"signal"}, "whsec_x")
 	require.NoError(t, err, "deleting frees a slot")
 
-	_, err = db.NormalizeEventTypes([]string{"radar", "news"})
-	require.Equal(t, "event_types must only contain: radar, signal", db.ErrorMessage(err))
-	types, err := db.NormalizeEventTypes([]string{"signal", "radar", "signal"})
+	_, err = cryptointel.NormalizeEventTypes([]string{"radar", "news"})
+	require.Equal(t, "event_types must only contain: radar, signal", cryptointel.ErrorMessage(err))
+	types, err := cryptointel.NormalizeEventTypes([]string{"signal", "radar", "signal"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"radar", "signal"}, types)
 }
@@ -218,7 +219,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	// A non-final failure does not count; a success resets.
 	d, err := db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[0], AttemptedAt: b.store.Now(), Error: "x"})
 	require.NoError(t, err)
-	require.Equal(t, db.DeliveryPending, d.Status)
+	require.Equal(t, cryptointel.DeliveryPending, d.Status)
 	h, err := db.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
 	require.NoError(t, err)
 	require.Equal(t, 48, h.ConsecutiveFailures)
@@ -230,7 +231,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.True(t, h.Active)
 	d, err = db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[1], AttemptedAt: b.store.Now(), Error: "x", Final: true})
 	require.NoError(t, err)
-	require.Equal(t, db.DeliveryFailed, d.Status)
+	require.Equal(t, cryptointel.DeliveryFailed, d.Status)
 	h, _ = db.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
 	require.Equal(t, 50, h.ConsecutiveFailures)
 	require.False(t, h.Active, "50 consecutive failed deliveries disable")
@@ -245,7 +246,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.Equal(t, 2, attempts[1].Attempt)
 
 	// Redelivery: refused while pending or while the webhook is disabled.
-	redeliver := func(id string) (*db.WebhookDelivery, error) {
+	redeliver := func(id string) (*cryptointel.WebhookDelivery, error) {
 		tx, err := b.store.Pool.Begin(ctx)
 		require.NoError(t, err)
 		defer tx.Rollback(ctx) //nolint:errcheck
@@ -256,11 +257,11 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 		return d, err
 	}
 	_, err = redeliver(ids[2])
-	require.Equal(t, db.MsgDeliveryPending, db.ErrorMessage(err))
+	require.Equal(t, cryptointel.MsgDeliveryPending, cryptointel.ErrorMessage(err))
 	_, err = redeliver(ids[1])
-	require.Equal(t, db.MsgWebhookInactive, db.ErrorMessage(err))
+	require.Equal(t, cryptointel.MsgWebhookInactive, cryptointel.ErrorMessage(err))
 	_, err = redeliver("00000000-0000-4000-8000-000000000000")
-	require.Equal(t, db.MsgDeliveryNotFound, db.ErrorMessage(err))
+	require.Equal(t, cryptointel.MsgDeliveryNotFound, cryptointel.ErrorMessage(err))
 
 	on := true
 	h, err = db.UpdateWebhook(ctx, b.store.Bun, b.account, hook.ID, db.WebhookPatch{Active: &on})
@@ -269,8 +270,8 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.Equal(t, 0, h.ConsecutiveFailures, "re-enabling resets the count")
 	d, err = redeliver(ids[1])
 	require.NoError(t, err)
-	require.Equal(t, db.DeliveryPending, d.Status)
+	require.Equal(t, cryptointel.DeliveryPending, d.Status)
 	require.Equal(t, ids[1], d.ID)
 	_, err = redeliver(ids[1])
-	require.Equal(t, db.MsgDeliveryPending, db.ErrorMessage(err), "a second request while pending queues nothing")
+	require.Equal(t, cryptointel.MsgDeliveryPending, cryptointel.ErrorMessage(err), "a second request while pending queues nothing")
 }

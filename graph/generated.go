@@ -14,7 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph/scalar"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -232,69 +232,69 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type EntityResolver interface {
-	References(ctx context.Context, obj *db.Entity) ([]*db.Reference, error)
-	Relationships(ctx context.Context, obj *db.Entity, first *int, offset *int) ([]*db.EntityRelationship, error)
-	Events(ctx context.Context, obj *db.Entity, surface *Surface, since *time.Time, category *string, sort *EventSort, first *int, offset *int, after *string) (*EventConnection, error)
-	Timeline(ctx context.Context, obj *db.Entity, since *time.Time, first *int, after *string) (*EventConnection, error)
-	Research(ctx context.Context, obj *db.Entity, since *time.Time, first *int, offset *int, after *string) (*EventConnection, error)
-	Media(ctx context.Context, obj *db.Entity, since *time.Time, first *int, offset *int, after *string) (*EventConnection, error)
-	Markets(ctx context.Context, obj *db.Entity) ([]*db.Market, error)
+	References(ctx context.Context, obj *cryptointel.Entity) ([]*cryptointel.Reference, error)
+	Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int) ([]*cryptointel.EntityRelationship, error)
+	Events(ctx context.Context, obj *cryptointel.Entity, surface *Surface, since *time.Time, category *string, sort *EventSort, first *int, offset *int, after *string) (*EventConnection, error)
+	Timeline(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, after *string) (*EventConnection, error)
+	Research(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, offset *int, after *string) (*EventConnection, error)
+	Media(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, offset *int, after *string) (*EventConnection, error)
+	Markets(ctx context.Context, obj *cryptointel.Entity) ([]*cryptointel.Market, error)
 }
 type EntityMatchResolver interface {
-	Entity(ctx context.Context, obj *db.EntityMatch) (*db.Entity, error)
+	Entity(ctx context.Context, obj *cryptointel.EntityMatch) (*cryptointel.Entity, error)
 }
 type EventResolver interface {
-	Owners(ctx context.Context, obj *db.Event) ([]*db.Entity, error)
-	Participants(ctx context.Context, obj *db.Event) ([]*db.Entity, error)
-	Evidence(ctx context.Context, obj *db.Event) ([]*db.Evidence, error)
+	Owners(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Entity, error)
+	Participants(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Entity, error)
+	Evidence(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Evidence, error)
 
-	SourceType(ctx context.Context, obj *db.Event) (string, error)
+	SourceType(ctx context.Context, obj *cryptointel.Event) (string, error)
 
-	EventOwner(ctx context.Context, obj *db.Event) ([]*db.Entity, error)
-	EventParticipants(ctx context.Context, obj *db.Event) ([]*db.Entity, error)
-	Posts(ctx context.Context, obj *db.Event) ([]*db.Evidence, error)
+	EventOwner(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Entity, error)
+	EventParticipants(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Entity, error)
+	Posts(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Evidence, error)
 }
 type EventMatchResolver interface {
-	Event(ctx context.Context, obj *db.EventMatch) (*db.Event, error)
+	Event(ctx context.Context, obj *cryptointel.EventMatch) (*cryptointel.Event, error)
 }
 type MarketResolver interface {
-	Entity(ctx context.Context, obj *db.Market) (*db.Entity, error)
+	Entity(ctx context.Context, obj *cryptointel.Market) (*cryptointel.Entity, error)
 }
 type MarketEventResolver interface {
-	Posts(ctx context.Context, obj *db.MarketSubevent) ([]*db.MarketPost, error)
+	Posts(ctx context.Context, obj *cryptointel.MarketSubevent) ([]*cryptointel.MarketPost, error)
 }
 type OrganizationResolver interface {
-	Aliases(ctx context.Context, obj *db.Entity) ([]string, error)
-	Entity(ctx context.Context, obj *db.Entity) (*db.Entity, error)
-	Radar(ctx context.Context, obj *db.Entity, first *int) ([]*db.Event, error)
-	Signal(ctx context.Context, obj *db.Entity, first *int) ([]*db.Event, error)
-	SignalHistory(ctx context.Context, obj *db.Entity, days *int) ([]*SignalHistoryDay, error)
+	Aliases(ctx context.Context, obj *cryptointel.Entity) ([]string, error)
+	Entity(ctx context.Context, obj *cryptointel.Entity) (*cryptointel.Entity, error)
+	Radar(ctx context.Context, obj *cryptointel.Entity, first *int) ([]*cryptointel.Event, error)
+	Signal(ctx context.Context, obj *cryptointel.Entity, first *int) ([]*cryptointel.Event, error)
+	SignalHistory(ctx context.Context, obj *cryptointel.Entity, days *int) ([]*SignalHistoryDay, error)
 }
 type OrganizationMatchResolver interface {
-	Label(ctx context.Context, obj *db.EntityMatch) (string, error)
-	Type(ctx context.Context, obj *db.EntityMatch) (string, error)
-	Aliases(ctx context.Context, obj *db.EntityMatch) ([]string, error)
+	Label(ctx context.Context, obj *cryptointel.EntityMatch) (string, error)
+	Type(ctx context.Context, obj *cryptointel.EntityMatch) (string, error)
+	Aliases(ctx context.Context, obj *cryptointel.EntityMatch) ([]string, error)
 }
 type QueryResolver interface {
 	Events(ctx context.Context, surface *Surface, since *time.Time, window *string, category *string, entityID *int, topic *string, sort *EventSort, first *int, offset *int) (*EventConnection, error)
-	TopSignals(ctx context.Context, since *time.Time, first *int) ([]*db.Event, error)
-	EventsByCategory(ctx context.Context, category string, surface *Surface, since *time.Time, first *int) ([]*db.Event, error)
+	TopSignals(ctx context.Context, since *time.Time, first *int) ([]*cryptointel.Event, error)
+	EventsByCategory(ctx context.Context, category string, surface *Surface, since *time.Time, first *int) ([]*cryptointel.Event, error)
 	Feed(ctx context.Context, surface *Surface, feed *string, since time.Time, category *string, first *int, offset *int, after *string) (*EventConnection, error)
-	Event(ctx context.Context, id int) (*db.Event, error)
-	Entity(ctx context.Context, id int) (*db.Entity, error)
-	Entities(ctx context.Context, ids []int) ([]*db.Entity, error)
-	ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*db.EntityMatch, error)
-	SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*db.EventMatch, error)
-	Organization(ctx context.Context, id int) (*db.Entity, error)
-	OrganizationsByName(ctx context.Context, name string, first *int) ([]*db.EntityMatch, error)
-	Organizations(ctx context.Context, first *int, offset *int) ([]*db.Entity, error)
+	Event(ctx context.Context, id int) (*cryptointel.Event, error)
+	Entity(ctx context.Context, id int) (*cryptointel.Entity, error)
+	Entities(ctx context.Context, ids []int) ([]*cryptointel.Entity, error)
+	ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*cryptointel.EntityMatch, error)
+	SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*cryptointel.EventMatch, error)
+	Organization(ctx context.Context, id int) (*cryptointel.Entity, error)
+	OrganizationsByName(ctx context.Context, name string, first *int) ([]*cryptointel.EntityMatch, error)
+	Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error)
 	Brief(ctx context.Context, id int, since time.Time, first *int) (*Brief, error)
 	Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*Brief, error)
 	MarketViews(ctx context.Context, first *int, offset *int) ([]*MarketView, error)
 	MarketViewsByOrganization(ctx context.Context, id int) ([]*MarketView, error)
 }
 type RelationshipResolver interface {
-	RelatedEntity(ctx context.Context, obj *db.EntityRelationship) (*db.Entity, error)
+	RelatedEntity(ctx context.Context, obj *cryptointel.EntityRelationship) (*cryptointel.Entity, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3064,8 +3064,8 @@ func (ec *executionContext) _Brief_radar(ctx context.Context, field graphql.Coll
 			return obj.Radar, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3096,8 +3096,8 @@ func (ec *executionContext) _Brief_signal(ctx context.Context, field graphql.Col
 			return obj.Signal, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3217,7 +3217,7 @@ func (ec *executionContext) fieldContext_BriefCounts_signal(_ context.Context, f
 	return graphql.NewScalarFieldContext("BriefCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3240,7 +3240,7 @@ func (ec *executionContext) fieldContext_Entity_id(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_canonicalName(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_canonicalName(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3263,7 +3263,7 @@ func (ec *executionContext) fieldContext_Entity_canonicalName(_ context.Context,
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_displayName(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_displayName(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3286,7 +3286,7 @@ func (ec *executionContext) fieldContext_Entity_displayName(_ context.Context, f
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_label(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_label(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3309,7 +3309,7 @@ func (ec *executionContext) fieldContext_Entity_label(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_entityType(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_entityType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3332,7 +3332,7 @@ func (ec *executionContext) fieldContext_Entity_entityType(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_type(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_type(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3355,7 +3355,7 @@ func (ec *executionContext) fieldContext_Entity_type(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_status(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_status(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3378,7 +3378,7 @@ func (ec *executionContext) fieldContext_Entity_status(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_aliases(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_aliases(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3401,7 +3401,7 @@ func (ec *executionContext) fieldContext_Entity_aliases(_ context.Context, field
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_eventCount(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_eventCount(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3424,7 +3424,7 @@ func (ec *executionContext) fieldContext_Entity_eventCount(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_references(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_references(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3436,8 +3436,8 @@ func (ec *executionContext) _Entity_references(ctx context.Context, field graphq
 			return ec.Resolvers.Entity().References(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Reference) graphql.Marshaler {
-			return ec.marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐReferenceᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Reference) graphql.Marshaler {
+			return ec.marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3456,7 +3456,7 @@ func (ec *executionContext) fieldContext_Entity_references(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_relationships(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_relationships(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3469,8 +3469,8 @@ func (ec *executionContext) _Entity_relationships(ctx context.Context, field gra
 			return ec.Resolvers.Entity().Relationships(ctx, obj, fc.Args["first"].(*int), fc.Args["offset"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.EntityRelationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityRelationshipᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EntityRelationship) graphql.Marshaler {
+			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3500,7 +3500,7 @@ func (ec *executionContext) fieldContext_Entity_relationships(ctx context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_events(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_events(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3544,7 +3544,7 @@ func (ec *executionContext) fieldContext_Entity_events(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_timeline(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_timeline(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3588,7 +3588,7 @@ func (ec *executionContext) fieldContext_Entity_timeline(ctx context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_research(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_research(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3632,7 +3632,7 @@ func (ec *executionContext) fieldContext_Entity_research(ctx context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_media(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_media(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3676,7 +3676,7 @@ func (ec *executionContext) fieldContext_Entity_media(ctx context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_markets(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_markets(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3688,8 +3688,8 @@ func (ec *executionContext) _Entity_markets(ctx context.Context, field graphql.C
 			return ec.Resolvers.Entity().Markets(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Market) graphql.Marshaler {
-			return ec.marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Market) graphql.Marshaler {
+			return ec.marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3708,7 +3708,7 @@ func (ec *executionContext) fieldContext_Entity_markets(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _EntityMatch_entity(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_entity(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3720,8 +3720,8 @@ func (ec *executionContext) _EntityMatch_entity(ctx context.Context, field graph
 			return ec.Resolvers.EntityMatch().Entity(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3740,7 +3740,7 @@ func (ec *executionContext) fieldContext_EntityMatch_entity(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _EntityMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3763,7 +3763,7 @@ func (ec *executionContext) fieldContext_EntityMatch_matchedVia(_ context.Contex
 	return graphql.NewScalarFieldContext("EntityMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EntityMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3786,7 +3786,7 @@ func (ec *executionContext) fieldContext_EntityMatch_matchType(_ context.Context
 	return graphql.NewScalarFieldContext("EntityMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EntityMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3809,7 +3809,7 @@ func (ec *executionContext) fieldContext_EntityMatch_matchRank(_ context.Context
 	return graphql.NewScalarFieldContext("EntityMatch", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _EntityMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3832,7 +3832,7 @@ func (ec *executionContext) fieldContext_EntityMatch_matchedValue(_ context.Cont
 	return graphql.NewScalarFieldContext("EntityMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3855,7 +3855,7 @@ func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Event_title(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_title(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3878,7 +3878,7 @@ func (ec *executionContext) fieldContext_Event_title(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_eventCategory(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_eventCategory(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3901,7 +3901,7 @@ func (ec *executionContext) fieldContext_Event_eventCategory(_ context.Context, 
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_eventSubcategory(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_eventSubcategory(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3924,7 +3924,7 @@ func (ec *executionContext) fieldContext_Event_eventSubcategory(_ context.Contex
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_summary(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_summary(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3947,7 +3947,7 @@ func (ec *executionContext) fieldContext_Event_summary(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_bullets(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_bullets(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3970,7 +3970,7 @@ func (ec *executionContext) fieldContext_Event_bullets(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_owners(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_owners(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3982,8 +3982,8 @@ func (ec *executionContext) _Event_owners(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Event().Owners(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4002,7 +4002,7 @@ func (ec *executionContext) fieldContext_Event_owners(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Event_participants(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_participants(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4014,8 +4014,8 @@ func (ec *executionContext) _Event_participants(ctx context.Context, field graph
 			return ec.Resolvers.Event().Participants(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4034,7 +4034,7 @@ func (ec *executionContext) fieldContext_Event_participants(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Event_evidence(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_evidence(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4046,8 +4046,8 @@ func (ec *executionContext) _Event_evidence(ctx context.Context, field graphql.C
 			return ec.Resolvers.Event().Evidence(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Evidence) graphql.Marshaler {
-			return ec.marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvidenceᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Evidence) graphql.Marshaler {
+			return ec.marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4066,7 +4066,7 @@ func (ec *executionContext) fieldContext_Event_evidence(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Event_latestEvidenceTimestamp(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_latestEvidenceTimestamp(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4089,7 +4089,7 @@ func (ec *executionContext) fieldContext_Event_latestEvidenceTimestamp(_ context
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Event_significance(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_significance(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4112,7 +4112,7 @@ func (ec *executionContext) fieldContext_Event_significance(_ context.Context, f
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _Event_contentType(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_contentType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4135,7 +4135,7 @@ func (ec *executionContext) fieldContext_Event_contentType(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_sourceType(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_sourceType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4158,7 +4158,7 @@ func (ec *executionContext) fieldContext_Event_sourceType(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Event", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_eventSurface(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_eventSurface(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4181,7 +4181,7 @@ func (ec *executionContext) fieldContext_Event_eventSurface(_ context.Context, f
 	return graphql.NewScalarFieldContext("Event", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_globalSummary(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_globalSummary(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4204,7 +4204,7 @@ func (ec *executionContext) fieldContext_Event_globalSummary(_ context.Context, 
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_bulletSummary(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_bulletSummary(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4227,7 +4227,7 @@ func (ec *executionContext) fieldContext_Event_bulletSummary(_ context.Context, 
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_eventOwner(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_eventOwner(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4239,8 +4239,8 @@ func (ec *executionContext) _Event_eventOwner(ctx context.Context, field graphql
 			return ec.Resolvers.Event().EventOwner(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4259,7 +4259,7 @@ func (ec *executionContext) fieldContext_Event_eventOwner(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _Event_eventParticipants(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_eventParticipants(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4271,8 +4271,8 @@ func (ec *executionContext) _Event_eventParticipants(ctx context.Context, field 
 			return ec.Resolvers.Event().EventParticipants(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4291,7 +4291,7 @@ func (ec *executionContext) fieldContext_Event_eventParticipants(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Event_posts(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_posts(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4303,8 +4303,8 @@ func (ec *executionContext) _Event_posts(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Event().Posts(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Evidence) graphql.Marshaler {
-			return ec.marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvidenceᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Evidence) graphql.Marshaler {
+			return ec.marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4323,7 +4323,7 @@ func (ec *executionContext) fieldContext_Event_posts(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Event_latestPostTimestamp(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_latestPostTimestamp(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4346,7 +4346,7 @@ func (ec *executionContext) fieldContext_Event_latestPostTimestamp(_ context.Con
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Event_signal(ctx context.Context, field graphql.CollectedField, obj *db.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _Event_signal(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4381,8 +4381,8 @@ func (ec *executionContext) _EventConnection_nodes(ctx context.Context, field gr
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4539,7 +4539,7 @@ func (ec *executionContext) fieldContext_EventConnection_sort(_ context.Context,
 	return graphql.NewScalarFieldContext("EventConnection", field, false, false, errors.New("field of type EventSort does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_event(ctx context.Context, field graphql.CollectedField, obj *db.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_event(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4551,8 +4551,8 @@ func (ec *executionContext) _EventMatch_event(ctx context.Context, field graphql
 			return ec.Resolvers.EventMatch().Event(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4571,7 +4571,7 @@ func (ec *executionContext) fieldContext_EventMatch_event(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _EventMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *db.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4594,7 +4594,7 @@ func (ec *executionContext) fieldContext_EventMatch_matchedVia(_ context.Context
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *db.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4617,7 +4617,7 @@ func (ec *executionContext) fieldContext_EventMatch_matchType(_ context.Context,
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *db.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4640,7 +4640,7 @@ func (ec *executionContext) fieldContext_EventMatch_matchRank(_ context.Context,
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _Evidence_id(ctx context.Context, field graphql.CollectedField, obj *db.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4663,7 +4663,7 @@ func (ec *executionContext) fieldContext_Evidence_id(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Evidence_content(ctx context.Context, field graphql.CollectedField, obj *db.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_content(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4686,7 +4686,7 @@ func (ec *executionContext) fieldContext_Evidence_content(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Evidence_url(ctx context.Context, field graphql.CollectedField, obj *db.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_url(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4709,7 +4709,7 @@ func (ec *executionContext) fieldContext_Evidence_url(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Evidence_timestamp(ctx context.Context, field graphql.CollectedField, obj *db.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_timestamp(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4732,7 +4732,7 @@ func (ec *executionContext) fieldContext_Evidence_timestamp(_ context.Context, f
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Market_id(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4755,7 +4755,7 @@ func (ec *executionContext) fieldContext_Market_id(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Market", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Market_question(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_question(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4778,7 +4778,7 @@ func (ec *executionContext) fieldContext_Market_question(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Market", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Market_url(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_url(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4801,7 +4801,7 @@ func (ec *executionContext) fieldContext_Market_url(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Market", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Market_outcomes(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_outcomes(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4824,7 +4824,7 @@ func (ec *executionContext) fieldContext_Market_outcomes(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Market", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Market_probability(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_probability(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4847,7 +4847,7 @@ func (ec *executionContext) fieldContext_Market_probability(_ context.Context, f
 	return graphql.NewScalarFieldContext("Market", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _Market_volume(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_volume(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4870,7 +4870,7 @@ func (ec *executionContext) fieldContext_Market_volume(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Market", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _Market_closesAt(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_closesAt(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4893,7 +4893,7 @@ func (ec *executionContext) fieldContext_Market_closesAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Market", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Market_entity(ctx context.Context, field graphql.CollectedField, obj *db.Market) (ret graphql.Marshaler) {
+func (ec *executionContext) _Market_entity(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Market) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4905,8 +4905,8 @@ func (ec *executionContext) _Market_entity(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Market().Entity(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4925,7 +4925,7 @@ func (ec *executionContext) fieldContext_Market_entity(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _MarketEvent_subeventId(ctx context.Context, field graphql.CollectedField, obj *db.MarketSubevent) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketEvent_subeventId(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketSubevent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4948,7 +4948,7 @@ func (ec *executionContext) fieldContext_MarketEvent_subeventId(_ context.Contex
 	return graphql.NewScalarFieldContext("MarketEvent", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _MarketEvent_subeventLabel(ctx context.Context, field graphql.CollectedField, obj *db.MarketSubevent) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketEvent_subeventLabel(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketSubevent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4971,7 +4971,7 @@ func (ec *executionContext) fieldContext_MarketEvent_subeventLabel(_ context.Con
 	return graphql.NewScalarFieldContext("MarketEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MarketEvent_subeventType(ctx context.Context, field graphql.CollectedField, obj *db.MarketSubevent) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketEvent_subeventType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketSubevent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4994,7 +4994,7 @@ func (ec *executionContext) fieldContext_MarketEvent_subeventType(_ context.Cont
 	return graphql.NewScalarFieldContext("MarketEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MarketEvent_normalizedTitle(ctx context.Context, field graphql.CollectedField, obj *db.MarketSubevent) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketEvent_normalizedTitle(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketSubevent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5017,7 +5017,7 @@ func (ec *executionContext) fieldContext_MarketEvent_normalizedTitle(_ context.C
 	return graphql.NewScalarFieldContext("MarketEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MarketEvent_injectedSummary(ctx context.Context, field graphql.CollectedField, obj *db.MarketSubevent) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketEvent_injectedSummary(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketSubevent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5040,7 +5040,7 @@ func (ec *executionContext) fieldContext_MarketEvent_injectedSummary(_ context.C
 	return graphql.NewScalarFieldContext("MarketEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MarketEvent_posts(ctx context.Context, field graphql.CollectedField, obj *db.MarketSubevent) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketEvent_posts(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketSubevent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5052,8 +5052,8 @@ func (ec *executionContext) _MarketEvent_posts(ctx context.Context, field graphq
 			return ec.Resolvers.MarketEvent().Posts(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.MarketPost) graphql.Marshaler {
-			return ec.marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketPostᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.MarketPost) graphql.Marshaler {
+			return ec.marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5072,7 +5072,7 @@ func (ec *executionContext) fieldContext_MarketEvent_posts(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _MarketPost_id(ctx context.Context, field graphql.CollectedField, obj *db.MarketPost) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketPost_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketPost) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5095,7 +5095,7 @@ func (ec *executionContext) fieldContext_MarketPost_id(_ context.Context, field 
 	return graphql.NewScalarFieldContext("MarketPost", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _MarketPost_content(ctx context.Context, field graphql.CollectedField, obj *db.MarketPost) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketPost_content(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketPost) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5118,7 +5118,7 @@ func (ec *executionContext) fieldContext_MarketPost_content(_ context.Context, f
 	return graphql.NewScalarFieldContext("MarketPost", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MarketPost_date(ctx context.Context, field graphql.CollectedField, obj *db.MarketPost) (ret graphql.Marshaler) {
+func (ec *executionContext) _MarketPost_date(ctx context.Context, field graphql.CollectedField, obj *cryptointel.MarketPost) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5199,8 +5199,8 @@ func (ec *executionContext) _MarketView_markets(ctx context.Context, field graph
 			return obj.Markets, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Market) graphql.Marshaler {
-			return ec.marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Market) graphql.Marshaler {
+			return ec.marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5231,8 +5231,8 @@ func (ec *executionContext) _MarketView_events(ctx context.Context, field graphq
 			return obj.Events, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.MarketSubevent) graphql.Marshaler {
-			return ec.marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketSubeventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.MarketSubevent) graphql.Marshaler {
+			return ec.marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5251,7 +5251,7 @@ func (ec *executionContext) fieldContext_MarketView_events(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Organization_id(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Organization_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5274,7 +5274,7 @@ func (ec *executionContext) fieldContext_Organization_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Organization", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Organization_label(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Organization_label(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5297,7 +5297,7 @@ func (ec *executionContext) fieldContext_Organization_label(_ context.Context, f
 	return graphql.NewScalarFieldContext("Organization", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Organization_aliases(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Organization_aliases(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5320,7 +5320,7 @@ func (ec *executionContext) fieldContext_Organization_aliases(_ context.Context,
 	return graphql.NewScalarFieldContext("Organization", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Organization_entity(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Organization_entity(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5332,8 +5332,8 @@ func (ec *executionContext) _Organization_entity(ctx context.Context, field grap
 			return ec.Resolvers.Organization().Entity(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5352,7 +5352,7 @@ func (ec *executionContext) fieldContext_Organization_entity(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _Organization_radar(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Organization_radar(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5365,8 +5365,8 @@ func (ec *executionContext) _Organization_radar(ctx context.Context, field graph
 			return ec.Resolvers.Organization().Radar(ctx, obj, fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5396,7 +5396,7 @@ func (ec *executionContext) fieldContext_Organization_radar(ctx context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Organization_signal(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Organization_signal(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5409,8 +5409,8 @@ func (ec *executionContext) _Organization_signal(ctx context.Context, field grap
 			return ec.Resolvers.Organization().Signal(ctx, obj, fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5440,7 +5440,7 @@ func (ec *executionContext) fieldContext_Organization_signal(ctx context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _Organization_signalHistory(ctx context.Context, field graphql.CollectedField, obj *db.Entity) (ret graphql.Marshaler) {
+func (ec *executionContext) _Organization_signalHistory(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5484,7 +5484,7 @@ func (ec *executionContext) fieldContext_Organization_signalHistory(ctx context.
 	return fc, nil
 }
 
-func (ec *executionContext) _OrganizationMatch_id(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5507,7 +5507,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_id(_ context.Context,
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_label(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_label(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5530,7 +5530,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_label(_ context.Conte
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_type(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_type(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5553,7 +5553,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_type(_ context.Contex
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_aliases(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_aliases(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5576,7 +5576,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_aliases(_ context.Con
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5599,7 +5599,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_matchedVia(_ context.
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5622,7 +5622,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_matchType(_ context.C
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5645,7 +5645,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_matchRank(_ context.C
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *db.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5725,8 +5725,8 @@ func (ec *executionContext) _Query_topSignals(ctx context.Context, field graphql
 			return ec.Resolvers.Query().TopSignals(ctx, fc.Args["since"].(*time.Time), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5769,8 +5769,8 @@ func (ec *executionContext) _Query_eventsByCategory(ctx context.Context, field g
 			return ec.Resolvers.Query().EventsByCategory(ctx, fc.Args["category"].(string), fc.Args["surface"].(*Surface), fc.Args["since"].(*time.Time), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5880,8 +5880,8 @@ func (ec *executionContext) _Query_event(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Event(ctx, fc.Args["id"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Event) graphql.Marshaler {
-			return ec.marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Event) graphql.Marshaler {
+			return ec.marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5924,8 +5924,8 @@ func (ec *executionContext) _Query_entity(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Entity(ctx, fc.Args["id"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Entity) graphql.Marshaler {
-			return ec.marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5968,8 +5968,8 @@ func (ec *executionContext) _Query_entities(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().Entities(ctx, fc.Args["ids"].([]int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6012,8 +6012,8 @@ func (ec *executionContext) _Query_resolveEntities(ctx context.Context, field gr
 			return ec.Resolvers.Query().ResolveEntities(ctx, fc.Args["name"].(string), fc.Args["first"].(*int), fc.Args["offset"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.EntityMatch) graphql.Marshaler {
-			return ec.marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatchᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
+			return ec.marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6056,8 +6056,8 @@ func (ec *executionContext) _Query_searchEvents(ctx context.Context, field graph
 			return ec.Resolvers.Query().SearchEvents(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.EventMatch) graphql.Marshaler {
-			return ec.marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventMatchᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EventMatch) graphql.Marshaler {
+			return ec.marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6100,8 +6100,8 @@ func (ec *executionContext) _Query_organization(ctx context.Context, field graph
 			return ec.Resolvers.Query().Organization(ctx, fc.Args["id"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Entity) graphql.Marshaler {
-			return ec.marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6144,8 +6144,8 @@ func (ec *executionContext) _Query_organizationsByName(ctx context.Context, fiel
 			return ec.Resolvers.Query().OrganizationsByName(ctx, fc.Args["name"].(string), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.EntityMatch) graphql.Marshaler {
-			return ec.marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatchᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
+			return ec.marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6193,16 +6193,16 @@ func (ec *executionContext) _Query_organizations(ctx context.Context, field grap
 			directive1 := func(ctx context.Context) (any, error) {
 				layer, err := ec.unmarshalNString2string(ctx, "premium")
 				if err != nil {
-					var zeroVal []*db.Entity
+					var zeroVal []*cryptointel.Entity
 					return zeroVal, err
 				}
 				feature, err := ec.unmarshalOString2ᚖstring(ctx, "premium_feeds")
 				if err != nil {
-					var zeroVal []*db.Entity
+					var zeroVal []*cryptointel.Entity
 					return zeroVal, err
 				}
 				if ec.Directives.Access == nil {
-					var zeroVal []*db.Entity
+					var zeroVal []*cryptointel.Entity
 					return zeroVal, errors.New("directive access is not implemented")
 				}
 				return ec.Directives.Access(ctx, nil, directive0, layer, feature)
@@ -6211,8 +6211,8 @@ func (ec *executionContext) _Query_organizations(ctx context.Context, field grap
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
-			return ec.marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6540,7 +6540,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Reference_id(ctx context.Context, field graphql.CollectedField, obj *db.Reference) (ret graphql.Marshaler) {
+func (ec *executionContext) _Reference_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Reference) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6563,7 +6563,7 @@ func (ec *executionContext) fieldContext_Reference_id(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Reference", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Reference_referenceType(ctx context.Context, field graphql.CollectedField, obj *db.Reference) (ret graphql.Marshaler) {
+func (ec *executionContext) _Reference_referenceType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Reference) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6586,7 +6586,7 @@ func (ec *executionContext) fieldContext_Reference_referenceType(_ context.Conte
 	return graphql.NewScalarFieldContext("Reference", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Reference_title(ctx context.Context, field graphql.CollectedField, obj *db.Reference) (ret graphql.Marshaler) {
+func (ec *executionContext) _Reference_title(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Reference) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6609,7 +6609,7 @@ func (ec *executionContext) fieldContext_Reference_title(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Reference", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Reference_url(ctx context.Context, field graphql.CollectedField, obj *db.Reference) (ret graphql.Marshaler) {
+func (ec *executionContext) _Reference_url(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Reference) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6632,7 +6632,7 @@ func (ec *executionContext) fieldContext_Reference_url(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Reference", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_sourceEntityId(ctx context.Context, field graphql.CollectedField, obj *db.EntityRelationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_sourceEntityId(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6655,7 +6655,7 @@ func (ec *executionContext) fieldContext_Relationship_sourceEntityId(_ context.C
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_targetEntityId(ctx context.Context, field graphql.CollectedField, obj *db.EntityRelationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_targetEntityId(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6678,7 +6678,7 @@ func (ec *executionContext) fieldContext_Relationship_targetEntityId(_ context.C
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_relationshipType(ctx context.Context, field graphql.CollectedField, obj *db.EntityRelationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_relationshipType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6701,7 +6701,7 @@ func (ec *executionContext) fieldContext_Relationship_relationshipType(_ context
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_status(ctx context.Context, field graphql.CollectedField, obj *db.EntityRelationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_status(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6724,7 +6724,7 @@ func (ec *executionContext) fieldContext_Relationship_status(_ context.Context, 
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_direction(ctx context.Context, field graphql.CollectedField, obj *db.EntityRelationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_direction(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6747,7 +6747,7 @@ func (ec *executionContext) fieldContext_Relationship_direction(_ context.Contex
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_searchExpand(ctx context.Context, field graphql.CollectedField, obj *db.EntityRelationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_searchExpand(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6770,7 +6770,7 @@ func (ec *executionContext) fieldContext_Relationship_searchExpand(_ context.Con
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_relatedEntity(ctx context.Context, field graphql.CollectedField, obj *db.EntityRelationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_relatedEntity(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6782,8 +6782,8 @@ func (ec *executionContext) _Relationship_relatedEntity(ctx context.Context, fie
 			return ec.Resolvers.Relationship().RelatedEntity(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *db.Entity) graphql.Marshaler {
-			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
+			return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8046,7 +8046,7 @@ func (ec *executionContext) _BriefCounts(ctx context.Context, sel ast.SelectionS
 
 var entityImplementors = []string{"Entity"}
 
-func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, obj *db.Entity) graphql.Marshaler {
+func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.Entity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8390,7 +8390,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 
 var entityMatchImplementors = []string{"EntityMatch"}
 
-func (ec *executionContext) _EntityMatch(ctx context.Context, sel ast.SelectionSet, obj *db.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) _EntityMatch(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EntityMatch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, entityMatchImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8481,7 +8481,7 @@ func (ec *executionContext) _EntityMatch(ctx context.Context, sel ast.SelectionS
 
 var eventImplementors = []string{"Event"}
 
-func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *db.Event) graphql.Marshaler {
+func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.Event) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8918,7 +8918,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 
 var eventMatchImplementors = []string{"EventMatch"}
 
-func (ec *executionContext) _EventMatch(ctx context.Context, sel ast.SelectionSet, obj *db.EventMatch) graphql.Marshaler {
+func (ec *executionContext) _EventMatch(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EventMatch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventMatchImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9004,7 +9004,7 @@ func (ec *executionContext) _EventMatch(ctx context.Context, sel ast.SelectionSe
 
 var evidenceImplementors = []string{"Evidence"}
 
-func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet, obj *db.Evidence) graphql.Marshaler {
+func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.Evidence) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, evidenceImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9057,7 +9057,7 @@ func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet,
 
 var marketImplementors = []string{"Market"}
 
-func (ec *executionContext) _Market(ctx context.Context, sel ast.SelectionSet, obj *db.Market) graphql.Marshaler {
+func (ec *executionContext) _Market(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.Market) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, marketImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9163,7 +9163,7 @@ func (ec *executionContext) _Market(ctx context.Context, sel ast.SelectionSet, o
 
 var marketEventImplementors = []string{"MarketEvent"}
 
-func (ec *executionContext) _MarketEvent(ctx context.Context, sel ast.SelectionSet, obj *db.MarketSubevent) graphql.Marshaler {
+func (ec *executionContext) _MarketEvent(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.MarketSubevent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, marketEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9259,7 +9259,7 @@ func (ec *executionContext) _MarketEvent(ctx context.Context, sel ast.SelectionS
 
 var marketPostImplementors = []string{"MarketPost"}
 
-func (ec *executionContext) _MarketPost(ctx context.Context, sel ast.SelectionSet, obj *db.MarketPost) graphql.Marshaler {
+func (ec *executionContext) _MarketPost(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.MarketPost) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, marketPostImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9360,7 +9360,7 @@ func (ec *executionContext) _MarketView(ctx context.Context, sel ast.SelectionSe
 
 var organizationImplementors = []string{"Organization"}
 
-func (ec *executionContext) _Organization(ctx context.Context, sel ast.SelectionSet, obj *db.Entity) graphql.Marshaler {
+func (ec *executionContext) _Organization(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.Entity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9593,7 +9593,7 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 
 var organizationMatchImplementors = []string{"OrganizationMatch"}
 
-func (ec *executionContext) _OrganizationMatch(ctx context.Context, sel ast.SelectionSet, obj *db.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) _OrganizationMatch(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EntityMatch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationMatchImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -10172,7 +10172,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 var referenceImplementors = []string{"Reference"}
 
-func (ec *executionContext) _Reference(ctx context.Context, sel ast.SelectionSet, obj *db.Reference) graphql.Marshaler {
+func (ec *executionContext) _Reference(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.Reference) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, referenceImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -10225,7 +10225,7 @@ func (ec *executionContext) _Reference(ctx context.Context, sel ast.SelectionSet
 
 var relationshipImplementors = []string{"Relationship"}
 
-func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *db.EntityRelationship) graphql.Marshaler {
+func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EntityRelationship) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, relationshipImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -10816,21 +10816,21 @@ func (ec *executionContext) marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋ
 	return ec._BriefCounts(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx context.Context, sel ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
+func (ec *executionContext) marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, sel, v[i])
+		return ec.marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, sel, v[i])
 	})
 
 	return ret
 }
 
-func (ec *executionContext) marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
+func (ec *executionContext) marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, sel, v[i])
+		return ec.marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10842,7 +10842,7 @@ func (ec *executionContext) marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcr
 	return ret
 }
 
-func (ec *executionContext) marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx context.Context, sel ast.SelectionSet, v *db.Entity) graphql.Marshaler {
+func (ec *executionContext) marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10852,11 +10852,11 @@ func (ec *executionContext) marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcrypt
 	return ec._Entity(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatch(ctx, sel, v[i])
+		return ec.marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10868,7 +10868,7 @@ func (ec *executionContext) marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointel
 	return ret
 }
 
-func (ec *executionContext) marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *db.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EntityMatch) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10878,11 +10878,11 @@ func (ec *executionContext) marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋ
 	return ec._EntityMatch(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Event) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvent(ctx, sel, v[i])
+		return ec.marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10894,7 +10894,7 @@ func (ec *executionContext) marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcry
 	return ret
 }
 
-func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvent(ctx context.Context, sel ast.SelectionSet, v *db.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Event) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10914,11 +10914,11 @@ func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋcryptointe
 	return ec._EventConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.EventMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EventMatch) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventMatch(ctx, sel, v[i])
+		return ec.marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10930,7 +10930,7 @@ func (ec *executionContext) marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointel�
 	return ret
 }
 
-func (ec *executionContext) marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEventMatch(ctx context.Context, sel ast.SelectionSet, v *db.EventMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EventMatch) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10940,11 +10940,11 @@ func (ec *executionContext) marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋc
 	return ec._EventMatch(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvidenceᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.Evidence) graphql.Marshaler {
+func (ec *executionContext) marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Evidence) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvidence(ctx, sel, v[i])
+		return ec.marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10956,7 +10956,7 @@ func (ec *executionContext) marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvidence(ctx context.Context, sel ast.SelectionSet, v *db.Evidence) graphql.Marshaler {
+func (ec *executionContext) marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Evidence) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11043,11 +11043,11 @@ func (ec *executionContext) marshalNInt2ᚕintᚄ(ctx context.Context, sel ast.S
 	return ret
 }
 
-func (ec *executionContext) marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.Market) graphql.Marshaler {
+func (ec *executionContext) marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Market) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarket(ctx, sel, v[i])
+		return ec.marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11059,7 +11059,7 @@ func (ec *executionContext) marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcr
 	return ret
 }
 
-func (ec *executionContext) marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarket(ctx context.Context, sel ast.SelectionSet, v *db.Market) graphql.Marshaler {
+func (ec *executionContext) marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Market) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11069,11 +11069,11 @@ func (ec *executionContext) marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcrypt
 	return ec._Market(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketSubeventᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.MarketSubevent) graphql.Marshaler {
+func (ec *executionContext) marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.MarketSubevent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketSubevent(ctx, sel, v[i])
+		return ec.marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11085,7 +11085,7 @@ func (ec *executionContext) marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointel
 	return ret
 }
 
-func (ec *executionContext) marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketSubevent(ctx context.Context, sel ast.SelectionSet, v *db.MarketSubevent) graphql.Marshaler {
+func (ec *executionContext) marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx context.Context, sel ast.SelectionSet, v *cryptointel.MarketSubevent) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11095,11 +11095,11 @@ func (ec *executionContext) marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋ
 	return ec._MarketEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.MarketPost) graphql.Marshaler {
+func (ec *executionContext) marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.MarketPost) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketPost(ctx, sel, v[i])
+		return ec.marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11111,7 +11111,7 @@ func (ec *executionContext) marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointel�
 	return ret
 }
 
-func (ec *executionContext) marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐMarketPost(ctx context.Context, sel ast.SelectionSet, v *db.MarketPost) graphql.Marshaler {
+func (ec *executionContext) marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx context.Context, sel ast.SelectionSet, v *cryptointel.MarketPost) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11147,11 +11147,11 @@ func (ec *executionContext) marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋc
 	return ec._MarketView(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.Entity) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx, sel, v[i])
+		return ec.marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11163,7 +11163,7 @@ func (ec *executionContext) marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointe
 	return ret
 }
 
-func (ec *executionContext) marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx context.Context, sel ast.SelectionSet, v *db.Entity) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11173,11 +11173,11 @@ func (ec *executionContext) marshalNOrganization2ᚖgithubᚗcomᚋcryptointel�
 	return ec._Organization(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatch(ctx, sel, v[i])
+		return ec.marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11189,7 +11189,7 @@ func (ec *executionContext) marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcrypt
 	return ret
 }
 
-func (ec *executionContext) marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *db.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EntityMatch) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11199,11 +11199,11 @@ func (ec *executionContext) marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptoin
 	return ec._OrganizationMatch(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐReferenceᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.Reference) graphql.Marshaler {
+func (ec *executionContext) marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Reference) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐReference(ctx, sel, v[i])
+		return ec.marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11215,7 +11215,7 @@ func (ec *executionContext) marshalNReference2ᚕᚖgithubᚗcomᚋcryptointel�
 	return ret
 }
 
-func (ec *executionContext) marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐReference(ctx context.Context, sel ast.SelectionSet, v *db.Reference) graphql.Marshaler {
+func (ec *executionContext) marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Reference) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11225,11 +11225,11 @@ func (ec *executionContext) marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcr
 	return ec._Reference(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*db.EntityRelationship) graphql.Marshaler {
+func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EntityRelationship) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityRelationship(ctx, sel, v[i])
+		return ec.marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11241,7 +11241,7 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointe
 	return ret
 }
 
-func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntityRelationship(ctx context.Context, sel ast.SelectionSet, v *db.EntityRelationship) graphql.Marshaler {
+func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EntityRelationship) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11515,14 +11515,14 @@ func (ec *executionContext) marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 	return ec._Brief(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx context.Context, sel ast.SelectionSet, v *db.Entity) graphql.Marshaler {
+func (ec *executionContext) marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Entity(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEvent(ctx context.Context, sel ast.SelectionSet, v *db.Event) graphql.Marshaler {
+func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Event) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -11580,7 +11580,7 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋdbᚐEntity(ctx context.Context, sel ast.SelectionSet, v *db.Entity) graphql.Marshaler {
+func (ec *executionContext) marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, sel ast.SelectionSet, v *cryptointel.Entity) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

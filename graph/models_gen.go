@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // A combined brief for one organization.
@@ -19,9 +19,9 @@ type Brief struct {
 	// Display name; null when the organization was not found.
 	Label *string `json:"label,omitempty"`
 	// Latest radar events since the brief's start.
-	Radar []*db.Event `json:"radar"`
+	Radar []*cryptointel.Event `json:"radar"`
 	// Latest signal events since the brief's start.
-	Signal []*db.Event `json:"signal"`
+	Signal []*cryptointel.Event `json:"signal"`
 	// How many events of each kind the brief holds.
 	Counts *BriefCounts `json:"counts"`
 	// Why this entry failed (batch briefs only); null on success.
@@ -39,7 +39,7 @@ type BriefCounts struct {
 // A page of events.
 type EventConnection struct {
 	// The events of this page.
-	Nodes []*db.Event `json:"nodes"`
+	Nodes []*cryptointel.Event `json:"nodes"`
 	// Opaque token for the next page, or null on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 	// The effective start of the window.
@@ -61,9 +61,9 @@ type MarketView struct {
 	// Organization display name.
 	Organization string `json:"organization"`
 	// The organization's markets.
-	Markets []*db.Market `json:"markets"`
+	Markets []*cryptointel.Market `json:"markets"`
 	// Sub-events of those markets with their posts.
-	Events []*db.MarketSubevent `json:"events"`
+	Events []*cryptointel.MarketSubevent `json:"events"`
 }
 
 // Entry points into the graph.

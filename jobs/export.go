@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/riverqueue/river"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -157,7 +158,7 @@ func (w *ExportWorker) Work(ctx context.Context, job *river.Job[db.ExportArgs]) 
 // returned so River retries.
 func (w *ExportWorker) Run(ctx context.Context, id string, lastAttempt bool) error {
 	ej, err := db.ExportJobForWorker(ctx, w.store.Bun, id)
-	if db.ErrorCode(err) == db.ENOTFOUND {
+	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND {
 		return river.JobCancel(err)
 	} else if err != nil {
 		return err
@@ -177,7 +178,7 @@ func (w *ExportWorker) Run(ctx context.Context, id string, lastAttempt bool) err
 			return river.JobCancel(err)
 		case lastAttempt:
 			w.cfg.Logger.Error("export failed", slog.String("job_id", id), slog.String("error", err.Error()))
-			w.fail(id, db.MsgExportAbandoned)
+			w.fail(id, cryptointel.MsgExportAbandoned)
 		}
 		return err
 	}
@@ -208,9 +209,9 @@ func (e *permanentError) Error() string { return e.msg }
 // format.
 func ExportFileExt(format string) string {
 	switch format {
-	case db.ExportFormatCSV:
+	case cryptointel.ExportFormatCSV:
 		return "csv"
-	case db.ExportFormatParquet:
+	case cryptointel.ExportFormatParquet:
 		return "parquet"
 	}
 	return "jsonl"
@@ -219,13 +220,13 @@ func ExportFileExt(format string) string {
 // ExportStorageKey is the storage key of job id's file in format.
 func ExportStorageKey(id, format string) string { return id + "." + ExportFileExt(format) }
 
-func (w *ExportWorker) export(ctx context.Context, ej *db.ExportJob) (db.ExportResult, error) {
-	var params db.ExportParams
+func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (db.ExportResult, error) {
+	var params cryptointel.ExportParams
 	if err := json.Unmarshal(ej.RequestedParams, &params); err != nil {
 		return db.ExportResult{}, &permanentError{msg: "Export parameters could not be read."}
 	}
 	valid := false
-	for _, s := range db.ExportScopes {
+	for _, s := range cryptointel.ExportScopes {
 		valid = valid || s == ej.Scope
 	}
 	if !valid {
@@ -279,14 +280,14 @@ func (w *ExportWorker) export(ctx context.Context, ej *db.ExportJob) (db.ExportR
 // exportBatch is one batch on its way from the reader to the encoder.
 type exportBatch struct {
 	events   []db.ExportEvent
-	entities []db.Entity
+	entities []cryptointel.Entity
 }
 
 // pipeline streams ej's rows into enc: the reader (one snapshot
 // transaction) fetches the next batch while the encoder writes the current
 // one, at most two batches in flight, so memory stays flat. It returns the
 // number of rows written.
-func (w *ExportWorker) pipeline(ctx context.Context, ej *db.ExportJob, params db.ExportParams, enc exportEncoder) (int64, error) {
+func (w *ExportWorker) pipeline(ctx context.Context, ej *cryptointel.ExportJob, params cryptointel.ExportParams, enc exportEncoder) (int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan exportBatch, 1)
@@ -326,8 +327,8 @@ func (w *ExportWorker) pipeline(ctx context.Context, ej *db.ExportJob, params db
 		}
 	}
 	var err error
-	if ej.Scope == db.ExportScopeOrganizationsRegistry {
-		err = db.StreamExportEntities(ctx, w.store, w.cfg.BatchSize, func(batch []db.Entity) error {
+	if ej.Scope == cryptointel.ExportScopeOrganizationsRegistry {
+		err = db.StreamExportEntities(ctx, w.store, w.cfg.BatchSize, func(batch []cryptointel.Entity) error {
 			return send(exportBatch{entities: batch})
 		})
 	} else {
@@ -421,18 +422,18 @@ func ExpireExports(ctx context.Context, store *db.DB, storage Storage) (int, err
 
 type exportEncoder interface {
 	writeEvents([]db.ExportEvent) error
-	writeEntities([]db.Entity) error
+	writeEntities([]cryptointel.Entity) error
 	close() error
 }
 
 func newExportEncoder(format, scope string, w io.Writer, includeEvidence bool, rowGroupRows int) (exportEncoder, error) {
-	entities := scope == db.ExportScopeOrganizationsRegistry
+	entities := scope == cryptointel.ExportScopeOrganizationsRegistry
 	switch format {
-	case db.ExportFormatJSONL:
+	case cryptointel.ExportFormatJSONL:
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		return &jsonlEncoder{enc: enc, includeEvidence: includeEvidence}, nil
-	case db.ExportFormatCSV:
+	case cryptointel.ExportFormatCSV:
 		cw := csv.NewWriter(w)
 		header := csvEventHeader
 		if entities {
@@ -442,7 +443,7 @@ func newExportEncoder(format, scope string, w io.Writer, includeEvidence bool, r
 			return nil, err
 		}
 		return &csvEncoder{w: cw}, nil
-	case db.ExportFormatParquet:
+	case cryptointel.ExportFormatParquet:
 		opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy)}
 		if entities {
 			return &parquetEntityEncoder{w: parquet.NewGenericWriter[ParquetEntity](w, opts...), rowGroupRows: rowGroupRows}, nil
@@ -462,34 +463,34 @@ type JSONEntityRef struct {
 
 // JSONEvidence is an evidence item in a jsonl export.
 type JSONEvidence struct {
-	ID        int64         `json:"id"`
-	Content   string        `json:"content"`
-	URL       string        `json:"url"`
-	Timestamp db.ExportTime `json:"timestamp"`
+	ID        int64                  `json:"id"`
+	Content   string                 `json:"content"`
+	URL       string                 `json:"url"`
+	Timestamp cryptointel.ExportTime `json:"timestamp"`
 }
 
 // JSONEvent is one line of a jsonl event export: canonical fields, then
 // the legacy aliases.
 type JSONEvent struct {
-	ID                      int64           `json:"id"`
-	Title                   string          `json:"title"`
-	EventCategory           string          `json:"eventCategory"`
-	EventSubcategory        string          `json:"eventSubcategory"`
-	Summary                 string          `json:"summary"`
-	Bullets                 []string        `json:"bullets"`
-	Owners                  []JSONEntityRef `json:"owners"`
-	Participants            []JSONEntityRef `json:"participants"`
-	Evidence                []JSONEvidence  `json:"evidence,omitzero"`
-	LatestEvidenceTimestamp db.ExportTime   `json:"latestEvidenceTimestamp"`
-	Significance            *float64        `json:"significance"`
+	ID                      int64                  `json:"id"`
+	Title                   string                 `json:"title"`
+	EventCategory           string                 `json:"eventCategory"`
+	EventSubcategory        string                 `json:"eventSubcategory"`
+	Summary                 string                 `json:"summary"`
+	Bullets                 []string               `json:"bullets"`
+	Owners                  []JSONEntityRef        `json:"owners"`
+	Participants            []JSONEntityRef        `json:"participants"`
+	Evidence                []JSONEvidence         `json:"evidence,omitzero"`
+	LatestEvidenceTimestamp cryptointel.ExportTime `json:"latestEvidenceTimestamp"`
+	Significance            *float64               `json:"significance"`
 
-	GlobalSummary       string          `json:"globalSummary"`
-	BulletSummary       []string        `json:"bulletSummary"`
-	EventOwner          []JSONEntityRef `json:"eventOwner"`
-	EventParticipants   []JSONEntityRef `json:"eventParticipants"`
-	Posts               []JSONEvidence  `json:"posts,omitzero"`
-	LatestPostTimestamp db.ExportTime   `json:"latestPostTimestamp"`
-	Signal              *float64        `json:"signal"`
+	GlobalSummary       string                 `json:"globalSummary"`
+	BulletSummary       []string               `json:"bulletSummary"`
+	EventOwner          []JSONEntityRef        `json:"eventOwner"`
+	EventParticipants   []JSONEntityRef        `json:"eventParticipants"`
+	Posts               []JSONEvidence         `json:"posts,omitzero"`
+	LatestPostTimestamp cryptointel.ExportTime `json:"latestPostTimestamp"`
+	Signal              *float64               `json:"signal"`
 }
 
 // JSONEntity is one line of a jsonl organizations.registry export.
@@ -527,7 +528,7 @@ func (e *jsonlEncoder) writeEvents(batch []db.ExportEvent) error {
 		ev := &batch[i]
 		owners, participants := jsonRefs(ev.Owners), jsonRefs(ev.Participants)
 		bullets := nonNil(ev.Bullets)
-		ts := db.ExportTime{Time: ev.LatestEvidenceAt}
+		ts := cryptointel.ExportTime{Time: ev.LatestEvidenceAt}
 		line := JSONEvent{
 			ID: ev.ID, Title: ev.Title, EventCategory: ev.Category, EventSubcategory: ev.Subcategory,
 			Summary: ev.Summary, Bullets: bullets, Owners: owners, Participants: participants,
@@ -538,7 +539,7 @@ func (e *jsonlEncoder) writeEvents(batch []db.ExportEvent) error {
 		if e.includeEvidence {
 			evidence := make([]JSONEvidence, len(ev.Evidence))
 			for j, x := range ev.Evidence {
-				evidence[j] = JSONEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: db.ExportTime{Time: x.Timestamp}}
+				evidence[j] = JSONEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: cryptointel.ExportTime{Time: x.Timestamp}}
 			}
 			// Non-nil, so "evidence": [] appears when requested (omitzero
 			// only hides nil).
@@ -551,7 +552,7 @@ func (e *jsonlEncoder) writeEvents(batch []db.ExportEvent) error {
 	return nil
 }
 
-func (e *jsonlEncoder) writeEntities(batch []db.Entity) error {
+func (e *jsonlEncoder) writeEntities(batch []cryptointel.Entity) error {
 	for i := range batch {
 		en := &batch[i]
 		if err := e.enc.Encode(JSONEntity{
@@ -613,7 +614,7 @@ func (e *csvEncoder) writeEvents(batch []db.ExportEvent) error {
 		e.rec = append(e.rec[:0],
 			strconv.FormatInt(ev.ID, 10), ev.Title, ev.Category, ev.Subcategory, ev.Summary,
 			strings.Join(ev.Bullets, " | "), e.refs(ev.Owners), e.refs(ev.Participants), e.evidence(ev.Evidence),
-			ev.LatestEvidenceAt.UTC().Format(db.ExportTimeLayout), sig)
+			ev.LatestEvidenceAt.UTC().Format(cryptointel.ExportTimeLayout), sig)
 		if err := e.w.Write(e.rec); err != nil {
 			return err
 		}
@@ -622,7 +623,7 @@ func (e *csvEncoder) writeEvents(batch []db.ExportEvent) error {
 	return e.w.Error()
 }
 
-func (e *csvEncoder) writeEntities(batch []db.Entity) error {
+func (e *csvEncoder) writeEntities(batch []cryptointel.Entity) error {
 	for i := range batch {
 		en := &batch[i]
 		e.rec = append(e.rec[:0], strconv.FormatInt(en.ID, 10), en.CanonicalName, en.DisplayName, en.EntityType, en.Status, strings.Join(en.Aliases, "|"))
@@ -725,7 +726,7 @@ func (e *parquetEventEncoder) writeEvents(batch []db.ExportEvent) error {
 	return nil
 }
 
-func (e *parquetEventEncoder) writeEntities([]db.Entity) error {
+func (e *parquetEventEncoder) writeEntities([]cryptointel.Entity) error {
 	return errors.New("parquet event encoder cannot write entities")
 }
 
@@ -742,7 +743,7 @@ func (e *parquetEntityEncoder) writeEvents([]db.ExportEvent) error {
 	return errors.New("parquet entity encoder cannot write events")
 }
 
-func (e *parquetEntityEncoder) writeEntities(batch []db.Entity) error {
+func (e *parquetEntityEncoder) writeEntities(batch []cryptointel.Entity) error {
 	e.rows = e.rows[:0]
 	for i := range batch {
 		en := &batch[i]

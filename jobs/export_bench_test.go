@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -40,14 +41,14 @@ func BenchmarkExport(b *testing.B) {
 	storage, err := NewLocalStorage(b.TempDir())
 	require.NoError(b, err)
 	worker := NewExportWorker(store, ExportConfig{Storage: storage})
-	for _, format := range db.ExportFormats {
+	for _, format := range cryptointel.ExportFormats {
 		b.Run(fmt.Sprintf("%s/rows=%d", format, n), func(b *testing.B) {
 			var rows, size int64
 			var peak, peakLive uint64
 			var elapsed time.Duration
 			for i := 0; i < b.N; i++ {
-				job := accountKey.createJob(b, store, db.ExportScopeRadarHistory, format,
-					db.ExportParams{Since: ptime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)), IncludeEvidence: true})
+				job := accountKey.createJob(b, store, cryptointel.ExportScopeRadarHistory, format,
+					cryptointel.ExportParams{Since: ptime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)), IncludeEvidence: true})
 				runtime.GC()
 				stop := sampleHeap()
 				start := time.Now()
@@ -57,7 +58,7 @@ func BenchmarkExport(b *testing.B) {
 				peak, peakLive = max(peak, inuse), max(peakLive, live)
 				done, err := db.ExportJobForWorker(context.Background(), store.Bun, job.ID)
 				require.NoError(b, err)
-				require.Equal(b, db.ExportStatusCompleted, done.Status)
+				require.Equal(b, cryptointel.ExportStatusCompleted, done.Status)
 				require.Equal(b, int64(n), *done.RowCount)
 				rows += *done.RowCount
 				size = *done.ByteSize
@@ -152,10 +153,10 @@ func seedBenchEvents(b *testing.B, store *db.DB, n int) *exportFixture {
 		[]string{"event_id", "entity_id", "role", "latest_evidence_at", "category"},
 		pgx.CopyFromSlice(links, func(k int) ([]any, error) {
 			if k < n {
-				return []any{int64(k + 1), int64(k%entities + 1), db.RoleOwner, base.Add(time.Duration(k) * time.Second), fixtureCategories[k%3]}, nil
+				return []any{int64(k + 1), int64(k%entities + 1), cryptointel.RoleOwner, base.Add(time.Duration(k) * time.Second), fixtureCategories[k%3]}, nil
 			}
 			i := (k - n) * 4
-			return []any{int64(i + 1), int64((i+7)%entities + 1), db.RoleParticipant, base.Add(time.Duration(i) * time.Second), fixtureCategories[i%3]}, nil
+			return []any{int64(i + 1), int64((i+7)%entities + 1), cryptointel.RoleParticipant, base.Add(time.Duration(i) * time.Second), fixtureCategories[i%3]}, nil
 		}))
 	require.NoError(b, err)
 	content := strings.Repeat("Source post text backing the event. ", 5)
@@ -167,7 +168,7 @@ func seedBenchEvents(b *testing.B, store *db.DB, n int) *exportFixture {
 	_, err = conn.Exec(ctx, "ANALYZE")
 	require.NoError(b, err)
 
-	_, key, err := db.CreateAPIKey(ctx, store.Bun, "bench", db.PlanEnterprise)
+	_, key, err := db.CreateAPIKey(ctx, store.Bun, "bench", cryptointel.PlanEnterprise)
 	require.NoError(b, err)
 	return &exportFixture{base: base, accountID: key.AccountID, apiKeyID: key.ID}
 }

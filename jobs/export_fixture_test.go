@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -24,7 +25,7 @@ import (
 // owners, participants and evidence, inserted through Bun.
 type exportFixture struct {
 	base      time.Time
-	entities  []db.Entity
+	entities  []cryptointel.Entity
 	events    []db.ExportEvent // with owners, participants and evidence
 	accountID int64
 	apiKeyID  int64
@@ -40,7 +41,7 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 	ctx := context.Background()
 	fx := &exportFixture{base: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
 	for i := 1; i <= 5; i++ {
-		fx.entities = append(fx.entities, db.Entity{
+		fx.entities = append(fx.entities, cryptointel.Entity{
 			ID: int64(i), CanonicalName: fmt.Sprintf("entity-%d", i), DisplayName: fmt.Sprintf("Entity %d, Ünïcode", i),
 			EntityType: "project", Status: "active", Aliases: []string{fmt.Sprintf("E%d", i), fmt.Sprintf("ent %d", i)},
 		})
@@ -48,9 +49,9 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 	_, err := store.Bun.NewInsert().Model(&fx.entities).Exec(ctx)
 	require.NoError(t, err)
 
-	var events []db.Event
-	var links []db.EventEntity
-	var evidence []db.Evidence
+	var events []cryptointel.Event
+	var links []cryptointel.EventEntity
+	var evidence []cryptointel.Evidence
 	for i := 0; i < n; i++ {
 		id := int64(1000 + i)
 		ts := fx.base.Add(time.Duration(i/2) * time.Hour).Add(123 * time.Millisecond)
@@ -60,7 +61,7 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 			v := 0.5 + float64(i)/1000
 			sig = &v
 		}
-		ev := db.Event{
+		ev := cryptointel.Event{
 			ID: id, Title: fmt.Sprintf("Event %d: \"quoted\", comma", i), Category: cat, Subcategory: "sub" + strconv.Itoa(i%2),
 			Summary: fmt.Sprintf("Summary %d\nsecond line, with comma", i), Bullets: []string{fmt.Sprintf("first %d", i), "second ünïcode"},
 			Significance: sig, LatestEvidenceAt: ts,
@@ -71,16 +72,16 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 			Bullets: ev.Bullets, Significance: sig, LatestEvidenceAt: ts,
 		}
 		owner := fx.entities[i%5]
-		links = append(links, db.EventEntity{EventID: id, EntityID: owner.ID, Role: db.RoleOwner, LatestEvidenceAt: ts, Significance: sig, Category: cat})
+		links = append(links, cryptointel.EventEntity{EventID: id, EntityID: owner.ID, Role: cryptointel.RoleOwner, LatestEvidenceAt: ts, Significance: sig, Category: cat})
 		xe.Owners = append(xe.Owners, db.ExportEntityRef{ID: owner.ID, Label: owner.DisplayName, Type: owner.EntityType, Aliases: owner.Aliases})
 		if i%4 == 0 {
 			p := fx.entities[(i+1)%5]
-			links = append(links, db.EventEntity{EventID: id, EntityID: p.ID, Role: db.RoleParticipant, LatestEvidenceAt: ts, Significance: sig, Category: cat})
+			links = append(links, cryptointel.EventEntity{EventID: id, EntityID: p.ID, Role: cryptointel.RoleParticipant, LatestEvidenceAt: ts, Significance: sig, Category: cat})
 			xe.Participants = append(xe.Participants, db.ExportEntityRef{ID: p.ID, Label: p.DisplayName, Type: p.EntityType, Aliases: p.Aliases})
 		}
 		if i%3 != 2 {
 			for k := 1; k >= 0; k-- { // newest first, as exported
-				e := db.Evidence{ID: id*10 + int64(k), EventID: id, Content: fmt.Sprintf("post %d/%d", i, k),
+				e := cryptointel.Evidence{ID: id*10 + int64(k), EventID: id, Content: fmt.Sprintf("post %d/%d", i, k),
 					URL: fmt.Sprintf("https://example.com/p/%d/%d", i, k), TS: ts.Add(-time.Duration(2-k) * time.Minute)}
 				evidence = append(evidence, e)
 				xe.Evidence = append(xe.Evidence, db.ExportEvidence{ID: e.ID, Content: e.Content, URL: e.URL, Timestamp: e.TS})
@@ -98,7 +99,7 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 			require.NoError(t, err)
 		}
 	}
-	_, key, err := db.CreateAPIKey(ctx, store.Bun, fmt.Sprintf("acct-%d", time.Now().UnixNano()), db.PlanEnterprise)
+	_, key, err := db.CreateAPIKey(ctx, store.Bun, fmt.Sprintf("acct-%d", time.Now().UnixNano()), cryptointel.PlanEnterprise)
 	require.NoError(t, err)
 	fx.accountID, fx.apiKeyID = key.AccountID, key.ID
 	return fx
@@ -106,7 +107,7 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 
 // expected returns the fixture events an export with scope and params must
 // contain, in export order, computed in Go independently of the SQL.
-func (fx *exportFixture) expected(scope string, p db.ExportParams) []db.ExportEvent {
+func (fx *exportFixture) expected(scope string, p cryptointel.ExportParams) []db.ExportEvent {
 	var out []db.ExportEvent
 	for _, ev := range fx.events {
 		if p.Since != nil && ev.LatestEvidenceAt.Before(p.Since.Time) {
@@ -118,10 +119,10 @@ func (fx *exportFixture) expected(scope string, p db.ExportParams) []db.ExportEv
 		if p.Category != nil && ev.Category != *p.Category {
 			continue
 		}
-		if scope == db.ExportScopeSignalHistory && ev.Significance == nil {
+		if scope == cryptointel.ExportScopeSignalHistory && ev.Significance == nil {
 			continue
 		}
-		if scope == db.ExportScopeTimelineByOrg {
+		if scope == cryptointel.ExportScopeTimelineByOrg {
 			linked := false
 			for _, r := range append(slices.Clone(ev.Owners), ev.Participants...) {
 				linked = linked || slices.Contains(p.OrganizationIDs, r.ID)
@@ -145,14 +146,14 @@ func (fx *exportFixture) expected(scope string, p db.ExportParams) []db.ExportEv
 }
 
 // createFixtureJob inserts an export job row (without a River job).
-func (fx *exportFixture) createJob(t testing.TB, store *db.DB, scope, format string, p db.ExportParams) *db.ExportJob {
+func (fx *exportFixture) createJob(t testing.TB, store *db.DB, scope, format string, p cryptointel.ExportParams) *cryptointel.ExportJob {
 	t.Helper()
 	if p.OrganizationIDs == nil {
 		p.OrganizationIDs = []int64{}
 	}
 	raw, err := json.Marshal(p)
 	require.NoError(t, err)
-	job := &db.ExportJob{AccountID: fx.accountID, APIKeyID: fx.apiKeyID, Scope: scope, Format: format, RequestedParams: raw}
+	job := &cryptointel.ExportJob{AccountID: fx.accountID, APIKeyID: fx.apiKeyID, Scope: scope, Format: format, RequestedParams: raw}
 	require.NoError(t, db.CreateExportJob(context.Background(), store, job, func(context.Context, pgx.Tx) error { return nil }))
 	return job
 }
@@ -164,7 +165,7 @@ func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
 	t.Helper()
 	var out []db.ExportEvent
 	switch format {
-	case db.ExportFormatJSONL:
+	case cryptointel.ExportFormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
 			var line JSONEvent
@@ -194,7 +195,7 @@ func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
 			}
 			out = append(out, ev)
 		}
-	case db.ExportFormatCSV:
+	case cryptointel.ExportFormatCSV:
 		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 		require.NoError(t, err)
 		require.NotEmpty(t, recs)
@@ -222,7 +223,7 @@ func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
 			}
 			out = append(out, ev)
 		}
-	case db.ExportFormatParquet:
+	case cryptointel.ExportFormatParquet:
 		rows, err := parquet.Read[ParquetEvent](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, row := range rows {
@@ -272,7 +273,7 @@ func normalizeFor(format string, evs []db.ExportEvent) []db.ExportEvent {
 		ev.Owners = slices.Clone(ev.Owners)
 		ev.Participants = slices.Clone(ev.Participants)
 		ev.Evidence = slices.Clone(ev.Evidence)
-		if format == db.ExportFormatCSV {
+		if format == cryptointel.ExportFormatCSV {
 			for j := range ev.Owners {
 				ev.Owners[j].Type, ev.Owners[j].Aliases = "", nil
 			}
@@ -301,11 +302,11 @@ func normalizeFor(format string, evs []db.ExportEvent) []db.ExportEvent {
 }
 
 // decodeEntities parses an organizations.registry export.
-func decodeEntities(t testing.TB, format string, b []byte) []db.Entity {
+func decodeEntities(t testing.TB, format string, b []byte) []cryptointel.Entity {
 	t.Helper()
-	var out []db.Entity
+	var out []cryptointel.Entity
 	switch format {
-	case db.ExportFormatJSONL:
+	case cryptointel.ExportFormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
 			var e JSONEntity
@@ -314,22 +315,22 @@ func decodeEntities(t testing.TB, format string, b []byte) []db.Entity {
 				break
 			}
 			require.NoError(t, err)
-			out = append(out, db.Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType, Status: e.Status, Aliases: e.Aliases})
+			out = append(out, cryptointel.Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType, Status: e.Status, Aliases: e.Aliases})
 		}
-	case db.ExportFormatCSV:
+	case cryptointel.ExportFormatCSV:
 		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 		require.NoError(t, err)
 		require.Equal(t, csvEntityHeader, recs[0])
 		for _, r := range recs[1:] {
 			id, err := strconv.ParseInt(r[0], 10, 64)
 			require.NoError(t, err)
-			out = append(out, db.Entity{ID: id, CanonicalName: r[1], DisplayName: r[2], EntityType: r[3], Status: r[4], Aliases: splitNonEmpty(r[5], "|")})
+			out = append(out, cryptointel.Entity{ID: id, CanonicalName: r[1], DisplayName: r[2], EntityType: r[3], Status: r[4], Aliases: splitNonEmpty(r[5], "|")})
 		}
-	case db.ExportFormatParquet:
+	case cryptointel.ExportFormatParquet:
 		rows, err := parquet.Read[ParquetEntity](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, e := range rows {
-			out = append(out, db.Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType, Status: e.Status, Aliases: e.Aliases})
+			out = append(out, cryptointel.Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType, Status: e.Status, Aliases: e.Aliases})
 		}
 	}
 	return out

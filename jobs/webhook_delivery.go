@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/webhook"
@@ -126,7 +127,7 @@ func WebhookRegistration(cfg WebhookConfig) Registration {
 // UniqueOpts: a manual redelivery of the same delivery id must never be
 // deduplicated away.
 func deliveryInsertOpts() *river.InsertOpts {
-	return &river.InsertOpts{MaxAttempts: db.WebhookDeliveryMaxAttempts}
+	return &river.InsertOpts{MaxAttempts: cryptointel.WebhookDeliveryMaxAttempts}
 }
 
 // deliveryJobParams returns one insert per delivery id.
@@ -158,12 +159,12 @@ func (w *webhookDeliveryWorker) NextRetry(job *river.Job[db.WebhookDeliveryArgs]
 func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.WebhookDeliveryArgs]) error {
 	store := w.cfg.Store
 	d, hook, err := db.DeliveryForSend(ctx, store.Bun, job.Args.DeliveryID)
-	if db.ErrorCode(err) == db.ENOTFOUND {
+	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND {
 		return nil // the webhook was deleted with its deliveries
 	} else if err != nil {
 		return err
 	}
-	if d.Status != db.DeliveryPending {
+	if d.Status != cryptointel.DeliveryPending {
 		return nil // already recorded by an earlier run of this job
 	}
 	// Paused or disabled webhooks: their pending deliveries are not
@@ -174,7 +175,7 @@ func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.Webh
 	}
 	now := w.cfg.Now().UTC()
 	body, err := buildDeliveryBody(ctx, store, d, hook, now)
-	if db.ErrorCode(err) == db.ENOTFOUND {
+	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND {
 		return db.SkipDelivery(ctx, store.Bun, d.ID, "not attempted: event no longer exists")
 	} else if err != nil {
 		return err
@@ -218,7 +219,7 @@ type pingEvent struct {
 
 // buildDeliveryBody encodes the body of d at time now, trimming evidence
 // when the event would exceed WebhookMaxBodyBytes.
-func buildDeliveryBody(ctx context.Context, store *db.DB, d *db.WebhookDelivery, hook *db.Webhook, now time.Time) ([]byte, error) {
+func buildDeliveryBody(ctx context.Context, store *db.DB, d *cryptointel.WebhookDelivery, hook *cryptointel.Webhook, now time.Time) ([]byte, error) {
 	if d.EventID == nil {
 		return json.Marshal(deliveryBody{EventType: d.EventType, Event: pingEvent{WebhookID: hook.ID, Message: "Webhook test from cryptointel"}, Timestamp: now})
 	}
@@ -324,7 +325,7 @@ func SignedHeaders(secret, eventType, deliveryID string, body []byte, now time.T
 }
 
 // sendDelivery POSTs body to the webhook once and describes the outcome.
-func sendDelivery(ctx context.Context, client *http.Client, hook *db.Webhook, d *db.WebhookDelivery, body []byte, now time.Time) db.AttemptRecord {
+func sendDelivery(ctx context.Context, client *http.Client, hook *cryptointel.Webhook, d *cryptointel.WebhookDelivery, body []byte, now time.Time) db.AttemptRecord {
 	rec := db.AttemptRecord{DeliveryID: d.ID, AttemptedAt: now}
 	ctx, cancel := context.WithTimeout(ctx, WebhookAttemptTimeout)
 	defer cancel()
@@ -385,8 +386,8 @@ type WebhookDispatcher struct {
 
 // Test records a ping delivery for the account's webhook and queues its
 // job in the same transaction. Returns ENOTFOUND.
-func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64) (*db.WebhookDelivery, error) {
-	return d.inTx(ctx, func(tx pgx.Tx) (*db.WebhookDelivery, error) {
+func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64) (*cryptointel.WebhookDelivery, error) {
+	return d.inTx(ctx, func(tx pgx.Tx) (*cryptointel.WebhookDelivery, error) {
 		return db.CreateTestDeliveryTx(ctx, tx, accountID, webhookID)
 	})
 }
@@ -394,13 +395,13 @@ func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64
 // Redeliver sets the account's delivery back to pending and queues a new
 // job for it in the same transaction; the delivery keeps its id. Returns
 // ENOTFOUND and EINVALID.
-func (d *WebhookDispatcher) Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*db.WebhookDelivery, error) {
-	return d.inTx(ctx, func(tx pgx.Tx) (*db.WebhookDelivery, error) {
+func (d *WebhookDispatcher) Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*cryptointel.WebhookDelivery, error) {
+	return d.inTx(ctx, func(tx pgx.Tx) (*cryptointel.WebhookDelivery, error) {
 		return db.RedeliverTx(ctx, tx, accountID, webhookID, deliveryID)
 	})
 }
 
-func (d *WebhookDispatcher) inTx(ctx context.Context, fn func(pgx.Tx) (*db.WebhookDelivery, error)) (*db.WebhookDelivery, error) {
+func (d *WebhookDispatcher) inTx(ctx context.Context, fn func(pgx.Tx) (*cryptointel.WebhookDelivery, error)) (*cryptointel.WebhookDelivery, error) {
 	tx, err := d.Store.Pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("error beginning transaction: %w", err)

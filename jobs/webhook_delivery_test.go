@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
 )
@@ -24,8 +25,8 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	require.Equal(t, 1800*time.Millisecond, WebhookRetryDelay(4, 0.001))
 	// A zero scale is the production schedule.
 	require.Equal(t, 15*time.Second, WebhookRetryDelay(1, 0))
-	require.Equal(t, 5, db.WebhookDeliveryMaxAttempts)
-	require.Equal(t, 50, db.WebhookAutoDisableAfter)
+	require.Equal(t, 5, cryptointel.WebhookDeliveryMaxAttempts)
+	require.Equal(t, 50, cryptointel.WebhookAutoDisableAfter)
 	require.Equal(t, 10*time.Second, WebhookAttemptTimeout)
 
 	cfg := WebhookConfig{}

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // poolCollector exposes pgxpool.Stat() of one pool.
@@ -76,10 +76,16 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.idleDestroy, float64(s.MaxIdleDestroyCount()))
 }
 
+// QueueDepthReader reads River queue depth: the number of unfinished jobs
+// by queue and state. *db.DB implements it.
+type QueueDepthReader interface {
+	QueueDepths(ctx context.Context) ([]cryptointel.QueueDepth, error)
+}
+
 // queueCollector exposes River queue depth, read from river_job on each
 // scrape.
 type queueCollector struct {
-	store   *db.DB
+	store   QueueDepthReader
 	logger  *slog.Logger
 	timeout time.Duration
 	jobs    *prometheus.Desc
@@ -91,7 +97,7 @@ type queueCollector struct {
 // running, scheduled), read with one cheap indexed statement per scrape,
 // and cryptointel_river_queue_up, 1 when that statement succeeded. Errors
 // are logged on logger (slog.Default() when nil), never fail the scrape.
-func NewQueueCollector(store *db.DB, logger *slog.Logger) prometheus.Collector {
+func NewQueueCollector(store QueueDepthReader, logger *slog.Logger) prometheus.Collector {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -134,7 +140,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		counts[d.Queue][d.State] = d.Count
 	}
 	for queue, states := range counts {
-		for _, state := range db.UnfinishedJobStates {
+		for _, state := range cryptointel.UnfinishedJobStates {
 			ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(states[state]), queue, state)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // AccessFunc decides whether the caller in ctx may read a field marked
-// @access(layer, feature); it returns a *db.Error (EFORBIDDEN naming the
+// @access(layer, feature); it returns a *cryptointel.Error (EFORBIDDEN naming the
 // plan needed) to refuse.
 type AccessFunc func(ctx context.Context, layer, feature string) error
 

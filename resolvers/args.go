@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/graph/scalar"
@@ -46,7 +47,7 @@ const (
 // lookback before now.
 func checkSince(now, since time.Time, lookback time.Duration, msg string) error {
 	if since.Before(now.Add(-lookback - sinceGrace)) {
-		return db.Errorf(db.EINVALID, "%s", msg)
+		return cryptointel.Errorf(cryptointel.EINVALID, "%s", msg)
 	}
 	return nil
 }
@@ -61,7 +62,7 @@ func windowDuration(w string) (time.Duration, error) {
 	case "30d":
 		return 30 * day, nil
 	}
-	return 0, db.Errorf(db.EINVALID, "window must be one of 24h, 7d, 30d")
+	return 0, cryptointel.Errorf(cryptointel.EINVALID, "window must be one of 24h, 7d, 30d")
 }
 
 // sortOf maps the GraphQL sort to the db sort.
@@ -102,7 +103,7 @@ func sinceKey(t *time.Time) string {
 func ptr[T any](v T) *T { return &v }
 
 // eventIDsOf lists ids of events.
-func eventIDsOf(evs []*db.Event) []int64 {
+func eventIDsOf(evs []*cryptointel.Event) []int64 {
 	ids := make([]int64, len(evs))
 	for i, e := range evs {
 		ids[i] = e.ID

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 )
@@ -23,7 +24,7 @@ func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]*db.Entity, len(ents))
+	byID := make(map[int64]*cryptointel.Entity, len(ents))
 	var found []int64
 	for _, e := range ents {
 		byID[e.ID] = e
@@ -39,13 +40,13 @@ func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	radarBy := map[int64][]*db.Event{}
-	var all []*db.Event
+	radarBy := map[int64][]*cryptointel.Event{}
+	var all []*cryptointel.Event
 	for _, ee := range radar {
 		radarBy[ee.EntityID] = append(radarBy[ee.EntityID], ee.Event)
 		all = append(all, ee.Event)
 	}
-	signalBy := map[int64][]*db.Event{}
+	signalBy := map[int64][]*cryptointel.Event{}
 	for _, ee := range signal {
 		signalBy[ee.EntityID] = append(signalBy[ee.EntityID], ee.Event)
 		all = append(all, ee.Event)
@@ -53,7 +54,7 @@ func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, 
 	r.loaders(ctx).EventsOf(all)
 	out := make([]*graph.Brief, len(ids))
 	for i, id := range keys {
-		b := &graph.Brief{OrganizationID: int(id), Radar: []*db.Event{}, Signal: []*db.Event{}, Counts: &graph.BriefCounts{}}
+		b := &graph.Brief{OrganizationID: int(id), Radar: []*cryptointel.Event{}, Signal: []*cryptointel.Event{}, Counts: &graph.BriefCounts{}}
 		e, ok := byID[id]
 		if !ok {
 			b.Error = ptr(msgOrgNotFound)

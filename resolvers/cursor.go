@@ -9,7 +9,7 @@ import (
 	"hash"
 	"sync"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // Cursor is the position a page ended at, carried by an opaque token.
@@ -28,10 +28,10 @@ type Cursor struct {
 var (
 	// ErrInvalidCursor is returned for a token that does not decode or whose
 	// signature does not verify.
-	ErrInvalidCursor = &db.Error{Code: db.EINVALID, Message: "invalid cursor"}
+	ErrInvalidCursor = &cryptointel.Error{Code: cryptointel.EINVALID, Message: "invalid cursor"}
 	// ErrCursorMismatch is returned for a genuine token used with another
 	// query than the one it was issued for.
-	ErrCursorMismatch = &db.Error{Code: db.EINVALID, Message: "cursor does not match this query (different route, since or filters)"}
+	ErrCursorMismatch = &cryptointel.Error{Code: cryptointel.EINVALID, Message: "cursor does not match this query (different route, since or filters)"}
 )
 
 const (

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 )
@@ -14,26 +15,26 @@ type entityResolver struct{ *Resolver }
 var _ graph.EntityResolver = (*entityResolver)(nil)
 
 // References returns the entity's external references (possibly empty).
-func (r *entityResolver) References(ctx context.Context, obj *db.Entity) ([]*db.Reference, error) {
+func (r *entityResolver) References(ctx context.Context, obj *cryptointel.Entity) ([]*cryptointel.Reference, error) {
 	refs, err := load(ctx, r.loaders(ctx).ReferencesByEntityID, obj.ID)
 	if refs == nil && err == nil {
-		refs = []*db.Reference{}
+		refs = []*cryptointel.Reference{}
 	}
 	return refs, err
 }
 
 // Relationships returns a page of the entity's direct relationships.
-func (r *entityResolver) Relationships(ctx context.Context, obj *db.Entity, first *int, offset *int) ([]*db.EntityRelationship, error) {
+func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int) ([]*cryptointel.EntityRelationship, error) {
 	key := RelationshipsKey{EntityID: obj.ID, Limit: clamp(first, 50, 1, 50), Offset: clamp(offset, 0, 0, 250)}
 	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, key)
 	if rels == nil && err == nil {
-		rels = []*db.EntityRelationship{}
+		rels = []*cryptointel.EntityRelationship{}
 	}
 	return rels, err
 }
 
 // Events returns a page of the events the entity owns or takes part in.
-func (r *entityResolver) Events(ctx context.Context, obj *db.Entity, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int, after *string) (*graph.EventConnection, error) {
 	sortV, dbSort := sortOf(sort, graph.EventSortRecency)
 	key := EntityEventsKey{
 		EntityID:   obj.ID,
@@ -59,7 +60,7 @@ func (r *entityResolver) Events(ctx context.Context, obj *db.Entity, surface *gr
 }
 
 // Timeline returns the entity's events newest first.
-func (r *entityResolver) Timeline(ctx context.Context, obj *db.Entity, since *time.Time, first *int, after *string) (*graph.EventConnection, error) {
+func (r *entityResolver) Timeline(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, after *string) (*graph.EventConnection, error) {
 	key := EntityEventsKey{EntityID: obj.ID, Sort: db.SortRecency, Limit: clamp(first, 50, 1, 50)}
 	if since != nil {
 		key.SinceMicro = since.UnixMicro()
@@ -76,16 +77,16 @@ func (r *entityResolver) Timeline(ctx context.Context, obj *db.Entity, since *ti
 }
 
 // Research returns the entity's research, commentary and analysis items.
-func (r *entityResolver) Research(ctx context.Context, obj *db.Entity, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+func (r *entityResolver) Research(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
 	return r.content(ctx, obj, contentResearch, since, first, offset, after)
 }
 
 // Media returns the entity's media items.
-func (r *entityResolver) Media(ctx context.Context, obj *db.Entity, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+func (r *entityResolver) Media(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
 	return r.content(ctx, obj, contentMedia, since, first, offset, after)
 }
 
-func (r *entityResolver) content(ctx context.Context, obj *db.Entity, content string, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+func (r *entityResolver) content(ctx context.Context, obj *cryptointel.Entity, content string, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
 	now := r.now()
 	start := now.Add(-historyLookback)
 	if since != nil {
@@ -141,17 +142,17 @@ func (r *entityResolver) page(ctx context.Context, key EntityEventsKey, qctx str
 		conn.NextCursor = ptr(r.cursors.EncodeCursor(qctx, cur))
 	}
 	if evs == nil {
-		evs = []*db.Event{}
+		evs = []*cryptointel.Event{}
 	}
 	conn.Nodes = evs
 	return conn, nil
 }
 
 // Markets returns the prediction markets about the entity.
-func (r *entityResolver) Markets(ctx context.Context, obj *db.Entity) ([]*db.Market, error) {
+func (r *entityResolver) Markets(ctx context.Context, obj *cryptointel.Entity) ([]*cryptointel.Market, error) {
 	ms, err := load(ctx, r.loaders(ctx).MarketsByEntityID, obj.ID)
 	if ms == nil && err == nil {
-		ms = []*db.Market{}
+		ms = []*cryptointel.Market{}
 	}
 	return ms, err
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph/scalar"
 	"github.com/cryptointel/cryptointel/resolvers"
 )
@@ -49,13 +49,13 @@ func TestFeedCursorWalkWithConcurrentInserts(t *testing.T) {
 		after = feed["nextCursor"]
 		// Ingest while walking: two new events ahead of the walk.
 		if page < 3 {
-			var evs []*db.Event
+			var evs []*cryptointel.Event
 			for k := 0; k < 2; k++ {
 				id := int64(900000 + page*10 + k)
-				evs = append(evs, &db.Event{ID: id, Title: "late", Category: "listing", Bullets: []string{},
+				evs = append(evs, &cryptointel.Event{ID: id, Title: "late", Category: "listing", Bullets: []string{},
 					LatestEvidenceAt: b.now.Add(time.Duration(page*10+k+1) * time.Second), CreatedAt: b.now, UpdatedAt: b.now})
 			}
-			insertEvents(t, b.store, evs, func(*db.Event) ([]int64, []int64) { return []int64{hubID}, nil })
+			insertEvents(t, b.store, evs, func(*cryptointel.Event) ([]int64, []int64) { return []int64{hubID}, nil })
 			inserted += len(evs)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/resolvers"
@@ -41,18 +42,18 @@ func setup(t *testing.T, fan int) *testBundle {
 func seedFixture(t *testing.T, store *db.DB, now time.Time, fan int) {
 	t.Helper()
 	ctx := context.Background()
-	ents := []*db.Entity{{ID: hubID, CanonicalName: "Ethereum", DisplayName: "Ethereum", EntityType: "project", Status: "active",
+	ents := []*cryptointel.Entity{{ID: hubID, CanonicalName: "Ethereum", DisplayName: "Ethereum", EntityType: "project", Status: "active",
 		Aliases: []string{"ETH", "Ether", "eth2", "ethereum-mainnet", "the merge", "ethereum classic?"}}}
 	for i := 1; i <= fan; i++ {
-		ents = append(ents, &db.Entity{ID: int64(100 + i), CanonicalName: fmt.Sprintf("Related %d", i),
+		ents = append(ents, &cryptointel.Entity{ID: int64(100 + i), CanonicalName: fmt.Sprintf("Related %d", i),
 			DisplayName: fmt.Sprintf("Related %d", i), EntityType: "foundation", Status: "active", Aliases: []string{}})
 	}
 	_, err := store.Bun.NewInsert().Model(&ents).Exec(ctx)
 	require.NoError(t, err)
 
-	var rels []*db.Relationship
+	var rels []*cryptointel.Relationship
 	for i := 1; i <= fan; i++ {
-		r := &db.Relationship{SourceEntityID: hubID, TargetEntityID: int64(100 + i), RelationshipType: "PARTNER_OF", Status: "active", SearchExpand: true}
+		r := &cryptointel.Relationship{SourceEntityID: hubID, TargetEntityID: int64(100 + i), RelationshipType: "PARTNER_OF", Status: "active", SearchExpand: true}
 		if i%2 == 0 {
 			r.SourceEntityID, r.TargetEntityID, r.RelationshipType = int64(100+i), hubID, "FOUNDATION_OF"
 		}
@@ -62,11 +63,11 @@ func seedFixture(t *testing.T, store *db.DB, now time.Time, fan int) {
 	_, err = store.Bun.NewInsert().Model(&rels).Exec(ctx)
 	require.NoError(t, err)
 
-	var events []*db.Event
+	var events []*cryptointel.Event
 	for i := 1; i <= fan; i++ {
 		for j := 1; j <= fan; j++ {
 			id := int64(i*1000 + j)
-			ev := &db.Event{
+			ev := &cryptointel.Event{
 				ID: id, Title: fmt.Sprintf("Event %d", id), Category: []string{"partnership", "funding", "listing"}[j%3],
 				Subcategory: "acquisition", Summary: fmt.Sprintf("Summary %d", id), Bullets: []string{"a", "b"},
 				LatestEvidenceAt: now.Add(-time.Duration(i*fan+j) * time.Minute), CreatedAt: now, UpdatedAt: now,
@@ -76,20 +77,20 @@ func seedFixture(t *testing.T, store *db.DB, now time.Time, fan int) {
 			}
 			switch j % 5 {
 			case 1:
-				ev.ContentType = ptr(db.ContentResearch)
+				ev.ContentType = ptr(cryptointel.ContentResearch)
 			case 2:
-				ev.ContentType = ptr(db.ContentMedia)
+				ev.ContentType = ptr(cryptointel.ContentMedia)
 			}
 			events = append(events, ev)
 		}
 	}
-	insertEvents(t, store, events, func(ev *db.Event) (owners, participants []int64) {
+	insertEvents(t, store, events, func(ev *cryptointel.Event) (owners, participants []int64) {
 		return []int64{ev.ID/1000 + 100}, []int64{hubID}
 	})
 }
 
 // insertEvents inserts events with their roles and two evidence posts each.
-func insertEvents(t *testing.T, store *db.DB, events []*db.Event, roles func(*db.Event) (owners, participants []int64)) {
+func insertEvents(t *testing.T, store *db.DB, events []*cryptointel.Event, roles func(*cryptointel.Event) (owners, participants []int64)) {
 	t.Helper()
 	ctx := context.Background()
 	if len(events) == 0 {
@@ -97,20 +98,20 @@ func insertEvents(t *testing.T, store *db.DB, events []*db.Event, roles func(*db
 	}
 	_, err := store.Bun.NewInsert().Model(&events).Exec(ctx)
 	require.NoError(t, err)
-	var links []*db.EventEntity
-	var evidence []*db.Evidence
+	var links []*cryptointel.EventEntity
+	var evidence []*cryptointel.Evidence
 	for _, ev := range events {
 		owners, participants := roles(ev)
 		for k, id := range owners {
-			links = append(links, &db.EventEntity{EventID: ev.ID, EntityID: id, Role: db.RoleOwner, Position: k,
+			links = append(links, &cryptointel.EventEntity{EventID: ev.ID, EntityID: id, Role: cryptointel.RoleOwner, Position: k,
 				LatestEvidenceAt: ev.LatestEvidenceAt, Significance: ev.Significance, ContentType: ev.ContentType, Category: ev.Category})
 		}
 		for k, id := range participants {
-			links = append(links, &db.EventEntity{EventID: ev.ID, EntityID: id, Role: db.RoleParticipant, Position: k,
+			links = append(links, &cryptointel.EventEntity{EventID: ev.ID, EntityID: id, Role: cryptointel.RoleParticipant, Position: k,
 				LatestEvidenceAt: ev.LatestEvidenceAt, Significance: ev.Significance, ContentType: ev.ContentType, Category: ev.Category})
 		}
 		for k := 0; k < 2; k++ {
-			evidence = append(evidence, &db.Evidence{ID: ev.ID*10 + int64(k), EventID: ev.ID, Content: "post",
+			evidence = append(evidence, &cryptointel.Evidence{ID: ev.ID*10 + int64(k), EventID: ev.ID, Content: "post",
 				URL: "https://example.com/p", TS: ev.LatestEvidenceAt.Add(-time.Duration(k) * time.Minute)})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -112,9 +113,9 @@ func TestLegacyFieldsEqual(t *testing.T) {
 func TestEntityEventsDeduplicateRoles(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 2)
-	ev := &db.Event{ID: 777, Title: "both", Category: "technology", Bullets: []string{}, LatestEvidenceAt: b.now.Add(time.Second),
+	ev := &cryptointel.Event{ID: 777, Title: "both", Category: "technology", Bullets: []string{}, LatestEvidenceAt: b.now.Add(time.Second),
 		CreatedAt: b.now, UpdatedAt: b.now}
-	insertEvents(t, b.store, []*db.Event{ev}, func(*db.Event) ([]int64, []int64) { return []int64{hubID}, []int64{hubID, 101} })
+	insertEvents(t, b.store, []*cryptointel.Event{ev}, func(*cryptointel.Event) ([]int64, []int64) { return []int64{hubID}, []int64{hubID, 101} })
 	data := b.mustRun(t, `{ entity(id: 1) { events(first: 25) { nodes { id owners { id } participants { id } } } timeline { nodes { id } } }
 	  events(entityId: 1, sort: RECENCY) { nodes { id } } }`, nil)
 	nodes := dig(data, "entity", "events", "nodes").([]any)

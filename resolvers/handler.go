@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
@@ -207,13 +208,13 @@ func (e *Executor) Execute(ctx context.Context, query string, operationName stri
 	return resp
 }
 
-// errorPresenter maps *db.Error to its message with extensions.code set to
+// errorPresenter maps *cryptointel.Error to its message with extensions.code set to
 // its code; GraphQL-level errors (syntax, validation, limits) keep their
 // message; any other error is logged and shown as a generic internal error.
 func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		var dbErr *db.Error
+		var dbErr *cryptointel.Error
 		if errors.As(err, &dbErr) {
 			gqlErr.Message = dbErr.Message
 			gqlErr.Err = nil
@@ -224,16 +225,16 @@ func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			// A GraphQL error of the executor itself: parse, validation,
 			// depth or complexity.
 			if gqlErr.Extensions == nil || gqlErr.Extensions["code"] == nil {
-				setCode(gqlErr, db.EINVALID)
+				setCode(gqlErr, cryptointel.EINVALID)
 			}
 			return gqlErr
 		}
-		code := db.ErrorCode(gqlErr.Err)
-		if code == db.EINTERNAL {
+		code := cryptointel.ErrorCode(gqlErr.Err)
+		if code == cryptointel.EINTERNAL {
 			logger.ErrorContext(ctx, "graphql internal error", "request_id", access.RequestIDFrom(ctx),
 				"path", gqlErr.Path.String(), "error", gqlErr.Err)
 		}
-		gqlErr.Message = db.ErrorMessage(gqlErr.Err)
+		gqlErr.Message = cryptointel.ErrorMessage(gqlErr.Err)
 		gqlErr.Err = nil
 		setCode(gqlErr, code)
 		return gqlErr

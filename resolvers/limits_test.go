@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
@@ -134,13 +135,13 @@ func TestOrganizationsAndMarkets(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 4)
 	ctx := context.Background()
-	_, err := b.store.Bun.NewInsert().Model(&db.Market{ID: 1, EntityID: 101, Question: "Will it ship?", URL: "https://m.example/1",
+	_, err := b.store.Bun.NewInsert().Model(&cryptointel.Market{ID: 1, EntityID: 101, Question: "Will it ship?", URL: "https://m.example/1",
 		Outcomes: []string{"Yes", "No"}, Probability: ptr(0.6), CreatedAt: b.now}).Exec(ctx)
 	require.NoError(t, err)
-	_, err = b.store.Bun.NewInsert().Model(&db.MarketSubevent{ID: 7, MarketID: 1, Label: "Mainnet", SubeventType: "launch",
+	_, err = b.store.Bun.NewInsert().Model(&cryptointel.MarketSubevent{ID: 7, MarketID: 1, Label: "Mainnet", SubeventType: "launch",
 		NormalizedTitle: "mainnet launch", InjectedSummary: "summary"}).Exec(ctx)
 	require.NoError(t, err)
-	_, err = b.store.Bun.NewInsert().Model(&[]db.MarketPost{{ID: 70, SubeventID: 7, Content: "old", PostedAt: b.now.Add(-time.Hour)},
+	_, err = b.store.Bun.NewInsert().Model(&[]cryptointel.MarketPost{{ID: 70, SubeventID: 7, Content: "old", PostedAt: b.now.Add(-time.Hour)},
 		{ID: 71, SubeventID: 7, Content: "new", PostedAt: b.now}}).Exec(ctx)
 	require.NoError(t, err)
 
@@ -180,13 +181,13 @@ func TestAccessDirective(t *testing.T) {
 	b := setup(t, 2)
 	since := scalar.FormatTime(b.now.Add(-time.Hour))
 	q := `query($s: Time!) { feed(since: $s) { limit } }`
-	free := access.WithCaller(context.Background(), &access.Caller{AccountID: 1, Plan: db.Plan{Name: "free", Layers: []string{"evaluation"}}})
+	free := access.WithCaller(context.Background(), &access.Caller{AccountID: 1, Plan: cryptointel.Plan{Name: "free", Layers: []string{"evaluation"}}})
 	_, errs := b.run(t, free, q, map[string]any{"s": since})
 	require.Len(t, errs, 1)
 	require.Equal(t, "forbidden", errs[0].Code)
 	require.NotEmpty(t, errs[0].Message)
 
-	business := access.WithCaller(context.Background(), &access.Caller{AccountID: 2, Plan: db.Plan{Name: "business",
+	business := access.WithCaller(context.Background(), &access.Caller{AccountID: 2, Plan: cryptointel.Plan{Name: "business",
 		Layers: []string{"evaluation", "operational", "premium"}, Briefs: true, BatchBriefs: true, PremiumFeeds: true}})
 	_, errs = b.run(t, business, q, map[string]any{"s": since})
 	require.Empty(t, errs)
@@ -237,7 +238,7 @@ func TestInternalErrorIsGeneric(t *testing.T) {
 	require.NoError(t, err)
 	_, err = store.Bun.Exec("DROP TABLE evidence")
 	require.NoError(t, err)
-	_, err = store.Bun.NewInsert().Model(&db.Event{ID: 1, Title: "t", Category: "c", Bullets: []string{}, LatestEvidenceAt: time.Now()}).Exec(context.Background())
+	_, err = store.Bun.NewInsert().Model(&cryptointel.Event{ID: 1, Title: "t", Category: "c", Bullets: []string{}, LatestEvidenceAt: time.Now()}).Exec(context.Background())
 	require.NoError(t, err)
 	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "s", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { store.Close() })

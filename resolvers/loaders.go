@@ -8,6 +8,7 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -27,27 +28,27 @@ const DefaultLoaderWait = 300 * time.Microsecond
 // statement even when the scheduler splits its loads into several batches.
 type Loaders struct {
 	// EntityByID loads entities by id.
-	EntityByID *dataloader.Loader[int64, *db.Entity]
+	EntityByID *dataloader.Loader[int64, *cryptointel.Entity]
 	// EventByID loads events by id.
-	EventByID *dataloader.Loader[int64, *db.Event]
+	EventByID *dataloader.Loader[int64, *cryptointel.Event]
 	// EvidenceByEventID loads each event's evidence, newest first.
-	EvidenceByEventID *dataloader.Loader[int64, []*db.Evidence]
+	EvidenceByEventID *dataloader.Loader[int64, []*cryptointel.Evidence]
 	// RolesByEventID loads each event's owners and participants in one
 	// statement; OwnersByEventID and ParticipantsByEventID read it.
 	RolesByEventID *dataloader.Loader[int64, EventRoles]
 	// RelationshipsByEntityID loads a page of each entity's relationships.
-	RelationshipsByEntityID *dataloader.Loader[RelationshipsKey, []*db.EntityRelationship]
+	RelationshipsByEntityID *dataloader.Loader[RelationshipsKey, []*cryptointel.EntityRelationship]
 	// ReferencesByEntityID loads each entity's references.
-	ReferencesByEntityID *dataloader.Loader[int64, []*db.Reference]
+	ReferencesByEntityID *dataloader.Loader[int64, []*cryptointel.Reference]
 	// MarketsByEntityID loads each entity's prediction markets.
-	MarketsByEntityID *dataloader.Loader[int64, []*db.Market]
+	MarketsByEntityID *dataloader.Loader[int64, []*cryptointel.Market]
 	// PostsBySubeventID loads each market sub-event's posts.
-	PostsBySubeventID *dataloader.Loader[int64, []*db.MarketPost]
+	PostsBySubeventID *dataloader.Loader[int64, []*cryptointel.MarketPost]
 	// EventsByEntityID loads one page of each entity's events (one
 	// LATERAL-join statement per level, whatever the fan-out).
-	EventsByEntityID *dataloader.Loader[EntityEventsKey, []*db.Event]
+	EventsByEntityID *dataloader.Loader[EntityEventsKey, []*cryptointel.Event]
 	// HistoryByEntityID loads each entity's daily signal and radar counts.
-	HistoryByEntityID *dataloader.Loader[HistoryKey, []db.HistoryDay]
+	HistoryByEntityID *dataloader.Loader[HistoryKey, []cryptointel.HistoryDay]
 
 	sib *siblings
 }
@@ -55,9 +56,9 @@ type Loaders struct {
 // EventRoles are the entities of one event by role.
 type EventRoles struct {
 	// Owners own the event.
-	Owners []*db.Entity
+	Owners []*cryptointel.Entity
 	// Participants take part in it.
-	Participants []*db.Entity
+	Participants []*cryptointel.Entity
 }
 
 // RelationshipsKey asks for one page of an entity's relationships.
@@ -132,7 +133,7 @@ func (l *Loaders) Entities(ids []int64) { l.sib.add(l.sib.entities, ids) }
 func (l *Loaders) Events(ids []int64) { l.sib.add(l.sib.events, ids) }
 
 // EntitiesOf registers the entities as one sibling group.
-func (l *Loaders) EntitiesOf(ents []*db.Entity) {
+func (l *Loaders) EntitiesOf(ents []*cryptointel.Entity) {
 	ids := make([]int64, 0, len(ents))
 	for _, e := range ents {
 		if e != nil {
@@ -143,7 +144,7 @@ func (l *Loaders) EntitiesOf(ents []*db.Entity) {
 }
 
 // EventsOf registers the events as one sibling group.
-func (l *Loaders) EventsOf(evs []*db.Event) {
+func (l *Loaders) EventsOf(evs []*cryptointel.Event) {
 	ids := make([]int64, 0, len(evs))
 	for _, e := range evs {
 		if e != nil {
@@ -255,34 +256,34 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 	entityIDs := func(ids []int64) []int64 { return s.expand(s.entities, ids) }
 	eventIDs := func(ids []int64) []int64 { return s.expand(s.events, ids) }
 
-	l.EntityByID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64]*db.Entity, error) {
+	l.EntityByID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Entity, error) {
 		rows, err := db.EntitiesByIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
 		}
-		m := make(map[int64]*db.Entity, len(rows))
+		m := make(map[int64]*cryptointel.Entity, len(rows))
 		for _, r := range rows {
 			m[r.ID] = r
 		}
 		return m, nil
 	})
-	l.EventByID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]*db.Event, error) {
+	l.EventByID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Event, error) {
 		rows, err := db.EventsByIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
 		}
-		m := make(map[int64]*db.Event, len(rows))
+		m := make(map[int64]*cryptointel.Event, len(rows))
 		for _, r := range rows {
 			m[r.ID] = r
 		}
 		return m, nil
 	})
-	l.EvidenceByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64][]*db.Evidence, error) {
+	l.EvidenceByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Evidence, error) {
 		rows, err := db.EvidenceByEventIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
 		}
-		m := make(map[int64][]*db.Evidence, len(ids))
+		m := make(map[int64][]*cryptointel.Evidence, len(ids))
 		for _, r := range rows {
 			m[r.EventID] = append(m[r.EventID], r)
 		}
@@ -297,7 +298,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		var all []int64
 		for _, r := range rows {
 			roles := m[r.EventID]
-			if r.Role == db.RoleOwner {
+			if r.Role == cryptointel.RoleOwner {
 				roles.Owners = append(roles.Owners, r.Entity)
 			} else {
 				roles.Participants = append(roles.Participants, r.Entity)
@@ -313,14 +314,14 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			return expandByEntity(s, keys, func(k RelationshipsKey) int64 { return k.EntityID },
 				func(k RelationshipsKey, id int64) RelationshipsKey { k.EntityID = id; return k })
 		},
-		func(ctx context.Context, keys []RelationshipsKey) (map[RelationshipsKey][]*db.EntityRelationship, error) {
+		func(ctx context.Context, keys []RelationshipsKey) (map[RelationshipsKey][]*cryptointel.EntityRelationship, error) {
 			type page struct{ limit, offset int }
 			groups := map[page][]int64{}
 			for _, k := range keys {
 				p := page{k.Limit, k.Offset}
 				groups[p] = append(groups[p], k.EntityID)
 			}
-			m := make(map[RelationshipsKey][]*db.EntityRelationship, len(keys))
+			m := make(map[RelationshipsKey][]*cryptointel.EntityRelationship, len(keys))
 			var related []int64
 			for p, ids := range groups {
 				rows, err := db.RelationshipsByEntityIDs(ctx, idb, ids, p.limit, p.offset)
@@ -336,34 +337,34 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			l.Entities(related)
 			return m, nil
 		})
-	l.ReferencesByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*db.Reference, error) {
+	l.ReferencesByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Reference, error) {
 		rows, err := db.ReferencesByEntityIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
 		}
-		m := make(map[int64][]*db.Reference, len(ids))
+		m := make(map[int64][]*cryptointel.Reference, len(ids))
 		for _, r := range rows {
 			m[r.EntityID] = append(m[r.EntityID], r)
 		}
 		return m, nil
 	})
-	l.MarketsByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*db.Market, error) {
+	l.MarketsByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Market, error) {
 		rows, err := db.MarketsByEntityIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
 		}
-		m := make(map[int64][]*db.Market, len(ids))
+		m := make(map[int64][]*cryptointel.Market, len(ids))
 		for _, r := range rows {
 			m[r.EntityID] = append(m[r.EntityID], r)
 		}
 		return m, nil
 	})
-	l.PostsBySubeventID = newLevelLoader(wait, nil, func(ctx context.Context, ids []int64) (map[int64][]*db.MarketPost, error) {
+	l.PostsBySubeventID = newLevelLoader(wait, nil, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.MarketPost, error) {
 		rows, err := db.MarketPostsBySubeventIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
 		}
-		m := make(map[int64][]*db.MarketPost, len(ids))
+		m := make(map[int64][]*cryptointel.MarketPost, len(ids))
 		for _, r := range rows {
 			m[r.SubeventID] = append(m[r.SubeventID], r)
 		}
@@ -374,7 +375,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			return expandByEntity(s, keys, func(k EntityEventsKey) int64 { return k.EntityID },
 				func(k EntityEventsKey, id int64) EntityEventsKey { k.EntityID = id; return k })
 		},
-		func(ctx context.Context, keys []EntityEventsKey) (map[EntityEventsKey][]*db.Event, error) {
+		func(ctx context.Context, keys []EntityEventsKey) (map[EntityEventsKey][]*cryptointel.Event, error) {
 			groups := map[EntityEventsKey][]int64{}
 			var order []EntityEventsKey
 			for _, k := range keys {
@@ -385,7 +386,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 				}
 				groups[g] = append(groups[g], k.EntityID)
 			}
-			m := make(map[EntityEventsKey][]*db.Event, len(keys))
+			m := make(map[EntityEventsKey][]*cryptointel.Event, len(keys))
 			var all []int64
 			for _, g := range order {
 				rows, err := db.EventsByEntityIDs(ctx, idb, groups[g], g.filter())
@@ -407,12 +408,12 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			return expandByEntity(s, keys, func(k HistoryKey) int64 { return k.EntityID },
 				func(k HistoryKey, id int64) HistoryKey { k.EntityID = id; return k })
 		},
-		func(ctx context.Context, keys []HistoryKey) (map[HistoryKey][]db.HistoryDay, error) {
+		func(ctx context.Context, keys []HistoryKey) (map[HistoryKey][]cryptointel.HistoryDay, error) {
 			groups := map[int64][]int64{}
 			for _, k := range keys {
 				groups[k.FromDay] = append(groups[k.FromDay], k.EntityID)
 			}
-			m := make(map[HistoryKey][]db.HistoryDay, len(keys))
+			m := make(map[HistoryKey][]cryptointel.HistoryDay, len(keys))
 			for from, ids := range groups {
 				rows, err := db.SignalHistoryByEntityIDs(ctx, idb, ids, time.Unix(from, 0).UTC())
 				if err != nil {
@@ -442,9 +443,9 @@ func (k EntityEventsKey) filter() db.EntityEventFilter {
 	}
 	switch k.Content {
 	case contentResearch:
-		f.ContentTypes = []string{db.ContentResearch, db.ContentCommentary, db.ContentAnalysis}
+		f.ContentTypes = []string{cryptointel.ContentResearch, cryptointel.ContentCommentary, cryptointel.ContentAnalysis}
 	case contentMedia:
-		f.ContentTypes = []string{db.ContentMedia}
+		f.ContentTypes = []string{cryptointel.ContentMedia}
 	}
 	if k.HasBefore {
 		f.Before = &db.Keyset{At: time.UnixMicro(k.BeforeMicro).UTC(), ID: k.BeforeID}

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 )
@@ -12,7 +13,7 @@ type marketResolver struct{ *Resolver }
 var _ graph.MarketResolver = (*marketResolver)(nil)
 
 // Entity returns the entity the market is about.
-func (r *marketResolver) Entity(ctx context.Context, obj *db.Market) (*db.Entity, error) {
+func (r *marketResolver) Entity(ctx context.Context, obj *cryptointel.Market) (*cryptointel.Entity, error) {
 	return mustEntity(ctx, r.Resolver, obj.EntityID)
 }
 
@@ -21,10 +22,10 @@ type marketEventResolver struct{ *Resolver }
 var _ graph.MarketEventResolver = (*marketEventResolver)(nil)
 
 // Posts returns the sub-event's posts, newest first.
-func (r *marketEventResolver) Posts(ctx context.Context, obj *db.MarketSubevent) ([]*db.MarketPost, error) {
+func (r *marketEventResolver) Posts(ctx context.Context, obj *cryptointel.MarketSubevent) ([]*cryptointel.MarketPost, error) {
 	ps, err := load(ctx, r.loaders(ctx).PostsBySubeventID, obj.ID)
 	if ps == nil && err == nil {
-		ps = []*db.MarketPost{}
+		ps = []*cryptointel.MarketPost{}
 	}
 	return ps, err
 }
@@ -41,7 +42,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]*db.Entity, len(ents))
+	byID := make(map[int64]*cryptointel.Entity, len(ents))
 	for _, e := range ents {
 		byID[e.ID] = e
 	}
@@ -50,7 +51,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 		return nil, err
 	}
 	marketIDs := make([]int64, len(markets))
-	marketsBy := map[int64][]*db.Market{}
+	marketsBy := map[int64][]*cryptointel.Market{}
 	entityOf := map[int64]int64{}
 	for i, m := range markets {
 		marketIDs[i] = m.ID
@@ -61,7 +62,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 	if err != nil {
 		return nil, err
 	}
-	subsBy := map[int64][]*db.MarketSubevent{}
+	subsBy := map[int64][]*cryptointel.MarketSubevent{}
 	for _, s := range subs {
 		eid := entityOf[s.MarketID]
 		subsBy[eid] = append(subsBy[eid], s)
@@ -73,7 +74,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 		}
 		evs := subsBy[id]
 		if evs == nil {
-			evs = []*db.MarketSubevent{}
+			evs = []*cryptointel.MarketSubevent{}
 		}
 		out = append(out, &graph.MarketView{OrgID: int(id), Organization: e.DisplayName, Markets: marketsBy[id], Events: evs})
 	}

@@ -3,7 +3,7 @@ package resolvers
 import (
 	"context"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph"
 )
 
@@ -12,7 +12,7 @@ type entityMatchResolver struct{ *Resolver }
 var _ graph.EntityMatchResolver = (*entityMatchResolver)(nil)
 
 // Entity returns the matched entity.
-func (r *entityMatchResolver) Entity(ctx context.Context, obj *db.EntityMatch) (*db.Entity, error) {
+func (r *entityMatchResolver) Entity(ctx context.Context, obj *cryptointel.EntityMatch) (*cryptointel.Entity, error) {
 	return mustEntity(ctx, r.Resolver, obj.EntityID)
 }
 
@@ -21,13 +21,13 @@ type eventMatchResolver struct{ *Resolver }
 var _ graph.EventMatchResolver = (*eventMatchResolver)(nil)
 
 // Event returns the matched event.
-func (r *eventMatchResolver) Event(ctx context.Context, obj *db.EventMatch) (*db.Event, error) {
+func (r *eventMatchResolver) Event(ctx context.Context, obj *cryptointel.EventMatch) (*cryptointel.Event, error) {
 	e, err := load(ctx, r.loaders(ctx).EventByID, obj.EventID)
 	if err != nil {
 		return nil, err
 	}
 	if e == nil {
-		return nil, db.Errorf(db.ENOTFOUND, "Event not found")
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Event not found")
 	}
 	return e, nil
 }
@@ -37,7 +37,7 @@ type organizationMatchResolver struct{ *Resolver }
 var _ graph.OrganizationMatchResolver = (*organizationMatchResolver)(nil)
 
 // Label is the matched organization's display name.
-func (r *organizationMatchResolver) Label(ctx context.Context, obj *db.EntityMatch) (string, error) {
+func (r *organizationMatchResolver) Label(ctx context.Context, obj *cryptointel.EntityMatch) (string, error) {
 	e, err := mustEntity(ctx, r.Resolver, obj.EntityID)
 	if err != nil {
 		return "", err
@@ -46,7 +46,7 @@ func (r *organizationMatchResolver) Label(ctx context.Context, obj *db.EntityMat
 }
 
 // Type is the matched organization's entity type.
-func (r *organizationMatchResolver) Type(ctx context.Context, obj *db.EntityMatch) (string, error) {
+func (r *organizationMatchResolver) Type(ctx context.Context, obj *cryptointel.EntityMatch) (string, error) {
 	e, err := mustEntity(ctx, r.Resolver, obj.EntityID)
 	if err != nil {
 		return "", err
@@ -55,7 +55,7 @@ func (r *organizationMatchResolver) Type(ctx context.Context, obj *db.EntityMatc
 }
 
 // Aliases is a small preview of the matched organization's aliases.
-func (r *organizationMatchResolver) Aliases(ctx context.Context, obj *db.EntityMatch) ([]string, error) {
+func (r *organizationMatchResolver) Aliases(ctx context.Context, obj *cryptointel.EntityMatch) ([]string, error) {
 	e, err := mustEntity(ctx, r.Resolver, obj.EntityID)
 	if err != nil {
 		return nil, err
@@ -64,13 +64,13 @@ func (r *organizationMatchResolver) Aliases(ctx context.Context, obj *db.EntityM
 }
 
 // mustEntity loads an entity that must exist.
-func mustEntity(ctx context.Context, r *Resolver, id int64) (*db.Entity, error) {
+func mustEntity(ctx context.Context, r *Resolver, id int64) (*cryptointel.Entity, error) {
 	e, err := load(ctx, r.loaders(ctx).EntityByID, id)
 	if err != nil {
 		return nil, err
 	}
 	if e == nil {
-		return nil, db.Errorf(db.ENOTFOUND, "Entity not found")
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Entity not found")
 	}
 	return e, nil
 }

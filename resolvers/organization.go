@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 )
@@ -17,7 +18,7 @@ const maxAliasHint = 5
 
 // aliasHint returns at most five of e's aliases: a public hint set, not an
 // inventory.
-func aliasHint(e *db.Entity) []string {
+func aliasHint(e *cryptointel.Entity) []string {
 	if len(e.Aliases) <= maxAliasHint {
 		if e.Aliases == nil {
 			return []string{}
@@ -28,37 +29,37 @@ func aliasHint(e *db.Entity) []string {
 }
 
 // Aliases is the organization's alias hint set.
-func (r *organizationResolver) Aliases(ctx context.Context, obj *db.Entity) ([]string, error) {
+func (r *organizationResolver) Aliases(ctx context.Context, obj *cryptointel.Entity) ([]string, error) {
 	return aliasHint(obj), nil
 }
 
 // Entity is the underlying entity.
-func (r *organizationResolver) Entity(ctx context.Context, obj *db.Entity) (*db.Entity, error) {
+func (r *organizationResolver) Entity(ctx context.Context, obj *cryptointel.Entity) (*cryptointel.Entity, error) {
 	return obj, nil
 }
 
 // Radar returns the organization's latest radar events.
-func (r *organizationResolver) Radar(ctx context.Context, obj *db.Entity, first *int) ([]*db.Event, error) {
+func (r *organizationResolver) Radar(ctx context.Context, obj *cryptointel.Entity, first *int) ([]*cryptointel.Event, error) {
 	return r.latest(ctx, obj, false, first)
 }
 
 // Signal returns the organization's latest signal events.
-func (r *organizationResolver) Signal(ctx context.Context, obj *db.Entity, first *int) ([]*db.Event, error) {
+func (r *organizationResolver) Signal(ctx context.Context, obj *cryptointel.Entity, first *int) ([]*cryptointel.Event, error) {
 	return r.latest(ctx, obj, true, first)
 }
 
-func (r *organizationResolver) latest(ctx context.Context, obj *db.Entity, signal bool, first *int) ([]*db.Event, error) {
+func (r *organizationResolver) latest(ctx context.Context, obj *cryptointel.Entity, signal bool, first *int) ([]*cryptointel.Event, error) {
 	key := EntityEventsKey{EntityID: obj.ID, SignalOnly: signal, Sort: db.SortRecency, Limit: clamp(first, 5, 1, 20)}
 	evs, err := load(ctx, r.loaders(ctx).EventsByEntityID, key)
 	if evs == nil && err == nil {
-		evs = []*db.Event{}
+		evs = []*cryptointel.Event{}
 	}
 	return evs, err
 }
 
 // SignalHistory returns one entry per UTC day of the last `days` days
 // (today included), newest first, with zero counts on quiet days.
-func (r *organizationResolver) SignalHistory(ctx context.Context, obj *db.Entity, days *int) ([]*graph.SignalHistoryDay, error) {
+func (r *organizationResolver) SignalHistory(ctx context.Context, obj *cryptointel.Entity, days *int) ([]*graph.SignalHistoryDay, error) {
 	n := clamp(days, 30, 1, 90)
 	today := r.now().Truncate(day)
 	from := today.Add(-time.Duration(n-1) * day)
@@ -66,7 +67,7 @@ func (r *organizationResolver) SignalHistory(ctx context.Context, obj *db.Entity
 	if err != nil {
 		return nil, err
 	}
-	byDay := make(map[string]db.HistoryDay, len(rows))
+	byDay := make(map[string]cryptointel.HistoryDay, len(rows))
 	for _, row := range rows {
 		byDay[row.Day] = row
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 )
@@ -63,7 +64,7 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 
 // TopSignals returns the most significant signals since since (default the
 // last 24 hours).
-func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first *int) ([]*db.Event, error) {
+func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first *int) ([]*cryptointel.Event, error) {
 	start := r.now().Add(-day)
 	if since != nil {
 		start = since.UTC()
@@ -79,7 +80,7 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 }
 
 // EventsByCategory returns one category's events, newest first.
-func (r *queryResolver) EventsByCategory(ctx context.Context, category string, surface *graph.Surface, since *time.Time, first *int) ([]*db.Event, error) {
+func (r *queryResolver) EventsByCategory(ctx context.Context, category string, surface *graph.Surface, since *time.Time, first *int) ([]*cryptointel.Event, error) {
 	signal := isSignal(surface, graph.SurfaceSignal)
 	limit := clamp(first, 5, 1, 10)
 	if !signal {
@@ -120,7 +121,7 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 			return nil, err
 		}
 	default:
-		return nil, db.Errorf(db.EINVALID, "feed must be one of all, replay")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "feed must be one of all, replay")
 	}
 	signal := isSignal(surface, graph.SurfaceRadar)
 	limit := clamp(first, 25, 1, 25)
@@ -154,19 +155,19 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 }
 
 // Event returns one event by id.
-func (r *queryResolver) Event(ctx context.Context, id int) (*db.Event, error) {
+func (r *queryResolver) Event(ctx context.Context, id int) (*cryptointel.Event, error) {
 	return load(ctx, r.loaders(ctx).EventByID, int64(id))
 }
 
 // Entity returns one entity by id.
-func (r *queryResolver) Entity(ctx context.Context, id int) (*db.Entity, error) {
+func (r *queryResolver) Entity(ctx context.Context, id int) (*cryptointel.Entity, error) {
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
 }
 
 // Entities returns entities by id in the order asked, null where unknown.
-func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*db.Entity, error) {
+func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*cryptointel.Entity, error) {
 	if len(ids) > MaxIDsPerRequest {
-		return nil, db.Errorf(db.EINVALID, "Maximum %d ids per request", MaxIDsPerRequest)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Maximum %d ids per request", MaxIDsPerRequest)
 	}
 	l := r.loaders(ctx)
 	keys := make([]int64, len(ids))
@@ -174,7 +175,7 @@ func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*db.Entity, 
 		keys[i] = int64(id)
 	}
 	l.Entities(keys)
-	out := make([]*db.Entity, len(ids))
+	out := make([]*cryptointel.Entity, len(ids))
 	for i, k := range keys {
 		e, err := load(ctx, l.EntityByID, k)
 		if err != nil {
@@ -186,9 +187,9 @@ func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*db.Entity, 
 }
 
 // ResolveEntities resolves a name to ranked entities.
-func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*db.EntityMatch, error) {
+func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*cryptointel.EntityMatch, error) {
 	if name == "" {
-		return nil, db.Errorf(db.EINVALID, "name parameter is required")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
 	}
 	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, clamp(first, 50, 1, 50), clamp(offset, 0, 0, 500))
 	if err != nil {
@@ -199,8 +200,8 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 
 // entityMatches returns pointers to ms and registers their entities as one
 // sibling group.
-func (r *queryResolver) entityMatches(ctx context.Context, ms []db.EntityMatch) []*db.EntityMatch {
-	out := make([]*db.EntityMatch, len(ms))
+func (r *queryResolver) entityMatches(ctx context.Context, ms []cryptointel.EntityMatch) []*cryptointel.EntityMatch {
+	out := make([]*cryptointel.EntityMatch, len(ms))
 	ids := make([]int64, len(ms))
 	for i := range ms {
 		out[i] = &ms[i]
@@ -211,7 +212,7 @@ func (r *queryResolver) entityMatches(ctx context.Context, ms []db.EntityMatch) 
 }
 
 // SearchEvents searches radar and signal history.
-func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*db.EventMatch, error) {
+func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*cryptointel.EventMatch, error) {
 	start := r.now().Add(-historyLookback)
 	if since != nil {
 		start = since.UTC()
@@ -220,7 +221,7 @@ func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *t
 	if err != nil {
 		return nil, fmt.Errorf("error searching events: %w", err)
 	}
-	out := make([]*db.EventMatch, len(ms))
+	out := make([]*cryptointel.EventMatch, len(ms))
 	ids := make([]int64, len(ms))
 	for i := range ms {
 		out[i] = &ms[i]
@@ -231,14 +232,14 @@ func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *t
 }
 
 // Organization returns one compatibility organization by id.
-func (r *queryResolver) Organization(ctx context.Context, id int) (*db.Entity, error) {
+func (r *queryResolver) Organization(ctx context.Context, id int) (*cryptointel.Entity, error) {
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
 }
 
 // OrganizationsByName matches organizations by name.
-func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, first *int) ([]*db.EntityMatch, error) {
+func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, first *int) ([]*cryptointel.EntityMatch, error) {
 	if name == "" {
-		return nil, db.Errorf(db.EINVALID, "name parameter is required")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
 	}
 	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, clamp(first, 50, 1, 50), 0)
 	if err != nil {
@@ -248,7 +249,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 }
 
 // Organizations is the organization directory by id.
-func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *int) ([]*db.Entity, error) {
+func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error) {
 	ents, err := db.ListEntities(ctx, r.store.Bun, clamp(first, 25, 1, 25), clamp(offset, 0, 0, 100))
 	if err != nil {
 		return nil, err
@@ -273,10 +274,10 @@ func (r *queryResolver) Brief(ctx context.Context, id int, since time.Time, firs
 // entry with error set.
 func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*graph.Brief, error) {
 	if len(ids) == 0 {
-		return nil, db.Errorf(db.EINVALID, "No valid organization IDs provided")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "No valid organization IDs provided")
 	}
 	if len(ids) > MaxIDsPerRequest {
-		return nil, db.Errorf(db.EINVALID, "Maximum %d organization IDs per batch request", MaxIDsPerRequest)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Maximum %d organization IDs per batch request", MaxIDsPerRequest)
 	}
 	return r.briefs(ctx, ids, since, clamp(first, 5, 1, 10))
 }

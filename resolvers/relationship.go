@@ -3,7 +3,7 @@ package resolvers
 import (
 	"context"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph"
 )
 
@@ -12,13 +12,13 @@ type relationshipResolver struct{ *Resolver }
 var _ graph.RelationshipResolver = (*relationshipResolver)(nil)
 
 // RelatedEntity returns the entity at the other end of the edge.
-func (r *relationshipResolver) RelatedEntity(ctx context.Context, obj *db.EntityRelationship) (*db.Entity, error) {
+func (r *relationshipResolver) RelatedEntity(ctx context.Context, obj *cryptointel.EntityRelationship) (*cryptointel.Entity, error) {
 	e, err := load(ctx, r.loaders(ctx).EntityByID, obj.RelatedEntityID)
 	if err != nil {
 		return nil, err
 	}
 	if e == nil {
-		return nil, db.Errorf(db.ENOTFOUND, "Entity not found")
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Entity not found")
 	}
 	return e, nil
 }

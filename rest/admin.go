@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -32,7 +33,7 @@ func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Hand
 	tokenHash := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" {
-			WriteError(w, r, db.Errorf(db.ENOTFOUND, "Admin ingest is disabled: no ADMIN_TOKEN is configured."))
+			WriteError(w, r, cryptointel.Errorf(cryptointel.ENOTFOUND, "Admin ingest is disabled: no ADMIN_TOKEN is configured."))
 			return
 		}
 		if r.Method != http.MethodPost {
@@ -42,7 +43,7 @@ func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Hand
 		}
 		if !adminTokenMatches(r.Header.Get("Authorization"), tokenHash) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="admin"`)
-			WriteError(w, r, db.Errorf(db.EUNAUTHORIZED, "Invalid or missing admin token."))
+			WriteError(w, r, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "Invalid or missing admin token."))
 			return
 		}
 		body := http.MaxBytesReader(w, r.Body, maxBytes)
@@ -50,7 +51,7 @@ func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Hand
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				err = db.Errorf(db.ETOOLARGE, "Request body larger than %d bytes: lines up to line %d were processed; ingest large files with the CLI.",
+				err = cryptointel.Errorf(cryptointel.ETOOLARGE, "Request body larger than %d bytes: lines up to line %d were processed; ingest large files with the CLI.",
 					maxBytes, summary.Lines)
 			}
 			WriteError(w, r, fmt.Errorf("error ingesting: %w", err))

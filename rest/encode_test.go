@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // nopExecutor answers every operation with empty data; for router tests
@@ -49,9 +49,9 @@ func TestAcceptsGzip(t *testing.T) {
 func TestGraphErrorMapping(t *testing.T) {
 	t.Parallel()
 	for code, status := range map[string]int{
-		db.EINVALID: 400, db.ENOTFOUND: 404, db.EFORBIDDEN: 403, db.EUNAUTHORIZED: 401,
-		db.EPAYMENT: 402, db.ERATELIMIT: 429, db.EQUOTA: 403, db.EUNAVAILABLE: 503,
-		db.ETOOLARGE: 413, db.EINTERNAL: 500, "GRAPHQL_VALIDATION_FAILED": 500, "": 500,
+		cryptointel.EINVALID: 400, cryptointel.ENOTFOUND: 404, cryptointel.EFORBIDDEN: 403, cryptointel.EUNAUTHORIZED: 401,
+		cryptointel.EPAYMENT: 402, cryptointel.ERATELIMIT: 429, cryptointel.EQUOTA: 403, cryptointel.EUNAVAILABLE: 503,
+		cryptointel.ETOOLARGE: 413, cryptointel.EINTERNAL: 500, "GRAPHQL_VALIDATION_FAILED": 500, "": 500,
 	} {
 		err := graphError("Op", gqlerror.List{{Message: "boom " + code, Extensions: map[string]any{"code": code}}})
 		w := httptest.NewRecorder()
@@ -64,7 +64,7 @@ func TestGraphErrorMapping(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	WriteError(w, httptest.NewRequest("GET", "/v1/x", nil), db.Errorf(db.ENOTFOUND, "Webhook not found"))
+	WriteError(w, httptest.NewRequest("GET", "/v1/x", nil), cryptointel.Errorf(cryptointel.ENOTFOUND, "Webhook not found"))
 	require.Equal(t, http.StatusNotFound, w.Code)
 	require.JSONEq(t, `{"error":"Webhook not found"}`, w.Body.String())
 }

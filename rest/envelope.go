@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // field is one member of an ordered JSON object.
@@ -315,4 +315,4 @@ func flattenMatches(raw json.RawMessage, inner string, matchFields ...string) ([
 }
 
 // notFound is the 404 a route returns when its resource is null.
-func notFound(msg string) error { return &db.Error{Code: db.ENOTFOUND, Message: msg} }
+func notFound(msg string) error { return &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: msg} }

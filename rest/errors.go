@@ -6,24 +6,24 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
-// statusByCode is the one table that maps domain error codes (db.Error codes,
+// statusByCode is the one table that maps domain error codes (cryptointel.Error codes,
 // which are also GraphQL extensions.code values) to HTTP statuses. Every /v1
 // handler — graph reads, webhooks, export jobs, usage — goes through it.
 var statusByCode = map[string]int{
-	db.EINVALID:      http.StatusBadRequest,
-	db.ENOTFOUND:     http.StatusNotFound,
-	db.EFORBIDDEN:    http.StatusForbidden,
-	db.EUNAUTHORIZED: http.StatusUnauthorized,
-	db.EPAYMENT:      http.StatusPaymentRequired,
-	db.ERATELIMIT:    http.StatusTooManyRequests,
-	db.EQUOTA:        http.StatusForbidden,
-	db.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	db.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	db.ECONFLICT:     http.StatusConflict,
-	db.EINTERNAL:     http.StatusInternalServerError,
+	cryptointel.EINVALID:      http.StatusBadRequest,
+	cryptointel.ENOTFOUND:     http.StatusNotFound,
+	cryptointel.EFORBIDDEN:    http.StatusForbidden,
+	cryptointel.EUNAUTHORIZED: http.StatusUnauthorized,
+	cryptointel.EPAYMENT:      http.StatusPaymentRequired,
+	cryptointel.ERATELIMIT:    http.StatusTooManyRequests,
+	cryptointel.EQUOTA:        http.StatusForbidden,
+	cryptointel.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	cryptointel.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	cryptointel.ECONFLICT:     http.StatusConflict,
+	cryptointel.EINTERNAL:     http.StatusInternalServerError,
 }
 
 // StatusOf returns the HTTP status for a domain error code; unknown codes
@@ -42,13 +42,13 @@ type ErrorBody struct {
 }
 
 // WriteError writes err as a JSON error response: the status from the code
-// table, the message of its *db.Error, or a generic message for any other
+// table, the message of its *cryptointel.Error, or a generic message for any other
 // error (which is logged with the request id, never shown).
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	code := db.ErrorCode(err)
+	code := cryptointel.ErrorCode(err)
 	status := StatusOf(code)
-	msg := db.ErrorMessage(err)
-	var de *db.Error
+	msg := cryptointel.ErrorMessage(err)
+	var de *cryptointel.Error
 	if !errors.As(err, &de) || status >= 500 {
 		logger := loggerFrom(r.Context())
 		logger.ErrorContext(r.Context(), "request failed",

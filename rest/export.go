@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -69,7 +70,7 @@ func exportPolicy(name string, cost int) access.Policy {
 		Name:       name,
 		CreditCost: cost,
 		Feature:    access.FeatureExport,
-		MinPlan:    db.PlanEnterprise,
+		MinPlan:    cryptointel.PlanEnterprise,
 	}
 }
 
@@ -118,8 +119,8 @@ var exportRequestSchema = map[string]any{
 	"additionalProperties": false,
 	"required":             []string{"scope", "format"},
 	"properties": map[string]any{
-		"scope":           map[string]any{"type": "string", "enum": db.ExportScopes},
-		"format":          map[string]any{"type": "string", "enum": db.ExportFormats},
+		"scope":           map[string]any{"type": "string", "enum": cryptointel.ExportScopes},
+		"format":          map[string]any{"type": "string", "enum": cryptointel.ExportFormats},
 		"since":           map[string]any{"type": "string", "format": "date-time", "description": "required for radar.history, signal.history, replay.global and timeline.by-organization"},
 		"until":           map[string]any{"type": "string", "format": "date-time", "description": "must be later than since"},
 		"organizationIds": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "minItems": 1, "maxItems": ExportMaxOrganizationIDs, "description": "required for timeline.by-organization"},
@@ -133,10 +134,10 @@ var exportRequestSchema = map[string]any{
 func exportCaller(ctx context.Context) (*access.Caller, error) {
 	c, ok := access.CallerFrom(ctx)
 	if !ok || c == nil {
-		return nil, db.Errorf(db.EUNAUTHORIZED, "Missing API key. Send Authorization: Bearer <API_KEY>.")
+		return nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "Missing API key. Send Authorization: Bearer <API_KEY>.")
 	}
 	if c.AccountID == 0 || c.APIKeyID == 0 || !c.Plan.Export {
-		return nil, db.Errorf(db.EFORBIDDEN, "Export jobs require the enterprise plan.")
+		return nil, cryptointel.Errorf(cryptointel.EFORBIDDEN, "Export jobs require the enterprise plan.")
 	}
 	return c, nil
 }
@@ -172,12 +173,12 @@ func decodeExportRequest(w http.ResponseWriter, r *http.Request) (*exportRequest
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, db.Errorf(db.ETOOLARGE, "Request body too large. Maximum 1 MB.")
+			return nil, cryptointel.Errorf(cryptointel.ETOOLARGE, "Request body too large. Maximum 1 MB.")
 		}
-		return nil, db.Errorf(db.EINVALID, "Could not read the request body.")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Could not read the request body.")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, db.Errorf(db.EINVALID, "Request body is required: a JSON object with scope and format.")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body is required: a JSON object with scope and format.")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -186,10 +187,10 @@ func decodeExportRequest(w http.ResponseWriter, r *http.Request) (*exportRequest
 		return nil, exportJSONError(err)
 	}
 	if dec.More() {
-		return nil, db.Errorf(db.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, db.Errorf(db.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
 	}
 	return &req, nil
 }
@@ -205,57 +206,57 @@ func exportJSONError(err error) error {
 			name = name[:i]
 		}
 		if want, ok := exportFieldTypes[name]; ok {
-			return db.Errorf(db.EINVALID, "%s must be %s.", name, want)
+			return cryptointel.Errorf(cryptointel.EINVALID, "%s must be %s.", name, want)
 		}
 		if name == "" {
-			return db.Errorf(db.EINVALID, "Invalid JSON body: expected a JSON object.")
+			return cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: expected a JSON object.")
 		}
-		return db.Errorf(db.EINVALID, "Invalid JSON body: %s has the wrong type.", name)
+		return cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: %s has the wrong type.", name)
 	case errors.As(err, &syntaxErr):
-		return db.Errorf(db.EINVALID, "Invalid JSON body: %s (at byte %d).", syntaxErr.Error(), syntaxErr.Offset)
+		return cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: %s (at byte %d).", syntaxErr.Error(), syntaxErr.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return db.Errorf(db.EINVALID, "Invalid JSON body: unexpected end of input.")
+		return cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: unexpected end of input.")
 	}
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		return db.Errorf(db.EINVALID, "Unknown field %s. Allowed fields: scope, format, since, until, organizationIds, category, includeEvidence, note.",
+		return cryptointel.Errorf(cryptointel.EINVALID, "Unknown field %s. Allowed fields: scope, format, since, until, organizationIds, category, includeEvidence, note.",
 			strings.TrimPrefix(msg, "json: unknown field "))
 	}
-	return db.Errorf(db.EINVALID, "Invalid JSON body.")
+	return cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body.")
 }
 
 // validate checks req against the contract and returns the job to insert.
-func (req *exportRequest) validate() (scope, format string, params db.ExportParams, note string, err error) {
+func (req *exportRequest) validate() (scope, format string, params cryptointel.ExportParams, note string, err error) {
 	if req.Scope == nil || strings.TrimSpace(*req.Scope) == "" {
-		return "", "", params, "", db.Errorf(db.EINVALID, "scope is required. Must be one of: %s.", strings.Join(db.ExportScopes, ", "))
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "scope is required. Must be one of: %s.", strings.Join(cryptointel.ExportScopes, ", "))
 	}
 	scope = *req.Scope
-	if !exportContains(db.ExportScopes, scope) {
-		return "", "", params, "", db.Errorf(db.EINVALID, "Invalid scope %q. Must be one of: %s.", scope, strings.Join(db.ExportScopes, ", "))
+	if !exportContains(cryptointel.ExportScopes, scope) {
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid scope %q. Must be one of: %s.", scope, strings.Join(cryptointel.ExportScopes, ", "))
 	}
 	if req.Format == nil || strings.TrimSpace(*req.Format) == "" {
-		return "", "", params, "", db.Errorf(db.EINVALID, "format is required. Must be one of: %s.", strings.Join(db.ExportFormats, ", "))
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "format is required. Must be one of: %s.", strings.Join(cryptointel.ExportFormats, ", "))
 	}
 	format = *req.Format
-	if !exportContains(db.ExportFormats, format) {
-		return "", "", params, "", db.Errorf(db.EINVALID, "Invalid format %q. Must be one of: %s.", format, strings.Join(db.ExportFormats, ", "))
+	if !exportContains(cryptointel.ExportFormats, format) {
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid format %q. Must be one of: %s.", format, strings.Join(cryptointel.ExportFormats, ", "))
 	}
 	if req.Since != nil && strings.TrimSpace(*req.Since) != "" {
 		t, perr := parseTime(strings.TrimSpace(*req.Since))
 		if perr != nil {
-			return "", "", params, "", db.Errorf(db.EINVALID, "Invalid since: use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).")
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid since: use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).")
 		}
-		params.Since = &db.ExportTime{Time: t.Truncate(time.Millisecond)}
-	} else if db.ExportScopeIsHistorical(scope) {
-		return "", "", params, "", db.Errorf(db.EINVALID, "since is required for scope %s. Use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).", scope)
+		params.Since = &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}
+	} else if cryptointel.ExportScopeIsHistorical(scope) {
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "since is required for scope %s. Use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).", scope)
 	}
 	if req.Until != nil && strings.TrimSpace(*req.Until) != "" {
 		t, perr := parseTime(strings.TrimSpace(*req.Until))
 		if perr != nil {
-			return "", "", params, "", db.Errorf(db.EINVALID, "Invalid until: use an ISO 8601 timestamp (for example 2026-11-21T10:00:00Z).")
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid until: use an ISO 8601 timestamp (for example 2026-11-21T10:00:00Z).")
 		}
-		params.Until = &db.ExportTime{Time: t.Truncate(time.Millisecond)}
+		params.Until = &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}
 		if params.Since != nil && !params.Until.After(params.Since.Time) {
-			return "", "", params, "", db.Errorf(db.EINVALID, "until must be later than since.")
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "until must be later than since.")
 		}
 	}
 	params.OrganizationIDs = []int64{}
@@ -263,7 +264,7 @@ func (req *exportRequest) validate() (scope, format string, params db.ExportPara
 		seen := map[int64]bool{}
 		for _, id := range *req.OrganizationIDs {
 			if id <= 0 {
-				return "", "", params, "", db.Errorf(db.EINVALID, "organizationIds must contain positive integer ids.")
+				return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "organizationIds must contain positive integer ids.")
 			}
 			if !seen[id] {
 				seen[id] = true
@@ -271,17 +272,17 @@ func (req *exportRequest) validate() (scope, format string, params db.ExportPara
 			}
 		}
 		if len(params.OrganizationIDs) > ExportMaxOrganizationIDs {
-			return "", "", params, "", db.Errorf(db.EINVALID, "organizationIds may hold at most %d ids.", ExportMaxOrganizationIDs)
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "organizationIds may hold at most %d ids.", ExportMaxOrganizationIDs)
 		}
 	}
-	if scope == db.ExportScopeTimelineByOrg && len(params.OrganizationIDs) == 0 {
-		return "", "", params, "", db.Errorf(db.EINVALID, "organizationIds is required for scope timeline.by-organization: a non-empty array of integer organization ids.")
+	if scope == cryptointel.ExportScopeTimelineByOrg && len(params.OrganizationIDs) == 0 {
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "organizationIds is required for scope timeline.by-organization: a non-empty array of integer organization ids.")
 	}
 	// PostgreSQL text cannot hold NUL; refuse it here rather than fail the
 	// insert.
 	for name, v := range map[string]*string{"category": req.Category, "note": req.Note} {
 		if v != nil && strings.IndexByte(*v, 0) >= 0 {
-			return "", "", params, "", db.Errorf(db.EINVALID, "%s must not contain NUL bytes.", name)
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "%s must not contain NUL bytes.", name)
 		}
 	}
 	if req.Category != nil && strings.TrimSpace(*req.Category) != "" {
@@ -294,7 +295,7 @@ func (req *exportRequest) validate() (scope, format string, params db.ExportPara
 	if req.Note != nil {
 		note = *req.Note
 		if utf8.RuneCountInString(note) > ExportMaxNoteChars {
-			return "", "", params, "", db.Errorf(db.EINVALID, "note must be at most %d characters.", ExportMaxNoteChars)
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "note must be at most %d characters.", ExportMaxNoteChars)
 		}
 	}
 	return scope, format, params, note, nil
@@ -328,7 +329,7 @@ func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("error encoding export params: %w", err)
 	}
-	job := &db.ExportJob{
+	job := &cryptointel.ExportJob{
 		AccountID: caller.AccountID, APIKeyID: caller.APIKeyID,
 		Scope: scope, Format: format, RequestedParams: raw, Note: note,
 	}
@@ -401,26 +402,26 @@ func (h *ExportHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 // worker has run, rowCount (rows written so far while running), byteSize
 // and sha256.
 type exportJobJSON struct {
-	ID              string          `json:"id"`
-	AppUserID       string          `json:"appUserId"`
-	APIKeyID        int64           `json:"apiKeyId"`
-	Scope           string          `json:"scope"`
-	Format          string          `json:"format"`
-	Status          string          `json:"status"`
-	RequestedParams db.ExportParams `json:"requestedParams"`
-	Note            string          `json:"note"`
-	DownloadURL     *string         `json:"downloadUrl"`
-	ExpiresAt       *db.ExportTime  `json:"expiresAt"`
-	Error           *string         `json:"error"`
-	CreatedAt       db.ExportTime   `json:"createdAt"`
-	UpdatedAt       db.ExportTime   `json:"updatedAt"`
-	RowCount        *int64          `json:"rowCount,omitempty"`
-	ByteSize        *int64          `json:"byteSize,omitempty"`
-	SHA256          *string         `json:"sha256,omitempty"`
+	ID              string                   `json:"id"`
+	AppUserID       string                   `json:"appUserId"`
+	APIKeyID        int64                    `json:"apiKeyId"`
+	Scope           string                   `json:"scope"`
+	Format          string                   `json:"format"`
+	Status          string                   `json:"status"`
+	RequestedParams cryptointel.ExportParams `json:"requestedParams"`
+	Note            string                   `json:"note"`
+	DownloadURL     *string                  `json:"downloadUrl"`
+	ExpiresAt       *cryptointel.ExportTime  `json:"expiresAt"`
+	Error           *string                  `json:"error"`
+	CreatedAt       cryptointel.ExportTime   `json:"createdAt"`
+	UpdatedAt       cryptointel.ExportTime   `json:"updatedAt"`
+	RowCount        *int64                   `json:"rowCount,omitempty"`
+	ByteSize        *int64                   `json:"byteSize,omitempty"`
+	SHA256          *string                  `json:"sha256,omitempty"`
 }
 
-func (h *ExportHandlers) present(r *http.Request, j *db.ExportJob) *exportJobJSON {
-	var params db.ExportParams
+func (h *ExportHandlers) present(r *http.Request, j *cryptointel.ExportJob) *exportJobJSON {
+	var params cryptointel.ExportParams
 	json.Unmarshal(j.RequestedParams, &params) //nolint:errcheck // written by Create
 	if params.OrganizationIDs == nil {
 		params.OrganizationIDs = []int64{}
@@ -428,17 +429,17 @@ func (h *ExportHandlers) present(r *http.Request, j *db.ExportJob) *exportJobJSO
 	out := &exportJobJSON{
 		ID: j.ID, AppUserID: strconv.FormatInt(j.AccountID, 10), APIKeyID: j.APIKeyID,
 		Scope: j.Scope, Format: j.Format, Status: j.Status, RequestedParams: params, Note: j.Note,
-		Error: j.Error, CreatedAt: db.ExportTime{Time: j.CreatedAt}, UpdatedAt: db.ExportTime{Time: j.UpdatedAt},
+		Error: j.Error, CreatedAt: cryptointel.ExportTime{Time: j.CreatedAt}, UpdatedAt: cryptointel.ExportTime{Time: j.UpdatedAt},
 		RowCount: j.RowCount, ByteSize: j.ByteSize, SHA256: j.SHA256,
 	}
 	if j.ExpiresAt != nil {
-		out.ExpiresAt = &db.ExportTime{Time: *j.ExpiresAt}
+		out.ExpiresAt = &cryptointel.ExportTime{Time: *j.ExpiresAt}
 	}
 	switch {
-	case j.Status == db.ExportStatusCompleted && j.ExpiresAt != nil && !h.now().Before(*j.ExpiresAt):
+	case j.Status == cryptointel.ExportStatusCompleted && j.ExpiresAt != nil && !h.now().Before(*j.ExpiresAt):
 		// Expired but not swept yet.
-		out.Status = db.ExportStatusExpired
-	case j.Status == db.ExportStatusCompleted && j.ExpiresAt != nil:
+		out.Status = cryptointel.ExportStatusExpired
+	case j.Status == cryptointel.ExportStatusCompleted && j.ExpiresAt != nil:
 		u := h.DownloadURL(r, j.ID, *j.ExpiresAt)
 		out.DownloadURL = &u
 	}
@@ -472,9 +473,9 @@ func (h *ExportHandlers) sign(id, expires string) string {
 
 // exportContentTypes is the Content-Type of each export format.
 var exportContentTypes = map[string]string{
-	db.ExportFormatJSONL:   "application/x-ndjson",
-	db.ExportFormatCSV:     "text/csv; charset=utf-8",
-	db.ExportFormatParquet: "application/vnd.apache.parquet",
+	cryptointel.ExportFormatJSONL:   "application/x-ndjson",
+	cryptointel.ExportFormatCSV:     "text/csv; charset=utf-8",
+	cryptointel.ExportFormatParquet: "application/vnd.apache.parquet",
 }
 
 // Download returns the handler of GET /v1/export/files/{id}?expires=…&sig=…:
@@ -498,25 +499,25 @@ func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error 
 	exp, sig := q.Get("expires"), q.Get("sig")
 	expUnix, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil || sig == "" || !hmac.Equal([]byte(sig), []byte(h.sign(id, exp))) {
-		return db.Errorf(db.EFORBIDDEN, "Invalid download signature.")
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Invalid download signature.")
 	}
 	now := h.now()
 	if !now.Before(time.Unix(expUnix, 0)) {
-		return db.Errorf(db.EFORBIDDEN, "Download link has expired. Request a new export.")
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Download link has expired. Request a new export.")
 	}
 	job, err := db.ExportJobForWorker(r.Context(), h.Store.Bun, id)
 	if err != nil {
 		return err
 	}
-	if job.Status == db.ExportStatusExpired || (job.ExpiresAt != nil && !now.Before(*job.ExpiresAt)) {
-		return db.Errorf(db.EFORBIDDEN, "Download link has expired. Request a new export.")
+	if job.Status == cryptointel.ExportStatusExpired || (job.ExpiresAt != nil && !now.Before(*job.ExpiresAt)) {
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Download link has expired. Request a new export.")
 	}
-	if job.Status != db.ExportStatusCompleted || job.StorageKey == nil {
-		return db.Errorf(db.ENOTFOUND, "Export file not found")
+	if job.Status != cryptointel.ExportStatusCompleted || job.StorageKey == nil {
+		return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export file not found")
 	}
 	obj, err := h.Storage.Open(r.Context(), *job.StorageKey)
 	if errors.Is(err, jobs.ErrObjectNotFound) {
-		return db.Errorf(db.ENOTFOUND, "Export file not found")
+		return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export file not found")
 	} else if err != nil {
 		return err
 	}

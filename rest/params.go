@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // Parameter types a route may declare.
@@ -55,7 +55,7 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		}
 		if raw == "" && !(present && p.Type == TypeBoolean) {
 			if p.Required {
-				return nil, &db.Error{Code: db.EINVALID, Message: requiredMessage(p)}
+				return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: requiredMessage(p)}
 			}
 			if p.Default != nil {
 				c.Values[p.Name] = p.Default
@@ -87,11 +87,11 @@ const MaxParamBytes = 2048
 func checkRaw(p *Param, raw string) error {
 	switch {
 	case len(raw) > MaxParamBytes:
-		return db.Errorf(db.EINVALID, "%s is too long (at most %d bytes)", p.Name, MaxParamBytes)
+		return cryptointel.Errorf(cryptointel.EINVALID, "%s is too long (at most %d bytes)", p.Name, MaxParamBytes)
 	case !utf8.ValidString(raw):
-		return db.Errorf(db.EINVALID, "%s must be valid UTF-8 text", p.Name)
+		return cryptointel.Errorf(cryptointel.EINVALID, "%s must be valid UTF-8 text", p.Name)
 	case strings.IndexByte(raw, 0) >= 0:
-		return db.Errorf(db.EINVALID, "%s must not contain NUL bytes", p.Name)
+		return cryptointel.Errorf(cryptointel.EINVALID, "%s must not contain NUL bytes", p.Name)
 	}
 	return nil
 }
@@ -140,14 +140,14 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 		case "false", "0", "no":
 			return false, nil
 		}
-		return nil, db.Errorf(db.EINVALID, "%s must be a boolean (true or false)", p.Name)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be a boolean (true or false)", p.Name)
 	case TypeDateTime:
 		t, err := parseTime(raw)
 		if err != nil {
-			return nil, db.Errorf(db.EINVALID, "%s must be an ISO 8601 timestamp", p.Name)
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an ISO 8601 timestamp", p.Name)
 		}
 		if p.MaxAge > 0 && t.Before(now.Add(-p.MaxAge)) {
-			return nil, db.Errorf(db.EINVALID, "%s must be within the last %s", p.Name, days(p.MaxAge))
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be within the last %s", p.Name, days(p.MaxAge))
 		}
 		return t, nil
 	case TypeIntegerList:
@@ -159,14 +159,14 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 			}
 			n, err := parseInt(p.Name, item)
 			if err != nil {
-				return nil, db.Errorf(db.EINVALID, "%s must be a comma-separated list of integers", p.Name)
+				return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be a comma-separated list of integers", p.Name)
 			}
 			if !slices.Contains(out, n) {
 				out = append(out, n)
 			}
 		}
 		if p.MaxItems > 0 && len(out) > p.MaxItems {
-			return nil, db.Errorf(db.EINVALID, "%s accepts at most %d values", p.Name, p.MaxItems)
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s accepts at most %d values", p.Name, p.MaxItems)
 		}
 		return out, nil
 	case TypeStringList:
@@ -177,7 +177,7 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 				continue
 			}
 			if len(p.Enum) > 0 && !slices.Contains(p.Enum, item) {
-				return nil, db.Errorf(db.EINVALID, "%s must only contain: %s", p.Name, strings.Join(p.Enum, ", "))
+				return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must only contain: %s", p.Name, strings.Join(p.Enum, ", "))
 			}
 			if !slices.Contains(out, item) {
 				out = append(out, item)
@@ -191,7 +191,7 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 					return e, nil
 				}
 			}
-			return nil, db.Errorf(db.EINVALID, "%s must be one of: %s", p.Name, strings.Join(p.Enum, ", "))
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be one of: %s", p.Name, strings.Join(p.Enum, ", "))
 		}
 		return raw, nil
 	}
@@ -210,7 +210,7 @@ func parseInt(name, raw string) (int, error) {
 			}
 			return maxInt, nil
 		}
-		return 0, db.Errorf(db.EINVALID, "%s must be an integer", name)
+		return 0, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an integer", name)
 	}
 	if n > maxInt {
 		return maxInt, nil

@@ -7,12 +7,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // FuzzParseCall feeds arbitrary query strings to the parameter parser of a
 // route declaring every parameter type. It must never panic; a refusal is
-// an EINVALID *db.Error with a message; an accepted integer respects its
+// an EINVALID *cryptointel.Error with a message; an accepted integer respects its
 // bounds, an accepted date-time its window, an accepted string is valid
 // UTF-8 without NUL bytes and an accepted list its item limit.
 func FuzzParseCall(f *testing.F) {
@@ -43,8 +43,8 @@ func FuzzParseCall(f *testing.F) {
 		r.URL.RawQuery = rawQuery
 		c, err := parseCall(rt, r, now)
 		if err != nil {
-			var de *db.Error
-			if !errors.As(err, &de) || de.Code != db.EINVALID || de.Message == "" {
+			var de *cryptointel.Error
+			if !errors.As(err, &de) || de.Code != cryptointel.EINVALID || de.Message == "" {
 				t.Fatalf("refusal of %q is not an EINVALID error with a message: %#v", rawQuery, err)
 			}
 			return

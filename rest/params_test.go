@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 func TestParseInt(t *testing.T) {
@@ -19,7 +19,7 @@ func TestParseInt(t *testing.T) {
 	}
 	for _, raw := range []string{"1.5", "NaN", "abc", "1e3", "0x10", "5 apples", "Infinity"} {
 		_, err := parseInt("limit", raw)
-		require.Equal(t, &db.Error{Code: db.EINVALID, Message: "limit must be an integer"}, err, raw)
+		require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: "limit must be an integer"}, err, raw)
 	}
 }
 
@@ -107,7 +107,7 @@ func TestParseCallRules(t *testing.T) {
 		"limit=x" + since:                msgQueryRequired, // declared order: query first
 	} {
 		_, err := parse(qs)
-		require.Equal(t, &db.Error{Code: db.EINVALID, Message: msg}, err, qs)
+		require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msg}, err, qs)
 	}
 	_, err = parse("q=a&since=2026-11-13T12:00:00Z")
 	require.NoError(t, err, "exactly at the window's edge is allowed")
@@ -119,13 +119,13 @@ func TestParseBatchIDs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{3, 1, 2}, got)
 	_, err = parseBatchIDs("a,b,,")
-	require.Equal(t, &db.Error{Code: db.EINVALID, Message: msgNoValidIDs}, err)
+	require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgNoValidIDs}, err)
 	ids := ""
 	for i := 1; i <= 26; i++ {
 		ids += "," + string(rune('0'+i/10)) + string(rune('0'+i%10))
 	}
 	_, err = parseBatchIDs(ids)
-	require.Equal(t, &db.Error{Code: db.EINVALID, Message: msgTooManyIDs}, err)
+	require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgTooManyIDs}, err)
 	_, err = parseBatchIDs(ids[3:])
 	require.NoError(t, err, "25 ids are allowed")
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // HandlerFunc handles a route that is not a graph read (webhooks, export
-// jobs, usage). It returns an error carrying a db.Error code; the router
+// jobs, usage). It returns an error carrying a cryptointel.Error code; the router
 // maps codes to statuses in one place and writes {"error": "..."}.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
@@ -43,10 +43,10 @@ type Route struct {
 	// Prepare, when set, runs after the parameters are parsed and before the
 	// operation executes: it sets variables that parameters cannot express
 	// directly, may pick another embedded operation (compact mode), and may
-	// reject combinations with a *db.Error.
+	// reject combinations with a *cryptointel.Error.
 	Prepare func(c *Call) error
 	// Envelope builds the response body from the operation's data. It
-	// returns a *db.Error (for example not_found when the operation returned
+	// returns a *cryptointel.Error (for example not_found when the operation returned
 	// null for the requested resource). Required when Operation is set.
 	Envelope func(c *Call, data json.RawMessage) (any, error)
 	// Response is the JSON Schema (OpenAPI 3.1 dialect) of the success body;
@@ -100,7 +100,7 @@ type Param struct {
 	// missing. Defaults to "<name> parameter is required".
 	RequiredMessage string
 	// Parse, when set, replaces the parsing of Type for a present,
-	// non-empty value; it returns a *db.Error for a bad value.
+	// non-empty value; it returns a *cryptointel.Error for a bad value.
 	Parse func(raw string) (any, error)
 }
 

@@ -17,14 +17,14 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
 // Executor runs a GraphQL operation in process, the way the /graphql
 // endpoint would: same resolvers, loaders and error presenter. Errors carry
-// the db.Error code in extensions.code.
+// the cryptointel.Error code in extensions.code.
 type Executor interface {
 	Execute(ctx context.Context, query, operationName string, variables map[string]any) *graphql.Response
 }
@@ -386,8 +386,8 @@ func jsonVariables(vars map[string]any) (map[string]any, error) {
 func graphError(opName string, errs gqlerror.List) error {
 	for _, e := range errs {
 		code, _ := e.Extensions["code"].(string)
-		if _, ok := statusByCode[code]; ok && code != db.EINTERNAL {
-			return &db.Error{Code: code, Message: e.Message}
+		if _, ok := statusByCode[code]; ok && code != cryptointel.EINTERNAL {
+			return &cryptointel.Error{Code: code, Message: e.Message}
 		}
 	}
 	return fmt.Errorf("error running operation %s: %w", opName, errs)

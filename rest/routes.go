@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
-	"github.com/cryptointel/cryptointel/db"
 )
 
 // Windows that bound `since` per route class.
@@ -256,10 +256,10 @@ func parseBatchIDs(raw string) (any, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, &db.Error{Code: db.EINVALID, Message: msgNoValidIDs}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgNoValidIDs}
 	}
 	if len(ids) > maxBatchIDs {
-		return nil, &db.Error{Code: db.EINVALID, Message: msgTooManyIDs}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgTooManyIDs}
 	}
 	return ids, nil
 }
@@ -355,7 +355,7 @@ func graphRoutes() []Route {
 				{"since", conn["since"]},
 			}
 			if withSurface {
-				o = append(o, field{"surface", db.SurfaceSignal})
+				o = append(o, field{"surface", cryptointel.SurfaceSignal})
 			}
 			return append(o, field{"data", orEmptyList(conn["nodes"])}), nil
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
@@ -26,8 +27,8 @@ const maxWebhookBody = 1 << 20
 // WebhookQueue queues test pings and manual redeliveries (implemented by
 // jobs.WebhookDispatcher). Both return ENOTFOUND; Redeliver also EINVALID.
 type WebhookQueue interface {
-	Test(ctx context.Context, accountID, webhookID int64) (*db.WebhookDelivery, error)
-	Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*db.WebhookDelivery, error)
+	Test(ctx context.Context, accountID, webhookID int64) (*cryptointel.WebhookDelivery, error)
+	Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*cryptointel.WebhookDelivery, error)
 }
 
 // WebhookHandlers serve /v1/webhooks.
@@ -92,7 +93,7 @@ type DeliveryJSON struct {
 	DeliveredAt *time.Time `json:"delivered_at"`
 }
 
-func webhookJSON(w *db.Webhook, withSecret bool) WebhookJSON {
+func webhookJSON(w *cryptointel.Webhook, withSecret bool) WebhookJSON {
 	out := WebhookJSON{
 		ID: w.ID, URL: w.URL, SecretHint: webhook.SecretHint(w.Secret), EventTypes: w.EventTypes,
 		Active: w.Active, ConsecutiveFailures: w.ConsecutiveFailures, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC(),
@@ -106,7 +107,7 @@ func webhookJSON(w *db.Webhook, withSecret bool) WebhookJSON {
 	return out
 }
 
-func deliveryJSON(d *db.WebhookDelivery) DeliveryJSON {
+func deliveryJSON(d *cryptointel.WebhookDelivery) DeliveryJSON {
 	out := DeliveryJSON{
 		ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status, Attempts: d.Attempts,
 		LastStatus: d.LastStatus, LastError: d.LastError, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
@@ -123,7 +124,7 @@ func deliveryJSON(d *db.WebhookDelivery) DeliveryJSON {
 func webhookAccount(r *http.Request) (int64, error) {
 	c, ok := access.CallerFrom(r.Context())
 	if !ok || c.AccountID == 0 {
-		return 0, db.Errorf(db.EUNAUTHORIZED, "An API key is required to manage webhooks.")
+		return 0, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "An API key is required to manage webhooks.")
 	}
 	return c.AccountID, nil
 }
@@ -132,7 +133,7 @@ func webhookAccount(r *http.Request) (int64, error) {
 func webhookID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, db.Errorf(db.EINVALID, "id must be a positive integer")
+		return 0, cryptointel.Errorf(cryptointel.EINVALID, "id must be a positive integer")
 	}
 	return id, nil
 }
@@ -168,20 +169,20 @@ func readWebhookBody(w http.ResponseWriter, r *http.Request) (map[string]json.Ra
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, db.Errorf(db.ETOOLARGE, "Request body too large (max 1 MB)")
+			return nil, cryptointel.Errorf(cryptointel.ETOOLARGE, "Request body too large (max 1 MB)")
 		}
-		return nil, db.Errorf(db.EINVALID, "Could not read request body")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Could not read request body")
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, db.Errorf(db.EINVALID, "Request body must be a JSON object")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body must be a JSON object")
 	}
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&fields); err != nil || fields == nil {
-		return nil, db.Errorf(db.EINVALID, "Request body must be a JSON object")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body must be a JSON object")
 	}
 	if dec.More() {
-		return nil, db.Errorf(db.EINVALID, "Request body must be a single JSON object")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body must be a single JSON object")
 	}
 	return fields, nil
 }
@@ -196,7 +197,7 @@ func unknownField(fields map[string]json.RawMessage, known ...string) error {
 			}
 		}
 		if !found {
-			return db.Errorf(db.EINVALID, "Unknown field %q (allowed: %s)", name, strings.Join(known, ", "))
+			return cryptointel.Errorf(cryptointel.EINVALID, "Unknown field %q (allowed: %s)", name, strings.Join(known, ", "))
 		}
 	}
 	return nil
@@ -207,7 +208,7 @@ func unknownField(fields map[string]json.RawMessage, known ...string) error {
 func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage) (string, error) {
 	var u string
 	if err := json.Unmarshal(raw, &u); err != nil {
-		return "", db.Errorf(db.EINVALID, db.MsgURLMustUseHTTPS)
+		return "", cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgURLMustUseHTTPS)
 	}
 	u = strings.TrimSpace(u)
 	guard := h.Guard
@@ -216,9 +217,9 @@ func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage
 	}
 	switch err := guard.CheckURL(ctx, u); {
 	case errors.Is(err, webhook.ErrNotHTTPS):
-		return "", db.Errorf(db.EINVALID, db.MsgURLMustUseHTTPS)
+		return "", cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgURLMustUseHTTPS)
 	case err != nil:
-		return "", db.Errorf(db.EINVALID, "%s", err.Error())
+		return "", cryptointel.Errorf(cryptointel.EINVALID, "%s", err.Error())
 	}
 	return u, nil
 }
@@ -227,9 +228,9 @@ func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage
 func parseEventTypesField(raw json.RawMessage) ([]string, error) {
 	var types []string
 	if err := json.Unmarshal(raw, &types); err != nil || types == nil {
-		return nil, db.Errorf(db.EINVALID, db.MsgInvalidEventTypes)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgInvalidEventTypes)
 	}
-	return db.NormalizeEventTypes(types)
+	return cryptointel.NormalizeEventTypes(types)
 }
 
 // writeWebhookJSON writes a success response.
@@ -269,11 +270,11 @@ func (h *WebhookHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	}
 	rawURL, ok := fields["url"]
 	if !ok {
-		return db.Errorf(db.EINVALID, "url is required")
+		return cryptointel.Errorf(cryptointel.EINVALID, "url is required")
 	}
 	rawTypes, ok := fields["event_types"]
 	if !ok {
-		return db.Errorf(db.EINVALID, "event_types is required (radar, signal, or both)")
+		return cryptointel.Errorf(cryptointel.EINVALID, "event_types is required (radar, signal, or both)")
 	}
 	types, err := parseEventTypesField(rawTypes)
 	if err != nil {
@@ -320,14 +321,14 @@ func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := db.DeliveryFilter{Status: r.URL.Query().Get("status"), Limit: 50}
 	switch f.Status {
-	case "", db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed:
+	case "", cryptointel.DeliveryPending, cryptointel.DeliverySucceeded, cryptointel.DeliveryFailed:
 	default:
-		return db.Errorf(db.EINVALID, "status must be one of: pending, succeeded, failed")
+		return cryptointel.Errorf(cryptointel.EINVALID, "status must be one of: pending, succeeded, failed")
 	}
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return db.Errorf(db.EINVALID, "limit must be an integer")
+			return cryptointel.Errorf(cryptointel.EINVALID, "limit must be an integer")
 		}
 		f.Limit = min(max(n, 1), 50)
 	}
@@ -365,7 +366,7 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 	_, hasTypes := fields["event_types"]
 	_, hasActive := fields["active"]
 	if !hasURL && !hasTypes && !hasActive {
-		return db.Errorf(db.EINVALID, db.MsgNoFieldsToUpdate)
+		return cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgNoFieldsToUpdate)
 	}
 	if err := unknownField(fields, "url", "event_types", "active"); err != nil {
 		return err
@@ -391,7 +392,7 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 	if hasActive {
 		var active *bool
 		if err := json.Unmarshal(fields["active"], &active); err != nil || active == nil {
-			return db.Errorf(db.EINVALID, "active must be a boolean")
+			return cryptointel.Errorf(cryptointel.EINVALID, "active must be a boolean")
 		}
 		patch.Active = active
 	}

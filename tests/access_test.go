@@ -16,9 +16,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
@@ -112,7 +112,7 @@ func TestAccessRateWindowAcrossTwoServers(t *testing.T) {
 	url := dbtest.NewURL(t)
 	fac := accesstest.NewFacilitator(t)
 	servers := []*accessServer{startAccessServer(t, url, fac), startAccessServer(t, url, fac)}
-	key, _ := accesstest.NewKey(t, servers[0].app.DB, db.PlanPro)
+	key, _ := accesstest.NewKey(t, servers[0].app.DB, cryptointel.PlanPro)
 
 	var mu sync.Mutex
 	codes := map[int]int{}
@@ -153,7 +153,7 @@ func TestAccessRateWindowAcrossTwoServers(t *testing.T) {
 func TestAccessUsageAndHeadersOnRealRoutes(t *testing.T) {
 	t.Parallel()
 	s := startAccessServer(t, dbtest.NewURL(t), accesstest.NewFacilitator(t))
-	key, _ := accesstest.NewKey(t, s.app.DB, db.PlanFree)
+	key, _ := accesstest.NewKey(t, s.app.DB, cryptointel.PlanFree)
 
 	r := s.request(t, "GET", "/v1/radar/all?since="+accessNow.Add(-time.Hour).Format(time.RFC3339), "", keyHeader(key))
 	require.Equal(t, http.StatusForbidden, r.status, string(r.body))
@@ -303,7 +303,7 @@ func TestAccessPricedFromTheParsedCall(t *testing.T) {
 func TestAccessGraphQLCostAfterCaps(t *testing.T) {
 	t.Parallel()
 	s := startAccessServer(t, dbtest.NewURL(t), accesstest.NewFacilitator(t))
-	key, _ := accesstest.NewKey(t, s.app.DB, db.PlanEnterprise)
+	key, _ := accesstest.NewKey(t, s.app.DB, cryptointel.PlanEnterprise)
 	ids := func(n int) string {
 		parts := make([]string, n)
 		for i := range parts {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
@@ -41,7 +42,7 @@ func BenchmarkComputedRead(b *testing.B) {
 	store := dbtest.New(b)
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	store.Now = func() time.Time { return now }
-	_, err := store.SeedDemo(context.Background(), db.SeedOptions{Events: 5000})
+	_, err := demo.Seed(context.Background(), store, demo.Options{Events: 5000})
 	require.NoError(b, err)
 	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "bench"})
 	router, err := rest.New(rest.Config{

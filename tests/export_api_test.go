@@ -20,6 +20,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -76,7 +77,7 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 	t.Helper()
 	var out []exportRow
 	switch format {
-	case db.ExportFormatJSONL:
+	case cryptointel.ExportFormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
 			var ev jobs.JSONEvent
@@ -94,7 +95,7 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 			require.Equal(t, ev.Significance, ev.Signal)
 			out = append(out, exportRow{ID: ev.ID, Title: ev.Title, Summary: ev.Summary, Significance: ev.Significance, Owners: exportOwners(ids, labels), Evidence: len(ev.Evidence)})
 		}
-	case db.ExportFormatCSV:
+	case cryptointel.ExportFormatCSV:
 		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 		require.NoError(t, err)
 		require.Equal(t, "id", recs[0][0])
@@ -112,7 +113,7 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 			}
 			out = append(out, row)
 		}
-	case db.ExportFormatParquet:
+	case cryptointel.ExportFormatParquet:
 		rows, err := parquet.Read[jobs.ParquetEvent](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, ev := range rows {
@@ -162,25 +163,25 @@ func TestExportJobsEndToEnd(t *testing.T) {
 		args  []any
 	}
 	cases := map[string]scopeCase{
-		db.ExportScopeRadarHistory: {
+		cryptointel.ExportScopeRadarHistory: {
 			body:  map[string]any{"since": since, "until": until, "includeEvidence": true},
 			where: "e.latest_evidence_at >= $1 AND e.latest_evidence_at < $2", args: []any{sinceT, untilT},
 		},
-		db.ExportScopeSignalHistory: {
+		cryptointel.ExportScopeSignalHistory: {
 			body:  map[string]any{"since": since, "category": "partnership"},
 			where: "e.latest_evidence_at >= $1 AND e.significance IS NOT NULL AND e.category = 'partnership'", args: []any{sinceT},
 		},
-		db.ExportScopeReplayGlobal: {
+		cryptointel.ExportScopeReplayGlobal: {
 			body:  map[string]any{"since": "2026-10-01"},
 			where: "e.latest_evidence_at >= $1", args: []any{base.AddDate(0, -1, 0)},
 		},
-		db.ExportScopeTimelineByOrg: {
+		cryptointel.ExportScopeTimelineByOrg: {
 			body:  map[string]any{"since": since, "organizationIds": []int64{3}, "includeEvidence": true},
 			where: "e.latest_evidence_at >= $1 AND EXISTS (SELECT 1 FROM event_entities ee WHERE ee.event_id = e.id AND ee.entity_id = 3)", args: []any{sinceT},
 		},
 	}
-	for _, scope := range db.ExportScopes {
-		for _, format := range db.ExportFormats {
+	for _, scope := range cryptointel.ExportScopes {
+		for _, format := range cryptointel.ExportFormats {
 			t.Run(scope+"/"+format, func(t *testing.T) {
 				body := map[string]any{"scope": scope, "format": format, "note": "nightly " + format}
 				c := cases[scope]
@@ -188,31 +189,31 @@ func TestExportJobsEndToEnd(t *testing.T) {
 					body[k] = v
 				}
 				created := s.create(t, key, body)
-				require.Equal(t, db.ExportStatusRequested, created.Status)
+				require.Equal(t, cryptointel.ExportStatusRequested, created.Status)
 				require.Equal(t, keyID, created.APIKeyID)
 				require.NotEmpty(t, created.AppUserID)
 				require.Nil(t, created.DownloadURL)
 				require.Nil(t, created.ExpiresAt)
 				require.Nil(t, created.Error)
-				require.True(t, db.IsUUID(created.ID))
+				require.True(t, cryptointel.IsUUID(created.ID))
 
 				job := s.waitDone(t, key, created.ID)
-				require.Equal(t, db.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+				require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
 				require.NotNil(t, job.ExpiresAt)
 				data := exportDownload(t, s, job)
 
-				if scope == db.ExportScopeOrganizationsRegistry {
+				if scope == cryptointel.ExportScopeOrganizationsRegistry {
 					var n int64
 					require.NoError(t, s.store.Pool.QueryRow(context.Background(), "SELECT count(*) FROM entities").Scan(&n))
 					require.Equal(t, n, *job.RowCount)
 					switch format {
-					case db.ExportFormatParquet:
+					case cryptointel.ExportFormatParquet:
 						rows, err := parquet.Read[jobs.ParquetEntity](bytes.NewReader(data), int64(len(data)))
 						require.NoError(t, err)
 						require.Len(t, rows, int(n))
 						require.Equal(t, "org-1", rows[0].CanonicalName)
 						require.Equal(t, []string{"O1"}, rows[0].Aliases)
-					case db.ExportFormatCSV:
+					case cryptointel.ExportFormatCSV:
 						recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 						require.NoError(t, err)
 						require.Len(t, recs, int(n)+1)
@@ -348,7 +349,7 @@ func TestExportAccess(t *testing.T) {
 	t.Parallel()
 	s := startExportServer(t, exportServerOpts{noStart: true})
 	body := []byte(`{"scope":"organizations.registry","format":"csv"}`)
-	for _, plan := range []string{db.PlanFree, db.PlanPro, db.PlanBusiness} {
+	for _, plan := range []string{cryptointel.PlanFree, cryptointel.PlanPro, cryptointel.PlanBusiness} {
 		key, _ := accesstest.NewKey(t, s.store, plan)
 		status, _, resp := s.do(t, http.MethodPost, "/v1/export/jobs", key, body)
 		require.Equal(t, http.StatusForbidden, status, "%s: %s", plan, resp)
@@ -416,7 +417,7 @@ func TestExportDownloadLink(t *testing.T) {
 	key, _ := exportEnterpriseKey(t, s.store)
 	created := s.create(t, key, map[string]any{"scope": "replay.global", "format": "jsonl", "since": "2026-10-01T00:00:00Z"})
 	job := s.waitDone(t, key, created.ID)
-	require.Equal(t, db.ExportStatusCompleted, job.Status)
+	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status)
 	full := exportDownload(t, s, job)
 	require.Equal(t, int64(10), *job.RowCount)
 
@@ -466,13 +467,13 @@ func TestExportDownloadLink(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, status)
 	require.Contains(t, string(body), "expired")
 	expired := s.get(t, key, job.ID)
-	require.Equal(t, db.ExportStatusExpired, expired.Status)
+	require.Equal(t, cryptointel.ExportStatusExpired, expired.Status)
 	require.Nil(t, expired.DownloadURL)
 	// The sweep (run here, or already by River's periodic job) deletes the
 	// file.
 	_, err = jobs.ExpireExports(context.Background(), s.store, s.storage)
 	require.NoError(t, err)
-	require.Equal(t, db.ExportStatusExpired, s.get(t, key, job.ID).Status)
+	require.Equal(t, cryptointel.ExportStatusExpired, s.get(t, key, job.ID).Status)
 	entries, err := os.ReadDir(s.dir)
 	require.NoError(t, err)
 	require.Empty(t, entries)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
@@ -42,8 +42,8 @@ func TestExportThroughApp(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 
 	exportSeed(t, a.DB, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 9)
-	key, _ := accesstest.NewKey(t, a.DB, db.PlanEnterprise)
-	business, _ := accesstest.NewKey(t, a.DB, db.PlanBusiness)
+	key, _ := accesstest.NewKey(t, a.DB, cryptointel.PlanEnterprise)
+	business, _ := accesstest.NewKey(t, a.DB, cryptointel.PlanBusiness)
 
 	call := func(method, path, key, body string) (int, http.Header, []byte) {
 		req, err := http.NewRequest(method, path, strings.NewReader(body))
@@ -78,13 +78,13 @@ func TestExportThroughApp(t *testing.T) {
 		var got struct{ Data exportJobBody }
 		require.NoError(t, json.Unmarshal(resp, &got))
 		job = got.Data
-		if job.Status != db.ExportStatusRequested && job.Status != db.ExportStatusRunning {
+		if job.Status != cryptointel.ExportStatusRequested && job.Status != cryptointel.ExportStatusRunning {
 			break
 		}
 		require.False(t, time.Now().After(deadline), "export still %s", job.Status)
 		time.Sleep(25 * time.Millisecond)
 	}
-	require.Equal(t, db.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
 	require.NotNil(t, job.DownloadURL)
 	require.True(t, strings.HasPrefix(*job.DownloadURL, base+"/v1/export/files/"), *job.DownloadURL)
 
@@ -93,7 +93,7 @@ func TestExportThroughApp(t *testing.T) {
 	require.Equal(t, "text/csv; charset=utf-8", hdr.Get("Content-Type"))
 	want := exportDBRows(t, a.DB, "e.latest_evidence_at >= '2026-10-25T00:00:00Z' AND e.significance IS NOT NULL", false)
 	require.Len(t, want, 3)
-	require.Equal(t, want, exportParseRows(t, db.ExportFormatCSV, file))
+	require.Equal(t, want, exportParseRows(t, cryptointel.ExportFormatCSV, file))
 
 	// The OpenAPI document lists the export routes.
 	status, _, doc := call(http.MethodGet, base+"/openapi.json", "", "")

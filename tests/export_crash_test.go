@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/jobs"
 )
 
@@ -59,7 +59,7 @@ func (t *stallingTemp) Write(p []byte) (int, error) {
 // and only the final file is left in storage.
 func TestExportCrashAndRetry(t *testing.T) {
 	t.Parallel()
-	for _, format := range db.ExportFormats {
+	for _, format := range cryptointel.ExportFormats {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			stall := &stallingStorage{started: make(chan struct{})}
@@ -87,7 +87,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 			require.NoError(t, s.client.StopAndCancel(stopCtx))
 
 			mid := s.get(t, key, created.ID)
-			require.Equal(t, db.ExportStatusRunning, mid.Status)
+			require.Equal(t, cryptointel.ExportStatusRunning, mid.Status)
 			require.Nil(t, mid.DownloadURL)
 			// Even a correctly signed link finds no file.
 			status, _, _ := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, created.ID, time.Now().Add(time.Hour)), "", nil)
@@ -108,7 +108,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 			require.NoError(t, err)
 
 			job := s.waitDone(t, key, created.ID)
-			require.Equal(t, db.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+			require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
 			data := exportDownload(t, s, job)
 			want := exportDBRows(t, s.store, "e.latest_evidence_at >= '2026-10-01T00:00:00Z'", true)
 			require.Len(t, want, 200)
@@ -153,14 +153,14 @@ func TestExportKilledWorkerReclaimed(t *testing.T) {
 	defer client.Stop(ctx) //nolint:errcheck
 
 	job := s.waitDone(t, key, created.ID)
-	require.Equal(t, db.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
 	require.Equal(t, int64(50), *job.RowCount)
 	require.Len(t, exportParseRows(t, "jsonl", exportDownload(t, s, job)), 50)
 
 	var attempt int
 	var reclaimed bool
 	require.NoError(t, s.store.Pool.QueryRow(ctx, `SELECT attempt, EXISTS (SELECT 1 FROM unnest(errors) e WHERE e->>'error' = $2)
-		FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, created.ID, db.MsgExportReclaimed).Scan(&attempt, &reclaimed))
+		FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, created.ID, cryptointel.MsgExportReclaimed).Scan(&attempt, &reclaimed))
 	require.Equal(t, 2, attempt, "the killed attempt is retried as attempt 2")
 	require.True(t, reclaimed, "River's job records why the attempt was reclaimed")
 }

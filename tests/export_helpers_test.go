@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
@@ -172,7 +173,7 @@ func (s *exportServer) waitDone(t *testing.T, key, id string) exportJobBody {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		j := s.get(t, key, id)
-		if j.Status != db.ExportStatusRequested && j.Status != db.ExportStatusRunning {
+		if j.Status != cryptointel.ExportStatusRequested && j.Status != cryptointel.ExportStatusRunning {
 			return j
 		}
 		if time.Now().After(deadline) {
@@ -188,16 +189,16 @@ func (s *exportServer) waitDone(t *testing.T, key, id string) exportJobBody {
 func exportSeed(t *testing.T, store *db.DB, base time.Time, n int) {
 	t.Helper()
 	ctx := context.Background()
-	var ents []db.Entity
+	var ents []cryptointel.Entity
 	for i := 1; i <= 4; i++ {
-		ents = append(ents, db.Entity{ID: int64(i), CanonicalName: fmt.Sprintf("org-%d", i), DisplayName: fmt.Sprintf("Org %d", i),
+		ents = append(ents, cryptointel.Entity{ID: int64(i), CanonicalName: fmt.Sprintf("org-%d", i), DisplayName: fmt.Sprintf("Org %d", i),
 			EntityType: "project", Status: "active", Aliases: []string{fmt.Sprintf("O%d", i)}})
 	}
 	_, err := store.Bun.NewInsert().Model(&ents).Exec(ctx)
 	require.NoError(t, err)
-	var events []db.Event
-	var links []db.EventEntity
-	var evidence []db.Evidence
+	var events []cryptointel.Event
+	var links []cryptointel.EventEntity
+	var evidence []cryptointel.Evidence
 	cats := []string{"partnership", "funding", "listing"}
 	for i := 0; i < n; i++ {
 		id := int64(500 + i)
@@ -207,13 +208,13 @@ func exportSeed(t *testing.T, store *db.DB, base time.Time, n int) {
 			v := float64(i) / 10
 			sig = &v
 		}
-		events = append(events, db.Event{ID: id, Title: fmt.Sprintf("Event %d, \"q\"", i), Category: cats[i%3], Summary: fmt.Sprintf("Summary %d", i),
+		events = append(events, cryptointel.Event{ID: id, Title: fmt.Sprintf("Event %d, \"q\"", i), Category: cats[i%3], Summary: fmt.Sprintf("Summary %d", i),
 			Bullets: []string{"a", "b"}, Significance: sig, LatestEvidenceAt: ts})
-		links = append(links, db.EventEntity{EventID: id, EntityID: int64(i%4 + 1), Role: db.RoleOwner, LatestEvidenceAt: ts, Significance: sig, Category: cats[i%3]})
+		links = append(links, cryptointel.EventEntity{EventID: id, EntityID: int64(i%4 + 1), Role: cryptointel.RoleOwner, LatestEvidenceAt: ts, Significance: sig, Category: cats[i%3]})
 		if i%5 == 0 {
-			links = append(links, db.EventEntity{EventID: id, EntityID: int64((i+2)%4 + 1), Role: db.RoleParticipant, LatestEvidenceAt: ts, Significance: sig, Category: cats[i%3]})
+			links = append(links, cryptointel.EventEntity{EventID: id, EntityID: int64((i+2)%4 + 1), Role: cryptointel.RoleParticipant, LatestEvidenceAt: ts, Significance: sig, Category: cats[i%3]})
 		}
-		evidence = append(evidence, db.Evidence{ID: id * 10, EventID: id, Content: "post", URL: fmt.Sprintf("https://example.com/%d", id), TS: ts})
+		evidence = append(evidence, cryptointel.Evidence{ID: id * 10, EventID: id, Content: "post", URL: fmt.Sprintf("https://example.com/%d", id), TS: ts})
 	}
 	_, err = store.Bun.NewInsert().Model(&events).Exec(ctx)
 	require.NoError(t, err)
@@ -226,5 +227,5 @@ func exportSeed(t *testing.T, store *db.DB, base time.Time, n int) {
 // exportEnterpriseKey creates an enterprise account and key.
 func exportEnterpriseKey(t *testing.T, store *db.DB) (string, int64) {
 	t.Helper()
-	return accesstest.NewKey(t, store, db.PlanEnterprise)
+	return accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
@@ -104,7 +105,7 @@ func TestPostgresOutageUnderLoad(t *testing.T) {
 	// over enough keys that it never limits.
 	var keys []string
 	for i := 0; i < 40; i++ {
-		key, _ := accesstest.NewKey(t, a.DB, db.PlanEnterprise)
+		key, _ := accesstest.NewKey(t, a.DB, cryptointel.PlanEnterprise)
 		keys = append(keys, key)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -250,7 +251,7 @@ func TestPostgresOutageUnderLoad(t *testing.T) {
 	require.Eventually(t, func() bool {
 		got := client.do(http.MethodGet, "/v1/export/jobs/"+created.Data.ID, keys[1], "")
 		var job struct{ Data struct{ Status string } }
-		return got.status == http.StatusOK && json.Unmarshal([]byte(got.body), &job) == nil && job.Data.Status == db.ExportStatusCompleted
+		return got.status == http.StatusOK && json.Unmarshal([]byte(got.body), &job) == nil && job.Data.Status == cryptointel.ExportStatusCompleted
 	}, 60*time.Second, 50*time.Millisecond, "an export requested after the outage never completed; log:\n%s", abbreviate(logs.String()))
 }
 
@@ -327,7 +328,7 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 	const keysN, perKey = 30, 90
 	var keys []string
 	for i := 0; i < keysN; i++ {
-		key, _ := accesstest.NewKey(t, store, db.PlanEnterprise)
+		key, _ := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 		keys = append(keys, key)
 	}
 	const admin = "admin-sigkill-token"
@@ -417,7 +418,7 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 	// Exports until the kill, with keys of their own (also metered).
 	var exportKeys []string
 	for i := 0; i < 4; i++ {
-		key, _ := accesstest.NewKey(t, store, db.PlanEnterprise)
+		key, _ := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 		exportKeys = append(exportKeys, key)
 	}
 	wg.Add(1)
@@ -502,7 +503,7 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 	for _, id := range exports {
 		for {
 			s := status(id)
-			if s == db.ExportStatusCompleted {
+			if s == cryptointel.ExportStatusCompleted {
 				completed++
 				break
 			}
@@ -563,10 +564,10 @@ func TestHangingWebhookReceiversDoNotSlowTheAPI(t *testing.T) {
 	ingestLines(t, a.DB, restFixture())
 	var keys []string
 	for i := 0; i < 4; i++ {
-		key, _ := accesstest.NewKey(t, a.DB, db.PlanEnterprise)
+		key, _ := accesstest.NewKey(t, a.DB, cryptointel.PlanEnterprise)
 		keys = append(keys, key)
 	}
-	_, owner, err := db.CreateAPIKey(ctx, a.DB.Bun, "hanging-receivers", db.PlanPro)
+	_, owner, err := db.CreateAPIKey(ctx, a.DB.Bun, "hanging-receivers", cryptointel.PlanPro)
 	require.NoError(t, err)
 	for _, p := range []string{"/hang1", "/hang2", "/slow"} {
 		_, err := db.CreateWebhook(ctx, a.DB.Bun, owner.AccountID, recv.URL+p, []string{"radar"}, "whsec_aGFuZw==")

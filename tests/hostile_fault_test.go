@@ -16,9 +16,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
@@ -42,7 +42,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return restNow }
 	ingestLines(t, a.DB, restFixture())
-	key, _ := accesstest.NewKey(t, a.DB, db.PlanEnterprise)
+	key, _ := accesstest.NewKey(t, a.DB, cryptointel.PlanEnterprise)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)

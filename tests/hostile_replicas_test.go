@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
@@ -75,7 +76,7 @@ func TestReplicas(t *testing.T) {
 	}
 
 	// Rate window: 150 requests of one key, round-robin, concurrently.
-	key, _ := accesstest.NewKey(t, apps[0].DB, db.PlanEnterprise)
+	key, _ := accesstest.NewKey(t, apps[0].DB, cryptointel.PlanEnterprise)
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var wg sync.WaitGroup
@@ -105,7 +106,7 @@ func TestReplicas(t *testing.T) {
 
 	// Fan-out: a webhook, then events ingested through one replica; every
 	// replica's poller wakes on the notification.
-	hookKey, _ := accesstest.NewKey(t, apps[0].DB, db.PlanEnterprise)
+	hookKey, _ := accesstest.NewKey(t, apps[0].DB, cryptointel.PlanEnterprise)
 	status, body := send(1, hookKey, http.MethodPost, "/v1/webhooks", `{"url":"`+recv.srv.URL+`/r","event_types":["radar"]}`)
 	require.Equal(t, http.StatusCreated, status, "%s", body)
 	lines := []any{whEntityLine(9001, "Replica Org")}
@@ -154,11 +155,11 @@ func TestReplicas(t *testing.T) {
 		var state string
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
 			require.NoError(t, apps[i].DB.Pool.QueryRow(context.Background(), `SELECT status FROM export_jobs WHERE id = $1`, id).Scan(&state))
-			if state != db.ExportStatusRequested && state != db.ExportStatusRunning {
+			if state != cryptointel.ExportStatusRequested && state != cryptointel.ExportStatusRunning {
 				break
 			}
 		}
-		require.Equal(t, db.ExportStatusCompleted, state, "export %s", id)
+		require.Equal(t, cryptointel.ExportStatusCompleted, state, "export %s", id)
 		var runs, attempts int
 		require.NoError(t, apps[0].DB.Pool.QueryRow(context.Background(),
 			`SELECT count(*), coalesce(max(attempt), 0) FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, id).Scan(&runs, &attempts))

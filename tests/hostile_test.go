@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/resolvers"
 )
 
@@ -53,7 +53,7 @@ type hostileCase struct {
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
 	s := startHostileServer(t)
-	key := s.newKey(t, db.PlanEnterprise)
+	key := s.newKey(t, cryptointel.PlanEnterprise)
 
 	// A webhook of the caller's account, so updates reach validation.
 	hook := s.send(t, key, hostileRequest{Method: http.MethodPost, Path: "/v1/webhooks", ContentType: "application/json",
@@ -162,7 +162,7 @@ func checkHostile(t *testing.T, c hostileCase, resp *restResponse) {
 			require.NotEmpty(t, msg, "%s: error without message", name)
 			require.LessOrEqual(t, len(msg), 400, "%s: message too long: %s", name, abbreviate(msg))
 			ext, _ := em["extensions"].(map[string]any)
-			require.NotEqual(t, db.EINTERNAL, ext["code"], "%s: internal error: %s", name, abbreviate(string(resp.Body)))
+			require.NotEqual(t, cryptointel.EINTERNAL, ext["code"], "%s: internal error: %s", name, abbreviate(string(resp.Body)))
 		}
 		requireNoLeak(t, name, resp.Body)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // TestAccountIsolation checks that every account-owned resource (webhooks,
@@ -21,8 +21,8 @@ import (
 func TestAccountIsolation(t *testing.T) {
 	t.Parallel()
 	s := startHostileServer(t)
-	keyA := s.newKey(t, db.PlanEnterprise)
-	keyB := s.newKey(t, db.PlanEnterprise)
+	keyA := s.newKey(t, cryptointel.PlanEnterprise)
+	keyB := s.newKey(t, cryptointel.PlanEnterprise)
 	jsonCT := "application/json"
 
 	do := func(key, method, path, body string) *restResponse {
@@ -64,14 +64,14 @@ func TestAccountIsolation(t *testing.T) {
 	// Account B: every operation on A's resources is a plain 404.
 	hookPath := "/v1/webhooks/" + hookID
 	for _, c := range []struct{ method, path, body, message string }{
-		{http.MethodGet, hookPath, "", db.MsgWebhookNotFound},
-		{http.MethodGet, hookPath + "?status=failed", "", db.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"active":false}`, db.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"url":"https://127.0.0.1:9/b"}`, db.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"event_types":["signal"],"active":true}`, db.MsgWebhookNotFound},
-		{http.MethodDelete, hookPath, "", db.MsgWebhookNotFound},
-		{http.MethodPost, hookPath + "/rotate-secret", "", db.MsgWebhookNotFound},
-		{http.MethodPost, hookPath + "/test", "", db.MsgWebhookNotFound},
+		{http.MethodGet, hookPath, "", cryptointel.MsgWebhookNotFound},
+		{http.MethodGet, hookPath + "?status=failed", "", cryptointel.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"active":false}`, cryptointel.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"url":"https://127.0.0.1:9/b"}`, cryptointel.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"event_types":["signal"],"active":true}`, cryptointel.MsgWebhookNotFound},
+		{http.MethodDelete, hookPath, "", cryptointel.MsgWebhookNotFound},
+		{http.MethodPost, hookPath + "/rotate-secret", "", cryptointel.MsgWebhookNotFound},
+		{http.MethodPost, hookPath + "/test", "", cryptointel.MsgWebhookNotFound},
 		{http.MethodPost, hookPath + "/deliveries/" + deliveryID + "/redeliver", "", ""},
 		{http.MethodGet, "/v1/export/jobs/" + jobID, "", ""},
 	} {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
@@ -102,7 +103,7 @@ func TestThreeReplicas(t *testing.T) {
 	}
 
 	t.Run("rate window exact across replicas", func(t *testing.T) {
-		key, keyID := accesstest.NewKey(t, store, db.PlanEnterprise)
+		key, keyID := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 		// The window is the clock minute: start early enough in one that
 		// the burst cannot straddle two.
 		if s := time.Now().Second(); s >= 45 {
@@ -168,7 +169,7 @@ func TestThreeReplicas(t *testing.T) {
 	})
 
 	t.Run("each webhook and event fanned out once", func(t *testing.T) {
-		_, key, err := db.CreateAPIKey(ctx, store.Bun, "replicas-webhooks", db.PlanPro)
+		_, key, err := db.CreateAPIKey(ctx, store.Bun, "replicas-webhooks", cryptointel.PlanPro)
 		require.NoError(t, err)
 		paths := []string{"/a", "/b", "/c"}
 		for _, p := range paths {
@@ -239,7 +240,7 @@ func TestThreeReplicas(t *testing.T) {
 	})
 
 	t.Run("each export job runs once", func(t *testing.T) {
-		key, _ := accesstest.NewKey(t, store, db.PlanEnterprise)
+		key, _ := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 		const exports = 30
 		var ids []string
 		for i := 0; i < exports; i++ {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
@@ -59,7 +60,7 @@ func startCachingServer(t *testing.T, ttl time.Duration) *restServer {
 func TestResponseCache(t *testing.T) {
 	t.Parallel()
 	s := startCachingServer(t, time.Hour)
-	key, _ := accesstest.NewKey(t, s.store, db.PlanEnterprise)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
 	const path = "/v1/latest?limit=5"
 	made := 0
 	get := func(path string, headers ...string) *restResponse {
@@ -98,7 +99,7 @@ func TestResponseCache(t *testing.T) {
 	require.Greater(t, other.statements(t), 1, "other parameters are computed apart")
 	require.NotEqual(t, first.Body, other.Body)
 
-	proKey, _ := accesstest.NewKey(t, s.store, db.PlanPro)
+	proKey, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
 	pro := s.getAs(t, proKey, path)
 	require.Equal(t, http.StatusOK, pro.Status)
 	require.Greater(t, pro.statements(t), 1, "another plan is computed apart")
@@ -133,7 +134,7 @@ func TestResponseCache(t *testing.T) {
 func TestResponseCacheDisabled(t *testing.T) {
 	t.Parallel()
 	s := startCachingServer(t, -time.Second)
-	key, _ := accesstest.NewKey(t, s.store, db.PlanEnterprise)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
 	for i := 0; i < 2; i++ {
 		r := s.getAs(t, key, "/v1/latest?limit=5")
 		require.Equal(t, http.StatusOK, r.Status)

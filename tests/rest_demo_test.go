@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/demo"
 )
 
 // TestRESTDemoData runs every /v1 graph route against the demo seed (the
@@ -17,7 +18,7 @@ import (
 func TestRESTDemoData(t *testing.T) {
 	t.Parallel()
 	s := startRESTServerWith(t, func(store *db.DB) {
-		res, err := store.SeedDemo(context.Background(), db.SeedOptions{Events: 3000})
+		res, err := demo.Seed(context.Background(), store, demo.Options{Events: 3000})
 		require.NoError(t, err)
 		require.False(t, res.Skipped)
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
@@ -73,7 +74,7 @@ func startRESTServerWith(t *testing.T, load func(store *db.DB), opts ...func(*ap
 		require.NoError(t, <-done)
 		a.Close() //nolint:errcheck
 	})
-	return &restServer{app: a, base: "http://" + ln.Addr().String(), plan: db.PlanEnterprise, store: a.DB}
+	return &restServer{app: a, base: "http://" + ln.Addr().String(), plan: cryptointel.PlanEnterprise, store: a.DB}
 }
 
 // dbIngestDefaults are the ingest options of the tests.
@@ -206,10 +207,10 @@ func fixtureEventList() []fixtureEvent {
 		}
 		switch {
 		case i%5 == 0:
-			ct := db.ContentResearch
+			ct := cryptointel.ContentResearch
 			e.ContentType = &ct
 		case i%7 == 0:
-			ct := db.ContentMedia
+			ct := cryptointel.ContentMedia
 			e.ContentType = &ct
 		}
 		out = append(out, e)
@@ -227,7 +228,7 @@ func fixtureEventList() []fixtureEvent {
 // eventLine renders an ingest line for e.
 func eventLine(e fixtureEvent) string {
 	rec := map[string]any{
-		"kind":             db.KindEvent,
+		"kind":             cryptointel.KindEvent,
 		"id":               e.ID,
 		"title":            fmt.Sprintf("Event %d about %s", e.ID, e.Category),
 		"eventCategory":    e.Category,

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/demo"
 )
 
 // TestSearchMatchMetadataOnEveryRoute checks, over the demo seed, that every
@@ -20,7 +22,7 @@ import (
 func TestSearchMatchMetadataOnEveryRoute(t *testing.T) {
 	t.Parallel()
 	s := startRESTServerWith(t, func(store *db.DB) {
-		_, err := store.SeedDemo(context.Background(), db.SeedOptions{Events: 2000})
+		_, err := demo.Seed(context.Background(), store, demo.Options{Events: 2000})
 		require.NoError(t, err)
 	})
 	ids := entityIDsByName(t, s.store)
@@ -62,7 +64,7 @@ func TestSearchMatchMetadataOnEveryRoute(t *testing.T) {
 	require.Equal(t, int(ids["Ethereum"]), jint(t, data["id"]))
 	require.Equal(t, "fuzzy", data["matchType"])
 	require.Equal(t, "Ethereum", data["matchedValue"])
-	require.GreaterOrEqual(t, jint(t, data["matchRank"]), db.RankFuzzyBase)
+	require.GreaterOrEqual(t, jint(t, data["matchRank"]), cryptointel.RankFuzzyBase)
 	for _, it := range jlist(t, top["matches"]) {
 		m := jobj(t, it)
 		require.GreaterOrEqual(t, jint(t, m["matchRank"]), jint(t, data["matchRank"]))

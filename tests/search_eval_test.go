@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
 )
 
 // The search evaluation: a labelled query set (testdata/search_queries.json)
@@ -181,7 +183,7 @@ func TestSearchEvaluationAmbiguousTickers(t *testing.T) {
 		require.NoError(t, err)
 		var got []int64
 		for _, m := range ms {
-			if m.MatchRank == db.RankExactAlias {
+			if m.MatchRank == cryptointel.RankExactAlias {
 				got = append(got, m.EntityID)
 				require.Equal(t, "alias", m.MatchedVia)
 				require.Equal(t, "exact", m.MatchType)
@@ -200,7 +202,7 @@ func TestSearchEvaluationAmbiguousTickers(t *testing.T) {
 		require.NoError(t, err)
 		seen := map[int64]bool{}
 		for _, e := range evs {
-			if e.MatchedVia == db.MatchedViaEntity {
+			if e.MatchedVia == cryptointel.MatchedViaEntity {
 				seen[e.EntityID] = true
 			}
 		}
@@ -212,7 +214,7 @@ func TestSearchEvaluationAmbiguousTickers(t *testing.T) {
 
 func entityIDsByName(t *testing.T, store *db.DB) map[string]int64 {
 	t.Helper()
-	var ents []db.Entity
+	var ents []cryptointel.Entity
 	require.NoError(t, store.Bun.NewSelect().Model(&ents).Column("id", "canonical_name").Scan(context.Background()))
 	ids := make(map[string]int64, len(ents))
 	for _, e := range ents {
@@ -255,7 +257,7 @@ const evalEvents = 6000
 func loadEvalFixture(t *testing.T, store *db.DB) {
 	t.Helper()
 	store.Now = func() time.Time { return evalNow }
-	res, err := store.SeedDemo(context.Background(), db.SeedOptions{Events: evalEvents})
+	res, err := demo.Seed(context.Background(), store, demo.Options{Events: evalEvents})
 	require.NoError(t, err)
 	require.Equal(t, evalEvents, res.Events)
 }

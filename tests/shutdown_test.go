@@ -22,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
@@ -103,7 +104,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	keys := &shutdownKeys{keys: []string{created.Key}}
 	for i := 0; i < 300; i++ {
-		k, _ := accesstest.NewKey(t, store, db.PlanEnterprise)
+		k, _ := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 		keys.keys = append(keys.keys, k)
 	}
 

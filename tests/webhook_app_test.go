@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
@@ -40,7 +41,7 @@ func TestWebhookAppWiring(t *testing.T) {
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
 
-	key, _ := accesstest.NewKey(t, a.DB, db.PlanPro)
+	key, _ := accesstest.NewKey(t, a.DB, cryptointel.PlanPro)
 	body, _ := json.Marshal(map[string]any{"url": recv.srv.URL + "/app", "event_types": []string{"radar"}})
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/webhooks", bytes.NewReader(body))
 	require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -108,7 +109,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
 
-	_, key, err := db.CreateAPIKey(ctx, store.Bun, "crash", db.PlanPro)
+	_, key, err := db.CreateAPIKey(ctx, store.Bun, "crash", cryptointel.PlanPro)
 	require.NoError(t, err)
 	for _, p := range []string{"/a", "/b", "/c"} {
 		_, err := db.CreateWebhook(ctx, store.Bun, key.AccountID, srv.URL+p, []string{"radar"}, "whsec_Y3Jhc2g=")

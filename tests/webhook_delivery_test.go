@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -25,7 +26,7 @@ func whPtr[T any](v T) *T { return &v }
 func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	t.Parallel()
 	s := startWebhookServer(t, webhookServerOpts{})
-	key, _ := accesstest.NewKey(t, s.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
 	id, secret := s.create(t, key, "/hook", "radar", "signal")
 
 	s.ingest(t, whEntityLine(1, "Acme"), whEntityLine(2, "Beta"), whEventLine(100, whPtr(0.87), 1, 2))
@@ -70,7 +71,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	require.Contains(t, evidence[0], "timestamp")
 
 	// The delivery is recorded as succeeded, visible on GET /v1/webhooks/:id.
-	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == db.DeliverySucceeded }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == cryptointel.DeliverySucceeded }, 30*time.Second, 10*time.Millisecond)
 	code, res := s.do(t, http.MethodGet, fmt.Sprintf("/v1/webhooks/%d", id), key, nil)
 	require.Equal(t, http.StatusOK, code)
 	ds := res["data"].(map[string]any)["deliveries"].([]any)
@@ -97,7 +98,7 @@ func TestWebhookRetries(t *testing.T) {
 		}
 		return http.StatusInternalServerError
 	}})
-	key, _ := accesstest.NewKey(t, s.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
 	flaky, _ := s.create(t, key, "/flaky", "radar")
 	dead, _ := s.create(t, key, "/dead", "radar")
 	s.ingest(t, whEntityLine(1, "Acme"), whEventLine(7, nil, 1))
@@ -119,7 +120,7 @@ func TestWebhookRetries(t *testing.T) {
 	flakyID := s.recv.receivedOn("/flaky")[0].Header.Get("X-Service-Delivery")
 	deadID := s.recv.receivedOn("/dead")[0].Header.Get("X-Service-Delivery")
 	require.Eventually(t, func() bool {
-		return s.delivery(t, flakyID).Status == db.DeliverySucceeded && s.delivery(t, deadID).Status == db.DeliveryFailed
+		return s.delivery(t, flakyID).Status == cryptointel.DeliverySucceeded && s.delivery(t, deadID).Status == cryptointel.DeliveryFailed
 	}, 30*time.Second, 10*time.Millisecond)
 	fd := s.delivery(t, flakyID)
 	require.Equal(t, 5, fd.Attempts)
@@ -164,7 +165,7 @@ func TestWebhookAutoDisable(t *testing.T) {
 		}
 		return http.StatusServiceUnavailable
 	}})
-	key, _ := accesstest.NewKey(t, s.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
 	id, _ := s.create(t, key, "/down", "radar")
 	_, err := s.store.Pool.Exec(context.Background(), `UPDATE webhooks SET consecutive_failures = 47 WHERE id = $1`, id)
 	require.NoError(t, err)
@@ -216,7 +217,7 @@ func TestWebhookAutoDisable(t *testing.T) {
 func TestWebhookFanOutOnceWithTwoWorkers(t *testing.T) {
 	t.Parallel()
 	s := startWebhookServer(t, webhookServerOpts{workers: 2, pollInterval: 50 * time.Millisecond})
-	key, _ := accesstest.NewKey(t, s.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
 	s.create(t, key, "/a", "radar")
 	s.create(t, key, "/b", "radar", "signal")
 	s.create(t, key, "/c", "signal")

@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
@@ -249,7 +250,7 @@ func whEventLine(id int64, significance *float64, owners ...int64) map[string]an
 }
 
 // delivery reads a delivery row.
-func (s *webhookServer) delivery(t *testing.T, id string) *db.WebhookDelivery {
+func (s *webhookServer) delivery(t *testing.T, id string) *cryptointel.WebhookDelivery {
 	t.Helper()
 	d, _, err := db.DeliveryForSend(context.Background(), s.store.Bun, id)
 	require.NoError(t, err)
@@ -257,9 +258,9 @@ func (s *webhookServer) delivery(t *testing.T, id string) *db.WebhookDelivery {
 }
 
 // webhookRow reads a webhook row.
-func (s *webhookServer) webhookRow(t *testing.T, id int64) *db.Webhook {
+func (s *webhookServer) webhookRow(t *testing.T, id int64) *cryptointel.Webhook {
 	t.Helper()
-	var h db.Webhook
+	var h cryptointel.Webhook
 	require.NoError(t, s.store.Bun.NewSelect().Model(&h).Where("id = ?", id).Scan(context.Background()))
 	return &h
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
 )
 
@@ -20,8 +20,8 @@ import (
 func TestWebhookManagement(t *testing.T) {
 	t.Parallel()
 	s := startWebhookServer(t, webhookServerOpts{})
-	key, _ := accesstest.NewKey(t, s.store, db.PlanPro)
-	otherKey, _ := accesstest.NewKey(t, s.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
+	otherKey, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
 	hookURL := s.recv.srv.URL + "/in"
 
 	code, res := s.do(t, http.MethodPost, "/v1/webhooks", key, map[string]any{"url": hookURL, "event_types": []string{"signal", "radar"}})
@@ -162,7 +162,7 @@ func TestWebhookManagement(t *testing.T) {
 func TestWebhookPlanGate(t *testing.T) {
 	t.Parallel()
 	s := startWebhookServer(t, webhookServerOpts{})
-	free, _ := accesstest.NewKey(t, s.store, db.PlanFree)
+	free, _ := accesstest.NewKey(t, s.store, cryptointel.PlanFree)
 	code, res := s.do(t, http.MethodGet, "/v1/webhooks", free, nil)
 	require.Equal(t, http.StatusForbidden, code, "%v", res)
 	code, _ = s.do(t, http.MethodGet, "/v1/webhooks", "ci_unknown", nil)
@@ -181,8 +181,8 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 		}
 		return http.StatusOK
 	}})
-	key, _ := accesstest.NewKey(t, s.store, db.PlanPro)
-	otherKey, _ := accesstest.NewKey(t, s.store, db.PlanPro)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
+	otherKey, _ := accesstest.NewKey(t, s.store, cryptointel.PlanPro)
 	id, oldSecret := s.create(t, key, "/ok", "radar")
 
 	code, res := s.do(t, http.MethodPost, fmt.Sprintf("/v1/webhooks/%d/rotate-secret", id), key, nil)
@@ -208,7 +208,7 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 	s.ingest(t, whEntityLine(1, "Acme"), whEventLine(9, nil, 1))
 	require.Eventually(t, func() bool { return len(s.recv.receivedOn("/down")) == 5 }, 60*time.Second, 10*time.Millisecond)
 	deliveryID := s.recv.receivedOn("/down")[0].Header.Get("X-Service-Delivery")
-	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == db.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == cryptointel.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
 
 	redeliver := fmt.Sprintf("/v1/webhooks/%d/deliveries/%s/redeliver", down, deliveryID)
 	code, res = s.do(t, http.MethodPost, fmt.Sprintf("/v1/webhooks/%d/deliveries/%s/redeliver", id, deliveryID), key, nil)
@@ -225,7 +225,7 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, code, "%v", res)
 		require.Equal(t, deliveryID, res["data"].(map[string]any)["id"])
 		require.Eventually(t, func() bool { return len(s.recv.receivedOn("/down")) == 5+5*round }, 60*time.Second, 10*time.Millisecond)
-		require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == db.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == cryptointel.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
 	}
 	ids := byDelivery(s.recv.receivedOn("/down"))
 	require.Len(t, ids, 1, "redelivery keeps the delivery id")
@@ -236,5 +236,5 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	code, res = s.do(t, http.MethodPost, redeliver, key, nil)
 	require.Equal(t, http.StatusBadRequest, code)
-	require.Equal(t, db.MsgWebhookInactive, res["error"])
+	require.Equal(t, cryptointel.MsgWebhookInactive, res["error"])
 }

@@ -16,8 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/demo"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -241,7 +243,7 @@ func printIngestSummary(out, errOut io.Writer, s *db.IngestSummary) {
 		fmt.Fprintf(errOut, "… and %d more bad lines\n", more)
 	}
 	kinds := make([]string, 0, len(s.Applied))
-	for _, k := range db.IngestKinds {
+	for _, k := range cryptointel.IngestKinds {
 		kinds = append(kinds, fmt.Sprintf("%s=%d", k, s.Applied[k]))
 	}
 	fmt.Fprintf(out, "ingest: %d lines; applied %s; unchanged %d; events changed %d; failed %d\n",
@@ -249,8 +251,8 @@ func printIngestSummary(out, errOut io.Writer, s *db.IngestSummary) {
 }
 
 func (m *Main) seedCommand(cfg *app.Config) *cobra.Command {
-	var opts db.SeedOptions
-	var demo bool
+	var opts demo.Options
+	var demoFlag bool
 	cmd := &cobra.Command{
 		Use:   "seed --demo [--events N] [--entities N] [--force]",
 		Short: "Load the deterministic demo dataset into an empty database",
@@ -271,7 +273,7 @@ plain lines otherwise.`,
   cryptointel seed --demo --events 5000 --entities 800 --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !demo {
+			if !demoFlag {
 				return fmt.Errorf("nothing to seed: pass --demo")
 			}
 			if opts.Events < 0 || opts.Entities < 0 {
@@ -282,7 +284,7 @@ plain lines otherwise.`,
 				return err
 			}
 			endProgress := m.seedProgress(cmd.ErrOrStderr(), &opts)
-			res, err := store.SeedDemo(cmd.Context(), opts)
+			res, err := demo.Seed(cmd.Context(), store, opts)
 			endProgress()
 			if err != nil {
 				return err
@@ -296,7 +298,7 @@ plain lines otherwise.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&demo, "demo", false, "generate the demo dataset (required)")
+	cmd.Flags().BoolVar(&demoFlag, "demo", false, "generate the demo dataset (required)")
 	cmd.Flags().IntVar(&opts.Events, "events", 20_000, "number of events")
 	cmd.Flags().IntVar(&opts.Entities, "entities", 520, "number of entities (at least the ~230 named ones)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace existing entities, events and markets")
@@ -342,7 +344,7 @@ printed alone on the last line of standard output; --json prints
 			}
 			plaintext, key, err := db.CreateAPIKey(cmd.Context(), store.Bun, account, plan)
 			if err != nil {
-				return fmt.Errorf("%s", db.ErrorMessage(err))
+				return fmt.Errorf("%s", cryptointel.ErrorMessage(err))
 			}
 			acct, err := db.AccountByID(cmd.Context(), store.Bun, key.AccountID)
 			if err != nil {

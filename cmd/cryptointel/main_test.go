@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
@@ -327,7 +327,7 @@ func TestREADME(t *testing.T) {
 		}
 		require.Contains(t, readme, "| `"+s.Env+"` |", "README.md Configuration lacks %s (Config.%s)", s.Env, s.Field)
 	}
-	for _, kind := range db.IngestKinds {
+	for _, kind := range cryptointel.IngestKinds {
 		require.Contains(t, readme, "### `"+kind+"`", "README.md Ingest format lacks the %s line", kind)
 	}
 }

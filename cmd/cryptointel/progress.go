@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/demo"
 )
 
 // isTerminal reports whether w is a terminal, using Main.IsTerminal when
@@ -62,7 +63,7 @@ func (b barLines) Write(p []byte) (int, error) {
 // seedProgress sets opts to report seed progress on w: a bar of events
 // written when w is a terminal, plain lines otherwise. The returned func
 // ends the bar.
-func (m *Main) seedProgress(w io.Writer, opts *db.SeedOptions) (done func()) {
+func (m *Main) seedProgress(w io.Writer, opts *demo.Options) (done func()) {
 	if !m.isTerminal(w) {
 		opts.Progress = w
 		return func() {}

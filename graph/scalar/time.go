@@ -9,7 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel"
 )
 
 // TimeLayout is how the Time scalar is written: RFC 3339 in UTC with
@@ -31,7 +31,7 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, db.Errorf(db.EINVALID, "invalid timestamp: use an ISO 8601 date-time string such as 2026-11-20T10:00:00Z")
+		return time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "invalid timestamp: use an ISO 8601 date-time string such as 2026-11-20T10:00:00Z")
 	}
 	t, err := ParseTime(s)
 	if err != nil {
@@ -41,11 +41,11 @@ func UnmarshalTime(v any) (time.Time, error) {
 }
 
 // ParseTime parses an RFC 3339 date-time, returning it in UTC. A bad value
-// is a *db.Error with code EINVALID.
+// is a *cryptointel.Error with code EINVALID.
 func ParseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, db.Errorf(db.EINVALID, "invalid timestamp %q: use an ISO 8601 date-time such as 2026-11-20T10:00:00Z", s)
+		return time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "invalid timestamp %q: use an ISO 8601 date-time such as 2026-11-20T10:00:00Z", s)
 	}
 	return t.UTC(), nil
 }

@@ -1,8 +1,9 @@
-package db
+package cryptointel
 
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // Error codes shared by every layer. The REST facade maps them to HTTP
@@ -46,7 +47,7 @@ func ErrorCode(err error) string {
 	} else if errors.As(err, &e) {
 		return e.Code
 	}
-	if IsUnavailable(err) {
+	if isUnavailable(err) {
 		return EUNAVAILABLE
 	}
 	return EINTERNAL
@@ -61,8 +62,24 @@ func ErrorMessage(err error) string {
 	} else if errors.As(err, &e) {
 		return e.Message
 	}
-	if IsUnavailable(err) {
+	if isUnavailable(err) {
 		return "Service temporarily unavailable. Please retry shortly."
 	}
 	return "Internal server error."
+}
+
+// unavailableCheck holds the registered classifier of unavailability errors.
+var unavailableCheck atomic.Pointer[func(error) bool]
+
+// RegisterUnavailable sets the function that tells whether an error means a
+// backing service (the database) could not be reached: ErrorCode reports
+// such errors as EUNAVAILABLE and ErrorMessage asks the client to retry.
+// The storage package registers its classifier when it is initialized, so
+// this package names no driver. Without one, no error is unavailable.
+func RegisterUnavailable(fn func(error) bool) { unavailableCheck.Store(&fn) }
+
+// isUnavailable applies the registered classifier to err.
+func isUnavailable(err error) bool {
+	fn := unavailableCheck.Load()
+	return fn != nil && (*fn)(err)
 }

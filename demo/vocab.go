@@ -1,4 +1,4 @@
-package db
+package demo
 
 // Vocabulary of the demo seed: named entities and the templates events are
 // written from. Names are real-world-style; URLs use reserved example

@@ -1,4 +1,8 @@
-package db
+// Package demo generates the deterministic demo dataset that `cryptointel
+// seed --demo` (and so `make run`) and the tests load: entities with
+// tickers and relationships, references, radar events and signals with
+// evidence, and prediction markets. The rows are bulk-loaded through db.
+package demo
 
 import (
 	"cmp"
@@ -12,11 +16,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
 )
 
-// SeedOptions configure SeedDemo.
-type SeedOptions struct {
+// Options configure Seed.
+type Options struct {
 	// Events is how many events to generate. Defaults to 20,000.
 	Events int
 	// Entities is how many entities to generate: the named ones (about 230
@@ -25,7 +30,7 @@ type SeedOptions struct {
 	// count are raised to it.
 	Entities int
 	// Force replaces existing domain data (entities, events, markets and
-	// everything hanging off them). Without it SeedDemo does nothing when
+	// everything hanging off them). Without it Seed does nothing when
 	// any entity or event exists.
 	Force bool
 	// Seed is the PRNG seed. Defaults to a fixed value, so two runs with
@@ -47,8 +52,8 @@ type SeedOptions struct {
 // defaultSeed is the demo data's fixed PRNG seed.
 const defaultSeed = 20261122
 
-// SeedResult counts what SeedDemo wrote.
-type SeedResult struct {
+// Result counts what Seed wrote.
+type Result struct {
 	// Skipped is true when the database already had data and Force was not
 	// set; nothing was written.
 	Skipped bool `json:"skipped"`
@@ -67,13 +72,13 @@ type SeedResult struct {
 	MarketPosts   int `json:"marketPosts"`
 }
 
-// SeedDemo fills an empty database with a deterministic, realistic demo
+// Seed fills an empty database with a deterministic, realistic demo
 // dataset: real-world-style projects with tickers (two tickers deliberately
 // shared), foundations (FOUNDATION_OF, searchExpand), exchanges (LISTED_ON),
 // funds (INVESTED_IN), regulators (REGULATES), partnerships (PARTNER_OF) and
 // BUILT_ON edges; references; radar events across categories and
 // subcategories with 1–3 evidence posts over the last 30 days (relative to
-// DB.Now, truncated to the minute), about 30% of them signals with
+// store.Now, truncated to the minute), about 30% of them signals with
 // significance 1–10, research, commentary, analysis and media items; and
 // prediction markets with sub-events and posts.
 //
@@ -81,7 +86,7 @@ type SeedResult struct {
 // ANALYZE. Seeded events carry ingest_seq 0: they are history, so the
 // webhook poller never replays them. Seeding only happens on an empty
 // database unless Force is set.
-func (d *DB) SeedDemo(ctx context.Context, opts SeedOptions) (*SeedResult, error) {
+func Seed(ctx context.Context, store *db.DB, opts Options) (*Result, error) {
 	if opts.Events <= 0 {
 		opts.Events = 20_000
 	}
@@ -94,69 +99,22 @@ func (d *DB) SeedDemo(ctx context.Context, opts SeedOptions) (*SeedResult, error
 	if opts.ChunkSize <= 0 {
 		opts.ChunkSize = 5_000
 	}
-	now := d.Now().UTC().Truncate(time.Minute)
+	now := store.Now().UTC().Truncate(time.Minute)
 	gen := newSeedGen(opts.Seed, now, opts.Entities)
 	gen.total = int64(opts.Events)
-	res := &SeedResult{}
+	res := &Result{}
 	started := time.Now()
 
-	tx, err := d.Pool.Begin(ctx)
+	load, err := store.BeginBulkLoad(ctx, opts.Force)
 	if err != nil {
-		return nil, fmt.Errorf("error starting seed transaction: %w", err)
+		return nil, err
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", ingestLockID); err != nil {
-		return nil, fmt.Errorf("error taking ingest lock: %w", err)
+	if load == nil {
+		return &Result{Skipped: true}, nil
 	}
-	var hasData bool
-	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM entities) OR EXISTS (SELECT 1 FROM events)").Scan(&hasData); err != nil {
-		return nil, fmt.Errorf("error checking for existing data: %w", err)
-	}
-	if hasData {
-		if !opts.Force {
-			return &SeedResult{Skipped: true}, nil
-		}
-		if _, err := tx.Exec(ctx, "TRUNCATE entities, events CASCADE"); err != nil {
-			return nil, fmt.Errorf("error clearing existing data: %w", err)
-		}
-	}
-
-	// The event tables are empty now: drop their secondary indexes and
-	// build them once after the load, which is far cheaper than
-	// maintaining them row by row (the GIN search index above all). The
-	// definitions are read from the catalog, so the migrations stay their
-	// only source; DDL is transactional, so a failed seed restores them.
-	if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '256MB'"); err != nil {
-		return nil, fmt.Errorf("error configuring seed transaction: %w", err)
-	}
-	rows, err := tx.Query(ctx, `
-		SELECT i.indexname, i.indexdef FROM pg_indexes i
-		WHERE i.schemaname = current_schema() AND i.tablename IN ('events', 'evidence', 'event_entities')
-		  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)
-		ORDER BY i.indexname`)
-	if err != nil {
-		return nil, fmt.Errorf("error reading event indexes: %w", err)
-	}
-	type indexDef struct{ Name, Def string }
-	indexes, err := pgx.CollectRows(rows, pgx.RowToStructByPos[indexDef])
-	if err != nil {
-		return nil, fmt.Errorf("error reading event indexes: %w", err)
-	}
-	for _, ix := range indexes {
-		if _, err := tx.Exec(ctx, "DROP INDEX "+pgx.Identifier{ix.Name}.Sanitize()); err != nil {
-			return nil, fmt.Errorf("error dropping index %s for the load: %w", ix.Name, err)
-		}
-	}
-
+	defer load.Rollback(ctx)
 	copyRows := func(table string, cols []string, rows [][]any) (int, error) {
-		if len(rows) == 0 {
-			return 0, nil
-		}
-		n, err := tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
-		if err != nil {
-			return 0, fmt.Errorf("error copying %s: %w", table, err)
-		}
-		return int(n), nil
+		return load.Copy(ctx, table, cols, rows)
 	}
 
 	// Entities and their names.
@@ -177,12 +135,8 @@ func (d *DB) SeedDemo(ctx context.Context, opts SeedOptions) (*SeedResult, error
 	if res.Entities, err = copyRows("entities", []string{"id", "canonical_name", "display_name", "entity_type", "status", "aliases"}, entityRows); err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO entity_names (entity_id, kind, value, norm)
-		SELECT x.id, x.kind, x.value, norm_text(x.value)
-		FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x(id, kind, value)
-		ON CONFLICT DO NOTHING`, nameIDs, nameKinds, nameValues); err != nil {
-		return nil, fmt.Errorf("error writing entity names: %w", err)
+	if err := load.WriteEntityNames(ctx, nameIDs, nameKinds, nameValues); err != nil {
+		return nil, err
 	}
 	if res.Relationships, err = copyRows("relationships",
 		[]string{"source_entity_id", "target_entity_id", "relationship_type", "status", "search_expand"}, gen.relationships()); err != nil {
@@ -250,10 +204,8 @@ func (d *DB) SeedDemo(ctx context.Context, opts SeedOptions) (*SeedResult, error
 		}
 	}
 
-	for _, ix := range indexes {
-		if _, err := tx.Exec(ctx, ix.Def); err != nil {
-			return nil, fmt.Errorf("error rebuilding index %s: %w", ix.Name, err)
-		}
+	if err := load.RebuildIndexes(ctx); err != nil {
+		return nil, err
 	}
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "seed: indexes rebuilt (%s)\n", time.Since(started).Round(100*time.Millisecond))
@@ -265,17 +217,11 @@ func (d *DB) SeedDemo(ctx context.Context, opts SeedOptions) (*SeedResult, error
 		countIDs = append(countIDs, id)
 		counts = append(counts, n)
 	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE entities e SET event_count = x.n
-		FROM unnest($1::bigint[], $2::bigint[]) AS x(id, n) WHERE e.id = x.id`, countIDs, counts); err != nil {
-		return nil, fmt.Errorf("error writing entity event counts: %w", err)
+	if err := load.SetEventCounts(ctx, countIDs, counts); err != nil {
+		return nil, err
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("error committing seed: %w", err)
-	}
-	if _, err := d.Pool.Exec(ctx, `ANALYZE entities, entity_names, relationships, entity_references, events,
-		event_entities, evidence, markets, market_subevents, market_posts`); err != nil {
-		return nil, fmt.Errorf("error analyzing seeded tables: %w", err)
+	if err := load.Commit(ctx); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -575,13 +521,13 @@ func (g *seedGen) event(id int64) seedEvent {
 	var contentType *string
 	switch {
 	case sub.name == "research_report":
-		contentType = ptr(ContentResearch)
+		contentType = ptr(cryptointel.ContentResearch)
 	case cat.name == "analysis":
-		contentType = ptr(ContentAnalysis)
+		contentType = ptr(cryptointel.ContentAnalysis)
 	case cat.name == "media":
-		contentType = ptr(ContentMedia)
+		contentType = ptr(cryptointel.ContentMedia)
 	case rng.Float64() < 0.06:
-		contentType = ptr(ContentCommentary)
+		contentType = ptr(cryptointel.ContentCommentary)
 	}
 	var significance *float64
 	if rng.Float64() < 0.3 {
@@ -632,10 +578,10 @@ func (g *seedGen) event(id int64) seedEvent {
 	ev.signal = significance != nil
 	ev.row = []any{id, title, cat.name, sub.name, summary, bullets, significance, contentType, latest,
 		strings.Join(texts, "\n"), int64(0)}
-	ev.links = append(ev.links, []any{id, owner.id, RoleOwner, 0, latest, significance, contentType, cat.name})
+	ev.links = append(ev.links, []any{id, owner.id, cryptointel.RoleOwner, 0, latest, significance, contentType, cat.name})
 	ev.entityIDs = append(ev.entityIDs, owner.id)
 	for i, p := range participants {
-		ev.links = append(ev.links, []any{id, p.id, RoleParticipant, i, latest, significance, contentType, cat.name})
+		ev.links = append(ev.links, []any{id, p.id, cryptointel.RoleParticipant, i, latest, significance, contentType, cat.name})
 		if p != owner {
 			ev.entityIDs = append(ev.entityIDs, p.id)
 		}

@@ -1,4 +1,4 @@
-package db_test
+package demo_test
 
 import (
 	"bytes"
@@ -10,8 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
 )
 
 var seedNow = time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
@@ -60,9 +62,9 @@ func TestSeedDemo(t *testing.T) {
 		t.Parallel()
 		a, b := setupSeed(t), setupSeed(t)
 		var progress bytes.Buffer
-		resA, err := a.SeedDemo(ctx, db.SeedOptions{Events: events, ChunkSize: 700, Progress: &progress})
+		resA, err := demo.Seed(ctx, a, demo.Options{Events: events, ChunkSize: 700, Progress: &progress})
 		require.NoError(t, err)
-		resB, err := b.SeedDemo(ctx, db.SeedOptions{Events: events})
+		resB, err := demo.Seed(ctx, b, demo.Options{Events: events})
 		require.NoError(t, err)
 		require.Equal(t, resA, resB)
 		dumpA := seedDump(t, a)
@@ -70,17 +72,17 @@ func TestSeedDemo(t *testing.T) {
 		require.Contains(t, progress.String(), fmt.Sprintf("seed: %d/%d events", events, events))
 
 		// A second seed does nothing; --force reseeds the same data.
-		again, err := a.SeedDemo(ctx, db.SeedOptions{Events: events})
+		again, err := demo.Seed(ctx, a, demo.Options{Events: events})
 		require.NoError(t, err)
 		require.True(t, again.Skipped)
-		forced, err := a.SeedDemo(ctx, db.SeedOptions{Events: events, Force: true})
+		forced, err := demo.Seed(ctx, a, demo.Options{Events: events, Force: true})
 		require.NoError(t, err)
 		require.Equal(t, resA, forced)
 		require.Equal(t, dumpA, seedDump(t, a))
 
 		// Another seed value gives other data.
 		c := setupSeed(t)
-		_, err = c.SeedDemo(ctx, db.SeedOptions{Events: events, Seed: 7})
+		_, err = demo.Seed(ctx, c, demo.Options{Events: events, Seed: 7})
 		require.NoError(t, err)
 		require.NotEqual(t, dumpA, seedDump(t, c))
 	})
@@ -88,7 +90,7 @@ func TestSeedDemo(t *testing.T) {
 	t.Run("SizesAndShape", func(t *testing.T) {
 		t.Parallel()
 		store := setupSeed(t)
-		res, err := store.SeedDemo(ctx, db.SeedOptions{Events: events})
+		res, err := demo.Seed(ctx, store, demo.Options{Events: events})
 		require.NoError(t, err)
 		require.False(t, res.Skipped)
 		require.Equal(t, 520, res.Entities)
@@ -151,14 +153,14 @@ func TestSeedDemo(t *testing.T) {
 	t.Run("SeededEventsMatchIngest", func(t *testing.T) {
 		t.Parallel()
 		store := setupSeed(t)
-		_, err := store.SeedDemo(ctx, db.SeedOptions{Events: 300})
+		_, err := demo.Seed(ctx, store, demo.Options{Events: 300})
 		require.NoError(t, err)
 		before := seedDump(t, store)
 
 		// Write seeded events back as ingest lines: ingest must find every
 		// one unchanged, so seed and ingest derive the same data.
 		var lines bytes.Buffer
-		var evs []*db.IngestEvent
+		var evs []*cryptointel.IngestEvent
 		rows, err := store.Pool.Query(ctx, `
 			SELECT e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, e.content_type,
 				(SELECT array_agg(entity_id ORDER BY position) FROM event_entities WHERE event_id = e.id AND role = 'owner'),
@@ -166,7 +168,7 @@ func TestSeedDemo(t *testing.T) {
 			FROM events e ORDER BY e.id`)
 		require.NoError(t, err)
 		for rows.Next() {
-			ev := &db.IngestEvent{Kind: db.KindEvent}
+			ev := &cryptointel.IngestEvent{Kind: cryptointel.KindEvent}
 			require.NoError(t, rows.Scan(&ev.ID, &ev.Title, &ev.EventCategory, &ev.EventSubcategory, &ev.Summary, &ev.Bullets,
 				&ev.Significance, &ev.ContentType, &ev.Owners, &ev.Participants))
 			evs = append(evs, ev)
@@ -176,7 +178,7 @@ func TestSeedDemo(t *testing.T) {
 			rows, err := store.Pool.Query(ctx, "SELECT id, content, url, ts FROM evidence WHERE event_id = $1 ORDER BY id", ev.ID)
 			require.NoError(t, err)
 			for rows.Next() {
-				var p db.IngestEvidence
+				var p cryptointel.IngestEvidence
 				require.NoError(t, rows.Scan(&p.ID, &p.Content, &p.URL, &p.Timestamp))
 				ev.Evidence = append(ev.Evidence, p)
 			}

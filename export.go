@@ -1,0 +1,136 @@
+package cryptointel
+
+import (
+	"encoding/json"
+	"regexp"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Export scopes (POST /v1/export/jobs "scope").
+const (
+	ExportScopeOrganizationsRegistry = "organizations.registry"
+	ExportScopeRadarHistory          = "radar.history"
+	ExportScopeSignalHistory         = "signal.history"
+	ExportScopeReplayGlobal          = "replay.global"
+	ExportScopeTimelineByOrg         = "timeline.by-organization"
+)
+
+// ExportScopes lists every export scope in the contract's order.
+var ExportScopes = []string{
+	ExportScopeOrganizationsRegistry,
+	ExportScopeRadarHistory,
+	ExportScopeSignalHistory,
+	ExportScopeReplayGlobal,
+	ExportScopeTimelineByOrg,
+}
+
+// ExportScopeIsHistorical reports whether scope exports events over a time
+// window, so that "since" is required.
+func ExportScopeIsHistorical(scope string) bool {
+	switch scope {
+	case ExportScopeRadarHistory, ExportScopeSignalHistory, ExportScopeReplayGlobal, ExportScopeTimelineByOrg:
+		return true
+	}
+	return false
+}
+
+// Export formats (POST /v1/export/jobs "format").
+const (
+	ExportFormatJSONL   = "jsonl"
+	ExportFormatCSV     = "csv"
+	ExportFormatParquet = "parquet"
+)
+
+// ExportFormats lists every export format in the contract's order.
+var ExportFormats = []string{ExportFormatJSONL, ExportFormatCSV, ExportFormatParquet}
+
+// Export job statuses. A job is requested, then running, then completed or
+// failed; a completed job becomes expired when its download link's lifetime
+// ends and its file is deleted.
+const (
+	ExportStatusRequested = "requested"
+	ExportStatusRunning   = "running"
+	ExportStatusCompleted = "completed"
+	ExportStatusFailed    = "failed"
+	ExportStatusExpired   = "expired"
+)
+
+// ExportTimeLayout is how export timestamps are written: ISO 8601 in UTC
+// with milliseconds and a Z suffix, for example 2026-11-20T10:00:00.000Z.
+const ExportTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// ExportTime is a timestamp that marshals to JSON in ExportTimeLayout.
+type ExportTime struct{ time.Time }
+
+// MarshalJSON writes the time in UTC with milliseconds and a Z suffix.
+func (t ExportTime) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(ExportTimeLayout) + `"`), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 timestamp.
+func (t *ExportTime) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	t.Time = v.UTC()
+	return nil
+}
+
+// ExportParams are the filters an export job was requested with, stored as
+// the job's requested_params and echoed in its requestedParams.
+type ExportParams struct {
+	// Since is the inclusive lower bound on latestEvidenceTimestamp; nil
+	// for organizations.registry.
+	Since *ExportTime `json:"since"`
+	// Until is the exclusive upper bound on latestEvidenceTimestamp; nil
+	// for no upper bound.
+	Until *ExportTime `json:"until"`
+	// Category filters events by eventCategory; nil for every category.
+	Category *string `json:"category"`
+	// IncludeEvidence adds each event's evidence to the output.
+	IncludeEvidence bool `json:"includeEvidence"`
+	// OrganizationIDs restricts timeline.by-organization to events owned by
+	// or involving these entities. Never nil when marshaled.
+	OrganizationIDs []int64 `json:"organizationIds"`
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// IsUUID reports whether s is a UUID in its canonical textual form.
+func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+
+// MsgExportAbandoned is the error of an export River gave up on.
+const MsgExportAbandoned = "Export failed after repeated attempts. Please request a new export."
+
+// MsgExportReclaimed is the error River records on an export attempt that
+// was reclaimed because its worker stopped reporting progress.
+const MsgExportReclaimed = "export worker stopped reporting progress (killed or stalled); attempt reclaimed"
+
+// ExportJob is an account's request for a bulk export file.
+type ExportJob struct {
+	bun.BaseModel `bun:"table:export_jobs"`
+
+	ID              string          `bun:"id,pk,type:uuid"`
+	AccountID       int64           `bun:"account_id"`
+	APIKeyID        int64           `bun:"api_key_id"`
+	Scope           string          `bun:"scope"`
+	Format          string          `bun:"format"`
+	Status          string          `bun:"status"`
+	RequestedParams json.RawMessage `bun:"requested_params,type:jsonb"`
+	Note            string          `bun:"note"`
+	StorageKey      *string         `bun:"storage_key"`
+	RowCount        *int64          `bun:"row_count"`
+	ByteSize        *int64          `bun:"byte_size"`
+	SHA256          *string         `bun:"sha256"`
+	Error           *string         `bun:"error"`
+	ExpiresAt       *time.Time      `bun:"expires_at"`
+	CreatedAt       time.Time       `bun:"created_at,nullzero,default:current_timestamp"`
+	UpdatedAt       time.Time       `bun:"updated_at,nullzero,default:current_timestamp"`
+}

@@ -1,0 +1,488 @@
+package cryptointel
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Ingest record kinds: the "kind" of each JSON Lines object.
+const (
+	KindEntity       = "entity"
+	KindRelationship = "relationship"
+	KindEvent        = "event"
+	KindReference    = "reference"
+	KindMarket       = "market"
+)
+
+// IngestKinds lists every ingest record kind in the order a batch applies
+// them.
+var IngestKinds = []string{KindEntity, KindRelationship, KindReference, KindMarket, KindEvent}
+
+// IngestEntity is an "entity" line: a canonical profile, upserted by id.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestEntity struct {
+	Kind          string   `json:"kind"`
+	ID            int64    `json:"id"`
+	CanonicalName string   `json:"canonicalName"`
+	DisplayName   string   `json:"displayName"` // defaults to canonicalName
+	EntityType    string   `json:"entityType"`  // defaults to "project"
+	Status        string   `json:"status"`      // defaults to "active"
+	Aliases       []string `json:"aliases"`     // tickers and other names; may be empty
+}
+
+// IngestRelationship is a "relationship" line: a directed, typed edge,
+// upserted by (sourceEntityId, targetEntityId, relationshipType).
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestRelationship struct {
+	Kind             string `json:"kind"`
+	SourceEntityID   int64  `json:"sourceEntityId"`
+	TargetEntityID   int64  `json:"targetEntityId"`
+	RelationshipType string `json:"relationshipType"`
+	Status           string `json:"status"` // defaults to "active"
+	SearchExpand     bool   `json:"searchExpand"`
+}
+
+// IngestEvidence is one evidence post of an event line.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestEvidence struct {
+	ID        int64     `json:"id"`
+	Content   string    `json:"content"`
+	URL       string    `json:"url"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// IngestEvent is an "event" line: a radar event (a signal when
+// significance is set), upserted by id. The line is the whole truth about
+// the event: evidence and entity roles missing from it are removed.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestEvent struct {
+	Kind             string           `json:"kind"`
+	ID               int64            `json:"id"`
+	Title            string           `json:"title"`
+	EventCategory    string           `json:"eventCategory"`
+	EventSubcategory string           `json:"eventSubcategory"`
+	Summary          string           `json:"summary"`
+	Bullets          []string         `json:"bullets"`
+	Owners           []int64          `json:"owners"`       // at least one entity id
+	Participants     []int64          `json:"participants"` // may be empty
+	Evidence         []IngestEvidence `json:"evidence"`     // at least one post
+	Significance     *float64         `json:"significance"` // null or absent: radar only
+	ContentType      *string          `json:"contentType"`  // research, commentary, analysis, media or null
+	// LatestEvidenceTimestamp is accepted and ignored: it is derived from
+	// the evidence.
+	LatestEvidenceTimestamp *time.Time `json:"latestEvidenceTimestamp,omitempty"`
+}
+
+// IngestReference is a "reference" line: an external reference about an
+// entity, upserted by id.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestReference struct {
+	Kind          string `json:"kind"`
+	ID            int64  `json:"id"`
+	EntityID      int64  `json:"entityId"`
+	ReferenceType string `json:"referenceType"` // defaults to "website"
+	Title         string `json:"title"`
+	URL           string `json:"url"`
+}
+
+// IngestMarketPost is one post of a market sub-event.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestMarketPost struct {
+	ID      int64     `json:"id"`
+	Content string    `json:"content"`
+	Date    time.Time `json:"date"`
+}
+
+// IngestSubevent is one sub-event of a market line.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestSubevent struct {
+	ID              int64              `json:"id"`
+	Label           string             `json:"label"`
+	Type            string             `json:"type"`
+	NormalizedTitle string             `json:"normalizedTitle"`
+	InjectedSummary string             `json:"injectedSummary"`
+	Posts           []IngestMarketPost `json:"posts"`
+}
+
+// IngestMarket is a "market" line: a prediction market about an entity
+// with its sub-events and their posts, upserted by id. Like an event line it
+// is the whole truth: sub-events and posts missing from it are removed.
+// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// which are required and their defaults.
+type IngestMarket struct {
+	Kind        string           `json:"kind"`
+	ID          int64            `json:"id"`
+	EntityID    int64            `json:"entityId"`
+	Question    string           `json:"question"`
+	URL         string           `json:"url"`
+	Outcomes    []string         `json:"outcomes"`
+	Probability *float64         `json:"probability"` // 0–1 or null
+	Volume      *float64         `json:"volume"`      // ≥ 0 or null
+	ClosesAt    *time.Time       `json:"closesAt"`
+	Subevents   []IngestSubevent `json:"subevents"`
+}
+
+// IngestRecord is one parsed, validated and normalized ingest line: Kind
+// names which one of the pointers is set.
+type IngestRecord struct {
+	Kind         string
+	Entity       *IngestEntity
+	Relationship *IngestRelationship
+	Event        *IngestEvent
+	Reference    *IngestReference
+	Market       *IngestMarket
+}
+
+// entityRefs returns the entity ids rec points at, each with the field
+// naming it.
+func (rec IngestRecord) EntityRefs() []EntityRef {
+	var refs []EntityRef
+	switch rec.Kind {
+	case KindRelationship:
+		refs = append(refs, EntityRef{"sourceEntityId", rec.Relationship.SourceEntityID}, EntityRef{"targetEntityId", rec.Relationship.TargetEntityID})
+	case KindEvent:
+		for _, id := range rec.Event.Owners {
+			refs = append(refs, EntityRef{"owners", id})
+		}
+		for _, id := range rec.Event.Participants {
+			refs = append(refs, EntityRef{"participants", id})
+		}
+	case KindReference:
+		refs = append(refs, EntityRef{"entityId", rec.Reference.EntityID})
+	case KindMarket:
+		refs = append(refs, EntityRef{"entityId", rec.Market.EntityID})
+	}
+	return refs
+}
+
+// entityRef is an entity id a record points at and the field naming it.
+type EntityRef struct {
+	Field string
+	ID    int64
+}
+
+// ParseIngestLine parses, validates and normalizes one JSON Lines object.
+// It is pure: it touches no database, so entity ids are checked later.
+// Unknown fields are rejected so that typos do not silently drop data.
+// Returns an EINVALID *Error whose message is the reason the line is bad.
+func ParseIngestLine(line []byte) (IngestRecord, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return IngestRecord{}, Errorf(EINVALID, "empty line")
+	}
+	var probe struct {
+		Kind *string `json:"kind"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return IngestRecord{}, Errorf(EINVALID, "invalid JSON: %s", jsonReason(err))
+	}
+	if probe.Kind == nil {
+		return IngestRecord{}, Errorf(EINVALID, `missing "kind" (one of %s)`, strings.Join(IngestKinds, ", "))
+	}
+	rec := IngestRecord{Kind: *probe.Kind}
+	var target any
+	switch rec.Kind {
+	case KindEntity:
+		rec.Entity = new(IngestEntity)
+		target = rec.Entity
+	case KindRelationship:
+		rec.Relationship = new(IngestRelationship)
+		target = rec.Relationship
+	case KindEvent:
+		rec.Event = new(IngestEvent)
+		target = rec.Event
+	case KindReference:
+		rec.Reference = new(IngestReference)
+		target = rec.Reference
+	case KindMarket:
+		rec.Market = new(IngestMarket)
+		target = rec.Market
+	default:
+		return IngestRecord{}, Errorf(EINVALID, "unknown kind %q (one of %s)", rec.Kind, strings.Join(IngestKinds, ", "))
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(target); err != nil {
+		return IngestRecord{}, Errorf(EINVALID, "invalid %s: %s", rec.Kind, jsonReason(err))
+	}
+	var err error
+	switch rec.Kind {
+	case KindEntity:
+		err = rec.Entity.normalize()
+	case KindRelationship:
+		err = rec.Relationship.normalize()
+	case KindEvent:
+		err = rec.Event.normalize()
+	case KindReference:
+		err = rec.Reference.normalize()
+	case KindMarket:
+		err = rec.Market.normalize()
+	}
+	if err != nil {
+		return IngestRecord{}, err
+	}
+	return rec, nil
+}
+
+// jsonReason turns an encoding/json error into a short reason.
+func jsonReason(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Sprintf("field %q: cannot use JSON %s as %s", typeErr.Field, typeErr.Value, typeErr.Type)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func invalidf(kind string, format string, args ...any) error {
+	return Errorf(EINVALID, "invalid %s: %s", kind, fmt.Sprintf(format, args...))
+}
+
+// cleanStrings trims, drops empty and deduplicates values, keeping order.
+func cleanStrings(values []string) []string {
+	out := make([]string, 0, len(values))
+	seen := make(map[string]bool, len(values))
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if v == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
+}
+
+// cleanIDs deduplicates ids, keeping order; it reports the first id that is
+// not positive.
+func cleanIDs(ids []int64) ([]int64, int64, bool) {
+	out := make([]int64, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if id <= 0 {
+			return nil, id, false
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out, 0, true
+}
+
+func (e *IngestEntity) normalize() error {
+	if e.ID <= 0 {
+		return invalidf(KindEntity, `"id" must be a positive integer`)
+	}
+	e.CanonicalName = strings.TrimSpace(e.CanonicalName)
+	if e.CanonicalName == "" {
+		return invalidf(KindEntity, `"canonicalName" is required`)
+	}
+	e.DisplayName = strings.TrimSpace(e.DisplayName)
+	if e.DisplayName == "" {
+		e.DisplayName = e.CanonicalName
+	}
+	e.EntityType = strings.TrimSpace(e.EntityType)
+	if e.EntityType == "" {
+		e.EntityType = "project"
+	}
+	e.Status = strings.TrimSpace(e.Status)
+	if e.Status == "" {
+		e.Status = "active"
+	}
+	e.Aliases = cleanStrings(e.Aliases)
+	return nil
+}
+
+func (r *IngestRelationship) normalize() error {
+	if r.SourceEntityID <= 0 || r.TargetEntityID <= 0 {
+		return invalidf(KindRelationship, `"sourceEntityId" and "targetEntityId" must be positive integers`)
+	}
+	if r.SourceEntityID == r.TargetEntityID {
+		return invalidf(KindRelationship, "an entity cannot be related to itself (%d)", r.SourceEntityID)
+	}
+	r.RelationshipType = strings.TrimSpace(r.RelationshipType)
+	if r.RelationshipType == "" {
+		return invalidf(KindRelationship, `"relationshipType" is required`)
+	}
+	r.Status = strings.TrimSpace(r.Status)
+	if r.Status == "" {
+		r.Status = "active"
+	}
+	return nil
+}
+
+func (e *IngestEvent) normalize() error {
+	if e.ID <= 0 {
+		return invalidf(KindEvent, `"id" must be a positive integer`)
+	}
+	e.Title = strings.TrimSpace(e.Title)
+	if e.Title == "" {
+		return invalidf(KindEvent, `"title" is required`)
+	}
+	e.EventCategory = strings.TrimSpace(e.EventCategory)
+	if e.EventCategory == "" {
+		return invalidf(KindEvent, `"eventCategory" is required`)
+	}
+	e.EventSubcategory = strings.TrimSpace(e.EventSubcategory)
+	e.Bullets = cleanStrings(e.Bullets)
+	var ok bool
+	var bad int64
+	if e.Owners, bad, ok = cleanIDs(e.Owners); !ok {
+		return invalidf(KindEvent, `"owners" holds %d, not an entity id`, bad)
+	}
+	if len(e.Owners) == 0 {
+		return invalidf(KindEvent, `"owners" must name at least one entity id`)
+	}
+	if e.Participants, bad, ok = cleanIDs(e.Participants); !ok {
+		return invalidf(KindEvent, `"participants" holds %d, not an entity id`, bad)
+	}
+	if len(e.Evidence) == 0 {
+		return invalidf(KindEvent, `"evidence" must hold at least one post (latestEvidenceTimestamp is derived from it)`)
+	}
+	seen := make(map[int64]bool, len(e.Evidence))
+	for i := range e.Evidence {
+		ev := &e.Evidence[i]
+		if ev.ID <= 0 {
+			return invalidf(KindEvent, `evidence[%d]: "id" must be a positive integer`, i)
+		}
+		if seen[ev.ID] {
+			return invalidf(KindEvent, "evidence[%d]: duplicate evidence id %d", i, ev.ID)
+		}
+		seen[ev.ID] = true
+		if ev.Timestamp.IsZero() {
+			return invalidf(KindEvent, `evidence[%d]: "timestamp" is required`, i)
+		}
+		ev.Timestamp = ev.Timestamp.UTC()
+	}
+	if e.Significance != nil && (math.IsNaN(*e.Significance) || math.IsInf(*e.Significance, 0)) {
+		return invalidf(KindEvent, `"significance" must be a finite number`)
+	}
+	if e.ContentType != nil {
+		ct := strings.TrimSpace(*e.ContentType)
+		switch ct {
+		case "":
+			e.ContentType = nil
+		case ContentResearch, ContentCommentary, ContentAnalysis, ContentMedia:
+			e.ContentType = &ct
+		default:
+			return invalidf(KindEvent, `"contentType" must be one of research, commentary, analysis, media (got %q)`, ct)
+		}
+	}
+	e.LatestEvidenceTimestamp = nil
+	return nil
+}
+
+// latestEvidence returns the newest evidence timestamp.
+func (e *IngestEvent) LatestEvidence() time.Time {
+	var latest time.Time
+	for _, ev := range e.Evidence {
+		if ev.Timestamp.After(latest) {
+			latest = ev.Timestamp
+		}
+	}
+	return latest
+}
+
+// evidenceText concatenates the evidence contents, oldest first, for the
+// search vector.
+func (e *IngestEvent) EvidenceText() string {
+	evs := slices.Clone(e.Evidence)
+	sort.Slice(evs, func(i, j int) bool {
+		if !evs[i].Timestamp.Equal(evs[j].Timestamp) {
+			return evs[i].Timestamp.Before(evs[j].Timestamp)
+		}
+		return evs[i].ID < evs[j].ID
+	})
+	parts := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		if c := strings.TrimSpace(ev.Content); c != "" {
+			parts = append(parts, c)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (r *IngestReference) normalize() error {
+	if r.ID <= 0 {
+		return invalidf(KindReference, `"id" must be a positive integer`)
+	}
+	if r.EntityID <= 0 {
+		return invalidf(KindReference, `"entityId" must be a positive integer`)
+	}
+	r.URL = strings.TrimSpace(r.URL)
+	if r.URL == "" {
+		return invalidf(KindReference, `"url" is required`)
+	}
+	r.ReferenceType = strings.TrimSpace(r.ReferenceType)
+	if r.ReferenceType == "" {
+		r.ReferenceType = "website"
+	}
+	r.Title = strings.TrimSpace(r.Title)
+	return nil
+}
+
+func (m *IngestMarket) normalize() error {
+	if m.ID <= 0 {
+		return invalidf(KindMarket, `"id" must be a positive integer`)
+	}
+	if m.EntityID <= 0 {
+		return invalidf(KindMarket, `"entityId" must be a positive integer`)
+	}
+	m.Question = strings.TrimSpace(m.Question)
+	if m.Question == "" {
+		return invalidf(KindMarket, `"question" is required`)
+	}
+	m.URL = strings.TrimSpace(m.URL)
+	m.Outcomes = cleanStrings(m.Outcomes)
+	if m.Probability != nil && !(*m.Probability >= 0 && *m.Probability <= 1) {
+		return invalidf(KindMarket, `"probability" must be between 0 and 1`)
+	}
+	if m.Volume != nil && !(*m.Volume >= 0 && !math.IsInf(*m.Volume, 0)) {
+		return invalidf(KindMarket, `"volume" must not be negative`)
+	}
+	if m.ClosesAt != nil {
+		t := m.ClosesAt.UTC()
+		m.ClosesAt = &t
+	}
+	subSeen := make(map[int64]bool, len(m.Subevents))
+	postSeen := make(map[int64]bool)
+	for i := range m.Subevents {
+		s := &m.Subevents[i]
+		if s.ID <= 0 {
+			return invalidf(KindMarket, `subevents[%d]: "id" must be a positive integer`, i)
+		}
+		if subSeen[s.ID] {
+			return invalidf(KindMarket, "subevents[%d]: duplicate subevent id %d", i, s.ID)
+		}
+		subSeen[s.ID] = true
+		for j := range s.Posts {
+			p := &s.Posts[j]
+			if p.ID <= 0 {
+				return invalidf(KindMarket, `subevents[%d].posts[%d]: "id" must be a positive integer`, i, j)
+			}
+			if postSeen[p.ID] {
+				return invalidf(KindMarket, "subevents[%d].posts[%d]: duplicate post id %d", i, j, p.ID)
+			}
+			postSeen[p.ID] = true
+			if p.Date.IsZero() {
+				return invalidf(KindMarket, `subevents[%d].posts[%d]: "date" is required`, i, j)
+			}
+			p.Date = p.Date.UTC()
+		}
+	}
+	return nil
+}
