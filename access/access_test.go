@@ -50,6 +50,7 @@ func setup(t *testing.T) *testBundle {
 			PublicURL: "https://api.example.test",
 		},
 	})
+	fac.Now = func() time.Time { return fixedNow }
 	return &testBundle{store: store, svc: svc, fac: fac}
 }
 
@@ -427,14 +428,36 @@ func TestPriced402ChallengeAndKeyWins(t *testing.T) {
 	require.EqualValues(t, 300, acc["maxTimeoutSeconds"])
 	require.Equal(t, map[string]any{"name": "USD Coin", "version": "2"}, acc["extra"])
 	require.NotEmpty(t, rec.Header().Get("PAYMENT-REQUIRED"))
+	var v2 struct {
+		X402Version int              `json:"x402Version"`
+		Error       string           `json:"error"`
+		Resource    map[string]any   `json:"resource"`
+		Accepts     []map[string]any `json:"accepts"`
+	}
+	raw, err := base64.StdEncoding.DecodeString(rec.Header().Get("PAYMENT-REQUIRED"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &v2))
+	require.Equal(t, 2, v2.X402Version)
+	require.Equal(t, "PAYMENT-SIGNATURE header is required", v2.Error)
+	require.Equal(t, "X-PAYMENT header is required", body.Error)
+	require.Equal(t, "https://api.example.test/v1/signal/latest?limit=50", v2.Resource["url"])
+	require.Equal(t, []map[string]any{{
+		"scheme": "exact", "network": "eip155:8453", "amount": "125000",
+		"asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "payTo": "0x2222222222222222222222222222222222222222",
+		"maxTimeoutSeconds": float64(300), "extra": map[string]any{"name": "USD Coin", "version": "2"},
+	}}, v2.Accepts)
 	ch := accesstest.ParseChallenge(t, rec.Header().Get("WWW-Authenticate"))
 	require.Equal(t, "charge", ch["intent"])
-	require.Equal(t, "cryptointel", ch["realm"])
+	require.Equal(t, "api.example.test", ch["realm"], "the realm is the public host name")
 	require.Equal(t, "evm", ch["method"])
+	require.Equal(t, "2026-03-04T10:05:15Z", ch["expires"])
 	require.NotEmpty(t, ch["id"])
 	reqJSON, err := base64.RawURLEncoding.DecodeString(ch["request"])
 	require.NoError(t, err)
-	require.Contains(t, string(reqJSON), `"amount":"125000"`)
+	require.Equal(t, `{"amount":"125000","currency":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",`+
+		`"description":"cryptointel signal.latest (one request)",`+
+		`"methodDetails":{"chainId":8453,"credentialTypes":["authorization"],"decimals":6},`+
+		`"recipient":"0x2222222222222222222222222222222222222222"}`, string(reqJSON))
 
 	// A valid key wins over payment: no facilitator call, charged to the key.
 	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanFree)
@@ -463,7 +486,7 @@ func TestX402RoundTrip(t *testing.T) {
 	// A bad signature is refused with a fresh challenge; the route never runs.
 	rec := do(h, "GET", "/v1/signal/latest?limit=25", http.Header{"X-Payment": {accesstest.X402Payment(t, challenge.Body.Bytes(), "0xbad")}})
 	require.Equal(t, http.StatusPaymentRequired, rec.Code)
-	require.Contains(t, rec.Body.String(), "invalid_exact_evm_payload_signature")
+	require.Contains(t, rec.Body.String(), "invalid_exact_evm_signature")
 	require.Zero(t, calls)
 	require.Empty(t, b.fac.Settles())
 
@@ -556,11 +579,18 @@ func TestMPPRoundTrip(t *testing.T) {
 	require.Equal(t, http.StatusPaymentRequired, challenge.Code)
 	www := challenge.Header().Get("WWW-Authenticate")
 
-	// A proof the verifier refuses: 402 with a fresh challenge.
-	rec := do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {accesstest.MPPCredential(t, www, "0xbad")}})
+	// A forged signature is refused by the service itself, with a fresh
+	// challenge; the facilitator is not asked.
+	rec := do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {accesstest.MPPCredential(t, www, "0x"+strings.Repeat("11", 65))}})
 	require.Equal(t, http.StatusPaymentRequired, rec.Code)
 	require.Contains(t, errorOf(t, rec), "verification-failed")
 	require.NotEmpty(t, rec.Header().Get("WWW-Authenticate"))
+	require.Empty(t, b.fac.Verifies())
+
+	// So is a real signature for less than the price.
+	rec = do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {accesstest.Payment{Value: "124999"}.MPP(t, www)}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Equal(t, "verification-failed: the authorization is for 124999, the request costs 125000.", errorOf(t, rec))
 
 	// A credential for another amount (limit) does not match the request.
 	rec = do(h, "GET", "/v1/signal/latest?limit=1", http.Header{"Authorization": {accesstest.MPPCredential(t, www, accesstest.GoodSignature)}})
@@ -570,8 +600,9 @@ func TestMPPRoundTrip(t *testing.T) {
 	// A tampered challenge (amount changed) fails the HMAC binding.
 	params := accesstest.ParseChallenge(t, www)
 	tampered := strings.Replace(www, params["request"], base64.RawURLEncoding.EncodeToString([]byte(`{"amount":"1"}`)), 1)
-	rec = do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {accesstest.MPPCredential(t, tampered, accesstest.GoodSignature)}})
+	rec = do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {accesstest.MPPCredential(t, tampered, "0x00")}})
 	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Contains(t, errorOf(t, rec), "invalid-challenge: unknown challenge id")
 	require.Zero(t, calls)
 
 	// The paid retry.
@@ -582,17 +613,28 @@ func TestMPPRoundTrip(t *testing.T) {
 	requireAccessHeaders(t, rec)
 	raw, err := base64.RawURLEncoding.DecodeString(rec.Header().Get("Payment-Receipt"))
 	require.NoError(t, err)
-	var receipt map[string]string
+	var receipt map[string]any
 	require.NoError(t, json.Unmarshal(raw, &receipt))
-	require.Equal(t, map[string]string{"status": "success", "method": "evm", "timestamp": "2026-03-04T10:00:00Z", "reference": "0xmppref"}, receipt)
+	require.Equal(t, map[string]any{
+		"status": "success", "method": "evm", "timestamp": "2026-03-04T10:00:15Z", "reference": "0xsettled",
+		"challengeId": accesstest.ParseChallenge(t, www)["id"], "chainId": float64(8453),
+	}, receipt)
+	require.Equal(t, "private", rec.Header().Get("Cache-Control"))
 	settles := b.fac.Settles()
 	require.Len(t, settles, 1)
-	require.Equal(t, "125000", settles[0]["amount"])
+	// Settled as an x402 v2 exact payment, as mppx's server settles.
+	require.EqualValues(t, 2, settles[0]["x402Version"])
+	reqs := settles[0]["paymentRequirements"].(map[string]any)
+	require.Equal(t, "125000", reqs["amount"])
+	require.Equal(t, "eip155:8453", reqs["network"])
+	require.Equal(t, map[string]any{"assetTransferMethod": "eip3009", "name": "USD Coin", "version": "2"}, reqs["extra"])
 
 	// The same credential cannot pay twice.
 	rec = do(h, "GET", "/v1/signal/latest?limit=50", http.Header{"Authorization": {cred}})
 	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Contains(t, errorOf(t, rec), "already settled")
 	require.Equal(t, 1, calls)
+	require.Len(t, b.fac.Settles(), 1)
 }
 
 func TestPaymentNotOfferedOnUnpricedRoutes(t *testing.T) {
@@ -601,4 +643,278 @@ func TestPaymentNotOfferedOnUnpricedRoutes(t *testing.T) {
 	rec := do(b.svc.Wrap(searchPolicy, okHandler), "GET", "/v1/search", nil)
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
 	require.Empty(t, rec.Header().Get("WWW-Authenticate"))
+}
+
+// TestX402ReplayRefusedOnEveryReplica: an x402 payment pays for one
+// response. Presented again — to the same process or to another one on the
+// same database — it is refused by the service's own replay record before
+// the facilitator is asked, and never settled twice.
+func TestX402ReplayRefusedOnEveryReplica(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	other := access.New(b.store, access.Config{
+		Now: func() time.Time { return fixedNow },
+		Payment: access.PaymentConfig{
+			FacilitatorURL: b.fac.URL, PayTo: "0x2222222222222222222222222222222222222222", MPPSecret: "test-secret",
+			PublicURL: "https://api.example.test",
+		},
+	})
+	h, h2 := b.svc.Wrap(pricedPolicy, okHandler), other.Wrap(pricedPolicy, okHandler)
+	challenge := do(h, "GET", "/v1/signal/latest", nil)
+	for _, c := range []struct {
+		header, value string
+	}{
+		{"X-Payment", accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature)},
+		{"Payment-Signature", accesstest.X402PaymentV2(t, challenge.Header().Get("PAYMENT-REQUIRED"), accesstest.GoodSignature)},
+	} {
+		verifies, settles := len(b.fac.Verifies()), len(b.fac.Settles())
+		rec := do(h, "GET", "/v1/signal/latest", http.Header{c.header: {c.value}})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		for _, replay := range []http.Handler{h, h2} {
+			rec = do(replay, "GET", "/v1/signal/latest", http.Header{c.header: {c.value}})
+			require.Equal(t, http.StatusPaymentRequired, rec.Code)
+			require.Equal(t, "Payment refused: this payment was already settled for an earlier request; sign a new one.", errorOf(t, rec))
+			require.NotContains(t, rec.Body.String(), `"paid"`)
+		}
+		require.Len(t, b.fac.Verifies(), verifies+1, "a replay never reaches the facilitator")
+		require.Len(t, b.fac.Settles(), settles+1)
+	}
+}
+
+// TestConcurrentUsesOfOnePaymentServeOnce: the same payment sent by many
+// requests at once is served and settled once; the others are told it is in
+// use (or already used).
+func TestConcurrentUsesOfOnePaymentServeOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.svc.Wrap(pricedPolicy, okHandler)
+	challenge := do(h, "GET", "/v1/signal/latest", nil)
+	payment := accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature)
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = do(h, "GET", "/v1/signal/latest", http.Header{"X-Payment": {payment}}).Code
+		}()
+	}
+	wg.Wait()
+	var ok int
+	for _, c := range codes {
+		if c == http.StatusOK {
+			ok++
+		} else {
+			require.Equal(t, http.StatusPaymentRequired, c)
+		}
+	}
+	require.Equal(t, 1, ok, "%v", codes)
+	require.Len(t, b.fac.Settles(), 1)
+}
+
+// TestFailedSettlementReleasesThePayment: a settlement that fails (a
+// reverted transfer) answers 402 and no data; the authorization was not
+// used, so the same payment may be presented again, and is then settled
+// once.
+func TestFailedSettlementReleasesThePayment(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.svc.Wrap(pricedPolicy, okHandler)
+	challenge := do(h, "GET", "/v1/signal/latest", nil)
+	for name, payment := range map[string]http.Header{
+		"x402": {"X-Payment": {accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature)}},
+		"mpp":  {"Authorization": {accesstest.MPPCredential(t, challenge.Header().Get("WWW-Authenticate"), accesstest.GoodSignature)}},
+	} {
+		b.fac.FailNextSettle()
+		rec := do(h, "GET", "/v1/signal/latest", payment)
+		require.Equal(t, http.StatusPaymentRequired, rec.Code, name)
+		require.Contains(t, errorOf(t, rec), "invalid_exact_evm_transaction_failed", name)
+		require.NotContains(t, rec.Body.String(), `"paid"`, name)
+		rec = do(h, "GET", "/v1/signal/latest", payment)
+		require.Equal(t, http.StatusOK, rec.Code, "%s: %s", name, rec.Body.String())
+		rec = do(h, "GET", "/v1/signal/latest", payment)
+		require.Equal(t, http.StatusPaymentRequired, rec.Code, name)
+	}
+	require.Len(t, b.fac.Settles(), 4, "one failed and one settled settlement per protocol")
+}
+
+// TestMPPAuthorizationCannotBeReplayedAsX402: the replay record keys a
+// payment by its authorization (chain, token, payer, nonce), so an MPP
+// authorization that paid once cannot pay again dressed as x402 v2.
+func TestMPPAuthorizationCannotBeReplayedAsX402(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.svc.Wrap(pricedPolicy, okHandler)
+	challenge := do(h, "GET", "/v1/signal/latest", nil)
+	cred := accesstest.MPPCredential(t, challenge.Header().Get("WWW-Authenticate"), accesstest.GoodSignature)
+	require.Equal(t, http.StatusOK, do(h, "GET", "/v1/signal/latest", http.Header{"Authorization": {cred}}).Code)
+
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(cred, "Payment "))
+	require.NoError(t, err)
+	var c struct {
+		Payload map[string]any `json:"payload"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &c))
+	v2raw, err := base64.StdEncoding.DecodeString(challenge.Header().Get("PAYMENT-REQUIRED"))
+	require.NoError(t, err)
+	var v2 struct {
+		Accepts []map[string]any `json:"accepts"`
+	}
+	require.NoError(t, json.Unmarshal(v2raw, &v2))
+	sig := c.Payload["signature"]
+	delete(c.Payload, "signature")
+	delete(c.Payload, "type")
+	payload, _ := json.Marshal(map[string]any{"x402Version": 2, "accepted": v2.Accepts[0],
+		"payload": map[string]any{"authorization": c.Payload, "signature": sig}})
+	rec := do(h, "GET", "/v1/signal/latest", http.Header{"Payment-Signature": {base64.StdEncoding.EncodeToString(payload)}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Contains(t, errorOf(t, rec), "already settled")
+	require.Len(t, b.fac.Settles(), 1)
+}
+
+// TestMPPChallengeExpires: a credential for a challenge past its expiry is
+// refused as payment-expired, before any facilitator call.
+func TestMPPChallengeExpires(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	now := fixedNow
+	svc := access.New(b.store, access.Config{
+		Now: func() time.Time { return now },
+		Payment: access.PaymentConfig{
+			FacilitatorURL: b.fac.URL, PayTo: "0x2222222222222222222222222222222222222222", MPPSecret: "test-secret",
+		},
+	})
+	h := svc.Wrap(pricedPolicy, okHandler)
+	challenge := do(h, "GET", "/v1/signal/latest", nil)
+	cred := accesstest.MPPCredential(t, challenge.Header().Get("WWW-Authenticate"), accesstest.GoodSignature)
+	now = fixedNow.Add(300 * time.Second)
+	rec := do(h, "GET", "/v1/signal/latest", http.Header{"Authorization": {cred}})
+	require.Equal(t, http.StatusPaymentRequired, rec.Code)
+	require.Equal(t, "payment-expired: the challenge has expired; pay the new one.", errorOf(t, rec))
+	require.Empty(t, b.fac.Verifies())
+}
+
+// TestGraphQLPricedByComplexity: /graphql without a key is priced from the
+// parsed operation (its complexity, through Charge), answered with the
+// challenge at that price, and served once paid. A request that never runs
+// an operation (a parse error) is answered as it is, unpaid.
+func TestGraphQLPricedByComplexity(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var ran int
+	gql := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("query") == "{" {
+			io.WriteString(w, `{"errors":[{"message":"Unexpected <EOF>"}],"data":null}`) //nolint:errcheck
+			return
+		}
+		if err := access.Charge(r.Context(), 30); err != nil {
+			io.WriteString(w, `{"errors":[{"message":"`+err.Error()+`"}],"data":null}`) //nolint:errcheck
+			return
+		}
+		ran++
+		io.WriteString(w, `{"data":{"entity":{"id":"101"}}}`) //nolint:errcheck
+	})
+	h := b.svc.Wrap(access.GraphQLPolicy, gql)
+
+	challenge := do(h, "GET", "/graphql?query=%7Bentity%7D", nil)
+	require.Equal(t, http.StatusPaymentRequired, challenge.Code)
+	var body struct {
+		Accepts []map[string]any `json:"accepts"`
+	}
+	require.NoError(t, json.Unmarshal(challenge.Body.Bytes(), &body))
+	require.Equal(t, "30000", body.Accepts[0]["maxAmountRequired"], "30 credits at 0.001 USDC")
+	require.Zero(t, ran)
+
+	for _, payment := range []http.Header{
+		{"X-Payment": {accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature)}},
+		{"Authorization": {accesstest.MPPCredential(t, challenge.Header().Get("WWW-Authenticate"), accesstest.GoodSignature)}},
+	} {
+		rec := do(h, "GET", "/graphql?query=%7Bentity%7D", payment)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.JSONEq(t, `{"data":{"entity":{"id":"101"}}}`, rec.Body.String())
+	}
+	require.Equal(t, 2, ran)
+	require.Len(t, b.fac.Settles(), 2)
+
+	rec := do(h, "GET", "/graphql?query=%7B", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Contains(t, rec.Body.String(), "Unexpected <EOF>")
+	require.Equal(t, 30000, int(access.GraphQLPolicy.Pricing.AmountForCost(30)))
+	require.Equal(t, 5000, int(access.GraphQLPolicy.Pricing.AmountForCost(1)), "at least the minimum")
+}
+
+// TestPaymentNetworksAndTokenDomains: PAYMENT_NETWORK takes an x402 v1
+// name or a CAIP-2 id; x402 v1 offers name the network the v1 way, x402 v2
+// and MPP the CAIP-2 way; the token and its EIP-712 domain default to the
+// network's USDC (whose name differs between Base and Base Sepolia).
+func TestPaymentNetworksAndTokenDomains(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	for _, c := range []struct {
+		network, v1, v2, asset, name string
+		chainID                      float64
+	}{
+		{"base", "base", "eip155:8453", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "USD Coin", 8453},
+		{"eip155:8453", "base", "eip155:8453", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "USD Coin", 8453},
+		{"base-sepolia", "base-sepolia", "eip155:84532", "0x036CbD53842c5426634e7929541eC2318f3dCF7e", "USDC", 84532},
+		{"eip155:84532", "base-sepolia", "eip155:84532", "0x036CbD53842c5426634e7929541eC2318f3dCF7e", "USDC", 84532},
+	} {
+		cfg := access.PaymentConfig{FacilitatorURL: "http://127.0.0.1:1", PayTo: "0x2222222222222222222222222222222222222222", Network: c.network}
+		require.NoError(t, cfg.Validate())
+		rec := do(access.New(store, access.Config{Payment: cfg}).Wrap(pricedPolicy, okHandler), "GET", "/v1/signal/latest", nil)
+		require.Equal(t, http.StatusPaymentRequired, rec.Code)
+		var v1 struct {
+			Accepts []map[string]any `json:"accepts"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v1))
+		require.Equal(t, c.v1, v1.Accepts[0]["network"], c.network)
+		require.Equal(t, c.asset, v1.Accepts[0]["asset"], c.network)
+		require.Equal(t, map[string]any{"name": c.name, "version": "2"}, v1.Accepts[0]["extra"], c.network)
+		raw, err := base64.StdEncoding.DecodeString(rec.Header().Get("PAYMENT-REQUIRED"))
+		require.NoError(t, err)
+		var v2 struct {
+			Accepts []map[string]any `json:"accepts"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &v2))
+		require.Equal(t, c.v2, v2.Accepts[0]["network"], c.network)
+		require.Equal(t, map[string]any{"name": c.name, "version": "2"}, v2.Accepts[0]["extra"], c.network)
+		reqJSON, err := base64.RawURLEncoding.DecodeString(accesstest.ParseChallenge(t, rec.Header().Get("WWW-Authenticate"))["request"])
+		require.NoError(t, err)
+		var mpp struct {
+			Currency      string         `json:"currency"`
+			MethodDetails map[string]any `json:"methodDetails"`
+		}
+		require.NoError(t, json.Unmarshal(reqJSON, &mpp))
+		require.Equal(t, c.asset, mpp.Currency)
+		require.Equal(t, map[string]any{"chainId": c.chainID, "credentialTypes": []any{"authorization"}, "decimals": float64(6)}, mpp.MethodDetails)
+	}
+
+	for _, c := range []struct {
+		cfg  access.PaymentConfig
+		want string
+	}{
+		{access.PaymentConfig{Network: "solana"}, "invalid PAYMENT_NETWORK"},
+		{access.PaymentConfig{Network: "eip155:0x1"}, "invalid PAYMENT_NETWORK"},
+		{access.PaymentConfig{Network: "eip155:31337"}, "PAYMENT_ASSET is required"},
+		{access.PaymentConfig{Network: "eip155:31337", Asset: "0x5FbDB2315678afecb367f032d93F642f64180aa3"}, "PAYMENT_ASSET_NAME and PAYMENT_ASSET_VERSION are required"},
+		{access.PaymentConfig{Asset: "0xnot"}, "invalid PAYMENT_ASSET"},
+		{access.PaymentConfig{PayTo: "0x2222"}, "invalid PAYMENT_PAY_TO"},
+		{access.PaymentConfig{PayTo: "0x5fbDB2315678afecb367f032d93F642f64180aa3"}, "bad EIP-55 checksum"},
+		{access.PaymentConfig{FacilitatorURL: "ftp://x"}, "invalid X402_FACILITATOR_URL"},
+	} {
+		cfg := c.cfg
+		if cfg.FacilitatorURL == "" {
+			cfg.FacilitatorURL = "http://127.0.0.1:1"
+		}
+		if cfg.PayTo == "" {
+			cfg.PayTo = "0x2222222222222222222222222222222222222222"
+		}
+		err := cfg.Validate()
+		require.Error(t, err, "%+v", c.cfg)
+		require.Contains(t, err.Error(), c.want)
+	}
+	require.NoError(t, access.PaymentConfig{Network: "eip155:31337", Asset: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+		AssetName: "Test", AssetVersion: "1", FacilitatorURL: "http://127.0.0.1:1", PayTo: "0x2222222222222222222222222222222222222222"}.Validate())
+	require.NoError(t, access.PaymentConfig{Network: "solana"}.Validate(), "payments off: nothing to check")
 }

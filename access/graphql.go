@@ -18,7 +18,12 @@ import (
 
 // GraphQLPolicy is the policy /graphql is wrapped with: evaluation layer,
 // cost by complexity (1 credit when no operation runs, e.g. a parse error).
-var GraphQLPolicy = Policy{Surface: "graphql", Layer: LayerEvaluation, Name: "graphql", CreditCost: 1, CostByComplexity: true}
+// Without a key it may be paid per request: 0.001 USDC per credit of the
+// operation's complexity, at least 0.005 USDC (the smallest /v1 price).
+var GraphQLPolicy = Policy{
+	Surface: "graphql", Layer: LayerEvaluation, Name: "graphql", CreditCost: 1, CostByComplexity: true,
+	Pricing: &Pricing{Mode: "complexity", Min: 0.005, PerCredit: 0.001},
+}
 
 // GraphQLCost is the gqlgen handler extension that charges a /graphql
 // request the operation's computed complexity in credits and reports it as
@@ -123,7 +128,15 @@ type deferredMeterKey struct{}
 // calls are no-ops, as is any call for a request metered by Wrap already or
 // made outside the access layer. It returns a *cryptointel.Error with code
 // ERATELIMIT or EQUOTA (exact messages) when the request is refused.
+//
+// A /graphql request without a key on a server taking payments is priced
+// here instead (Pricing "complexity"): its payment is verified against the
+// operation's price, and an EPAYMENT error means the request is answered
+// with the 402 challenge at that price.
 func Charge(ctx context.Context, cost int) error {
+	if pr, ok := ctx.Value(paidRequestKey{}).(*paidRequest); ok {
+		return pr.charge(ctx, cost)
+	}
 	m, ok := ctx.Value(deferredMeterKey{}).(*deferredMeter)
 	if !ok {
 		return nil

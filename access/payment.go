@@ -3,105 +3,175 @@ package access
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
-	"strconv"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access/eip3009"
+	"github.com/cryptointel/cryptointel/db"
 )
 
-// PaymentConfig configures pay-per-request on priced routes. x402 is on
-// when FacilitatorURL and PayTo are set; MPP (the "Payment" HTTP
-// authentication scheme) is on when MPPVerifierURL and PayTo are set.
+// PaymentConfig configures pay-per-request on priced routes. x402 (v1 and
+// v2) is on when FacilitatorURL and PayTo are set; MPP (the "Payment" HTTP
+// authentication scheme, method evm, intent charge) is on when PayTo and
+// MPPVerifierURL or FacilitatorURL are set. Both protocols carry the same
+// signed payment, an EIP-3009 transfer authorization of the token, and both
+// settle it through an x402 facilitator (POST /verify and /settle).
 type PaymentConfig struct {
 	// FacilitatorURL is the x402 facilitator base URL; the service calls
 	// POST {FacilitatorURL}/verify and /settle. Empty disables x402.
 	FacilitatorURL string
 	// PayTo is the address receiving payments.
 	PayTo string
-	// Network is the x402 network name. Defaults to "base".
+	// Network is the chain payments are made on: an x402 v1 name ("base",
+	// "base-sepolia") or a CAIP-2 id ("eip155:8453", "eip155:84532").
+	// x402 v1 offers are named the v1 way, x402 v2 and MPP offers the
+	// CAIP-2 way. Defaults to "base".
 	Network string
-	// Asset is the token contract address. Defaults to USDC on Base
-	// (0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913). Prices are in USDC atomic
-	// units (6 decimals).
+	// Asset is the token contract, a 6-decimal token with EIP-3009. Prices
+	// are in its atomic units (USDC: 1 = 0.000001 USD). Defaults to USDC on
+	// Network when the network has a known USDC deployment.
 	Asset string
-	// AssetName and AssetVersion are the token's EIP-712 domain, sent in
-	// x402 `extra`. Default to "USD Coin" and "2".
+	// AssetName and AssetVersion are the token's EIP-712 domain, which
+	// every payment is signed under (x402 `extra.name`/`extra.version`).
+	// Default to the known domain of the asset ("USD Coin"/"2" for USDC on
+	// Base, "USDC"/"2" on Base Sepolia); required for any other token.
 	AssetName, AssetVersion string
-	// MaxTimeoutSeconds is the x402 maxTimeoutSeconds and the lifetime of an
-	// MPP challenge. Defaults to 300.
+	// MaxTimeoutSeconds is the x402 maxTimeoutSeconds (clients sign
+	// authorizations valid for that long) and the lifetime of an MPP
+	// challenge. Defaults to 300.
 	MaxTimeoutSeconds int
 	// PublicURL is the service's public base URL (scheme and host) used to
 	// name the paid resource. Defaults to the request's scheme and Host.
 	PublicURL string
-	// MPPVerifierURL is the MPP verifier (facilitator) base URL; the
-	// service calls POST {MPPVerifierURL}/verify and /settle. Empty disables
-	// MPP.
+	// MPPVerifierURL is the x402 facilitator MPP payments are verified and
+	// settled through, when it is not FacilitatorURL. Empty uses
+	// FacilitatorURL.
 	MPPVerifierURL string
-	// MPPRealm is the challenge realm. Defaults to "cryptointel".
+	// MPPRealm is the MPP challenge realm. Defaults to the host name of
+	// PublicURL, or of the request when PublicURL is empty.
 	MPPRealm string
-	// MPPMethod is the payment method identifier. Defaults to "evm".
-	MPPMethod string
 	// MPPSecret keys the HMAC that binds challenge ids to their parameters.
 	// Set the same value on every replica. Defaults to a random per-process
 	// secret (challenges then only verify on the process that issued them).
 	MPPSecret string
 }
 
+func (c PaymentConfig) enabled() bool {
+	return c.PayTo != "" && (c.FacilitatorURL != "" || c.MPPVerifierURL != "")
+}
+
+// resolved returns c with its defaults applied and its network and token
+// domain read, or an error naming the setting that is wrong. A
+// configuration that enables no protocol is always valid.
+func (c PaymentConfig) resolved() (PaymentConfig, paymentNetwork, eip3009.Domain, error) {
+	if c.Network == "" {
+		c.Network = "base"
+	}
+	if c.MaxTimeoutSeconds <= 0 {
+		c.MaxTimeoutSeconds = 300
+	}
+	c.FacilitatorURL = strings.TrimRight(c.FacilitatorURL, "/")
+	c.MPPVerifierURL = strings.TrimRight(c.MPPVerifierURL, "/")
+	if !c.enabled() {
+		return c, paymentNetwork{}, eip3009.Domain{}, nil
+	}
+	network, err := parseNetwork(c.Network)
+	if err != nil {
+		return c, network, eip3009.Domain{}, fmt.Errorf("invalid PAYMENT_NETWORK: %w", err)
+	}
+	if c.Asset == "" {
+		known := knownAssets[network.chainID]
+		if len(known) == 0 {
+			return c, network, eip3009.Domain{}, fmt.Errorf("PAYMENT_ASSET is required on %s (no known USDC deployment)", c.Network)
+		}
+		c.Asset = known[0].address
+	}
+	if err := checkAddress("PAYMENT_ASSET", c.Asset); err != nil {
+		return c, network, eip3009.Domain{}, err
+	}
+	if err := checkAddress("PAYMENT_PAY_TO", c.PayTo); err != nil {
+		return c, network, eip3009.Domain{}, err
+	}
+	if name, version, ok := KnownAssetDomain(network.chainID, c.Asset); ok {
+		if c.AssetName == "" {
+			c.AssetName = name
+		}
+		if c.AssetVersion == "" {
+			c.AssetVersion = version
+		}
+	}
+	if c.AssetName == "" || c.AssetVersion == "" {
+		return c, network, eip3009.Domain{}, fmt.Errorf("PAYMENT_ASSET_NAME and PAYMENT_ASSET_VERSION are required for token %s on %s: they must be the token's EIP-712 domain name and version", c.Asset, c.Network)
+	}
+	for setting, u := range map[string]string{"X402_FACILITATOR_URL": c.FacilitatorURL, "MPP_VERIFIER_URL": c.MPPVerifierURL} {
+		if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "") {
+			return c, network, eip3009.Domain{}, fmt.Errorf("invalid %s %q: want an http(s) URL", setting, u)
+		}
+	}
+	c.Asset = common.HexToAddress(c.Asset).Hex()
+	c.PayTo = common.HexToAddress(c.PayTo).Hex()
+	domain := eip3009.Domain{Name: c.AssetName, Version: c.AssetVersion, ChainID: network.chainID, Contract: common.HexToAddress(c.Asset)}
+	return c, network, domain, nil
+}
+
+// Validate reports a payment configuration that would take payments nobody
+// can make or settle: an unknown network, a malformed address, a token
+// whose EIP-712 domain is unknown, a facilitator URL that is not http(s).
+func (c PaymentConfig) Validate() error {
+	_, _, _, err := c.resolved()
+	return err
+}
+
 // payments implements x402 and MPP for a Service.
 type payments struct {
-	s      *Service
-	cfg    PaymentConfig
-	secret []byte
-
-	mu   sync.Mutex
-	used map[string]time.Time // MPP challenge ids being or already paid, until they expire
+	s       *Service
+	cfg     PaymentConfig
+	network paymentNetwork
+	domain  eip3009.Domain
+	secret  []byte
 }
 
 func newPayments(s *Service, cfg PaymentConfig) *payments {
-	if cfg.Network == "" {
-		cfg.Network = "base"
+	resolved, network, domain, err := cfg.resolved()
+	if err != nil {
+		// app.New validates first; a library user gets payments off and a log line.
+		s.logger.Error("payments disabled: invalid payment configuration", "error", err)
+		resolved = PaymentConfig{}
 	}
-	if cfg.Asset == "" {
-		cfg.Asset = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
-	}
-	if cfg.AssetName == "" {
-		cfg.AssetName = "USD Coin"
-	}
-	if cfg.AssetVersion == "" {
-		cfg.AssetVersion = "2"
-	}
-	if cfg.MaxTimeoutSeconds <= 0 {
-		cfg.MaxTimeoutSeconds = 300
-	}
-	if cfg.MPPRealm == "" {
-		cfg.MPPRealm = "cryptointel"
-	}
-	if cfg.MPPMethod == "" {
-		cfg.MPPMethod = "evm"
-	}
-	cfg.FacilitatorURL = strings.TrimRight(cfg.FacilitatorURL, "/")
-	cfg.MPPVerifierURL = strings.TrimRight(cfg.MPPVerifierURL, "/")
-	secret := []byte(cfg.MPPSecret)
+	secret := []byte(resolved.MPPSecret)
 	if len(secret) == 0 {
 		secret = make([]byte, 32)
 		rand.Read(secret) //nolint:errcheck // crypto/rand.Read never fails
 	}
-	return &payments{s: s, cfg: cfg, secret: secret, used: map[string]time.Time{}}
+	return &payments{s: s, cfg: resolved, network: network, domain: domain, secret: secret}
 }
 
 func (pm *payments) x402On() bool { return pm.cfg.FacilitatorURL != "" && pm.cfg.PayTo != "" }
-func (pm *payments) mppOn() bool  { return pm.cfg.MPPVerifierURL != "" && pm.cfg.PayTo != "" }
+func (pm *payments) mppOn() bool  { return pm.cfg.enabled() }
 func (pm *payments) enabled() bool {
 	return pm.x402On() || pm.mppOn()
+}
+
+// mppFacilitator is the facilitator MPP payments settle through.
+func (pm *payments) mppFacilitator() string {
+	if pm.cfg.MPPVerifierURL != "" {
+		return pm.cfg.MPPVerifierURL
+	}
+	return pm.cfg.FacilitatorURL
 }
 
 func (pm *payments) hasX402(r *http.Request) bool {
@@ -143,433 +213,306 @@ func (p Pricing) AmountForLimit(limit int) int64 {
 	return minA + (span*int64(limit-1)+steps-1)/steps
 }
 
+// AmountForCost returns the price of an operation of cost credits in
+// "complexity" mode: PerCredit per credit, at least Min, in USDC atomic
+// units.
+func (p Pricing) AmountForCost(cost int) int64 {
+	perCredit := int64(math.Round(p.PerCredit * 1e6))
+	return max(int64(math.Round(p.Min*1e6)), perCredit*int64(max(cost, 0)))
+}
+
+// Protocol names, as recorded with each payment claim.
+const (
+	protocolX402 = "x402"
+	protocolMPP  = "mpp"
+)
+
+// paidRequestKey is the context key of the request's *paidRequest.
+type paidRequestKey struct{}
+
+// paidRequest is one request without a key on a priced route. Its payment
+// (x402, MPP, or none yet) is verified once the price is known: before the
+// route runs on /v1, when the operation's cost is known on /graphql (see
+// Charge). It is settled only after a successful response.
+type paidRequest struct {
+	pm  *payments
+	r   *http.Request
+	p   Policy
+	now time.Time
+
+	mu          sync.Mutex
+	priced      bool
+	amount      int64
+	refusal     string // the 402's reason: the request is not paid
+	unavailable string // the 503's message: a facilitator could not be reached
+	err         error  // an internal error (the replay record)
+	pay         *verifiedPayment
+}
+
+// verifiedPayment is a payment the facilitator found valid for the price,
+// claimed in the replay record, waiting for the response to settle it.
+type verifiedPayment struct {
+	protocol    string
+	claimKey    string
+	facilitator string
+	// request is the facilitator's {x402Version, paymentPayload,
+	// paymentRequirements} for /settle.
+	request map[string]any
+	// receipt sets the receipt headers of a settled payment.
+	receipt func(h http.Header, s settleResponse)
+}
+
+// settleResponse is an x402 facilitator's /settle answer.
+type settleResponse struct {
+	Success     bool   `json:"success"`
+	ErrorReason string `json:"errorReason,omitempty"`
+	Payer       string `json:"payer,omitempty"`
+	Transaction string `json:"transaction"`
+	Network     string `json:"network"`
+}
+
 // servePaid handles a request without a key on a priced route: a payment
 // (x402 or MPP) or a 402 challenge.
 func (s *Service) servePaid(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time) {
-	pm := s.pay
 	s.setAnonymousHeaders(w.Header(), now, TierPayPerRequest)
+	pr := &paidRequest{pm: s.pay, r: r, p: p, now: now}
+	ctx := context.WithValue(r.Context(), paidRequestKey{}, pr)
+	ctx = WithCaller(ctx, &Caller{Paid: true})
+	bw := newBufferedWriter()
+	if p.CostByComplexity {
+		// Priced by Charge once the operation's cost is known; an operation
+		// that never gets there (a parse or validation error) is answered
+		// as it is, free, and nothing is verified or settled.
+		next.ServeHTTP(bw, r.WithContext(ctx))
+	} else if pr.authorize(ctx, p.Pricing.Amount(r)) {
+		next.ServeHTTP(bw, r.WithContext(ctx))
+	}
+	pr.finish(ctx, w, bw)
+}
+
+// charge prices a /graphql operation of cost credits and verifies its
+// payment; the first call decides.
+func (pr *paidRequest) charge(ctx context.Context, cost int) error {
+	pr.mu.Lock()
+	priced, paid := pr.priced, pr.pay != nil
+	pr.mu.Unlock()
+	if !priced {
+		paid = pr.authorize(ctx, pr.p.Pricing.AmountForCost(cost))
+	}
+	if !paid {
+		return cryptointel.Errorf(cryptointel.EPAYMENT, "Payment required.")
+	}
+	return nil
+}
+
+// authorize prices the request at amount and verifies its payment against
+// that price: true when the route may run.
+func (pr *paidRequest) authorize(ctx context.Context, amount int64) bool {
+	pm, r := pr.pm, pr.r
+	var (
+		pay         *verifiedPayment
+		refusal     string
+		unavailable string
+		err         error
+	)
 	scheme, cred := authorization(r)
 	switch {
 	case pm.hasX402(r):
-		pm.serveX402(w, r, p, next, now)
+		pay, refusal, unavailable, err = pm.verifyX402(ctx, r, pr.p, amount, pr.now)
 	case scheme == "payment" && pm.mppOn():
-		pm.serveMPP(w, r, p, next, now, cred)
-	default:
-		pm.challenge(w, r, p, now, "X-PAYMENT header is required")
+		pay, refusal, unavailable, err = pm.verifyMPP(ctx, r, pr.p, amount, pr.now, cred)
 	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.priced, pr.amount = true, amount
+	pr.pay, pr.refusal, pr.unavailable, pr.err = pay, refusal, unavailable, err
+	return pay != nil
 }
 
-// x402RequirementsV1 is an x402 v1 PaymentRequirements object.
-type x402RequirementsV1 struct {
-	Scheme            string         `json:"scheme"`
-	Network           string         `json:"network"`
-	MaxAmountRequired string         `json:"maxAmountRequired"`
-	Resource          string         `json:"resource"`
-	Description       string         `json:"description"`
-	MimeType          string         `json:"mimeType"`
-	PayTo             string         `json:"payTo"`
-	MaxTimeoutSeconds int            `json:"maxTimeoutSeconds"`
-	Asset             string         `json:"asset"`
-	Extra             map[string]any `json:"extra"`
-}
-
-// x402RequirementsV2 is an x402 v2 PaymentRequirements object.
-type x402RequirementsV2 struct {
-	Scheme            string         `json:"scheme"`
-	Network           string         `json:"network"`
-	Amount            string         `json:"amount"`
-	Asset             string         `json:"asset"`
-	PayTo             string         `json:"payTo"`
-	MaxTimeoutSeconds int            `json:"maxTimeoutSeconds"`
-	Extra             map[string]any `json:"extra"`
-}
-
-type x402Resource struct {
-	URL         string `json:"url"`
-	Description string `json:"description"`
-	MimeType    string `json:"mimeType"`
-}
-
-// x402Payload is the decoded X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2)
-// header.
-type x402Payload struct {
-	X402Version int                 `json:"x402Version"`
-	Scheme      string              `json:"scheme,omitempty"`
-	Network     string              `json:"network,omitempty"`
-	Accepted    *x402RequirementsV2 `json:"accepted,omitempty"`
-	Payload     json.RawMessage     `json:"payload"`
-}
-
-func (pm *payments) resourceURL(r *http.Request) string {
-	base := pm.cfg.PublicURL
-	if base == "" {
-		proto := "http"
-		if r.TLS != nil {
-			proto = "https"
-		}
-		if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
-			proto = fp
-		}
-		base = proto + "://" + r.Host
-	}
-	return strings.TrimRight(base, "/") + r.URL.RequestURI()
-}
-
-func (pm *payments) description(p Policy) string { return "cryptointel " + p.Name + " (one request)" }
-
-func (pm *payments) extra() map[string]any {
-	return map[string]any{"name": pm.cfg.AssetName, "version": pm.cfg.AssetVersion}
-}
-
-func (pm *payments) requirementsV1(r *http.Request, p Policy) x402RequirementsV1 {
-	return x402RequirementsV1{
-		Scheme: "exact", Network: pm.cfg.Network,
-		MaxAmountRequired: strconv.FormatInt(p.Pricing.Amount(r), 10),
-		Resource:          pm.resourceURL(r), Description: pm.description(p), MimeType: "application/json",
-		PayTo: pm.cfg.PayTo, MaxTimeoutSeconds: pm.cfg.MaxTimeoutSeconds, Asset: pm.cfg.Asset, Extra: pm.extra(),
-	}
-}
-
-func (pm *payments) requirementsV2(r *http.Request, p Policy) x402RequirementsV2 {
-	return x402RequirementsV2{
-		Scheme: "exact", Network: pm.cfg.Network, Amount: strconv.FormatInt(p.Pricing.Amount(r), 10),
-		Asset: pm.cfg.Asset, PayTo: pm.cfg.PayTo, MaxTimeoutSeconds: pm.cfg.MaxTimeoutSeconds, Extra: pm.extra(),
-	}
-}
-
-// challenge answers 402 with every enabled payment option: the x402 v1
-// body (and the v2 PAYMENT-REQUIRED header) and the MPP WWW-Authenticate
-// challenge.
-func (pm *payments) challenge(w http.ResponseWriter, r *http.Request, p Policy, now time.Time, reason string) {
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	body := map[string]any{"error": reason}
-	if pm.x402On() {
-		body["x402Version"] = 1
-		body["accepts"] = []x402RequirementsV1{pm.requirementsV1(r, p)}
-		v2, _ := json.Marshal(map[string]any{
-			"x402Version": 2,
-			"error":       reason,
-			"resource":    x402Resource{URL: pm.resourceURL(r), Description: pm.description(p), MimeType: "application/json"},
-			"accepts":     []x402RequirementsV2{pm.requirementsV2(r, p)},
-		})
-		h.Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(v2))
-	}
-	if pm.mppOn() {
-		h.Set("WWW-Authenticate", pm.mppChallenge(r, p, now).header())
-	}
-	writeJSON(w, http.StatusPaymentRequired, body)
-}
-
-// serveX402 verifies an x402 payment, runs next, and settles only when next
-// succeeded.
-func (pm *payments) serveX402(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time) {
-	raw := r.Header.Get("X-PAYMENT")
-	if raw == "" {
-		raw = r.Header.Get("PAYMENT-SIGNATURE") // x402 v2 header
-	}
-	var payload x402Payload
-	b, err := decodeBase64(raw)
-	if err == nil {
-		err = json.Unmarshal(b, &payload)
-	}
-	if err != nil || len(payload.Payload) == 0 {
-		pm.challenge(w, r, p, now, "Invalid payment header: expected base64-encoded JSON payment payload.")
-		return
-	}
-	var requirements any
+// finish answers the request: the challenge when it is not paid, or the
+// held response once the payment is settled (a failed response is passed
+// on unpaid, its payment released).
+func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bufferedWriter) {
+	pm, r := pr.pm, pr.r
+	pr.mu.Lock()
+	priced, amount, refusal, unavailable, err, pay := pr.priced, pr.amount, pr.refusal, pr.unavailable, pr.err, pr.pay
+	pr.mu.Unlock()
 	switch {
-	case payload.X402Version == 1:
-		req := pm.requirementsV1(r, p)
-		if payload.Scheme != req.Scheme || payload.Network != req.Network {
-			pm.challenge(w, r, p, now, "Unsupported payment scheme or network.")
-			return
-		}
-		requirements = req
-	case payload.X402Version == 2 && payload.Accepted != nil:
-		req := pm.requirementsV2(r, p)
-		a := payload.Accepted
-		if a.Scheme != req.Scheme || a.Network != req.Network || a.Amount != req.Amount ||
-			a.PayTo != req.PayTo || !strings.EqualFold(a.Asset, req.Asset) {
-			pm.challenge(w, r, p, now, "Payment does not match the payment requirements.")
-			return
-		}
-		requirements = req
-	default:
-		pm.challenge(w, r, p, now, "Unsupported x402Version.")
+	case err != nil:
+		pm.s.internalError(w, r, err)
 		return
-	}
-	var payloadJSON json.RawMessage = b
-	reqBody := map[string]any{"x402Version": payload.X402Version, "paymentPayload": payloadJSON, "paymentRequirements": requirements}
-
-	var verify struct {
-		IsValid       bool   `json:"isValid"`
-		InvalidReason string `json:"invalidReason"`
-		Payer         string `json:"payer"`
-	}
-	if err := pm.post(r.Context(), pm.cfg.FacilitatorURL+"/verify", reqBody, &verify); err != nil {
-		pm.s.logger.ErrorContext(r.Context(), "x402 verify failed", "request_id", RequestIDFrom(r.Context()), "error", err)
-		writeError(w, http.StatusServiceUnavailable, "Payment facilitator unavailable. Please retry shortly.")
+	case unavailable != "":
+		writeError(w, http.StatusServiceUnavailable, unavailable)
 		return
-	}
-	if !verify.IsValid {
-		reason := verify.InvalidReason
-		if reason == "" {
-			reason = "invalid_payment"
-		}
-		pm.challenge(w, r, p, now, "Payment verification failed: "+reason)
+	case !priced:
+		bw.flushTo(w)
 		return
-	}
-
-	bw := newBufferedWriter()
-	ctx := WithCaller(r.Context(), &Caller{Paid: true})
-	next.ServeHTTP(bw, r.WithContext(ctx))
-	if !bw.succeeded() {
+	case pay == nil:
+		pm.challenge(w, r, pr.p, amount, pr.now, refusal)
+		return
+	case !bw.succeeded():
+		pm.release(ctx, pay)
 		bw.flushTo(w) // no settlement for a failed response
 		return
 	}
-
-	var settle struct {
-		Success     bool   `json:"success"`
-		ErrorReason string `json:"errorReason,omitempty"`
-		Payer       string `json:"payer,omitempty"`
-		Transaction string `json:"transaction"`
-		Network     string `json:"network"`
-	}
-	if err := pm.post(r.Context(), pm.cfg.FacilitatorURL+"/settle", reqBody, &settle); err != nil {
-		pm.s.logger.ErrorContext(r.Context(), "x402 settle failed", "request_id", RequestIDFrom(r.Context()), "error", err)
+	var settle settleResponse
+	if err := pm.post(ctx, pay.facilitator+"/settle", pay.request, &settle); err != nil {
+		// The outcome is unknown: the payment stays claimed (until it
+		// expires) so that it can never pay for a second response.
+		pm.s.logger.ErrorContext(ctx, "payment settle failed", "protocol", pay.protocol,
+			"request_id", RequestIDFrom(ctx), "error", err)
 		writeError(w, http.StatusServiceUnavailable, "Payment facilitator unavailable. Please retry shortly.")
 		return
 	}
-	receipt, _ := json.Marshal(settle)
-	enc := base64.StdEncoding.EncodeToString(receipt)
-	w.Header().Set("X-PAYMENT-RESPONSE", enc)
-	w.Header().Set("PAYMENT-RESPONSE", enc)
 	if !settle.Success {
+		pm.release(ctx, pay)
+		if pay.protocol == protocolX402 {
+			setX402Receipt(w.Header(), settle)
+		}
 		reason := settle.ErrorReason
 		if reason == "" {
 			reason = "settlement_failed"
 		}
-		pm.challenge(w, r, p, now, "Payment settlement failed: "+reason)
+		if pay.protocol == protocolMPP {
+			pm.challenge(w, r, pr.p, amount, pr.now, "verification-failed: the payment did not settle: "+reason)
+		} else {
+			pm.challenge(w, r, pr.p, amount, pr.now, "Payment settlement failed: "+reason)
+		}
 		return
 	}
+	if err := pm.s.store.SettlePayment(ctx, pay.claimKey, settle.Transaction); err != nil {
+		// The payment is settled and stays claimed; only its state is stale.
+		pm.s.logger.ErrorContext(ctx, "recording payment settlement failed", "request_id", RequestIDFrom(ctx), "error", err)
+	}
+	pay.receipt(w.Header(), settle)
+	bw.header.Set("Cache-Control", "private")
 	bw.flushTo(w)
 }
 
-// mppChallenge is a Payment HTTP authentication challenge (MPP).
-type mppChallenge struct {
-	ID          string `json:"id"`
-	Realm       string `json:"realm"`
-	Method      string `json:"method"`
-	Intent      string `json:"intent"`
-	Request     string `json:"request"`
-	Expires     string `json:"expires,omitempty"`
-	Digest      string `json:"digest,omitempty"`
-	Opaque      string `json:"opaque,omitempty"`
-	Description string `json:"description,omitempty"`
+// claim records a payment in the replay record; refusal is set when another
+// request holds or used it.
+func (pm *payments) claim(ctx context.Context, protocol string, auth *eip3009.Parsed, now time.Time) (key, refusal string, err error) {
+	key = fmt.Sprintf("eip3009:%d:%s:%s:0x%x", pm.network.chainID, strings.ToLower(pm.cfg.Asset),
+		strings.ToLower(auth.From.Hex()), auth.Nonce)
+	// Kept until the authorization expires on chain (and at most a week:
+	// the token refuses a used nonce for ever; this record only spares the
+	// facilitator the call).
+	expires := now.Add(7 * 24 * time.Hour)
+	if auth.ValidBefore.IsInt64() && auth.ValidBefore.Int64() < expires.Unix() {
+		expires = time.Unix(auth.ValidBefore.Int64(), 0)
+	}
+	state, err := pm.s.store.ClaimPayment(ctx, key, protocol, expires, now)
+	switch {
+	case err != nil:
+		return "", "", err
+	case state == db.PaymentSettled:
+		return "", "this payment was already settled for an earlier request; sign a new one", nil
+	case state == db.PaymentPending:
+		return "", "this payment is in use by another request", nil
+	}
+	return key, "", nil
 }
 
-// header renders the challenge as a WWW-Authenticate value.
-func (c mppChallenge) header() string {
-	var b strings.Builder
-	b.WriteString("Payment ")
-	param := func(k, v string, first bool) {
-		if !first {
-			b.WriteString(", ")
-		}
-		b.WriteString(k + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`)
+// release frees the claim of a payment that was not settled, so the client
+// may present it again.
+func (pm *payments) release(ctx context.Context, pay *verifiedPayment) {
+	if err := pm.s.store.ReleasePayment(context.WithoutCancel(ctx), pay.claimKey); err != nil {
+		pm.s.logger.ErrorContext(ctx, "releasing payment claim failed", "request_id", RequestIDFrom(ctx), "error", err)
 	}
-	param("id", c.ID, true)
-	param("realm", c.Realm, false)
-	param("method", c.Method, false)
-	param("intent", c.Intent, false)
-	param("request", c.Request, false)
-	if c.Expires != "" {
-		param("expires", c.Expires, false)
-	}
-	if c.Description != "" {
-		param("description", c.Description, false)
-	}
-	return b.String()
 }
 
-// mppRequest returns the base64url (no padding) JCS JSON "charge" request
-// for r: amount in atomic units, currency (the token), recipient.
-func (pm *payments) mppRequest(r *http.Request, p Policy) string {
-	req := map[string]any{
-		"amount":        strconv.FormatInt(p.Pricing.Amount(r), 10),
-		"currency":      pm.cfg.Asset,
-		"recipient":     pm.cfg.PayTo,
-		"description":   pm.description(p),
-		"methodDetails": map[string]any{"network": pm.cfg.Network},
-	}
-	// encoding/json sorts map keys and, without HTML escaping, writes
-	// string-only objects exactly as JCS (RFC 8785) does.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(req) //nolint:errcheck
-	return base64.RawURLEncoding.EncodeToString(bytes.TrimRight(buf.Bytes(), "\n"))
-}
-
-// mppID binds a challenge id to its parameters with HMAC-SHA256 (the
-// scheme's recommended stateless binding).
-func (pm *payments) mppID(c mppChallenge) string {
-	mac := hmac.New(sha256.New, pm.secret)
-	mac.Write([]byte(strings.Join([]string{c.Realm, c.Method, c.Intent, c.Request, c.Expires, c.Digest, c.Opaque}, "|")))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
-}
-
-func (pm *payments) mppChallenge(r *http.Request, p Policy, now time.Time) mppChallenge {
-	c := mppChallenge{
-		Realm: pm.cfg.MPPRealm, Method: pm.cfg.MPPMethod, Intent: "charge",
-		Request:     pm.mppRequest(r, p),
-		Expires:     now.UTC().Add(time.Duration(pm.cfg.MaxTimeoutSeconds) * time.Second).Format(time.RFC3339),
-		Description: pm.description(p),
-	}
-	c.ID = pm.mppID(c)
-	return c
-}
-
-// mppCredential is the decoded `Authorization: Payment` credential.
-type mppCredential struct {
-	Challenge mppChallenge    `json:"challenge"`
-	Source    string          `json:"source,omitempty"`
-	Payload   json.RawMessage `json:"payload"`
-}
-
-// serveMPP verifies a Payment credential, runs next, and settles only when
-// next succeeded, answering with Payment-Receipt.
-func (pm *payments) serveMPP(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, raw string) {
-	var cred mppCredential
-	var credJSON json.RawMessage
-	b, err := decodeBase64(raw)
-	if err == nil {
-		err = json.Unmarshal(b, &cred)
-		credJSON = b
-	}
-	if err != nil || len(cred.Payload) == 0 || cred.Challenge.ID == "" {
-		pm.challenge(w, r, p, now, "malformed-credential: the Payment credential is not base64url JSON with challenge and payload.")
-		return
-	}
-	c := cred.Challenge
-	if !hmac.Equal([]byte(c.ID), []byte(pm.mppID(c))) || c.Realm != pm.cfg.MPPRealm ||
-		c.Method != pm.cfg.MPPMethod || c.Intent != "charge" {
-		pm.challenge(w, r, p, now, "invalid-challenge: unknown challenge id.")
-		return
-	}
-	if c.Request != pm.mppRequest(r, p) {
-		pm.challenge(w, r, p, now, "invalid-challenge: the challenge was issued for another resource or amount.")
-		return
-	}
-	expires, err := time.Parse(time.RFC3339, c.Expires)
-	if err != nil || !now.Before(expires) {
-		pm.challenge(w, r, p, now, "payment-expired: the challenge has expired.")
-		return
-	}
-	if !pm.claim(c.ID, expires, now) {
-		pm.challenge(w, r, p, now, "invalid-challenge: the challenge was already used.")
-		return
-	}
-	settled := false
-	defer func() {
-		if !settled {
-			pm.release(c.ID)
-		}
-	}()
-
+// facilitatorVerify asks the facilitator at base whether the payment in
+// request is valid: "" when it is, else the refusal reason; unavailable is
+// set when the facilitator could not answer.
+func (pm *payments) facilitatorVerify(ctx context.Context, base string, request map[string]any) (invalid, unavailable string) {
 	var verify struct {
-		Valid  bool   `json:"valid"`
-		Method string `json:"method"`
-		Error  *struct {
-			Code   string `json:"code"`
-			Detail string `json:"detail"`
-		} `json:"error"`
+		IsValid        bool   `json:"isValid"`
+		InvalidReason  string `json:"invalidReason"`
+		InvalidMessage string `json:"invalidMessage"`
+		Payer          string `json:"payer"`
 	}
-	body := map[string]any{"challenge": c, "credential": credJSON}
-	if err := pm.post(r.Context(), pm.cfg.MPPVerifierURL+"/verify", body, &verify); err != nil {
-		pm.s.logger.ErrorContext(r.Context(), "mpp verify failed", "request_id", RequestIDFrom(r.Context()), "error", err)
-		writeError(w, http.StatusServiceUnavailable, "Payment verifier unavailable. Please retry shortly.")
-		return
+	if err := pm.post(ctx, base+"/verify", request, &verify); err != nil {
+		pm.s.logger.ErrorContext(ctx, "payment verify failed", "request_id", RequestIDFrom(ctx), "error", err)
+		return "", "Payment facilitator unavailable. Please retry shortly."
 	}
-	if !verify.Valid {
-		detail := "proof invalid"
-		if verify.Error != nil && verify.Error.Detail != "" {
-			detail = verify.Error.Detail
-		}
-		pm.challenge(w, r, p, now, "verification-failed: "+detail)
-		return
+	if verify.IsValid {
+		return "", ""
 	}
-
-	bw := newBufferedWriter()
-	ctx := WithCaller(r.Context(), &Caller{Paid: true})
-	next.ServeHTTP(bw, r.WithContext(ctx))
-	if !bw.succeeded() {
-		bw.flushTo(w) // no settlement for a failed response
-		return
+	reason := verify.InvalidReason
+	if reason == "" {
+		reason = "invalid_payment"
 	}
-
-	var settle struct {
-		Settled   bool   `json:"settled"`
-		Reference string `json:"reference"`
-		Amount    string `json:"amount"`
-		Timestamp string `json:"timestamp"`
-		Error     *struct {
-			Code   string `json:"code"`
-			Detail string `json:"detail"`
-		} `json:"error"`
-	}
-	body["amount"] = strconv.FormatInt(p.Pricing.Amount(r), 10)
-	if err := pm.post(r.Context(), pm.cfg.MPPVerifierURL+"/settle", body, &settle); err != nil {
-		pm.s.logger.ErrorContext(r.Context(), "mpp settle failed", "request_id", RequestIDFrom(r.Context()), "error", err)
-		writeError(w, http.StatusServiceUnavailable, "Payment verifier unavailable. Please retry shortly.")
-		return
-	}
-	if !settle.Settled {
-		detail := "settlement failed"
-		if settle.Error != nil && settle.Error.Detail != "" {
-			detail = settle.Error.Detail
-		}
-		pm.challenge(w, r, p, now, "verification-failed: "+detail)
-		return
-	}
-	settled = true
-	ts := settle.Timestamp
-	if ts == "" {
-		ts = now.UTC().Format(time.RFC3339)
-	}
-	receipt, _ := json.Marshal(map[string]string{
-		"status": "success", "method": c.Method, "timestamp": ts, "reference": settle.Reference,
-	})
-	w.Header().Set("Payment-Receipt", base64.RawURLEncoding.EncodeToString(receipt))
-	bw.flushTo(w)
+	return reason, ""
 }
 
-// claim marks an MPP challenge id as in use so a credential serves one
-// request; false when it already is. Ids are forgotten once expired. This
-// guards one process; across replicas, the verifier's settlement
-// (idempotent per challenge id) is what stops a second charge.
-func (pm *payments) claim(id string, expires, now time.Time) bool {
-	pm.mu.Lock()
-	defer pm.mu.Unlock()
-	for k, exp := range pm.used {
-		if !now.Before(exp) {
-			delete(pm.used, k)
-		}
+// resourceURL names the paid resource: PublicURL (or the request's scheme
+// and host) and the request URI.
+func (pm *payments) resourceURL(r *http.Request) string {
+	base := pm.cfg.PublicURL
+	if base == "" {
+		base = requestScheme(r) + "://" + r.Host
 	}
-	if _, ok := pm.used[id]; ok {
-		return false
-	}
-	pm.used[id] = expires
-	return true
+	return strings.TrimRight(base, "/") + r.URL.RequestURI()
 }
 
-// release forgets a claimed id whose request was not paid, so the client
-// may retry with the same credential.
-func (pm *payments) release(id string) {
-	pm.mu.Lock()
-	defer pm.mu.Unlock()
-	delete(pm.used, id)
+func requestScheme(r *http.Request) string {
+	proto := "http"
+	if r.TLS != nil {
+		proto = "https"
+	}
+	if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
+		proto = fp
+	}
+	return proto
+}
+
+// realm is the MPP realm: MPPRealm, else the host name of PublicURL or of
+// the request.
+func (pm *payments) realm(r *http.Request) string {
+	if pm.cfg.MPPRealm != "" {
+		return pm.cfg.MPPRealm
+	}
+	host := r.Host
+	if u, err := url.Parse(pm.cfg.PublicURL); pm.cfg.PublicURL != "" && err == nil && u.Host != "" {
+		host = u.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.Trim(host, "[]")
+}
+
+func (pm *payments) description(p Policy) string { return "cryptointel " + p.Name + " (one request)" }
+
+// challenge answers 402 with every enabled payment option at amount: the
+// x402 v1 body and the v2 PAYMENT-REQUIRED header, and the MPP
+// WWW-Authenticate challenge. reason says why; without one the 402 names
+// the header each protocol expects.
+func (pm *payments) challenge(w http.ResponseWriter, r *http.Request, p Policy, amount int64, now time.Time, reason string) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	v1Reason, v2Reason := reason, reason
+	if reason == "" {
+		v1Reason, v2Reason = "X-PAYMENT header is required", "PAYMENT-SIGNATURE header is required"
+		if !pm.x402On() {
+			v1Reason = "Payment required: answer the WWW-Authenticate Payment challenge"
+		}
+	}
+	body := map[string]any{"error": v1Reason}
+	if pm.x402On() {
+		body["x402Version"] = 1
+		body["accepts"] = []x402RequirementsV1{pm.requirementsV1(r, p, amount)}
+		v2, _ := json.Marshal(x402PaymentRequired{
+			X402Version: 2, Error: v2Reason,
+			Resource: x402Resource{URL: pm.resourceURL(r), Description: pm.description(p), MimeType: "application/json"},
+			Accepts:  []x402RequirementsV2{pm.requirementsV2(r, p, amount)},
+		})
+		h.Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(v2))
+	}
+	if pm.mppOn() {
+		h.Set("WWW-Authenticate", pm.mppChallenge(r, p, amount, now).header())
+	}
+	writeJSON(w, http.StatusPaymentRequired, body)
 }
 
 // post sends body as JSON to url and decodes a 200 response into out.
@@ -601,14 +544,23 @@ func (pm *payments) post(ctx context.Context, url string, body, out any) error {
 	return nil
 }
 
+// errNotBase64 is returned by decodeBase64 for a value that is not base64.
+var errNotBase64 = errors.New("not base64")
+
 // decodeBase64 accepts standard or URL-safe base64, padded or not.
 func decodeBase64(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	s = strings.TrimRight(s, "=")
+	s = strings.TrimRight(strings.TrimSpace(s), "=")
+	var b []byte
+	var err error
 	if strings.ContainsAny(s, "-_") {
-		return base64.RawURLEncoding.DecodeString(s)
+		b, err = base64.RawURLEncoding.DecodeString(s)
+	} else {
+		b, err = base64.RawStdEncoding.DecodeString(s)
 	}
-	return base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, errNotBase64
+	}
+	return b, nil
 }
 
 // bufferedWriter holds a response until the payment is settled.

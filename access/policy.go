@@ -101,8 +101,11 @@ type Policy struct {
 // [1, MaxLimit]; a request whose parameters did not parse (answered 400 and
 // never settled) is priced at DefaultLimit. The price is charged in USDC
 // atomic units (6 decimals), rounded up to a whole unit.
+//
+// In "complexity" mode (/graphql) the price is PerCredit for each credit of
+// the operation's computed complexity, and at least Min.
 type Pricing struct {
-	// Mode is "fixed" or "range".
+	// Mode is "fixed", "range" or "complexity".
 	Mode string
 	// Min and Max bound the price; equal for a fixed price.
 	Min, Max float64
@@ -112,4 +115,7 @@ type Pricing struct {
 	// DefaultLimit is the route's default `limit`, priced when the request
 	// does not send one. Defaults to MaxLimit.
 	DefaultLimit int
+	// PerCredit is the price of one credit of complexity in "complexity"
+	// mode.
+	PerCredit float64
 }

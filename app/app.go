@@ -51,6 +51,9 @@ type App struct {
 // call Migrate first where wanted (serve does).
 func New(ctx context.Context, cfg Config) (*App, error) {
 	cfg.setDefaults()
+	if err := cfg.payment().Validate(); err != nil {
+		return nil, fmt.Errorf("invalid payment settings: %w", err)
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()

@@ -54,24 +54,38 @@ type Config struct {
 	// set one trusting their receiver. Defaults to the system roots.
 	WebhookTLSConfig *tls.Config `json:"-"`
 	// X402FacilitatorURL is the x402 facilitator base URL (env
-	// X402_FACILITATOR_URL); with PaymentPayTo it enables x402 payments on
-	// priced routes. Empty disables x402.
+	// X402_FACILITATOR_URL); with PaymentPayTo it enables x402 (v1 and v2)
+	// and MPP payments on priced routes. Empty disables x402.
 	X402FacilitatorURL string
-	// MPPVerifierURL is the MPP (Payment HTTP auth scheme) verifier base URL
-	// (env MPP_VERIFIER_URL); with PaymentPayTo it enables MPP. Empty
-	// disables MPP.
+	// MPPVerifierURL is the x402 facilitator that MPP payments are verified
+	// and settled through when it is not X402FacilitatorURL (env
+	// MPP_VERIFIER_URL); with PaymentPayTo alone it enables MPP without
+	// x402. Empty uses X402FacilitatorURL.
 	MPPVerifierURL string
 	// MPPSecret keys MPP challenge ids (env MPP_SECRET); share it across
 	// replicas. Defaults to a random per-process secret.
 	MPPSecret string `json:"-"`
+	// MPPRealm is the realm of MPP challenges (env MPP_REALM). Defaults to
+	// the host name of PublicURL, or of each request.
+	MPPRealm string
 	// PaymentPayTo is the address receiving payments (env PAYMENT_PAY_TO).
 	PaymentPayTo string
-	// PaymentNetwork is the x402 network (env PAYMENT_NETWORK). Defaults to
-	// "base".
+	// PaymentNetwork is the chain payments are made on (env
+	// PAYMENT_NETWORK): an x402 network name (base, base-sepolia) or a
+	// CAIP-2 id (eip155:8453, eip155:84532). Defaults to "base".
 	PaymentNetwork string
-	// PaymentAsset is the USDC token contract (env PAYMENT_ASSET). Defaults
-	// to USDC on Base.
+	// PaymentAsset is the token contract, a 6-decimal token with EIP-3009
+	// (env PAYMENT_ASSET). Defaults to USDC on PaymentNetwork.
 	PaymentAsset string
+	// PaymentAssetName is the token's EIP-712 domain name, which payments
+	// are signed under (env PAYMENT_ASSET_NAME). Defaults to the known
+	// name of USDC on the network ("USD Coin" on Base, "USDC" on Base
+	// Sepolia); required for other tokens.
+	PaymentAssetName string
+	// PaymentAssetVersion is the token's EIP-712 domain version (env
+	// PAYMENT_ASSET_VERSION). Defaults to "2" for USDC; required for other
+	// tokens.
+	PaymentAssetVersion string
 	// PublicURL is the service's public base URL, naming paid resources
 	// (env PUBLIC_URL). Defaults to the request's scheme and host.
 	PublicURL string
@@ -153,7 +167,8 @@ func (c *Config) setDefaults() {
 // payment is the access layer's pay-per-request configuration.
 func (c *Config) payment() access.PaymentConfig {
 	return access.PaymentConfig{
-		FacilitatorURL: c.X402FacilitatorURL, MPPVerifierURL: c.MPPVerifierURL, MPPSecret: c.MPPSecret,
-		PayTo: c.PaymentPayTo, Network: c.PaymentNetwork, Asset: c.PaymentAsset, PublicURL: c.PublicURL,
+		FacilitatorURL: c.X402FacilitatorURL, MPPVerifierURL: c.MPPVerifierURL, MPPSecret: c.MPPSecret, MPPRealm: c.MPPRealm,
+		PayTo: c.PaymentPayTo, Network: c.PaymentNetwork, Asset: c.PaymentAsset,
+		AssetName: c.PaymentAssetName, AssetVersion: c.PaymentAssetVersion, PublicURL: c.PublicURL,
 	}
 }

@@ -49,6 +49,7 @@ func startAccessServer(t *testing.T, databaseURL string, fac *accesstest.Facilit
 	})
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return accessNow }
+	fac.Now = func() time.Time { return accessNow }
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
