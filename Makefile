@@ -88,16 +88,26 @@ soak: build
 	$(GO) build -o bin/bench ./tests/bench; \
 	bin/bench -soak -bin $(BIN) -database-url "$$SOAK_DATABASE_URL" -events 100000 $(SOAKFLAGS)
 
-## fuzz: run each fuzz target for FUZZTIME (30s); `make test` replays the committed corpora
+## fuzz: run each fuzz target for FUZZTIME (30s); `make test` replays the committed corpora.
+## FuzzGraphQLDocument needs PostgreSQL (brought up as for make test) and reports the
+## largest validation time it saw, printed at the end like make test's counts.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./rest:FuzzParseCall ./rest:FuzzWithLegacyAliases ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
-	./db:FuzzParseIngestLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify
+	./resolvers:FuzzGraphQLDocument ./db:FuzzParseIngestLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
+	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
+	export TEST_SUMMARY_FILE="$$(mktemp)"; \
+	status=0; \
+	for t in $(FUZZ_TARGETS); do \
 	  pkg="$${t%%:*}"; name="$${t##*:}"; \
 	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
-	done
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg" || { status=$$?; break; }; \
+	done; \
+	echo; \
+	echo "--- counts reported by the fuzz targets"; \
+	sort "$$TEST_SUMMARY_FILE"; \
+	rm -f "$$TEST_SUMMARY_FILE"; \
+	exit $$status
 
 ## generate: regenerate generated code (gqlgen)
 generate:

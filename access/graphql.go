@@ -7,13 +7,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph/validation"
 )
 
 // GraphQLPolicy is the policy /graphql is wrapped with: evaluation layer,
@@ -46,10 +46,11 @@ var GraphQLPolicy = Policy{
 // Executing an operation outside a CostByComplexity request (the /v1 facade
 // running its fixed operations in process) charges nothing here: the route
 // was already metered at its CreditCost.
+//
+// The complexity is the one the executor's complexity limit recorded under
+// the operation stats key "ComplexityLimit" (gqlgen's), else computed with
+// validation.Complexity (gqlgen's measure, in time linear in the document).
 type GraphQLCost struct {
-	// Options tune the complexity calculation (gqlgen complexity options).
-	Options []complexity.Option
-
 	es graphql.ExecutableSchema
 }
 
@@ -77,10 +78,10 @@ func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql
 		return nil
 	}
 	var cost int
-	if stats, ok := opCtx.Stats.GetExtension("ComplexityLimit").(*extension.ComplexityStats); ok && c.Options == nil {
-		cost = stats.Complexity // computed already by gqlgen's ComplexityLimit
+	if stats, ok := opCtx.Stats.GetExtension("ComplexityLimit").(*extension.ComplexityStats); ok {
+		cost = stats.Complexity // computed already by the complexity limit
 	} else {
-		cost = complexity.Calculate(ctx, c.es, op, opCtx.Variables, c.Options...)
+		cost = validation.Complexity(ctx, c.es, op, opCtx.Variables)
 	}
 	opCtx.Stats.SetExtension(costExtension, cost)
 	if err := Charge(ctx, cost); err != nil {

@@ -3,15 +3,17 @@ package observe
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+
+	"github.com/cryptointel/cryptointel/graph/validation"
 )
 
 // GraphQLMetrics is a gqlgen handler extension that counts operations by
 // type and outcome and records their complexity. Add it to the server with
 // srv.Use(observe.NewGraphQLMetrics()). Complexity is gqlgen's (the schema's
-// complexity functions, 1 per field by default), computed once per
-// operation.
+// complexity functions, 1 per field by default): the one the complexity
+// limit recorded, else computed once per operation.
 type GraphQLMetrics struct {
 	schema graphql.ExecutableSchema
 }
@@ -61,9 +63,15 @@ func (m *GraphQLMetrics) InterceptResponse(ctx context.Context, next graphql.Res
 	return resp
 }
 
+// complexity is the operation's complexity as the complexity limit recorded
+// it, else computed (linear in the document). An operation refused before
+// validation completed has no fields annotated and counts 0.
 func (m *GraphQLMetrics) complexity(ctx context.Context, opCtx *graphql.OperationContext) int {
+	if stats, ok := opCtx.Stats.GetExtension("ComplexityLimit").(*extension.ComplexityStats); ok {
+		return stats.Complexity
+	}
 	if m.schema == nil {
 		return 0
 	}
-	return complexity.Calculate(ctx, m.schema, opCtx.Operation, opCtx.Variables)
+	return validation.Complexity(ctx, m.schema, opCtx.Operation, opCtx.Variables)
 }

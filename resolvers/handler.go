@@ -18,11 +18,13 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/graph/validation"
 )
 
 // Query limits. A 3-hop query (entity → relationships → relatedEntity →
@@ -40,6 +42,12 @@ const (
 	MaxStringBytes = 2048
 	// MaxTokens bounds the tokens the parser reads from one document.
 	MaxTokens = 10_000
+	// MaxFragments bounds the fragment definitions of one document.
+	MaxFragments = validation.DefaultMaxFragments
+	// MaxFields bounds the fields of an operation once its fragment spreads
+	// are expanded (a fragment counts each time it is spread): no more
+	// than a document may have tokens.
+	MaxFields = MaxTokens
 	// MaxBodyBytes bounds a POST /graphql body (1 MB).
 	MaxBodyBytes = 1 << 20
 )
@@ -55,7 +63,7 @@ const (
 )
 
 func init() {
-	for _, code := range []string{codeDepthLimit, codeAliasLimit, codeComplexityLimit, codeInvalidInput} {
+	for _, code := range []string{codeDepthLimit, codeAliasLimit, codeComplexityLimit, codeInvalidInput, validation.CodeDocumentLimit} {
 		errcode.RegisterErrorType(code, errcode.KindProtocol)
 	}
 }
@@ -91,6 +99,7 @@ type Config struct {
 // presenter, and attach fresh dataloaders to every operation.
 type Executor struct {
 	exec       *executor.Executor
+	schema     graphql.ExecutableSchema
 	store      *db.DB
 	loaderWait time.Duration
 	transports []graphql.Transport
@@ -114,9 +123,15 @@ func NewExecutor(cfg Config) *Executor {
 	gcfg := graph.Config{Resolvers: root}
 	gcfg.Directives.Access = accessDirective(cfg.Access)
 	setComplexity(&gcfg.Complexity)
-	exec := executor.New(graph.NewExecutableSchema(gcfg))
-	exec.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	schema := graph.NewExecutableSchema(gcfg)
+	exec := executor.New(schema)
+	cache := lru.New[*ast.QueryDocument](1000)
+	exec.SetQueryCache(cache)
 	exec.SetParserTokenLimit(MaxTokens)
+	// Validation costs time linear in the document: the bounds are checked
+	// before any rule walks it, and the field-merging rule is the linear one.
+	exec.SetDefaultRulesFn(validation.Rules)
+	exec.Use(documentBound{cache: cache, limits: validation.Limits{MaxFragments: MaxFragments, MaxFields: MaxFields}})
 	exec.SetErrorPresenter(errorPresenter(cfg.Logger))
 	exec.SetRecoverFunc(func(ctx context.Context, v any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v))
@@ -124,12 +139,13 @@ func NewExecutor(cfg Config) *Executor {
 	})
 	exec.Use(extension.Introspection{})
 	exec.Use(depthLimit{max: cfg.MaxDepth})
-	exec.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
+	exec.Use(&complexityLimit{max: cfg.MaxComplexity})
 	for _, ext := range cfg.Extensions {
 		exec.Use(ext)
 	}
 	return &Executor{
 		exec:       exec,
+		schema:     schema,
 		store:      cfg.Store,
 		loaderWait: cfg.LoaderWait,
 		transports: []graphql.Transport{
@@ -268,7 +284,7 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	if opCtx.Operation == nil {
 		return nil
 	}
-	depth := selectionDepth(opCtx.Operation.SelectionSet, opCtx.Doc.Fragments, 0, map[string]bool{})
+	depth := validation.Depth(opCtx.Operation, opCtx.Doc.Fragments)
 	if depth > d.max {
 		err := gqlerror.Errorf("operation has depth %d, which exceeds the limit of %d", depth, d.max)
 		errcode.Set(err, codeDepthLimit)
@@ -385,37 +401,79 @@ func checkStrings(v any) string {
 	return ""
 }
 
-func selectionDepth(set ast.SelectionSet, frags ast.FragmentDefinitionList, depth int, visiting map[string]bool) int {
-	best := depth
-	for _, sel := range set {
-		var d int
-		switch s := sel.(type) {
-		case *ast.Field:
-			if depth == 0 && (s.Name == "__schema" || s.Name == "__type") {
-				continue // introspection is static and cheap; tools nest it deeply
-			}
-			if len(s.SelectionSet) == 0 {
-				d = depth + 1
-			} else {
-				d = selectionDepth(s.SelectionSet, frags, depth+1, visiting)
-			}
-		case *ast.InlineFragment:
-			d = selectionDepth(s.SelectionSet, frags, depth, visiting)
-		case *ast.FragmentSpread:
-			if visiting[s.Name] {
-				continue
-			}
-			f := frags.ForName(s.Name)
-			if f == nil {
-				continue
-			}
-			visiting[s.Name] = true
-			d = selectionDepth(f.SelectionSet, frags, depth, visiting)
-			delete(visiting, s.Name)
-		}
-		if d > best {
-			best = d
-		}
-	}
-	return best
+// documentBound checks a document's bounds (validation.Bound) before the
+// executor parses and validates it, so that no validation rule ever walks a
+// document whose fragments multiply it. A document in the parsed-query
+// cache passed them already.
+type documentBound struct {
+	cache  graphql.Cache[*ast.QueryDocument]
+	limits validation.Limits
 }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = documentBound{}
+
+// ExtensionName names the extension.
+func (documentBound) ExtensionName() string { return "DocumentBound" }
+
+// Validate accepts any schema.
+func (documentBound) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters parses the document (the executor reports
+// parse errors itself) and refuses it when it exceeds a bound.
+func (b documentBound) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if _, ok := b.cache.Get(ctx, params.Query); ok {
+		return nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: params.Query}, MaxTokens)
+	if err != nil {
+		return nil
+	}
+	return validation.Bound(doc, b.limits)
+}
+
+// complexityLimit computes an operation's complexity (validation.Complexity:
+// gqlgen's measure, each fragment measured once), records it where gqlgen's
+// ComplexityLimit does (access.GraphQLCost and the metrics read it there)
+// and refuses the operation above max.
+type complexityLimit struct {
+	max int
+	es  graphql.ExecutableSchema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = (*complexityLimit)(nil)
+
+// ExtensionName names the extension.
+func (*complexityLimit) ExtensionName() string { return "ComplexityLimit" }
+
+// Validate keeps the schema.
+func (c *complexityLimit) Validate(es graphql.ExecutableSchema) error {
+	c.es = es
+	return nil
+}
+
+// MutateOperationContext computes the complexity and refuses the operation
+// when it is above the limit.
+func (c *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if opCtx.Operation == nil {
+		return nil
+	}
+	n := validation.Complexity(ctx, c.es, opCtx.Operation, opCtx.Variables)
+	opCtx.Stats.SetExtension(ComplexityStatsKey, &extension.ComplexityStats{Complexity: n, ComplexityLimit: c.max})
+	if n > c.max {
+		err := gqlerror.Errorf("operation has complexity %d, which exceeds the limit of %d", n, c.max)
+		errcode.Set(err, codeComplexityLimit)
+		return err
+	}
+	return nil
+}
+
+// ComplexityStatsKey is the operation stats key under which the complexity
+// is recorded (*extension.ComplexityStats), the key gqlgen's own
+// ComplexityLimit uses.
+const ComplexityStatsKey = "ComplexityLimit"

@@ -491,7 +491,41 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 		fmt.Fprintf(&typenames, "t%d: __typename ", i)
 	}
 	typenames.WriteString("}")
+	// The red team's fragment bomb: each fragment spreads the next twice,
+	// 2^30 fields once expanded, in about 1 KB.
+	bomb := func(root, typ, leaf string, n int) string {
+		var b strings.Builder
+		b.WriteString(root + "\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "fragment F%d on %s { ...F%d ...F%d }\n", i, typ, i+1, i+1)
+		}
+		fmt.Fprintf(&b, "fragment F%d on %s { %s }\n", n, typ, leaf)
+		return b.String()
+	}
+	var nested func(d, k int) string
+	nested = func(d, k int) string {
+		if d == 0 {
+			return "id"
+		}
+		return strings.Repeat("relationships { relatedEntity { "+nested(d-1, k)+" } } ", k)
+	}
+	var manyFragments strings.Builder
+	manyFragments.WriteString("{ entity(id: 101) { ...G0 } }\n")
+	for i := 0; i <= 100; i++ {
+		fmt.Fprintf(&manyFragments, "fragment G%d on Entity { id ...G%d }\n", i, i+1)
+	}
+	manyFragments.WriteString("fragment G101 on Entity { label }\n")
 	gqlCases := []hostileCase{
+		gql("fragment bomb (2^30 fields)", map[string]any{"query": bomb("query { entity(id: 101) { ...F0 } }", "Entity", "id", 30)}, wantGQLRequestError),
+		gql("fragment bomb (2^30 fields), unused", map[string]any{"query": "{ __typename }\n" + bomb("", "Entity", "id", 30)}, wantGQLRequestError),
+		gql("introspection fragment bomb", map[string]any{"query": bomb("query { __schema { types { ...F0 } } }", "__Type", "name", 30)}, wantGQLRequestError),
+		gql("fragment bomb with overlapping fields", map[string]any{"query": bomb("query { entity(id: 101) { ...F0 } }", "Entity", "id label x: id", 24)}, wantGQLRequestError),
+		gql("repeated nested fields (2 per level, 9 levels)", map[string]any{"query": "{ entity(id: 101) { " + nested(9, 2) + " } }"}, wantGQLRequestError),
+		gql("repeated nested fields (6 per level, 3 levels)", map[string]any{"query": "{ entity(id: 101) { " + nested(3, 6) + " } }"}, wantGQLRequestError),
+		gql("101 fragments", map[string]any{"query": manyFragments.String()}, wantGQLRequestError),
+		gql("one field 5,000 times", map[string]any{"query": "{ " + strings.Repeat("__typename ", 5000) + "}"}, want200),
+		gql("too many entity ids", map[string]any{"query": fmt.Sprintf(`{ entities(ids: [%s]) { id canonicalName } }`, idList(400))}, wantGQLFieldError),
+
 		gql("invalid JSON", `{"query":`, wantGQLRequestError),
 		gql("empty body", ``, wantGQLRequestError),
 		gql("JSON array (batch)", `[{"query":"{ __typename }"}]`, wantGQLRequestError),
