@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // Export scopes (POST /v1/export/jobs "scope").
@@ -57,16 +59,13 @@ const (
 	ExportStatusExpired   = "expired"
 )
 
-// ExportTimeLayout is how export timestamps are written: ISO 8601 in UTC
-// with milliseconds and a Z suffix, for example 2026-11-20T10:00:00.000Z.
-const ExportTimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// ExportTime is a timestamp that marshals to JSON in ExportTimeLayout.
+// ExportTime is a timestamp that marshals to JSON in the API's instant
+// form, wire.TimeLayout.
 type ExportTime struct{ time.Time }
 
 // MarshalJSON writes the time in UTC with milliseconds and a Z suffix.
 func (t ExportTime) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Format(ExportTimeLayout) + `"`), nil
+	return []byte(`"` + t.UTC().Format(wire.TimeLayout) + `"`), nil
 }
 
 // UnmarshalJSON reads an RFC 3339 timestamp.

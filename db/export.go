@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // ExportArgs are the River job arguments of an export job's fulfillment.
@@ -274,38 +275,6 @@ func ReclaimStalledExportJobs(ctx context.Context, idb bun.IDB, staleBefore time
 	return int(n), nil
 }
 
-// ExportEntityRef is an owner or participant of an exported event.
-type ExportEntityRef struct {
-	ID      int64
-	Label   string
-	Type    string
-	Aliases []string
-}
-
-// ExportEvidence is a source post of an exported event.
-type ExportEvidence struct {
-	ID        int64
-	Content   string
-	URL       string
-	Timestamp time.Time
-}
-
-// ExportEvent is one event row of an export with its owners, participants
-// and (when requested) evidence.
-type ExportEvent struct {
-	ID               int64
-	Title            string
-	Category         string
-	Subcategory      string
-	Summary          string
-	Bullets          []string
-	Significance     *float64
-	LatestEvidenceAt time.Time
-	Owners           []ExportEntityRef
-	Participants     []ExportEntityRef
-	Evidence         []ExportEvidence
-}
-
 // ExportEventFilter selects the events of an export.
 type ExportEventFilter struct {
 	// Scope is one of the historical export scopes.
@@ -321,7 +290,7 @@ type ExportEventFilter struct {
 // read one REPEATABLE READ snapshot, so the export is consistent even while
 // ingest writes. Each batch is a fresh slice that fn may keep (for example
 // to encode it on another goroutine while the next batch is read).
-func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter, batchSize int, fn func([]ExportEvent) error) error {
+func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter, batchSize int, fn func([]wire.Event) error) error {
 	if batchSize <= 0 {
 		batchSize = 5000
 	}
@@ -378,7 +347,7 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 	firstQuery := build(false, baseArgs+1)
 	nextQuery := build(true, baseArgs+3)
 
-	var batch []ExportEvent
+	var batch []wire.Event
 	index := make(map[int64]int, batchSize)
 	ids := make([]int64, 0, batchSize)
 	var afterTS *time.Time
@@ -387,7 +356,7 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		batch = make([]ExportEvent, 0, batchSize)
+		batch = make([]wire.Event, 0, batchSize)
 		ids = ids[:0]
 		clear(index)
 		CountStatement(ctx)
@@ -402,12 +371,12 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 			return fmt.Errorf("error querying export events: %w", err)
 		}
 		for rows.Next() {
-			var ev ExportEvent
-			if err := rows.Scan(&ev.ID, &ev.Title, &ev.Category, &ev.Subcategory, &ev.Summary, &ev.Bullets, &ev.Significance, &ev.LatestEvidenceAt); err != nil {
+			var ev wire.Event
+			if err := rows.Scan(&ev.ID, &ev.Title, &ev.EventCategory, &ev.EventSubcategory, &ev.Summary, &ev.Bullets, &ev.Significance, &ev.LatestEvidenceTimestamp); err != nil {
 				rows.Close()
 				return fmt.Errorf("error scanning export event: %w", err)
 			}
-			ev.LatestEvidenceAt = ev.LatestEvidenceAt.UTC()
+			ev.LatestEvidenceTimestamp = ev.LatestEvidenceTimestamp.UTC()
 			index[ev.ID] = len(batch)
 			ids = append(ids, ev.ID)
 			batch = append(batch, ev)
@@ -428,7 +397,7 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 			}
 		}
 		last := batch[len(batch)-1]
-		ts := last.LatestEvidenceAt
+		ts := last.LatestEvidenceTimestamp
 		afterTS, afterID = &ts, last.ID
 		full := len(batch) == batchSize
 		if err := fn(batch); err != nil {
@@ -440,7 +409,7 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 	}
 }
 
-func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []ExportEvent) error {
+func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []wire.Event) error {
 	CountStatement(ctx)
 	rows, err := tx.Query(ctx, `
 		SELECT ee.event_id, ee.role, en.id, en.display_name, en.entity_type, en.aliases
@@ -454,7 +423,7 @@ func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 	for rows.Next() {
 		var eventID int64
 		var role string
-		var ref ExportEntityRef
+		var ref wire.EntityRef
 		if err := rows.Scan(&eventID, &role, &ref.ID, &ref.Label, &ref.Type, &ref.Aliases); err != nil {
 			return fmt.Errorf("error scanning export event entity: %w", err)
 		}
@@ -474,7 +443,7 @@ func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 	return nil
 }
 
-func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []ExportEvent) error {
+func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []wire.Event) error {
 	CountStatement(ctx)
 	rows, err := tx.Query(ctx, `
 		SELECT event_id, id, content, url, ts FROM evidence
@@ -486,7 +455,7 @@ func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 	defer rows.Close()
 	for rows.Next() {
 		var eventID int64
-		var ev ExportEvidence
+		var ev wire.Evidence
 		if err := rows.Scan(&eventID, &ev.ID, &ev.Content, &ev.URL, &ev.Timestamp); err != nil {
 			return fmt.Errorf("error scanning export evidence: %w", err)
 		}

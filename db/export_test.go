@@ -13,6 +13,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 type exportBundle struct {
@@ -141,7 +142,7 @@ func TestStreamExportEventsKeyset(t *testing.T) {
 	var seen []int64
 	batches := 0
 	filter := db.ExportEventFilter{Scope: cryptointel.ExportScopeRadarHistory, Params: cryptointel.ExportParams{Since: &cryptointel.ExportTime{Time: ts}, IncludeEvidence: true}}
-	err = db.StreamExportEvents(ctx, b.store, filter, 4, func(batch []db.ExportEvent) error {
+	err = db.StreamExportEvents(ctx, b.store, filter, 4, func(batch []wire.Event) error {
 		batches++
 		for _, ev := range batch {
 			require.Len(t, ev.Owners, 1)

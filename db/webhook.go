@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // PollerChannel is the PostgreSQL NOTIFY channel ingest signals after
@@ -565,70 +565,11 @@ func SkipDelivery(ctx context.Context, idb bun.IDB, deliveryID, reason string) e
 	return nil
 }
 
-// WebhookEntityRef is an owner or participant in a pushed event.
-type WebhookEntityRef struct {
-	ID      int64    `json:"id"`
-	Label   string   `json:"label"`
-	Type    string   `json:"type"`
-	Aliases []string `json:"aliases"`
-}
-
-// WebhookEvidence is a source post in a pushed event.
-type WebhookEvidence struct {
-	ID        int64     `json:"id"`
-	Content   string    `json:"content"`
-	URL       string    `json:"url"`
-	Timestamp time.Time `json:"timestamp"`
-}
-
-// WebhookEvent is the event object of a webhook body. It marshals with the
-// canonical field names and, beside them, the legacy names of section 2.1.
-type WebhookEvent struct {
-	ID                      int64
-	Title                   string
-	EventCategory           string
-	EventSubcategory        string
-	Summary                 string
-	Bullets                 []string
-	Owners                  []WebhookEntityRef
-	Participants            []WebhookEntityRef
-	Evidence                []WebhookEvidence
-	LatestEvidenceTimestamp time.Time
-	Significance            *float64
-}
-
-// MarshalJSON writes canonical and legacy fields.
-func (e *WebhookEvent) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		ID                      int64              `json:"id"`
-		Title                   string             `json:"title"`
-		EventCategory           string             `json:"eventCategory"`
-		EventSubcategory        string             `json:"eventSubcategory"`
-		Summary                 string             `json:"summary"`
-		Bullets                 []string           `json:"bullets"`
-		Owners                  []WebhookEntityRef `json:"owners"`
-		Participants            []WebhookEntityRef `json:"participants"`
-		Evidence                []WebhookEvidence  `json:"evidence"`
-		LatestEvidenceTimestamp time.Time          `json:"latestEvidenceTimestamp"`
-		Significance            *float64           `json:"significance"`
-		GlobalSummary           string             `json:"globalSummary"`
-		BulletSummary           []string           `json:"bulletSummary"`
-		EventOwner              []WebhookEntityRef `json:"eventOwner"`
-		EventParticipants       []WebhookEntityRef `json:"eventParticipants"`
-		Posts                   []WebhookEvidence  `json:"posts"`
-		LatestPostTimestamp     time.Time          `json:"latestPostTimestamp"`
-		Signal                  *float64           `json:"signal"`
-	}{
-		e.ID, e.Title, e.EventCategory, e.EventSubcategory, e.Summary, e.Bullets, e.Owners, e.Participants,
-		e.Evidence, e.LatestEvidenceTimestamp, e.Significance,
-		e.Summary, e.Bullets, e.Owners, e.Participants, e.Evidence, e.LatestEvidenceTimestamp, e.Significance,
-	})
-}
-
 // WebhookEventByID builds the pushed form of event id from its rows: the
 // event, its owners and participants (in position order) and its evidence
-// (newest first). Returns ENOTFOUND when the event does not exist.
-func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*WebhookEvent, error) {
+// (newest first). An entity's label is its display name, or its canonical
+// name when that is empty. Returns ENOTFOUND when the event does not exist.
+func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*wire.Event, error) {
 	evs, err := EventsByIDs(ctx, idb, []int64{id})
 	if err != nil {
 		return nil, err
@@ -645,21 +586,21 @@ func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*WebhookEvent
 	if err != nil {
 		return nil, err
 	}
-	out := &WebhookEvent{
+	out := &wire.Event{
 		ID:                      ev.ID,
 		Title:                   ev.Title,
 		EventCategory:           ev.Category,
 		EventSubcategory:        ev.Subcategory,
 		Summary:                 ev.Summary,
 		Bullets:                 webhookStrings(ev.Bullets),
-		Owners:                  []WebhookEntityRef{},
-		Participants:            []WebhookEntityRef{},
-		Evidence:                make([]WebhookEvidence, 0, len(evidence)),
+		Owners:                  []wire.EntityRef{},
+		Participants:            []wire.EntityRef{},
+		Evidence:                make([]wire.Evidence, 0, len(evidence)),
 		LatestEvidenceTimestamp: ev.LatestEvidenceAt.UTC(),
 		Significance:            ev.Significance,
 	}
 	for _, r := range refs {
-		ref := WebhookEntityRef{ID: r.Entity.ID, Label: r.Entity.DisplayName, Type: r.Entity.EntityType, Aliases: webhookStrings(r.Entity.Aliases)}
+		ref := wire.EntityRef{ID: r.Entity.ID, Label: r.Entity.DisplayName, Type: r.Entity.EntityType, Aliases: webhookStrings(r.Entity.Aliases)}
 		if ref.Label == "" {
 			ref.Label = r.Entity.CanonicalName
 		}
@@ -670,7 +611,7 @@ func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*WebhookEvent
 		}
 	}
 	for _, e := range evidence {
-		out.Evidence = append(out.Evidence, WebhookEvidence{ID: e.ID, Content: e.Content, URL: e.URL, Timestamp: e.TS.UTC()})
+		out.Evidence = append(out.Evidence, wire.Evidence{ID: e.ID, Content: e.Content, URL: e.URL, Timestamp: e.TS.UTC()})
 	}
 	return out, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // ExportConfig configures export fulfillment.
@@ -279,7 +280,7 @@ func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (d
 
 // exportBatch is one batch on its way from the reader to the encoder.
 type exportBatch struct {
-	events   []db.ExportEvent
+	events   []wire.Event
 	entities []cryptointel.Entity
 }
 
@@ -333,7 +334,7 @@ func (w *ExportWorker) pipeline(ctx context.Context, ej *cryptointel.ExportJob, 
 		})
 	} else {
 		filter := db.ExportEventFilter{Scope: ej.Scope, Params: params}
-		err = db.StreamExportEvents(ctx, w.store, filter, w.cfg.BatchSize, func(batch []db.ExportEvent) error {
+		err = db.StreamExportEvents(ctx, w.store, filter, w.cfg.BatchSize, func(batch []wire.Event) error {
 			return send(exportBatch{events: batch})
 		})
 	}
@@ -421,7 +422,7 @@ func ExpireExports(ctx context.Context, store *db.DB, storage Storage) (int, err
 // per RowGroupRows rows.
 
 type exportEncoder interface {
-	writeEvents([]db.ExportEvent) error
+	writeEvents([]wire.Event) error
 	writeEntities([]cryptointel.Entity) error
 	close() error
 }
@@ -432,10 +433,10 @@ func newExportEncoder(format, scope string, w io.Writer, includeEvidence bool, r
 	case cryptointel.ExportFormatJSONL:
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		return &jsonlEncoder{enc: enc, includeEvidence: includeEvidence}, nil
+		return &jsonlEncoder{w: w, enc: enc, includeEvidence: includeEvidence}, nil
 	case cryptointel.ExportFormatCSV:
 		cw := csv.NewWriter(w)
-		header := csvEventHeader
+		header := wire.EventCSVHeader
 		if entities {
 			header = csvEntityHeader
 		}
@@ -448,49 +449,9 @@ func newExportEncoder(format, scope string, w io.Writer, includeEvidence bool, r
 		if entities {
 			return &parquetEntityEncoder{w: parquet.NewGenericWriter[ParquetEntity](w, opts...), rowGroupRows: rowGroupRows}, nil
 		}
-		return &parquetEventEncoder{w: parquet.NewGenericWriter[ParquetEvent](w, opts...), rowGroupRows: rowGroupRows}, nil
+		return &parquetEventEncoder{w: parquet.NewGenericWriter[wire.Event](w, append(opts, parquetEventSchema)...), rowGroupRows: rowGroupRows}, nil
 	}
 	return nil, &permanentError{msg: fmt.Sprintf("Unsupported export format %q.", format)}
-}
-
-// JSONEntityRef is an owner or participant in a jsonl export.
-type JSONEntityRef struct {
-	ID      int64    `json:"id"`
-	Label   string   `json:"label"`
-	Type    string   `json:"type"`
-	Aliases []string `json:"aliases"`
-}
-
-// JSONEvidence is an evidence item in a jsonl export.
-type JSONEvidence struct {
-	ID        int64                  `json:"id"`
-	Content   string                 `json:"content"`
-	URL       string                 `json:"url"`
-	Timestamp cryptointel.ExportTime `json:"timestamp"`
-}
-
-// JSONEvent is one line of a jsonl event export: canonical fields, then
-// the legacy aliases.
-type JSONEvent struct {
-	ID                      int64                  `json:"id"`
-	Title                   string                 `json:"title"`
-	EventCategory           string                 `json:"eventCategory"`
-	EventSubcategory        string                 `json:"eventSubcategory"`
-	Summary                 string                 `json:"summary"`
-	Bullets                 []string               `json:"bullets"`
-	Owners                  []JSONEntityRef        `json:"owners"`
-	Participants            []JSONEntityRef        `json:"participants"`
-	Evidence                []JSONEvidence         `json:"evidence,omitzero"`
-	LatestEvidenceTimestamp cryptointel.ExportTime `json:"latestEvidenceTimestamp"`
-	Significance            *float64               `json:"significance"`
-
-	GlobalSummary       string                 `json:"globalSummary"`
-	BulletSummary       []string               `json:"bulletSummary"`
-	EventOwner          []JSONEntityRef        `json:"eventOwner"`
-	EventParticipants   []JSONEntityRef        `json:"eventParticipants"`
-	Posts               []JSONEvidence         `json:"posts,omitzero"`
-	LatestPostTimestamp cryptointel.ExportTime `json:"latestPostTimestamp"`
-	Signal              *float64               `json:"signal"`
 }
 
 // JSONEntity is one line of a jsonl organizations.registry export.
@@ -503,17 +464,13 @@ type JSONEntity struct {
 	Aliases       []string `json:"aliases"`
 }
 
+// jsonlEncoder writes one JSON object a line: events in the wire.JSONL
+// encoding, entities as JSONEntity.
 type jsonlEncoder struct {
+	w               io.Writer
 	enc             *json.Encoder
+	buf             []byte
 	includeEvidence bool
-}
-
-func jsonRefs(refs []db.ExportEntityRef) []JSONEntityRef {
-	out := make([]JSONEntityRef, len(refs))
-	for i, r := range refs {
-		out[i] = JSONEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: nonNil(r.Aliases)}
-	}
-	return out
 }
 
 func nonNil(s []string) []string {
@@ -523,29 +480,14 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func (e *jsonlEncoder) writeEvents(batch []db.ExportEvent) error {
+func (e *jsonlEncoder) writeEvents(batch []wire.Event) error {
 	for i := range batch {
-		ev := &batch[i]
-		owners, participants := jsonRefs(ev.Owners), jsonRefs(ev.Participants)
-		bullets := nonNil(ev.Bullets)
-		ts := cryptointel.ExportTime{Time: ev.LatestEvidenceAt}
-		line := JSONEvent{
-			ID: ev.ID, Title: ev.Title, EventCategory: ev.Category, EventSubcategory: ev.Subcategory,
-			Summary: ev.Summary, Bullets: bullets, Owners: owners, Participants: participants,
-			LatestEvidenceTimestamp: ts, Significance: ev.Significance,
-			GlobalSummary: ev.Summary, BulletSummary: bullets, EventOwner: owners, EventParticipants: participants,
-			LatestPostTimestamp: ts, Signal: ev.Significance,
+		var err error
+		if e.buf, err = batch[i].AppendJSON(e.buf[:0], &wire.JSONL, e.includeEvidence); err != nil {
+			return err
 		}
-		if e.includeEvidence {
-			evidence := make([]JSONEvidence, len(ev.Evidence))
-			for j, x := range ev.Evidence {
-				evidence[j] = JSONEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: cryptointel.ExportTime{Time: x.Timestamp}}
-			}
-			// Non-nil, so "evidence": [] appears when requested (omitzero
-			// only hides nil).
-			line.Evidence, line.Posts = evidence, evidence
-		}
-		if err := e.enc.Encode(&line); err != nil {
+		e.buf = append(e.buf, '\n')
+		if _, err := e.w.Write(e.buf); err != nil {
 			return err
 		}
 	}
@@ -567,10 +509,7 @@ func (e *jsonlEncoder) writeEntities(batch []cryptointel.Entity) error {
 
 func (e *jsonlEncoder) close() error { return nil }
 
-var (
-	csvEventHeader  = []string{"id", "title", "eventCategory", "eventSubcategory", "summary", "bullets", "owners", "participants", "evidence", "latestEvidenceTimestamp", "significance"}
-	csvEntityHeader = []string{"id", "canonicalName", "displayName", "entityType", "status", "aliases"}
-)
+var csvEntityHeader = []string{"id", "canonicalName", "displayName", "entityType", "status", "aliases"}
 
 type csvEncoder struct {
 	w   *csv.Writer
@@ -578,43 +517,9 @@ type csvEncoder struct {
 	sb  strings.Builder
 }
 
-func (e *csvEncoder) refs(refs []db.ExportEntityRef) string {
-	e.sb.Reset()
-	for i, r := range refs {
-		if i > 0 {
-			e.sb.WriteByte('|')
-		}
-		e.sb.WriteString(strconv.FormatInt(r.ID, 10))
-		e.sb.WriteByte(':')
-		e.sb.WriteString(r.Label)
-	}
-	return e.sb.String()
-}
-
-func (e *csvEncoder) evidence(ev []db.ExportEvidence) string {
-	e.sb.Reset()
-	for i, x := range ev {
-		if i > 0 {
-			e.sb.WriteByte('|')
-		}
-		e.sb.WriteString(strconv.FormatInt(x.ID, 10))
-		e.sb.WriteByte(':')
-		e.sb.WriteString(x.URL)
-	}
-	return e.sb.String()
-}
-
-func (e *csvEncoder) writeEvents(batch []db.ExportEvent) error {
+func (e *csvEncoder) writeEvents(batch []wire.Event) error {
 	for i := range batch {
-		ev := &batch[i]
-		sig := ""
-		if ev.Significance != nil {
-			sig = strconv.FormatFloat(*ev.Significance, 'g', -1, 64)
-		}
-		e.rec = append(e.rec[:0],
-			strconv.FormatInt(ev.ID, 10), ev.Title, ev.Category, ev.Subcategory, ev.Summary,
-			strings.Join(ev.Bullets, " | "), e.refs(ev.Owners), e.refs(ev.Participants), e.evidence(ev.Evidence),
-			ev.LatestEvidenceAt.UTC().Format(cryptointel.ExportTimeLayout), sig)
+		e.rec = batch[i].AppendCSV(e.rec[:0], &e.sb)
 		if err := e.w.Write(e.rec); err != nil {
 			return err
 		}
@@ -640,37 +545,6 @@ func (e *csvEncoder) close() error {
 	return e.w.Error()
 }
 
-// ParquetEntityRef is an owner or participant in a Parquet event export.
-type ParquetEntityRef struct {
-	ID      int64    `parquet:"id"`
-	Label   string   `parquet:"label"`
-	Type    string   `parquet:"type"`
-	Aliases []string `parquet:"aliases,list"`
-}
-
-// ParquetEvidence is an evidence item in a Parquet event export.
-type ParquetEvidence struct {
-	ID        int64     `parquet:"id"`
-	Content   string    `parquet:"content"`
-	URL       string    `parquet:"url"`
-	Timestamp time.Time `parquet:"timestamp,timestamp(millisecond)"`
-}
-
-// ParquetEvent is the row type (and schema) of a Parquet event export.
-type ParquetEvent struct {
-	ID                      int64              `parquet:"id"`
-	Title                   string             `parquet:"title"`
-	EventCategory           string             `parquet:"eventCategory,dict"`
-	EventSubcategory        string             `parquet:"eventSubcategory,dict"`
-	Summary                 string             `parquet:"summary"`
-	Bullets                 []string           `parquet:"bullets,list"`
-	Owners                  []ParquetEntityRef `parquet:"owners,list"`
-	Participants            []ParquetEntityRef `parquet:"participants,list"`
-	Evidence                []ParquetEvidence  `parquet:"evidence,list"`
-	LatestEvidenceTimestamp time.Time          `parquet:"latestEvidenceTimestamp,timestamp(millisecond)"`
-	Significance            *float64           `parquet:"significance,optional"`
-}
-
 // ParquetEntity is the row type (and schema) of a Parquet
 // organizations.registry export.
 type ParquetEntity struct {
@@ -682,42 +556,21 @@ type ParquetEntity struct {
 	Aliases       []string `parquet:"aliases,list"`
 }
 
+// parquetEventSchema is the schema of a Parquet event export: the columns
+// of wire.Event (the wire tables), under the schema name exports have
+// always carried.
+var parquetEventSchema = parquet.NewSchema("ParquetEvent", parquet.SchemaOf(new(wire.Event)))
+
 type parquetEventEncoder struct {
-	w            *parquet.GenericWriter[ParquetEvent]
-	rows         []ParquetEvent
+	w            *parquet.GenericWriter[wire.Event]
 	rowGroupRows int
 	pending      int
 }
 
-func parquetRefs(refs []db.ExportEntityRef) []ParquetEntityRef {
-	out := make([]ParquetEntityRef, len(refs))
-	for i, r := range refs {
-		out[i] = ParquetEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases}
-	}
-	return out
-}
-
-func (e *parquetEventEncoder) writeEvents(batch []db.ExportEvent) error {
-	e.rows = e.rows[:0]
-	for i := range batch {
-		ev := &batch[i]
-		row := ParquetEvent{
-			ID: ev.ID, Title: ev.Title, EventCategory: ev.Category, EventSubcategory: ev.Subcategory,
-			Summary: ev.Summary, Bullets: ev.Bullets, Owners: parquetRefs(ev.Owners), Participants: parquetRefs(ev.Participants),
-			LatestEvidenceTimestamp: ev.LatestEvidenceAt, Significance: ev.Significance,
-		}
-		if len(ev.Evidence) > 0 {
-			row.Evidence = make([]ParquetEvidence, len(ev.Evidence))
-			for j, x := range ev.Evidence {
-				row.Evidence[j] = ParquetEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: x.Timestamp}
-			}
-		}
-		e.rows = append(e.rows, row)
-	}
-	if _, err := e.w.Write(e.rows); err != nil {
+func (e *parquetEventEncoder) writeEvents(batch []wire.Event) error {
+	if _, err := e.w.Write(batch); err != nil {
 		return err
 	}
-	clear(e.rows) // drop references so the batch can be collected
 	e.pending += len(batch)
 	if e.pending >= e.rowGroupRows {
 		e.pending = 0
@@ -739,7 +592,7 @@ type parquetEntityEncoder struct {
 	pending      int
 }
 
-func (e *parquetEntityEncoder) writeEvents([]db.ExportEvent) error {
+func (e *parquetEntityEncoder) writeEvents([]wire.Event) error {
 	return errors.New("parquet entity encoder cannot write events")
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // exportFixture is a small, fully known data set: entities and events with
@@ -26,7 +27,7 @@ import (
 type exportFixture struct {
 	base      time.Time
 	entities  []cryptointel.Entity
-	events    []db.ExportEvent // with owners, participants and evidence
+	events    []wire.Event // with owners, participants and evidence
 	accountID int64
 	apiKeyID  int64
 }
@@ -67,24 +68,24 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 			Significance: sig, LatestEvidenceAt: ts,
 		}
 		events = append(events, ev)
-		xe := db.ExportEvent{
-			ID: id, Title: ev.Title, Category: cat, Subcategory: ev.Subcategory, Summary: ev.Summary,
-			Bullets: ev.Bullets, Significance: sig, LatestEvidenceAt: ts,
+		xe := wire.Event{
+			ID: id, Title: ev.Title, EventCategory: cat, EventSubcategory: ev.Subcategory, Summary: ev.Summary,
+			Bullets: ev.Bullets, Significance: sig, LatestEvidenceTimestamp: ts,
 		}
 		owner := fx.entities[i%5]
 		links = append(links, cryptointel.EventEntity{EventID: id, EntityID: owner.ID, Role: cryptointel.RoleOwner, LatestEvidenceAt: ts, Significance: sig, Category: cat})
-		xe.Owners = append(xe.Owners, db.ExportEntityRef{ID: owner.ID, Label: owner.DisplayName, Type: owner.EntityType, Aliases: owner.Aliases})
+		xe.Owners = append(xe.Owners, wire.EntityRef{ID: owner.ID, Label: owner.DisplayName, Type: owner.EntityType, Aliases: owner.Aliases})
 		if i%4 == 0 {
 			p := fx.entities[(i+1)%5]
 			links = append(links, cryptointel.EventEntity{EventID: id, EntityID: p.ID, Role: cryptointel.RoleParticipant, LatestEvidenceAt: ts, Significance: sig, Category: cat})
-			xe.Participants = append(xe.Participants, db.ExportEntityRef{ID: p.ID, Label: p.DisplayName, Type: p.EntityType, Aliases: p.Aliases})
+			xe.Participants = append(xe.Participants, wire.EntityRef{ID: p.ID, Label: p.DisplayName, Type: p.EntityType, Aliases: p.Aliases})
 		}
 		if i%3 != 2 {
 			for k := 1; k >= 0; k-- { // newest first, as exported
 				e := cryptointel.Evidence{ID: id*10 + int64(k), EventID: id, Content: fmt.Sprintf("post %d/%d", i, k),
 					URL: fmt.Sprintf("https://example.com/p/%d/%d", i, k), TS: ts.Add(-time.Duration(2-k) * time.Minute)}
 				evidence = append(evidence, e)
-				xe.Evidence = append(xe.Evidence, db.ExportEvidence{ID: e.ID, Content: e.Content, URL: e.URL, Timestamp: e.TS})
+				xe.Evidence = append(xe.Evidence, wire.Evidence{ID: e.ID, Content: e.Content, URL: e.URL, Timestamp: e.TS})
 			}
 		}
 		fx.events = append(fx.events, xe)
@@ -107,16 +108,16 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 
 // expected returns the fixture events an export with scope and params must
 // contain, in export order, computed in Go independently of the SQL.
-func (fx *exportFixture) expected(scope string, p cryptointel.ExportParams) []db.ExportEvent {
-	var out []db.ExportEvent
+func (fx *exportFixture) expected(scope string, p cryptointel.ExportParams) []wire.Event {
+	var out []wire.Event
 	for _, ev := range fx.events {
-		if p.Since != nil && ev.LatestEvidenceAt.Before(p.Since.Time) {
+		if p.Since != nil && ev.LatestEvidenceTimestamp.Before(p.Since.Time) {
 			continue
 		}
-		if p.Until != nil && !ev.LatestEvidenceAt.Before(p.Until.Time) {
+		if p.Until != nil && !ev.LatestEvidenceTimestamp.Before(p.Until.Time) {
 			continue
 		}
-		if p.Category != nil && ev.Category != *p.Category {
+		if p.Category != nil && ev.EventCategory != *p.Category {
 			continue
 		}
 		if scope == cryptointel.ExportScopeSignalHistory && ev.Significance == nil {
@@ -136,8 +137,8 @@ func (fx *exportFixture) expected(scope string, p cryptointel.ExportParams) []db
 		}
 		out = append(out, ev)
 	}
-	slices.SortStableFunc(out, func(a, b db.ExportEvent) int {
-		if c := a.LatestEvidenceAt.Compare(b.LatestEvidenceAt); c != 0 {
+	slices.SortStableFunc(out, func(a, b wire.Event) int {
+		if c := a.LatestEvidenceTimestamp.Compare(b.LatestEvidenceTimestamp); c != 0 {
 			return c
 		}
 		return int(a.ID - b.ID)
@@ -158,17 +159,55 @@ func (fx *exportFixture) createJob(t testing.TB, store *db.DB, scope, format str
 	return job
 }
 
+// jsonlEvent decodes a line of a jsonl event export, legacy aliases
+// included.
+type jsonlEvent struct {
+	ID                      int64                  `json:"id"`
+	Title                   string                 `json:"title"`
+	EventCategory           string                 `json:"eventCategory"`
+	EventSubcategory        string                 `json:"eventSubcategory"`
+	Summary                 string                 `json:"summary"`
+	Bullets                 []string               `json:"bullets"`
+	Owners                  []jsonlRef             `json:"owners"`
+	Participants            []jsonlRef             `json:"participants"`
+	Evidence                []jsonlEvidence        `json:"evidence"`
+	LatestEvidenceTimestamp cryptointel.ExportTime `json:"latestEvidenceTimestamp"`
+	Significance            *float64               `json:"significance"`
+
+	GlobalSummary       string                 `json:"globalSummary"`
+	BulletSummary       []string               `json:"bulletSummary"`
+	EventOwner          []jsonlRef             `json:"eventOwner"`
+	EventParticipants   []jsonlRef             `json:"eventParticipants"`
+	Posts               []jsonlEvidence        `json:"posts"`
+	LatestPostTimestamp cryptointel.ExportTime `json:"latestPostTimestamp"`
+	Signal              *float64               `json:"signal"`
+}
+
+type jsonlRef struct {
+	ID      int64    `json:"id"`
+	Label   string   `json:"label"`
+	Type    string   `json:"type"`
+	Aliases []string `json:"aliases"`
+}
+
+type jsonlEvidence struct {
+	ID        int64                  `json:"id"`
+	Content   string                 `json:"content"`
+	URL       string                 `json:"url"`
+	Timestamp cryptointel.ExportTime `json:"timestamp"`
+}
+
 // decodeEvents parses an export file of events in format back into
-// db.ExportEvent values (CSV loses evidence content and entity types and
+// wire.Event values (CSV loses evidence content and entity types and
 // aliases, which are zeroed in want by normalizeForCSV).
-func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
+func decodeEvents(t testing.TB, format string, b []byte) []wire.Event {
 	t.Helper()
-	var out []db.ExportEvent
+	var out []wire.Event
 	switch format {
 	case cryptointel.ExportFormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
-			var line JSONEvent
+			var line jsonlEvent
 			err := dec.Decode(&line)
 			if err == io.EOF {
 				break
@@ -182,16 +221,16 @@ func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
 			require.Equal(t, line.Evidence, line.Posts)
 			require.Equal(t, line.LatestEvidenceTimestamp, line.LatestPostTimestamp)
 			require.Equal(t, line.Significance, line.Signal)
-			ev := db.ExportEvent{ID: line.ID, Title: line.Title, Category: line.EventCategory, Subcategory: line.EventSubcategory,
-				Summary: line.Summary, Bullets: line.Bullets, Significance: line.Significance, LatestEvidenceAt: line.LatestEvidenceTimestamp.Time}
+			ev := wire.Event{ID: line.ID, Title: line.Title, EventCategory: line.EventCategory, EventSubcategory: line.EventSubcategory,
+				Summary: line.Summary, Bullets: line.Bullets, Significance: line.Significance, LatestEvidenceTimestamp: line.LatestEvidenceTimestamp.Time}
 			for _, r := range line.Owners {
-				ev.Owners = append(ev.Owners, db.ExportEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
+				ev.Owners = append(ev.Owners, wire.EntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
 			}
 			for _, r := range line.Participants {
-				ev.Participants = append(ev.Participants, db.ExportEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
+				ev.Participants = append(ev.Participants, wire.EntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
 			}
 			for _, x := range line.Evidence {
-				ev.Evidence = append(ev.Evidence, db.ExportEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: x.Timestamp.Time})
+				ev.Evidence = append(ev.Evidence, wire.Evidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: x.Timestamp.Time})
 			}
 			out = append(out, ev)
 		}
@@ -199,13 +238,13 @@ func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
 		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 		require.NoError(t, err)
 		require.NotEmpty(t, recs)
-		require.Equal(t, csvEventHeader, recs[0])
+		require.Equal(t, wire.EventCSVHeader, recs[0])
 		for _, r := range recs[1:] {
 			id, err := strconv.ParseInt(r[0], 10, 64)
 			require.NoError(t, err)
 			ts, err := time.Parse(time.RFC3339Nano, r[9])
 			require.NoError(t, err)
-			ev := db.ExportEvent{ID: id, Title: r[1], Category: r[2], Subcategory: r[3], Summary: r[4], LatestEvidenceAt: ts}
+			ev := wire.Event{ID: id, Title: r[1], EventCategory: r[2], EventSubcategory: r[3], Summary: r[4], LatestEvidenceTimestamp: ts}
 			if r[5] != "" {
 				ev.Bullets = strings.Split(r[5], " | ")
 			}
@@ -214,7 +253,7 @@ func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
 				idStr, u, _ := strings.Cut(part, ":")
 				eid, err := strconv.ParseInt(idStr, 10, 64)
 				require.NoError(t, err)
-				ev.Evidence = append(ev.Evidence, db.ExportEvidence{ID: eid, URL: u})
+				ev.Evidence = append(ev.Evidence, wire.Evidence{ID: eid, URL: u})
 			}
 			if r[10] != "" {
 				v, err := strconv.ParseFloat(r[10], 64)
@@ -224,19 +263,19 @@ func decodeEvents(t testing.TB, format string, b []byte) []db.ExportEvent {
 			out = append(out, ev)
 		}
 	case cryptointel.ExportFormatParquet:
-		rows, err := parquet.Read[ParquetEvent](bytes.NewReader(b), int64(len(b)))
+		rows, err := parquet.Read[wire.Event](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, row := range rows {
-			ev := db.ExportEvent{ID: row.ID, Title: row.Title, Category: row.EventCategory, Subcategory: row.EventSubcategory,
-				Summary: row.Summary, Bullets: row.Bullets, Significance: row.Significance, LatestEvidenceAt: row.LatestEvidenceTimestamp.UTC()}
+			ev := wire.Event{ID: row.ID, Title: row.Title, EventCategory: row.EventCategory, EventSubcategory: row.EventSubcategory,
+				Summary: row.Summary, Bullets: row.Bullets, Significance: row.Significance, LatestEvidenceTimestamp: row.LatestEvidenceTimestamp.UTC()}
 			for _, r := range row.Owners {
-				ev.Owners = append(ev.Owners, db.ExportEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
+				ev.Owners = append(ev.Owners, wire.EntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
 			}
 			for _, r := range row.Participants {
-				ev.Participants = append(ev.Participants, db.ExportEntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
+				ev.Participants = append(ev.Participants, wire.EntityRef{ID: r.ID, Label: r.Label, Type: r.Type, Aliases: r.Aliases})
 			}
 			for _, x := range row.Evidence {
-				ev.Evidence = append(ev.Evidence, db.ExportEvidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: x.Timestamp.UTC()})
+				ev.Evidence = append(ev.Evidence, wire.Evidence{ID: x.ID, Content: x.Content, URL: x.URL, Timestamp: x.Timestamp.UTC()})
 			}
 			out = append(out, ev)
 		}
@@ -253,22 +292,22 @@ func splitNonEmpty(s, sep string) []string {
 	return strings.Split(s, sep)
 }
 
-func splitRefs(t testing.TB, s string) []db.ExportEntityRef {
-	var out []db.ExportEntityRef
+func splitRefs(t testing.TB, s string) []wire.EntityRef {
+	var out []wire.EntityRef
 	for _, part := range splitNonEmpty(s, "|") {
 		idStr, label, ok := strings.Cut(part, ":")
 		require.True(t, ok, "ref %q", part)
 		id, err := strconv.ParseInt(idStr, 10, 64)
 		require.NoError(t, err)
-		out = append(out, db.ExportEntityRef{ID: id, Label: label})
+		out = append(out, wire.EntityRef{ID: id, Label: label})
 	}
 	return out
 }
 
 // normalizeFor drops what format does not carry, so want and got compare
 // field by field.
-func normalizeFor(format string, evs []db.ExportEvent) []db.ExportEvent {
-	out := make([]db.ExportEvent, len(evs))
+func normalizeFor(format string, evs []wire.Event) []wire.Event {
+	out := make([]wire.Event, len(evs))
 	for i, ev := range evs {
 		ev.Owners = slices.Clone(ev.Owners)
 		ev.Participants = slices.Clone(ev.Participants)

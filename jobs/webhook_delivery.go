@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // WebhookRetrySchedule is the contract's delay before attempts 2 to 5 of a
@@ -234,9 +235,14 @@ func buildDeliveryBody(ctx context.Context, store *db.DB, d *cryptointel.Webhook
 // result exceeds max bytes it keeps the most evidence that fits (newest
 // first) and sets "truncated": true; should the event still not fit, long
 // text fields are shortened. The event is never dropped.
-func EncodeDeliveryBody(eventType string, ev *db.WebhookEvent, now time.Time, max int) ([]byte, error) {
-	encode := func(e *db.WebhookEvent, truncated bool) ([]byte, error) {
-		b, err := json.Marshal(deliveryBody{EventType: eventType, Event: e, Timestamp: now, Truncated: truncated})
+func EncodeDeliveryBody(eventType string, ev *wire.Event, now time.Time, max int) ([]byte, error) {
+	var buf []byte
+	encode := func(e *wire.Event, truncated bool) ([]byte, error) {
+		var err error
+		if buf, err = e.AppendJSON(buf[:0], &wire.Webhook, true); err != nil {
+			return nil, fmt.Errorf("error encoding delivery event: %w", err)
+		}
+		b, err := json.Marshal(deliveryBody{EventType: eventType, Event: json.RawMessage(buf), Timestamp: now, Truncated: truncated})
 		if err != nil {
 			return nil, fmt.Errorf("error encoding delivery body: %w", err)
 		}
@@ -270,7 +276,7 @@ func EncodeDeliveryBody(eventType string, ev *db.WebhookEvent, now time.Time, ma
 		return encode(&trimmed, true)
 	}
 	// Even without evidence the event is too large: shorten text fields.
-	trimmed.Evidence = []db.WebhookEvidence{}
+	trimmed.Evidence = []wire.Evidence{}
 	trimmed.Title = cut(trimmed.Title, 1000)
 	trimmed.Summary = cut(trimmed.Summary, 8000)
 	bullets := make([]string, 0, 20)
@@ -291,7 +297,7 @@ func EncodeDeliveryBody(eventType string, ev *db.WebhookEvent, now time.Time, ma
 	if err != nil || len(b) <= max {
 		return b, err
 	}
-	trimmed.Owners, trimmed.Participants, trimmed.Bullets = []db.WebhookEntityRef{}, []db.WebhookEntityRef{}, []string{}
+	trimmed.Owners, trimmed.Participants, trimmed.Bullets = []wire.EntityRef{}, []wire.EntityRef{}, []string{}
 	trimmed.Summary = cut(trimmed.Summary, 1000)
 	return encode(&trimmed, true)
 }

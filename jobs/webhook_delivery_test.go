@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // TestWebhookRetrySchedule pins the contract's production schedule and
@@ -39,11 +39,11 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	require.Empty(t, deliveryInsertOpts().UniqueOpts, "redelivery must never be deduplicated")
 }
 
-func bigEvent(n, size int) *db.WebhookEvent {
-	ev := &db.WebhookEvent{ID: 7, Title: "t", Summary: "s", Bullets: []string{"b"},
-		Owners: []db.WebhookEntityRef{{ID: 1, Label: "A", Type: "project", Aliases: []string{}}}, Participants: []db.WebhookEntityRef{}}
+func bigEvent(n, size int) *wire.Event {
+	ev := &wire.Event{ID: 7, Title: "t", Summary: "s", Bullets: []string{"b"},
+		Owners: []wire.EntityRef{{ID: 1, Label: "A", Type: "project", Aliases: []string{}}}, Participants: []wire.EntityRef{}}
 	for i := 0; i < n; i++ {
-		ev.Evidence = append(ev.Evidence, db.WebhookEvidence{ID: int64(i), Content: strings.Repeat("x", size), URL: "https://x", Timestamp: time.Unix(int64(i), 0).UTC()})
+		ev.Evidence = append(ev.Evidence, wire.Evidence{ID: int64(i), Content: strings.Repeat("x", size), URL: "https://x", Timestamp: time.Unix(int64(i), 0).UTC()})
 	}
 	return ev
 }

@@ -3,11 +3,13 @@ package rest
 import (
 	"bytes"
 	"errors"
+
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // legacyAliases are the legacy names of event fields that every /v1 event
 // carries beside the canonical ones (contract section 2.1), in the order they
-// follow the canonical fields.
+// follow the canonical fields: those of wire.EventFields.
 //
 // The fixed operations select only the canonical fields and the facade
 // copies each value under its legacy name (withLegacyAliases), so the
@@ -15,19 +17,53 @@ import (
 // alone were about a quarter of the CPU of a computed /v1/latest page (see
 // tests/bench/NOTES.md). The GraphQL schema keeps the legacy fields for
 // GraphQL clients.
-var legacyAliases = [...]struct{ legacy, canonical string }{
-	{"globalSummary", "summary"},
-	{"bulletSummary", "bullets"},
-	{"eventOwner", "owners"},
-	{"eventParticipants", "participants"},
-	{"posts", "evidence"},
-	{"latestPostTimestamp", "latestEvidenceTimestamp"},
-	{"signal", "significance"},
+var legacyAliases []legacyAlias
+
+// legacyAlias is a legacy name and the canonical field it repeats.
+type legacyAlias struct{ legacy, canonical string }
+
+// maxLegacyAliases bounds len(legacyAliases): the writer keeps an event's
+// members in arrays of this size, so copying allocates nothing.
+const maxLegacyAliases = 16
+
+// eventMember is what a member name means in an event object: its index in
+// wire.EventFields (its place among the canonical fields) and, when it has
+// one, the index of its legacy alias; or the index of the alias it is.
+type eventMember struct {
+	field    int  // index in wire.EventFields; -1 for a legacy name
+	alias    int  // index in legacyAliases; -1 for none
+	isLegacy bool // the name is the legacy one
 }
+
+// eventMembers maps every canonical and legacy event member name.
+var eventMembers = map[string]eventMember{}
+
+// markerField is the index of eventMarkerKey in wire.EventFields.
+var markerField int
 
 // eventMarkerKey is the member that makes a JSON object an event: no other
 // type of the schema has a field of that name.
 const eventMarkerKey = "latestEvidenceTimestamp"
+
+func init() {
+	for i, f := range wire.EventFields {
+		m := eventMember{field: i, alias: -1}
+		if f.Legacy != "" {
+			m.alias = len(legacyAliases)
+			eventMembers[f.Legacy] = eventMember{field: -1, alias: m.alias, isLegacy: true}
+			legacyAliases = append(legacyAliases, legacyAlias{legacy: f.Legacy, canonical: f.Name})
+		}
+		eventMembers[f.Name] = m
+	}
+	if len(legacyAliases) > maxLegacyAliases {
+		panic("rest: wire.EventFields has more legacy aliases than maxLegacyAliases")
+	}
+	m, ok := eventMembers[eventMarkerKey]
+	if !ok {
+		panic("rest: the event marker " + eventMarkerKey + " is not a field of wire.EventFields")
+	}
+	markerField = m.field
+}
 
 var (
 	eventMarker = []byte(`"` + eventMarkerKey + `":`)
@@ -101,11 +137,15 @@ func (w *legacyWriter) value(i int) (int, error) {
 	}
 }
 
-// object copies the object starting at src[i], member by member.
+// object copies the object starting at src[i], member by member. An event
+// gets its legacy aliases right after the last of its members that
+// wire.EventFields places at or after the marker (latestEvidenceTimestamp,
+// significance), so members the table does not know, such as a content
+// item's sourceType, stay after them.
 func (w *legacyWriter) object(i int) (int, error) {
 	var (
-		canonical [len(legacyAliases)]span // zero end: absent
-		present   [len(legacyAliases)]bool // the legacy name is a member
+		canonical [maxLegacyAliases]span // zero end: absent
+		present   [maxLegacyAliases]bool // the legacy name is a member
 		isEvent   bool
 		insertAt  int // dst index after the member the aliases follow
 	)
@@ -128,16 +168,18 @@ func (w *legacyWriter) object(i int) (int, error) {
 		if i, err = w.value(kend + 1); err != nil {
 			return 0, err
 		}
-		if n, isCanonical := legacyIndex(key); n >= 0 {
-			if !isCanonical {
-				present[n] = true
-			} else {
-				canonical[n] = span{vstart, len(w.dst)}
-				switch legacyAliases[n].canonical {
-				case eventMarkerKey:
+		if m, known := eventMembers[string(key)]; known {
+			switch {
+			case m.isLegacy:
+				present[m.alias] = true
+			default:
+				if m.alias >= 0 {
+					canonical[m.alias] = span{vstart, len(w.dst)}
+				}
+				if string(key) == eventMarkerKey {
 					isEvent = true
-					insertAt = len(w.dst)
-				case "significance":
+				}
+				if m.field >= markerField {
 					insertAt = len(w.dst)
 				}
 			}
@@ -177,7 +219,7 @@ func (w *legacyWriter) separator(i int, closing byte) (next int, closed bool, er
 
 // insertAliases inserts at dst[at] the legacy members whose canonical
 // member was found and whose own name was not.
-func (w *legacyWriter) insertAliases(at int, canonical *[len(legacyAliases)]span, present *[len(legacyAliases)]bool) {
+func (w *legacyWriter) insertAliases(at int, canonical *[maxLegacyAliases]span, present *[maxLegacyAliases]bool) {
 	n := 0
 	for k, a := range legacyAliases {
 		if c := canonical[k]; c.end > 0 && !present[k] {
@@ -202,19 +244,4 @@ func (w *legacyWriter) insertAliases(at int, canonical *[len(legacyAliases)]span
 			out = append(out, w.dst[c.start:c.end]...)
 		}
 	}
-}
-
-// legacyIndex returns the index in legacyAliases of key, and whether key
-// is the canonical name there (else the legacy one); -1 when key is
-// neither.
-func legacyIndex(key []byte) (int, bool) {
-	for n, a := range legacyAliases {
-		switch string(key) {
-		case a.canonical:
-			return n, true
-		case a.legacy:
-			return n, false
-		}
-	}
-	return -1, false
 }

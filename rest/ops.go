@@ -16,7 +16,10 @@ import (
 // opsFS holds the fixed GraphQL operations of the /v1 routes: one operation
 // per file in ops/ (named after the file), and shared fragments in
 // ops/fragments/ that are appended to each operation that spreads them.
+// The fragments of the event's wire shape (EventFields, EntityRefFields,
+// EvidenceFields, EventCompactFields) are generated from the wire tables.
 //
+//go:generate go run ../wire/gen -fragments ops/fragments
 //go:embed ops/*.graphql ops/fragments/*.graphql
 var opsFS embed.FS
 

@@ -98,8 +98,9 @@ func cursorParam() Param {
 }
 
 func compactParam() Param {
+	canonical, legacy := compactDropped()
 	return Param{Name: "compact", In: "query", Type: TypeBoolean, Default: false,
-		Description: "Omit evidence, bullets, owners, participants and their legacy aliases (posts, bulletSummary, eventOwner, eventParticipants). A bare `compact` means true."}
+		Description: "Omit " + canonical + " and their legacy aliases (" + legacy + "). A bare `compact` means true."}
 }
 
 // Envelope builders.

@@ -1,5 +1,11 @@
 package rest
 
+import (
+	"strings"
+
+	"github.com/cryptointel/cryptointel/wire"
+)
+
 // JSON Schemas (OpenAPI 3.1 dialect, JSON Schema 2020-12) of the response
 // shapes. Objects are closed (additionalProperties false) so a test that
 // validates live responses against /openapi.json catches any drift between
@@ -80,37 +86,73 @@ func describe(s schema, d string) schema {
 	return out
 }
 
-// eventProps are the properties of the full event: canonical fields, then
-// their legacy aliases (equal in value).
-func eventProps() []prop {
-	return withLegacyProps([]prop{
-		p("id", integer()),
-		p("title", str()),
-		p("eventCategory", str()),
-		p("eventSubcategory", str()),
-		p("summary", str()),
-		p("bullets", arr(str())),
-		p("owners", arr(ref("EntityRef"))),
-		p("participants", arr(ref("EntityRef"))),
-		p("evidence", arr(ref("Evidence"))),
-		p("latestEvidenceTimestamp", dateTime()),
-		p("significance", describe(nullNum(), "Signal score; null for a radar-only event.")),
-	})
+// wireSchema is the JSON Schema of a field of the wire tables.
+func wireSchema(f wire.Field) schema {
+	var s schema
+	switch f.Type {
+	case wire.Int:
+		s = integer()
+	case wire.String:
+		s = str()
+	case wire.Float:
+		s = number()
+	case wire.Time:
+		s = dateTime()
+	case wire.Strings:
+		s = arr(str())
+	case wire.EntityRefs:
+		s = arr(ref("EntityRef"))
+	case wire.EvidenceList:
+		s = arr(ref("Evidence"))
+	default:
+		panic("rest: no JSON Schema for wire type " + string(f.Type))
+	}
+	if f.Nullable {
+		s["type"] = []any{s["type"], "null"}
+	}
+	return describe(s, f.Description)
 }
 
-// withLegacyProps appends to an event's canonical properties the legacy
-// ones the facade adds for them (legacyAliases), each with its canonical
-// property's schema.
-func withLegacyProps(props []prop) []prop {
-	out := append([]prop{}, props...)
-	for _, a := range legacyAliases {
-		for _, c := range props {
-			if c.name == a.canonical {
-				out = append(out, p(a.legacy, describe(c.s, "Legacy name of "+a.canonical+".")))
+// wireProps are the properties of the wire fields that keep reports true
+// for, in table order, then the legacy aliases of those with one (equal in
+// value; the facade adds them, see legacyAliases).
+func wireProps(fields []wire.Field, keep func(wire.Field) bool) []prop {
+	var props, legacy []prop
+	for _, f := range fields {
+		if !keep(f) {
+			continue
+		}
+		props = append(props, p(f.Name, wireSchema(f)))
+		if f.Legacy != "" {
+			legacy = append(legacy, p(f.Legacy, describe(wireSchema(f), "Legacy name of "+f.Name+".")))
+		}
+	}
+	return append(props, legacy...)
+}
+
+// eventProps are the properties of the full event: wire.EventFields, then
+// their legacy aliases.
+func eventProps() []prop { return wireProps(wire.EventFields, func(wire.Field) bool { return true }) }
+
+// compactDropped lists what the compact brief item drops: the
+// wire.EventFields not marked Compact and their legacy aliases.
+func compactDropped() (canonical, legacy string) {
+	var c, l []string
+	for _, f := range wire.EventFields {
+		if !f.Compact {
+			c = append(c, f.Name)
+			if f.Legacy != "" {
+				l = append(l, f.Legacy)
 			}
 		}
 	}
-	return out
+	return strings.Join(c, ", "), strings.Join(l, ", ")
+}
+
+// compactDescription describes the compact brief item by what it drops.
+func compactDescription() string {
+	canonical, _ := compactDropped()
+	return "A brief item in compact mode: without " + canonical + " and their legacy aliases."
 }
 
 func entityProps() []prop {
@@ -148,22 +190,13 @@ func componentSchemas() schema {
 		p("events", arr(ref("MarketEvent"))),
 	}
 	return schema{
-		"Error": obj(p("error", describe(str(), "What went wrong."))),
-		"EntityRef": obj(
-			p("id", integer()), p("label", str()), p("type", str()), p("aliases", arr(str()))),
-		"Evidence": obj(
-			p("id", integer()), p("content", str()), p("url", str()), p("timestamp", dateTime())),
+		"Error":     obj(p("error", describe(str(), "What went wrong."))),
+		"EntityRef": obj(wireProps(wire.EntityRefFields, func(wire.Field) bool { return true })...),
+		"Evidence":  obj(wireProps(wire.EvidenceFields, func(wire.Field) bool { return true })...),
 		"Event": describe(obj(eventProps()...),
 			"A radar event (a signal when significance is set), with canonical and legacy fields."),
-		"EventCompact": describe(obj(withLegacyProps([]prop{
-			p("id", integer()),
-			p("title", str()),
-			p("eventCategory", str()),
-			p("eventSubcategory", str()),
-			p("summary", str()),
-			p("latestEvidenceTimestamp", dateTime()),
-			p("significance", nullNum()),
-		})...), "A brief item in compact mode: without evidence, bullets, owners, participants and their legacy aliases."),
+		"EventCompact": describe(obj(wireProps(wire.EventFields, func(f wire.Field) bool { return f.Compact })...),
+			compactDescription()),
 		"SearchEvent": obj(concat(eventProps(),
 			p("matchedVia", describe(str(), "text, entity or related_entity")),
 			p("matchType", str()),

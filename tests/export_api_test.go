@@ -24,6 +24,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // exportRow is what the tests compare between a downloaded file and the
@@ -80,7 +81,19 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 	case cryptointel.ExportFormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
-			var ev jobs.JSONEvent
+			var ev struct {
+				ID            int64    `json:"id"`
+				Title         string   `json:"title"`
+				Summary       string   `json:"summary"`
+				Significance  *float64 `json:"significance"`
+				GlobalSummary string   `json:"globalSummary"`
+				Signal        *float64 `json:"signal"`
+				Owners        []struct {
+					ID    int64  `json:"id"`
+					Label string `json:"label"`
+				} `json:"owners"`
+				Evidence []json.RawMessage `json:"evidence"`
+			}
 			if err := dec.Decode(&ev); err == io.EOF {
 				break
 			} else {
@@ -114,7 +127,7 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 			out = append(out, row)
 		}
 	case cryptointel.ExportFormatParquet:
-		rows, err := parquet.Read[jobs.ParquetEvent](bytes.NewReader(b), int64(len(b)))
+		rows, err := parquet.Read[wire.Event](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, ev := range rows {
 			var ids []int64

@@ -10,11 +10,12 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
-// TimeLayout is how the Time scalar is written: RFC 3339 in UTC with
-// millisecond precision and a Z suffix, for example 2026-11-20T10:00:00.000Z.
-const TimeLayout = "2006-01-02T15:04:05.000Z"
+// TimeLayout is how the Time scalar is written: the API's instant form,
+// wire.TimeLayout (RFC 3339 in UTC with milliseconds and a Z suffix).
+const TimeLayout = wire.TimeLayout
 
 // FormatTime formats t the way the Time scalar is written.
 func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
