@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up clean fuzz bench soak playground chromium
+.PHONY: all build run test generate vet pg-up clean fuzz bench soak playground chromium interop-payments
 
 all: build
 
@@ -41,9 +41,10 @@ run: build
 	echo; \
 	exec $(BIN) serve --addr "$(ADDR)"
 
-## test: Postgres up, Chromium present, then go test ./... (PKG=./db/... narrows it) against it,
-## then the counts the reliability tests report (go test shows a passing test's log only under -v)
-test: chromium
+## test: Postgres up, Chromium and the interop npm packages present, then go test ./... (PKG=./db/...
+## narrows it) against it, then the counts the reliability tests report (go test shows a passing
+## test's log only under -v)
+test: chromium interop-payments
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	export TEST_SUMMARY_FILE="$$(mktemp)"; \
 	status=0; \
@@ -58,6 +59,18 @@ test: chromium
 ## playground: rebuild the playground's embedded assets (playground/dist) from the pinned package-lock.json; commit the result
 playground:
 	cd playground/web && npm ci --no-audit --no-fund && npm run build
+
+## interop-payments: install the payment interop tests' pinned npm packages (x402-fetch, @x402/*,
+## mppx, viem, ganache, solc, OpenZeppelin) into tests/interop/payments/node_modules with npm ci,
+## once per package-lock.json (a stamp named after the lock file's hash marks the install).
+## Copy it for another npm folder: change the directory and the target's name.
+PAYMENTS_NPM := tests/interop/payments
+interop-payments:
+	@stamp="$(PAYMENTS_NPM)/node_modules/.installed-$$(sha256sum $(PAYMENTS_NPM)/package-lock.json | cut -c1-16)"; \
+	if [ ! -f "$$stamp" ]; then \
+	  echo "npm ci in $(PAYMENTS_NPM) (once per package-lock.json)"; \
+	  (cd $(PAYMENTS_NPM) && npm ci --no-audit --no-fund --loglevel=error) && touch "$$stamp"; \
+	fi
 
 ## chromium: install Debian's chromium (used by the playground browser test) when it is missing
 chromium:
