@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -263,4 +264,17 @@ func TestMPPMalformedCredentials(t *testing.T) {
 		_, _, refusal := pm.checkMPPCredential(raw, mppExpect{realm: "r", request: "q", amount: 1}, time.Now())
 		require.True(t, strings.HasPrefix(refusal, "malformed-credential") || strings.HasPrefix(refusal, "invalid-challenge"), "%q: %q", raw, refusal)
 	}
+}
+
+// TestFacilitatorReason: a facilitator's reason reaches the client as one
+// short line (x402 v1's facilitator passes a whole chain error on).
+func TestFacilitatorReason(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "invalid_exact_evm_signature", facilitatorReason("invalid_exact_evm_signature", "x"))
+	require.Equal(t, "x", facilitatorReason(" ", "x"))
+	require.Equal(t, "Missing or invalid parameters.", facilitatorReason("Missing or invalid parameters.\nDouble check…\n\nEstimate Gas Arguments:", "x"))
+	long := facilitatorReason(strings.Repeat("é", 300), "x")
+	require.LessOrEqual(t, len(long), 204)
+	require.True(t, strings.HasSuffix(long, "…"))
+	require.True(t, utf8.ValidString(long))
 }

@@ -369,10 +369,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		if pay.protocol == protocolX402 {
 			setX402Receipt(w.Header(), settle)
 		}
-		reason := settle.ErrorReason
-		if reason == "" {
-			reason = "settlement_failed"
-		}
+		reason := facilitatorReason(settle.ErrorReason, "settlement_failed")
 		if pay.protocol == protocolMPP {
 			pm.challenge(w, r, pr.p, amount, pr.now, "verification-failed: the payment did not settle: "+reason)
 		} else {
@@ -438,11 +435,21 @@ func (pm *payments) facilitatorVerify(ctx context.Context, base string, request 
 	if verify.IsValid {
 		return "", ""
 	}
-	reason := verify.InvalidReason
-	if reason == "" {
-		reason = "invalid_payment"
+	return facilitatorReason(verify.InvalidReason, "invalid_payment"), ""
+}
+
+// facilitatorReason is a facilitator's reason as a client is shown it: its
+// first line, at most 200 bytes (x402 reasons are short codes, but a
+// facilitator may pass on a whole chain error), or def when empty.
+func facilitatorReason(reason, def string) string {
+	reason, _, _ = strings.Cut(strings.TrimSpace(reason), "\n")
+	if len(reason) > 200 {
+		reason = strings.ToValidUTF8(reason[:200], "") + "…"
 	}
-	return reason, ""
+	if reason == "" {
+		return def
+	}
+	return reason
 }
 
 // resourceURL names the paid resource: PublicURL (or the request's scheme
