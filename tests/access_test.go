@@ -50,6 +50,13 @@ func startAccessServer(t *testing.T, databaseURL string, fac *accesstest.Facilit
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return accessNow }
 	fac.Now = func() time.Time { return accessNow }
+	return &accessServer{app: a, base: serveApp(t, ctx, cancel, a), fac: fac}
+}
+
+// serveApp serves a on a loopback port until the test ends (then cancels
+// ctx, waits for a clean stop and closes a) and returns its base URL.
+func serveApp(t *testing.T, ctx context.Context, cancel context.CancelFunc, a *app.App) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -59,7 +66,7 @@ func startAccessServer(t *testing.T, databaseURL string, fac *accesstest.Facilit
 		require.NoError(t, <-done)
 		a.Close() //nolint:errcheck
 	})
-	return &accessServer{app: a, base: "http://" + ln.Addr().String(), fac: fac}
+	return "http://" + ln.Addr().String()
 }
 
 type accessResponse struct {

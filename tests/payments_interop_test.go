@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -140,16 +139,7 @@ func startPaymentsInterop(t *testing.T) *paymentsEnv {
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) }
 	ingestLines(t, a.DB, restFixture())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-		a.Close() //nolint:errcheck
-	})
-	e.base = "http://" + ln.Addr().String()
+	e.base = serveApp(t, ctx, cancel, a)
 	return e
 }
 
