@@ -645,11 +645,11 @@ func TestPaymentNotOfferedOnUnpricedRoutes(t *testing.T) {
 	require.Empty(t, rec.Header().Get("WWW-Authenticate"))
 }
 
-// TestX402ReplayRefusedOnEveryReplica: an x402 payment pays for one
+// TestReplayRefusedOnEveryReplica: an x402 or MPP payment pays for one
 // response. Presented again — to the same process or to another one on the
 // same database — it is refused by the service's own replay record before
 // the facilitator is asked, and never settled twice.
-func TestX402ReplayRefusedOnEveryReplica(t *testing.T) {
+func TestReplayRefusedOnEveryReplica(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	other := access.New(b.store, access.Config{
@@ -662,10 +662,14 @@ func TestX402ReplayRefusedOnEveryReplica(t *testing.T) {
 	h, h2 := b.svc.Wrap(pricedPolicy, okHandler), other.Wrap(pricedPolicy, okHandler)
 	challenge := do(h, "GET", "/v1/signal/latest", nil)
 	for _, c := range []struct {
-		header, value string
+		header, value, refusal string
 	}{
-		{"X-Payment", accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature)},
-		{"Payment-Signature", accesstest.X402PaymentV2(t, challenge.Header().Get("PAYMENT-REQUIRED"), accesstest.GoodSignature)},
+		{"X-Payment", accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature),
+			"Payment refused: this payment was already settled for an earlier request; sign a new one."},
+		{"Payment-Signature", accesstest.X402PaymentV2(t, challenge.Header().Get("PAYMENT-REQUIRED"), accesstest.GoodSignature),
+			"Payment refused: this payment was already settled for an earlier request; sign a new one."},
+		{"Authorization", accesstest.MPPCredential(t, challenge.Header().Get("WWW-Authenticate"), accesstest.GoodSignature),
+			"invalid-challenge: this payment was already settled for an earlier request; sign a new one."},
 	} {
 		verifies, settles := len(b.fac.Verifies()), len(b.fac.Settles())
 		rec := do(h, "GET", "/v1/signal/latest", http.Header{c.header: {c.value}})
@@ -673,7 +677,7 @@ func TestX402ReplayRefusedOnEveryReplica(t *testing.T) {
 		for _, replay := range []http.Handler{h, h2} {
 			rec = do(replay, "GET", "/v1/signal/latest", http.Header{c.header: {c.value}})
 			require.Equal(t, http.StatusPaymentRequired, rec.Code)
-			require.Equal(t, "Payment refused: this payment was already settled for an earlier request; sign a new one.", errorOf(t, rec))
+			require.Equal(t, c.refusal, errorOf(t, rec))
 			require.NotContains(t, rec.Body.String(), `"paid"`)
 		}
 		require.Len(t, b.fac.Verifies(), verifies+1, "a replay never reaches the facilitator")
