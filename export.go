@@ -68,17 +68,17 @@ func (t ExportTime) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + t.UTC().Format(wire.TimeLayout) + `"`), nil
 }
 
-// UnmarshalJSON reads an RFC 3339 timestamp.
+// UnmarshalJSON reads an ISO 8601 timestamp (ParseInstant).
 func (t *ExportTime) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	v, err := time.Parse(time.RFC3339Nano, s)
+	v, err := ParseInstant(s)
 	if err != nil {
 		return err
 	}
-	t.Time = v.UTC()
+	t.Time = v
 	return nil
 }
 

@@ -175,11 +175,26 @@ type EntityRef struct {
 	ID    int64
 }
 
+// Bounds of ingested values beyond their types.
+const (
+	// MaxSignificance bounds an event's significance, which lies in
+	// [0, MaxSignificance].
+	MaxSignificance = 100
+	// MaxPublishedAhead bounds how far after the server's clock an evidence
+	// timestamp or a market post's date may lie (clock skew between
+	// sources): a post dated in the future would pin its event first in
+	// every newest-first feed until then.
+	MaxPublishedAhead = time.Hour
+)
+
 // ParseIngestLine parses, validates and normalizes one JSON Lines object.
-// It is pure: it touches no database, so entity ids are checked later.
-// Unknown fields are rejected so that typos do not silently drop data.
-// Returns an EINVALID *Error whose message is the reason the line is bad.
-func ParseIngestLine(line []byte) (IngestRecord, error) {
+// It is pure: it touches no database, so entity ids are checked later;
+// now is the server's clock, which bounds evidence timestamps and post
+// dates (MaxPublishedAhead). Every instant lies within MinInstant and
+// MaxInstant. Unknown fields are rejected so that typos do not silently
+// drop data. Returns an EINVALID *Error whose message is the reason the
+// line is bad.
+func ParseIngestLine(line []byte, now time.Time) (IngestRecord, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return IngestRecord{}, Errorf(EINVALID, "empty line")
@@ -226,11 +241,11 @@ func ParseIngestLine(line []byte) (IngestRecord, error) {
 	case KindRelationship:
 		err = rec.Relationship.normalize()
 	case KindEvent:
-		err = rec.Event.normalize()
+		err = rec.Event.normalize(now)
 	case KindReference:
 		err = rec.Reference.normalize()
 	case KindMarket:
-		err = rec.Market.normalize()
+		err = rec.Market.normalize(now)
 	}
 	if err != nil {
 		return IngestRecord{}, err
@@ -325,7 +340,7 @@ func (r *IngestRelationship) normalize() error {
 	return nil
 }
 
-func (e *IngestEvent) normalize() error {
+func (e *IngestEvent) normalize(now time.Time) error {
 	if e.ID <= 0 {
 		return invalidf(KindEvent, `"id" must be a positive integer`)
 	}
@@ -367,9 +382,15 @@ func (e *IngestEvent) normalize() error {
 			return invalidf(KindEvent, `evidence[%d]: "timestamp" is required`, i)
 		}
 		ev.Timestamp = ev.Timestamp.UTC()
+		if err := checkPublished(ev.Timestamp, now); err != nil {
+			return invalidf(KindEvent, `evidence[%d]: "timestamp" %s`, i, err)
+		}
 	}
 	if e.Significance != nil && (math.IsNaN(*e.Significance) || math.IsInf(*e.Significance, 0)) {
 		return invalidf(KindEvent, `"significance" must be a finite number`)
+	}
+	if e.Significance != nil && (*e.Significance < 0 || *e.Significance > MaxSignificance) {
+		return invalidf(KindEvent, `"significance" must be between 0 and %d`, MaxSignificance)
 	}
 	if e.ContentType != nil {
 		ct := strings.TrimSpace(*e.ContentType)
@@ -383,6 +404,19 @@ func (e *IngestEvent) normalize() error {
 		}
 	}
 	e.LatestEvidenceTimestamp = nil
+	return nil
+}
+
+// checkPublished bounds the date of a publication (evidence, a market
+// post): an instant within the bounds, at most MaxPublishedAhead after now.
+// The error reads after the field's name.
+func checkPublished(t, now time.Time) error {
+	if CheckInstant(t) != nil {
+		return fmt.Errorf("must be an instant %s", InstantBounds)
+	}
+	if t.After(now.Add(MaxPublishedAhead)) {
+		return fmt.Errorf("is in the future: at most %d minutes after the server's clock are accepted", int(MaxPublishedAhead/time.Minute))
+	}
 	return nil
 }
 
@@ -435,7 +469,7 @@ func (r *IngestReference) normalize() error {
 	return nil
 }
 
-func (m *IngestMarket) normalize() error {
+func (m *IngestMarket) normalize(now time.Time) error {
 	if m.ID <= 0 {
 		return invalidf(KindMarket, `"id" must be a positive integer`)
 	}
@@ -456,6 +490,9 @@ func (m *IngestMarket) normalize() error {
 	}
 	if m.ClosesAt != nil {
 		t := m.ClosesAt.UTC()
+		if CheckInstant(t) != nil {
+			return invalidf(KindMarket, `"closesAt" must be an instant %s`, InstantBounds)
+		}
 		m.ClosesAt = &t
 	}
 	subSeen := make(map[int64]bool, len(m.Subevents))
@@ -482,6 +519,9 @@ func (m *IngestMarket) normalize() error {
 				return invalidf(KindMarket, `subevents[%d].posts[%d]: "date" is required`, i, j)
 			}
 			p.Date = p.Date.UTC()
+			if err := checkPublished(p.Date, now); err != nil {
+				return invalidf(KindMarket, `subevents[%d].posts[%d]: "date" %s`, i, j, err)
+			}
 		}
 	}
 	return nil

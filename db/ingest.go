@@ -148,6 +148,13 @@ func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*Inge
 	}
 	summary := newIngestSummary()
 	defer summary.sortFailures()
+	// Publications may be dated up to an hour past the server's clock: the
+	// later of the injected clock (tests pin it, often in the past) and the
+	// wall clock, which are one in production.
+	now := time.Now()
+	if d.Now != nil && d.Now().After(now) {
+		now = d.Now()
+	}
 
 	br := bufio.NewReaderSize(r, 64<<10)
 	var batch []pendingRecord
@@ -184,7 +191,7 @@ func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*Inge
 			case len(bytes.TrimSpace(line)) == 0:
 				// Blank lines are allowed and skipped.
 			default:
-				rec, err := cryptointel.ParseIngestLine(line)
+				rec, err := cryptointel.ParseIngestLine(line, now)
 				if err != nil {
 					summary.fail(n, "", cryptointel.ErrorMessage(err))
 					break

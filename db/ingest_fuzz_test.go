@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -41,7 +42,7 @@ func FuzzIngestLineRecord(f *testing.F) {
 		cryptointel.KindMarket:       func(r cryptointel.IngestRecord) bool { return r.Market != nil },
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		rec, err := cryptointel.ParseIngestLine(line)
+		rec, err := cryptointel.ParseIngestLine(line, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			var e *cryptointel.Error
 			if !errors.As(err, &e) || e.Code != cryptointel.EINVALID || e.Message == "" {

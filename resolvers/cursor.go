@@ -120,7 +120,9 @@ func (c *CursorCodec) DecodeCursor(queryContext, token string) (Cursor, error) {
 		ID:      int64(binary.BigEndian.Uint64(buf[25:33])),
 		Offset:  int64(binary.BigEndian.Uint64(buf[33:41])),
 	}
-	if cur.Offset < 0 {
+	// Signed positions are the server's own, but a position no page can
+	// end at is refused all the same rather than reaching a query.
+	if cur.Offset < 0 || cur.ID < 0 || !cryptointel.InstantMicrosInRange(cur.AtMicro) {
 		return Cursor{}, ErrInvalidCursor
 	}
 	return cur, nil

@@ -242,7 +242,9 @@ func (req *exportRequest) validate() (scope, format string, params cryptointel.E
 	}
 	if req.Since != nil && strings.TrimSpace(*req.Since) != "" {
 		t, perr := parseTime(strings.TrimSpace(*req.Since))
-		if perr != nil {
+		if cryptointel.IsInstantRange(perr) {
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid since: use an instant %s.", cryptointel.InstantBounds)
+		} else if perr != nil {
 			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid since: use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).")
 		}
 		params.Since = &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}
@@ -251,7 +253,9 @@ func (req *exportRequest) validate() (scope, format string, params cryptointel.E
 	}
 	if req.Until != nil && strings.TrimSpace(*req.Until) != "" {
 		t, perr := parseTime(strings.TrimSpace(*req.Until))
-		if perr != nil {
+		if cryptointel.IsInstantRange(perr) {
+			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid until: use an instant %s.", cryptointel.InstantBounds)
+		} else if perr != nil {
 			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid until: use an ISO 8601 timestamp (for example 2026-11-21T10:00:00Z).")
 		}
 		params.Until = &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}

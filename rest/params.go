@@ -2,7 +2,6 @@ package rest
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -143,7 +142,9 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be a boolean (true or false)", p.Name)
 	case TypeDateTime:
 		t, err := parseTime(raw)
-		if err != nil {
+		if cryptointel.IsInstantRange(err) {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an instant %s", p.Name, cryptointel.InstantBounds)
+		} else if err != nil {
 			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an ISO 8601 timestamp", p.Name)
 		}
 		if p.MaxAge > 0 && t.Before(now.Add(-p.MaxAge)) {
@@ -237,26 +238,11 @@ func clampInt(p *Param, n int) int {
 	return n
 }
 
-// timeLayouts are the ISO 8601 forms accepted for date-time parameters; a
-// value without an offset is UTC.
-var timeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04Z07:00",
-	"2006-01-02T15:04",
-	"2006-01-02",
-}
-
-// parseTime parses an ISO 8601 date-time or date. A '+' offset that arrived
-// unescaped in a query string (and so decoded as a space) is restored.
+// parseTime parses a date-time parameter with cryptointel.ParseInstant, the
+// one parser and bound of instants. A '+' offset that arrived unescaped in
+// a query string (and so decoded as a space) is restored first.
 func parseTime(raw string) (time.Time, error) {
-	raw = strings.ReplaceAll(raw, " ", "+")
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, raw); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("invalid timestamp %q", raw)
+	return cryptointel.ParseInstant(strings.ReplaceAll(raw, " ", "+"))
 }
 
 // formatTime writes t as the GraphQL Time scalar reads it.

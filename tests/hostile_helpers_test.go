@@ -55,6 +55,14 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// The hostile server's secrets: tests forge cursors and links with them to
+// reach the checks behind the signatures.
+const (
+	hostileCursorSecret = "hostile-test-cursor-secret-0123456789"
+	hostileExportSecret = "hostile-test-export-secret-0123456789"
+	hostileAdminToken   = "hostile-test-admin-token"
+)
+
 // startHostileServer starts the service over a fresh database holding
 // restFixture. Webhooks may target loopback (so a webhook can be
 // registered without the network) and the poller waits an hour between
@@ -71,6 +79,9 @@ func startHostileServer(t *testing.T) *hostileServer {
 		WebhookAllowCIDRs:   "127.0.0.0/8,::1/128",
 		WebhookPollInterval: time.Hour,
 		ExportDir:           t.TempDir(),
+		CursorSecret:        hostileCursorSecret,
+		ExportURLSecret:     hostileExportSecret,
+		AdminToken:          hostileAdminToken,
 	})
 	require.NoError(t, err)
 	s := &hostileServer{app: a, store: a.DB, logs: logs,

@@ -3,6 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -73,7 +74,13 @@ func TestHostileInput(t *testing.T) {
 
 	before := snapshotDomain(t, s.store)
 
-	cases := hostileCases(hookID, since, radarCursor, signalCursor, researchSince, researchCursor, foreign)
+	// Genuinely signed cursors at positions no page ends at.
+	forged := map[string]string{
+		"at -2^63":      resignCursor(t, radarCursor, &cursorPosition{at: math.MinInt64, id: 5000}),
+		"before year 1": resignCursor(t, radarCursor, &cursorPosition{at: cryptointel.MinInstant.UnixMicro() - 1, id: 5000}),
+	}
+
+	cases := hostileCases(hookID, since, radarCursor, signalCursor, researchSince, researchCursor, foreign, forged)
 	require.GreaterOrEqual(t, len(cases), 150, "the table must hold at least 150 cases")
 
 	var tried, got2xx, got4xx, got5xx int
@@ -209,7 +216,7 @@ var badInts = map[string]string{
 }
 
 // hostileCases is the table.
-func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince, researchCursor, foreign string) []hostileCase {
+func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince, researchCursor, foreign string, forged map[string]string) []hostileCase {
 	var cs []hostileCase
 	add := func(c ...hostileCase) { cs = append(cs, c...) }
 	sinceP := "since=" + since
@@ -288,6 +295,18 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 			}
 			add(get("since "+vname, tg+badTimes[vname], want4xx))
 		}
+	}
+	// Instants before year 1 once their offset is applied: the routes the
+	// red team saw answer 500 (PostgreSQL has no year 0).
+	for _, v := range []string{"0000-01-01T00:00:00Z", url.QueryEscape("0001-01-01T00:00:00+14:00")} {
+		for _, p := range []string{"/v1/timeline/byOrganizationId?id=101&", "/v1/search?query=eth&", "/v1/signal/top?",
+			"/v1/radar/byCategory?category=funding&", "/v1/signal/byOrganizationId?id=101&", "/v1/radar/byOrganizationId?id=101&",
+			"/v1/brief?id=101&", "/v1/brief/batch?ids=101,103&"} {
+			add(get("since before year 1", p+"since="+v, want4xx))
+		}
+	}
+	for _, name := range sortedKeys(forged) {
+		add(get("radar cursor signed at "+name, "/v1/radar/all?"+sinceP+"&cursor="+forged[name], want4xx))
 	}
 	// Far-future and far-past windows where the route has no lookback:
 	// valid instants, so an empty success.
@@ -462,6 +481,20 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 		hostileCase{name: "export download huge expiry", key: "-", want: want4xx, status: 403,
 			req: hostileRequest{Method: http.MethodGet, Path: "/v1/export/files/x?expires=99999999999999999999999&sig=00"}})
 
+	// Admin ingest: instants and scores outside their bounds are reported
+	// as failed lines (a 200 with failedCount, and nothing written: the
+	// domain tables are compared after the run).
+	admin := map[string]string{"Authorization": "Bearer " + hostileAdminToken}
+	for _, line := range []string{
+		`{"kind":"event","id":9901,"title":"t","eventCategory":"funding","owners":[101],"evidence":[{"id":99001,"timestamp":"9999-12-31T00:00:00Z"}]}`,
+		`{"kind":"event","id":9902,"title":"t","eventCategory":"funding","owners":[101],"significance":1e308,"evidence":[{"id":99002,"timestamp":"2026-11-19T00:00:00Z"}]}`,
+		`{"kind":"event","id":9903,"title":"t","eventCategory":"funding","owners":[101],"evidence":[{"id":99003,"timestamp":"0001-01-01T00:00:00+14:00"}]}`,
+		`{"kind":"market","id":9904,"entityId":101,"question":"q","closesAt":"0000-06-01T00:00:00Z"}`,
+	} {
+		add(hostileCase{name: "admin ingest out of bounds", key: "-", want: want200, req: hostileRequest{Method: http.MethodPost,
+			Path: "/admin/ingest", ContentType: "application/x-ndjson", Body: []byte(line), Header: admin}})
+	}
+
 	// Methods, paths and keys.
 	add(withBody("PUT on a read route", http.MethodPut, "/v1/latest", jsonCT, []byte(`{}`), want4xx, 405),
 		withBody("POST on search", http.MethodPost, "/v1/search?query=eth", jsonCT, []byte(`{}`), want4xx, 405),
@@ -524,6 +557,13 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 		gql("repeated nested fields (6 per level, 3 levels)", map[string]any{"query": "{ entity(id: 101) { " + nested(3, 6) + " } }"}, wantGQLRequestError),
 		gql("101 fragments", map[string]any{"query": manyFragments.String()}, wantGQLRequestError),
 		gql("one field 5,000 times", map[string]any{"query": "{ " + strings.Repeat("__typename ", 5000) + "}"}, want200),
+		gql("entity.events since year 0", map[string]any{"query": `{ entity(id: 101) { events(since: "0000-01-01T00:00:00Z") { limit } } }`}, wantGQLFieldError),
+		gql("entity.timeline since year 1 +14:00", map[string]any{"query": `{ entity(id: 101) { timeline(since: "0001-01-01T00:00:00+14:00") { limit } } }`}, wantGQLFieldError),
+		gql("topSignals since year 0", map[string]any{"query": `{ topSignals(since: "0000-01-01T00:00:00Z") { id } }`}, wantGQLFieldError),
+		gql("eventsByCategory since year 1 +14:00", map[string]any{"query": `{ eventsByCategory(category: "funding", since: "0001-01-01T00:00:00+14:00") { id } }`}, wantGQLFieldError),
+		gql("searchEvents since year 0", map[string]any{"query": `{ searchEvents(query: "eth", since: "0000-01-01T00:00:00Z") { matchType } }`}, wantGQLFieldError),
+		gql("brief since year 1 +14:00", map[string]any{"query": `{ brief(id: 101, since: "0001-01-01T00:00:00+14:00") { label } }`}, wantGQLFieldError),
+		gql("feed after a cursor signed at -2^63", map[string]any{"query": fmt.Sprintf(`{ feed(since: %q, after: %q) { limit } }`, ts(-6*24*time.Hour), forged["at -2^63"])}, wantGQLFieldError),
 		gql("too many entity ids", map[string]any{"query": fmt.Sprintf(`{ entities(ids: [%s]) { id canonicalName } }`, idList(400))}, wantGQLFieldError),
 
 		gql("invalid JSON", `{"query":`, wantGQLRequestError),

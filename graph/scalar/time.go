@@ -27,26 +27,25 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 	})
 }
 
-// UnmarshalTime reads an RFC 3339 / ISO 8601 date-time string (any offset,
-// optional fractional seconds).
+// UnmarshalTime reads an ISO 8601 date-time string (any offset, optional
+// fractional seconds; see cryptointel.ParseInstant) within the instant
+// bounds.
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
 		return time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "invalid timestamp: use an ISO 8601 date-time string such as 2026-11-20T10:00:00Z")
 	}
-	t, err := ParseTime(s)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return t, nil
+	return ParseTime(s)
 }
 
-// ParseTime parses an RFC 3339 date-time, returning it in UTC. A bad value
-// is a *cryptointel.Error with code EINVALID.
+// ParseTime parses a date-time with cryptointel.ParseInstant, returning it
+// in UTC. A bad value is a *cryptointel.Error with code EINVALID.
 func ParseTime(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	t, err := cryptointel.ParseInstant(s)
+	if cryptointel.IsInstantRange(err) {
+		return time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "timestamp %q is out of range: use an instant %s", s, cryptointel.InstantBounds)
+	} else if err != nil {
 		return time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "invalid timestamp %q: use an ISO 8601 date-time such as 2026-11-20T10:00:00Z", s)
 	}
-	return t.UTC(), nil
+	return t, nil
 }
