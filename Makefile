@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up clean fuzz bench soak playground chromium interop-payments
+.PHONY: all build run test generate vet pg-up clean fuzz bench soak playground chromium interop-payments interop-live
 
 all: build
 
@@ -44,7 +44,7 @@ run: build
 ## test: Postgres up, Chromium and the interop npm packages present, then go test ./... (PKG=./db/...
 ## narrows it) against it, then the counts the reliability tests report (go test shows a passing
 ## test's log only under -v)
-test: chromium interop-payments
+test: chromium interop-payments interop-live
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	export TEST_SUMMARY_FILE="$$(mktemp)"; \
 	status=0; \
@@ -70,6 +70,16 @@ interop-payments:
 	if [ ! -f "$$stamp" ]; then \
 	  echo "npm ci in $(PAYMENTS_NPM) (once per package-lock.json)"; \
 	  (cd $(PAYMENTS_NPM) && npm ci --no-audit --no-fund --loglevel=error) && touch "$$stamp"; \
+	fi
+
+## interop-live: install the live-push tests' pinned reference streaming clients (graphql-ws,
+## graphql-sse, ws) into tests/interop/live/node_modules with npm ci, once per package-lock.json.
+LIVE_NPM := tests/interop/live
+interop-live:
+	@stamp="$(LIVE_NPM)/node_modules/.installed-$$(sha256sum $(LIVE_NPM)/package-lock.json | cut -c1-16)"; \
+	if [ ! -f "$$stamp" ]; then \
+	  echo "npm ci in $(LIVE_NPM) (once per package-lock.json)"; \
+	  (cd $(LIVE_NPM) && npm ci --no-audit --no-fund --loglevel=error) && touch "$$stamp"; \
 	fi
 
 ## chromium: install Debian's chromium (used by the playground browser test) when it is missing

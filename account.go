@@ -45,6 +45,9 @@ type Plan struct {
 	PremiumFeeds   bool     `bun:"premium_feeds"`
 	Export         bool     `bun:"export"`
 	MonthlyCredits int64    `bun:"monthly_credits"`
+	// MaxStreams is how many live streams one key may hold open at a time;
+	// 0 when the plan does not include streams.
+	MaxStreams int `bun:"max_streams"`
 }
 
 // Plan names.

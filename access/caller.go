@@ -27,6 +27,9 @@ type Caller struct {
 	// plans is the plan table the access layer gated with; Allow uses it to
 	// name the plan needed.
 	plans []cryptointel.Plan
+	// svc is the access layer that admitted the caller; streams opened by
+	// the caller are metered through it.
+	svc *Service
 }
 
 type callerKey struct{}

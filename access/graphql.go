@@ -134,9 +134,14 @@ type deferredMeterKey struct{}
 // here instead (Pricing "complexity"): its payment is verified against the
 // operation's price, and an EPAYMENT error means the request is answered
 // with the 402 challenge at that price.
+//
+// On a WebSocket connection every call meters one operation.
 func Charge(ctx context.Context, cost int) error {
 	if pr, ok := ctx.Value(paidRequestKey{}).(*paidRequest); ok {
 		return pr.charge(ctx, cost)
+	}
+	if m, ok := ctx.Value(operationMeterKey{}).(*operationMeter); ok {
+		return m.charge(ctx, int64(cost))
 	}
 	m, ok := ctx.Value(deferredMeterKey{}).(*deferredMeter)
 	if !ok {
@@ -199,7 +204,7 @@ func (s *Service) serveDeferred(w http.ResponseWriter, r *http.Request, p Policy
 	}
 	m := &deferredMeter{s: s, p: p, now: now, hash: hash, plans: plans}
 	ctx = context.WithValue(ctx, deferredMeterKey{}, m)
-	ctx = WithCaller(ctx, &Caller{AccountID: key.AccountID, APIKeyID: key.ID, Plan: plan, plans: plans})
+	ctx = WithCaller(ctx, &Caller{AccountID: key.AccountID, APIKeyID: key.ID, Plan: plan, plans: plans, svc: s})
 	dw := &deferredWriter{ResponseWriter: w, m: m, r: r.WithContext(ctx)}
 	next.ServeHTTP(dw, dw.r)
 	if !dw.wroteHeader {

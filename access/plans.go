@@ -81,6 +81,8 @@ func hasFeature(plan cryptointel.Plan, feature string) bool {
 		return plan.PremiumFeeds
 	case FeatureExport:
 		return plan.Export
+	case FeatureStreams:
+		return plan.MaxStreams > 0
 	}
 	return false
 }

@@ -64,6 +64,18 @@ type Config struct {
 	// OnRateLimited, when set, is called once per request refused by the
 	// rate limit (the app counts them in a metric).
 	OnRateLimited func()
+	// StreamSettleInterval is how often the credits of pushed stream events
+	// are charged, in one statement for every key. Defaults to
+	// DefaultStreamSettleInterval (1 second).
+	StreamSettleInterval time.Duration
+	// StreamLeaseTTL is how long an open stream's place among its key's
+	// max_streams outlives its last renewal (renewed every third of it).
+	// Defaults to DefaultStreamLeaseTTL (60 seconds).
+	StreamLeaseTTL time.Duration
+	// StreamOrigins are the host patterns (path.Match syntax, e.g.
+	// "*.example.com") whose browser pages may open streams besides the
+	// service's own origin. Defaults to none.
+	StreamOrigins []string
 }
 
 // Service is the access layer: it authenticates keys, gates plans, enforces
@@ -81,6 +93,10 @@ type Service struct {
 	plansMu    sync.Mutex
 	plans      []cryptointel.Plan
 	plansFresh time.Time
+
+	streamsMu     sync.Mutex
+	streams       *streams
+	streamsClosed bool
 }
 
 // New returns a Service over store.
@@ -93,6 +109,12 @@ func New(store *db.DB, cfg Config) *Service {
 	}
 	if cfg.PlanCacheTTL <= 0 {
 		cfg.PlanCacheTTL = 30 * time.Second
+	}
+	if cfg.StreamSettleInterval <= 0 {
+		cfg.StreamSettleInterval = DefaultStreamSettleInterval
+	}
+	if cfg.StreamLeaseTTL <= 0 {
+		cfg.StreamLeaseTTL = DefaultStreamLeaseTTL
 	}
 	now := cfg.Now
 	if now == nil && store != nil {
@@ -136,11 +158,30 @@ func New(store *db.DB, cfg Config) *Service {
 // When p.CostByComplexity is set (/graphql), the key is authenticated and
 // gated before next runs, but the request is metered when the GraphQL
 // handler knows the operation's cost (see GraphQLCost and Charge), or at
-// the latest when the response starts, charging p.CreditCost.
+// the latest when the response starts, charging p.CreditCost. A WebSocket
+// upgrade there meters each operation of the connection instead (see
+// serveWebSocket).
+//
+// A request opening a live stream (p.Surface "stream", or a WebSocket or
+// text/event-stream request to a CostByComplexity endpoint) that carries an
+// Origin header must pass CheckOrigin with Config.StreamOrigins (403
+// otherwise); see stream.go for the rest of the stream rules.
 func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 	return RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := s.now()
 		setPolicyHeaders(w.Header(), p, int64(p.CreditCost))
+		stream := p.Surface == StreamPolicy.Surface || (p.CostByComplexity && IsStreamRequest(r))
+		if stream {
+			if err := CheckOrigin(r, s.cfg.StreamOrigins); err != nil {
+				s.setAnonymousHeaders(w.Header(), now, TierNone)
+				writeDBError(w, err.(*cryptointel.Error), s.resetSeconds(now))
+				return
+			}
+		}
+		if p.CostByComplexity && isWebSocketUpgrade(r) {
+			s.serveWebSocket(w, r, p, next, now)
+			return
+		}
 		scheme, cred := authorization(r)
 		switch {
 		case scheme == "bearer" && cred != "":
@@ -186,7 +227,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		writeDBError(w, derr, s.resetSeconds(now))
 		return
 	}
-	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, DataVersion: res.DataVersion, plans: plans})
+	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, DataVersion: res.DataVersion, plans: plans, svc: s})
 	next.ServeHTTP(w, r.WithContext(ctx))
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/live"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/playground"
 	"github.com/cryptointel/cryptointel/resolvers"
@@ -40,6 +41,8 @@ type App struct {
 	// Access is the access layer (keys, plans, rate window, credits,
 	// payments) that wraps every /v1 route.
 	Access *access.Service
+	// Hub fans new events out to this process's live streams.
+	Hub *live.Hub
 
 	v1      *rest.Router
 	server  *http.Server
@@ -108,10 +111,17 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
 	if a.Access == nil {
-		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited})
+		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
+			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.StreamAllowedOrigins})
+		// Runs before the database closes: the last settlement charges the
+		// events streams pushed.
+		a.closers = append(a.closers, func(context.Context) error { a.Access.Close(); return nil })
 	}
+	a.Hub = live.New(live.Config{Store: a.DB, Buffer: a.Config.StreamBuffer, Logger: a.Logger})
 	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger,
-		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}, observe.NewGraphQLMetrics()}})
+		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}, observe.NewGraphQLMetrics()},
+		Hub:        a.Hub,
+		Streams:    resolvers.StreamConfig{Heartbeat: a.Config.StreamHeartbeat, WriteTimeout: a.Config.StreamWriteTimeout}})
 	mux.Handle("/graphql", a.Access.Wrap(access.GraphQLPolicy, a.GraphQL))
 	// The /v1 facade: every route of the table behind the access layer, and
 	// the OpenAPI document generated from the same table.
@@ -123,6 +133,17 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		Logger:   a.Logger,
 		Now:      func() time.Time { return a.DB.Now() },
 		Cache:    rest.CacheConfig{TTL: a.Config.ResponseCacheTTL, Entries: a.Config.ResponseCacheEntries},
+		Stream: rest.StreamConfig{
+			Subscribe: func(ctx context.Context, query, op string, vars map[string]any) (rest.EventStream, *graphql.Response) {
+				s, refused := a.GraphQL.Subscribe(ctx, query, op, vars)
+				if s == nil {
+					return nil, refused
+				}
+				return s, nil
+			},
+			Heartbeat:    a.Config.StreamHeartbeat,
+			WriteTimeout: a.Config.StreamWriteTimeout,
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("error building /v1 routes: %w", err)
@@ -157,6 +178,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.startPprof(ctx); err != nil {
 		return err
 	}
+	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
+	a.Hub.Start(hubCtx)
+	defer func() {
+		stopHub()
+		a.Hub.Wait()
+	}()
 	a.server = &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -174,10 +201,35 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
 	defer cancel()
+	a.closeStreams(shutdownCtx)
 	if err := a.server.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("error shutting down server: %w", err)
 	}
 	return nil
+}
+
+// closeStreams ends every live stream with the shutting_down reason (its
+// last result or event tells the client to reconnect and resume from its
+// cursor), waits a moment for those to be written, then closes the
+// WebSocket connections with 1012 Service Restart. Server.Shutdown does not
+// wait for hijacked connections, and would wait for SSE streams until its
+// timeout.
+func (a *App) closeStreams(ctx context.Context) {
+	a.Hub.Close(live.ErrShuttingDown)
+	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for a.GraphQL.ActiveStreams() > 0 && wait.Err() == nil {
+		select {
+		case <-wait.Done():
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// The streams' last messages (complete) leave just after they end.
+	select {
+	case <-wait.Done():
+	case <-time.After(100 * time.Millisecond):
+	}
+	a.GraphQL.CloseStreams()
 }
 
 // Close stops background work and closes the database, in reverse order of

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/live"
+	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
 )
 
@@ -123,6 +125,29 @@ type Config struct {
 	// PprofAddr serves net/http/pprof on this address, e.g. 127.0.0.1:6060
 	// (env PPROF_ADDR). Defaults to empty: off. Use a loopback address.
 	PprofAddr string
+	// StreamAllowedOrigins are the hosts, besides the service's own origin,
+	// whose browser pages may open live streams (GraphQL subscriptions and
+	// /v1/stream), comma-separated host patterns such as
+	// "dashboard.example.com,*.example.org:8443" (env
+	// STREAM_ALLOWED_ORIGINS). Defaults to none: a stream request carrying
+	// another Origin is refused with 403. Requests without Origin (not from
+	// a browser) are not affected.
+	StreamAllowedOrigins []string
+	// StreamBuffer is how many events one stream may have waiting before it
+	// is closed as a slow consumer (env STREAM_BUFFER). Defaults to 512.
+	StreamBuffer int
+	// StreamHeartbeat is how often an idle stream gets a keep-alive so
+	// proxies keep it open: a WebSocket ping, an SSE comment (env
+	// STREAM_HEARTBEAT). Defaults to 15 seconds.
+	StreamHeartbeat time.Duration
+	// StreamWriteTimeout bounds one write to a stream's connection; a client
+	// that stops reading for longer is disconnected (env
+	// STREAM_WRITE_TIMEOUT). Defaults to 30 seconds.
+	StreamWriteTimeout time.Duration
+	// StreamSettleInterval is how often the credits of events pushed to
+	// streams are charged, in one statement per server (env
+	// STREAM_SETTLE_INTERVAL). Defaults to 1 second.
+	StreamSettleInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -161,6 +186,18 @@ func (c *Config) setDefaults() {
 	}
 	if c.ExportURLSecret == "" {
 		c.ExportURLSecret = "cryptointel-development-export-secret"
+	}
+	if c.StreamBuffer <= 0 {
+		c.StreamBuffer = live.DefaultBuffer
+	}
+	if c.StreamHeartbeat <= 0 {
+		c.StreamHeartbeat = resolvers.DefaultStreamHeartbeat
+	}
+	if c.StreamWriteTimeout <= 0 {
+		c.StreamWriteTimeout = resolvers.DefaultStreamWriteTimeout
+	}
+	if c.StreamSettleInterval <= 0 {
+		c.StreamSettleInterval = access.DefaultStreamSettleInterval
 	}
 }
 

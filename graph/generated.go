@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	OrganizationMatch() OrganizationMatchResolver
 	Query() QueryResolver
 	Relationship() RelationshipResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -200,6 +201,7 @@ type ComplexityRoot struct {
 		OrganizationsByName       func(childComplexity int, name string, first *int) int
 		ResolveEntities           func(childComplexity int, name string, first *int, offset *int) int
 		SearchEvents              func(childComplexity int, query string, since *time.Time, first *int) int
+		StreamCursor              func(childComplexity int) int
 		TopSignals                func(childComplexity int, since *time.Time, first *int) int
 	}
 
@@ -224,6 +226,10 @@ type ComplexityRoot struct {
 		Date        func(childComplexity int) int
 		RadarCount  func(childComplexity int) int
 		SignalCount func(childComplexity int) int
+	}
+
+	Subscription struct {
+		Events func(childComplexity int, surface *Surface, category *string, entityID *int, minSignificance *float64, after *string) int
 	}
 }
 
@@ -292,9 +298,13 @@ type QueryResolver interface {
 	Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*Brief, error)
 	MarketViews(ctx context.Context, first *int, offset *int) ([]*MarketView, error)
 	MarketViewsByOrganization(ctx context.Context, id int) ([]*MarketView, error)
+	StreamCursor(ctx context.Context) (string, error)
 }
 type RelationshipResolver interface {
 	RelatedEntity(ctx context.Context, obj *cryptointel.EntityRelationship) (*cryptointel.Entity, error)
+}
+type SubscriptionResolver interface {
+	Events(ctx context.Context, surface *Surface, category *string, entityID *int, minSignificance *float64, after *string) (<-chan *cryptointel.Event, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1105,6 +1115,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SearchEvents(childComplexity, args["query"].(string), args["since"].(*time.Time), args["first"].(*int)), true
+	case "Query.streamCursor":
+		if e.ComplexityRoot.Query.StreamCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.StreamCursor(childComplexity), true
 	case "Query.topSignals":
 		if e.ComplexityRoot.Query.TopSignals == nil {
 			break
@@ -1204,6 +1220,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SignalHistoryDay.SignalCount(childComplexity), true
 
+	case "Subscription.events":
+		if e.ComplexityRoot.Subscription.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Events(childComplexity, args["surface"].(*Surface), args["category"].(*string), args["entityId"].(*int), args["minSignificance"].(*float64), args["after"].(*string)), true
+
 	}
 	return 0, false
 }
@@ -1245,6 +1273,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 			return &response
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -1281,13 +1326,15 @@ negative values are clamped to the minimum (1 for first/limit, 0 for offset).
 """
 schema {
   query: Query
+  subscription: Subscription
 }
 
 """
 Marks a field that only some plans may read. ` + "`" + `layer` + "`" + ` is the access layer
 (evaluation, operational, premium); ` + "`" + `feature` + "`" + ` the plan feature flag it needs
-(briefs, batch_briefs, webhooks, premium_feeds, export). A key whose plan
-lacks it gets an error with extensions.code "forbidden" (HTTP 403 on /v1).
+(briefs, batch_briefs, webhooks, premium_feeds, export, streams). A key
+whose plan lacks it gets an error with extensions.code "forbidden" (HTTP 403
+on /v1).
 """
 directive @access(layer: String!, feature: String) on FIELD_DEFINITION
 
@@ -1450,6 +1497,58 @@ type Query {
 
   "The prediction-market view of one organization; empty when it has no markets."
   marketViewsByOrganization(id: Int!): [MarketView!]!
+
+  """
+  The current end of the live event stream as a cursor: subscribe with
+  ` + "`" + `after` + "`" + ` set to it to receive every event ingested after this query, with
+  no gap between reading a page and subscribing.
+  """
+  streamCursor: String!
+}
+
+"""
+Live push over the standard GraphQL protocols on /graphql: graphql-ws
+(WebSocket, subprotocol graphql-transport-ws; send the key as the
+Authorization header or in the connection_init payload as
+{"Authorization": "Bearer <key>"}) and graphql-sse (POST with Accept:
+text/event-stream and the Authorization header).
+
+Every result pushed carries ` + "`" + `extensions.cursor` + "`" + `, an opaque token for the
+position just after that event: subscribe again with ` + "`" + `after` + "`" + ` set to the last
+one received to resume with no gap and no duplicate. When the server ends a
+stream, the last result carries ` + "`" + `errors` + "`" + ` (extensions.code slow_consumer,
+shutting_down, quota_exceeded, unauthorized, forbidden or unavailable, and
+extensions.cursor when one was delivered) and the stream completes.
+
+Streams need a plan with streams (pro or higher); each key may hold its
+plan's number of open streams (pro 5, business 25, enterprise 100), and every
+event pushed costs the subscription's complexity in credits, like a query for
+that one event. See the README (Live push).
+"""
+type Subscription {
+  """
+  New events as they are ingested, in ingest order: every radar event, or
+  only signal events with ` + "`" + `surface: SIGNAL` + "`" + `. An event is pushed when it is
+  first ingested and again whenever it changes (same id, new content); a
+  resumed stream delivers each missed event once, in its latest version.
+  Without ` + "`" + `after` + "`" + ` the stream starts with the next event ingested.
+  """
+  events(
+    "RADAR for every event, SIGNAL for scored events only. Default RADAR."
+    surface: Surface = RADAR
+    "Only events of this category."
+    category: String
+    "Only events this entity owns or takes part in; the entity must exist."
+    entityId: Int
+    "Only scored events whose significance is at least this value."
+    minSignificance: Float
+    """
+    Resume after this cursor: an ` + "`" + `extensions.cursor` + "`" + ` of a pushed result, or
+    ` + "`" + `streamCursor` + "`" + `. Cursors work with any filters and on any server, and
+    expire after 7 days.
+    """
+    after: String
+  ): Event! @access(layer: "operational", feature: "streams")
 }
 
 """
@@ -2949,6 +3048,52 @@ func (ec *executionContext) field_Query_topSignals_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["first"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "surface",
+		func(ctx context.Context, v any) (*Surface, error) {
+			return ec.unmarshalOSurface2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSurface(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["surface"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "entityId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["entityId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "minSignificance",
+		func(ctx context.Context, v any) (*float64, error) {
+			return ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["minSignificance"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
 	return args, nil
 }
 
@@ -6470,6 +6615,29 @@ func (ec *executionContext) fieldContext_Query_marketViewsByOrganization(ctx con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_streamCursor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_streamCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().StreamCursor(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_streamCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6875,6 +7043,73 @@ func (ec *executionContext) _SignalHistoryDay_radarCount(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_SignalHistoryDay_radarCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignalHistoryDay", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_events(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Events(ctx, fc.Args["surface"].(*Surface), fc.Args["category"].(*string), fc.Args["entityId"].(*int), fc.Args["minSignificance"].(*float64), fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				layer, err := ec.unmarshalNString2string(ctx, "operational")
+				if err != nil {
+					var zeroVal *cryptointel.Event
+					return zeroVal, err
+				}
+				feature, err := ec.unmarshalOString2ᚖstring(ctx, "streams")
+				if err != nil {
+					var zeroVal *cryptointel.Event
+					return zeroVal, err
+				}
+				if ec.Directives.Access == nil {
+					var zeroVal *cryptointel.Event
+					return zeroVal, errors.New("directive access is not implemented")
+				}
+				return ec.Directives.Access(ctx, nil, directive0, layer, feature)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -10141,6 +10376,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "streamCursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_streamCursor(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -10376,6 +10633,26 @@ func (ec *executionContext) _SignalHistoryDay(ctx context.Context, sel ast.Selec
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "events":
+		return ec._Subscription_events(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var __DirectiveImplementors = []string{"__Directive"}

@@ -80,6 +80,26 @@ type SignalHistoryDay struct {
 	RadarCount int `json:"radarCount"`
 }
 
+// Live push over the standard GraphQL protocols on /graphql: graphql-ws
+// (WebSocket, subprotocol graphql-transport-ws; send the key as the
+// Authorization header or in the connection_init payload as
+// {"Authorization": "Bearer <key>"}) and graphql-sse (POST with Accept:
+// text/event-stream and the Authorization header).
+//
+// Every result pushed carries `extensions.cursor`, an opaque token for the
+// position just after that event: subscribe again with `after` set to the last
+// one received to resume with no gap and no duplicate. When the server ends a
+// stream, the last result carries `errors` (extensions.code slow_consumer,
+// shutting_down, quota_exceeded, unauthorized, forbidden or unavailable, and
+// extensions.cursor when one was delivered) and the stream completes.
+//
+// Streams need a plan with streams (pro or higher); each key may hold its
+// plan's number of open streams (pro 5, business 25, enterprise 100), and every
+// event pushed costs the subscription's complexity in credits, like a query for
+// that one event. See the README (Live push).
+type Subscription struct {
+}
+
 // Order of an event feed.
 type EventSort string
 

@@ -25,6 +25,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/graph/validation"
+	"github.com/cryptointel/cryptointel/live"
 )
 
 // Query limits. A 3-hop query (entity → relationships → relatedEntity →
@@ -91,6 +92,23 @@ type Config struct {
 	// Extensions are extra gqlgen handler extensions (for example
 	// access.GraphQLCost), added after the limits.
 	Extensions []graphql.HandlerExtension
+	// Hub feeds subscriptions; without one a subscription is refused as
+	// unavailable.
+	Hub *live.Hub
+	// Streams configures the streaming transports.
+	Streams StreamConfig
+}
+
+// StreamConfig configures the transports that carry subscriptions on
+// /graphql: graphql-ws (WebSocket, graphql-transport-ws) and graphql-sse.
+type StreamConfig struct {
+	// Heartbeat is how often an idle stream gets a keep-alive: a ping the
+	// client must answer on WebSocket (a connection silent for two
+	// heartbeats is closed), a comment line on SSE. Defaults to 15 seconds.
+	Heartbeat time.Duration
+	// WriteTimeout bounds one write to a stream's connection; a client that
+	// stops reading is disconnected after it. Defaults to 30 seconds.
+	WriteTimeout time.Duration
 }
 
 // Executor runs GraphQL operations against the graph: over HTTP at /graphql
@@ -98,11 +116,14 @@ type Config struct {
 // share one gqlgen executor with its parsed-query cache, limits and error
 // presenter, and attach fresh dataloaders to every operation.
 type Executor struct {
-	exec       *executor.Executor
-	schema     graphql.ExecutableSchema
-	store      *db.DB
-	loaderWait time.Duration
-	transports []graphql.Transport
+	exec         *executor.Executor
+	schema       graphql.ExecutableSchema
+	store        *db.DB
+	loaderWait   time.Duration
+	transports   []graphql.Transport
+	writeTimeout time.Duration
+	sockets      *socketSet
+	root         *Resolver
 }
 
 // NewExecutor builds the executor for cfg.
@@ -119,7 +140,13 @@ func NewExecutor(cfg Config) *Executor {
 	if cfg.Access == nil {
 		cfg.Access = PlanAccess
 	}
-	root := &Resolver{store: cfg.Store, cursors: NewCursorCodec(cfg.CursorSecret), logger: cfg.Logger}
+	if cfg.Streams.Heartbeat <= 0 {
+		cfg.Streams.Heartbeat = DefaultStreamHeartbeat
+	}
+	if cfg.Streams.WriteTimeout <= 0 {
+		cfg.Streams.WriteTimeout = DefaultStreamWriteTimeout
+	}
+	root := &Resolver{store: cfg.Store, cursors: NewCursorCodec(cfg.CursorSecret), logger: cfg.Logger, hub: cfg.Hub}
 	gcfg := graph.Config{Resolvers: root}
 	gcfg.Directives.Access = accessDirective(cfg.Access)
 	setComplexity(&gcfg.Complexity)
@@ -143,17 +170,31 @@ func NewExecutor(cfg Config) *Executor {
 	for _, ext := range cfg.Extensions {
 		exec.Use(ext)
 	}
-	return &Executor{
-		exec:       exec,
-		schema:     schema,
-		store:      cfg.Store,
-		loaderWait: cfg.LoaderWait,
-		transports: []graphql.Transport{
-			transport.Options{AllowedMethods: []string{"GET", "POST", "OPTIONS"}},
-			transport.GET{},
-			transport.POST{},
-		},
+	e := &Executor{
+		exec:         exec,
+		schema:       schema,
+		store:        cfg.Store,
+		loaderWait:   cfg.LoaderWait,
+		writeTimeout: cfg.Streams.WriteTimeout,
+		sockets:      newSocketSet(cfg.Streams.WriteTimeout),
+		root:         root,
 	}
+	// Innermost: it produces each result of a subscription, so the
+	// extensions above (cost, metrics) see every one.
+	exec.Use(streamsExtension{e: e})
+	e.transports = []graphql.Transport{
+		transport.Websocket{
+			Implementation:   e.sockets,
+			InitFunc:         websocketInit,
+			InitTimeout:      10 * time.Second,
+			PingPongInterval: cfg.Streams.Heartbeat,
+		},
+		transport.Options{AllowedMethods: []string{"GET", "POST", "OPTIONS"}},
+		transport.GET{},
+		transport.SSE{KeepAlivePingInterval: cfg.Streams.Heartbeat},
+		transport.POST{},
+	}
+	return e
 }
 
 // NewHandler returns the /graphql handler: GraphQL over HTTP, POST
@@ -190,7 +231,19 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	}
-	r = r.WithContext(graphql.StartOperationTrace(e.WithRequestLoaders(r.Context())))
+	ctx := r.Context()
+	switch {
+	case isWebSocket(r):
+		// One connection carries many operations: the streams extension
+		// gives each its own loaders.
+	case isEventStream(r):
+		// A subscription over SSE: each result gets its own loaders; a
+		// client that stops reading is cut off after the write timeout.
+		w = live.NewWriter(w, e.writeTimeout)
+	default:
+		ctx = e.WithRequestLoaders(ctx)
+	}
+	r = r.WithContext(graphql.StartOperationTrace(ctx))
 	for _, t := range e.transports {
 		if t.Supports(r) {
 			t.Do(w, r, e.exec)

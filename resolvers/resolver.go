@@ -8,10 +8,12 @@ package resolvers
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/live"
 )
 
 // Resolver is the root of the resolver tree.
@@ -19,6 +21,9 @@ type Resolver struct {
 	store   *db.DB
 	cursors *CursorCodec
 	logger  *slog.Logger
+	hub     *live.Hub
+	// streams counts the subscriptions open in this process.
+	streams atomic.Int64
 }
 
 var _ graph.ResolverRoot = (*Resolver)(nil)

@@ -176,7 +176,12 @@ func openAPIOperation(r *Route) map[string]any {
 		body = schema{"type": "object"}
 	}
 	headers := headerRefs()
-	if r.Method == http.MethodGet {
+	contentType := r.ContentType
+	if contentType == "" {
+		contentType = "application/json"
+	}
+	streamed := contentType == "text/event-stream"
+	if r.Method == http.MethodGet && !streamed {
 		headers["ETag"] = map[string]any{
 			"description": "Strong validator of the body; send it in If-None-Match to get a 304 while it is unchanged.",
 			"schema":      map[string]any{"type": "string"},
@@ -186,10 +191,24 @@ func openAPIOperation(r *Route) map[string]any {
 		strconv.Itoa(status): map[string]any{
 			"description": http.StatusText(status),
 			"headers":     headers,
-			"content":     map[string]any{"application/json": map[string]any{"schema": body}},
+			"content":     map[string]any{contentType: map[string]any{"schema": body}},
 		},
 	}
-	if r.Method == http.MethodGet {
+	if streamed {
+		// OpenAPI 3.1 has no schema for the messages of an event stream
+		// (3.2's itemSchema): the body is described as text, and the data
+		// of its messages in extensions.
+		responses[strconv.Itoa(status)].(map[string]any)["content"] = map[string]any{
+			contentType: map[string]any{
+				"schema": schema{"type": "string", "description": "Server-Sent Events (text/event-stream). " +
+					"Each event message has `id` (a cursor) and `data` as x-sse-data-schema; the message that ends a " +
+					"stream the server closed has `event: close` and `data` as x-sse-close-schema."},
+				"x-sse-data-schema":  body,
+				"x-sse-close-schema": ref("StreamClose"),
+			},
+		}
+	}
+	if r.Method == http.MethodGet && !streamed {
 		responses["304"] = map[string]any{"description": "Not modified: the If-None-Match ETag still matches."}
 	}
 	errs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,

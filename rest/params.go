@@ -102,6 +102,10 @@ func lookupParam(p *Param, r *http.Request, query url.Values) (string, bool) {
 		v := r.PathValue(p.Name)
 		return v, v != ""
 	}
+	if p.In == "header" {
+		v := r.Header.Get(p.Name)
+		return v, strings.TrimSpace(v) != ""
+	}
 	for _, name := range append([]string{p.Name}, p.Aliases...) {
 		if vs, ok := query[name]; ok && len(vs) > 0 {
 			if strings.TrimSpace(vs[0]) == "" && p.Type != TypeBoolean {

@@ -32,7 +32,8 @@ type Route struct {
 	// Params declares the query and path parameters.
 	Params []Param
 	// Operation names the embedded GraphQL operation the route runs; empty
-	// when Handler is set.
+	// when Handler is set, unless the handler runs it itself (GET
+	// /v1/stream).
 	Operation string
 	// Handler serves routes that are not graph reads.
 	Handler HandlerFunc
@@ -50,8 +51,12 @@ type Route struct {
 	// null for the requested resource). Required when Operation is set.
 	Envelope func(c *Call, data json.RawMessage) (any, error)
 	// Response is the JSON Schema (OpenAPI 3.1 dialect) of the success body;
-	// nil documents a generic object.
+	// nil documents a generic object. For a text/event-stream route it is
+	// the schema of each message's data.
 	Response map[string]any
+	// ContentType is the media type of the success body. Defaults to
+	// application/json.
+	ContentType string
 	// SuccessStatus is the status of a successful response, documented in
 	// OpenAPI. Defaults to 200.
 	SuccessStatus int
@@ -69,7 +74,7 @@ type Param struct {
 	Name string
 	// Aliases are other accepted names (q for query, entityName for name…).
 	Aliases []string
-	// In is "query" or "path".
+	// In is "query", "path" or "header".
 	In string
 	// Type is string, integer, boolean, date-time, integer-list or
 	// string-list (both lists comma-separated).

@@ -52,6 +52,9 @@ type Config struct {
 	// Cache configures the response cache of the graph-read routes; the
 	// zero value disables it.
 	Cache CacheConfig
+	// Stream configures GET /v1/stream; without Stream.Subscribe the route
+	// is not served.
+	Stream StreamConfig
 }
 
 // Router serves every /v1 route of the table and /openapi.json.
@@ -65,6 +68,9 @@ type Router struct {
 	mux     *http.ServeMux
 	openapi []byte
 	cache   *responseCache
+
+	stream    *Route
+	streamCfg StreamConfig
 }
 
 // New builds the router: it loads and checks every embedded operation (and
@@ -92,6 +98,17 @@ func New(cfg Config) (*Router, error) {
 	}
 	if rt.now == nil {
 		rt.now = time.Now
+	}
+	if cfg.Stream.Subscribe != nil {
+		rt.streamCfg = cfg.Stream
+		if rt.streamCfg.Heartbeat <= 0 {
+			rt.streamCfg.Heartbeat = 15 * time.Second
+		}
+		if rt.streamCfg.WriteTimeout <= 0 {
+			rt.streamCfg.WriteTimeout = 30 * time.Second
+		}
+		rt.routes = append(rt.routes, rt.streamRoute())
+		rt.stream = &rt.routes[len(rt.routes)-1]
 	}
 	ops, err := loadOperations(cfg.Schema)
 	if err != nil {
@@ -122,6 +139,9 @@ func (rt *Router) checkTable() error {
 		}
 		seen[key] = true
 		if r.Handler != nil {
+			if _, ok := rt.ops[r.Operation]; r.Operation != "" && !ok {
+				return fmt.Errorf("error checking route table: %s runs unknown operation %q", key, r.Operation)
+			}
 			continue
 		}
 		if r.Operation == "" || r.Envelope == nil {

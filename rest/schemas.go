@@ -190,7 +190,13 @@ func componentSchemas() schema {
 		p("events", arr(ref("MarketEvent"))),
 	}
 	return schema{
-		"Error":     obj(p("error", describe(str(), "What went wrong."))),
+		"Error": obj(p("error", describe(str(), "What went wrong."))),
+		"StreamClose": describe(obj(
+			p("error", describe(str(), "Why the server closed the stream.")),
+			p("code", describe(strEnum("slow_consumer", "shutting_down", "quota_exceeded", "unauthorized", "forbidden", "unavailable"),
+				"slow_consumer and shutting_down: reconnect and resume; quota_exceeded, unauthorized, forbidden: the key may not stream any more; unavailable: retry shortly.")),
+			p("cursor", describe(str(), "The cursor to resume from: the last event delivered, or the stream's start."))),
+			"The data of the `close` message that ends a stream the server closed."),
 		"EntityRef": obj(wireProps(wire.EntityRefFields, func(wire.Field) bool { return true })...),
 		"Evidence":  obj(wireProps(wire.EvidenceFields, func(wire.Field) bool { return true })...),
 		"Event": describe(obj(eventProps()...),

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS stream_leases;
+ALTER TABLE plans DROP COLUMN IF EXISTS max_streams;

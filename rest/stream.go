@@ -1,0 +1,263 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/live"
+)
+
+// EventStream is a subscription opened in process: the executor's stream
+// machinery, shared with /graphql's subscriptions.
+type EventStream interface {
+	// Next returns the next result (an event with extensions.cursor, or
+	// the last one, with errors, when the server closed the stream), or nil
+	// when the stream is over.
+	Next() *graphql.Response
+	// Cursor is the cursor of the last event delivered, or of the starting
+	// position before the first.
+	Cursor() string
+	// Waiting is how many events are ready beyond the current one.
+	Waiting() int
+	// Shared returns what compute makes of the current result, computed
+	// once for every stream that received the same result.
+	Shared(name string, compute func() any) any
+	// Close ends the stream.
+	Close()
+}
+
+// SubscribeFunc opens a subscription in process; a refused one returns a
+// nil stream and the response carrying the errors.
+type SubscribeFunc func(ctx context.Context, query, operationName string, variables map[string]any) (EventStream, *graphql.Response)
+
+// StreamConfig configures GET /v1/stream.
+type StreamConfig struct {
+	// Subscribe opens the route's subscription; nil leaves the route out.
+	Subscribe SubscribeFunc
+	// Heartbeat is how often an idle stream gets a comment line. Defaults
+	// to 15 seconds.
+	Heartbeat time.Duration
+	// WriteTimeout bounds one write; a client that stops reading is
+	// disconnected after it. Defaults to 30 seconds.
+	WriteTimeout time.Duration
+}
+
+// streamEventCost is what one event pushed on /v1/stream costs, in credits.
+const streamEventCost = 1
+
+// streamRetryMillis is the reconnection delay /v1/stream asks EventSource
+// clients to wait.
+const streamRetryMillis = 2000
+
+// streamOperation is the fixed subscription /v1/stream runs.
+const streamOperation = "stream"
+
+// streamRoute is GET /v1/stream: the live stream of new events in the /v1
+// event shape, as Server-Sent Events.
+func (rt *Router) streamRoute() Route {
+	return Route{
+		Method: http.MethodGet, Path: "/v1/stream",
+		Summary: "Live stream of new events (Server-Sent Events)",
+		Description: "Pushes radar events (or signal events with surface=signal) as they are ingested, in ingest order, " +
+			"as `text/event-stream`. Each event is one message whose `data` is the event in the /v1 shape (canonical and " +
+			"legacy fields) and whose `id` is a cursor: reconnect with `Last-Event-ID` (EventSource does it by itself) or " +
+			"`cursor` to resume with no gap and no duplicate (cursors expire after 7 days). The stream opens with an `id` " +
+			"line for its starting position and a `retry` hint, and sends a comment line (`: heartbeat`) when idle so " +
+			"proxies keep it open. An event is pushed when first ingested and again when it changes. When the server ends " +
+			"the stream (slow consumer, shutdown, credits used up, key revoked, plan changed) it sends one `event: close` " +
+			"message whose data is {\"error\", \"code\", \"cursor\"} and closes; codes slow_consumer and shutting_down mean " +
+			"reconnect and resume. Opening costs 1 credit and counts as a request; every event pushed costs 1 credit " +
+			"(charged to monthly and daily credits, not to request counts). A key holds at most its plan's max open " +
+			"streams (pro 5, business 25, enterprise 100); one more is a 429. Unknown parameters are a 400. Browser " +
+			"requests must come from the service's origin or STREAM_ALLOWED_ORIGINS.",
+		Policy: access.StreamPolicy,
+		Params: []Param{
+			{Name: "surface", In: "query", Type: TypeString, Default: cryptointel.SurfaceRadar, Enum: []string{cryptointel.SurfaceRadar, cryptointel.SurfaceSignal},
+				Description: "radar for every event, signal for scored events only. Default radar."},
+			{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Only events of this category."},
+			{Name: "organizationId", Aliases: []string{"entityId"}, In: "query", Type: TypeInteger, Var: "entityId",
+				Description: "Only events this organization (entity) owns or takes part in; an unknown id is a 404."},
+			{Name: "cursor", In: "query", Type: TypeString, Var: "after",
+				Description: "Resume after this cursor: an event's `id` (or a GraphQL stream cursor). Last-Event-ID wins when both are given."},
+			{Name: "Last-Event-ID", In: "header", Type: TypeString, Var: "after",
+				Description: "Resume after this cursor: the `id` of the last event received; EventSource sends it when it reconnects."},
+		},
+		Operation:     streamOperation,
+		Handler:       rt.serveStream,
+		ContentType:   "text/event-stream",
+		Response:      ref("Event"),
+		ErrorStatuses: []int{http.StatusNotFound},
+	}
+}
+
+// serveStream serves GET /v1/stream.
+func (rt *Router) serveStream(w http.ResponseWriter, r *http.Request) error {
+	route := rt.stream
+	c, err := parseCall(route, r, rt.now())
+	if err != nil {
+		return err
+	}
+	if err := onlyDeclaredParams(route, r); err != nil {
+		return err
+	}
+	c.Vars["surface"] = strings.ToUpper(c.String("surface"))
+	vars, err := jsonVariables(c.Vars)
+	if err != nil {
+		return err
+	}
+	op := rt.ops[streamOperation]
+	ctx := access.WithStreamEventCost(r.Context(), streamEventCost)
+	s, refused := rt.streamCfg.Subscribe(ctx, op.Query, op.Name, vars)
+	if refused != nil {
+		return graphError(op.Name, refused.Errors)
+	}
+	defer s.Close()
+	if r.Method == http.MethodHead {
+		return nil
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	out := live.NewWriter(w, rt.streamCfg.WriteTimeout)
+
+	var (
+		mu     sync.Mutex
+		broken bool
+	)
+	send := func(b []byte, flush bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if broken {
+			return false
+		}
+		if _, err := out.Write(b); err != nil {
+			broken = true
+			return false
+		}
+		if flush && out.FlushError() != nil {
+			broken = true
+			return false
+		}
+		return true
+	}
+	if !send(fmt.Appendf(nil, "retry: %d\nid: %s\n\n", streamRetryMillis, s.Cursor()), true) {
+		return nil
+	}
+	// Heartbeats while waiting for events.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(rt.streamCfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				send([]byte(": heartbeat\n\n"), true)
+			}
+		}
+	}()
+
+	for {
+		resp := s.Next()
+		if resp == nil {
+			return nil
+		}
+		if len(resp.Errors) > 0 {
+			send(closeFrame(resp), true)
+			return nil
+		}
+		frame, _ := s.Shared("v1/stream", func() any { return eventFrame(resp) }).([]byte)
+		if frame == nil {
+			send(closeFrame(&graphql.Response{Errors: resp.Errors}), true)
+			return nil
+		}
+		// One flush per burst of events.
+		if !send(frame, s.Waiting() == 0) {
+			return nil
+		}
+	}
+}
+
+// eventFrame is the SSE message of one event: its cursor as id and the
+// event in the /v1 shape (legacy aliases added by the facade's one owner of
+// them) as data; nil when the result cannot be encoded.
+func eventFrame(resp *graphql.Response) []byte {
+	data, err := withLegacyAliases(resp.Data)
+	if err != nil {
+		return nil
+	}
+	ev, err := dig(data, "events")
+	if err != nil || isNull(ev) {
+		return nil
+	}
+	cursor, _ := resp.Extensions["cursor"].(string)
+	var b bytes.Buffer
+	b.Grow(len(ev) + len(cursor) + 16)
+	b.WriteString("id: ")
+	b.WriteString(cursor)
+	b.WriteString("\ndata: ")
+	b.Write(ev) // compact JSON: one line
+	b.WriteString("\n\n")
+	return b.Bytes()
+}
+
+// closeFrame is the `close` message that ends a stream the server closed:
+// {"error", "code", "cursor"} from the result's first error.
+func closeFrame(resp *graphql.Response) []byte {
+	msg, code, cursor := "The stream was interrupted. Resume from your last cursor.", cryptointel.EUNAVAILABLE, ""
+	if len(resp.Errors) > 0 {
+		e := resp.Errors[0]
+		msg = e.Message
+		if c, ok := e.Extensions["code"].(string); ok && c != "" {
+			code = c
+		}
+		cursor, _ = e.Extensions["cursor"].(string)
+	}
+	body, _ := json.Marshal(struct {
+		Error  string `json:"error"`
+		Code   string `json:"code"`
+		Cursor string `json:"cursor"`
+	}{msg, code, cursor})
+	var b bytes.Buffer
+	if cursor != "" {
+		b.WriteString("id: " + cursor + "\n")
+	}
+	b.WriteString("event: close\ndata: ")
+	b.Write(body)
+	b.WriteString("\n\n")
+	return b.Bytes()
+}
+
+// onlyDeclaredParams refuses a query parameter the route does not declare:
+// on a stream a misspelt filter would otherwise silently widen it.
+func onlyDeclaredParams(route *Route, r *http.Request) error {
+	var known []string
+	for _, p := range route.Params {
+		if p.In != "query" {
+			continue
+		}
+		known = append(known, p.Name)
+		known = append(known, p.Aliases...)
+	}
+	for name := range r.URL.Query() {
+		if !slices.Contains(known, name) {
+			return cryptointel.Errorf(cryptointel.EINVALID, "unknown parameter %q: %s accepts %s", name, route.Path, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
