@@ -117,7 +117,8 @@ func OpenStream(ctx context.Context, eventCost int, onClose func(error)) (*Strea
 		return &StreamGrant{}, nil
 	}
 	s := c.svc.streamState()
-	lease, err := s.svc.store.OpenStreamLease(ctx, c.APIKeyID, s.svc.now(), s.svc.cfg.StreamLeaseTTL)
+	_, _, month := db.UsagePeriods(s.svc.now())
+	lease, err := s.svc.store.OpenStreamLease(ctx, c.APIKeyID, month, s.svc.cfg.StreamLeaseTTL)
 	if err != nil {
 		return nil, err
 	}

@@ -20,9 +20,10 @@ import (
 // Browsers cannot set headers on a WebSocket, so the key may instead come
 // in the connection_init payload, {"Authorization": "Bearer <key>"}: an
 // upgrade without an Authorization header is let through, and InitWebSocket
-// authenticates the payload. A bad key in the header is refused with 401
-// before the upgrade; a bad key in the payload closes the connection with
-// code 4403 and the same message.
+// authenticates the payload. A bad key, in the header or the payload,
+// closes the connection at connection_init with code 4403 (Forbidden) and
+// the message a request would get (a WebSocket client cannot read the body
+// of a refused upgrade).
 
 // MsgMissingKeyWebSocket is the reason a WebSocket connection without a key
 // is closed.
@@ -65,6 +66,8 @@ type pendingWebSocket struct {
 	s     *Service
 	p     Policy
 	plans []cryptointel.Plan
+	// refused is why the key of the upgrade's header was refused.
+	refused *cryptointel.Error
 }
 
 // serveWebSocket authenticates and gates a WebSocket upgrade to a
@@ -91,7 +94,10 @@ func (s *Service) serveWebSocket(w http.ResponseWriter, r *http.Request, p Polic
 			s.internalError(w, r, derr)
 			return
 		}
-		writeDBError(w, derr, s.resetSeconds(now))
+		// A WebSocket client cannot read the body of a refused upgrade:
+		// accept it and close with 4403 and the message at connection_init.
+		ctx = context.WithValue(ctx, pendingWebSocketKey{}, &pendingWebSocket{s: s, p: p, plans: plans, refused: derr})
+		next.ServeHTTP(w, r.WithContext(ctx))
 		return
 	}
 	c, _ := CallerFrom(ctx)
@@ -136,6 +142,9 @@ func InitWebSocket(ctx context.Context, payload map[string]any) (context.Context
 	pending, ok := ctx.Value(pendingWebSocketKey{}).(*pendingWebSocket)
 	if !ok {
 		return ctx, nil
+	}
+	if pending.refused != nil {
+		return ctx, pending.refused
 	}
 	var auth string
 	for _, name := range []string{"Authorization", "authorization"} {

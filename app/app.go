@@ -106,8 +106,9 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		}
 		w.Write([]byte(`{"status":"ready"}`)) //nolint:errcheck
 	})
+	a.Hub = live.New(live.Config{Store: a.DB, Buffer: a.Config.StreamBuffer, Logger: a.Logger})
 	mux.Handle("GET /metrics", observe.Handler(observe.NewRegistry(
-		observe.NewPoolCollector(a.DB.Pool), observe.NewQueueCollector(a.DB, a.Logger))))
+		observe.NewPoolCollector(a.DB.Pool), observe.NewQueueCollector(a.DB, a.Logger), observe.NewStreamCollector(a.Hub.Stats))))
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
 	if a.Access == nil {
@@ -117,7 +118,6 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		// events streams pushed.
 		a.closers = append(a.closers, func(context.Context) error { a.Access.Close(); return nil })
 	}
-	a.Hub = live.New(live.Config{Store: a.DB, Buffer: a.Config.StreamBuffer, Logger: a.Logger})
 	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger,
 		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}, observe.NewGraphQLMetrics()},
 		Hub:        a.Hub,

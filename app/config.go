@@ -134,7 +134,7 @@ type Config struct {
 	// a browser) are not affected.
 	StreamAllowedOrigins []string
 	// StreamBuffer is how many events one stream may have waiting before it
-	// is closed as a slow consumer (env STREAM_BUFFER). Defaults to 512.
+	// is closed as a slow consumer (env STREAM_BUFFER). Defaults to 2048.
 	StreamBuffer int
 	// StreamHeartbeat is how often an idle stream gets a keep-alive so
 	// proxies keep it open: a WebSocket ping, an SSE comment (env

@@ -94,7 +94,8 @@ const streamLockClass = 7262
 // it with CloseStreamLease). Leases that expired are removed first. When
 // every place is taken the returned lease has an empty ID and Open = Max.
 //
-// Returns ENOTFOUND when the key does not exist.
+// month is the first day of the current month (UsagePeriods), for the
+// credits left. Returns ENOTFOUND when the key does not exist.
 func (d *DB) OpenStreamLease(ctx context.Context, keyID int64, month time.Time, ttl time.Duration) (*StreamLease, error) {
 	tx, err := d.Pool.Begin(ctx)
 	if err != nil {

@@ -54,8 +54,10 @@ func slowConsumerError(buffer int) *cryptointel.Error {
 
 // Defaults of Config.
 const (
-	// DefaultBuffer is the default per-subscriber buffer.
-	DefaultBuffer = 512
+	// DefaultBuffer is the default per-subscriber buffer: two pages of a
+	// burst and then some, so a consumer that keeps up is never closed by
+	// a large ingest.
+	DefaultBuffer = 2048
 	// DefaultPollInterval is the default period of the hub's safety read.
 	DefaultPollInterval = 15 * time.Second
 	// pageSize bounds the events one read returns.
@@ -81,7 +83,8 @@ type Config struct {
 
 // Hub fans new events out to the subscribers of one server process.
 type Hub struct {
-	cfg Config
+	cfg  Config
+	page int // events per fan-out: at most a quarter of a buffer
 
 	mu      sync.Mutex
 	subs    map[*Subscriber]struct{}
@@ -107,7 +110,7 @@ func New(cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Hub{cfg: cfg, subs: map[*Subscriber]struct{}{}, wake: make(chan struct{}, 1)}
+	return &Hub{cfg: cfg, page: min(max(cfg.Buffer/4, 1), pageSize), subs: map[*Subscriber]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
 // Start positions the hub at the newest event and starts fanning out every
@@ -209,7 +212,7 @@ func (h *Hub) advance(ctx context.Context) error {
 		h.mu.Lock()
 		pos := h.pos
 		h.mu.Unlock()
-		items, err := loadItems(ctx, h.cfg.Store, pos, 0, db.StreamFilter{}, pageSize)
+		items, err := loadItems(ctx, h.cfg.Store, pos, 0, db.StreamFilter{}, h.page)
 		if err != nil {
 			return err
 		}
@@ -217,7 +220,7 @@ func (h *Hub) advance(ctx context.Context) error {
 			return nil
 		}
 		h.fanOut(items)
-		if len(items) < pageSize {
+		if len(items) < h.page {
 			return nil
 		}
 	}
@@ -236,9 +239,7 @@ func (h *Hub) fanOut(items []*Item) {
 			if !s.filter.matches(it) {
 				continue
 			}
-			select {
-			case s.buf <- it:
-			default:
+			if !s.push(it, h.cfg.Buffer) {
 				delete(h.subs, s)
 				h.finish(s, slowConsumerError(h.cfg.Buffer))
 			}
@@ -266,7 +267,7 @@ func (h *Hub) Subscribe(f db.StreamFilter, after int64) (*Subscriber, error) {
 	s := &Subscriber{
 		hub:    h,
 		filter: filter{f},
-		buf:    make(chan *Item, h.cfg.Buffer),
+		ready:  make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		join:   h.pos,
 		pos:    h.pos,
@@ -334,7 +335,7 @@ func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	st := Stats{Subscribers: len(h.subs), Position: h.pos, Pushed: h.pushed.Load(), Closed: map[string]uint64{}}
 	for s := range h.subs {
-		st.Buffered += len(s.buf)
+		st.Buffered += s.queued()
 	}
 	h.mu.Unlock()
 	h.closedBy.Range(func(k, v any) bool {
@@ -349,9 +350,16 @@ func (h *Hub) Stats() Stats {
 type Subscriber struct {
 	hub    *Hub
 	filter filter
-	buf    chan *Item
 	done   chan struct{}
-	reason error // set under hub.mu before done is closed
+
+	// The buffer: live items not yet taken, queue[head:]. It takes memory
+	// only for what it holds, so a large bound costs idle subscribers
+	// nothing.
+	qmu    sync.Mutex
+	queue  []*Item
+	head   int
+	ready  chan struct{} // signalled after a push
+	reason error         // set under hub.mu before done is closed
 
 	// Read only by the subscriber's consumer.
 	join    int64   // the hub's position when the subscriber registered
@@ -388,19 +396,65 @@ func (s *Subscriber) Next(ctx context.Context) (*Item, error) {
 			s.pending = items
 			continue
 		}
-		select {
-		case it := <-s.buf:
+		if it := s.pop(); it != nil {
 			if it.Seq() <= s.pos {
 				continue // already read while catching up, or before the cursor
 			}
 			s.pos = it.Seq()
 			s.hub.pushed.Add(1)
 			return it, nil
+		}
+		select {
+		case <-s.ready:
 		case <-s.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// push appends it to the buffer unless it already holds max items; it
+// reports whether it did.
+func (s *Subscriber) push(it *Item, max int) bool {
+	s.qmu.Lock()
+	if len(s.queue)-s.head >= max {
+		s.qmu.Unlock()
+		return false
+	}
+	if s.head > 0 && s.head >= len(s.queue)/2 {
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue, s.head = s.queue[:n], 0
+	}
+	s.queue = append(s.queue, it)
+	s.qmu.Unlock()
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// pop takes the oldest buffered item, or returns nil.
+func (s *Subscriber) pop() *Item {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.head == len(s.queue) {
+		return nil
+	}
+	it := s.queue[s.head]
+	s.queue[s.head] = nil
+	s.head++
+	if s.head == len(s.queue) {
+		s.queue, s.head = s.queue[:0], 0
+	}
+	return it
+}
+
+func (s *Subscriber) queued() int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return len(s.queue) - s.head
 }
 
 func (s *Subscriber) nextPending() *Item {
@@ -432,7 +486,7 @@ func (s *Subscriber) closedErr() error {
 
 // Waiting returns how many live events are buffered for the subscriber
 // beyond the one being handled (catch-up events included).
-func (s *Subscriber) Waiting() int { return len(s.buf) + len(s.pending) }
+func (s *Subscriber) Waiting() int { return s.queued() + len(s.pending) }
 
 // Position returns the highest ingest_seq Next returned (or the starting
 // position before the first).
