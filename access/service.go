@@ -174,7 +174,7 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 		if stream {
 			if err := CheckOrigin(r, s.cfg.StreamOrigins); err != nil {
 				s.setAnonymousHeaders(w.Header(), now, TierNone)
-				writeDBError(w, err.(*cryptointel.Error), s.resetSeconds(now))
+				writeDBError(w, err, s.resetSeconds(now))
 				return
 			}
 		}

@@ -354,7 +354,7 @@ func isWebSocketUpgrade(r *http.Request) bool {
 // nor matched by one of allowed, host patterns in path.Match syntax (for
 // example "dashboard.example.com" or "*.example.com:8443"), compared
 // case-insensitively. A request without Origin (not from a browser) passes.
-func CheckOrigin(r *http.Request, allowed []string) error {
+func CheckOrigin(r *http.Request, allowed []string) *cryptointel.Error {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,6 +47,7 @@ const (
 	msgStreamCursorMismatch = "after is not a stream cursor: pass an extensions.cursor of a pushed result, streamCursor, or a /v1/stream event id"
 	msgStreamCursorExpired  = "cursor has expired: streams resume from cursors up to 7 days old; start a new stream (backfill with the bulk feeds)"
 	msgStreamEntityNotFound = "Entity not found"
+	msgStreamServerStopping = "The server is shutting down. Retry shortly."
 )
 
 type subscriptionResolver struct{ *Resolver }
@@ -120,7 +122,11 @@ func (r *subscriptionResolver) Events(ctx context.Context, surface *graph.Surfac
 	opCtx := graphql.GetOperationContext(ctx)
 	cost := access.StreamEventCost(ctx, operationCost(opCtx))
 	sub, err := r.hub.Subscribe(f, from)
-	if err != nil {
+	if errors.Is(err, live.ErrShuttingDown) {
+		// Open streams are told shutting_down; a new one is simply
+		// refused, to be retried on another server.
+		return nil, cryptointel.Errorf(cryptointel.EUNAVAILABLE, "%s", msgStreamServerStopping)
+	} else if err != nil {
 		return nil, err
 	}
 	grant, err := access.OpenStream(ctx, cost, sub.CloseWith)

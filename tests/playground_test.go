@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,4 +179,106 @@ func TestPlaygroundRunsExampleQuery(t *testing.T) {
 		local := strings.HasPrefix(u, s.base+"/") || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:")
 		require.True(t, local, fmt.Sprintf("the page requested %s", u))
 	}
+}
+
+// TestPlaygroundSubscription opens /playground in headless Chromium on a
+// subscription (a ?query= link), runs it with a key, ingests an event and
+// checks that the result panel shows it, pushed over graphql-sse. Without a
+// link the playground opens a second tab with a live-events subscription.
+// It saves a screenshot to tests/output/playground-subscription.png.
+func TestPlaygroundSubscription(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("%s not found: run `make chromium` (make test does) to install Debian's chromium", chromiumPath)
+	}
+	s := startObserveServer(t, dbtest.NewURL(t))
+	summary, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
+	require.NoError(t, err)
+	require.Empty(t, summary.Failed, "fixture lines rejected")
+	key := playgroundKey(t, s)
+	cursor := streamCursor(t, s.base, key)
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1600, 1000),
+	)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	defer cancelCtx()
+	require.NoError(t, chromedp.Do(ctx))
+	stepCtx, cancelSteps := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelSteps()
+	text := func(selector string) string {
+		return `(() => {
+			const els = document.querySelectorAll('` + selector + `');
+			return Array.from(els).map(el => el.textContent).join('\n').replace(/\u00a0/g, ' ');
+		})()`
+	}
+	poll := func(expression string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingInterval(100*time.Millisecond))
+	}
+	defer func() {
+		if t.Failed() {
+			if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
+				out, _ := filepath.Abs(filepath.Join("output", "playground-subscription-failure.png"))
+				if os.MkdirAll(filepath.Dir(out), 0o755) == nil && os.WriteFile(out, png, 0o644) == nil {
+					t.Logf("failure screenshot: %s", out)
+				}
+			}
+		}
+	}()
+
+	// Out of the box: a second tab subscribes to live signals.
+	require.NoError(t, chromedp.Do(stepCtx,
+		chromedp.Navigate(s.base+"/playground"),
+		chromedp.WaitVisible(chromedp.CSS("#api-key")),
+		poll(text(".graphiql-tab")+`.includes('LiveSignals')`),
+	))
+
+	query := `subscription PlaygroundLive { events(after: "` + cursor + `") { id title eventCategory owners { label } } }`
+	require.NoError(t, chromedp.Do(stepCtx,
+		chromedp.Navigate(s.base+"/playground?query="+url.QueryEscape(query)),
+		chromedp.WaitVisible(chromedp.CSS("#api-key")),
+		poll(text(".graphiql-query-editor")+`.includes('PlaygroundLive')`),
+		chromedp.SendKeys(chromedp.CSS("#api-key"), key),
+	))
+	// Run until the subscription is open on the server (a press landing
+	// while GraphiQL still settles may do nothing).
+	for attempt := 1; s.app.Hub.Stats().Subscribers == 0; attempt++ {
+		require.NoError(t, chromedp.Do(stepCtx, chromedp.Click(chromedp.CSS(".graphiql-execute-button"))))
+		deadline := time.Now().Add(10 * time.Second)
+		for s.app.Hub.Stats().Subscribers == 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		require.Less(t, attempt, 3, "the subscription did not open after %d presses of run", attempt)
+	}
+	ingestVia(t, s.app.DB, map[string]any{
+		"kind": "event", "id": 5101, "title": "Playground live event arrives", "eventCategory": "listing",
+		"owners": []int64{101}, "evidence": []map[string]any{{"id": 9101, "content": "Listed", "url": "https://example.org/listing",
+			"timestamp": time.Now().UTC().Format(time.RFC3339)}},
+	})
+	require.NoError(t, chromedp.Do(stepCtx, poll(text(".graphiql-response")+`.includes('Playground live event arrives')`)))
+	result, err := chromedp.Run(stepCtx, chromedp.Evaluate[string](text(".graphiql-response")))
+	require.NoError(t, err)
+	require.Contains(t, result, `"id": 5101`, result)
+	require.Contains(t, result, `"label": "Ethereum"`, result)
+	require.Contains(t, result, `"cursor"`, result)
+	require.NotContains(t, result, `"errors"`, result)
+
+	screenshot, err := chromedp.Run(stepCtx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	out, err := filepath.Abs(filepath.Join("output", "playground-subscription.png"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
+	require.NoError(t, os.WriteFile(out, screenshot, 0o644))
+	t.Logf("playground subscription screenshot: %s", out)
 }

@@ -1,7 +1,9 @@
 // The cryptointel GraphQL playground: GraphiQL with an API-key field. The key
 // is kept in localStorage and sent as `Authorization: Bearer <key>` to
 // /graphql on the same origin; an Authorization header typed into the
-// headers editor takes precedence. Everything here is bundled at build time:
+// headers editor takes precedence. Subscriptions run over graphql-sse (the
+// same endpoint, Accept: text/event-stream), each pushed event appearing in
+// the result pane as it arrives. Everything here is bundled at build time:
 // the page loads nothing from the internet.
 import 'graphiql/setup-workers/vite';
 import 'graphiql/style.css';
@@ -10,6 +12,8 @@ import './playground.css';
 import { StrictMode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
+import { getOperationAST, parse } from 'graphql';
+import { createClient } from 'graphql-sse';
 
 /** localStorage key under which the API key is remembered. */
 const KEY_STORAGE = 'cryptointel.apiKey';
@@ -27,7 +31,7 @@ export const EXAMPLE_QUERY = `# cryptointel GraphQL playground
 # This query resolves a name to an entity,
 # follows its relationships, and lists the
 # latest events of each related entity.
-{
+query EntityWalk {
   resolveEntities(name: "Ethereum", first: 1) {
     entity {
       id
@@ -50,6 +54,39 @@ export const EXAMPLE_QUERY = `# cryptointel GraphQL playground
   }
 }
 `;
+
+/** The second tab: live events, pushed as they are ingested. */
+export const SUBSCRIPTION_EXAMPLE = `# Live events, pushed as they are ingested.
+#
+# Run it, then watch the result pane: each new
+# signal event appears as it arrives. Every result
+# carries extensions.cursor: pass it as \`after\`
+# to resume without missing anything.
+subscription LiveSignals {
+  events(surface: SIGNAL) {
+    id
+    title
+    eventCategory
+    significance
+    latestEvidenceTimestamp
+    owners {
+      id
+      label
+    }
+  }
+}
+`;
+
+/**
+ * urlTabs reads ?query= (and ?variables=) so a link can open the playground
+ * on an operation, e.g. /playground?query=subscription%20%7B…%7D.
+ */
+function urlTabs() {
+  const params = new URLSearchParams(window.location.search);
+  const query = params.get('query');
+  if (!query) return null;
+  return { query, variables: params.get('variables') || undefined };
+}
 
 function readStoredKey() {
   try {
@@ -81,6 +118,42 @@ function hasAuthorization(headers) {
  * it. Its identity changes with `version`, which makes GraphiQL introspect
  * the schema again under the new key.
  */
+/** isSubscription reports whether params run a subscription operation. */
+function isSubscription(params) {
+  try {
+    const op = getOperationAST(parse(params.query), params.operationName || undefined);
+    return !!op && op.operation === 'subscription';
+  } catch {
+    return false; // let the server report the syntax error
+  }
+}
+
+/**
+ * subscribe runs a subscription over graphql-sse and returns the async
+ * iterable of its results, which GraphiQL shows one by one. Each result
+ * carries extensions.cursor, the position to resume from (`after`).
+ */
+function subscribe(params, headers) {
+  const client = createClient({ url: ENDPOINT, headers, retryAttempts: 0 });
+  const results = client.iterate({
+    query: params.query,
+    variables: params.variables || {},
+    operationName: params.operationName || undefined,
+  });
+  return {
+    [Symbol.asyncIterator]() {
+      return {
+        next: () => results.next(),
+        return: async () => {
+          await results.return?.();
+          client.dispose();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}
+
 function makeFetcher(keyRef) {
   return async (params, opts) => {
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json' };
@@ -90,6 +163,12 @@ function makeFetcher(keyRef) {
       headers.Authorization = `Bearer ${key}`;
     }
     Object.assign(headers, editorHeaders);
+    if (isSubscription(params)) {
+      const streamHeaders = { ...headers };
+      delete streamHeaders['Content-Type'];
+      delete streamHeaders.Accept;
+      return subscribe(params, streamHeaders);
+    }
     const response = await fetch(ENDPOINT, {
       method: 'POST',
       headers,
@@ -126,6 +205,7 @@ function Playground() {
 
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const fetcher = useMemo(() => makeFetcher(keyRef), [appliedKey]);
+  const fromURL = useMemo(urlTabs, []);
 
   return (
     <div className="playground">
@@ -149,7 +229,14 @@ function Playground() {
         </span>
       </header>
       <main className="playground-main">
-        <GraphiQL fetcher={fetcher} defaultQuery={EXAMPLE_QUERY} defaultEditorToolsVisibility={false}>
+        <GraphiQL
+          fetcher={fetcher}
+          defaultQuery={EXAMPLE_QUERY}
+          defaultTabs={fromURL ? [fromURL] : [{ query: EXAMPLE_QUERY }, { query: SUBSCRIPTION_EXAMPLE }]}
+          initialQuery={fromURL ? fromURL.query : undefined}
+          initialVariables={fromURL ? fromURL.variables : undefined}
+          defaultEditorToolsVisibility={false}
+        >
           <GraphiQL.Logo>cryptointel</GraphiQL.Logo>
         </GraphiQL>
       </main>

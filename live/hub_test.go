@@ -1,0 +1,240 @@
+package live_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/live"
+)
+
+type testBundle struct {
+	store *db.DB
+	hub   *live.Hub
+	next  int64
+}
+
+func setup(t *testing.T, buffer int) *testBundle {
+	t.Helper()
+	store := dbtest.New(t)
+	b := &testBundle{store: store, next: 100}
+	b.ingest(t, `{"kind":"entity","id":1,"canonicalName":"One"}`, `{"kind":"entity","id":2,"canonicalName":"Two"}`)
+	b.hub = live.New(live.Config{Store: store, Buffer: buffer, PollInterval: time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	b.hub.Start(ctx)
+	t.Cleanup(func() {
+		cancel()
+		b.hub.Wait()
+	})
+	return b
+}
+
+func (b *testBundle) ingest(t *testing.T, lines ...string) {
+	t.Helper()
+	sum, err := b.store.Ingest(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"), db.IngestOptions{})
+	require.NoError(t, err)
+	require.Zero(t, sum.FailedCount, "%+v", sum.Failed)
+}
+
+// events ingests n new events (owner 1, category funding, every other one
+// scored) in one transaction and returns their ids.
+func (b *testBundle) events(t *testing.T, n int) []int64 {
+	t.Helper()
+	var lines []string
+	var ids []int64
+	for i := 0; i < n; i++ {
+		b.next++
+		sig := ""
+		if b.next%2 == 0 {
+			sig = `,"significance":5`
+		}
+		lines = append(lines, fmt.Sprintf(`{"kind":"event","id":%d,"title":"e%d","eventCategory":"funding","owners":[1],"participants":[2],`+
+			`"evidence":[{"id":%d,"content":"c","url":"https://example.org","timestamp":"2026-11-20T10:00:00Z"}]%s}`, b.next, b.next, b.next*10, sig))
+		ids = append(ids, b.next)
+	}
+	b.ingest(t, lines...)
+	return ids
+}
+
+func read(t *testing.T, s *live.Subscriber, n int) []int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ids []int64
+	for len(ids) < n {
+		it, err := s.Next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, it.Event.ID, it.Event.ID)
+		require.NotEmpty(t, it.Owners, "items carry their entities")
+		require.NotEmpty(t, it.Evidence, "and evidence")
+		ids = append(ids, it.Event.ID)
+	}
+	return ids
+}
+
+// TestHubResumesThenGoesLive: a subscriber starting from a cursor reads
+// what it missed from the database, then live events, while ingest runs
+// concurrently — every event once, in order.
+func TestHubResumesThenGoesLive(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	missed := b.events(t, 30)
+	sub, err := b.hub.Subscribe(db.StreamFilter{}, 0)
+	require.NoError(t, err)
+	defer sub.Close()
+
+	var want []int64
+	want = append(want, missed...)
+	done := make(chan []int64)
+	go func() {
+		var ids []int64
+		for i := 0; i < 10; i++ {
+			ids = append(ids, b.events(t, 17)...)
+		}
+		done <- ids
+	}()
+	got := read(t, sub, 30+170)
+	want = append(want, <-done...)
+	require.Equal(t, want, got)
+}
+
+// TestHubStartsNow: without a cursor a subscriber gets only what is
+// ingested after it subscribed, filtered.
+func TestHubStartsNow(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	b.events(t, 5)
+	require.Eventually(t, func() bool { return b.hub.Stats().Position > 0 }, 10*time.Second, 10*time.Millisecond)
+	all, err := b.hub.Subscribe(db.StreamFilter{}, -1)
+	require.NoError(t, err)
+	signals, err := b.hub.Subscribe(db.StreamFilter{SignalOnly: true}, -1)
+	require.NoError(t, err)
+	other, err := b.hub.Subscribe(db.StreamFilter{Category: "listing"}, -1)
+	require.NoError(t, err)
+	ids := b.events(t, 4)
+	require.Equal(t, ids, read(t, all, 4))
+	var scored []int64
+	for _, id := range ids {
+		if id%2 == 0 {
+			scored = append(scored, id)
+		}
+	}
+	require.Equal(t, scored, read(t, signals, len(scored)))
+	require.Zero(t, other.Waiting())
+	require.Equal(t, 3, b.hub.Stats().Subscribers)
+}
+
+// TestHubClosesSlowConsumers: a subscriber that does not read is closed
+// when its buffer is full, with the slow_consumer reason, and counted.
+func TestHubClosesSlowConsumers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 8)
+	slow, err := b.hub.Subscribe(db.StreamFilter{}, -1)
+	require.NoError(t, err)
+	fast, err := b.hub.Subscribe(db.StreamFilter{}, -1)
+	require.NoError(t, err)
+	ids := b.events(t, 2)
+	require.Equal(t, ids, read(t, fast, 2))
+	for i := 0; i < 6; i++ {
+		ids := b.events(t, 2)
+		require.Equal(t, ids, read(t, fast, 2), "a reader that keeps up stays")
+	}
+	select {
+	case <-slow.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow subscriber was not closed")
+	}
+	_, err = slow.Next(context.Background())
+	require.Equal(t, live.CodeSlowConsumer, cryptointel.ErrorCode(err))
+	require.Equal(t, "The stream fell more than 8 events behind and was closed. Resume from your last cursor.", cryptointel.ErrorMessage(err))
+	st := b.hub.Stats()
+	require.EqualValues(t, 1, st.Closed[live.CodeSlowConsumer])
+	require.Equal(t, 1, st.Subscribers)
+	require.LessOrEqual(t, st.Buffered, 8)
+}
+
+// TestHubClose ends every subscriber with the reason and refuses new ones;
+// a consumer's own close is not a server reason.
+func TestHubClose(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	require.Eventually(t, func() bool {
+		_, err := b.hub.Subscribe(db.StreamFilter{}, -1)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	mine, err := b.hub.Subscribe(db.StreamFilter{}, -1)
+	require.NoError(t, err)
+	mine.Close()
+	_, err = mine.Next(context.Background())
+	require.True(t, live.IsClosedByConsumer(err))
+
+	subs := make([]*live.Subscriber, 3)
+	for i := range subs {
+		subs[i], err = b.hub.Subscribe(db.StreamFilter{}, -1)
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for _, s := range subs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Next(context.Background())
+			require.True(t, errors.Is(err, live.ErrShuttingDown), "%v", err)
+		}()
+	}
+	b.hub.Close(nil)
+	wg.Wait()
+	_, err = b.hub.Subscribe(db.StreamFilter{}, -1)
+	require.ErrorIs(t, err, live.ErrShuttingDown)
+}
+
+// TestHubNotRunning refuses subscribers until the hub is positioned.
+func TestHubNotRunning(t *testing.T) {
+	t.Parallel()
+	hub := live.New(live.Config{Store: dbtest.New(t)})
+	_, err := hub.Subscribe(db.StreamFilter{}, -1)
+	require.ErrorIs(t, err, live.ErrNotRunning)
+}
+
+// TestItemMemo builds a shared value once; the others wait for it.
+func TestItemMemo(t *testing.T) {
+	t.Parallel()
+	it := &live.Item{Event: &cryptointel.Event{ID: 1}}
+	var wg sync.WaitGroup
+	var owners sync.Map
+	results := make([]any, 20)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, owner := it.Memo("k")
+			if owner {
+				owners.Store(i, true)
+				time.Sleep(10 * time.Millisecond)
+				f.Set("built")
+			}
+			results[i] = f.Wait(context.Background())
+		}()
+	}
+	wg.Wait()
+	n := 0
+	owners.Range(func(any, any) bool { n++; return true })
+	require.Equal(t, 1, n)
+	for _, r := range results {
+		require.Equal(t, "built", r)
+	}
+	f, owner := it.Memo("other")
+	require.True(t, owner)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.Nil(t, f.Wait(ctx))
+}
