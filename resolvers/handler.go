@@ -236,9 +236,11 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case isWebSocket(r):
 		// One connection carries many operations: the streams extension
 		// gives each its own loaders.
-	case isEventStream(r):
-		// A subscription over SSE: each result gets its own loaders; a
-		// client that stops reading is cut off after the write timeout.
+		ctx = withStreaming(ctx)
+	case (transport.SSE{}).Supports(r):
+		// graphql-sse: each result gets its own loaders; a client that
+		// stops reading is cut off after the write timeout.
+		ctx = withStreaming(ctx)
 		w = live.NewWriter(w, e.writeTimeout)
 	default:
 		ctx = e.WithRequestLoaders(ctx)

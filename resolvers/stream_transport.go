@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,10 +47,6 @@ func websocketInit(ctx context.Context, payload transport.InitPayload) (context.
 }
 
 func isWebSocket(r *http.Request) bool { return r.Header.Get("Upgrade") != "" }
-
-func isEventStream(r *http.Request) bool {
-	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
 
 // socketSet accepts WebSocket connections (coder/websocket through gqlgen's
 // adapter), bounds every write by a timeout, and keeps the open connections
@@ -160,7 +155,7 @@ type Stream struct {
 // refused (invalid arguments, access), it returns nil and the response
 // carrying the errors.
 func (e *Executor) Subscribe(ctx context.Context, query, operationName string, variables map[string]any) (*Stream, *graphql.Response) {
-	ctx = graphql.StartOperationTrace(ctx)
+	ctx = graphql.StartOperationTrace(withStreaming(ctx))
 	params := &graphql.RawParams{Query: query, OperationName: operationName, Variables: variables}
 	now := graphql.Now()
 	params.ReadTime = graphql.TraceTiming{Start: now, End: now}

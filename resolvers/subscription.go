@@ -418,9 +418,32 @@ type streamsExtension struct{ e *Executor }
 
 var _ interface {
 	graphql.HandlerExtension
+	graphql.OperationContextMutator
 	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
 } = streamsExtension{}
+
+// msgSubscriptionTransport refuses a subscription sent on a transport that
+// answers once (plain POST or GET).
+const msgSubscriptionTransport = "subscriptions need a streaming transport: graphql-ws (WebSocket, subprotocol graphql-transport-ws) or graphql-sse (POST with Accept: text/event-stream)"
+
+type streamingKey struct{}
+
+// withStreaming marks ctx as carried by a streaming transport.
+func withStreaming(ctx context.Context) context.Context {
+	return context.WithValue(ctx, streamingKey{}, true)
+}
+
+// MutateOperationContext refuses a subscription that arrived on a
+// transport that cannot stream its results.
+func (streamsExtension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if op := opCtx.Operation; op != nil && op.Operation == ast.Subscription {
+		if streaming, _ := ctx.Value(streamingKey{}).(bool); !streaming {
+			return invalidInput(msgSubscriptionTransport)
+		}
+	}
+	return nil
+}
 
 // ExtensionName implements graphql.HandlerExtension.
 func (streamsExtension) ExtensionName() string { return "LiveStreams" }

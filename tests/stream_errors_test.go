@@ -112,6 +112,16 @@ func TestStreamBadInput(t *testing.T) {
 		require.Equal(t, "Invalid API key.", decodeJSON(t, string(body))["error"])
 	})
 
+	// A subscription on a transport that answers once is refused, not left
+	// hanging.
+	t.Run("plain POST", func(t *testing.T) {
+		out := gqlPost(t, s.base, pro, `subscription { events { id } }`, nil)
+		errs := jlist(t, out["errors"])
+		require.Len(t, errs, 1)
+		e := jobj(t, errs[0])
+		require.Equal(t, "subscriptions need a streaming transport: graphql-ws (WebSocket, subprotocol graphql-transport-ws) or graphql-sse (POST with Accept: text/event-stream)", e["message"])
+	})
+
 	// GET /v1/stream: the same refusals as HTTP errors.
 	for _, tc := range []struct {
 		name, key, query string
