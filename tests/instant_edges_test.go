@@ -178,11 +178,7 @@ func TestInstantEdges(t *testing.T) {
 	})
 
 	t.Run("cursors", func(t *testing.T) {
-		positions := []struct {
-			name    string
-			at, id  int64
-			invalid bool
-		}{
+		positions := []cursorEdge{
 			{"at -2^63", math.MinInt64, 5000, true},
 			{"before year 1", cryptointel.MinInstant.UnixMicro() - 1, 5000, true},
 			{"after year 9999", cryptointel.MaxInstant.UnixMicro() + 1, 5000, true},
@@ -209,6 +205,10 @@ func TestInstantEdges(t *testing.T) {
 					continue
 				}
 				routes++
+				if r.Path == "/v1/stream" {
+					streamCursorEdges(t, s, key, send, positions)
+					continue
+				}
 				first, ok := restCursors[r.Path]
 				require.True(t, ok, "no first page for %s: add it to this table", r.Path)
 				resp := send(t, hostileRequest{Method: http.MethodGet, Path: first})
@@ -417,6 +417,42 @@ func findString(v any, key string) string {
 }
 
 type cursorPosition struct{ at, id int64 }
+
+// cursorEdge is a forged cursor position and whether it must be refused.
+type cursorEdge struct {
+	name    string
+	at, id  int64
+	invalid bool
+}
+
+// streamCursorEdges sends the forged positions to /v1/stream, whose cursor
+// comes from streamCursor rather than a first page: a position no cursor
+// can hold is "invalid cursor"; of the valid ones, year 1 is long expired (a
+// 400 saying so) and year 9999 opens a stream, closed at once.
+func streamCursorEdges(t *testing.T, s *hostileServer, key string, send func(*testing.T, hostileRequest) *restResponse, positions []cursorEdge) {
+	resp := send(t, gqlRequest(`{ streamCursor }`, nil))
+	require.Equal(t, 200, resp.Status, string(resp.Body))
+	genuine := findString(resp.JSON(t), "streamCursor")
+	require.NotEmpty(t, genuine, "no streamCursor: %s", resp.Body)
+	require.Equal(t, genuine, resignCursor(t, genuine, nil), "the test's signing must reproduce the server's")
+	for _, pos := range positions {
+		t.Run("/v1/stream "+pos.name, func(t *testing.T) {
+			forged := resignCursor(t, genuine, &cursorPosition{at: pos.at, id: pos.id})
+			if pos.invalid || pos.at == cryptointel.MinInstant.UnixMicro() {
+				resp := send(t, hostileRequest{Method: http.MethodGet, Path: "/v1/stream?cursor=" + forged})
+				msg := "invalid cursor"
+				if !pos.invalid {
+					msg = "cursor has expired: streams resume from cursors up to 7 days old; start a new stream (backfill with the bulk feeds)"
+				}
+				requireError(t, resp, 400, msg)
+				return
+			}
+			c, status, body := openSSE(t, s.base, "/v1/stream?cursor="+forged, key)
+			require.Equal(t, 200, status, string(body))
+			c.close()
+		})
+	}
+}
 
 // resignCursor re-signs a genuine cursor of the hostile server at another
 // position (nil keeps its own), keeping the query it was issued for:

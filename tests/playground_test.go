@@ -43,22 +43,16 @@ func playgroundKey(t *testing.T, s *observeServer) string {
 	return key
 }
 
-// TestPlaygroundRunsExampleQuery opens /playground in headless Chromium,
-// enters a key, runs the example query and checks that the result panel
-// shows the entities it walks. It saves a screenshot to
-// tests/output/playground.png.
-func TestPlaygroundRunsExampleQuery(t *testing.T) {
-	t.Parallel()
+// playgroundBrowser starts headless Chromium for a playground test, with
+// listener (may be nil) receiving the tab's events from its first command
+// on, and returns the tab's context and a context bounding the test's
+// steps. On failure it saves what the page showed to
+// tests/output/<failureShot>.
+func playgroundBrowser(t *testing.T, failureShot string, listener func(ev any)) (tab, steps context.Context) {
+	t.Helper()
 	if _, err := exec.LookPath(chromiumPath); err != nil {
 		t.Fatalf("%s not found: run `make chromium` (make test does) to install Debian's chromium", chromiumPath)
 	}
-
-	s := startObserveServer(t, dbtest.NewURL(t))
-	summary, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
-	require.NoError(t, err)
-	require.Empty(t, summary.Failed, "fixture lines rejected")
-	key := playgroundKey(t, s)
-
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Flag("headless", true),
@@ -72,53 +66,84 @@ func TestPlaygroundRunsExampleQuery(t *testing.T) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1600, 1000),
 	)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
+	opts := []chromedp.ContextOption{chromedp.WithLogf(t.Logf)}
+	if listener != nil {
+		opts = append(opts, chromedp.WithListener(listener))
+	}
+	tab, cancelTab := chromedp.NewContext(allocCtx, opts...)
+	t.Cleanup(cancelTab)
+	// Start the browser on a context without a deadline (a deadline on the
+	// first run would bound the browser's life), then bound the steps.
+	require.NoError(t, chromedp.Do(tab))
+	steps, cancelSteps := context.WithTimeout(tab, 2*time.Minute)
+	t.Cleanup(cancelSteps)
+	// On failure, keep what the browser showed (cleanups run last first:
+	// this one before the tab closes).
+	t.Cleanup(func() {
+		if t.Failed() {
+			if png, err := chromedp.Run(tab, chromedp.CaptureScreenshot()); err == nil {
+				out, _ := filepath.Abs(filepath.Join("output", failureShot))
+				if os.MkdirAll(filepath.Dir(out), 0o755) == nil && os.WriteFile(out, png, 0o644) == nil {
+					t.Logf("failure screenshot: %s", out)
+				}
+			}
+		}
+	})
+	return tab, steps
+}
+
+// pageText is the JavaScript expression of the visible text of the elements
+// selector matches (Monaco draws spaces as no-break spaces).
+func pageText(selector string) string {
+	return `(() => {
+		const els = document.querySelectorAll('` + selector + `');
+		return Array.from(els).map(el => el.textContent).join('\n').replace(/\u00a0/g, ' ');
+	})()`
+}
+
+// pollPage waits until expression is truthy.
+func pollPage(expression string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingInterval(100*time.Millisecond))
+}
+
+// savePlaygroundShot saves a screenshot to tests/output/<name>.
+func savePlaygroundShot(t *testing.T, steps context.Context, name string) {
+	t.Helper()
+	screenshot, err := chromedp.Run(steps, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	out, err := filepath.Abs(filepath.Join("output", name))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
+	require.NoError(t, os.WriteFile(out, screenshot, 0o644))
+	t.Logf("screenshot: %s", out)
+}
+
+// TestPlaygroundRunsExampleQuery opens /playground in headless Chromium,
+// enters a key, runs the example query and checks that the result panel
+// shows the entities it walks. It saves a screenshot to
+// tests/output/playground.png.
+func TestPlaygroundRunsExampleQuery(t *testing.T) {
+	t.Parallel()
+	s := startObserveServer(t, dbtest.NewURL(t))
+	summary, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
+	require.NoError(t, err)
+	require.Empty(t, summary.Failed, "fixture lines rejected")
+	key := playgroundKey(t, s)
 
 	// Record every URL the page requests, from the tab's first command on.
 	var (
 		mu       sync.Mutex
 		requests []string
 	)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx,
-		chromedp.WithLogf(t.Logf),
-		chromedp.WithListener(func(ev any) {
-			if ev, ok := ev.(*network.EventRequestWillBeSent); ok {
-				mu.Lock()
-				requests = append(requests, ev.Request.URL)
-				mu.Unlock()
-			}
-		}),
-	)
-	defer cancelCtx()
-	// Start the browser on a context without a deadline (a deadline on the
-	// first run would bound the browser's life), then bound the steps.
-	require.NoError(t, chromedp.Do(ctx))
-	stepCtx, cancelSteps := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelSteps()
-
-	// text is the visible text of an element (Monaco draws spaces as
-	// no-break spaces).
-	text := func(selector string) string {
-		return `(() => {
-			const el = document.querySelector('` + selector + `');
-			return el ? el.textContent.replace(/\u00a0/g, ' ') : '';
-		})()`
-	}
-	poll := func(expression string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingInterval(100*time.Millisecond))
-	}
-
-	// On failure, keep what the browser showed.
-	defer func() {
-		if t.Failed() {
-			if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
-				out, _ := filepath.Abs(filepath.Join("output", "playground-failure.png"))
-				if os.MkdirAll(filepath.Dir(out), 0o755) == nil && os.WriteFile(out, png, 0o644) == nil {
-					t.Logf("failure screenshot: %s", out)
-				}
-			}
+	_, stepCtx := playgroundBrowser(t, "playground-failure.png", func(ev any) {
+		if ev, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, ev.Request.URL)
+			mu.Unlock()
 		}
-	}()
+	})
+	text, poll := pageText, pollPage
 
 	require.NoError(t, chromedp.Do(stepCtx,
 		chromedp.Navigate(s.base+"/playground"),
@@ -163,13 +188,7 @@ func TestPlaygroundRunsExampleQuery(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
 		poll(text(".graphiql-doc-explorer")+`.includes('Query')`),
 	))
-	screenshot, err := chromedp.Run(stepCtx, chromedp.CaptureScreenshot())
-	require.NoError(t, err)
-	out, err := filepath.Abs(filepath.Join("output", "playground.png"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
-	require.NoError(t, os.WriteFile(out, screenshot, 0o644))
-	t.Logf("playground screenshot: %s", out)
+	savePlaygroundShot(t, stepCtx, "playground.png")
 
 	// Nothing was loaded from outside the service.
 	mu.Lock()
@@ -188,9 +207,6 @@ func TestPlaygroundRunsExampleQuery(t *testing.T) {
 // It saves a screenshot to tests/output/playground-subscription.png.
 func TestPlaygroundSubscription(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath(chromiumPath); err != nil {
-		t.Fatalf("%s not found: run `make chromium` (make test does) to install Debian's chromium", chromiumPath)
-	}
 	s := startObserveServer(t, dbtest.NewURL(t))
 	summary, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
 	require.NoError(t, err)
@@ -198,44 +214,8 @@ func TestPlaygroundSubscription(t *testing.T) {
 	key := playgroundKey(t, s)
 	cursor := streamCursor(t, s.base, key)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1600, 1000),
-	)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelCtx()
-	require.NoError(t, chromedp.Do(ctx))
-	stepCtx, cancelSteps := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelSteps()
-	text := func(selector string) string {
-		return `(() => {
-			const els = document.querySelectorAll('` + selector + `');
-			return Array.from(els).map(el => el.textContent).join('\n').replace(/\u00a0/g, ' ');
-		})()`
-	}
-	poll := func(expression string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingInterval(100*time.Millisecond))
-	}
-	defer func() {
-		if t.Failed() {
-			if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
-				out, _ := filepath.Abs(filepath.Join("output", "playground-subscription-failure.png"))
-				if os.MkdirAll(filepath.Dir(out), 0o755) == nil && os.WriteFile(out, png, 0o644) == nil {
-					t.Logf("failure screenshot: %s", out)
-				}
-			}
-		}
-	}()
+	_, stepCtx := playgroundBrowser(t, "playground-subscription-failure.png", nil)
+	text, poll := pageText, pollPage
 
 	// Out of the box: a second tab subscribes to live signals.
 	require.NoError(t, chromedp.Do(stepCtx,
@@ -274,11 +254,5 @@ func TestPlaygroundSubscription(t *testing.T) {
 	require.Contains(t, result, `"cursor"`, result)
 	require.NotContains(t, result, `"errors"`, result)
 
-	screenshot, err := chromedp.Run(stepCtx, chromedp.CaptureScreenshot())
-	require.NoError(t, err)
-	out, err := filepath.Abs(filepath.Join("output", "playground-subscription.png"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
-	require.NoError(t, os.WriteFile(out, screenshot, 0o644))
-	t.Logf("playground subscription screenshot: %s", out)
+	savePlaygroundShot(t, stepCtx, "playground-subscription.png")
 }
