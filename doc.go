@@ -8,3 +8,8 @@
 // workers (jobs) all depend on it, and it depends on none of them. The
 // models carry Bun table tags so db can read and write them directly.
 package cryptointel
+
+// The GraphQL schema is rendered from its template with the limits of
+// limits.go before gqlgen (resolvers) reads it.
+//
+//go:generate go run ./graph/schemagen

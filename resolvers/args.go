@@ -10,23 +10,6 @@ import (
 	"github.com/cryptointel/cryptointel/graph/scalar"
 )
 
-// clamp returns v (or def when v is nil) bounded to [lo, hi]: values above
-// the cap are silently capped and values below the minimum are clamped, as
-// the contract requires for limits and offsets.
-func clamp(v *int, def, lo, hi int) int {
-	n := def
-	if v != nil {
-		n = *v
-	}
-	if n < lo {
-		return lo
-	}
-	if n > hi {
-		return hi
-	}
-	return n
-}
-
 // Windows and lookbacks of the contract.
 const (
 	day             = 24 * time.Hour

@@ -25,7 +25,7 @@ func (r *entityResolver) References(ctx context.Context, obj *cryptointel.Entity
 
 // Relationships returns a page of the entity's direct relationships.
 func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int) ([]*cryptointel.EntityRelationship, error) {
-	key := RelationshipsKey{EntityID: obj.ID, Limit: clamp(first, 50, 1, 50), Offset: clamp(offset, 0, 0, 250)}
+	key := RelationshipsKey{EntityID: obj.ID, Limit: cryptointel.RelationshipsFirst.Clamp(first), Offset: cryptointel.RelationshipsOffset.Clamp(offset)}
 	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, key)
 	if rels == nil && err == nil {
 		rels = []*cryptointel.EntityRelationship{}
@@ -41,8 +41,8 @@ func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, su
 		SignalOnly: isSignal(surface, graph.SurfaceRadar),
 		Category:   strOr(category, ""),
 		Sort:       dbSort,
-		Limit:      clamp(first, 10, 1, 25),
-		Offset:     clamp(offset, 0, 0, 250),
+		Limit:      cryptointel.EntityEventsFirst.Clamp(first),
+		Offset:     cryptointel.EntityEventsOffset.Clamp(offset),
 	}
 	if since != nil {
 		key.SinceMicro = since.UnixMicro()
@@ -61,7 +61,7 @@ func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, su
 
 // Timeline returns the entity's events newest first.
 func (r *entityResolver) Timeline(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, after *string) (*graph.EventConnection, error) {
-	key := EntityEventsKey{EntityID: obj.ID, Sort: db.SortRecency, Limit: clamp(first, 50, 1, 50)}
+	key := EntityEventsKey{EntityID: obj.ID, Sort: db.SortRecency, Limit: cryptointel.TimelineFirst.Clamp(first)}
 	if since != nil {
 		key.SinceMicro = since.UnixMicro()
 	}
@@ -100,8 +100,8 @@ func (r *entityResolver) content(ctx context.Context, obj *cryptointel.Entity, c
 		SinceMicro: start.UnixMicro(),
 		Content:    content,
 		Sort:       db.SortRecency,
-		Limit:      clamp(first, 25, 1, 25),
-		Offset:     clamp(offset, 0, 0, 250),
+		Limit:      cryptointel.ContentFirst.Clamp(first),
+		Offset:     cryptointel.ContentOffset.Clamp(offset),
 	}
 	conn, err := r.page(ctx, key, fmt.Sprintf("entity.%s|%d|%s", content, obj.ID, sinceKey(since)), after)
 	if err != nil {

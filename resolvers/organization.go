@@ -13,19 +13,16 @@ type organizationResolver struct{ *Resolver }
 
 var _ graph.OrganizationResolver = (*organizationResolver)(nil)
 
-// maxAliasHint is how many aliases the compatibility views show.
-const maxAliasHint = 5
-
-// aliasHint returns at most five of e's aliases: a public hint set, not an
-// inventory.
+// aliasHint returns at most cryptointel.MaxAliasHint of e's aliases: a
+// public hint set, not an inventory.
 func aliasHint(e *cryptointel.Entity) []string {
-	if len(e.Aliases) <= maxAliasHint {
+	if len(e.Aliases) <= cryptointel.MaxAliasHint {
 		if e.Aliases == nil {
 			return []string{}
 		}
 		return e.Aliases
 	}
-	return e.Aliases[:maxAliasHint]
+	return e.Aliases[:cryptointel.MaxAliasHint]
 }
 
 // Aliases is the organization's alias hint set.
@@ -49,7 +46,7 @@ func (r *organizationResolver) Signal(ctx context.Context, obj *cryptointel.Enti
 }
 
 func (r *organizationResolver) latest(ctx context.Context, obj *cryptointel.Entity, signal bool, first *int) ([]*cryptointel.Event, error) {
-	key := EntityEventsKey{EntityID: obj.ID, SignalOnly: signal, Sort: db.SortRecency, Limit: clamp(first, 5, 1, 20)}
+	key := EntityEventsKey{EntityID: obj.ID, SignalOnly: signal, Sort: db.SortRecency, Limit: cryptointel.OrganizationEventsFirst.Clamp(first)}
 	evs, err := load(ctx, r.loaders(ctx).EventsByEntityID, key)
 	if evs == nil && err == nil {
 		evs = []*cryptointel.Event{}
@@ -60,7 +57,7 @@ func (r *organizationResolver) latest(ctx context.Context, obj *cryptointel.Enti
 // SignalHistory returns one entry per UTC day of the last `days` days
 // (today included), newest first, with zero counts on quiet days.
 func (r *organizationResolver) SignalHistory(ctx context.Context, obj *cryptointel.Entity, days *int) ([]*graph.SignalHistoryDay, error) {
-	n := clamp(days, 30, 1, 90)
+	n := cryptointel.SignalHistoryDays.Clamp(days)
 	today := r.now().Truncate(day)
 	from := today.Add(-time.Duration(n-1) * day)
 	rows, err := load(ctx, r.loaders(ctx).HistoryByEntityID, HistoryKey{EntityID: obj.ID, FromDay: from.Unix()})

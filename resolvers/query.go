@@ -18,8 +18,8 @@ var _ graph.QueryResolver = (*queryResolver)(nil)
 // /v1/signal/latest.
 func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, since *time.Time, window *string, category *string, entityID *int, topic *string, sort *graph.EventSort, first *int, offset *int) (*graph.EventConnection, error) {
 	now := r.now()
-	limit := clamp(first, 10, 1, 25)
-	off := clamp(offset, 0, 0, 250)
+	limit := cryptointel.EventsFirst.Clamp(first)
+	off := cryptointel.EventsOffset.Clamp(offset)
 	var (
 		start time.Time
 		win   *string
@@ -70,7 +70,7 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 		start = since.UTC()
 	}
 	evs, err := db.ListEvents(ctx, r.store.Bun, db.EventFilter{
-		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: clamp(first, 10, 1, 25),
+		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: cryptointel.TopSignalsFirst.Clamp(first),
 	})
 	if err != nil {
 		return nil, err
@@ -82,9 +82,9 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 // EventsByCategory returns one category's events, newest first.
 func (r *queryResolver) EventsByCategory(ctx context.Context, category string, surface *graph.Surface, since *time.Time, first *int) ([]*cryptointel.Event, error) {
 	signal := isSignal(surface, graph.SurfaceSignal)
-	limit := clamp(first, 5, 1, 10)
+	limit := cryptointel.SignalsByCategoryFirst.Clamp(first)
 	if !signal {
-		limit = clamp(first, 10, 1, 25)
+		limit = cryptointel.RadarByCategoryFirst.Clamp(first)
 	}
 	start := r.now().Add(-historyLookback)
 	if since != nil {
@@ -124,8 +124,8 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "feed must be one of all, replay")
 	}
 	signal := isSignal(surface, graph.SurfaceRadar)
-	limit := clamp(first, 25, 1, 25)
-	off := clamp(offset, 0, 0, 250)
+	limit := cryptointel.FeedFirst.Clamp(first)
+	off := cryptointel.FeedOffset.Clamp(offset)
 	cat := strOr(category, "")
 	since = since.UTC()
 	qctx := fmt.Sprintf("feed|%s|%t|%d|%q", name, signal, since.UnixMicro(), cat)
@@ -166,8 +166,8 @@ func (r *queryResolver) Entity(ctx context.Context, id int) (*cryptointel.Entity
 
 // Entities returns entities by id in the order asked, null where unknown.
 func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*cryptointel.Entity, error) {
-	if len(ids) > MaxIDsPerRequest {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Maximum %d ids per request", MaxIDsPerRequest)
+	if len(ids) > cryptointel.MaxIDsPerRequest {
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s", cryptointel.MsgTooManyIDs)
 	}
 	l := r.loaders(ctx)
 	keys := make([]int64, len(ids))
@@ -191,7 +191,7 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 	if name == "" {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, clamp(first, 50, 1, 50), clamp(offset, 0, 0, 500))
+	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
 	if err != nil {
 		return nil, fmt.Errorf("error resolving entities: %w", err)
 	}
@@ -217,7 +217,7 @@ func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *t
 	if since != nil {
 		start = since.UTC()
 	}
-	ms, err := db.SearchEvents(ctx, r.store.Bun, query, start, clamp(first, 10, 1, 20))
+	ms, err := db.SearchEvents(ctx, r.store.Bun, query, start, cryptointel.SearchEventsFirst.Clamp(first))
 	if err != nil {
 		return nil, fmt.Errorf("error searching events: %w", err)
 	}
@@ -241,7 +241,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 	if name == "" {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, clamp(first, 50, 1, 50), 0)
+	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
 	if err != nil {
 		return nil, fmt.Errorf("error resolving organizations: %w", err)
 	}
@@ -250,7 +250,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 
 // Organizations is the organization directory by id.
 func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error) {
-	ents, err := db.ListEntities(ctx, r.store.Bun, clamp(first, 25, 1, 25), clamp(offset, 0, 0, 100))
+	ents, err := db.ListEntities(ctx, r.store.Bun, cryptointel.OrganizationsFirst.Clamp(first), cryptointel.OrganizationsOffset.Clamp(offset))
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *i
 
 // Brief returns one organization's brief, or null when it does not exist.
 func (r *queryResolver) Brief(ctx context.Context, id int, since time.Time, first *int) (*graph.Brief, error) {
-	briefs, err := r.briefs(ctx, []int{id}, since, clamp(first, 5, 1, 20))
+	briefs, err := r.briefs(ctx, []int{id}, since, cryptointel.BriefFirst.Clamp(first))
 	if err != nil {
 		return nil, err
 	}
@@ -270,22 +270,22 @@ func (r *queryResolver) Brief(ctx context.Context, id int, since time.Time, firs
 	return briefs[0], nil
 }
 
-// Briefs returns briefs for up to 25 organizations; unknown ids yield an
+// Briefs returns briefs for up to cryptointel.MaxIDsPerRequest organizations; unknown ids yield an
 // entry with error set.
 func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*graph.Brief, error) {
 	if len(ids) == 0 {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "No valid organization IDs provided")
 	}
-	if len(ids) > MaxIDsPerRequest {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Maximum %d organization IDs per batch request", MaxIDsPerRequest)
+	if len(ids) > cryptointel.MaxIDsPerRequest {
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s", cryptointel.MsgTooManyBatchIDs)
 	}
-	return r.briefs(ctx, ids, since, clamp(first, 5, 1, 10))
+	return r.briefs(ctx, ids, since, cryptointel.BriefsFirst.Clamp(first))
 }
 
 // MarketViews lists prediction-market views, one per organization with
 // markets, by organization id.
 func (r *queryResolver) MarketViews(ctx context.Context, first *int, offset *int) ([]*graph.MarketView, error) {
-	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Bun, clamp(first, 25, 1, 50), clamp(offset, 0, 0, 500))
+	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Bun, cryptointel.MarketViewsFirst.Clamp(first), cryptointel.MarketViewsOffset.Clamp(offset))
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, b)
 }
 
+// writeResponse is writeJSON for a handler: it reports nothing, so a
+// handler can end with return writeResponse(...).
+func writeResponse(w http.ResponseWriter, status int, v any) error {
+	writeJSON(w, status, v)
+	return nil
+}
+
 // encodeJSON encodes v as a response body: compact JSON and a newline.
 func encodeJSON(v any) ([]byte, error) {
 	var (

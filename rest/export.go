@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,8 +27,6 @@ import (
 
 // Export request limits.
 const (
-	// ExportMaxBodyBytes bounds a POST /v1/export/jobs body (1 MB).
-	ExportMaxBodyBytes = 1 << 20
 	// ExportMaxNoteChars is the longest note, in characters.
 	ExportMaxNoteChars = 500
 	// ExportMaxOrganizationIDs bounds organizationIds.
@@ -97,8 +94,8 @@ func ExportRoutes(h *ExportHandlers) []Route {
 			Summary: "List the account's export jobs, newest first",
 			Policy:  exportPolicy("export.jobs.list", 1),
 			Params: []Param{
-				{Name: "limit", In: "query", Type: TypeInteger, Default: 20, Min: intp(1), Max: intp(50), Description: "1 to 50, default 20"},
-				{Name: "offset", In: "query", Type: TypeInteger, Default: 0, Min: intp(0), Max: intp(500), Description: "0 to 500, default 0"},
+				limitParam(cryptointel.ExportJobsLimit),
+				offsetParam(cryptointel.ExportJobsOffset),
 			},
 			Handler: h.List,
 		},
@@ -142,6 +139,13 @@ func exportCaller(ctx context.Context) (*access.Caller, error) {
 	return c, nil
 }
 
+// Messages of an export request body that cannot be read (the webhook
+// routes word theirs differently, and clients match on both).
+const (
+	msgExportBodyTooLarge   = "Request body too large. Maximum 1 MB."
+	msgExportBodyUnreadable = "Could not read the request body."
+)
+
 // exportRequest is the POST /v1/export/jobs body. Pointers tell absent
 // (or null) from given.
 type exportRequest struct {
@@ -163,19 +167,9 @@ var exportFieldTypes = map[string]string{
 
 // decodeExportRequest reads and validates the body of a create request.
 func decodeExportRequest(w http.ResponseWriter, r *http.Request) (*exportRequest, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, errUnsupportedMediaType
-		}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, ExportMaxBodyBytes))
+	body, err := readJSONBody(w, r, msgExportBodyTooLarge, msgExportBodyUnreadable)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, cryptointel.Errorf(cryptointel.ETOOLARGE, "Request body too large. Maximum 1 MB.")
-		}
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Could not read the request body.")
+		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body is required: a JSON object with scope and format.")
@@ -343,26 +337,23 @@ func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	exportWriteJSON(w, http.StatusCreated, map[string]any{"data": h.present(r, job)})
+	writeJSON(w, http.StatusCreated, map[string]any{"data": h.present(r, job)})
 	return nil
 }
 
-// List serves GET /v1/export/jobs: the account's jobs, newest first, with
-// limit 1–50 (default 20) and offset 0–500 (default 0), capped and clamped
-// like every list route.
+// List serves GET /v1/export/jobs: the account's jobs, newest first, paged
+// by limit and offset (cryptointel.ExportJobsLimit, ExportJobsOffset),
+// capped and clamped like every list route.
 func (h *ExportHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	caller, err := exportCaller(r.Context())
 	if err != nil {
 		return err
 	}
-	limit, err := exportIntParam(r, "limit", 20, 1, 50)
+	c, err := callOf(r)
 	if err != nil {
 		return err
 	}
-	offset, err := exportIntParam(r, "offset", 0, 0, 500)
-	if err != nil {
-		return err
-	}
+	limit, offset := c.Int("limit"), c.Int("offset")
 	list, err := db.ListExportJobs(r.Context(), h.Store.Bun, caller.AccountID, limit, offset)
 	if err != nil {
 		return err
@@ -371,20 +362,8 @@ func (h *ExportHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	for i, j := range list {
 		data[i] = h.present(r, j)
 	}
-	exportWriteJSON(w, http.StatusOK, object{{"limit", limit}, {"offset", offset}, {"data", data}})
+	writeJSON(w, http.StatusOK, object{{"limit", limit}, {"offset", offset}, {"data", data}})
 	return nil
-}
-
-func exportIntParam(r *http.Request, name string, def, lo, hi int) (int, error) {
-	raw := strings.TrimSpace(r.URL.Query().Get(name))
-	if raw == "" {
-		return def, nil
-	}
-	n, err := parseInt(name, raw)
-	if err != nil {
-		return 0, err
-	}
-	return min(max(n, lo), hi), nil
 }
 
 // Get serves GET /v1/export/jobs/{id}. Another account's job, an unknown
@@ -398,7 +377,7 @@ func (h *ExportHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	exportWriteJSON(w, http.StatusOK, map[string]any{"data": h.present(r, job)})
+	writeJSON(w, http.StatusOK, map[string]any{"data": h.present(r, job)})
 	return nil
 }
 
@@ -535,17 +514,4 @@ func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error 
 	}
 	http.ServeContent(w, r, "", obj.ModTime(), obj)
 	return nil
-}
-
-// exportWriteJSON encodes v as the response body with status.
-func exportWriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":"Internal server error."}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(b)            //nolint:errcheck
-	w.Write([]byte("\n")) //nolint:errcheck
 }

@@ -54,8 +54,8 @@ func TestParseCallRules(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	rt := paramRoute(
 		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: msgQueryRequired},
-		limitParam(10, 25),
-		offsetParam(250),
+		limitParam(cryptointel.Bounds{Default: 10, Min: 1, Max: 25}),
+		offsetParam(cryptointel.Bounds{Default: 0, Min: 0, Max: 250}),
 		requiredSince("", BulkFeedWindow, msgBulkSinceRequired),
 		Param{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}},
 		compactParam(),
@@ -125,7 +125,7 @@ func TestParseBatchIDs(t *testing.T) {
 		ids += "," + string(rune('0'+i/10)) + string(rune('0'+i%10))
 	}
 	_, err = parseBatchIDs(ids)
-	require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgTooManyIDs}, err)
+	require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgTooManyBatchIDs}, err)
 	_, err = parseBatchIDs(ids[3:])
 	require.NoError(t, err, "25 ids are allowed")
 }

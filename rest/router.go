@@ -286,10 +286,7 @@ func (rt *Router) routeHandler(route *Route) http.Handler {
 	wrapped := rt.wrap(route.Policy, inner)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setPolicyHeaders(w, route.Policy)
-		if route.Handler == nil {
-			r = rt.withParsedCall(route, r)
-		}
-		wrapped.ServeHTTP(w, r)
+		wrapped.ServeHTTP(w, rt.withParsedCall(route, r))
 	})
 }
 
@@ -306,8 +303,9 @@ type parsedCallKey struct{}
 // that a priced route is priced from the call it will serve (its `limit`
 // after parsing, defaults and caps: access.WithPricedLimit) and never from
 // the raw query string. The parse outcome travels in the context to
-// runGraph, which reports a parse error only after the access layer has
-// authenticated and admitted the request, as before.
+// runGraph, or to a handler route's handler (callOf), which report a parse
+// error only after the access layer has authenticated and admitted the
+// request.
 func (rt *Router) withParsedCall(route *Route, r *http.Request) *http.Request {
 	c, err := parseCall(route, r, rt.now())
 	ctx := context.WithValue(r.Context(), parsedCallKey{}, &parsedCall{call: c, err: err})
@@ -317,6 +315,21 @@ func (rt *Router) withParsedCall(route *Route, r *http.Request) *http.Request {
 		}
 	}
 	return r.WithContext(ctx)
+}
+
+// callOf returns the call a handler route's request was parsed into by
+// the route's declared params, or the first parameter error. Handlers ask
+// for it after their own checks (the caller's account), so those come
+// first.
+func callOf(r *http.Request) (*Call, error) {
+	pc, ok := r.Context().Value(parsedCallKey{}).(*parsedCall)
+	if !ok {
+		return nil, fmt.Errorf("error reading parameters: the request was not parsed by its route")
+	}
+	if pc.err != nil {
+		return nil, pc.err
+	}
+	return pc.call, nil
 }
 
 // runGraph parses the request against the route and returns the encoded

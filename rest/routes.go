@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -29,12 +30,10 @@ const (
 	msgBulkSinceRequired = "since parameter is required. Use an ISO 8601 timestamp (e.g. 2026-11-20T00:00:00Z)."
 	msgQueryRequired     = "query parameter is required (use query or q)"
 	msgNoValidIDs        = "No valid organization IDs provided"
-	msgTooManyIDs        = "Maximum 25 organization IDs per batch request"
 	msgEntityNotFound    = "Entity not found"
 	msgOrgNotFound       = "Organization not found"
 	msgNotFound          = "Not found"
 	msgMethodNotAllowed  = "Method not allowed"
-	maxBatchIDs          = 25
 )
 
 // Policy surfaces (X-Api-Surface).
@@ -63,14 +62,23 @@ func policy(surface, layer, name string, cost int, feature string, pricing *acce
 
 // Parameter builders.
 
-func limitParam(def, max int) Param {
-	return Param{Name: "limit", In: "query", Type: TypeInteger, Default: def, Min: intp(1), Max: intp(max), Var: "first",
-		Description: "Page size, 1 to " + strconv.Itoa(max) + ", default " + strconv.Itoa(def) + ". Larger values are capped; values below 1 are clamped to 1."}
+// boundedParam is an integer query parameter with the bounds b (one of
+// cryptointel's limits), passed to the operation as variable v ("" for
+// none).
+func boundedParam(name, v string, b cryptointel.Bounds, desc string) Param {
+	return Param{Name: name, In: "query", Type: TypeInteger, Default: b.Default, Min: intp(b.Min), Max: intp(b.Max), Var: v, Description: desc}
 }
 
-func offsetParam(max int) Param {
-	return Param{Name: "offset", In: "query", Type: TypeInteger, Default: 0, Min: intp(0), Max: intp(max), Var: "offset",
-		Description: "Rows to skip, 0 to " + strconv.Itoa(max) + ", default 0. Larger values are capped; negative values are clamped to 0."}
+// limitParam is `limit`, the page size, passed as `first`.
+func limitParam(b cryptointel.Bounds) Param {
+	return boundedParam("limit", "first", b, fmt.Sprintf("Page size, %d to %d, default %d. Larger values are capped; values below %d are clamped to %d.",
+		b.Min, b.Max, b.Default, b.Min, b.Min))
+}
+
+// offsetParam is `offset`, the rows to skip.
+func offsetParam(b cryptointel.Bounds) Param {
+	return boundedParam("offset", "offset", b, fmt.Sprintf("Rows to skip, %d to %d, default %d. Larger values are capped; negative values are clamped to %d.",
+		b.Min, b.Max, b.Default, b.Min))
 }
 
 func idQueryParam(what string) Param {
@@ -259,8 +267,8 @@ func parseBatchIDs(raw string) (any, error) {
 	if len(ids) == 0 {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgNoValidIDs}
 	}
-	if len(ids) > maxBatchIDs {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgTooManyIDs}
+	if len(ids) > cryptointel.MaxIDsPerRequest {
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgTooManyBatchIDs}
 	}
 	return ids, nil
 }
@@ -319,8 +327,8 @@ func graphRoutes() []Route {
 			{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}, Var: "window",
 				Description: "Window when `since` is absent: 24h, 7d or 30d. Default 24h. Ignored when `since` is given."},
 			sinceParam("Explicit start of the window, within the last 30 days. Takes precedence over `window`.", ContentWindow),
-			limitParam(10, 25),
-			offsetParam(250),
+			limitParam(cryptointel.EventsFirst),
+			offsetParam(cryptointel.EventsOffset),
 			{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
 			{Name: "entityId", In: "query", Type: TypeInteger, Var: "entityId", Description: "Canonical entity id filter."},
 			{Name: "topic", In: "query", Type: TypeString, Var: "topic", Description: "Topic or natural-language filter."},
@@ -384,8 +392,8 @@ func graphRoutes() []Route {
 			Policy:      policy(surfaceFeed, access.LayerPremium, name, 5, access.FeaturePremiumFeeds, nil),
 			Params: []Param{
 				requiredSince("Events at or after this instant; within the last 7 days. Required.", BulkFeedWindow, msgBulkSinceRequired),
-				limitParam(25, 25),
-				offsetParam(250),
+				limitParam(cryptointel.FeedFirst),
+				offsetParam(cryptointel.FeedOffset),
 				cursorParam(),
 			},
 			Operation: "feed",
@@ -409,8 +417,8 @@ func graphRoutes() []Route {
 			Params: []Param{
 				idPathParam("entity"),
 				sinceParam("Start of the window; default and limit the last 30 days.", ContentWindow),
-				limitParam(25, 25),
-				offsetParam(250),
+				limitParam(cryptointel.ContentFirst),
+				offsetParam(cryptointel.ContentOffset),
 				cursorParam(),
 			},
 			Operation: "entity_" + kind,
@@ -463,7 +471,7 @@ func graphRoutes() []Route {
 			Params: []Param{
 				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
 					RequiredMessage: msgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
-				limitParam(10, 20),
+				limitParam(cryptointel.SearchEventsFirst),
 				sinceParam("Start of the window; default the last 30 days.", 0),
 			},
 			Operation: "search",
@@ -480,7 +488,7 @@ func graphRoutes() []Route {
 			Method: http.MethodGet, Path: "/v1/signal/top", Summary: "Most significant signal events",
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.top", 1, "", priceFeed),
 			Params: []Param{
-				limitParam(10, 25),
+				limitParam(cryptointel.TopSignalsFirst),
 				sinceParam("Start of the window; default the last 24 hours.", 0),
 			},
 			Operation: "signal_top",
@@ -494,7 +502,7 @@ func graphRoutes() []Route {
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.byOrganizationId", 1, "", priceFeed),
 			Params: []Param{
 				idQueryParam("organization (entity)"),
-				limitParam(10, 25),
+				limitParam(cryptointel.EntityEventsFirst),
 				sinceParam("Only events at or after this instant.", 0),
 			},
 			Operation:     "entity_events",
@@ -508,7 +516,7 @@ func graphRoutes() []Route {
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.byCategory", 1, "", priceByCategory),
 			Params: []Param{
 				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
-				limitParam(5, 10),
+				limitParam(cryptointel.SignalsByCategoryFirst),
 				sinceParam("Only events at or after this instant.", 0),
 			},
 			Operation: "events_by_category",
@@ -521,7 +529,7 @@ func graphRoutes() []Route {
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "radar.byOrganizationId", 1, "", priceRadarByOrg),
 			Params: []Param{
 				idQueryParam("organization (entity)"),
-				limitParam(10, 25),
+				limitParam(cryptointel.EntityEventsFirst),
 				sinceParam("Only events at or after this instant.", 0),
 				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
 			},
@@ -537,7 +545,7 @@ func graphRoutes() []Route {
 			Policy:      policy(surfaceFeed, access.LayerEvaluation, "radar.byCategory", 1, "", nil),
 			Params: []Param{
 				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
-				limitParam(10, 25),
+				limitParam(cryptointel.RadarByCategoryFirst),
 				sinceParam("Only events at or after this instant.", 0),
 			},
 			Operation: "events_by_category",
@@ -552,7 +560,7 @@ func graphRoutes() []Route {
 			Params: []Param{
 				idQueryParam("organization (entity)"),
 				sinceParam("Only events at or after this instant.", 0),
-				limitParam(50, 50),
+				limitParam(cryptointel.TimelineFirst),
 				cursorParam(),
 			},
 			Operation: "timeline",
@@ -571,8 +579,8 @@ func graphRoutes() []Route {
 			Policy:      policy(surfaceReplay, access.LayerPremium, "replay.global", 5, access.FeaturePremiumFeeds, nil),
 			Params: []Param{
 				requiredSince("Events at or after this instant; within the last 30 days. Required.", ReplayWindow, msgBulkSinceRequired),
-				limitParam(25, 25),
-				offsetParam(250),
+				limitParam(cryptointel.FeedFirst),
+				offsetParam(cryptointel.FeedOffset),
 				cursorParam(),
 				{Name: "surface", In: "query", Type: TypeString, Default: "radar", Enum: []string{"radar", "signal"},
 					Description: "radar (every event) or signal (scored events only); default radar."},
@@ -599,8 +607,8 @@ func graphRoutes() []Route {
 			Params: []Param{
 				{Name: "name", Aliases: []string{"entityName"}, In: "query", Type: TypeString, Required: true, Var: "name",
 					Description: "The name to resolve. `entityName` is an alias."},
-				limitParam(50, 50),
-				offsetParam(500),
+				limitParam(cryptointel.ResolveEntitiesFirst),
+				offsetParam(cryptointel.ResolveEntitiesOffset),
 			},
 			Operation: "entities_by_name",
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
@@ -618,8 +626,8 @@ func graphRoutes() []Route {
 			Params: []Param{
 				{Name: "name", Aliases: []string{"entityName"}, In: "query", Type: TypeString, Required: true, Var: "name",
 					Description: "The name to resolve (min length 1). `entityName` is an alias."},
-				{Name: "limit", In: "query", Type: TypeInteger, Default: 5, Min: intp(1), Max: intp(10),
-					Description: "Number of candidates beside the top match, 1 to 10, default 5."},
+				boundedParam("limit", "", cryptointel.TopNameCandidates, fmt.Sprintf("Number of candidates beside the top match, %d to %d, default %d.",
+					cryptointel.TopNameCandidates.Min, cryptointel.TopNameCandidates.Max, cryptointel.TopNameCandidates.Default)),
 			},
 			Operation: "entities_by_name",
 			Prepare: func(c *Call) error {
@@ -659,7 +667,7 @@ func graphRoutes() []Route {
 			Method: http.MethodGet, Path: "/v1/entities/{id}/relationships", Summary: "Direct relationships of an entity",
 			Description: "Direct relationships only, outbound and inbound; `direction` is relative to the requested entity.",
 			Policy:      policy(surfaceLookup, access.LayerEvaluation, "entities.relationships", 1, "", nil),
-			Params:      []Param{idPathParam("entity"), limitParam(50, 50), offsetParam(250)},
+			Params:      []Param{idPathParam("entity"), limitParam(cryptointel.RelationshipsFirst), offsetParam(cryptointel.RelationshipsOffset)},
 			Operation:   "entity_relationships",
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
 				entity, err := members(mustDig(data, "entity"))
@@ -712,8 +720,8 @@ func graphRoutes() []Route {
 				idQueryParam("organization"),
 				{Name: "include", In: "query", Type: TypeStringList, Enum: []string{"radar", "signal"},
 					Description: "Comma-separated: radar, signal. Adds `radar` and/or `signal` lists of {id, title, signal}."},
-				{Name: "includeLimit", In: "query", Type: TypeInteger, Default: 5, Min: intp(1), Max: intp(20), Var: "includeLimit",
-					Description: "Events per included type, 1 to 20, default 5."},
+				boundedParam("includeLimit", "includeLimit", cryptointel.OrganizationEventsFirst, fmt.Sprintf("Events per included type, %d to %d, default %d.",
+					cryptointel.OrganizationEventsFirst.Min, cryptointel.OrganizationEventsFirst.Max, cryptointel.OrganizationEventsFirst.Default)),
 			},
 			Operation: "organization",
 			Prepare: func(c *Call) error {
@@ -751,7 +759,7 @@ func graphRoutes() []Route {
 			Params: []Param{
 				{Name: "name", Aliases: []string{"organizationName"}, In: "query", Type: TypeString, Required: true, Var: "name",
 					Description: "The name to match. `organizationName` is an alias."},
-				limitParam(50, 50),
+				limitParam(cryptointel.OrganizationsByNameFirst),
 			},
 			Operation: "organizations_by_name",
 			Envelope:  dataList("organizationsByName"),
@@ -760,7 +768,7 @@ func graphRoutes() []Route {
 		{
 			Method: http.MethodGet, Path: "/v1/organizations/all", Summary: "The organization directory",
 			Policy:    policy(surfaceLookup, access.LayerPremium, "organizations.all", 5, access.FeaturePremiumFeeds, nil),
-			Params:    []Param{limitParam(25, 25), offsetParam(100)},
+			Params:    []Param{limitParam(cryptointel.OrganizationsFirst), offsetParam(cryptointel.OrganizationsOffset)},
 			Operation: "organizations",
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
 				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")},
@@ -773,8 +781,8 @@ func graphRoutes() []Route {
 			Policy: policy(surfaceTimeline, access.LayerEvaluation, "organizations.signalHistory", 1, "", nil),
 			Params: []Param{
 				idPathParam("organization"),
-				{Name: "days", In: "query", Type: TypeInteger, Default: 30, Min: intp(1), Max: intp(90), Var: "days",
-					Description: "Days of history, 1 to 90, default 30."},
+				boundedParam("days", "days", cryptointel.SignalHistoryDays, fmt.Sprintf("Days of history, %d to %d, default %d.",
+					cryptointel.SignalHistoryDays.Min, cryptointel.SignalHistoryDays.Max, cryptointel.SignalHistoryDays.Default)),
 			},
 			Operation: "signal_history",
 			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
@@ -802,7 +810,7 @@ func graphRoutes() []Route {
 			Params: []Param{
 				idQueryParam("organization"),
 				requiredSince("Start of the brief. Required.", 0, ""),
-				limitParam(5, 20),
+				limitParam(cryptointel.BriefFirst),
 				compactParam(),
 			},
 			Operation: "brief",
@@ -817,14 +825,14 @@ func graphRoutes() []Route {
 			ErrorStatuses: []int{http.StatusNotFound},
 		},
 		{
-			Method: http.MethodGet, Path: "/v1/brief/batch", Summary: "Briefs for up to 25 organizations",
+			Method: http.MethodGet, Path: "/v1/brief/batch", Summary: fmt.Sprintf("Briefs for up to %d organizations", cryptointel.MaxIDsPerRequest),
 			Description: "Unknown ids yield an inline entry (label null, error set, empty lists, zero counts) rather than a 404. Tokens of `ids` that are not positive integers are ignored; duplicates collapse.",
 			Policy:      policy(surfaceBrief, access.LayerOperational, "brief.batch", 5, access.FeatureBatchBriefs, nil),
 			Params: []Param{
-				{Name: "ids", In: "query", Type: TypeIntegerList, Required: true, MaxItems: maxBatchIDs, Var: "ids", Parse: parseBatchIDs,
+				{Name: "ids", In: "query", Type: TypeIntegerList, Required: true, MaxItems: cryptointel.MaxIDsPerRequest, Var: "ids", Parse: parseBatchIDs,
 					Description: "Comma-separated organization ids, at most 25."},
 				requiredSince("Start of the briefs. Required.", 0, ""),
-				limitParam(5, 10),
+				limitParam(cryptointel.BriefsFirst),
 				compactParam(),
 			},
 			Operation: "briefs",
@@ -845,7 +853,7 @@ func graphRoutes() []Route {
 		{
 			Method: http.MethodGet, Path: "/v1/pmarket/all", Summary: "Prediction-market views, one per organization",
 			Policy:    policy(surfaceLookup, access.LayerEvaluation, "pmarket.all", 1, "", nil),
-			Params:    []Param{limitParam(25, 50), offsetParam(500)},
+			Params:    []Param{limitParam(cryptointel.MarketViewsFirst), offsetParam(cryptointel.MarketViewsOffset)},
 			Operation: "market_views",
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
 				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")},

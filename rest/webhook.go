@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,8 +19,12 @@ import (
 	"github.com/cryptointel/cryptointel/webhook"
 )
 
-// maxWebhookBody bounds a webhook management request body (1 MB).
-const maxWebhookBody = 1 << 20
+// Messages of a webhook management body that cannot be read (the export
+// routes word theirs differently, and clients match on both).
+const (
+	msgWebhookBodyTooLarge   = "Request body too large (max 1 MB)"
+	msgWebhookBodyUnreadable = "Could not read request body"
+)
 
 // WebhookQueue queues test pings and manual redeliveries (implemented by
 // jobs.WebhookDispatcher). Both return ENOTFOUND; Redeliver also EINVALID.
@@ -48,14 +50,16 @@ func WebhookRoutes(h *WebhookHandlers) []Route {
 	policy := func(name string) access.Policy {
 		return access.Policy{Surface: "delivery", Layer: access.LayerOperational, Name: name, CreditCost: 1, Feature: access.FeatureWebhooks}
 	}
-	id := Param{Name: "id", In: "path", Type: "integer", Required: true, Description: "Webhook id."}
+	id := Param{Name: "id", In: "path", Type: TypeInteger, Required: true, Description: "Webhook id."}
 	return []Route{
 		{Method: http.MethodPost, Path: "/v1/webhooks", Summary: "Register a webhook; the response shows the full secret once.", Policy: policy("webhooks.create"), Handler: h.Create},
 		{Method: http.MethodGet, Path: "/v1/webhooks", Summary: "List the account's webhooks, most recently created first.", Policy: policy("webhooks.list"), Handler: h.List},
 		{Method: http.MethodGet, Path: "/v1/webhooks/{id}", Summary: "One webhook with its recent deliveries.", Policy: policy("webhooks.get"), Handler: h.Get,
 			Params: []Param{id,
-				{Name: "status", In: "query", Type: "string", Description: "Filter deliveries: pending, succeeded or failed."},
-				{Name: "limit", In: "query", Type: "integer", Description: "Deliveries to return: 1 to 50, default 50."}}},
+				{Name: "status", In: "query", Type: TypeString, Enum: []string{cryptointel.DeliveryPending, cryptointel.DeliverySucceeded, cryptointel.DeliveryFailed},
+					Description: "Filter deliveries: pending, succeeded or failed."},
+				boundedParam("limit", "", cryptointel.WebhookDeliveriesLimit, fmt.Sprintf("Deliveries to return: %d to %d, default %d.",
+					cryptointel.WebhookDeliveriesLimit.Min, cryptointel.WebhookDeliveriesLimit.Max, cryptointel.WebhookDeliveriesLimit.Default))}},
 		{Method: http.MethodPatch, Path: "/v1/webhooks/{id}", Summary: "Update url, event_types or active; only included fields change.", Policy: policy("webhooks.update"), Handler: h.Update, Params: []Param{id}},
 		{Method: http.MethodDelete, Path: "/v1/webhooks/{id}", Summary: "Delete a webhook and its deliveries.", Policy: policy("webhooks.delete"), Handler: h.Delete, Params: []Param{id}},
 		{Method: http.MethodPost, Path: "/v1/webhooks/{id}/rotate-secret", Summary: "Replace the signing secret; the response shows the new secret once.", Policy: policy("webhooks.rotate_secret"), Handler: h.RotateSecret, Params: []Param{id}},
@@ -150,28 +154,14 @@ func webhookTarget(r *http.Request) (accountID, id int64, err error) {
 	return accountID, id, nil
 }
 
-// errUnsupportedMediaType is answered 415 directly (the error table has
-// no code for it).
-var errUnsupportedMediaType = errors.New("Content-Type must be application/json")
-
-// readWebhookBody reads a JSON object body into a map of raw fields,
-// bounding it to 1 MB. It returns EINVALID for a missing or malformed body,
-// ETOOLARGE above 1 MB and errUnsupportedMediaType for another content
+// readWebhookBody reads a JSON object body (readJSONBody) into a map of
+// raw fields. It returns EINVALID for a missing or malformed body, ETOOLARGE
+// above MaxJSONBodyBytes and errUnsupportedMediaType for another content
 // type.
 func readWebhookBody(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, errUnsupportedMediaType
-		}
-	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	b, err := readJSONBody(w, r, msgWebhookBodyTooLarge, msgWebhookBodyUnreadable)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, cryptointel.Errorf(cryptointel.ETOOLARGE, "Request body too large (max 1 MB)")
-		}
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Could not read request body")
+		return nil, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body must be a JSON object")
@@ -233,27 +223,6 @@ func parseEventTypesField(raw json.RawMessage) ([]string, error) {
 	return cryptointel.NormalizeEventTypes(types)
 }
 
-// writeWebhookJSON writes a success response.
-func writeWebhookJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("error encoding response: %w", err)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(b)            //nolint:errcheck
-	w.Write([]byte("\n")) //nolint:errcheck
-	return nil
-}
-
-// handleBodyError answers 415 itself and passes every other error on.
-func handleBodyError(w http.ResponseWriter, err error) error {
-	if errors.Is(err, errUnsupportedMediaType) {
-		return writeWebhookJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": err.Error()})
-	}
-	return err
-}
-
 // Create serves POST /v1/webhooks: body {url, event_types}; 201 with the
 // webhook and its full secret.
 func (h *WebhookHandlers) Create(w http.ResponseWriter, r *http.Request) error {
@@ -292,7 +261,7 @@ func (h *WebhookHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeWebhookJSON(w, http.StatusCreated, map[string]any{"data": webhookJSON(hook, true)})
+	return writeResponse(w, http.StatusCreated, map[string]any{"data": webhookJSON(hook, true)})
 }
 
 // List serves GET /v1/webhooks.
@@ -309,7 +278,7 @@ func (h *WebhookHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	for i, hook := range hooks {
 		data[i] = webhookJSON(hook, false)
 	}
-	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": data})
+	return writeResponse(w, http.StatusOK, map[string]any{"data": data})
 }
 
 // Get serves GET /v1/webhooks/{id}: the webhook and its recent deliveries
@@ -319,19 +288,11 @@ func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := db.DeliveryFilter{Status: r.URL.Query().Get("status"), Limit: 50}
-	switch f.Status {
-	case "", cryptointel.DeliveryPending, cryptointel.DeliverySucceeded, cryptointel.DeliveryFailed:
-	default:
-		return cryptointel.Errorf(cryptointel.EINVALID, "status must be one of: pending, succeeded, failed")
+	c, err := callOf(r)
+	if err != nil {
+		return err
 	}
-	if s := r.URL.Query().Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return cryptointel.Errorf(cryptointel.EINVALID, "limit must be an integer")
-		}
-		f.Limit = min(max(n, 1), 50)
-	}
+	f := db.DeliveryFilter{Status: c.String("status"), Limit: c.Int("limit")}
 	hook, err := db.WebhookByID(r.Context(), h.DB, accountID, id)
 	if err != nil {
 		return err
@@ -344,7 +305,7 @@ func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	for i, d := range ds {
 		deliveries[i] = deliveryJSON(d)
 	}
-	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": struct {
+	return writeResponse(w, http.StatusOK, map[string]any{"data": struct {
 		WebhookJSON
 		Deliveries []DeliveryJSON `json:"deliveries"`
 	}{webhookJSON(hook, false), deliveries}})
@@ -400,7 +361,7 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, false)})
+	return writeResponse(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, false)})
 }
 
 // Delete serves DELETE /v1/webhooks/{id}.
@@ -412,7 +373,7 @@ func (h *WebhookHandlers) Delete(w http.ResponseWriter, r *http.Request) error {
 	if err := db.DeleteWebhook(r.Context(), h.DB, accountID, id); err != nil {
 		return err
 	}
-	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "deleted": true}})
+	return writeResponse(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "deleted": true}})
 }
 
 // RotateSecret serves POST /v1/webhooks/{id}/rotate-secret: the new secret
@@ -430,7 +391,7 @@ func (h *WebhookHandlers) RotateSecret(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return writeWebhookJSON(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, true)})
+	return writeResponse(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, true)})
 }
 
 // Test serves POST /v1/webhooks/{id}/test: queues a signed ping (event type
@@ -444,7 +405,7 @@ func (h *WebhookHandlers) Test(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeWebhookJSON(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
+	return writeResponse(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
 }
 
 // Redeliver serves POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver:
@@ -458,5 +419,5 @@ func (h *WebhookHandlers) Redeliver(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeWebhookJSON(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
+	return writeResponse(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
 }

@@ -1,0 +1,178 @@
+package cryptointel
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Bounds are the default, minimum and maximum of an integer argument (a
+// page size, an offset, a number of days). The contract's rule: an absent
+// value is Default, a value above Max is silently capped to it and one
+// below Min is clamped to it.
+type Bounds struct {
+	Default, Min, Max int
+}
+
+// Clamp returns v, or Default when v is nil, bounded to [Min, Max].
+func (b Bounds) Clamp(v *int) int {
+	n := b.Default
+	if v != nil {
+		n = *v
+	}
+	return b.ClampInt(n)
+}
+
+// ClampInt returns n bounded to [Min, Max].
+func (b Bounds) ClampInt(n int) int { return min(max(n, b.Min), b.Max) }
+
+// Range is "Min–Max", the way the docs write a range.
+func (b Bounds) Range() string { return strconv.Itoa(b.Min) + "–" + strconv.Itoa(b.Max) }
+
+// The bounds of every integer argument of the API: the one place their
+// numbers are written. Each is named after the GraphQL field argument it
+// bounds (its schema coordinate is in Limits). The resolvers clamp with
+// them, the complexity estimates multiply by them, the GraphQL schema's
+// defaults and docs are rendered from them (schema.graphqls.tmpl), the
+// /v1 route table's params (and so OpenAPI and the pricing of `limit`)
+// take them, and the account routes' lists use them.
+var (
+	// EventsFirst and EventsOffset page Query.events (/v1/latest,
+	// /v1/signal/latest).
+	EventsFirst  = Bounds{Default: 10, Min: 1, Max: 25}
+	EventsOffset = Bounds{Default: 0, Min: 0, Max: 250}
+	// TopSignalsFirst pages Query.topSignals (/v1/signal/top).
+	TopSignalsFirst = Bounds{Default: 10, Min: 1, Max: 25}
+	// SignalsByCategoryFirst and RadarByCategoryFirst page
+	// Query.eventsByCategory for the signal and the radar surface
+	// (/v1/signal/byCategory, /v1/radar/byCategory).
+	SignalsByCategoryFirst = Bounds{Default: 5, Min: 1, Max: 10}
+	RadarByCategoryFirst   = Bounds{Default: 10, Min: 1, Max: 25}
+	// FeedFirst and FeedOffset page Query.feed (/v1/radar/all,
+	// /v1/signal/all, /v1/replay/global).
+	FeedFirst  = Bounds{Default: 25, Min: 1, Max: 25}
+	FeedOffset = Bounds{Default: 0, Min: 0, Max: 250}
+	// ResolveEntitiesFirst and ResolveEntitiesOffset page
+	// Query.resolveEntities (/v1/entities/byName).
+	ResolveEntitiesFirst  = Bounds{Default: 50, Min: 1, Max: 50}
+	ResolveEntitiesOffset = Bounds{Default: 0, Min: 0, Max: 500}
+	// TopNameCandidates bounds the candidates /v1/entities/byTopName lists
+	// beside its top entity (a REST-only narrowing of
+	// ResolveEntitiesFirst).
+	TopNameCandidates = Bounds{Default: 5, Min: 1, Max: 10}
+	// SearchEventsFirst pages Query.searchEvents (/v1/search).
+	SearchEventsFirst = Bounds{Default: 10, Min: 1, Max: 20}
+	// OrganizationsByNameFirst pages Query.organizationsByName
+	// (/v1/organizations/byOrganizationName).
+	OrganizationsByNameFirst = Bounds{Default: 50, Min: 1, Max: 50}
+	// OrganizationsFirst and OrganizationsOffset page Query.organizations
+	// (/v1/organizations/all).
+	OrganizationsFirst  = Bounds{Default: 25, Min: 1, Max: 25}
+	OrganizationsOffset = Bounds{Default: 0, Min: 0, Max: 100}
+	// BriefFirst bounds each list of Query.brief (/v1/brief).
+	BriefFirst = Bounds{Default: 5, Min: 1, Max: 20}
+	// BriefsFirst bounds each list of each brief of Query.briefs
+	// (/v1/brief/batch).
+	BriefsFirst = Bounds{Default: 5, Min: 1, Max: 10}
+	// MarketViewsFirst and MarketViewsOffset page Query.marketViews
+	// (/v1/pmarket/all).
+	MarketViewsFirst  = Bounds{Default: 25, Min: 1, Max: 50}
+	MarketViewsOffset = Bounds{Default: 0, Min: 0, Max: 500}
+	// RelationshipsFirst and RelationshipsOffset page Entity.relationships
+	// (/v1/entities/{id}/relationships).
+	RelationshipsFirst  = Bounds{Default: 50, Min: 1, Max: 50}
+	RelationshipsOffset = Bounds{Default: 0, Min: 0, Max: 250}
+	// EntityEventsFirst and EntityEventsOffset page Entity.events
+	// (/v1/radar/byOrganizationId, /v1/signal/byOrganizationId).
+	EntityEventsFirst  = Bounds{Default: 10, Min: 1, Max: 25}
+	EntityEventsOffset = Bounds{Default: 0, Min: 0, Max: 250}
+	// TimelineFirst pages Entity.timeline (/v1/timeline/byOrganizationId).
+	TimelineFirst = Bounds{Default: 50, Min: 1, Max: 50}
+	// ContentFirst and ContentOffset page Entity.research and Entity.media
+	// (/v1/entities/{id}/research, /v1/entities/{id}/media).
+	ContentFirst  = Bounds{Default: 25, Min: 1, Max: 25}
+	ContentOffset = Bounds{Default: 0, Min: 0, Max: 250}
+	// OrganizationEventsFirst bounds Organization.radar and
+	// Organization.signal (includeLimit of
+	// /v1/organizations/byOrganizationId).
+	OrganizationEventsFirst = Bounds{Default: 5, Min: 1, Max: 20}
+	// SignalHistoryDays bounds Organization.signalHistory(days)
+	// (/v1/organizations/{id}/signal-history).
+	SignalHistoryDays = Bounds{Default: 30, Min: 1, Max: 90}
+	// WebhookDeliveriesLimit bounds the deliveries GET /v1/webhooks/{id}
+	// lists.
+	WebhookDeliveriesLimit = Bounds{Default: 50, Min: 1, Max: 50}
+	// ExportJobsLimit and ExportJobsOffset page GET /v1/export/jobs.
+	ExportJobsLimit  = Bounds{Default: 20, Min: 1, Max: 50}
+	ExportJobsOffset = Bounds{Default: 0, Min: 0, Max: 500}
+)
+
+// MaxIDsPerRequest bounds the ids of one request: Query.entities(ids:),
+// Query.briefs(ids:) and /v1/brief/batch. More is refused, not capped.
+const MaxIDsPerRequest = 25
+
+// MaxAliasHint is how many aliases the compatibility views (Organization,
+// OrganizationMatch) show: a public hint set, not an inventory.
+const MaxAliasHint = 5
+
+// Messages of a request over MaxIDsPerRequest.
+var (
+	// MsgTooManyIDs refuses Query.entities(ids:).
+	MsgTooManyIDs = fmt.Sprintf("Maximum %d ids per request", MaxIDsPerRequest)
+	// MsgTooManyBatchIDs refuses Query.briefs(ids:) and /v1/brief/batch.
+	MsgTooManyBatchIDs = fmt.Sprintf("Maximum %d organization IDs per batch request", MaxIDsPerRequest)
+)
+
+// Limits maps the schema coordinate of every bounded argument (for
+// example "Query.events.first") to its bounds; the REST-only ones are
+// keyed by route and parameter. The schema template and the tests read it.
+var Limits = map[string]*Bounds{
+	"Query.events.first":                   &EventsFirst,
+	"Query.events.offset":                  &EventsOffset,
+	"Query.topSignals.first":               &TopSignalsFirst,
+	"Query.eventsByCategory.first(SIGNAL)": &SignalsByCategoryFirst,
+	"Query.eventsByCategory.first(RADAR)":  &RadarByCategoryFirst,
+	"Query.feed.first":                     &FeedFirst,
+	"Query.feed.offset":                    &FeedOffset,
+	"Query.resolveEntities.first":          &ResolveEntitiesFirst,
+	"Query.resolveEntities.offset":         &ResolveEntitiesOffset,
+	"Query.searchEvents.first":             &SearchEventsFirst,
+	"Query.organizationsByName.first":      &OrganizationsByNameFirst,
+	"Query.organizations.first":            &OrganizationsFirst,
+	"Query.organizations.offset":           &OrganizationsOffset,
+	"Query.brief.first":                    &BriefFirst,
+	"Query.briefs.first":                   &BriefsFirst,
+	"Query.marketViews.first":              &MarketViewsFirst,
+	"Query.marketViews.offset":             &MarketViewsOffset,
+	"Entity.relationships.first":           &RelationshipsFirst,
+	"Entity.relationships.offset":          &RelationshipsOffset,
+	"Entity.events.first":                  &EntityEventsFirst,
+	"Entity.events.offset":                 &EntityEventsOffset,
+	"Entity.timeline.first":                &TimelineFirst,
+	"Entity.research.first":                &ContentFirst,
+	"Entity.research.offset":               &ContentOffset,
+	"Entity.media.first":                   &ContentFirst,
+	"Entity.media.offset":                  &ContentOffset,
+	"Organization.radar.first":             &OrganizationEventsFirst,
+	"Organization.signal.first":            &OrganizationEventsFirst,
+	"Organization.signalHistory.days":      &SignalHistoryDays,
+	"GET /v1/entities/byTopName limit":     &TopNameCandidates,
+	"GET /v1/export/jobs limit":            &ExportJobsLimit,
+	"GET /v1/export/jobs offset":           &ExportJobsOffset,
+}
+
+// LimitOf returns the bounds of a coordinate of Limits; it panics on an
+// unknown one, which is a programming error caught at start or generate
+// time.
+func LimitOf(coordinate string) Bounds {
+	b, ok := Limits[coordinate]
+	if !ok {
+		keys := make([]string, 0, len(Limits))
+		for k := range Limits {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		panic(fmt.Sprintf("cryptointel: no limit %q (known: %v)", coordinate, keys))
+	}
+	return *b
+}

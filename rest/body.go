@@ -1,0 +1,51 @@
+package rest
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/cryptointel/cryptointel"
+)
+
+// MaxJSONBodyBytes bounds the JSON body of every /v1 route that takes one
+// (webhook management, export jobs): 1 MB.
+const MaxJSONBodyBytes = 1 << 20
+
+// errUnsupportedMediaType is answered 415 directly (the error table has
+// no code for it).
+var errUnsupportedMediaType = errors.New("Content-Type must be application/json")
+
+// readJSONBody is the body reader of the /v1 routes that take a JSON body:
+// a Content-Type other than JSON (application/json or any +json type; none
+// at all is accepted) is errUnsupportedMediaType, a body over
+// MaxJSONBodyBytes is ETOOLARGE with tooLarge as its message, an unreadable
+// one EINVALID with unreadable. Parsing the JSON is the caller's.
+func readJSONBody(w http.ResponseWriter, r *http.Request, tooLarge, unreadable string) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, errUnsupportedMediaType
+		}
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &cryptointel.Error{Code: cryptointel.ETOOLARGE, Message: tooLarge}
+		}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: unreadable}
+	}
+	return b, nil
+}
+
+// handleBodyError answers 415 itself and passes every other error on.
+func handleBodyError(w http.ResponseWriter, err error) error {
+	if errors.Is(err, errUnsupportedMediaType) {
+		writeJSON(w, http.StatusUnsupportedMediaType, ErrorBody{Error: err.Error()})
+		return nil
+	}
+	return err
+}
