@@ -24,11 +24,15 @@ import (
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
-// TestThreeReplicas runs three server processes on one database, with no
+// TestThreeReplicas runs three server processes (each with its own pool,
+// River client, poller and notification listener) on one database, with no
 // proxy in front: the test spreads requests round-robin. Across them the
 // rate window of a key is exact (exactly 100 of 150 concurrent requests
-// pass), each (webhook, event) pair is fanned out and delivered once, each
-// export job runs once, and periodic jobs are enqueued by one leader only.
+// pass, on a metered graph route and on a free account route), each
+// (webhook, event) pair is fanned out and delivered once (webhooks
+// registered through the API or directly, pollers woken again after the
+// deliveries), each export job runs once, and periodic jobs are enqueued by
+// one leader only.
 func TestThreeReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -104,8 +108,9 @@ func TestThreeReplicas(t *testing.T) {
 
 	t.Run("rate window exact across replicas", func(t *testing.T) {
 		key, keyID := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
+		usageKey, _ := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 		// The window is the clock minute: start early enough in one that
-		// the burst cannot straddle two.
+		// the bursts cannot straddle two.
 		if s := time.Now().Second(); s >= 45 {
 			time.Sleep(time.Duration(61-s) * time.Second)
 		}
@@ -121,7 +126,26 @@ func TestThreeReplicas(t *testing.T) {
 				codes[i], bodies[i] = ans.status, ans.body
 			}(i)
 		}
+		// The same burst on a free account route (/v1/usage) with another
+		// key, three clients at a time, in the same minute.
+		var usageMu sync.Mutex
+		usageCounts := map[int]int{}
+		for w := 0; w < 3; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := w; i < burst; i += 3 {
+					ans := clients[i%len(clients)].do(http.MethodGet, "/v1/usage", usageKey, "")
+					usageMu.Lock()
+					usageCounts[ans.status]++
+					usageMu.Unlock()
+				}
+			}(w)
+		}
 		wg.Wait()
+		summary(t, "rate window on /v1/usage: 150 requests over 3 replicas, answers %v", usageCounts)
+		require.Equal(t, map[int]int{http.StatusOK: 100, http.StatusTooManyRequests: 50}, usageCounts,
+			"the per-key window must admit exactly 100 requests across the replicas")
 		count := map[int]int{}
 		perReplica := make([]int, len(clients))
 		for i, c := range codes {
@@ -169,14 +193,18 @@ func TestThreeReplicas(t *testing.T) {
 	})
 
 	t.Run("each webhook and event fanned out once", func(t *testing.T) {
-		_, key, err := db.CreateAPIKey(ctx, store.Bun, "replicas-webhooks", cryptointel.PlanPro)
+		plaintext, key, err := db.CreateAPIKey(ctx, store.Bun, "replicas-webhooks", cryptointel.PlanPro)
 		require.NoError(t, err)
 		paths := []string{"/a", "/b", "/c"}
-		for _, p := range paths {
+		// One webhook registered through the API of a replica, the others
+		// directly.
+		ans := clients[1].do(http.MethodPost, "/v1/webhooks", plaintext, `{"url":"`+recv.URL+paths[0]+`","event_types":["radar"]}`)
+		require.Equal(t, http.StatusCreated, ans.status, ans.body)
+		for _, p := range paths[1:] {
 			_, err := db.CreateWebhook(ctx, store.Bun, key.AccountID, recv.URL+p, []string{"radar"}, "whsec_cmVwbGljYXM=")
 			require.NoError(t, err)
 		}
-		ans := clients[0].do(http.MethodPost, "/admin/ingest", admin, `{"kind":"entity","id":1,"canonicalName":"Acme"}`+"\n")
+		ans = clients[0].do(http.MethodPost, "/admin/ingest", admin, `{"kind":"entity","id":1,"canonicalName":"Acme"}`+"\n")
 		require.Equal(t, http.StatusOK, ans.status, ans.body)
 		// 150 events in batches of 10, round-robin over the replicas, two
 		// batches at a time.
@@ -218,7 +246,13 @@ func TestThreeReplicas(t *testing.T) {
 			recvMu.Unlock()
 			return pairs == want && succeeded() == want
 		}, 90*time.Second, 50*time.Millisecond, "not every pair was delivered; %s; %s", crashDiag(store), logs())
-		// Late duplicates would arrive right after; give them a moment.
+		// Wake every replica's poller again, so a late duplicate fan-out
+		// would show; late duplicates would arrive right after: give them
+		// a moment.
+		for i, c := range clients {
+			ans := c.do(http.MethodPost, "/admin/ingest", admin, fmt.Sprintf(`{"kind":"entity","id":%d,"canonicalName":"Wake %d"}`, 2+i, i)+"\n")
+			require.Equal(t, http.StatusOK, ans.status, ans.body)
+		}
 		time.Sleep(500 * time.Millisecond)
 		recvMu.Lock()
 		defer recvMu.Unlock()
@@ -280,6 +314,26 @@ func TestThreeReplicas(t *testing.T) {
 			rows.Close()
 		}
 		require.Equal(t, exports, once, "an export job ran more than once")
+		// Registry exports requested through each replica are each run
+		// once too: one River job, one attempt, completed.
+		for i := range clients {
+			ans := clients[i].do(http.MethodPost, "/v1/export/jobs", key, `{"scope":"organizations.registry","format":"jsonl"}`)
+			require.Equal(t, http.StatusCreated, ans.status, ans.body)
+			var created struct{ Data struct{ ID string } }
+			require.NoError(t, json.Unmarshal([]byte(ans.body), &created))
+			id := created.Data.ID
+			var state string
+			require.Eventually(t, func() bool {
+				require.NoError(t, store.Pool.QueryRow(ctx, `SELECT status FROM export_jobs WHERE id = $1`, id).Scan(&state))
+				return state != cryptointel.ExportStatusRequested && state != cryptointel.ExportStatusRunning
+			}, 60*time.Second, 25*time.Millisecond, "export %s still %s", id, state)
+			require.Equal(t, cryptointel.ExportStatusCompleted, state, "export %s", id)
+			var runs, attempts int
+			require.NoError(t, store.Pool.QueryRow(ctx,
+				`SELECT count(*), coalesce(max(attempt), 0) FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, id).Scan(&runs, &attempts))
+			require.Equal(t, 1, runs, "River jobs of export %s", id)
+			require.Equal(t, 1, attempts, "attempts of export %s", id)
+		}
 		// Each is downloadable through any replica.
 		for i, id := range ids[:3] {
 			ans := clients[(i+1)%len(clients)].do(http.MethodGet, "/v1/export/jobs/"+id, key, "")
