@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Bounds are the default, minimum and maximum of an integer argument (a
@@ -175,4 +177,79 @@ func LimitOf(coordinate string) Bounds {
 		panic(fmt.Sprintf("cryptointel: no limit %q (known: %v)", coordinate, keys))
 	}
 	return *b
+}
+
+// Day is 24 hours: the unit of the windows below.
+const Day = 24 * time.Hour
+
+// How far back `since` may reach, and the default windows. Like the
+// bounds above, the resolvers, the /v1 route table (params, descriptions,
+// messages) and the schema template read them; nothing else writes them.
+const (
+	// FeedLookback bounds `since` on the bulk feed: Query.feed(feed:
+	// "all"), /v1/radar/all and /v1/signal/all.
+	FeedLookback = 7 * Day
+	// HistoryLookback bounds `since` everywhere else it is bounded
+	// (Query.events, Query.feed(feed: "replay"), Entity.research and
+	// Entity.media; /v1/latest, /v1/signal/latest, /v1/replay/global,
+	// /v1/entities/{id}/research and media), and is the default window of
+	// Query.eventsByCategory, Query.searchEvents, Entity.research and
+	// Entity.media.
+	HistoryLookback = 30 * Day
+	// TopSignalsLookback is the default window of Query.topSignals
+	// (/v1/signal/top).
+	TopSignalsLookback = Day
+	// SinceGrace forgives the time a GraphQL client's "exactly N days ago"
+	// spends in flight.
+	SinceGrace = time.Minute
+)
+
+// EventWindow is a named window of Query.events and /v1/latest (`window`).
+type EventWindow struct {
+	// Name is how the client names it.
+	Name string
+	// Length is how far back from now it reaches.
+	Length time.Duration
+}
+
+// EventWindows are the named windows, shortest first; the first is the
+// default.
+var EventWindows = []EventWindow{{Name: "24h", Length: Day}, {Name: "7d", Length: 7 * Day}, {Name: "30d", Length: HistoryLookback}}
+
+// DefaultEventWindow is the window of Query.events and /v1/latest when
+// neither `since` nor `window` is given.
+var DefaultEventWindow = EventWindows[0].Name
+
+// EventWindowNames lists the names of EventWindows in order.
+func EventWindowNames() []string {
+	names := make([]string, len(EventWindows))
+	for i, w := range EventWindows {
+		names[i] = w.Name
+	}
+	return names
+}
+
+// EventWindowOf returns the length of the named window, or EINVALID.
+func EventWindowOf(name string) (time.Duration, error) {
+	for _, w := range EventWindows {
+		if w.Name == name {
+			return w.Length, nil
+		}
+	}
+	return 0, Errorf(EINVALID, "window must be one of %s", strings.Join(EventWindowNames(), ", "))
+}
+
+// Days writes a duration of whole days as "7 days" ("1 day").
+func Days(d time.Duration) string {
+	n := int(d / Day)
+	if n == 1 {
+		return "1 day"
+	}
+	return strconv.Itoa(n) + " days"
+}
+
+// SinceTooOld is the EINVALID error of a date-time argument or parameter
+// called name that reaches further back than lookback.
+func SinceTooOld(name string, lookback time.Duration) *Error {
+	return Errorf(EINVALID, "%s must be within the last %s", name, Days(lookback))
 }

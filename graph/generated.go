@@ -1344,9 +1344,8 @@ directive @access(layer: String!, feature: String) on FIELD_DEFINITION
 """
 An instant. Written as RFC 3339 in UTC with millisecond precision and a Z
 suffix; read as any ISO 8601 date-time (any offset, optional fractional
-seconds; without an offset, UTC; or a date alone, midnight UTC) between
-0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z once its offset is
-applied.
+seconds; without an offset, UTC; or a date alone, midnight UTC)
+between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z once its offset is applied.
 """
 scalar Time
 

@@ -10,42 +10,13 @@ import (
 	"github.com/cryptointel/cryptointel/graph/scalar"
 )
 
-// Windows and lookbacks of the contract.
-const (
-	day             = 24 * time.Hour
-	bulkLookback    = 7 * day
-	historyLookback = 30 * day
-	// sinceGrace forgives the time a client's "exactly N days ago" spends in
-	// flight.
-	sinceGrace = time.Minute
-)
-
-// Exact messages for since outside its window.
-const (
-	msgSince7Days  = "since must be within the last 7 days"
-	msgSince30Days = "since must be within the last 30 days"
-)
-
-// checkSince returns an EINVALID error with msg when since is older than
-// lookback before now.
-func checkSince(now, since time.Time, lookback time.Duration, msg string) error {
-	if since.Before(now.Add(-lookback - sinceGrace)) {
-		return cryptointel.Errorf(cryptointel.EINVALID, "%s", msg)
+// checkSince returns the EINVALID error of a since reaching further back
+// than lookback before now (with cryptointel.SinceGrace).
+func checkSince(now, since time.Time, lookback time.Duration) error {
+	if since.Before(now.Add(-lookback - cryptointel.SinceGrace)) {
+		return cryptointel.SinceTooOld("since", lookback)
 	}
 	return nil
-}
-
-// windowDuration parses an events window.
-func windowDuration(w string) (time.Duration, error) {
-	switch w {
-	case "24h":
-		return day, nil
-	case "7d":
-		return 7 * day, nil
-	case "30d":
-		return 30 * day, nil
-	}
-	return 0, cryptointel.Errorf(cryptointel.EINVALID, "window must be one of 24h, 7d, 30d")
 }
 
 // sortOf maps the GraphQL sort to the db sort.

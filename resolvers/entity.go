@@ -88,9 +88,9 @@ func (r *entityResolver) Media(ctx context.Context, obj *cryptointel.Entity, sin
 
 func (r *entityResolver) content(ctx context.Context, obj *cryptointel.Entity, content string, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
 	now := r.now()
-	start := now.Add(-historyLookback)
+	start := now.Add(-cryptointel.HistoryLookback)
 	if since != nil {
-		if err := checkSince(now, *since, historyLookback, msgSince30Days); err != nil {
+		if err := checkSince(now, *since, cryptointel.HistoryLookback); err != nil {
 			return nil, err
 		}
 		start = since.UTC()

@@ -58,8 +58,8 @@ func (r *organizationResolver) latest(ctx context.Context, obj *cryptointel.Enti
 // (today included), newest first, with zero counts on quiet days.
 func (r *organizationResolver) SignalHistory(ctx context.Context, obj *cryptointel.Entity, days *int) ([]*graph.SignalHistoryDay, error) {
 	n := cryptointel.SignalHistoryDays.Clamp(days)
-	today := r.now().Truncate(day)
-	from := today.Add(-time.Duration(n-1) * day)
+	today := r.now().Truncate(cryptointel.Day)
+	from := today.Add(-time.Duration(n-1) * cryptointel.Day)
 	rows, err := load(ctx, r.loaders(ctx).HistoryByEntityID, HistoryKey{EntityID: obj.ID, FromDay: from.Unix()})
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (r *organizationResolver) SignalHistory(ctx context.Context, obj *cryptoint
 	}
 	out := make([]*graph.SignalHistoryDay, n)
 	for i := 0; i < n; i++ {
-		d := today.Add(-time.Duration(i) * day).Format(time.DateOnly)
+		d := today.Add(-time.Duration(i) * cryptointel.Day).Format(time.DateOnly)
 		row := byDay[d]
 		out[i] = &graph.SignalHistoryDay{Date: d, SignalCount: row.SignalCount, RadarCount: row.RadarCount}
 	}

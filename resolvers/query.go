@@ -25,16 +25,16 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 		win   *string
 	)
 	if since != nil {
-		if err := checkSince(now, *since, historyLookback, msgSince30Days); err != nil {
+		if err := checkSince(now, *since, cryptointel.HistoryLookback); err != nil {
 			return nil, err
 		}
 		start = since.UTC()
 	} else {
-		w := strOr(window, "24h")
+		w := strOr(window, cryptointel.DefaultEventWindow)
 		if w == "" {
-			w = "24h"
+			w = cryptointel.DefaultEventWindow
 		}
-		d, err := windowDuration(w)
+		d, err := cryptointel.EventWindowOf(w)
 		if err != nil {
 			return nil, err
 		}
@@ -65,7 +65,7 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 // TopSignals returns the most significant signals since since (default the
 // last 24 hours).
 func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first *int) ([]*cryptointel.Event, error) {
-	start := r.now().Add(-day)
+	start := r.now().Add(-cryptointel.TopSignalsLookback)
 	if since != nil {
 		start = since.UTC()
 	}
@@ -86,7 +86,7 @@ func (r *queryResolver) EventsByCategory(ctx context.Context, category string, s
 	if !signal {
 		limit = cryptointel.RadarByCategoryFirst.Clamp(first)
 	}
-	start := r.now().Add(-historyLookback)
+	start := r.now().Add(-cryptointel.HistoryLookback)
 	if since != nil {
 		start = since.UTC()
 	}
@@ -113,11 +113,11 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 	name := strOr(feed, feedAll)
 	switch name {
 	case feedAll:
-		if err := checkSince(now, since, bulkLookback, msgSince7Days); err != nil {
+		if err := checkSince(now, since, cryptointel.FeedLookback); err != nil {
 			return nil, err
 		}
 	case feedReplay:
-		if err := checkSince(now, since, historyLookback, msgSince30Days); err != nil {
+		if err := checkSince(now, since, cryptointel.HistoryLookback); err != nil {
 			return nil, err
 		}
 	default:
@@ -213,7 +213,7 @@ func (r *queryResolver) entityMatches(ctx context.Context, ms []cryptointel.Enti
 
 // SearchEvents searches radar and signal history.
 func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*cryptointel.EventMatch, error) {
-	start := r.now().Add(-historyLookback)
+	start := r.now().Add(-cryptointel.HistoryLookback)
 	if since != nil {
 		start = since.UTC()
 	}

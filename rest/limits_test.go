@@ -117,3 +117,30 @@ func TestSchemaLimitsAreTheTable(t *testing.T) {
 		require.True(t, seen[coord], "cryptointel.Limits has %s, which the schema lacks", coord)
 	}
 }
+
+// TestRouteWindowsAreTheTables holds the route table's date-time bounds and
+// named windows to cryptointel's: the bulk feeds reach back FeedLookback,
+// every other bounded `since` HistoryLookback, and `window` offers
+// EventWindows with its default.
+func TestRouteWindowsAreTheTables(t *testing.T) {
+	t.Parallel()
+	bounded := 0
+	for _, r := range Routes() {
+		for _, p := range r.Params {
+			switch {
+			case p.Type == TypeDateTime && p.MaxAge > 0:
+				want := cryptointel.HistoryLookback
+				if r.Path == "/v1/radar/all" || r.Path == "/v1/signal/all" {
+					want = cryptointel.FeedLookback
+				}
+				require.Equal(t, want, p.MaxAge, "%s %s", r.Path, p.Name)
+				require.Contains(t, p.Description, cryptointel.Days(want), "%s %s documents its bound", r.Path, p.Name)
+				bounded++
+			case p.Name == "window":
+				require.Equal(t, cryptointel.EventWindowNames(), p.Enum, r.Path)
+				require.Equal(t, cryptointel.DefaultEventWindow, p.Default, r.Path)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, bounded, 6)
+}

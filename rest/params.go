@@ -152,7 +152,7 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an ISO 8601 timestamp", p.Name)
 		}
 		if p.MaxAge > 0 && t.Before(now.Add(-p.MaxAge)) {
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be within the last %s", p.Name, days(p.MaxAge))
+			return nil, cryptointel.SinceTooOld(p.Name, p.MaxAge)
 		}
 		return t, nil
 	case TypeIntegerList:
@@ -258,13 +258,4 @@ func varValue(v any) any {
 		return formatTime(t)
 	}
 	return v
-}
-
-// days writes a duration of whole days as "7 days".
-func days(d time.Duration) string {
-	n := int(d / (24 * time.Hour))
-	if n == 1 {
-		return "1 day"
-	}
-	return strconv.Itoa(n) + " days"
 }

@@ -30,7 +30,7 @@ func FuzzParseCall(f *testing.F) {
 		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Var: "query"},
 		limitParam(cryptointel.Bounds{Default: 10, Min: 1, Max: 25}),
 		offsetParam(cryptointel.Bounds{Default: 0, Min: 0, Max: 250}),
-		sinceParam("", BulkFeedWindow),
+		sinceParam("", cryptointel.FeedLookback),
 		Param{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}},
 		Param{Name: "ids", In: "query", Type: TypeIntegerList, MaxItems: 25},
 		Param{Name: "include", In: "query", Type: TypeStringList, Enum: []string{"radar", "signal"}},
@@ -55,7 +55,7 @@ func FuzzParseCall(f *testing.F) {
 		if o := c.Int("offset"); o < 0 || o > 250 {
 			t.Fatalf("offset %d out of bounds for %q", o, rawQuery)
 		}
-		if ts, ok := c.Time("since"); ok && ts.Before(now.Add(-BulkFeedWindow)) {
+		if ts, ok := c.Time("since"); ok && ts.Before(now.Add(-cryptointel.FeedLookback)) {
 			t.Fatalf("since %s older than the window for %q", ts, rawQuery)
 		}
 		if ids, ok := c.Values["ids"].([]int); ok && len(ids) > 25 {

@@ -56,7 +56,7 @@ func TestParseCallRules(t *testing.T) {
 		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: msgQueryRequired},
 		limitParam(cryptointel.Bounds{Default: 10, Min: 1, Max: 25}),
 		offsetParam(cryptointel.Bounds{Default: 0, Min: 0, Max: 250}),
-		requiredSince("", BulkFeedWindow, msgBulkSinceRequired),
+		requiredSince("", cryptointel.FeedLookback, msgBulkSinceRequired),
 		Param{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}},
 		compactParam(),
 	)

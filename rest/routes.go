@@ -13,18 +13,6 @@ import (
 	"github.com/cryptointel/cryptointel/access"
 )
 
-// Windows that bound `since` per route class.
-const (
-	day = 24 * time.Hour
-	// BulkFeedWindow bounds `since` on /v1/radar/all and /v1/signal/all.
-	BulkFeedWindow = 7 * day
-	// ContentWindow bounds `since` on entity research and media, and on
-	// /v1/latest.
-	ContentWindow = 30 * day
-	// ReplayWindow bounds `since` on /v1/replay/global.
-	ReplayWindow = 30 * day
-)
-
 // Exact messages of the contract (section 7) and of this facade.
 const (
 	msgBulkSinceRequired = "since parameter is required. Use an ISO 8601 timestamp (e.g. 2026-11-20T00:00:00Z)."
@@ -59,6 +47,17 @@ var (
 func policy(surface, layer, name string, cost int, feature string, pricing *access.Pricing) access.Policy {
 	return access.Policy{Surface: surface, Layer: layer, Name: name, CreditCost: cost, Feature: feature, Pricing: pricing}
 }
+
+// orList writes items as "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// hours writes a duration of whole hours as "24 hours".
+func hours(d time.Duration) string { return strconv.Itoa(int(d/time.Hour)) + " hours" }
 
 // Parameter builders.
 
@@ -324,9 +323,9 @@ func Routes() []Route {
 func graphRoutes() []Route {
 	latestParams := func() []Param {
 		return []Param{
-			{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}, Var: "window",
-				Description: "Window when `since` is absent: 24h, 7d or 30d. Default 24h. Ignored when `since` is given."},
-			sinceParam("Explicit start of the window, within the last 30 days. Takes precedence over `window`.", ContentWindow),
+			{Name: "window", In: "query", Type: TypeString, Default: cryptointel.DefaultEventWindow, Enum: cryptointel.EventWindowNames(), Var: "window",
+				Description: "Window when `since` is absent: " + orList(cryptointel.EventWindowNames()) + ". Default " + cryptointel.DefaultEventWindow + ". Ignored when `since` is given."},
+			sinceParam("Explicit start of the window, within the last "+cryptointel.Days(cryptointel.HistoryLookback)+". Takes precedence over `window`.", cryptointel.HistoryLookback),
 			limitParam(cryptointel.EventsFirst),
 			offsetParam(cryptointel.EventsOffset),
 			{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
@@ -371,7 +370,7 @@ func graphRoutes() []Route {
 	}
 	latestSchema := func(withSurface bool) schema {
 		props := []prop{
-			p("window", strEnum("24h", "7d", "30d")),
+			p("window", strEnum(cryptointel.EventWindowNames()...)),
 			p("sort", strEnum("significance", "recency")),
 			p("mode", strEnum("largest", "new")),
 			p("limit", integer()),
@@ -388,10 +387,10 @@ func graphRoutes() []Route {
 	bulkFeed := func(path, name, surface, summary string) Route {
 		return Route{
 			Method: http.MethodGet, Path: path, Summary: summary,
-			Description: "Bulk feed, oldest first from `since`, walked with keyset cursors. `since` is required and must be within the last 7 days; pass `next_cursor` as `cursor` with the same `since` until it is null. `offset` applies to the first page only.",
+			Description: "Bulk feed, oldest first from `since`, walked with keyset cursors. `since` is required and must be within the last " + cryptointel.Days(cryptointel.FeedLookback) + "; pass `next_cursor` as `cursor` with the same `since` until it is null. `offset` applies to the first page only.",
 			Policy:      policy(surfaceFeed, access.LayerPremium, name, 5, access.FeaturePremiumFeeds, nil),
 			Params: []Param{
-				requiredSince("Events at or after this instant; within the last 7 days. Required.", BulkFeedWindow, msgBulkSinceRequired),
+				requiredSince("Events at or after this instant; within the last "+cryptointel.Days(cryptointel.FeedLookback)+". Required.", cryptointel.FeedLookback, msgBulkSinceRequired),
 				limitParam(cryptointel.FeedFirst),
 				offsetParam(cryptointel.FeedOffset),
 				cursorParam(),
@@ -412,11 +411,11 @@ func graphRoutes() []Route {
 		return Route{
 			Method: http.MethodGet, Path: "/v1/entities/{id}/" + kind,
 			Summary:     "The entity's recent " + kind + " items",
-			Description: "Entity-linked " + kind + " items, newest first, walked with keyset cursors. `since` defaults to and must be within the last 30 days; `offset` applies to the first page only.",
+			Description: "Entity-linked " + kind + " items, newest first, walked with keyset cursors. `since` defaults to and must be within the last " + cryptointel.Days(cryptointel.HistoryLookback) + "; `offset` applies to the first page only.",
 			Policy:      policy(surfaceTimeline, access.LayerEvaluation, "entities."+kind, 1, "", nil),
 			Params: []Param{
 				idPathParam("entity"),
-				sinceParam("Start of the window; default and limit the last 30 days.", ContentWindow),
+				sinceParam("Start of the window; default and limit the last "+cryptointel.Days(cryptointel.HistoryLookback)+".", cryptointel.HistoryLookback),
 				limitParam(cryptointel.ContentFirst),
 				offsetParam(cryptointel.ContentOffset),
 				cursorParam(),
@@ -472,7 +471,7 @@ func graphRoutes() []Route {
 				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
 					RequiredMessage: msgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
 				limitParam(cryptointel.SearchEventsFirst),
-				sinceParam("Start of the window; default the last 30 days.", 0),
+				sinceParam("Start of the window; default the last "+cryptointel.Days(cryptointel.HistoryLookback)+".", 0),
 			},
 			Operation: "search",
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
@@ -489,7 +488,7 @@ func graphRoutes() []Route {
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.top", 1, "", priceFeed),
 			Params: []Param{
 				limitParam(cryptointel.TopSignalsFirst),
-				sinceParam("Start of the window; default the last 24 hours.", 0),
+				sinceParam("Start of the window; default the last "+hours(cryptointel.TopSignalsLookback)+".", 0),
 			},
 			Operation: "signal_top",
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
@@ -574,11 +573,11 @@ func graphRoutes() []Route {
 			ErrorStatuses: []int{http.StatusNotFound},
 		},
 		{
-			Method: http.MethodGet, Path: "/v1/replay/global", Summary: "Replay of the global feed over the last 30 days",
-			Description: "Designed after the bulk feeds (the contract names the route without a shape): every event (or every signal with surface=signal) since `since`, oldest first, walked with keyset cursors. `since` is required and must be within the last 30 days.",
+			Method: http.MethodGet, Path: "/v1/replay/global", Summary: "Replay of the global feed over the last " + cryptointel.Days(cryptointel.HistoryLookback),
+			Description: "Designed after the bulk feeds (the contract names the route without a shape): every event (or every signal with surface=signal) since `since`, oldest first, walked with keyset cursors. `since` is required and must be within the last " + cryptointel.Days(cryptointel.HistoryLookback) + ".",
 			Policy:      policy(surfaceReplay, access.LayerPremium, "replay.global", 5, access.FeaturePremiumFeeds, nil),
 			Params: []Param{
-				requiredSince("Events at or after this instant; within the last 30 days. Required.", ReplayWindow, msgBulkSinceRequired),
+				requiredSince("Events at or after this instant; within the last "+cryptointel.Days(cryptointel.HistoryLookback)+". Required.", cryptointel.HistoryLookback, msgBulkSinceRequired),
 				limitParam(cryptointel.FeedFirst),
 				offsetParam(cryptointel.FeedOffset),
 				cursorParam(),

@@ -12,8 +12,9 @@
 //	hi    the maximum
 //	span  "lo–hi"
 //
-// and maxIDs (cryptointel.MaxIDsPerRequest) and aliasHint
-// (cryptointel.MaxAliasHint).
+// and, from the same tables: maxIDs, aliasHint, instantBounds, feedDays,
+// historyDays, topSignalsHours, windows ("24h, 7d or 30d"), windowList
+// ("24h, 7d, 30d") and defaultWindow.
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -56,12 +58,22 @@ func Render(src, name string) ([]byte, error) {
 			}
 			return name + ": Int = " + strconv.Itoa(bounds(coord).Default)
 		},
-		"def":       func(coord string) int { return bounds(coord).Default },
-		"lo":        func(coord string) int { return bounds(coord).Min },
-		"hi":        func(coord string) int { return bounds(coord).Max },
-		"span":      func(coord string) string { return bounds(coord).Range() },
-		"maxIDs":    func() int { return cryptointel.MaxIDsPerRequest },
-		"aliasHint": func() int { return cryptointel.MaxAliasHint },
+		"def":             func(coord string) int { return bounds(coord).Default },
+		"lo":              func(coord string) int { return bounds(coord).Min },
+		"hi":              func(coord string) int { return bounds(coord).Max },
+		"span":            func(coord string) string { return bounds(coord).Range() },
+		"maxIDs":          func() int { return cryptointel.MaxIDsPerRequest },
+		"aliasHint":       func() int { return cryptointel.MaxAliasHint },
+		"instantBounds":   func() string { return cryptointel.InstantBounds },
+		"feedDays":        func() int { return int(cryptointel.FeedLookback / cryptointel.Day) },
+		"historyDays":     func() int { return int(cryptointel.HistoryLookback / cryptointel.Day) },
+		"topSignalsHours": func() int { return int(cryptointel.TopSignalsLookback / time.Hour) },
+		"windows": func() string {
+			names := cryptointel.EventWindowNames()
+			return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+		},
+		"windowList":    func() string { return strings.Join(cryptointel.EventWindowNames(), ", ") },
+		"defaultWindow": func() string { return cryptointel.DefaultEventWindow },
 	}
 	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
 	if err != nil {

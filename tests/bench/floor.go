@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // The floor: the least a Go server can do to answer /v1/latest?limit=25 —
@@ -57,7 +60,7 @@ type floorHandler struct{ pool *pgxpool.Pool }
 type jsTime time.Time
 
 func (t jsTime) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+	return []byte(`"` + time.Time(t).UTC().Format(wire.TimeLayout) + `"`), nil
 }
 
 type floorRef struct {
@@ -105,19 +108,20 @@ type floorEnvelope struct {
 	Data   []*floorEvent `json:"data"`
 }
 
-// ServeHTTP answers GET /v1/latest (limit 1–25, default 10; 24-hour window;
-// significance order) with three statements.
+// ServeHTTP answers GET /v1/latest (limit bounded by
+// cryptointel.EventsFirst; the default window; significance order) with
+// three statements.
 func (h *floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	limit := 10
+	limit := cryptointel.EventsFirst.Default
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			http.Error(w, `{"error":"limit must be an integer"}`, http.StatusBadRequest)
 			return
 		}
-		limit = max(1, min(n, 25))
+		limit = cryptointel.EventsFirst.ClampInt(n)
 	}
-	since := time.Now().Add(-24 * time.Hour).Truncate(time.Millisecond)
+	since := time.Now().Add(-cryptointel.EventWindows[0].Length).Truncate(time.Millisecond)
 	env, err := h.latest(r.Context(), since, limit)
 	if err != nil {
 		http.Error(w, `{"error":"internal server error"}`, http.StatusInternalServerError)
@@ -133,7 +137,7 @@ func (h *floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *floorHandler) latest(ctx context.Context, since time.Time, limit int) (*floorEnvelope, error) {
-	env := &floorEnvelope{Window: "24h", Sort: "significance", Mode: "largest", Limit: limit, Since: jsTime(since), Data: []*floorEvent{}}
+	env := &floorEnvelope{Window: cryptointel.DefaultEventWindow, Sort: "significance", Mode: "largest", Limit: limit, Since: jsTime(since), Data: []*floorEvent{}}
 	rows, err := h.pool.Query(ctx, `
 		SELECT id, title, category, subcategory, summary, bullets, significance, latest_evidence_at
 		FROM events WHERE latest_evidence_at >= $1
