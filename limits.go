@@ -202,6 +202,10 @@ const (
 	// SinceGrace forgives the time a GraphQL client's "exactly N days ago"
 	// spends in flight.
 	SinceGrace = time.Minute
+	// StreamResumeLookback is how old a stream cursor may be to resume from
+	// (Subscription.events(after:), /v1/stream): as far back as the bulk
+	// feed can backfill what a stream missed.
+	StreamResumeLookback = FeedLookback
 )
 
 // EventWindow is a named window of Query.events and /v1/latest (`window`).

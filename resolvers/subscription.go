@@ -35,17 +35,22 @@ import (
 // transport's pace is the stream's pace: a subscriber that falls behind
 // fills its bounded buffer and is closed by the hub.
 
-// StreamCursorMaxAge is how old a stream cursor may be to resume from.
-const StreamCursorMaxAge = 7 * day
+// StreamCursorMaxAge is how old a stream cursor may be to resume from:
+// cryptointel.StreamResumeLookback.
+const StreamCursorMaxAge = cryptointel.StreamResumeLookback
 
 // streamCursorContext is the query context of stream cursors: one position
 // in the event sequence, valid for any filters.
 const streamCursorContext = "live-stream"
 
+// msgStreamCursorExpired refuses a cursor older than StreamCursorMaxAge.
+var msgStreamCursorExpired = "cursor has expired: streams resume from cursors up to " + cryptointel.Days(StreamCursorMaxAge) +
+	" old; start a new stream (backfill with the bulk feeds)"
+
 // Messages of refused stream arguments.
 const (
 	msgStreamCursorMismatch = "after is not a stream cursor: pass an extensions.cursor of a pushed result, streamCursor, or a /v1/stream event id"
-	msgStreamCursorExpired  = "cursor has expired: streams resume from cursors up to 7 days old; start a new stream (backfill with the bulk feeds)"
+
 	msgStreamEntityNotFound = "Entity not found"
 	msgStreamServerStopping = "The server is shutting down. Retry shortly."
 )

@@ -72,7 +72,7 @@ func (rt *Router) streamRoute() Route {
 		Description: "Pushes radar events (or signal events with surface=signal) as they are ingested, in ingest order, " +
 			"as `text/event-stream`. Each event is one message whose `data` is the event in the /v1 shape (canonical and " +
 			"legacy fields) and whose `id` is a cursor: reconnect with `Last-Event-ID` (EventSource does it by itself) or " +
-			"`cursor` to resume with no gap and no duplicate (cursors expire after 7 days). The stream opens with an `id` " +
+			"`cursor` to resume with no gap and no duplicate (cursors expire after " + cryptointel.Days(cryptointel.StreamResumeLookback) + "). The stream opens with an `id` " +
 			"line for its starting position and a `retry` hint, and sends a comment line (`: heartbeat`) when idle so " +
 			"proxies keep it open. An event is pushed when first ingested and again when it changes. When the server ends " +
 			"the stream (slow consumer, shutdown, credits used up, key revoked, plan changed) it sends one `event: close` " +

@@ -88,6 +88,21 @@ func ingestLines(t testing.TB, store *db.DB, lines []string) {
 	require.Zero(t, sum.FailedCount, "fixture lines failed: %+v", sum.Failed)
 }
 
+// ingestVia ingests records (marshaled to JSON lines) through store.
+func ingestVia(t *testing.T, store *db.DB, lines ...any) {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range lines {
+		raw, err := json.Marshal(l)
+		require.NoError(t, err)
+		b.Write(raw)
+		b.WriteByte('\n')
+	}
+	sum, err := store.Ingest(context.Background(), strings.NewReader(b.String()), db.IngestOptions{})
+	require.NoError(t, err)
+	require.Zero(t, sum.FailedCount, "%+v", sum.Failed)
+}
+
 // apiKey returns an enterprise key, a fresh one every 80 requests so the
 // per-minute rate window never interferes with a test.
 func (s *restServer) apiKey(t testing.TB) string {

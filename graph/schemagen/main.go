@@ -13,8 +13,8 @@
 //	span  "lo–hi"
 //
 // and, from the same tables: maxIDs, aliasHint, instantBounds, feedDays,
-// historyDays, topSignalsHours, windows ("24h, 7d or 30d"), windowList
-// ("24h, 7d, 30d") and defaultWindow.
+// historyDays, streamResumeDays, topSignalsHours, windows ("24h, 7d or
+// 30d"), windowList ("24h, 7d, 30d") and defaultWindow.
 package main
 
 import (
@@ -58,16 +58,17 @@ func Render(src, name string) ([]byte, error) {
 			}
 			return name + ": Int = " + strconv.Itoa(bounds(coord).Default)
 		},
-		"def":             func(coord string) int { return bounds(coord).Default },
-		"lo":              func(coord string) int { return bounds(coord).Min },
-		"hi":              func(coord string) int { return bounds(coord).Max },
-		"span":            func(coord string) string { return bounds(coord).Range() },
-		"maxIDs":          func() int { return cryptointel.MaxIDsPerRequest },
-		"aliasHint":       func() int { return cryptointel.MaxAliasHint },
-		"instantBounds":   func() string { return cryptointel.InstantBounds },
-		"feedDays":        func() int { return int(cryptointel.FeedLookback / cryptointel.Day) },
-		"historyDays":     func() int { return int(cryptointel.HistoryLookback / cryptointel.Day) },
-		"topSignalsHours": func() int { return int(cryptointel.TopSignalsLookback / time.Hour) },
+		"def":              func(coord string) int { return bounds(coord).Default },
+		"lo":               func(coord string) int { return bounds(coord).Min },
+		"hi":               func(coord string) int { return bounds(coord).Max },
+		"span":             func(coord string) string { return bounds(coord).Range() },
+		"maxIDs":           func() int { return cryptointel.MaxIDsPerRequest },
+		"aliasHint":        func() int { return cryptointel.MaxAliasHint },
+		"instantBounds":    func() string { return cryptointel.InstantBounds },
+		"feedDays":         func() int { return int(cryptointel.FeedLookback / cryptointel.Day) },
+		"historyDays":      func() int { return int(cryptointel.HistoryLookback / cryptointel.Day) },
+		"streamResumeDays": func() int { return int(cryptointel.StreamResumeLookback / cryptointel.Day) },
+		"topSignalsHours":  func() int { return int(cryptointel.TopSignalsLookback / time.Hour) },
 		"windows": func() string {
 			names := cryptointel.EventWindowNames()
 			return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
