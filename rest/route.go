@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 )
 
@@ -96,8 +97,11 @@ type Param struct {
 	// MaxItems bounds a list parameter; zero for no bound.
 	MaxItems int
 	// MaxAge bounds a date-time to the recent past: a value older than
-	// now-MaxAge is a 400. Zero for no bound.
+	// now-MaxAge is a 400 with TooOld (cryptointel.SinceTooOld). Zero for
+	// no bound.
 	MaxAge time.Duration
+	// TooOld is the error of a value older than MaxAge.
+	TooOld *cryptointel.Error
 	// Var is the GraphQL variable the parsed value feeds; empty when the
 	// route's Prepare uses the value itself.
 	Var string

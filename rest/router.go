@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,15 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/observe"
 )
@@ -138,6 +134,11 @@ func (rt *Router) checkTable() error {
 			return fmt.Errorf("error checking route table: %s declared twice", key)
 		}
 		seen[key] = true
+		for _, p := range r.Params {
+			if p.MaxAge > 0 && p.TooOld == nil {
+				return fmt.Errorf("error checking route table: %s %s has MaxAge without its TooOld error", key, p.Name)
+			}
+		}
 		if r.Handler != nil {
 			if _, ok := rt.ops[r.Operation]; r.Operation != "" && !ok {
 				return fmt.Errorf("error checking route table: %s runs unknown operation %q", key, r.Operation)
@@ -249,182 +250,6 @@ func (rt *Router) buildMux() {
 // notFoundPolicy is reported on a 404 for a path no route serves; such a
 // request costs nothing.
 var notFoundPolicy = access.Policy{Surface: surfaceLookup, Layer: access.LayerEvaluation, Name: "not_found"}
-
-// setPolicyHeaders writes the route-table headers of p.
-func setPolicyHeaders(w http.ResponseWriter, p access.Policy) {
-	h := w.Header()
-	h.Set("X-Api-Surface", p.Surface)
-	h.Set("X-Access-Layer", p.Layer)
-	h.Set("X-Endpoint-Policy", p.Name)
-	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
-}
-
-// routeHandler is the full handler of one route: policy headers, then the
-// access layer, then the route's handler or operation.
-func (rt *Router) routeHandler(route *Route) http.Handler {
-	var inner http.Handler
-	if route.Handler != nil {
-		h := route.Handler
-		inner = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := h(w, r); err != nil {
-				WriteError(w, r, err)
-			}
-		})
-	} else {
-		inner = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			cb, err := rt.runGraph(route, r)
-			if err != nil {
-				WriteError(w, r, err)
-				return
-			}
-			if fs, ok := r.Context().Value(frameKey{}).(*frameState); ok && cb.tag != "" {
-				fs.tag, fs.tagged = cb.tag, cb.body
-			}
-			writeBody(w, http.StatusOK, cb.body)
-		})
-	}
-	wrapped := rt.wrap(route.Policy, inner)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setPolicyHeaders(w, route.Policy)
-		wrapped.ServeHTTP(w, rt.withParsedCall(route, r))
-	})
-}
-
-// parsedCall is a graph route's call as parsed before the access layer
-// runs, or why it did not parse.
-type parsedCall struct {
-	call *Call
-	err  error
-}
-
-type parsedCallKey struct{}
-
-// withParsedCall parses r against route before the access layer runs, so
-// that a priced route is priced from the call it will serve (its `limit`
-// after parsing, defaults and caps: access.WithPricedLimit) and never from
-// the raw query string. The parse outcome travels in the context to
-// runGraph, or to a handler route's handler (callOf), which report a parse
-// error only after the access layer has authenticated and admitted the
-// request.
-func (rt *Router) withParsedCall(route *Route, r *http.Request) *http.Request {
-	c, err := parseCall(route, r, rt.now())
-	ctx := context.WithValue(r.Context(), parsedCallKey{}, &parsedCall{call: c, err: err})
-	if err == nil && route.Policy.Pricing != nil {
-		if limit, ok := c.Values["limit"].(int); ok {
-			ctx = access.WithPricedLimit(ctx, limit)
-		}
-	}
-	return r.WithContext(ctx)
-}
-
-// callOf returns the call a handler route's request was parsed into by
-// the route's declared params, or the first parameter error. Handlers ask
-// for it after their own checks (the caller's account), so those come
-// first.
-func callOf(r *http.Request) (*Call, error) {
-	pc, ok := r.Context().Value(parsedCallKey{}).(*parsedCall)
-	if !ok {
-		return nil, fmt.Errorf("error reading parameters: the request was not parsed by its route")
-	}
-	if pc.err != nil {
-		return nil, pc.err
-	}
-	return pc.call, nil
-}
-
-// runGraph parses the request against the route and returns the encoded
-// response: from the response cache when it holds it, otherwise by running
-// the operation and building the envelope.
-func (rt *Router) runGraph(route *Route, r *http.Request) (*cachedBody, error) {
-	var c *Call
-	var err error
-	if pc, ok := r.Context().Value(parsedCallKey{}).(*parsedCall); ok {
-		c, err = pc.call, pc.err
-		if c != nil {
-			c.Request = r
-		}
-	} else {
-		c, err = parseCall(route, r, rt.now())
-	}
-	if err != nil {
-		return nil, err
-	}
-	if route.Prepare != nil {
-		if err := route.Prepare(c); err != nil {
-			return nil, err
-		}
-	}
-	compute := func(ctx context.Context) ([]byte, error) { return rt.execute(ctx, c) }
-	if rt.cache != nil {
-		return rt.cache.get(r.Context(), c, compute)
-	}
-	body, err := compute(r.Context())
-	if err != nil {
-		return nil, err
-	}
-	return &cachedBody{body: body}, nil
-}
-
-// execute runs call c's operation, builds its envelope and encodes it.
-func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
-	op, ok := rt.ops[c.Operation]
-	if !ok {
-		return nil, fmt.Errorf("error running %s: unknown operation %q", c.Route.Path, c.Operation)
-	}
-	vars, err := jsonVariables(c.Vars)
-	if err != nil {
-		return nil, err
-	}
-	resp := rt.exec.Execute(ctx, op.Query, op.Name, vars)
-	if resp == nil {
-		return nil, fmt.Errorf("error running %s: no response", op.Name)
-	}
-	if len(resp.Errors) > 0 {
-		return nil, graphError(op.Name, resp.Errors)
-	}
-	data, err := withLegacyAliases(resp.Data)
-	if err != nil {
-		return nil, fmt.Errorf("error adding legacy aliases to %s: %w", op.Name, err)
-	}
-	env, err := c.Route.Envelope(c, data)
-	if err != nil {
-		return nil, err
-	}
-	body, err := encodeJSON(env)
-	if err != nil {
-		return nil, fmt.Errorf("error encoding %s response: %w", c.Route.Path, err)
-	}
-	return body, nil
-}
-
-// jsonVariables round-trips vars through JSON (numbers as json.Number), so
-// the executor sees exactly what the /graphql transport would give it.
-func jsonVariables(vars map[string]any) (map[string]any, error) {
-	b, err := json.Marshal(vars)
-	if err != nil {
-		return nil, fmt.Errorf("error encoding variables: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var out map[string]any
-	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("error decoding variables: %w", err)
-	}
-	return out, nil
-}
-
-// graphError turns GraphQL errors into the domain error the status table
-// maps: the first error that carries a known code wins; an error without a
-// code (a validation failure of a fixed operation, a panic) is internal.
-func graphError(opName string, errs gqlerror.List) error {
-	for _, e := range errs {
-		code, _ := e.Extensions["code"].(string)
-		if _, ok := statusByCode[code]; ok && code != cryptointel.EINTERNAL {
-			return &cryptointel.Error{Code: code, Message: e.Message}
-		}
-	}
-	return fmt.Errorf("error running operation %s: %w", opName, errs)
-}
 
 // frameState is what the frame shares with the handlers below it through
 // the request context: the logger, and the ETag of a body computed ahead

@@ -89,7 +89,11 @@ func idPathParam(what string) Param {
 }
 
 func sinceParam(desc string, maxAge time.Duration) Param {
-	return Param{Name: "since", In: "query", Type: TypeDateTime, MaxAge: maxAge, Var: "since", Description: desc}
+	ps := Param{Name: "since", In: "query", Type: TypeDateTime, MaxAge: maxAge, Var: "since", Description: desc}
+	if maxAge > 0 {
+		ps.TooOld = cryptointel.SinceTooOld(ps.Name, maxAge)
+	}
+	return ps
 }
 
 func requiredSince(desc string, maxAge time.Duration, msg string) Param {
