@@ -283,6 +283,20 @@ type ExportEventFilter struct {
 	Params cryptointel.ExportParams
 }
 
+// defaultExportBatch is the batch size of the export streams when the
+// caller gives none.
+const defaultExportBatch = 5000
+
+// beginExportSnapshot starts the read-only REPEATABLE READ transaction an
+// export stream reads every batch in.
+func beginExportSnapshot(ctx context.Context, store *DB) (pgx.Tx, error) {
+	tx, err := store.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("error beginning export snapshot: %w", err)
+	}
+	return tx, nil
+}
+
 // StreamExportEvents walks the events selected by filter in ascending
 // (latest_evidence_at, id) order with a keyset cursor, batchSize events at a
 // time, and calls fn with each batch. Owners, participants and evidence are
@@ -291,14 +305,14 @@ type ExportEventFilter struct {
 // ingest writes. Each batch is a fresh slice that fn may keep (for example
 // to encode it on another goroutine while the next batch is read).
 func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter, batchSize int, fn func([]wire.Event) error) error {
-	if batchSize <= 0 {
-		batchSize = 5000
-	}
-	tx, err := store.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := beginExportSnapshot(ctx, store)
 	if err != nil {
-		return fmt.Errorf("error beginning export snapshot: %w", err)
+		return err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
+	if batchSize <= 0 {
+		batchSize = defaultExportBatch
+	}
 
 	// The statement is assembled from fixed fragments so that each shape of
 	// filter gets its own plan and the keyset condition can use the recency
@@ -474,14 +488,14 @@ func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 // cursor, batchSize at a time, inside one REPEATABLE READ snapshot, and
 // calls fn with each batch. Each batch is a fresh slice that fn may keep.
 func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func([]cryptointel.Entity) error) error {
-	if batchSize <= 0 {
-		batchSize = 5000
-	}
-	tx, err := store.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := beginExportSnapshot(ctx, store)
 	if err != nil {
-		return fmt.Errorf("error beginning export snapshot: %w", err)
+		return err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
+	if batchSize <= 0 {
+		batchSize = defaultExportBatch
+	}
 	var batch []cryptointel.Entity
 	var after int64 = -1 << 63
 	for {

@@ -235,24 +235,16 @@ func (req *exportRequest) validate() (scope, format string, params cryptointel.E
 		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid format %q. Must be one of: %s.", format, strings.Join(cryptointel.ExportFormats, ", "))
 	}
 	if req.Since != nil && strings.TrimSpace(*req.Since) != "" {
-		t, perr := parseTime(strings.TrimSpace(*req.Since))
-		if cryptointel.IsInstantRange(perr) {
-			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid since: use an instant %s.", cryptointel.InstantBounds)
-		} else if perr != nil {
-			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid since: use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).")
+		if params.Since, err = exportInstant("since", *req.Since, "2026-11-20T10:00:00Z"); err != nil {
+			return "", "", params, "", err
 		}
-		params.Since = &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}
 	} else if cryptointel.ExportScopeIsHistorical(scope) {
 		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "since is required for scope %s. Use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).", scope)
 	}
 	if req.Until != nil && strings.TrimSpace(*req.Until) != "" {
-		t, perr := parseTime(strings.TrimSpace(*req.Until))
-		if cryptointel.IsInstantRange(perr) {
-			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid until: use an instant %s.", cryptointel.InstantBounds)
-		} else if perr != nil {
-			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid until: use an ISO 8601 timestamp (for example 2026-11-21T10:00:00Z).")
+		if params.Until, err = exportInstant("until", *req.Until, "2026-11-21T10:00:00Z"); err != nil {
+			return "", "", params, "", err
 		}
-		params.Until = &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}
 		if params.Since != nil && !params.Until.After(params.Since.Time) {
 			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "until must be later than since.")
 		}
@@ -297,6 +289,18 @@ func (req *exportRequest) validate() (scope, format string, params cryptointel.E
 		}
 	}
 	return scope, format, params, note, nil
+}
+
+// exportInstant parses the body field name, an instant, to the millisecond;
+// example illustrates the form in the message of a bad value.
+func exportInstant(name, raw, example string) (*cryptointel.ExportTime, error) {
+	t, err := parseTime(strings.TrimSpace(raw))
+	if cryptointel.IsInstantRange(err) {
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid %s: use an instant %s.", name, cryptointel.InstantBounds)
+	} else if err != nil {
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid %s: use an ISO 8601 timestamp (for example %s).", name, example)
+	}
+	return &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}, nil
 }
 
 func exportContains(list []string, s string) bool {
