@@ -262,6 +262,14 @@ func jsonReason(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
+// notPositive is the error of an id field (named at, quoted, with its
+// path) that is not a positive integer.
+func notPositive(kind, at string) error { return invalidf(kind, "%s must be a positive integer", at) }
+
+// missing is the error of a required field (named at) that is absent or
+// blank.
+func missing(kind, at string) error { return invalidf(kind, "%s is required", at) }
+
 func invalidf(kind string, format string, args ...any) error {
 	return Errorf(EINVALID, "invalid %s: %s", kind, fmt.Sprintf(format, args...))
 }
@@ -300,11 +308,11 @@ func cleanIDs(ids []int64) ([]int64, int64, bool) {
 
 func (e *IngestEntity) normalize() error {
 	if e.ID <= 0 {
-		return invalidf(KindEntity, `"id" must be a positive integer`)
+		return notPositive(KindEntity, `"id"`)
 	}
 	e.CanonicalName = strings.TrimSpace(e.CanonicalName)
 	if e.CanonicalName == "" {
-		return invalidf(KindEntity, `"canonicalName" is required`)
+		return missing(KindEntity, `"canonicalName"`)
 	}
 	e.DisplayName = strings.TrimSpace(e.DisplayName)
 	if e.DisplayName == "" {
@@ -331,7 +339,7 @@ func (r *IngestRelationship) normalize() error {
 	}
 	r.RelationshipType = strings.TrimSpace(r.RelationshipType)
 	if r.RelationshipType == "" {
-		return invalidf(KindRelationship, `"relationshipType" is required`)
+		return missing(KindRelationship, `"relationshipType"`)
 	}
 	r.Status = strings.TrimSpace(r.Status)
 	if r.Status == "" {
@@ -342,15 +350,15 @@ func (r *IngestRelationship) normalize() error {
 
 func (e *IngestEvent) normalize(now time.Time) error {
 	if e.ID <= 0 {
-		return invalidf(KindEvent, `"id" must be a positive integer`)
+		return notPositive(KindEvent, `"id"`)
 	}
 	e.Title = strings.TrimSpace(e.Title)
 	if e.Title == "" {
-		return invalidf(KindEvent, `"title" is required`)
+		return missing(KindEvent, `"title"`)
 	}
 	e.EventCategory = strings.TrimSpace(e.EventCategory)
 	if e.EventCategory == "" {
-		return invalidf(KindEvent, `"eventCategory" is required`)
+		return missing(KindEvent, `"eventCategory"`)
 	}
 	e.EventSubcategory = strings.TrimSpace(e.EventSubcategory)
 	e.Bullets = cleanStrings(e.Bullets)
@@ -372,14 +380,14 @@ func (e *IngestEvent) normalize(now time.Time) error {
 	for i := range e.Evidence {
 		ev := &e.Evidence[i]
 		if ev.ID <= 0 {
-			return invalidf(KindEvent, `evidence[%d]: "id" must be a positive integer`, i)
+			return notPositive(KindEvent, fmt.Sprintf(`evidence[%d]: "id"`, i))
 		}
 		if seen[ev.ID] {
 			return invalidf(KindEvent, "evidence[%d]: duplicate evidence id %d", i, ev.ID)
 		}
 		seen[ev.ID] = true
 		if ev.Timestamp.IsZero() {
-			return invalidf(KindEvent, `evidence[%d]: "timestamp" is required`, i)
+			return missing(KindEvent, fmt.Sprintf(`evidence[%d]: "timestamp"`, i))
 		}
 		ev.Timestamp = ev.Timestamp.UTC()
 		if err := checkPublished(ev.Timestamp, now); err != nil {
@@ -452,14 +460,14 @@ func (e *IngestEvent) EvidenceText() string {
 
 func (r *IngestReference) normalize() error {
 	if r.ID <= 0 {
-		return invalidf(KindReference, `"id" must be a positive integer`)
+		return notPositive(KindReference, `"id"`)
 	}
 	if r.EntityID <= 0 {
-		return invalidf(KindReference, `"entityId" must be a positive integer`)
+		return notPositive(KindReference, `"entityId"`)
 	}
 	r.URL = strings.TrimSpace(r.URL)
 	if r.URL == "" {
-		return invalidf(KindReference, `"url" is required`)
+		return missing(KindReference, `"url"`)
 	}
 	r.ReferenceType = strings.TrimSpace(r.ReferenceType)
 	if r.ReferenceType == "" {
@@ -471,14 +479,14 @@ func (r *IngestReference) normalize() error {
 
 func (m *IngestMarket) normalize(now time.Time) error {
 	if m.ID <= 0 {
-		return invalidf(KindMarket, `"id" must be a positive integer`)
+		return notPositive(KindMarket, `"id"`)
 	}
 	if m.EntityID <= 0 {
-		return invalidf(KindMarket, `"entityId" must be a positive integer`)
+		return notPositive(KindMarket, `"entityId"`)
 	}
 	m.Question = strings.TrimSpace(m.Question)
 	if m.Question == "" {
-		return invalidf(KindMarket, `"question" is required`)
+		return missing(KindMarket, `"question"`)
 	}
 	m.URL = strings.TrimSpace(m.URL)
 	m.Outcomes = cleanStrings(m.Outcomes)
@@ -500,7 +508,7 @@ func (m *IngestMarket) normalize(now time.Time) error {
 	for i := range m.Subevents {
 		s := &m.Subevents[i]
 		if s.ID <= 0 {
-			return invalidf(KindMarket, `subevents[%d]: "id" must be a positive integer`, i)
+			return notPositive(KindMarket, fmt.Sprintf(`subevents[%d]: "id"`, i))
 		}
 		if subSeen[s.ID] {
 			return invalidf(KindMarket, "subevents[%d]: duplicate subevent id %d", i, s.ID)
@@ -509,14 +517,14 @@ func (m *IngestMarket) normalize(now time.Time) error {
 		for j := range s.Posts {
 			p := &s.Posts[j]
 			if p.ID <= 0 {
-				return invalidf(KindMarket, `subevents[%d].posts[%d]: "id" must be a positive integer`, i, j)
+				return notPositive(KindMarket, fmt.Sprintf(`subevents[%d].posts[%d]: "id"`, i, j))
 			}
 			if postSeen[p.ID] {
 				return invalidf(KindMarket, "subevents[%d].posts[%d]: duplicate post id %d", i, j, p.ID)
 			}
 			postSeen[p.ID] = true
 			if p.Date.IsZero() {
-				return invalidf(KindMarket, `subevents[%d].posts[%d]: "date" is required`, i, j)
+				return missing(KindMarket, fmt.Sprintf(`subevents[%d].posts[%d]: "date"`, i, j))
 			}
 			p.Date = p.Date.UTC()
 			if err := checkPublished(p.Date, now); err != nil {
