@@ -23,6 +23,7 @@ build:
 	$(GO) build -ldflags '-X main.version=$(VERSION)' -o $(BIN) ./cmd/cryptointel
 
 ## run: Postgres up, migrate, seed the demo data when empty, print one demo key per plan, serve on ADDR (:8080)
+## in demo mode (secrets generated for the process; production sets CURSOR_SECRET and EXPORT_URL_SECRET)
 run: build
 	@export DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	$(BIN) migrate; \
@@ -39,7 +40,7 @@ run: build
 	echo "  curl -s localhost:$$port/graphql -H \"Authorization: Bearer $$key\" -H 'Content-Type: application/json' \\"; \
 	echo "    -d '{\"query\":\"{ entity(id: 101) { canonicalName relationships(first: 3) { relationshipType relatedEntity { displayName events(first: 2) { nodes { title owners { displayName } } } } } } }\"}'"; \
 	echo; \
-	exec $(BIN) serve --addr "$(ADDR)"
+	exec $(BIN) serve --demo --addr "$(ADDR)"
 
 ## test: Postgres up, Chromium and the interop npm packages present, then go test ./... (PKG=./db/...
 ## narrows it) against it, then the counts the reliability tests report (go test shows a passing

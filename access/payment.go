@@ -70,6 +70,10 @@ type PaymentConfig struct {
 	MPPSecret string
 }
 
+// Enabled reports whether c turns payments on (x402, MPP or both): a
+// receiving address and a facilitator or verifier.
+func (c PaymentConfig) Enabled() bool { return c.enabled() }
+
 func (c PaymentConfig) enabled() bool {
 	return c.PayTo != "" && (c.FacilitatorURL != "" || c.MPPVerifierURL != "")
 }

@@ -54,6 +54,7 @@ type App struct {
 // call Migrate first where wanted (serve does).
 func New(ctx context.Context, cfg Config) (*App, error) {
 	cfg.setDefaults()
+	cfg.FillDemoSecrets()
 	if err := cfg.payment().Validate(); err != nil {
 		return nil, fmt.Errorf("invalid payment settings: %w", err)
 	}

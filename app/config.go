@@ -1,10 +1,14 @@
 package app
 
 import (
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cryptointel/cryptointel/access"
@@ -25,10 +29,11 @@ type Config struct {
 	DBMaxConns int
 	// AdminToken guards POST /admin/ingest (env ADMIN_TOKEN); empty disables it.
 	AdminToken string
-	// CursorSecret keys the HMAC of pagination cursors (env CURSOR_SECRET).
-	// Defaults to a fixed development value; set it in production and share it
-	// across replicas.
-	CursorSecret string
+	// CursorSecret keys the HMAC of pagination cursors (env CURSOR_SECRET):
+	// a random value of at least 32 characters, the same on every replica.
+	// serve refuses to start without it outside demo mode; left empty
+	// elsewhere (tests), it is random for the process.
+	CursorSecret string `json:"-"`
 	// ShutdownTimeout bounds graceful shutdown (env SHUTDOWN_TIMEOUT).
 	// Defaults to 20 seconds.
 	ShutdownTimeout time.Duration
@@ -64,8 +69,10 @@ type Config struct {
 	// MPP_VERIFIER_URL); with PaymentPayTo alone it enables MPP without
 	// x402. Empty uses X402FacilitatorURL.
 	MPPVerifierURL string
-	// MPPSecret keys MPP challenge ids (env MPP_SECRET); share it across
-	// replicas. Defaults to a random per-process secret.
+	// MPPSecret keys MPP challenge ids (env MPP_SECRET): a random value of
+	// at least 32 characters, the same on every replica. serve refuses to
+	// start without it when payments are enabled, outside demo mode; left
+	// empty elsewhere, it is random for the process.
 	MPPSecret string `json:"-"`
 	// MPPRealm is the realm of MPP challenges (env MPP_REALM). Defaults to
 	// the host name of PublicURL, or of each request.
@@ -104,8 +111,9 @@ type Config struct {
 	// is retried (env EXPORT_STALE_AFTER). Defaults to 2 minutes.
 	ExportStaleAfter time.Duration
 	// ExportURLSecret keys the HMAC signature of export download URLs (env
-	// EXPORT_URL_SECRET); share it across replicas. Defaults to a fixed
-	// development value; set it in production.
+	// EXPORT_URL_SECRET): a random value of at least 32 characters, the same
+	// on every replica. serve refuses to start without it outside demo mode;
+	// left empty elsewhere (tests), it is random for the process.
 	ExportURLSecret string `json:"-"`
 	// ResponseCacheTTL is how long an identical /v1 graph read (same route,
 	// parameters and plan, content unchanged) is answered from the response
@@ -122,6 +130,12 @@ type Config struct {
 	// request ran, on every response when true (env
 	// STATEMENT_COUNT_HEADER). For the load harness; defaults to false.
 	StatementCountHeader bool
+	// Demo lets serve start without CURSOR_SECRET, EXPORT_URL_SECRET and
+	// MPP_SECRET, generating random ones for the process, for a local demo
+	// such as make run (env DEMO). Cursors, export links and MPP challenges
+	// then stop verifying when the process restarts and on other replicas.
+	// Defaults to false: never use it in production.
+	Demo bool
 	// PprofAddr serves net/http/pprof on this address, e.g. 127.0.0.1:6060
 	// (env PPROF_ADDR). Defaults to empty: off. Use a loopback address.
 	PprofAddr string
@@ -157,9 +171,6 @@ func (c *Config) setDefaults() {
 	if c.DBMaxConns <= 0 {
 		c.DBMaxConns = 16
 	}
-	if c.CursorSecret == "" {
-		c.CursorSecret = "cryptointel-development-cursor-secret"
-	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 20 * time.Second
 	}
@@ -184,9 +195,6 @@ func (c *Config) setDefaults() {
 	if c.ExportStaleAfter <= 0 {
 		c.ExportStaleAfter = 2 * time.Minute
 	}
-	if c.ExportURLSecret == "" {
-		c.ExportURLSecret = "cryptointel-development-export-secret"
-	}
 	if c.StreamBuffer <= 0 {
 		c.StreamBuffer = live.DefaultBuffer
 	}
@@ -199,6 +207,81 @@ func (c *Config) setDefaults() {
 	if c.StreamSettleInterval <= 0 {
 		c.StreamSettleInterval = access.DefaultStreamSettleInterval
 	}
+}
+
+// MinSecretLength is the shortest CURSOR_SECRET, EXPORT_URL_SECRET or
+// MPP_SECRET serve accepts (openssl rand -hex 16 gives 32 characters).
+const MinSecretLength = 32
+
+// developmentSecrets are the fixed values earlier versions used when a
+// secret was unset: published, so anyone could sign with them.
+var developmentSecrets = map[string]bool{
+	"cryptointel-development-cursor-secret": true,
+	"cryptointel-development-export-secret": true,
+}
+
+// secret is one signing secret of the configuration.
+type secret struct {
+	env   string
+	value *string
+	// needed tells whether the running service uses it.
+	needed bool
+}
+
+func (c *Config) secrets() []secret {
+	return []secret{
+		{"CURSOR_SECRET", &c.CursorSecret, true},
+		{"EXPORT_URL_SECRET", &c.ExportURLSecret, true},
+		{"MPP_SECRET", &c.MPPSecret, c.payment().Enabled()},
+	}
+}
+
+// CheckSecrets returns an error naming every signing secret the service
+// uses that is unset, shorter than MinSecretLength or a published
+// development value: with such a secret anyone could forge cursors,
+// export download links or payment challenges. serve calls it before
+// starting, unless Demo is set.
+func (c *Config) CheckSecrets() error {
+	var problems []string
+	for _, s := range c.secrets() {
+		switch v := *s.value; {
+		case !s.needed:
+		case v == "":
+			problems = append(problems, s.env+" is not set")
+		case developmentSecrets[v]:
+			problems = append(problems, s.env+" is a published development value")
+		case len(v) < MinSecretLength:
+			problems = append(problems, fmt.Sprintf("%s is shorter than %d characters", s.env, MinSecretLength))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("refusing to serve: %s. Set each to a random value of at least %d characters, the same on every replica "+
+		"(for example `openssl rand -hex 32`), or run `cryptointel serve --demo` (DEMO=true) for a local demo with secrets generated for this process",
+		strings.Join(problems, "; "), MinSecretLength)
+}
+
+// FillDemoSecrets sets every unset signing secret to a random value for
+// this process and returns their environment variable names. New does the
+// same for a Config used without serve (tests, embedding): a secret is
+// never a fixed value.
+func (c *Config) FillDemoSecrets() []string {
+	var filled []string
+	for _, s := range c.secrets() {
+		if *s.value == "" {
+			*s.value = randomSecret()
+			filled = append(filled, s.env)
+		}
+	}
+	return filled
+}
+
+// randomSecret returns 32 random bytes in hex.
+func randomSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
 }
 
 // payment is the access layer's pay-per-request configuration.

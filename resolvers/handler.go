@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,8 +74,9 @@ func init() {
 type Config struct {
 	// Store is the database. Required.
 	Store *db.DB
-	// CursorSecret keys the HMAC of pagination cursors. Required in
-	// production (app.Config.CursorSecret).
+	// CursorSecret keys the HMAC of pagination cursors (app.Config's
+	// CursorSecret, shared by every replica). Empty is a random secret for
+	// the process, never a fixed one.
 	CursorSecret string
 	// Logger logs internal errors. Defaults to slog.Default().
 	Logger *slog.Logger
@@ -145,6 +147,11 @@ func NewExecutor(cfg Config) *Executor {
 	}
 	if cfg.Streams.WriteTimeout <= 0 {
 		cfg.Streams.WriteTimeout = DefaultStreamWriteTimeout
+	}
+	if cfg.CursorSecret == "" {
+		b := make([]byte, 32)
+		rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails
+		cfg.CursorSecret = string(b)
 	}
 	root := &Resolver{store: cfg.Store, cursors: NewCursorCodec(cfg.CursorSecret), logger: cfg.Logger, hub: cfg.Hub}
 	gcfg := graph.Config{Resolvers: root}

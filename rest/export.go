@@ -427,15 +427,16 @@ func (h *ExportHandlers) present(r *http.Request, j *cryptointel.ExportJob) *exp
 		// Expired but not swept yet.
 		out.Status = cryptointel.ExportStatusExpired
 	case j.Status == cryptointel.ExportStatusCompleted && j.ExpiresAt != nil:
-		u := h.DownloadURL(r, j.ID, *j.ExpiresAt)
+		u := h.DownloadURL(r, j.AccountID, j.ID, *j.ExpiresAt)
 		out.DownloadURL = &u
 	}
 	return out
 }
 
-// DownloadURL returns the signed URL of job id's file, valid until
-// expires.
-func (h *ExportHandlers) DownloadURL(r *http.Request, id string, expires time.Time) string {
+// DownloadURL returns the signed URL of job id's file, owned by account,
+// valid until expires. The signature covers the account with the job and
+// the expiry, so a link is bound to the account that owns the export.
+func (h *ExportHandlers) DownloadURL(r *http.Request, account int64, id string, expires time.Time) string {
 	base := strings.TrimRight(h.BaseURL, "/")
 	if base == "" && r != nil {
 		scheme := "http"
@@ -447,14 +448,15 @@ func (h *ExportHandlers) DownloadURL(r *http.Request, id string, expires time.Ti
 		}
 		base = scheme + "://" + r.Host
 	}
+	acct := strconv.FormatInt(account, 10)
 	exp := strconv.FormatInt(expires.Unix(), 10)
-	q := url.Values{"expires": {exp}, "sig": {h.sign(id, exp)}}
+	q := url.Values{"account": {acct}, "expires": {exp}, "sig": {h.sign(acct, id, exp)}}
 	return base + "/v1/export/files/" + id + "?" + q.Encode()
 }
 
-func (h *ExportHandlers) sign(id, expires string) string {
+func (h *ExportHandlers) sign(account, id, expires string) string {
 	m := hmac.New(sha256.New, h.Secret)
-	m.Write([]byte("export-download\n" + id + "\n" + expires))
+	m.Write([]byte("export-download\n" + account + "\n" + id + "\n" + expires))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -465,8 +467,10 @@ var exportContentTypes = map[string]string{
 	cryptointel.ExportFormatParquet: "application/vnd.apache.parquet",
 }
 
-// Download returns the handler of GET /v1/export/files/{id}?expires=…&sig=…:
-// it authenticates by the URL's HMAC signature (not by API key) and serves
+// Download returns the handler of GET
+// /v1/export/files/{id}?account=…&expires=…&sig=…: it authenticates by the
+// URL's HMAC signature (not by API key), which binds the link to the
+// account owning the export (a link naming another account is 403), and serves
 // the file with Content-Length, Content-Type, ETag (the SHA-256) and range
 // support. A tampered or missing signature and an expired link are 403; an
 // unknown job or a job without a published file is 404. Mount it outside
@@ -483,9 +487,10 @@ func (h *ExportHandlers) Download() http.Handler {
 func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	q := r.URL.Query()
-	exp, sig := q.Get("expires"), q.Get("sig")
+	acct, exp, sig := q.Get("account"), q.Get("expires"), q.Get("sig")
+	account, aerr := strconv.ParseInt(acct, 10, 64)
 	expUnix, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil || sig == "" || !hmac.Equal([]byte(sig), []byte(h.sign(id, exp))) {
+	if aerr != nil || err != nil || sig == "" || !hmac.Equal([]byte(sig), []byte(h.sign(acct, id, exp))) {
 		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Invalid download signature.")
 	}
 	now := h.now()
@@ -495,6 +500,11 @@ func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error 
 	job, err := db.ExportJobForWorker(r.Context(), h.Store.Bun, id)
 	if err != nil {
 		return err
+	}
+	if job.AccountID != account {
+		// Signed for an account that does not own the export: only a
+		// holder of the secret could make such a link.
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Invalid download signature.")
 	}
 	if job.Status == cryptointel.ExportStatusExpired || (job.ExpiresAt != nil && !now.Before(*job.ExpiresAt)) {
 		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Download link has expired. Request a new export.")

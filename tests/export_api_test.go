@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
@@ -448,20 +449,37 @@ func TestExportDownloadLink(t *testing.T) {
 	q := u.Query()
 	sig := q.Get("sig")
 	tampered := func(mut func(url.Values)) string {
-		v := url.Values{"expires": {q.Get("expires")}, "sig": {sig}}
+		v := url.Values{"account": {q.Get("account")}, "expires": {q.Get("expires")}, "sig": {sig}}
 		mut(v)
 		return s.url + u.Path + "?" + v.Encode()
 	}
+	require.Equal(t, job.AppUserID, q.Get("account"), "the link names the account owning the export")
+	// Links made with the secret itself, for this export: naming another
+	// account, or (as links once were) no account at all.
+	owner, err := strconv.ParseInt(job.AppUserID, 10, 64)
+	require.NoError(t, err)
+	otherAccount := owner + 1
+	forOther := s.handlers.DownloadURL(nil, otherAccount, job.ID, time.Now().Add(time.Hour))
+	unbound := func() string {
+		exp := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+		m := hmac.New(sha256.New, s.handlers.Secret)
+		m.Write([]byte("export-download\n" + job.ID + "\n" + exp))
+		return s.url + u.Path + "?" + url.Values{"expires": {exp}, "sig": {hex.EncodeToString(m.Sum(nil))}}.Encode()
+	}()
 	flip := "0"
 	if sig[0] == '0' {
 		flip = "1"
 	}
 	for name, link := range map[string]string{
-		"bad sig":         tampered(func(v url.Values) { v.Set("sig", flip+sig[1:]) }),
-		"no sig":          tampered(func(v url.Values) { v.Del("sig") }),
-		"later expiry":    tampered(func(v url.Values) { v.Set("expires", "99999999999") }),
-		"other job":       s.url + "/v1/export/files/00000000-0000-0000-0000-000000000000?" + q.Encode(),
-		"no query at all": s.url + u.Path,
+		"bad sig":                    tampered(func(v url.Values) { v.Set("sig", flip+sig[1:]) }),
+		"no sig":                     tampered(func(v url.Values) { v.Del("sig") }),
+		"later expiry":               tampered(func(v url.Values) { v.Set("expires", "99999999999") }),
+		"other account":              tampered(func(v url.Values) { v.Set("account", strconv.FormatInt(otherAccount, 10)) }),
+		"no account":                 tampered(func(v url.Values) { v.Del("account") }),
+		"signed for another account": forOther,
+		"signed without an account":  unbound,
+		"other job":                  s.url + "/v1/export/files/00000000-0000-0000-0000-000000000000?" + q.Encode(),
+		"no query at all":            s.url + u.Path,
 	} {
 		status, _, body := s.do(t, http.MethodGet, link, "", nil)
 		require.Equal(t, http.StatusForbidden, status, name)
@@ -469,7 +487,7 @@ func TestExportDownloadLink(t *testing.T) {
 	}
 	// A correctly signed link to an unknown job is 404.
 	unknown := "00000000-0000-0000-0000-000000000000"
-	status, _, body := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, unknown, time.Now().Add(time.Hour)), "", nil)
+	status, _, body := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, owner, unknown, time.Now().Add(time.Hour)), "", nil)
 	require.Equal(t, http.StatusNotFound, status, string(body))
 
 	// After the link lifetime: the link is refused and the job reads as

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -90,7 +91,9 @@ func TestExportCrashAndRetry(t *testing.T) {
 			require.Equal(t, cryptointel.ExportStatusRunning, mid.Status)
 			require.Nil(t, mid.DownloadURL)
 			// Even a correctly signed link finds no file.
-			status, _, _ := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, created.ID, time.Now().Add(time.Hour)), "", nil)
+			owner, err := strconv.ParseInt(created.AppUserID, 10, 64)
+			require.NoError(t, err)
+			status, _, _ := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, owner, created.ID, time.Now().Add(time.Hour)), "", nil)
 			require.Equal(t, http.StatusNotFound, status)
 			_, err = s.storage.Open(context.Background(), jobs.ExportStorageKey(created.ID, format))
 			require.ErrorIs(t, err, jobs.ErrObjectNotFound)

@@ -1,6 +1,9 @@
 package tests
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -478,6 +481,8 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 			req: hostileRequest{Method: http.MethodGet, Path: "/v1/export/files/00000000-0000-0000-0000-000000000000"}},
 		hostileCase{name: "export download forged signature", key: "-", want: want4xx, status: 403,
 			req: hostileRequest{Method: http.MethodGet, Path: "/v1/export/files/x?expires=99999999999&sig=" + repeat("0", 64)}},
+		hostileCase{name: "export download signed with the secret but bound to no account", key: "-", want: want4xx, status: 403,
+			req: hostileRequest{Method: http.MethodGet, Path: unboundExportLink("00000000-0000-0000-0000-000000000001")}},
 		hostileCase{name: "export download huge expiry", key: "-", want: want4xx, status: 403,
 			req: hostileRequest{Method: http.MethodGet, Path: "/v1/export/files/x?expires=99999999999999999999999&sig=00"}})
 
@@ -620,6 +625,16 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 	}
 	add(gqlCases...)
 	return cs
+}
+
+// unboundExportLink is a download link for export id signed with the
+// hostile server's secret the way links were before they named the owning
+// account: anyone holding a shipped default secret could make one.
+func unboundExportLink(id string) string {
+	exp := strconv.FormatInt(restNow.Add(time.Hour).Unix(), 10)
+	m := hmac.New(sha256.New, []byte(hostileExportSecret))
+	m.Write([]byte("export-download\n" + id + "\n" + exp))
+	return "/v1/export/files/" + id + "?expires=" + exp + "&sig=" + hex.EncodeToString(m.Sum(nil))
 }
 
 // idList returns "1,2,…,n".

@@ -111,7 +111,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	// Serve on a free loopback port; the address comes from the JSON
 	// "listening" log line.
 	serve := exec.Command(bin, "serve")
-	serve.Env = append(env, "ADDR=127.0.0.1:0", "SHUTDOWN_TIMEOUT="+shutdownTimeout.String(),
+	serve.Env = append(append(env, serveSecrets...), "ADDR=127.0.0.1:0", "SHUTDOWN_TIMEOUT="+shutdownTimeout.String(),
 		"DB_MAX_CONNS=8", "EXPORT_DIR="+t.TempDir())
 	stderr, err := serve.StderrPipe()
 	require.NoError(t, err)

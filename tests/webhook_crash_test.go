@@ -50,14 +50,24 @@ func (c *crashReceiver) counts() (pairs, total int) {
 	return len(c.ids), c.total
 }
 
-// startServe runs `cryptointel serve` with env and returns the process.
+// serveSecrets are the signing secrets every test that runs `cryptointel
+// serve` gives it (serve refuses to start without them outside demo mode),
+// the same across its restarts and replicas.
+var serveSecrets = []string{
+	"CURSOR_SECRET=tests-cursor-secret-0123456789abcdef",
+	"EXPORT_URL_SECRET=tests-export-secret-0123456789abcdef",
+	"MPP_SECRET=tests-mpp-secret-0123456789abcdef0123",
+}
+
+// startServe runs `cryptointel serve` with env (and serveSecrets) and
+// returns the process.
 func startServe(t *testing.T, bin string, env []string, logPath string) *exec.Cmd {
 	t.Helper()
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)
 	t.Cleanup(func() { logFile.Close() })
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), serveSecrets...), env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	require.NoError(t, cmd.Start())

@@ -110,12 +110,17 @@ runs the background workers (webhook poller and delivery, exports).
 SIGINT or SIGTERM drains in-flight requests (up to SHUTDOWN_TIMEOUT) and
 stops; a second signal exits at once.
 
+serve refuses to start unless CURSOR_SECRET and EXPORT_URL_SECRET (and
+MPP_SECRET when payments are on) are set to random values of at least 32
+characters, the same on every replica; --demo (DEMO=true) generates them
+for the process instead, for a local demo.
+
 Every setting below is a flag or the environment variable shown in
 brackets; flags win over the environment, the environment over defaults.
 The Go runtime's GOGC and GOMEMLIMIT default to 400 and 512MiB here when
 they are unset.`,
-		Example: `  cryptointel serve
-  ADDR=127.0.0.1:9000 ADMIN_TOKEN=secret cryptointel serve
+		Example: `  CURSOR_SECRET=$(openssl rand -hex 32) EXPORT_URL_SECRET=$(openssl rand -hex 32) cryptointel serve
+  cryptointel serve --demo --addr 127.0.0.1:9000
   cryptointel serve --addr :8080 --db-max-conns 32 --shutdown-timeout 30s`,
 		Args: cobra.NoArgs,
 	}
@@ -137,6 +142,14 @@ they are unset.`,
 		ctx := cmd.Context()
 		logger := observe.NewLogger(m.Stderr, slog.LevelInfo)
 		cfg.Logger = logger
+		if cfg.Demo {
+			if filled := cfg.FillDemoSecrets(); len(filled) > 0 {
+				logger.Warn("demo mode: secrets generated for this process; cursors, export links and payment challenges stop verifying on restart",
+					slog.String("generated", strings.Join(filled, ",")))
+			}
+		} else if err := cfg.CheckSecrets(); err != nil {
+			return err
+		}
 		a, err := app.New(ctx, *cfg)
 		if err != nil {
 			return err

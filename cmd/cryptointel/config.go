@@ -44,6 +44,9 @@ func bindConfig(fs *pflag.FlagSet, cfg *app.Config, only map[string]bool) []*con
 		name := strings.ToLower(strings.ReplaceAll(s.Env, "_", "-"))
 		usage := s.Doc + " [env " + s.Env + "]"
 		f := fs.VarPF(v, name, "", usage)
+		if field.Kind() == reflect.Bool {
+			f.NoOptDefVal = "true" // a bare --demo means --demo=true
+		}
 		out = append(out, &configBinding{setting: s, flag: f, value: v})
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,6 +139,8 @@ func TestCLIEndToEnd(t *testing.T) {
 	// the admin token ingests.
 	b.env["ADDR"] = "127.0.0.1:0"
 	b.env["ADMIN_TOKEN"] = "admin-secret"
+	b.env["CURSOR_SECRET"] = "cli-test-cursor-secret-0123456789abcdef"
+	b.env["EXPORT_URL_SECRET"] = "cli-test-export-secret-0123456789abcdef"
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	addrc := make(chan net.Addr, 1)
@@ -330,4 +333,85 @@ func TestREADME(t *testing.T) {
 	for _, kind := range cryptointel.IngestKinds {
 		require.Contains(t, readme, "### `"+kind+"`", "README.md Ingest format lacks the %s line", kind)
 	}
+}
+
+// TestServeRefusesForgeableSecrets: outside demo mode serve does not start
+// with a signing secret unset, short or a published development value (a
+// cursor, an export link or a payment challenge could then be forged);
+// --demo starts with secrets generated for the process.
+func TestServeRefusesForgeableSecrets(t *testing.T) {
+	t.Parallel()
+	const good = "0123456789abcdef0123456789abcdef"
+	base := map[string]string{"DATABASE_URL": "postgres://unused.invalid/x", "ADDR": "127.0.0.1:0"}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"none set", nil, "refusing to serve: CURSOR_SECRET is not set; EXPORT_URL_SECRET is not set. Set each to a random value of at least 32 characters"},
+		{"cursor only", map[string]string{"CURSOR_SECRET": good}, "refusing to serve: EXPORT_URL_SECRET is not set."},
+		{"development values", map[string]string{"CURSOR_SECRET": "cryptointel-development-cursor-secret", "EXPORT_URL_SECRET": "cryptointel-development-export-secret"},
+			"CURSOR_SECRET is a published development value; EXPORT_URL_SECRET is a published development value."},
+		{"short", map[string]string{"CURSOR_SECRET": good, "EXPORT_URL_SECRET": "short"}, "EXPORT_URL_SECRET is shorter than 32 characters."},
+		{"payments without MPP_SECRET", map[string]string{"CURSOR_SECRET": good, "EXPORT_URL_SECRET": good,
+			"PAYMENT_PAY_TO": "0x2222222222222222222222222222222222222222", "X402_FACILITATOR_URL": "http://facilitator.invalid"}, "MPP_SECRET is not set."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &cliBundle{env: map[string]string{}}
+			for k, v := range base {
+				b.env[k] = v
+			}
+			for k, v := range c.env {
+				b.env[k] = v
+			}
+			_, _, err := b.run(t, context.Background(), "", "serve")
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+			require.Contains(t, err.Error(), "cryptointel serve --demo")
+		})
+	}
+
+	// Demo mode starts without any, and says so.
+	b := setupCLI(t)
+	b.env["ADDR"] = "127.0.0.1:0"
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var logs syncBuffer
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		m := NewMain()
+		m.Stdout, m.Stderr = io.Discard, &logs
+		m.Getenv = func(k string) string { return b.env[k] }
+		m.OnListen = func(a net.Addr) { addrc <- a }
+		err := m.Run(ctx, []string{"serve", "--demo", "--shutdown-timeout", "5s"})
+		done <- errors.Join(err, m.Close())
+	}()
+	select {
+	case <-addrc:
+	case err := <-done:
+		t.Fatalf("serve --demo stopped early: %v", err)
+	}
+	stop()
+	require.NoError(t, <-done)
+	require.Contains(t, logs.String(), "demo mode: secrets generated for this process")
+	require.Contains(t, logs.String(), "CURSOR_SECRET,EXPORT_URL_SECRET")
+}
+
+// syncBuffer is a bytes.Buffer safe for a server's concurrent loggers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

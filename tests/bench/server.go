@@ -37,6 +37,10 @@ var listeningLine = regexp.MustCompile(`msg=listening addr=(\S+)|"msg":"listenin
 // goes to tests/bench/.cache/server.log.
 func startServer(ctx context.Context, o options, logName string) (*proc, error) {
 	env := append(os.Environ(),
+		// serve refuses to start without its signing secrets; the bench's
+		// are fixed so that its cursors verify across restarts.
+		"CURSOR_SECRET=bench-cursor-secret-0123456789abcdef",
+		"EXPORT_URL_SECRET=bench-export-secret-0123456789abcdef",
 		"DATABASE_URL="+o.databaseURL,
 		"ADDR=127.0.0.1:0",
 		"DB_MAX_CONNS="+strconv.Itoa(o.dbMaxConns),
