@@ -3,11 +3,13 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -362,23 +364,29 @@ func sendDelivery(ctx context.Context, client *http.Client, hook *cryptointel.We
 }
 
 // describeSendError turns a client error into a short message for the
-// delivery log.
+// delivery log, which the webhook's owner reads (last_error). It names the
+// kind of failure only — never an address, port or the transport's own
+// words — so that deliveries cannot be used to map which hosts and ports
+// answer.
 func describeSendError(err error) string {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var certErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	var timeoutErr interface{ Timeout() bool }
 	switch {
 	case errors.Is(err, webhook.ErrNotPublic):
 		return "refused: URL resolves to a non-public address"
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &dnsErr):
+		return "could not resolve the receiver's host name"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return "could not connect to the receiver"
+	case errors.As(err, &certErr), errors.As(err, &recordErr), strings.Contains(err.Error(), "tls: "):
+		return "TLS handshake with the receiver failed"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeoutErr) && timeoutErr.Timeout():
 		return "timeout: no response within 10 seconds"
 	}
-	var uerr interface{ Timeout() bool }
-	if errors.As(err, &uerr) && uerr.Timeout() {
-		return "timeout: no response within 10 seconds"
-	}
-	msg := err.Error()
-	if len(msg) > 500 {
-		msg = msg[:500]
-	}
-	return msg
+	return "request to the receiver failed"
 }
 
 // WebhookDispatcher queues test pings and manual redeliveries; the REST

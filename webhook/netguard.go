@@ -83,12 +83,16 @@ var nonPublic = func() []netip.Prefix {
 		"198.51.100.0/24", // TEST-NET-2
 		"203.0.113.0/24",  // TEST-NET-3
 		"240.0.0.0/4",     // reserved, broadcast
+		"::/96",           // IPv4-compatible (deprecated): ::127.0.0.1 spells loopback
+		"::ffff:0:0:0/96", // IPv4-translated (SIIT): ::ffff:0:127.0.0.1 spells loopback
 		"64:ff9b::/96",    // NAT64 (may embed a private IPv4)
 		"64:ff9b:1::/48",  // local-use NAT64
 		"100::/64",        // discard
 		"2001::/23",       // IETF protocol assignments (Teredo, ORCHID…)
 		"2001:db8::/32",   // documentation
 		"2002::/16",       // 6to4 (may embed a private IPv4)
+		"3fff::/20",       // documentation (RFC 9637)
+		"fec0::/10",       // site-local (deprecated)
 	} {
 		ps = append(ps, netip.MustParsePrefix(s))
 	}

@@ -42,6 +42,23 @@ func TestIsPublic(t *testing.T) {
 	}
 }
 
+// TestIPv4InIPv6Spellings: IPv6 addresses that embed a private or loopback
+// IPv4 address other than the IPv4-mapped form (which is unmapped) are
+// refused at registration and at connect time, whatever they embed.
+func TestIPv4InIPv6Spellings(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"::ffff:0:127.0.0.1", "::127.0.0.1", "::ffff:0:10.0.0.1", "::10.0.0.1", "::ffff:0:8.8.8.8",
+		"::8.8.8.8", "::ffff:0:169.254.169.254", "fec0::1", "3fff::1"} {
+		a := netip.MustParseAddr(s)
+		require.False(t, IsPublic(a), s)
+		require.ErrorIs(t, (&Guard{}).CheckURL(context.Background(), "https://["+s+"]/hook"), ErrNotPublic, s)
+		// Connect time, on the address actually dialed, even with loopback
+		// allowed: these are not 127.0.0.0/8 or ::1.
+		g := &Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+		require.ErrorIs(t, g.DialControl("tcp6", netip.AddrPortFrom(a, 443).String(), nil), ErrNotPublic, s)
+	}
+}
+
 func TestCheckURL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
