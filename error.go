@@ -1,6 +1,7 @@
 package cryptointel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -21,7 +22,12 @@ const (
 	EQUOTA        = "quota_exceeded"   // monthly credits exhausted (403)
 	EUNAVAILABLE  = "unavailable"      // the database is unreachable (503)
 	ETOOLARGE     = "too_large"        // the request body is too large (413)
+	ETIMEOUT      = "timeout"          // the request ran out of the server's time budget (503)
+	EBODYTIMEOUT  = "request_timeout"  // the request body did not arrive in time (408)
 )
+
+// MsgTimeout is the message of a request that ran out of its time budget.
+const MsgTimeout = "Request took longer than the server's time budget. Please retry, or ask for less."
 
 // Error is the domain error: a code from the list above and a message safe
 // to show to the client.
@@ -38,14 +44,19 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
-// for any other non-nil error, and "" for nil.
+// ErrorCode returns the code of the first *Error in err's chain, ETIMEOUT
+// for an expired context deadline (the request's time budget),
+// EUNAVAILABLE for a backing service out of reach, EINTERNAL for any other
+// non-nil error, and "" for nil.
 func ErrorCode(err error) string {
 	var e *Error
 	if err == nil {
 		return ""
 	} else if errors.As(err, &e) {
 		return e.Code
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ETIMEOUT
 	}
 	if isUnavailable(err) {
 		return EUNAVAILABLE
@@ -61,6 +72,9 @@ func ErrorMessage(err error) string {
 		return ""
 	} else if errors.As(err, &e) {
 		return e.Message
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return MsgTimeout
 	}
 	if isUnavailable(err) {
 		return "Service temporarily unavailable. Please retry shortly."

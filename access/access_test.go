@@ -922,3 +922,20 @@ func TestPaymentNetworksAndTokenDomains(t *testing.T) {
 		AssetName: "Test", AssetVersion: "1", FacilitatorURL: "http://127.0.0.1:1", PayTo: "0x2222222222222222222222222222222222222222"}.Validate())
 	require.NoError(t, access.PaymentConfig{Network: "solana"}.Validate(), "payments off: nothing to check")
 }
+
+func TestParseAuthorization(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][2]string{
+		"Bearer ci_key":      {"bearer", "ci_key"},
+		"Bearer\tci_key":     {"bearer", "ci_key"},
+		"bearer \t ci_key  ": {"bearer", "ci_key"},
+		"  BEARER   ci_key":  {"bearer", "ci_key"},
+		"Payment a, b=c":     {"payment", "a, b=c"},
+		"Bearer":             {"bearer", ""},
+		"":                   {"", ""},
+		"Bearerci_key":       {"bearerci_key", ""},
+	} {
+		scheme, cred := access.ParseAuthorization(in)
+		require.Equal(t, want, [2]string{scheme, cred}, "%q", in)
+	}
+}

@@ -238,7 +238,9 @@ func (d *deferredWriter) WriteHeader(code int) {
 	m.mu.Unlock()
 	if !done {
 		late = true
-		m.charge(d.r.Context(), int64(m.p.CreditCost)) //nolint:errcheck // the outcome is read below
+		// Metered even when the client is gone (a body that never arrived
+		// cancels the request's context): it was admitted.
+		m.charge(context.WithoutCancel(d.r.Context()), int64(m.p.CreditCost)) //nolint:errcheck // the outcome is read below
 	}
 	m.mu.Lock()
 	res, refusal, err, cost := m.res, m.refusal, m.err, m.cost

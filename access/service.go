@@ -346,11 +346,7 @@ func (s *Service) setAnonymousHeaders(h http.Header, now time.Time, tier string)
 // database is unreachable, else 500, with a generic message.
 func (s *Service) internalError(w http.ResponseWriter, r *http.Request, err error) {
 	s.logger.ErrorContext(r.Context(), "access error", "request_id", RequestIDFrom(r.Context()), "error", err)
-	status := http.StatusInternalServerError
-	if db.IsUnavailable(err) {
-		status = http.StatusServiceUnavailable
-	}
-	writeError(w, status, cryptointel.ErrorMessage(err))
+	writeError(w, StatusFor(cryptointel.ErrorCode(err)), cryptointel.ErrorMessage(err))
 }
 
 // StatusFor maps the access layer's error codes to HTTP statuses; any other
@@ -365,7 +361,7 @@ func StatusFor(code string) int {
 		return http.StatusForbidden
 	case cryptointel.ERATELIMIT:
 		return http.StatusTooManyRequests
-	case cryptointel.EUNAVAILABLE:
+	case cryptointel.EUNAVAILABLE, cryptointel.ETIMEOUT:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -402,12 +398,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // authorization splits the Authorization header into a lowercased scheme
 // and its credentials.
 func authorization(r *http.Request) (scheme, cred string) {
-	v := strings.TrimSpace(r.Header.Get("Authorization"))
-	if v == "" {
-		return "", ""
+	return ParseAuthorization(r.Header.Get("Authorization"))
+}
+
+// ParseAuthorization splits an Authorization header value into its scheme,
+// lower-cased, and its credential. The two are separated by spaces or tabs
+// (`Bearer<TAB>key` is a bearer key, not a missing one); surrounding
+// whitespace is ignored.
+func ParseAuthorization(v string) (scheme, credential string) {
+	v = strings.TrimSpace(v)
+	i := strings.IndexAny(v, " \t")
+	if i < 0 {
+		return strings.ToLower(v), ""
 	}
-	scheme, cred, _ = strings.Cut(v, " ")
-	return strings.ToLower(scheme), strings.TrimSpace(cred)
+	return strings.ToLower(v[:i]), strings.TrimSpace(v[i+1:])
 }
 
 // loadPlans returns the plans, from memory when read less than

@@ -78,7 +78,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		store.Close()
 		return nil, err
 	}
-	a.Handler = observe.Middleware(logger, mux)
+	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, mux))
 	if cfg.StatementCountHeader {
 		a.Handler = countStatements(a.Handler)
 	}

@@ -37,6 +37,20 @@ type Config struct {
 	// ShutdownTimeout bounds graceful shutdown (env SHUTDOWN_TIMEOUT).
 	// Defaults to 20 seconds.
 	ShutdownTimeout time.Duration
+	// RequestTimeout is the time budget of one request (env
+	// REQUEST_TIMEOUT): a deadline on its context from the moment it
+	// arrives, covering access checks, GraphQL parsing, validation and
+	// execution and every database statement; a request that runs out
+	// answers 503 (code timeout). Export file downloads, /admin/ingest and
+	// long-lived streams (/v1/stream, WebSocket upgrades,
+	// text/event-stream) are exempt.
+	// Defaults to 30 seconds; a negative value disables it.
+	RequestTimeout time.Duration
+	// BodyReadTimeout bounds how long a request's body may take to arrive
+	// (env BODY_READ_TIMEOUT): a client that promises a body and stalls is
+	// answered 408 and its connection closed. Defaults to 60 seconds; a
+	// negative value disables it.
+	BodyReadTimeout time.Duration
 	// Logger is the structured logger. Defaults to slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// WebhookTimeScale multiplies the webhook retry schedule (env
@@ -174,6 +188,12 @@ func (c *Config) setDefaults() {
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 20 * time.Second
 	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.BodyReadTimeout == 0 {
+		c.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	if c.WebhookTimeScale <= 0 {
 		c.WebhookTimeScale = 1
 	}
@@ -208,6 +228,14 @@ func (c *Config) setDefaults() {
 		c.StreamSettleInterval = access.DefaultStreamSettleInterval
 	}
 }
+
+// Defaults of the request time limits.
+const (
+	// DefaultRequestTimeout is the default of Config.RequestTimeout.
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultBodyReadTimeout is the default of Config.BodyReadTimeout.
+	DefaultBodyReadTimeout = 60 * time.Second
+)
 
 // MinSecretLength is the shortest CURSOR_SECRET, EXPORT_URL_SECRET or
 // MPP_SECRET serve accepts (openssl rand -hex 16 gives 32 characters).

@@ -1,11 +1,13 @@
 package resolvers
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -230,13 +232,27 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if r.ContentLength > MaxBodyBytes {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusRequestEntityTooLarge)
-		w.Write([]byte(`{"errors":[{"message":"request body too large (max 1 MB)","extensions":{"code":"too_large"}}]}`)) //nolint:errcheck
+		writeRequestError(w, http.StatusRequestEntityTooLarge, "request body too large (max 1 MB)", cryptointel.ETOOLARGE)
 		return
 	}
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if r.Body != nil && r.Body != http.NoBody {
+		// Read the body (at most 1 MB) before the transport does, so that a
+		// body that arrives too late is answered 408 rather than as a
+		// GraphQL error of a request that ran.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			status, msg, code := http.StatusBadRequest, "could not read the request body", cryptointel.EINVALID
+			switch {
+			case errors.As(err, &mbe):
+				status, msg, code = http.StatusRequestEntityTooLarge, "request body too large (max 1 MB)", cryptointel.ETOOLARGE
+			case cryptointel.ErrorCode(err) == cryptointel.EBODYTIMEOUT:
+				status, msg, code = http.StatusRequestTimeout, cryptointel.ErrorMessage(err), cryptointel.EBODYTIMEOUT
+			}
+			writeRequestError(w, status, msg, code)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	ctx := r.Context()
 	switch {
@@ -262,6 +278,15 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	w.Write([]byte(`{"errors":[{"message":"use POST with Content-Type application/json or GET with a query parameter","extensions":{"code":"invalid"}}]}`)) //nolint:errcheck
+}
+
+// writeRequestError answers a request the executor cannot run, as a
+// GraphQL error with extensions.code.
+func writeRequestError(w http.ResponseWriter, status int, msg, code string) {
+	b, _ := json.Marshal(map[string]any{"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": code}}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck
 }
 
 // Execute runs one operation in process, through the same executor (parsed
@@ -483,9 +508,16 @@ func (documentBound) ExtensionName() string { return "DocumentBound" }
 // Validate accepts any schema.
 func (documentBound) Validate(graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationParameters parses the document (the executor reports
-// parse errors itself) and refuses it when it exceeds a bound.
+// MutateOperationParameters refuses a request whose time budget has run
+// out, then parses the document (the executor reports parse errors itself)
+// and refuses it when it exceeds a bound.
 func (b documentBound) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	// A request out of time budget is not parsed or validated.
+	if ctx.Err() != nil {
+		err := gqlerror.Errorf("%s", cryptointel.ErrorMessage(ctx.Err()))
+		errcode.Set(err, cryptointel.ETIMEOUT)
+		return err
+	}
 	if _, ok := b.cache.Get(ctx, params.Query); ok {
 		return nil
 	}

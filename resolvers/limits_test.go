@@ -2,6 +2,7 @@ package resolvers_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -259,4 +260,32 @@ func TestIntrospectionAllowed(t *testing.T) {
 	q := `{ __schema { queryType { name } types { name fields(includeDeprecated: true) { name args { name type { ` + typeRef + ` } } type { ` + typeRef + ` } } } } }`
 	data := b.mustRun(t, q, nil)
 	require.Equal(t, "Query", dig(data, "__schema", "queryType", "name"))
+}
+
+// TestTimeBudgetCoversValidation: an operation whose request is out of its
+// time budget is refused before it is parsed or validated (a syntax error
+// is not even reported); one whose budget runs out while it executes gets
+// the timeout error from its statements, never an internal one.
+func TestTimeBudgetCoversValidation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 2)
+	spent, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	for _, q := range []string{`{ entity(id: 1) { id } }`, `{ not a document`, "{ entity(id: 1) { ...F0 } }\n" + bombFragments(30)} {
+		_, errs := b.run(t, spent, q, nil)
+		require.Len(t, errs, 1, q)
+		require.Equal(t, cryptointel.ETIMEOUT, errs[0].Code, q)
+		require.Equal(t, cryptointel.MsgTimeout, errs[0].Message)
+	}
+}
+
+// bombFragments is a chain of n fragments on Entity that each spread the
+// next twice.
+func bombFragments(n int) string {
+	var s strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&s, "fragment F%d on Entity { ...F%d ...F%d }\n", i, i+1, i+1)
+	}
+	fmt.Fprintf(&s, "fragment F%d on Entity { id }\n", n)
+	return s.String()
 }

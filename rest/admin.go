@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -64,10 +64,10 @@ func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Hand
 // adminTokenMatches compares a Bearer credential with the token's hash in
 // constant time.
 func adminTokenMatches(header string, tokenHash [32]byte) bool {
-	scheme, credential, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	scheme, credential := access.ParseAuthorization(header)
+	if scheme != "bearer" || credential == "" {
 		return false
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(credential)))
+	got := sha256.Sum256([]byte(credential))
 	return subtle.ConstantTimeCompare(got[:], tokenHash[:]) == 1
 }

@@ -24,6 +24,8 @@ var statusByCode = map[string]int{
 	cryptointel.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	cryptointel.ECONFLICT:     http.StatusConflict,
 	cryptointel.EINTERNAL:     http.StatusInternalServerError,
+	cryptointel.ETIMEOUT:      http.StatusServiceUnavailable,
+	cryptointel.EBODYTIMEOUT:  http.StatusRequestTimeout,
 }
 
 // StatusOf returns the HTTP status for a domain error code; unknown codes

@@ -51,6 +51,9 @@ func TestExportThroughApp(t *testing.T) {
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()

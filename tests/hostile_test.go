@@ -84,6 +84,13 @@ func TestHostileInput(t *testing.T) {
 	}
 
 	cases := hostileCases(hookID, since, radarCursor, signalCursor, researchSince, researchCursor, foreign, forged)
+	// The key separated from its scheme by a tab is still the key (it once
+	// read as no key); on /graphql too.
+	cases = append(cases,
+		hostileCase{name: "bearer<TAB>key", key: "-", want: want200, req: hostileRequest{Method: http.MethodGet, Path: "/v1/latest",
+			Header: map[string]string{"Authorization": "Bearer\t" + key}}},
+		hostileCase{name: "bearer<TAB>key on admin ingest", key: "-", want: want200, req: hostileRequest{Method: http.MethodPost,
+			Path: "/admin/ingest", ContentType: "application/x-ndjson", Body: []byte("\n"), Header: map[string]string{"Authorization": "Bearer\t" + hostileAdminToken}}})
 	require.GreaterOrEqual(t, len(cases), 150, "the table must hold at least 150 cases")
 
 	var tried, got2xx, got4xx, got5xx int
@@ -395,6 +402,8 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 		{"create: string", http.MethodPost, "/v1/webhooks", jsonCT, []byte(`"https://127.0.0.1:9/x"`), 400},
 		{"create: empty", http.MethodPost, "/v1/webhooks", jsonCT, []byte{}, 400},
 		{"create: text/plain", http.MethodPost, "/v1/webhooks", "text/plain", []byte(`{"url":"https://127.0.0.1:9/x","event_types":["radar"]}`), 415},
+		{"create: no content type", http.MethodPost, "/v1/webhooks", "", []byte(`{"url":"https://127.0.0.1:9/x","event_types":["radar"]}`), 415},
+		{"update: no content type", http.MethodPatch, hook, "", []byte(`{"active":false}`), 415},
 		{"create: form", http.MethodPost, "/v1/webhooks", "application/x-www-form-urlencoded", []byte(`url=https://127.0.0.1:9/x&event_types=radar`), 415},
 		{"create: bad content type", http.MethodPost, "/v1/webhooks", ";;;", []byte(`{}`), 415},
 		{"create: 10 MB", http.MethodPost, "/v1/webhooks", jsonCT, tenMB, 413},
@@ -412,6 +421,8 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 		{"create: deep nesting", http.MethodPost, "/v1/webhooks", jsonCT, []byte(`{"url":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`), 400},
 		{"create: host without dns", http.MethodPost, "/v1/webhooks", jsonCT, []byte(`{"url":"https://no-such-host.invalid/x","event_types":["radar"]}`), 400},
 		{"create: metadata address", http.MethodPost, "/v1/webhooks", jsonCT, []byte(`{"url":"https://169.254.169.254/latest","event_types":["radar"]}`), 400},
+		{"create: IPv4-translated loopback", http.MethodPost, "/v1/webhooks", jsonCT, []byte(`{"url":"https://[::ffff:0:127.0.0.1]/x","event_types":["radar"]}`), 400},
+		{"create: IPv4-compatible loopback", http.MethodPost, "/v1/webhooks", jsonCT, []byte(`{"url":"https://[::127.0.0.1]/x","event_types":["radar"]}`), 400},
 		{"update: no fields", http.MethodPatch, hook, jsonCT, []byte(`{}`), 400},
 		{"update: invalid JSON", http.MethodPatch, hook, jsonCT, []byte(`{"active":tru`), 400},
 		{"update: text/plain", http.MethodPatch, hook, "text/plain", []byte(`{"active":false}`), 415},
@@ -448,6 +459,7 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 		{"null", jsonCT, []byte(`null`), 400},
 		{"empty", jsonCT, nil, 400},
 		{"text/plain", "text/plain", []byte(`{` + valid + `}`), 415},
+		{"no content type", "", []byte(`{` + valid + `}`), 415},
 		{"form", "application/x-www-form-urlencoded", []byte(`scope=radar.history&format=jsonl`), 415},
 		{"10 MB", jsonCT, []byte(`{` + valid + `,"note":"` + repeat("n", 10<<20) + `"}`), 413},
 		{"bad scope", jsonCT, []byte(`{"scope":"everything","format":"jsonl"}`), 400},
