@@ -23,6 +23,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/graph/validation"
+	"github.com/cryptointel/cryptointel/graph/validation/validationtest"
 	"github.com/cryptointel/cryptointel/internal/testsummary"
 )
 
@@ -477,22 +478,7 @@ func directive(operand int) *ast.Directive {
 // fields, directive piles, and the shapes that made gqlparser's field
 // merging superlinear.
 func documentSeeds() []string {
-	bomb := func(root, typ, leaf string, n int) string {
-		var b strings.Builder
-		b.WriteString(root + "\n")
-		for i := 0; i < n; i++ {
-			fmt.Fprintf(&b, "fragment F%d on %s { ...F%d ...F%d }\n", i, typ, i+1, i+1)
-		}
-		fmt.Fprintf(&b, "fragment F%d on %s { %s }\n", n, typ, leaf)
-		return b.String()
-	}
-	var nested func(d, k int) string
-	nested = func(d, k int) string {
-		if d == 0 {
-			return "id"
-		}
-		return strings.Repeat("relationships { relatedEntity { "+nested(d-1, k)+" } } ", k)
-	}
+	bomb, nested := validationtest.FragmentBomb, validationtest.RepeatedNesting
 	var aliases, same strings.Builder
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(&aliases, "a%d: __typename ", i)

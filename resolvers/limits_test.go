@@ -2,7 +2,6 @@ package resolvers_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/graph/scalar"
+	"github.com/cryptointel/cryptointel/graph/validation/validationtest"
 	"github.com/cryptointel/cryptointel/resolvers"
 )
 
@@ -271,21 +271,10 @@ func TestTimeBudgetCoversValidation(t *testing.T) {
 	b := setup(t, 2)
 	spent, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	for _, q := range []string{`{ entity(id: 1) { id } }`, `{ not a document`, "{ entity(id: 1) { ...F0 } }\n" + bombFragments(30)} {
+	for _, q := range []string{`{ entity(id: 1) { id } }`, `{ not a document`, validationtest.FragmentBomb("{ entity(id: 1) { ...F0 } }", "Entity", "id", 30)} {
 		_, errs := b.run(t, spent, q, nil)
 		require.Len(t, errs, 1, q)
 		require.Equal(t, cryptointel.ETIMEOUT, errs[0].Code, q)
 		require.Equal(t, cryptointel.MsgTimeout, errs[0].Message)
 	}
-}
-
-// bombFragments is a chain of n fragments on Entity that each spread the
-// next twice.
-func bombFragments(n int) string {
-	var s strings.Builder
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&s, "fragment F%d on Entity { ...F%d ...F%d }\n", i, i+1, i+1)
-	}
-	fmt.Fprintf(&s, "fragment F%d on Entity { id }\n", n)
-	return s.String()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/graph/validation/validationtest"
 	"github.com/cryptointel/cryptointel/resolvers"
 )
 
@@ -543,22 +544,7 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 	typenames.WriteString("}")
 	// The red team's fragment bomb: each fragment spreads the next twice,
 	// 2^30 fields once expanded, in about 1 KB.
-	bomb := func(root, typ, leaf string, n int) string {
-		var b strings.Builder
-		b.WriteString(root + "\n")
-		for i := 0; i < n; i++ {
-			fmt.Fprintf(&b, "fragment F%d on %s { ...F%d ...F%d }\n", i, typ, i+1, i+1)
-		}
-		fmt.Fprintf(&b, "fragment F%d on %s { %s }\n", n, typ, leaf)
-		return b.String()
-	}
-	var nested func(d, k int) string
-	nested = func(d, k int) string {
-		if d == 0 {
-			return "id"
-		}
-		return strings.Repeat("relationships { relatedEntity { "+nested(d-1, k)+" } } ", k)
-	}
+	bomb, nested := validationtest.FragmentBomb, validationtest.RepeatedNesting
 	var manyFragments strings.Builder
 	manyFragments.WriteString("{ entity(id: 101) { ...G0 } }\n")
 	for i := 0; i <= 100; i++ {

@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
 	"github.com/cryptointel/cryptointel/graph/validation"
+	"github.com/cryptointel/cryptointel/graph/validation/validationtest"
 )
 
 // overlapSpec is graphql-js's test suite of the field merging rule.
@@ -173,17 +174,7 @@ func parse(t *testing.T, q string) *ast.QueryDocument {
 	return doc
 }
 
-// bomb is a chain of n fragments on typ that each spread the next twice:
-// 2^n copies of leaf once expanded.
-func bomb(root, typ, leaf string, n int) string {
-	var b strings.Builder
-	b.WriteString(root + "\n")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "fragment F%d on %s { ...F%d ...F%d }\n", i, typ, i+1, i+1)
-	}
-	fmt.Fprintf(&b, "fragment F%d on %s { %s }\n", n, typ, leaf)
-	return b.String()
-}
+var bomb = validationtest.FragmentBomb
 
 func TestBound(t *testing.T) {
 	t.Parallel()
