@@ -10,6 +10,9 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// MsgAPIKeyNotFound is the error of an unknown or revoked key id.
+const MsgAPIKeyNotFound = "API key not found."
+
 // APIKeyPrefix starts every API key, so keys are recognizable in logs and
 // secret scanners.
 const APIKeyPrefix = "ci_"

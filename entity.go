@@ -61,6 +61,13 @@ type EntityRelationship struct {
 	RelatedEntityID int64 `bun:"related_entity_id"`
 }
 
+// Messages of an unknown entity and an unknown organization (an entity as
+// the compatibility views show it).
+const (
+	MsgEntityNotFound       = "Entity not found"
+	MsgOrganizationNotFound = "Organization not found"
+)
+
 // Relationship directions relative to the entity asked about.
 const (
 	DirectionOutbound = "outbound"

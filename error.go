@@ -29,6 +29,13 @@ const (
 // MsgTimeout is the message of a request that ran out of its time budget.
 const MsgTimeout = "Request took longer than the server's time budget. Please retry, or ask for less."
 
+// Messages shown for errors whose own message must not be: an internal
+// error, and the database out of reach.
+const (
+	MsgInternal    = "Internal server error."
+	MsgUnavailable = "Service temporarily unavailable. Please retry shortly."
+)
+
 // Error is the domain error: a code from the list above and a message safe
 // to show to the client.
 type Error struct {
@@ -77,9 +84,9 @@ func ErrorMessage(err error) string {
 		return MsgTimeout
 	}
 	if isUnavailable(err) {
-		return "Service temporarily unavailable. Please retry shortly."
+		return MsgUnavailable
 	}
-	return "Internal server error."
+	return MsgInternal
 }
 
 // unavailableCheck holds the registered classifier of unavailability errors.

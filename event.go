@@ -66,6 +66,10 @@ func (e *Event) Surface() string {
 	return SurfaceRadar
 }
 
+// MsgStreamInterrupted ends a live stream the server could not keep
+// feeding (the database out of reach); the client resumes from its cursor.
+const MsgStreamInterrupted = "The stream was interrupted. Resume from your last cursor."
+
 // Event surfaces.
 const (
 	SurfaceRadar  = "radar"

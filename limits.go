@@ -121,6 +121,8 @@ const MaxAliasHint = 5
 var (
 	// MsgTooManyIDs refuses Query.entities(ids:).
 	MsgTooManyIDs = fmt.Sprintf("Maximum %d ids per request", MaxIDsPerRequest)
+	// MsgNoValidIDs refuses a batch without one usable id.
+	MsgNoValidIDs = "No valid organization IDs provided"
 	// MsgTooManyBatchIDs refuses Query.briefs(ids:) and /v1/brief/batch.
 	MsgTooManyBatchIDs = fmt.Sprintf("Maximum %d organization IDs per batch request", MaxIDsPerRequest)
 )

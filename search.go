@@ -60,6 +60,12 @@ const (
 	RankFuzzyBase      = 6
 )
 
+// Messages of a lookup without a name and a search without a query.
+const (
+	MsgNameRequired  = "name parameter is required"
+	MsgQueryRequired = "query parameter is required (use query or q)"
+)
+
 // EntityMatch is an entity found by name with how it matched.
 type EntityMatch struct {
 	EntityID int64

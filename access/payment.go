@@ -74,6 +74,10 @@ type PaymentConfig struct {
 // receiving address and a facilitator or verifier.
 func (c PaymentConfig) Enabled() bool { return c.enabled() }
 
+// msgFacilitatorUnavailable answers a paid request the facilitator could
+// not verify or settle for want of reaching it.
+const msgFacilitatorUnavailable = "Payment facilitator unavailable. Please retry shortly."
+
 func (c PaymentConfig) enabled() bool {
 	return c.PayTo != "" && (c.FacilitatorURL != "" || c.MPPVerifierURL != "")
 }
@@ -365,7 +369,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		// expires) so that it can never pay for a second response.
 		pm.s.logger.ErrorContext(ctx, "payment settle failed", "protocol", pay.protocol,
 			"request_id", RequestIDFrom(ctx), "error", err)
-		writeError(w, http.StatusServiceUnavailable, "Payment facilitator unavailable. Please retry shortly.")
+		writeError(w, http.StatusServiceUnavailable, msgFacilitatorUnavailable)
 		return
 	}
 	if !settle.Success {
@@ -434,7 +438,7 @@ func (pm *payments) facilitatorVerify(ctx context.Context, base string, request 
 	}
 	if err := pm.post(ctx, base+"/verify", request, &verify); err != nil {
 		pm.s.logger.ErrorContext(ctx, "payment verify failed", "request_id", RequestIDFrom(ctx), "error", err)
-		return "", "Payment facilitator unavailable. Please retry shortly."
+		return "", msgFacilitatorUnavailable
 	}
 	if verify.IsValid {
 		return "", ""

@@ -37,7 +37,7 @@ func (d *DB) KeyByHash(ctx context.Context, hash []byte) (*KeyInfo, error) {
 		FROM api_keys ak JOIN accounts a ON a.id = ak.account_id
 		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "API key not found.")
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
 	} else if err != nil {
 		return nil, fmt.Errorf("error looking up api key: %w", err)
 	}
@@ -178,7 +178,7 @@ func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked,
 		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed, &res.DataVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "API key not found.")
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
 	} else if err != nil {
 		return nil, fmt.Errorf("error metering request: %w", err)
 	}

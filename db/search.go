@@ -98,17 +98,18 @@ func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 // 8 need 3+ characters, so short tickers match only exactly or by prefix.
 // Each entity appears once, with its best match. Ties of rank are broken by
 // popularity, the entity's event count (entities.event_count, maintained by
-// ingest and seed) descending, then by id ascending. limit <= 0 means 50;
+// ingest and seed) descending, then by id ascending. limit <= 0 means
+// cryptointel.ResolveEntitiesFirst.Default;
 // offset < 0 means 0.
 //
 // Returns EINVALID when name is empty or only whitespace. One statement.
 func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offset int) ([]cryptointel.EntityMatch, error) {
 	name = cleanName(name)
 	if name == "" {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
 	}
 	if limit <= 0 {
-		limit = 50
+		limit = cryptointel.ResolveEntitiesFirst.Default
 	}
 	if offset < 0 {
 		offset = 0
@@ -324,17 +325,17 @@ func linkQuery(idb bun.IDB, query string) *bun.RawQuery {
 //
 // Each event appears once, with its strongest channel; equal ranks are
 // ordered by latest evidence time, newest first, then id. since bounds every
-// channel. limit <= 0 means 10.
+// channel. limit <= 0 means cryptointel.SearchEventsFirst.Default.
 //
 // Returns EINVALID when query is empty or only whitespace. Two statements,
 // whatever the limit.
 func SearchEvents(ctx context.Context, idb bun.IDB, query string, since time.Time, limit int) ([]cryptointel.EventMatch, error) {
 	query = cleanName(query)
 	if query == "" {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "query parameter is required (use query or q)")
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryRequired}
 	}
 	if limit <= 0 {
-		limit = 10
+		limit = cryptointel.SearchEventsFirst.Default
 	}
 	links, err := linkEntities(ctx, idb, query)
 	if err != nil {

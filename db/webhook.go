@@ -184,7 +184,7 @@ type DeliveryFilter struct {
 // first. The caller checks ownership of the webhook first.
 func WebhookDeliveries(ctx context.Context, idb bun.IDB, webhookID int64, f DeliveryFilter) ([]*cryptointel.WebhookDelivery, error) {
 	if f.Limit <= 0 {
-		f.Limit = 50
+		f.Limit = cryptointel.WebhookDeliveriesLimit.Default
 	}
 	out := []*cryptointel.WebhookDelivery{}
 	q := idb.NewSelect().Model(&out).Where("webhook_id = ?", webhookID)

@@ -9,9 +9,6 @@ import (
 	"github.com/cryptointel/cryptointel/graph"
 )
 
-// msgOrgNotFound is the brief error for an unknown organization.
-const msgOrgNotFound = "Organization not found"
-
 // briefs builds the briefs of ids in order with three statements whatever
 // the number of ids: the entities, their radar events and their signal
 // events (one LATERAL join each). Unknown ids get an entry with Error set.
@@ -57,7 +54,7 @@ func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, 
 		b := &graph.Brief{OrganizationID: int(id), Radar: []*cryptointel.Event{}, Signal: []*cryptointel.Event{}, Counts: &graph.BriefCounts{}}
 		e, ok := byID[id]
 		if !ok {
-			b.Error = ptr(msgOrgNotFound)
+			b.Error = ptr(cryptointel.MsgOrganizationNotFound)
 			out[i] = b
 			continue
 		}

@@ -70,7 +70,7 @@ func mustEntity(ctx context.Context, r *Resolver, id int64) (*cryptointel.Entity
 		return nil, err
 	}
 	if e == nil {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Entity not found")
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEntityNotFound}
 	}
 	return e, nil
 }

@@ -189,7 +189,7 @@ func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*cryptointel
 // ResolveEntities resolves a name to ranked entities.
 func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*cryptointel.EntityMatch, error) {
 	if name == "" {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
 	}
 	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
 	if err != nil {
@@ -239,7 +239,7 @@ func (r *queryResolver) Organization(ctx context.Context, id int) (*cryptointel.
 // OrganizationsByName matches organizations by name.
 func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, first *int) ([]*cryptointel.EntityMatch, error) {
 	if name == "" {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "name parameter is required")
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
 	}
 	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
 	if err != nil {
@@ -274,7 +274,7 @@ func (r *queryResolver) Brief(ctx context.Context, id int, since time.Time, firs
 // entry with error set.
 func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*graph.Brief, error) {
 	if len(ids) == 0 {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "No valid organization IDs provided")
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNoValidIDs}
 	}
 	if len(ids) > cryptointel.MaxIDsPerRequest {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s", cryptointel.MsgTooManyBatchIDs)

@@ -18,7 +18,7 @@ func (r *relationshipResolver) RelatedEntity(ctx context.Context, obj *cryptoint
 		return nil, err
 	}
 	if e == nil {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Entity not found")
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEntityNotFound}
 	}
 	return e, nil
 }

@@ -51,7 +51,6 @@ var msgStreamCursorExpired = "cursor has expired: streams resume from cursors up
 const (
 	msgStreamCursorMismatch = "after is not a stream cursor: pass an extensions.cursor of a pushed result, streamCursor, or a /v1/stream event id"
 
-	msgStreamEntityNotFound = "Entity not found"
 	msgStreamServerStopping = "The server is shutting down. Retry shortly."
 )
 
@@ -117,7 +116,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, surface *graph.Surfac
 			return nil, err
 		}
 		if len(ents) == 0 {
-			return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "%s", msgStreamEntityNotFound)
+			return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEntityNotFound}
 		}
 		f.EntityID = int64(*entityID)
 	}
@@ -404,7 +403,7 @@ func (st *streamState) closing(reason error) *graphql.Response {
 	code := cryptointel.ErrorCode(reason)
 	msg := cryptointel.ErrorMessage(reason)
 	if code == cryptointel.EINTERNAL || code == cryptointel.EUNAVAILABLE {
-		code, msg = cryptointel.EUNAVAILABLE, "The stream was interrupted. Resume from your last cursor."
+		code, msg = cryptointel.EUNAVAILABLE, cryptointel.MsgStreamInterrupted
 	}
 	return &graphql.Response{Errors: gqlerror.List{{
 		Message:    msg,

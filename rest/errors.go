@@ -61,7 +61,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.Any("error", err))
 	}
 	if status == http.StatusInternalServerError {
-		msg = "Internal server error."
+		msg = cryptointel.MsgInternal
 	}
 	writeJSON(w, status, ErrorBody{Error: msg})
 }
@@ -71,7 +71,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := encodeJSON(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte("{\"error\":\"Internal server error.\"}\n")
+		b = []byte(`{"error":"` + cryptointel.MsgInternal + "\"}\n")
 	}
 	writeBody(w, status, b)
 }

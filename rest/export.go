@@ -131,7 +131,7 @@ var exportRequestSchema = map[string]any{
 func exportCaller(ctx context.Context) (*access.Caller, error) {
 	c, ok := access.CallerFrom(ctx)
 	if !ok || c == nil {
-		return nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "Missing API key. Send Authorization: Bearer <API_KEY>.")
+		return nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", access.MsgMissingKey)
 	}
 	if c.AccountID == 0 || c.APIKeyID == 0 || !c.Plan.Export {
 		return nil, cryptointel.Errorf(cryptointel.EFORBIDDEN, "Export jobs require the enterprise plan.")

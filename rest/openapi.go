@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 )
 
@@ -106,7 +107,7 @@ var errorResponses = map[int]struct{ name, desc string }{
 	http.StatusConflict:              {"Conflict", "The request conflicts with the current state."},
 	http.StatusRequestEntityTooLarge: {"TooLarge", "The request body is too large."},
 	http.StatusTooManyRequests:       {"RateLimited", "Per-minute rate limit exceeded."},
-	http.StatusInternalServerError:   {"InternalError", "Internal server error."},
+	http.StatusInternalServerError:   {"InternalError", cryptointel.MsgInternal},
 	http.StatusServiceUnavailable:    {"Unavailable", "The service is temporarily unavailable."},
 }
 

@@ -53,7 +53,7 @@ func TestParseCallRules(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	rt := paramRoute(
-		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: msgQueryRequired},
+		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: cryptointel.MsgQueryRequired},
 		limitParam(cryptointel.Bounds{Default: 10, Min: 1, Max: 25}),
 		offsetParam(cryptointel.Bounds{Default: 0, Min: 0, Max: 250}),
 		requiredSince("", cryptointel.FeedLookback, msgBulkSinceRequired),
@@ -94,8 +94,8 @@ func TestParseCallRules(t *testing.T) {
 	require.Equal(t, 10, c.Int("limit"), "empty is absent")
 
 	for qs, msg := range map[string]string{
-		"":                               msgQueryRequired,
-		"q=%20%20":                       msgQueryRequired,
+		"":                               cryptointel.MsgQueryRequired,
+		"q=%20%20":                       cryptointel.MsgQueryRequired,
 		"q=a":                            msgBulkSinceRequired,
 		"q=a&since=":                     msgBulkSinceRequired,
 		"q=a&since=soon":                 "since must be an ISO 8601 timestamp",
@@ -104,7 +104,7 @@ func TestParseCallRules(t *testing.T) {
 		"q=a&offset=NaN" + since:         "offset must be an integer",
 		"q=a&window=1h" + since:          "window must be one of: 24h, 7d, 30d",
 		"q=a&compact=maybe" + since:      "compact must be a boolean (true or false)",
-		"limit=x" + since:                msgQueryRequired, // declared order: query first
+		"limit=x" + since:                cryptointel.MsgQueryRequired, // declared order: query first
 	} {
 		_, err := parse(qs)
 		require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msg}, err, qs)
@@ -119,7 +119,7 @@ func TestParseBatchIDs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{3, 1, 2}, got)
 	_, err = parseBatchIDs("a,b,,")
-	require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgNoValidIDs}, err)
+	require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNoValidIDs}, err)
 	ids := ""
 	for i := 1; i <= 26; i++ {
 		ids += "," + string(rune('0'+i/10)) + string(rune('0'+i%10))

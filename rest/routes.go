@@ -16,12 +16,14 @@ import (
 // Exact messages of the contract (section 7) and of this facade.
 const (
 	msgBulkSinceRequired = "since parameter is required. Use an ISO 8601 timestamp (e.g. 2026-11-20T00:00:00Z)."
-	msgQueryRequired     = "query parameter is required (use query or q)"
-	msgNoValidIDs        = "No valid organization IDs provided"
-	msgEntityNotFound    = "Entity not found"
-	msgOrgNotFound       = "Organization not found"
 	msgNotFound          = "Not found"
 	msgMethodNotAllowed  = "Method not allowed"
+)
+
+// Descriptions shared by several routes' params.
+const (
+	descSince    = "Only events at or after this instant."
+	descCategory = "Event category filter."
 )
 
 // Policy surfaces (X-Api-Surface).
@@ -149,7 +151,7 @@ func entityEvents(_ *Call, data json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if isNull(entity) {
-		return nil, notFound(msgOrgNotFound)
+		return nil, notFound(cryptointel.MsgOrganizationNotFound)
 	}
 	nodes, err := dig(entity, "events", "nodes")
 	if err != nil {
@@ -268,7 +270,7 @@ func parseBatchIDs(raw string) (any, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msgNoValidIDs}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNoValidIDs}
 	}
 	if len(ids) > cryptointel.MaxIDsPerRequest {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgTooManyBatchIDs}
@@ -332,7 +334,7 @@ func graphRoutes() []Route {
 			sinceParam("Explicit start of the window, within the last "+cryptointel.Days(cryptointel.HistoryLookback)+". Takes precedence over `window`.", cryptointel.HistoryLookback),
 			limitParam(cryptointel.EventsFirst),
 			offsetParam(cryptointel.EventsOffset),
-			{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
+			{Name: "category", In: "query", Type: TypeString, Var: "category", Description: descCategory},
 			{Name: "entityId", In: "query", Type: TypeInteger, Var: "entityId", Description: "Canonical entity id filter."},
 			{Name: "topic", In: "query", Type: TypeString, Var: "topic", Description: "Topic or natural-language filter."},
 			{Name: "sort", In: "query", Type: TypeString, Enum: []string{"significance", "recency"},
@@ -426,7 +428,7 @@ func graphRoutes() []Route {
 			},
 			Operation: "entity_" + kind,
 			Prepare:   func(c *Call) error { withCursor(c); return nil },
-			Envelope:  entityConnection("content", msgEntityNotFound),
+			Envelope:  entityConnection("content", cryptointel.MsgEntityNotFound),
 			Response: envelope(
 				p("entity", ref("EntitySummary")),
 				p("limit", integer()),
@@ -440,7 +442,7 @@ func graphRoutes() []Route {
 	briefEnvelope := func(_ *Call, data json.RawMessage) (any, error) {
 		b := mustDig(data, "brief")
 		if isNull(b) {
-			return nil, notFound(msgOrgNotFound)
+			return nil, notFound(cryptointel.MsgOrganizationNotFound)
 		}
 		return object{{"data", b}}, nil
 	}
@@ -473,7 +475,7 @@ func graphRoutes() []Route {
 			Policy:      policy(surfaceQuery, access.LayerEvaluation, "search", 1, "", priceSearch),
 			Params: []Param{
 				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
-					RequiredMessage: msgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
+					RequiredMessage: cryptointel.MsgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
 				limitParam(cryptointel.SearchEventsFirst),
 				sinceParam("Start of the window; default the last "+cryptointel.Days(cryptointel.HistoryLookback)+".", 0),
 			},
@@ -506,7 +508,7 @@ func graphRoutes() []Route {
 			Params: []Param{
 				idQueryParam("organization (entity)"),
 				limitParam(cryptointel.EntityEventsFirst),
-				sinceParam("Only events at or after this instant.", 0),
+				sinceParam(descSince, 0),
 			},
 			Operation:     "entity_events",
 			Prepare:       setSurface("SIGNAL"),
@@ -520,7 +522,7 @@ func graphRoutes() []Route {
 			Params: []Param{
 				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
 				limitParam(cryptointel.SignalsByCategoryFirst),
-				sinceParam("Only events at or after this instant.", 0),
+				sinceParam(descSince, 0),
 			},
 			Operation: "events_by_category",
 			Prepare:   setSurface("SIGNAL"),
@@ -533,8 +535,8 @@ func graphRoutes() []Route {
 			Params: []Param{
 				idQueryParam("organization (entity)"),
 				limitParam(cryptointel.EntityEventsFirst),
-				sinceParam("Only events at or after this instant.", 0),
-				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
+				sinceParam(descSince, 0),
+				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: descCategory},
 			},
 			Operation:     "entity_events",
 			Prepare:       setSurface("RADAR"),
@@ -549,7 +551,7 @@ func graphRoutes() []Route {
 			Params: []Param{
 				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
 				limitParam(cryptointel.RadarByCategoryFirst),
-				sinceParam("Only events at or after this instant.", 0),
+				sinceParam(descSince, 0),
 			},
 			Operation: "events_by_category",
 			Prepare:   setSurface("RADAR"),
@@ -562,12 +564,12 @@ func graphRoutes() []Route {
 			Policy:      policy(surfaceTimeline, access.LayerEvaluation, "timeline.byOrganizationId", 1, "", nil),
 			Params: []Param{
 				idQueryParam("organization (entity)"),
-				sinceParam("Only events at or after this instant.", 0),
+				sinceParam(descSince, 0),
 				limitParam(cryptointel.TimelineFirst),
 				cursorParam(),
 			},
 			Operation: "timeline",
-			Envelope:  entityConnection("timeline", msgOrgNotFound),
+			Envelope:  entityConnection("timeline", cryptointel.MsgOrganizationNotFound),
 			Response: envelope(
 				p("entity", ref("EntitySummary")),
 				p("limit", integer()),
@@ -587,7 +589,7 @@ func graphRoutes() []Route {
 				cursorParam(),
 				{Name: "surface", In: "query", Type: TypeString, Default: "radar", Enum: []string{"radar", "signal"},
 					Description: "radar (every event) or signal (scored events only); default radar."},
-				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: "Event category filter."},
+				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: descCategory},
 			},
 			Operation: "feed",
 			Prepare: func(c *Call) error {
@@ -644,7 +646,7 @@ func graphRoutes() []Route {
 					return nil, err
 				}
 				if len(items) == 0 {
-					return nil, notFound(msgEntityNotFound)
+					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
 				return object{{"data", items[0]}, {"matches", items[1:]}}, nil
 			},
@@ -659,7 +661,7 @@ func graphRoutes() []Route {
 			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
 				e := mustDig(data, "entity")
 				if isNull(e) {
-					return nil, notFound(msgEntityNotFound)
+					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
 				return object{{"data", e}}, nil
 			},
@@ -678,7 +680,7 @@ func graphRoutes() []Route {
 					return nil, err
 				}
 				if entity == nil {
-					return nil, notFound(msgEntityNotFound)
+					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
 				return object{
 					{"entity", pick(entity, entitySummaryKeys...)},
@@ -702,7 +704,7 @@ func graphRoutes() []Route {
 					return nil, err
 				}
 				if entity == nil {
-					return nil, notFound(msgEntityNotFound)
+					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
 				return object{
 					{"entity", pick(entity, entitySummaryKeys...)},
@@ -739,7 +741,7 @@ func graphRoutes() []Route {
 					return nil, err
 				}
 				if org == nil {
-					return nil, notFound(msgOrgNotFound)
+					return nil, notFound(cryptointel.MsgOrganizationNotFound)
 				}
 				o := object{{"data", pick(org, "id", "label", "aliases")}}
 				if c.Vars["radar"] == true {
@@ -794,7 +796,7 @@ func graphRoutes() []Route {
 					return nil, err
 				}
 				if org == nil {
-					return nil, notFound(msgOrgNotFound)
+					return nil, notFound(cryptointel.MsgOrganizationNotFound)
 				}
 				return object{{"data", object{
 					{"organizationId", org["id"]},

@@ -24,6 +24,7 @@ import (
 const (
 	msgWebhookBodyTooLarge   = "Request body too large (max 1 MB)"
 	msgWebhookBodyUnreadable = "Could not read request body"
+	msgWebhookBodyNotObject  = "Request body must be a JSON object"
 )
 
 // WebhookQueue queues test pings and manual redeliveries (implemented by
@@ -164,12 +165,12 @@ func readWebhookBody(w http.ResponseWriter, r *http.Request) (map[string]json.Ra
 		return nil, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body must be a JSON object")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s", msgWebhookBodyNotObject)
 	}
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&fields); err != nil || fields == nil {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body must be a JSON object")
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s", msgWebhookBodyNotObject)
 	}
 	if dec.More() {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Request body must be a single JSON object")

@@ -12,12 +12,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // Errors returned by CheckURL. Their messages are shown to clients.
 var (
 	// ErrNotHTTPS means the URL is not an absolute https URL with a host.
-	ErrNotHTTPS = errors.New("URL must use HTTPS")
+	ErrNotHTTPS = errors.New(cryptointel.MsgURLMustUseHTTPS)
 	// ErrNotPublic means the host is or resolves to a loopback, private,
 	// link-local or otherwise non-public address.
 	ErrNotPublic = errors.New("URL must resolve to a public address")
