@@ -575,7 +575,7 @@ func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*wire.Event, 
 		return nil, err
 	}
 	if len(evs) == 0 {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Event not found")
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEventNotFound}
 	}
 	ev := evs[0]
 	refs, err := EntitiesByEventIDs(ctx, idb, []int64{id})

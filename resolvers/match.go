@@ -27,7 +27,7 @@ func (r *eventMatchResolver) Event(ctx context.Context, obj *cryptointel.EventMa
 		return nil, err
 	}
 	if e == nil {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "Event not found")
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEventNotFound}
 	}
 	return e, nil
 }

@@ -180,9 +180,8 @@ func decodeExportRequest(w http.ResponseWriter, r *http.Request) (*exportRequest
 	if err := dec.Decode(&req); err != nil {
 		return nil, exportJSONError(err)
 	}
-	if dec.More() {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
-	}
+	// Anything after the object, even a stray bracket, is a token or a
+	// syntax error, never the end of the input.
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid JSON body: unexpected data after the JSON object.")
 	}
