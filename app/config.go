@@ -112,10 +112,23 @@ type Config struct {
 	// PublicURL is the service's public base URL, naming paid resources
 	// (env PUBLIC_URL). Defaults to the request's scheme and host.
 	PublicURL string
-	// ExportDir is the directory export files are written to (env
-	// EXPORT_DIR). Defaults to "cryptointel-exports" under the system
-	// temporary directory.
+	// ExportDir is the directory export files are written to when
+	// ExportStorageURL is empty (env EXPORT_DIR). Defaults to
+	// "cryptointel-exports" under the system temporary directory.
 	ExportDir string
+	// ExportStorageURL is where export files are stored, in gocloud.dev's
+	// URL form (env EXPORT_STORAGE_URL): file:///a/directory, or any
+	// S3-compatible store, e.g.
+	// s3://exports?endpoint=http://127.0.0.1:8333&use_path_style=true&region=us-east-1
+	// with credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+	// Defaults to the local directory ExportDir.
+	ExportStorageURL string
+	// ExportDownloadRedirect answers a valid export download link with a
+	// redirect to a short-lived presigned URL of the object store instead
+	// of streaming the file through the service, when the store can sign
+	// URLs (s3://) (env EXPORT_DOWNLOAD_REDIRECT). Clients must reach the
+	// store's endpoint. Defaults to false.
+	ExportDownloadRedirect bool
 	// ExportLinkTTL is how long a completed export's download link works
 	// before the job is expired and its file deleted (env EXPORT_LINK_TTL).
 	// Defaults to 24 hours.

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/rest"
@@ -62,7 +64,7 @@ func (a *App) initJobs() error {
 		webhookCfg.HTTPClient = guard.NewHTTPClient(webhook.ClientOptions{Timeout: jobs.WebhookAttemptTimeout, TLSConfig: tlsCfg})
 	}
 	// Every job kind adds its registration here.
-	exportStorage, err := jobs.NewLocalStorage(a.Config.ExportDir)
+	exportStorage, err := a.openExportStorage()
 	if err != nil {
 		return err
 	}
@@ -83,11 +85,12 @@ func (a *App) initJobs() error {
 			Guard: guard,
 		},
 		export: &rest.ExportHandlers{
-			Store:   a.DB,
-			Storage: exportStorage,
-			Enqueue: jobs.EnqueueExport(client, 0),
-			Secret:  []byte(a.Config.ExportURLSecret),
-			BaseURL: a.Config.PublicURL,
+			Store:             a.DB,
+			Storage:           exportStorage,
+			RedirectDownloads: a.Config.ExportDownloadRedirect,
+			Enqueue:           jobs.EnqueueExport(client, 0),
+			Secret:            []byte(a.Config.ExportURLSecret),
+			BaseURL:           a.Config.PublicURL,
 		},
 	}
 	return nil
@@ -128,4 +131,30 @@ func (a *App) StartJobs(ctx context.Context) error {
 		})
 	})
 	return r.startErr
+}
+
+// openExportStorage opens the export store: ExportStorageURL, else the
+// local directory ExportDir. The store is closed with the app. A store
+// that does not answer yet is logged, not fatal: exports retry under River
+// until it does.
+func (a *App) openExportStorage() (*exportstore.Bucket, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var (
+		bucket *exportstore.Bucket
+		err    error
+	)
+	if a.Config.ExportStorageURL != "" {
+		bucket, err = exportstore.Open(ctx, a.Config.ExportStorageURL, exportstore.Options{})
+	} else {
+		bucket, err = exportstore.OpenDir(ctx, a.Config.ExportDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := bucket.Ping(ctx); err != nil {
+		a.Logger.Error("export storage does not answer", "error", err)
+	}
+	a.closers = append(a.closers, func(context.Context) error { return bucket.Close() })
+	return bucket, nil
 }

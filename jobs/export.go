@@ -21,13 +21,14 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
 // ExportConfig configures export fulfillment.
 type ExportConfig struct {
 	// Storage holds the export files. Required.
-	Storage Storage
+	Storage exportstore.Storage
 	// LinkTTL is how long a completed export stays downloadable; then the
 	// job becomes expired and its file is deleted. Defaults to 24 hours.
 	LinkTTL time.Duration
@@ -206,21 +207,6 @@ type permanentError struct{ msg string }
 
 func (e *permanentError) Error() string { return e.msg }
 
-// ExportFileExt returns the file extension (and storage key suffix) of
-// format.
-func ExportFileExt(format string) string {
-	switch format {
-	case cryptointel.ExportFormatCSV:
-		return "csv"
-	case cryptointel.ExportFormatParquet:
-		return "parquet"
-	}
-	return "jsonl"
-}
-
-// ExportStorageKey is the storage key of job id's file in format.
-func ExportStorageKey(id, format string) string { return id + "." + ExportFileExt(format) }
-
 func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (db.ExportResult, error) {
 	var params cryptointel.ExportParams
 	if err := json.Unmarshal(ej.RequestedParams, &params); err != nil {
@@ -233,7 +219,7 @@ func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (d
 	if !valid {
 		return db.ExportResult{}, &permanentError{msg: fmt.Sprintf("Unsupported export scope %q.", ej.Scope)}
 	}
-	key := ExportStorageKey(ej.ID, ej.Format)
+	key := exportstore.Key(ej.ID, ej.Format)
 	tmp, err := w.cfg.Storage.Create(ctx, key)
 	if err != nil {
 		return db.ExportResult{}, err
@@ -358,8 +344,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // ExportExpireWorker is the periodic sweep that moves completed exports
-// past their link lifetime to expired and deletes their files, and fails
-// exports whose River job was discarded.
+// past their link lifetime to expired and deletes their files, fails
+// exports whose River job was discarded, and removes what killed uploads
+// left in storage.
 type ExportExpireWorker struct {
 	river.WorkerDefaults[db.ExportExpireArgs]
 
@@ -369,8 +356,10 @@ type ExportExpireWorker struct {
 
 // Work implements river.Worker. It reclaims attempts whose worker stopped
 // reporting progress (killed), fails exports River gave up on without the
-// worker recording it (a worker killed in its last attempt), and expires
-// old exports.
+// worker recording it (a worker killed in its last attempt), expires old
+// exports, and sweeps storage of the leftovers (temporary files,
+// incomplete multipart uploads) of uploads started more than an attempt's
+// Timeout ago, which no live attempt can own.
 func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[db.ExportExpireArgs]) error {
 	if n, err := db.ReclaimStalledExportJobs(ctx, w.store.Bun, w.store.Now().Add(-w.cfg.StaleAfter)); err != nil {
 		return err
@@ -380,13 +369,21 @@ func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[db.ExportExp
 	if _, err := db.FailAbandonedExportJobs(ctx, w.store.Bun, w.store.Now()); err != nil {
 		return err
 	}
-	_, err := ExpireExports(ctx, w.store, w.cfg.Storage)
-	return err
+	if _, err := ExpireExports(ctx, w.store, w.cfg.Storage); err != nil {
+		return err
+	}
+	// Storage stamps leftovers with the wall clock, not the store's.
+	if n, err := w.cfg.Storage.Sweep(ctx, time.Now().Add(-w.cfg.Timeout)); err != nil {
+		return err
+	} else if n > 0 {
+		w.cfg.Logger.Warn("removed leftovers of interrupted export uploads", slog.Int("count", n))
+	}
+	return nil
 }
 
 // ExpireExports marks every completed export whose link has expired as
 // expired and deletes its file. It returns how many jobs expired.
-func ExpireExports(ctx context.Context, store *db.DB, storage Storage) (int, error) {
+func ExpireExports(ctx context.Context, store *db.DB, storage exportstore.Storage) (int, error) {
 	expired, err := db.ExpireExportJobs(ctx, store.Bun, store.Now())
 	if err != nil {
 		return 0, err

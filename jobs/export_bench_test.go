@@ -18,6 +18,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportstore"
 )
 
 // BenchmarkExport exports N events (EXPORT_BENCH_ROWS, default 100,000)
@@ -38,7 +39,7 @@ func BenchmarkExport(b *testing.B) {
 	}
 	store := dbtest.New(b)
 	accountKey := seedBenchEvents(b, store, n)
-	storage, err := NewLocalStorage(b.TempDir())
+	storage, err := exportstore.OpenDir(context.Background(), b.TempDir())
 	require.NoError(b, err)
 	worker := NewExportWorker(store, ExportConfig{Storage: storage})
 	for _, format := range cryptointel.ExportFormats {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,11 +18,12 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportstore"
 )
 
 type exportTestBundle struct {
 	store   *db.DB
-	storage *LocalStorage
+	storage *exportstore.Bucket
 	dir     string
 	fx      *exportFixture
 	worker  *ExportWorker
@@ -38,7 +38,7 @@ func setupExport(t *testing.T, events int) *exportTestBundle {
 	now.Store(&start)
 	store.Now = func() time.Time { return *now.Load() }
 	dir := t.TempDir()
-	storage, err := NewLocalStorage(dir)
+	storage, err := exportstore.OpenDir(context.Background(), dir)
 	require.NoError(t, err)
 	fx := seedExportFixture(t, store, events)
 	// Small batches and row groups so every export crosses several keyset
@@ -142,21 +142,21 @@ func TestExportEmptyResult(t *testing.T) {
 // cancellingStorage wraps a Storage so the attempt's context is cancelled
 // after a number of writes, as when the worker is stopped mid-export.
 type cancellingStorage struct {
-	Storage
+	exportstore.Storage
 	after  int
 	cancel context.CancelFunc
 }
 
-func (s *cancellingStorage) Create(ctx context.Context, key string) (TempObject, error) {
+func (s *cancellingStorage) Create(ctx context.Context, key string) (exportstore.Upload, error) {
 	tmp, err := s.Storage.Create(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return &cancellingTemp{TempObject: tmp, s: s}, nil
+	return &cancellingTemp{Upload: tmp, s: s}, nil
 }
 
 type cancellingTemp struct {
-	TempObject
+	exportstore.Upload
 	s      *cancellingStorage
 	writes int
 }
@@ -166,7 +166,7 @@ func (t *cancellingTemp) Write(p []byte) (int, error) {
 	if t.writes == t.s.after {
 		t.s.cancel()
 	}
-	return t.TempObject.Write(p)
+	return t.Upload.Write(p)
 }
 
 func listDir(t *testing.T, dir string) []string {
@@ -193,7 +193,7 @@ func TestExportCrashThenRetry(t *testing.T) {
 			b := setupExport(t, 60)
 			p := cryptointel.ExportParams{Since: ptime(b.fx.base), IncludeEvidence: true}
 			job := b.fx.createJob(t, b.store, cryptointel.ExportScopeReplayGlobal, format, p)
-			key := ExportStorageKey(job.ID, format)
+			key := exportstore.Key(job.ID, format)
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -208,7 +208,7 @@ func TestExportCrashThenRetry(t *testing.T) {
 			require.Equal(t, cryptointel.ExportStatusRunning, mid.Status)
 			require.Nil(t, mid.StorageKey)
 			_, err = b.storage.Open(context.Background(), key)
-			require.ErrorIs(t, err, ErrObjectNotFound, "no partial file may be visible")
+			require.ErrorIs(t, err, exportstore.ErrNotFound, "no partial file may be visible")
 			require.Empty(t, listDir(t, b.dir), "the aborted attempt removes its temp file")
 
 			// A killed process cannot clean up: leave a partial temp file.
@@ -218,7 +218,7 @@ func TestExportCrashThenRetry(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, listDir(t, b.dir), 1)
 			_, err = b.storage.Open(context.Background(), key)
-			require.ErrorIs(t, err, ErrObjectNotFound)
+			require.ErrorIs(t, err, exportstore.ErrNotFound)
 
 			// Retry.
 			require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
@@ -233,9 +233,9 @@ func TestExportCrashThenRetry(t *testing.T) {
 	}
 }
 
-type failingStorage struct{ Storage }
+type failingStorage struct{ exportstore.Storage }
 
-func (failingStorage) Create(context.Context, string) (TempObject, error) {
+func (failingStorage) Create(context.Context, string) (exportstore.Upload, error) {
 	return nil, errors.New("disk full")
 }
 
@@ -301,7 +301,7 @@ func TestExportExpiry(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Equal(t, cryptointel.ExportStatusExpired, b.reload(t, job.ID).Status)
 	_, err = b.storage.Open(context.Background(), *job.StorageKey)
-	require.ErrorIs(t, err, ErrObjectNotFound)
+	require.ErrorIs(t, err, exportstore.ErrNotFound)
 	require.Empty(t, listDir(t, b.dir))
 }
 
@@ -355,16 +355,5 @@ func TestExportThroughRiver(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("export job was not worked")
 		}
-	}
-}
-
-// TestLocalStorageKeys rejects keys that could escape the directory.
-func TestLocalStorageKeys(t *testing.T) {
-	t.Parallel()
-	s, err := NewLocalStorage(filepath.Join(t.TempDir(), "x"))
-	require.NoError(t, err)
-	for _, key := range []string{"", "../a", "a/b", ".hidden"} {
-		_, err := s.Create(context.Background(), key)
-		require.Error(t, err, key)
 	}
 }

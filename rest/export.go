@@ -22,7 +22,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
-	"github.com/cryptointel/cryptointel/jobs"
+	"github.com/cryptointel/cryptointel/exportstore"
 )
 
 // Export request limits.
@@ -39,7 +39,12 @@ type ExportHandlers struct {
 	// Store is the database.
 	Store *db.DB
 	// Storage holds the export files.
-	Storage jobs.Storage
+	Storage exportstore.Storage
+	// RedirectDownloads answers a valid download link with a redirect (302)
+	// to a short-lived presigned URL of the object store, so the file's
+	// bytes do not pass through the service, when the store can sign URLs
+	// (S3). Otherwise, and by default, the service streams the file itself.
+	RedirectDownloads bool
 	// Enqueue inserts the export's River job in the transaction that
 	// inserts its row (jobs.EnqueueExport).
 	Enqueue func(ctx context.Context, tx pgx.Tx, jobID string) error
@@ -459,20 +464,21 @@ func (h *ExportHandlers) sign(account, id, expires string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// exportContentTypes is the Content-Type of each export format.
-var exportContentTypes = map[string]string{
-	cryptointel.ExportFormatJSONL:   "application/x-ndjson",
-	cryptointel.ExportFormatCSV:     "text/csv; charset=utf-8",
-	cryptointel.ExportFormatParquet: "application/vnd.apache.parquet",
-}
+// PresignedDownloadTTL bounds the lifetime of the presigned URL a download
+// redirects to (see ExportHandlers.RedirectDownloads); it never outlives
+// the download link itself.
+const PresignedDownloadTTL = 5 * time.Minute
 
 // Download returns the handler of GET
 // /v1/export/files/{id}?account=…&expires=…&sig=…: it authenticates by the
 // URL's HMAC signature (not by API key), which binds the link to the
 // account owning the export (a link naming another account is 403), and serves
 // the file with Content-Length, Content-Type, ETag (the SHA-256) and range
-// support. A tampered or missing signature and an expired link are 403; an
-// unknown job or a job without a published file is 404. Mount it outside
+// support — or, with RedirectDownloads and a store that signs URLs, with a
+// 302 to a presigned URL of the object (valid for PresignedDownloadTTL at
+// most, never past the link's expiry). A tampered or missing signature and
+// an expired link are 403; an unknown job or a job without a published
+// file is 404. Mount it outside
 // the API key middleware, for example
 // mux.Handle("GET /v1/export/files/{id}", h.Download()).
 func (h *ExportHandlers) Download() http.Handler {
@@ -511,17 +517,33 @@ func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error 
 	if job.Status != cryptointel.ExportStatusCompleted || job.StorageKey == nil {
 		return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export file not found")
 	}
+	contentType := exportstore.ContentType(job.Format)
+	disposition := fmt.Sprintf(`attachment; filename="export-%s.%s"`, job.ID, exportstore.FileExt(job.Format))
+	hdr := w.Header()
+	hdr.Set("Cache-Control", "private, no-store")
+	if h.RedirectDownloads {
+		ttl := min(PresignedDownloadTTL, time.Unix(expUnix, 0).Sub(now))
+		if job.ExpiresAt != nil {
+			ttl = min(ttl, job.ExpiresAt.Sub(now))
+		}
+		ttl = max(ttl, time.Second)
+		u, err := h.Storage.SignedURL(r.Context(), *job.StorageKey, ttl, contentType, disposition)
+		if err == nil {
+			http.Redirect(w, r, u, http.StatusFound)
+			return nil
+		} else if !errors.Is(err, exportstore.ErrNoSignedURL) {
+			return err
+		}
+	}
 	obj, err := h.Storage.Open(r.Context(), *job.StorageKey)
-	if errors.Is(err, jobs.ErrObjectNotFound) {
+	if errors.Is(err, exportstore.ErrNotFound) {
 		return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export file not found")
 	} else if err != nil {
 		return err
 	}
 	defer obj.Close()
-	hdr := w.Header()
-	hdr.Set("Content-Type", exportContentTypes[job.Format])
-	hdr.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="export-%s.%s"`, job.ID, jobs.ExportFileExt(job.Format)))
-	hdr.Set("Cache-Control", "private, no-store")
+	hdr.Set("Content-Type", contentType)
+	hdr.Set("Content-Disposition", disposition)
 	if job.SHA256 != nil {
 		hdr.Set("ETag", `"`+*job.SHA256+`"`)
 	}

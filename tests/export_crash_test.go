@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/jobs"
 )
 
@@ -20,20 +21,20 @@ import (
 // the test, and then blocks until the attempt's context is cancelled: the
 // export is caught mid-file when the worker is stopped.
 type stallingStorage struct {
-	jobs.Storage
+	exportstore.Storage
 	started chan struct{}
 }
 
-func (s *stallingStorage) Create(ctx context.Context, key string) (jobs.TempObject, error) {
+func (s *stallingStorage) Create(ctx context.Context, key string) (exportstore.Upload, error) {
 	tmp, err := s.Storage.Create(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return &stallingTemp{TempObject: tmp, ctx: ctx, s: s}, nil
+	return &stallingTemp{Upload: tmp, ctx: ctx, s: s}, nil
 }
 
 type stallingTemp struct {
-	jobs.TempObject
+	exportstore.Upload
 	ctx    context.Context
 	s      *stallingStorage
 	writes int
@@ -44,7 +45,7 @@ func (t *stallingTemp) Write(p []byte) (int, error) {
 	if t.writes > 1 {
 		return 0, t.ctx.Err()
 	}
-	n, err := t.TempObject.Write(p)
+	n, err := t.Upload.Write(p)
 	if err != nil {
 		return n, err
 	}
@@ -64,7 +65,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			stall := &stallingStorage{started: make(chan struct{})}
-			s := startExportServer(t, exportServerOpts{storage: func(st jobs.Storage) jobs.Storage {
+			s := startExportServer(t, exportServerOpts{storage: func(st exportstore.Storage) exportstore.Storage {
 				stall.Storage = st
 				return stall
 			}})
@@ -81,7 +82,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 			entries, err := os.ReadDir(s.dir)
 			require.NoError(t, err)
 			require.Len(t, entries, 1)
-			require.NotEqual(t, jobs.ExportStorageKey(created.ID, format), entries[0].Name())
+			require.NotEqual(t, exportstore.Key(created.ID, format), entries[0].Name())
 
 			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -95,8 +96,8 @@ func TestExportCrashAndRetry(t *testing.T) {
 			require.NoError(t, err)
 			status, _, _ := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, owner, created.ID, time.Now().Add(time.Hour)), "", nil)
 			require.Equal(t, http.StatusNotFound, status)
-			_, err = s.storage.Open(context.Background(), jobs.ExportStorageKey(created.ID, format))
-			require.ErrorIs(t, err, jobs.ErrObjectNotFound)
+			_, err = s.storage.Open(context.Background(), exportstore.Key(created.ID, format))
+			require.ErrorIs(t, err, exportstore.ErrNotFound)
 
 			// A new worker process: plain storage, same database.
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -120,7 +121,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 			entries, err = os.ReadDir(s.dir)
 			require.NoError(t, err)
 			require.Len(t, entries, 1)
-			require.Equal(t, jobs.ExportStorageKey(created.ID, format), entries[0].Name())
+			require.Equal(t, exportstore.Key(created.ID, format), entries[0].Name())
 		})
 	}
 }

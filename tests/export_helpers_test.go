@@ -23,6 +23,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/rest"
 )
@@ -34,8 +35,8 @@ import (
 type exportServer struct {
 	store    *db.DB
 	url      string
-	storage  *jobs.LocalStorage
-	dir      string
+	storage  *exportstore.Bucket
+	dir      string // the local store's directory ("" for S3)
 	client   *river.Client[pgx.Tx]
 	handlers *rest.ExportHandlers
 	now      *atomic.Pointer[time.Time]
@@ -51,9 +52,15 @@ func (exportNoExecutor) Execute(context.Context, string, string, map[string]any)
 
 type exportServerOpts struct {
 	// storage wraps the local storage the worker writes to (crash tests).
-	storage func(jobs.Storage) jobs.Storage
+	storage func(exportstore.Storage) exportstore.Storage
 	// noStart leaves the River client stopped.
 	noStart bool
+	// storageURL is the export store (EXPORT_STORAGE_URL); empty is a
+	// temporary directory.
+	storageURL string
+	// redirect answers downloads with a redirect to a presigned URL
+	// (EXPORT_DOWNLOAD_REDIRECT).
+	redirect bool
 }
 
 func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
@@ -64,9 +71,17 @@ func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
 	now.Store(&start)
 	store.Now = func() time.Time { return *now.Load() }
 	dir := t.TempDir()
-	local, err := jobs.NewLocalStorage(dir)
+	var local *exportstore.Bucket
+	var err error
+	if opts.storageURL != "" {
+		dir = ""
+		local, err = exportstore.Open(context.Background(), opts.storageURL, exportstore.Options{})
+	} else {
+		local, err = exportstore.OpenDir(context.Background(), dir)
+	}
 	require.NoError(t, err)
-	var workerStorage jobs.Storage = local
+	t.Cleanup(func() { local.Close() })
+	var workerStorage exportstore.Storage = local
 	if opts.storage != nil {
 		workerStorage = opts.storage(local)
 	}
@@ -81,7 +96,7 @@ func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
 			client.StopAndCancel(ctx) //nolint:errcheck
 		})
 	}
-	h := &rest.ExportHandlers{Store: store, Storage: local, Enqueue: jobs.EnqueueExport(client, 0), Secret: []byte("export-test-secret")}
+	h := &rest.ExportHandlers{Store: store, Storage: local, RedirectDownloads: opts.redirect, Enqueue: jobs.EnqueueExport(client, 0), Secret: []byte("export-test-secret")}
 	svc := access.New(store, access.Config{Now: store.Now, Logger: logger, RateLimit: 1 << 20})
 	router, err := rest.New(rest.Config{Executor: exportNoExecutor{}, Wrap: svc.Wrap, Routes: rest.ExportRoutes(h), Logger: logger, Now: store.Now})
 	require.NoError(t, err)
