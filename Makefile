@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up clean fuzz bench soak playground chromium interop-payments interop-live
+.PHONY: all build run test generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live
 
 all: build
 
@@ -42,11 +42,13 @@ run: build
 	echo; \
 	exec $(BIN) serve --demo --addr "$(ADDR)"
 
-## test: Postgres up, Chromium and the interop npm packages present, then go test ./... (PKG=./db/...
-## narrows it) against it, then the counts the reliability tests report (go test shows a passing
-## test's log only under -v)
+## test: Postgres and its streaming replica up, SeaweedFS built (once), Chromium and the interop
+## npm packages present, then go test ./... (PKG=./db/... narrows it) against them, then the counts
+## the reliability tests report (go test shows a passing test's log only under -v)
 test: chromium interop-payments interop-live
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
+	TEST_DATABASE_READ_URL="$$(scripts/pg-replica-up.sh)"; export TEST_DATABASE_READ_URL; \
+	WEED_BIN="$$(scripts/seaweedfs-build.sh)"; export WEED_BIN; \
 	export TEST_SUMMARY_FILE="$$(mktemp)"; \
 	status=0; \
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TESTFLAGS) $(PKG) || status=$$?; \
@@ -144,6 +146,14 @@ vet:
 ## pg-up: only bring PostgreSQL up and print its URL
 pg-up:
 	@scripts/pg-up.sh
+
+## pg-replica-up: PostgreSQL up, then its streaming replica (cluster 15/replica, port 5433); print the replica's URL
+pg-replica-up:
+	@scripts/pg-up.sh >/dev/null && scripts/pg-replica-up.sh
+
+## seaweedfs: build SeaweedFS's weed (the tests' S3 server) once per version, cached; print its path
+seaweedfs:
+	@scripts/seaweedfs-build.sh
 
 clean:
 	rm -rf bin

@@ -114,6 +114,10 @@ type deferredMeter struct {
 	hash  []byte
 	plans []cryptointel.Plan
 
+	// grant, when set, lets the request's content reads use a replica
+	// once metering has read the content version.
+	grant func(version int64)
+
 	mu      sync.Mutex
 	done    bool
 	cost    int64
@@ -174,6 +178,9 @@ func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
 		m.refusal = derr
 		return derr
 	}
+	if m.grant != nil {
+		m.grant(res.DataVersion)
+	}
 	return nil
 }
 
@@ -203,6 +210,9 @@ func (s *Service) serveDeferred(w http.ResponseWriter, r *http.Request, p Policy
 		return
 	}
 	m := &deferredMeter{s: s, p: p, now: now, hash: hash, plans: plans}
+	if s.store.HasReadPools() {
+		ctx, m.grant = db.WithDeferredReplicaReads(ctx)
+	}
 	ctx = context.WithValue(ctx, deferredMeterKey{}, m)
 	ctx = WithCaller(ctx, &Caller{AccountID: key.AccountID, APIKeyID: key.ID, Plan: plan, plans: plans, svc: s})
 	dw := &deferredWriter{ResponseWriter: w, m: m, r: r.WithContext(ctx)}

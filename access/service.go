@@ -228,6 +228,11 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		return
 	}
 	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, DataVersion: res.DataVersion, plans: plans, svc: s})
+	if s.store.HasReadPools() {
+		// Content reads may use a replica that has replayed what this
+		// request's metering statement saw on the primary.
+		ctx = db.WithReplicaReads(ctx, res.DataVersion)
+	}
 	next.ServeHTTP(w, r.WithContext(ctx))
 }
 
@@ -432,4 +437,16 @@ func (s *Service) loadPlans(ctx context.Context) ([]cryptointel.Plan, error) {
 	s.plans, s.plansFresh = plans, time.Now()
 	latestPlans.Store(&plans)
 	return plans, nil
+}
+
+// paidContext returns ctx carrying the caller of a request paid per
+// request. Its content reads may use any replica within the lag bound: it
+// has no metering statement, hence no content version to wait for, and no
+// writes of its own to see.
+func (s *Service) paidContext(ctx context.Context) context.Context {
+	ctx = WithCaller(ctx, &Caller{Paid: true})
+	if s.store.HasReadPools() {
+		ctx = db.WithReplicaReads(ctx, 0)
+	}
+	return ctx
 }

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
@@ -62,7 +64,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	store, err := db.Open(ctx, cfg.DatabaseURL, db.Options{MaxConns: int32(cfg.DBMaxConns)})
+	store, err := db.Open(ctx, cfg.DatabaseURL, db.Options{
+		MaxConns: int32(cfg.DBMaxConns), ReadURLs: cfg.DatabaseReadURLs,
+		MaxReplicaLag: cfg.DatabaseReadMaxLag, ReplicaCheckInterval: cfg.DatabaseReadCheckInterval, Logger: logger,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("error opening database: %w", err)
 	}
@@ -80,7 +85,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, mux))
 	if cfg.StatementCountHeader {
-		a.Handler = countStatements(a.Handler)
+		a.Handler = countStatements(a.Handler, store.HasReadPools())
 	}
 	return a, nil
 }
@@ -105,11 +110,20 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 			w.Write([]byte(`{"status":"unavailable","error":"migrations not current"}`)) //nolint:errcheck
 			return
 		}
-		w.Write([]byte(`{"status":"ready"}`)) //nolint:errcheck
+		if !a.DB.HasReadPools() {
+			w.Write([]byte(`{"status":"ready"}`)) //nolint:errcheck
+			return
+		}
+		// Replicas are reported, never make the service unready: reads
+		// fall back to the primary while none is up.
+		json.NewEncoder(w).Encode(map[string]any{"status": "ready", "pools": readyPools(a.DB.PoolStates())}) //nolint:errcheck
 	})
 	a.Hub = live.New(live.Config{Store: a.DB, Buffer: a.Config.StreamBuffer, Logger: a.Logger})
-	mux.Handle("GET /metrics", observe.Handler(observe.NewRegistry(
-		observe.NewPoolCollector(a.DB.Pool), observe.NewQueueCollector(a.DB, a.Logger), observe.NewStreamCollector(a.Hub.Stats))))
+	collectors := []prometheus.Collector{observe.NewPoolCollector(a.DB.Pool), observe.NewQueueCollector(a.DB, a.Logger), observe.NewStreamCollector(a.Hub.Stats)}
+	if a.DB.HasReadPools() {
+		collectors = append(collectors, observe.NewReadPoolsCollector(a.DB))
+	}
+	mux.Handle("GET /metrics", observe.Handler(observe.NewRegistry(collectors...)))
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
 	if a.Access == nil {
@@ -245,4 +259,29 @@ func (a *App) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// readyPool is one pool in /readyz.
+type readyPool struct {
+	Name        string   `json:"name"`
+	State       string   `json:"state"`
+	LagSeconds  *float64 `json:"lagSeconds,omitempty"`
+	DataVersion *int64   `json:"dataVersion,omitempty"`
+	Statements  int64    `json:"statements"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// readyPools presents the pools' states in /readyz: the primary, then
+// each replica with its replay lag (-1 when unknown) and the content
+// version it has replayed.
+func readyPools(states []db.PoolState) []readyPool {
+	out := make([]readyPool, len(states))
+	for i, p := range states {
+		out[i] = readyPool{Name: p.Name, State: p.State, Statements: p.Statements, Error: p.Error}
+		if p.Replica {
+			lag, version := p.Lag.Seconds(), p.DataVersion
+			out[i].LagSeconds, out[i].DataVersion = &lag, &version
+		}
+	}
+	return out
 }

@@ -25,8 +25,25 @@ type Config struct {
 	DatabaseURL string
 	// Addr is the listen address (env ADDR). Defaults to ":8080".
 	Addr string
-	// DBMaxConns is the database pool size (env DB_MAX_CONNS). Defaults to 16.
+	// DBMaxConns is the database pool size (env DB_MAX_CONNS), of the
+	// primary's pool and of each read pool. Defaults to 16.
 	DBMaxConns int
+	// DatabaseReadURLs are PostgreSQL URLs of streaming replicas of the
+	// primary, comma-separated (env DATABASE_READ_URLS). Read-only work —
+	// the /v1 feeds, search, entities, briefs and /graphql queries — runs on
+	// a replica that is up, within DatabaseReadMaxLag and has replayed the
+	// content version the request's metering statement read on the
+	// primary; everything else, and every read when no replica qualifies,
+	// runs on the primary. Defaults to none: everything on the primary.
+	DatabaseReadURLs []string
+	// DatabaseReadMaxLag is the replay lag beyond which a replica is taken
+	// out of reads until it catches up (env DATABASE_READ_MAX_LAG).
+	// Defaults to 5 seconds.
+	DatabaseReadMaxLag time.Duration
+	// DatabaseReadCheckInterval is how often each replica's state, lag and
+	// replayed content version are checked (env
+	// DATABASE_READ_CHECK_INTERVAL). Defaults to 500 milliseconds.
+	DatabaseReadCheckInterval time.Duration
 	// AdminToken guards POST /admin/ingest (env ADMIN_TOKEN); empty disables it.
 	AdminToken string
 	// CursorSecret keys the HMAC of pagination cursors (env CURSOR_SECRET):

@@ -18,15 +18,26 @@ import (
 // SQL statements the request ran, when Config.StatementCountHeader is set.
 const StatementCountHeader = "X-Statement-Count"
 
+// ReplicaStatementCountHeader is the response header that carries how many
+// of those statements ran on a read replica (the others ran on the
+// primary), when Config.StatementCountHeader is set and read replicas are
+// configured.
+const ReplicaStatementCountHeader = "X-Statement-Count-Replica"
+
 // countStatements gives every request a statement counter
-// (db.WithStatementCounter) and reports its value in the
-// X-Statement-Count header when the response's header is written: by then a
-// buffered handler (the /v1 facade, /graphql) has run all its statements.
-// The load harness (tests/bench) reads it.
-func countStatements(next http.Handler) http.Handler {
+// (db.WithStatementCounter), and one of its statements on replicas when
+// replicas is set, and reports their values in the X-Statement-Count (and
+// X-Statement-Count-Replica) headers when the response's header is
+// written: by then a buffered handler (the /v1 facade, /graphql) has run
+// all its statements. The load harness (tests/bench) reads them.
+func countStatements(next http.Handler, replicas bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := db.WithStatementCounter(r.Context())
-		next.ServeHTTP(&statementWriter{ResponseWriter: w, counter: counter}, r.WithContext(ctx))
+		sw := &statementWriter{ResponseWriter: w, counter: counter}
+		if replicas {
+			ctx, sw.replica = db.WithReplicaStatementCounter(ctx)
+		}
+		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }
 
@@ -34,13 +45,18 @@ func countStatements(next http.Handler) http.Handler {
 type statementWriter struct {
 	http.ResponseWriter
 	counter *atomic.Int64
+	replica *atomic.Int64
 	wrote   bool
 }
 
 func (s *statementWriter) stamp() {
 	if !s.wrote {
 		s.wrote = true
-		s.ResponseWriter.Header().Set(StatementCountHeader, strconv.FormatInt(s.counter.Load(), 10))
+		h := s.ResponseWriter.Header()
+		h.Set(StatementCountHeader, strconv.FormatInt(s.counter.Load(), 10))
+		if s.replica != nil {
+			h.Set(ReplicaStatementCountHeader, strconv.FormatInt(s.replica.Load(), 10))
+		}
 	}
 }
 

@@ -29,10 +29,12 @@ func TestCountStatements(t *testing.T) {
 				write(w)
 				db.CountStatement(r.Context()) // after the header: not reported
 				w.Write([]byte("x"))           //nolint:errcheck
-			}))
+			}), false)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/latest", nil))
 			require.Equal(t, "3", rec.Header().Get(StatementCountHeader))
+			// Without read replicas there is no replica count.
+			require.Empty(t, rec.Header().Values(ReplicaStatementCountHeader))
 		})
 	}
 

@@ -13,68 +13,142 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/cryptointel/cryptointel"
 )
 
-// DB is the service's handle on PostgreSQL: one pgx pool shared by Bun
-// (through pgx/v5/stdlib), River and any raw pgx code, so all of them use one
-// driver and one error type.
+// DB is the service's handle on PostgreSQL: one pgx pool on the primary
+// shared by Bun (through pgx/v5/stdlib), River and any raw pgx code, so all
+// of them use one driver and one error type; and, when read URLs are set,
+// one pool per streaming replica behind the Read handle (see replica.go).
 type DB struct {
-	// Pool is the pgx pool. River and transactional job inserts use it.
+	// Pool is the pgx pool on the primary. River, LISTEN/NOTIFY and
+	// transactional job inserts use it.
 	Pool *pgxpool.Pool
-	// Bun is the Bun handle over Pool. Stores use it.
+	// Bun is the Bun handle over Pool. Stores use it for everything that
+	// writes or must see the caller's own writes.
 	Bun *bun.DB
+	// Read is the Bun handle of read-only work that may run on a replica:
+	// a statement goes to a healthy replica that has replayed the content
+	// version its context's grant names (WithReplicaReads), else to the
+	// primary. Without read URLs it is Bun itself.
+	Read *bun.DB
 	// Now returns the current time. Defaults to time.Now; tests inject it.
 	Now func() time.Time
+
+	tracer *poolTracer
+	reads  *readPools
 }
 
 // Options configure Open.
 type Options struct {
-	// MaxConns is the pool size. Defaults to 16.
+	// MaxConns is the size of the primary's pool and of each read pool.
+	// Defaults to 16.
 	MaxConns int32
 	// ConnectTimeout bounds dialing a new connection so requests fail fast
 	// while the database is down. Defaults to 3 seconds.
 	ConnectTimeout time.Duration
+	// ReadURLs are the URLs of streaming replicas of the primary that
+	// read-only work may use (see DB.Read). Defaults to none.
+	ReadURLs []string
+	// MaxReplicaLag is the replay lag beyond which a replica is taken out
+	// of reads until it catches up. Defaults to DefaultMaxReplicaLag (5
+	// seconds).
+	MaxReplicaLag time.Duration
+	// ReplicaCheckInterval is how often each replica's state, lag and
+	// replayed content version are checked. Defaults to
+	// DefaultReplicaCheckInterval (500 ms).
+	ReplicaCheckInterval time.Duration
+	// Logger logs replicas' state changes. Defaults to slog.Default().
+	Logger *slog.Logger
 }
 
-// Open connects to the database at url. It does not fail when the database
-// is unreachable at start: connections are made lazily, so the service can
-// come up first and report unavailability per request.
+// Open connects to the database at url (and to the replicas at
+// opts.ReadURLs). It does not fail when a database is unreachable at
+// start: connections are made lazily, so the service can come up first and
+// report unavailability per request.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("error parsing database url: %w", err)
-	}
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 3 * time.Second
 	}
+	if opts.MaxReplicaLag <= 0 {
+		opts.MaxReplicaLag = DefaultMaxReplicaLag
+	}
+	if opts.ReplicaCheckInterval <= 0 {
+		opts.ReplicaCheckInterval = DefaultReplicaCheckInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	tracer := &poolTracer{}
+	pool, err := newPool(ctx, url, opts, tracer)
+	if err != nil {
+		return nil, err
+	}
+	connector := execModeConnector{stdlib.GetPoolConnector(pool)}
+	bunDB := newBun(connector)
+	d := &DB{Pool: pool, Bun: bunDB, Read: bunDB, Now: time.Now, tracer: tracer}
+	if len(opts.ReadURLs) > 0 {
+		d.reads, err = openReadPools(ctx, pool, connector, opts)
+		if err != nil {
+			bunDB.Close()
+			pool.Close()
+			return nil, err
+		}
+		d.Read = newBun(routeConnector{primary: connector, rp: d.reads})
+	}
+	return d, nil
+}
+
+// newPool returns a lazily connecting pgx pool on url whose statements
+// tracer counts.
+func newPool(ctx context.Context, url string, opts Options, tracer *poolTracer) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("error parsing database url: %w", err)
+	}
 	cfg.MaxConns = opts.MaxConns
 	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+	cfg.ConnConfig.Tracer = tracer
 	cfg.HealthCheckPeriod = 5 * time.Second
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("error creating pool: %w", err)
 	}
-	sqldb := openBunSQL(pool)
-	bunDB := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
-	bunDB.AddQueryHook(statementCounterHook{})
-	return &DB{Pool: pool, Bun: bunDB, Now: time.Now}, nil
+	return pool, nil
 }
 
-// Close closes Bun's handle and the pool.
+// newBun returns a Bun handle over the database/sql connector c.
+func newBun(c driver.Connector) *bun.DB {
+	sqldb := sql.OpenDB(c)
+	// As stdlib.OpenDBFromPool does: idle connections belong to the pool,
+	// or database/sql would keep them from its direct users.
+	sqldb.SetMaxIdleConns(0)
+	bunDB := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
+	bunDB.AddQueryHook(statementCounterHook{})
+	return bunDB
+}
+
+// Close stops the replica checker and closes the Bun handles and the
+// pools.
 func (d *DB) Close() error {
+	if d.reads != nil {
+		d.reads.close()
+		d.Read.Close() //nolint:errcheck
+	}
 	err := d.Bun.Close()
 	d.Pool.Close()
 	return err

@@ -2,17 +2,16 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// openBunSQL returns the database/sql handle Bun runs on: connections of
-// pool, with every query Bun sends executed in pgx's exec mode.
+// execModeConnector hands out connections of a pgx pool (through
+// stdlib.GetPoolConnector) on which every query Bun sends executes in pgx's
+// exec mode.
 //
 // Bun writes its arguments into the SQL text, so almost every statement it
 // sends is a new text. Under pgx's default mode (cache_statement) each new
@@ -23,14 +22,6 @@ import (
 // and keeps nothing. The raw pgx statements of the service (metering,
 // ingest, River) keep the default: their texts are fixed, so preparing
 // them once per connection is what makes them cheap.
-func openBunSQL(pool *pgxpool.Pool) *sql.DB {
-	sqldb := sql.OpenDB(execModeConnector{stdlib.GetPoolConnector(pool)})
-	// As stdlib.OpenDBFromPool does: idle connections belong to the pool,
-	// or database/sql would keep them from its direct users.
-	sqldb.SetMaxIdleConns(0)
-	return sqldb
-}
-
 type execModeConnector struct{ driver.Connector }
 
 func (c execModeConnector) Connect(ctx context.Context) (driver.Conn, error) {

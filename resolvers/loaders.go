@@ -250,7 +250,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 	if wait <= 0 {
 		wait = DefaultLoaderWait
 	}
-	idb := store.Bun
+	idb := store.Read
 	s := &siblings{entities: map[int64][]int64{}, events: map[int64][]int64{}}
 	l := &Loaders{sib: s}
 	entityIDs := func(ids []int64) []int64 { return s.expand(s.entities, ids) }

@@ -38,7 +38,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ents, err := db.EntitiesByIDs(ctx, r.store.Bun, ids)
+	ents, err := db.EntitiesByIDs(ctx, r.store.Read, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 	for _, e := range ents {
 		byID[e.ID] = e
 	}
-	markets, err := db.MarketsByEntityIDs(ctx, r.store.Bun, ids)
+	markets, err := db.MarketsByEntityIDs(ctx, r.store.Read, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 		marketsBy[m.EntityID] = append(marketsBy[m.EntityID], m)
 		entityOf[m.ID] = m.EntityID
 	}
-	subs, err := db.SubeventsByMarketIDs(ctx, r.store.Bun, marketIDs)
+	subs, err := db.SubeventsByMarketIDs(ctx, r.store.Read, marketIDs)
 	if err != nil {
 		return nil, err
 	}

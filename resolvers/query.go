@@ -54,7 +54,7 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	if entityID != nil {
 		f.EntityID = int64(*entityID)
 	}
-	evs, err := db.ListEvents(ctx, r.store.Bun, f)
+	evs, err := db.ListEvents(ctx, r.store.Read, f)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 	if since != nil {
 		start = since.UTC()
 	}
-	evs, err := db.ListEvents(ctx, r.store.Bun, db.EventFilter{
+	evs, err := db.ListEvents(ctx, r.store.Read, db.EventFilter{
 		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: cryptointel.TopSignalsFirst.Clamp(first),
 	})
 	if err != nil {
@@ -90,7 +90,7 @@ func (r *queryResolver) EventsByCategory(ctx context.Context, category string, s
 	if since != nil {
 		start = since.UTC()
 	}
-	evs, err := db.ListEvents(ctx, r.store.Bun, db.EventFilter{
+	evs, err := db.ListEvents(ctx, r.store.Read, db.EventFilter{
 		SignalOnly: signal, Since: start, Category: category, Sort: db.SortRecency, Limit: limit,
 	})
 	if err != nil {
@@ -139,7 +139,7 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 		f.Offset = 0
 		off = 0
 	}
-	evs, err := db.FeedEvents(ctx, r.store.Bun, f)
+	evs, err := db.FeedEvents(ctx, r.store.Read, f)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
+	ms, err := db.ResolveEntities(ctx, r.store.Read, name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
 	if err != nil {
 		return nil, fmt.Errorf("error resolving entities: %w", err)
 	}
@@ -217,7 +217,7 @@ func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *t
 	if since != nil {
 		start = since.UTC()
 	}
-	ms, err := db.SearchEvents(ctx, r.store.Bun, query, start, cryptointel.SearchEventsFirst.Clamp(first))
+	ms, err := db.SearchEvents(ctx, r.store.Read, query, start, cryptointel.SearchEventsFirst.Clamp(first))
 	if err != nil {
 		return nil, fmt.Errorf("error searching events: %w", err)
 	}
@@ -241,7 +241,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Bun, name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
+	ms, err := db.ResolveEntities(ctx, r.store.Read, name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
 	if err != nil {
 		return nil, fmt.Errorf("error resolving organizations: %w", err)
 	}
@@ -250,7 +250,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 
 // Organizations is the organization directory by id.
 func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error) {
-	ents, err := db.ListEntities(ctx, r.store.Bun, cryptointel.OrganizationsFirst.Clamp(first), cryptointel.OrganizationsOffset.Clamp(offset))
+	ents, err := db.ListEntities(ctx, r.store.Read, cryptointel.OrganizationsFirst.Clamp(first), cryptointel.OrganizationsOffset.Clamp(offset))
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, 
 // MarketViews lists prediction-market views, one per organization with
 // markets, by organization id.
 func (r *queryResolver) MarketViews(ctx context.Context, first *int, offset *int) ([]*graph.MarketView, error) {
-	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Bun, cryptointel.MarketViewsFirst.Clamp(first), cryptointel.MarketViewsOffset.Clamp(offset))
+	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Read, cryptointel.MarketViewsFirst.Clamp(first), cryptointel.MarketViewsOffset.Clamp(offset))
 	if err != nil {
 		return nil, err
 	}

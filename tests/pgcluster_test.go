@@ -84,6 +84,59 @@ func newPGCluster(t *testing.T) *pgCluster {
 	return c
 }
 
+// newPGReplica makes a streaming replica of the private cluster primary
+// (pg_basebackup -R, a hot standby in a temporary directory on a free
+// loopback port), starts it and waits until it streams. Its URL names the
+// same database "cryptointel". Like newPGCluster it needs root.
+func newPGReplica(t *testing.T, primary *pgCluster) *pgCluster {
+	t.Helper()
+	pgUser, err := user.Lookup("postgres")
+	require.NoError(t, err)
+	uid, _ := strconv.Atoi(pgUser.Uid)
+	gid, _ := strconv.Atoi(pgUser.Gid)
+	root, err := os.MkdirTemp("", "pgr")
+	require.NoError(t, err)
+	require.NoError(t, os.Chown(root, uid, gid))
+	r := &pgCluster{dir: filepath.Join(root, "data")}
+	t.Cleanup(func() {
+		r.pgctl("stop", "-m", "immediate") //nolint:errcheck
+		os.RemoveAll(root)
+	})
+	out, err := r.asPostgres(filepath.Join(pgBinDir, "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(primary.port), "-U", "postgres",
+		"-D", r.dir, "-R", "-X", "stream", "-c", "fast", "--no-sync")
+	require.NoError(t, err, "pg_basebackup: %s", out)
+	// The backup carries the primary's socket and log settings; start
+	// puts its own on the command line.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r.port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	r.start(t)
+	r.URL = r.url("cryptointel")
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		conn, err := pgx.Connect(ctx, r.url("postgres"))
+		if err != nil {
+			return false
+		}
+		defer conn.Close(ctx)
+		var status string
+		return conn.QueryRow(ctx, "SELECT status FROM pg_stat_wal_receiver").Scan(&status) == nil && status == "streaming"
+	}, time.Minute, 50*time.Millisecond, "the replica does not stream; log:\n%s", readLog(filepath.Join(r.dir, "server.log")))
+	return r
+}
+
+// exec runs one statement on the cluster's database as the superuser.
+func (c *pgCluster) exec(t *testing.T, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.URL)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	require.NoError(t, err)
+}
+
 func (c *pgCluster) url(database string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, database)
 }

@@ -181,3 +181,47 @@ func sanitize(s string) string {
 	}
 	return b.String()
 }
+
+// ReadAdminURL returns the URL of the test server's streaming replica:
+// TEST_DATABASE_READ_URL (`make test` sets it from
+// scripts/pg-replica-up.sh), else that script's default, port 5433.
+func ReadAdminURL() string {
+	if u := os.Getenv("TEST_DATABASE_READ_URL"); u != "" {
+		return u
+	}
+	return "postgres://cryptointel:cryptointel@127.0.0.1:5433/postgres?sslmode=disable"
+}
+
+// NewReadURL returns the URL on the test server's streaming replica of the
+// database primaryURL names (one NewURL made). A database created on the
+// primary appears on the replica once it has replayed its creation;
+// NewReadURL waits for that, up to a minute.
+func NewReadURL(t testing.TB, primaryURL string) string {
+	t.Helper()
+	pu, err := url.Parse(primaryURL)
+	if err != nil {
+		t.Fatalf("test replica: %v", err)
+	}
+	readURL := withDatabase(ReadAdminURL(), strings.TrimPrefix(pu.Path, "/"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		err := func() error {
+			conn, err := pgx.Connect(ctx, readURL)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(ctx)
+			var v int64
+			return conn.QueryRow(ctx, "SELECT version FROM data_version").Scan(&v)
+		}()
+		if err == nil {
+			return readURL
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("test replica: the database of %s is not readable on the replica %s (is it up? run 'make test' or scripts/pg-replica-up.sh): %v",
+				pu.Path, ReadAdminURL(), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
