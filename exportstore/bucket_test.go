@@ -80,6 +80,16 @@ func stores(t *testing.T) map[string]func(t *testing.T) *testBundle {
 	}
 }
 
+// forEachStore runs test, in parallel, on each kind of store.
+func forEachStore(t *testing.T, test func(t *testing.T, name string, b *testBundle)) {
+	for name, setup := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			test(t, name, setup(t))
+		})
+	}
+}
+
 func randomBytes(t *testing.T, n int) []byte {
 	b := make([]byte, n)
 	_, err := rand.Read(b)
@@ -92,78 +102,70 @@ func randomBytes(t *testing.T, n int) []byte {
 // with their size and a range read working.
 func TestPublishIsAtomic(t *testing.T) {
 	t.Parallel()
-	for name, setup := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setup(t)
-			ctx := context.Background()
-			data := randomBytes(t, 2*exportstore.DefaultPartSize+12345)
-			up, err := b.store.Create(ctx, "job1.jsonl")
+	forEachStore(t, func(t *testing.T, name string, b *testBundle) {
+		ctx := context.Background()
+		data := randomBytes(t, 2*exportstore.DefaultPartSize+12345)
+		up, err := b.store.Create(ctx, "job1.jsonl")
+		require.NoError(t, err)
+		for rest := data; len(rest) > 0; {
+			n := min(len(rest), 256<<10)
+			_, err := up.Write(rest[:n])
 			require.NoError(t, err)
-			for rest := data; len(rest) > 0; {
-				n := min(len(rest), 256<<10)
-				_, err := up.Write(rest[:n])
-				require.NoError(t, err)
-				rest = rest[n:]
-			}
-			_, err = b.store.Open(ctx, "job1.jsonl")
-			require.ErrorIs(t, err, exportstore.ErrNotFound, "nothing visible before Publish")
-			require.Empty(t, b.visible(t))
-			require.NoError(t, up.Publish(ctx))
-			require.Equal(t, []string{"job1.jsonl"}, b.visible(t))
-			require.Zero(t, b.leftovers(t))
+			rest = rest[n:]
+		}
+		_, err = b.store.Open(ctx, "job1.jsonl")
+		require.ErrorIs(t, err, exportstore.ErrNotFound, "nothing visible before Publish")
+		require.Empty(t, b.visible(t))
+		require.NoError(t, up.Publish(ctx))
+		require.Equal(t, []string{"job1.jsonl"}, b.visible(t))
+		require.Zero(t, b.leftovers(t))
 
-			obj, err := b.store.Open(ctx, "job1.jsonl")
-			require.NoError(t, err)
-			defer obj.Close()
-			require.Equal(t, int64(len(data)), obj.Size())
-			require.WithinDuration(t, time.Now(), obj.ModTime(), time.Minute)
-			got, err := io.ReadAll(obj)
-			require.NoError(t, err)
-			require.True(t, bytes.Equal(data, got), "content differs")
+		obj, err := b.store.Open(ctx, "job1.jsonl")
+		require.NoError(t, err)
+		defer obj.Close()
+		require.Equal(t, int64(len(data)), obj.Size())
+		require.WithinDuration(t, time.Now(), obj.ModTime(), time.Minute)
+		got, err := io.ReadAll(obj)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(data, got), "content differs")
 
-			// Range reads, as http.ServeContent does them.
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				o, err := b.store.Open(r.Context(), "job1.jsonl")
-				require.NoError(t, err)
-				defer o.Close()
-				http.ServeContent(w, r, "", o.ModTime(), o)
-			}))
-			defer srv.Close()
-			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-			req.Header.Set("Range", "bytes=5242000-5242999")
-			resp, err := http.DefaultClient.Do(req)
+		// Range reads, as http.ServeContent does them.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			o, err := b.store.Open(r.Context(), "job1.jsonl")
 			require.NoError(t, err)
-			defer resp.Body.Close()
-			require.Equal(t, http.StatusPartialContent, resp.StatusCode)
-			part, err := io.ReadAll(resp.Body)
-			require.NoError(t, err)
-			require.Equal(t, data[5242000:5243000], part)
-		})
-	}
+			defer o.Close()
+			http.ServeContent(w, r, "", o.ModTime(), o)
+		}))
+		defer srv.Close()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Range", "bytes=5242000-5242999")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusPartialContent, resp.StatusCode)
+		part, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, data[5242000:5243000], part)
+	})
 }
 
 // TestAbortLeavesNothing aborts an upload after some parts: no object, no
 // leftover.
 func TestAbortLeavesNothing(t *testing.T) {
 	t.Parallel()
-	for name, setup := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setup(t)
-			ctx := context.Background()
-			up, err := b.store.Create(ctx, "job2.csv")
-			require.NoError(t, err)
-			_, err = up.Write(randomBytes(t, exportstore.DefaultPartSize+1))
-			require.NoError(t, err)
-			require.NoError(t, up.Abort())
-			require.NoError(t, up.Abort(), "a second Abort is a no-op")
-			_, err = b.store.Open(ctx, "job2.csv")
-			require.ErrorIs(t, err, exportstore.ErrNotFound)
-			require.Empty(t, b.visible(t))
-			require.Eventually(t, func() bool { return b.leftovers(t) == 0 }, 10*time.Second, 100*time.Millisecond)
-		})
-	}
+	forEachStore(t, func(t *testing.T, name string, b *testBundle) {
+		ctx := context.Background()
+		up, err := b.store.Create(ctx, "job2.csv")
+		require.NoError(t, err)
+		_, err = up.Write(randomBytes(t, exportstore.DefaultPartSize+1))
+		require.NoError(t, err)
+		require.NoError(t, up.Abort())
+		require.NoError(t, up.Abort(), "a second Abort is a no-op")
+		_, err = b.store.Open(ctx, "job2.csv")
+		require.ErrorIs(t, err, exportstore.ErrNotFound)
+		require.Empty(t, b.visible(t))
+		require.Eventually(t, func() bool { return b.leftovers(t) == 0 }, 10*time.Second, 100*time.Millisecond)
+	})
 }
 
 // TestKilledUploadIsSwept leaves an upload unfinished, as a killed process
@@ -172,72 +174,64 @@ func TestAbortLeavesNothing(t *testing.T) {
 // it, and Sweep removes those of other keys once older than its cutoff.
 func TestKilledUploadIsSwept(t *testing.T) {
 	t.Parallel()
-	for name, setup := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setup(t)
-			ctx := context.Background()
-			kill := func(key string) {
-				up, err := b.store.Create(ctx, key)
-				require.NoError(t, err)
-				_, err = up.Write(randomBytes(t, 2*exportstore.DefaultPartSize+100))
-				require.NoError(t, err)
-				// Never published nor aborted.
-			}
-			kill("a.parquet")
-			kill("b.parquet")
-			require.Eventually(t, func() bool { return b.leftovers(t) == 2 }, 10*time.Second, 50*time.Millisecond)
-			require.Empty(t, b.visible(t), "an unfinished upload is never visible")
+	forEachStore(t, func(t *testing.T, name string, b *testBundle) {
+		ctx := context.Background()
+		kill := func(key string) {
+			up, err := b.store.Create(ctx, key)
+			require.NoError(t, err)
+			_, err = up.Write(randomBytes(t, 2*exportstore.DefaultPartSize+100))
+			require.NoError(t, err)
+			// Never published nor aborted.
+		}
+		kill("a.parquet")
+		kill("b.parquet")
+		require.Eventually(t, func() bool { return b.leftovers(t) == 2 }, 10*time.Second, 50*time.Millisecond)
+		require.Empty(t, b.visible(t), "an unfinished upload is never visible")
 
-			// Retrying a: its leftover goes.
-			up, err := b.store.Create(ctx, "a.parquet")
-			require.NoError(t, err)
-			_, err = up.Write([]byte("whole file"))
-			require.NoError(t, err)
-			require.NoError(t, up.Publish(ctx))
-			require.Equal(t, 1, b.leftovers(t))
+		// Retrying a: its leftover goes.
+		up, err := b.store.Create(ctx, "a.parquet")
+		require.NoError(t, err)
+		_, err = up.Write([]byte("whole file"))
+		require.NoError(t, err)
+		require.NoError(t, up.Publish(ctx))
+		require.Equal(t, 1, b.leftovers(t))
 
-			n, err := b.store.Sweep(ctx, time.Now().Add(-time.Hour))
-			require.NoError(t, err)
-			require.Zero(t, n, "younger than the cutoff: kept")
-			n, err = b.store.Sweep(ctx, time.Now().Add(time.Minute))
-			require.NoError(t, err)
-			require.Equal(t, 1, n)
-			require.Zero(t, b.leftovers(t))
-			require.Equal(t, []string{"a.parquet"}, b.visible(t))
-		})
-	}
+		n, err := b.store.Sweep(ctx, time.Now().Add(-time.Hour))
+		require.NoError(t, err)
+		require.Zero(t, n, "younger than the cutoff: kept")
+		n, err = b.store.Sweep(ctx, time.Now().Add(time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Zero(t, b.leftovers(t))
+		require.Equal(t, []string{"a.parquet"}, b.visible(t))
+	})
 }
 
 // TestKeysAndDelete refuses keys that could escape the store and deletes
 // idempotently.
 func TestKeysAndDelete(t *testing.T) {
 	t.Parallel()
-	for name, setup := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setup(t)
-			ctx := context.Background()
-			for _, key := range []string{"", "../a", "a/b", ".hidden", `a\b`} {
-				_, err := b.store.Create(ctx, key)
-				require.Error(t, err, key)
-				_, err = b.store.Open(ctx, key)
-				require.ErrorIs(t, err, exportstore.ErrNotFound, key)
-			}
-			require.NoError(t, b.store.Delete(ctx, "missing.jsonl"))
-			up, err := b.store.Create(ctx, "x.jsonl")
-			require.NoError(t, err)
-			require.NoError(t, up.Publish(ctx), "an empty export is a valid file")
-			obj, err := b.store.Open(ctx, "x.jsonl")
-			require.NoError(t, err)
-			require.Zero(t, obj.Size())
-			obj.Close()
-			require.NoError(t, b.store.Delete(ctx, "x.jsonl"))
-			_, err = b.store.Open(ctx, "x.jsonl")
-			require.ErrorIs(t, err, exportstore.ErrNotFound)
-			require.NoError(t, b.store.Ping(ctx))
-		})
-	}
+	forEachStore(t, func(t *testing.T, name string, b *testBundle) {
+		ctx := context.Background()
+		for _, key := range []string{"", "../a", "a/b", ".hidden", `a\b`} {
+			_, err := b.store.Create(ctx, key)
+			require.Error(t, err, key)
+			_, err = b.store.Open(ctx, key)
+			require.ErrorIs(t, err, exportstore.ErrNotFound, key)
+		}
+		require.NoError(t, b.store.Delete(ctx, "missing.jsonl"))
+		up, err := b.store.Create(ctx, "x.jsonl")
+		require.NoError(t, err)
+		require.NoError(t, up.Publish(ctx), "an empty export is a valid file")
+		obj, err := b.store.Open(ctx, "x.jsonl")
+		require.NoError(t, err)
+		require.Zero(t, obj.Size())
+		obj.Close()
+		require.NoError(t, b.store.Delete(ctx, "x.jsonl"))
+		_, err = b.store.Open(ctx, "x.jsonl")
+		require.ErrorIs(t, err, exportstore.ErrNotFound)
+		require.NoError(t, b.store.Ping(ctx))
+	})
 }
 
 // TestSignedURL: an S3 store signs a GET URL that the store itself honours
@@ -245,40 +239,36 @@ func TestKeysAndDelete(t *testing.T) {
 // Content-Disposition; a tampered one is refused. A directory cannot sign.
 func TestSignedURL(t *testing.T) {
 	t.Parallel()
-	for name, setup := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setup(t)
-			ctx := context.Background()
-			up, err := b.store.Create(ctx, "s.csv")
-			require.NoError(t, err)
-			_, err = up.Write([]byte("id,title\n1,a\n"))
-			require.NoError(t, err)
-			require.NoError(t, up.Publish(ctx))
+	forEachStore(t, func(t *testing.T, name string, b *testBundle) {
+		ctx := context.Background()
+		up, err := b.store.Create(ctx, "s.csv")
+		require.NoError(t, err)
+		_, err = up.Write([]byte("id,title\n1,a\n"))
+		require.NoError(t, err)
+		require.NoError(t, up.Publish(ctx))
 
-			u, err := b.store.SignedURL(ctx, "s.csv", time.Minute, "text/csv; charset=utf-8", `attachment; filename="export-s.csv"`)
-			if name == "file" {
-				require.ErrorIs(t, err, exportstore.ErrNoSignedURL)
-				return
-			}
-			require.NoError(t, err)
-			resp, err := http.Get(u)
-			require.NoError(t, err)
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-			require.Equal(t, "id,title\n1,a\n", string(body))
-			require.Equal(t, "text/csv; charset=utf-8", resp.Header.Get("Content-Type"))
-			require.Equal(t, `attachment; filename="export-s.csv"`, resp.Header.Get("Content-Disposition"))
+		u, err := b.store.SignedURL(ctx, "s.csv", time.Minute, "text/csv; charset=utf-8", `attachment; filename="export-s.csv"`)
+		if name == "file" {
+			require.ErrorIs(t, err, exportstore.ErrNoSignedURL)
+			return
+		}
+		require.NoError(t, err)
+		resp, err := http.Get(u)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+		require.Equal(t, "id,title\n1,a\n", string(body))
+		require.Equal(t, "text/csv; charset=utf-8", resp.Header.Get("Content-Type"))
+		require.Equal(t, `attachment; filename="export-s.csv"`, resp.Header.Get("Content-Disposition"))
 
-			tampered := strings.Replace(u, "X-Amz-Expires=60", "X-Amz-Expires=600", 1)
-			require.NotEqual(t, u, tampered)
-			resp, err = http.Get(tampered)
-			require.NoError(t, err)
-			resp.Body.Close()
-			require.Equal(t, http.StatusForbidden, resp.StatusCode)
-		})
-	}
+		tampered := strings.Replace(u, "X-Amz-Expires=60", "X-Amz-Expires=600", 1)
+		require.NotEqual(t, u, tampered)
+		resp, err = http.Get(tampered)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	})
 }
 
 // TestOpenErrors: unknown schemes are refused; a missing bucket or wrong

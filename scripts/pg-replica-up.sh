@@ -53,16 +53,8 @@ pass=cryptointel
 name=${PG_DATABASE:-cryptointel}
 slot=cryptointel_${cluster}_$port
 
-as_postgres() {
-  if [ "$(id -u)" = 0 ]; then
-    (cd / && runuser -u postgres -- "$@")
-  else
-    (cd / && sudo -n -u postgres -- "$@")
-  fi
-}
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n -- "$@"; fi
-}
+# shellcheck source=scripts/pg-lib.sh
+. "$(dirname "$0")/pg-lib.sh"
 psql_at() { # port, sql: one value, as postgres over the local socket
   as_postgres psql -X -q -p "$1" -d postgres -tAc "$2" 2>/dev/null
 }

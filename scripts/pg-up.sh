@@ -35,20 +35,8 @@ user=cryptointel
 pass=cryptointel
 name=${PG_DATABASE:-cryptointel}
 
-# as_postgres runs a command as the postgres OS user, from a directory that
-# user can read (avoids "could not change directory" warnings).
-as_postgres() {
-  if [ "$(id -u)" = 0 ]; then
-    (cd / && runuser -u postgres -- "$@")
-  else
-    (cd / && sudo -n -u postgres -- "$@")
-  fi
-}
-
-# as_root runs a cluster-management command with the rights it needs.
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n -- "$@"; fi
-}
+# shellcheck source=scripts/pg-lib.sh
+. "$(dirname "$0")/pg-lib.sh"
 
 if ! command -v pg_lsclusters >/dev/null; then
   echo "pg-up: PostgreSQL is not installed (no pg_lsclusters); install postgresql-$ver or set DATABASE_URL" >&2

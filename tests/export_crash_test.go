@@ -100,16 +100,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 			require.ErrorIs(t, err, exportstore.ErrNotFound)
 
 			// A new worker process: plain storage, same database.
-			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-			client2, err := jobs.NewClient(s.store, logger, jobs.ExportRegistration(s.store, jobs.ExportConfig{Storage: s.storage, BatchSize: 7, RowGroupRows: 10, LinkTTL: time.Hour, Logger: logger}))
-			require.NoError(t, err)
-			require.NoError(t, client2.Start(context.Background()))
-			defer client2.Stop(context.Background()) //nolint:errcheck
-			var riverID int64
-			require.NoError(t, s.store.Pool.QueryRow(context.Background(), "SELECT id FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1", created.ID).Scan(&riverID))
-			// Skip the retry backoff: make the retryable job available now.
-			_, err = client2.JobRetry(context.Background(), riverID)
-			require.NoError(t, err)
+			s.restartWorker(t, created.ID)
 
 			job := s.waitDone(t, key, created.ID)
 			require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)

@@ -244,3 +244,19 @@ func exportEnterpriseKey(t *testing.T, store *db.DB) (string, int64) {
 	t.Helper()
 	return accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
 }
+
+// restartWorker starts a new worker process's River client (plain
+// storage, same database) and makes job id's retry available at once,
+// skipping the retry backoff, as after a crash.
+func (s *exportServer) restartWorker(t *testing.T, id string) {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client, err := jobs.NewClient(s.store, logger, jobs.ExportRegistration(s.store, jobs.ExportConfig{Storage: s.storage, BatchSize: 7, RowGroupRows: 10, LinkTTL: time.Hour, Logger: logger}))
+	require.NoError(t, err)
+	require.NoError(t, client.Start(context.Background()))
+	t.Cleanup(func() { client.Stop(context.Background()) }) //nolint:errcheck
+	var riverID int64
+	require.NoError(t, s.store.Pool.QueryRow(context.Background(), "SELECT id FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1", id).Scan(&riverID))
+	_, err = client.JobRetry(context.Background(), riverID)
+	require.NoError(t, err)
+}

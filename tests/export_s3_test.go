@@ -156,7 +156,7 @@ func TestExportS3CrashAndRetry(t *testing.T) {
 		return stall
 	}})
 	exportSeed(t, s.store, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 200)
-	key, _ := exportEnterpriseKey(t, s.store)
+	key, owner := exportEnterpriseKey(t, s.store)
 	created := s.create(t, key, map[string]any{"scope": "radar.history", "format": "csv", "since": "2026-10-01T00:00:00Z", "includeEvidence": true})
 	select {
 	case <-stall.started:
@@ -168,17 +168,10 @@ func TestExportS3CrashAndRetry(t *testing.T) {
 	require.NoError(t, s.client.StopAndCancel(stopCtx))
 	_, found := s3ObjectSize(t, srv, prefix, exportstore.Key(created.ID, "csv"))
 	require.False(t, found, "no object under the key of an unfinished upload")
-	status, _, _ := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, created.ID, time.Now().Add(time.Hour)), "", nil)
+	status, _, _ := s.do(t, http.MethodGet, s.handlers.DownloadURL(nil, owner, created.ID, time.Now().Add(time.Hour)), "", nil)
 	require.Equal(t, http.StatusNotFound, status)
 
-	client2, err := jobs.NewClient(s.store, nil, jobs.ExportRegistration(s.store, jobs.ExportConfig{Storage: s.storage, BatchSize: 7, RowGroupRows: 10, LinkTTL: time.Hour}))
-	require.NoError(t, err)
-	require.NoError(t, client2.Start(context.Background()))
-	defer client2.Stop(context.Background()) //nolint:errcheck
-	var riverID int64
-	require.NoError(t, s.store.Pool.QueryRow(context.Background(), "SELECT id FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1", created.ID).Scan(&riverID))
-	_, err = client2.JobRetry(context.Background(), riverID)
-	require.NoError(t, err)
+	s.restartWorker(t, created.ID)
 	job := s.waitDone(t, key, created.ID)
 	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
 	data := exportDownload(t, s, job)

@@ -44,30 +44,13 @@ func newPGCluster(t *testing.T) *pgCluster {
 	if _, err := exec.LookPath("runuser"); err != nil {
 		t.Fatal("newPGCluster needs runuser (util-linux) to run initdb and pg_ctl as the postgres user")
 	}
-	pgUser, err := user.Lookup("postgres")
-	require.NoError(t, err, "newPGCluster needs the postgres system user")
-	uid, _ := strconv.Atoi(pgUser.Uid)
-	gid, _ := strconv.Atoi(pgUser.Gid)
 	if _, err := os.Stat(filepath.Join(pgBinDir, "initdb")); err != nil {
 		t.Fatalf("newPGCluster needs PostgreSQL 15 server binaries in %s: %v", pgBinDir, err)
 	}
-
-	// A short path: the socket path must fit in 107 bytes.
-	root, err := os.MkdirTemp("", "pgc")
-	require.NoError(t, err)
-	require.NoError(t, os.Chown(root, uid, gid))
-	c := &pgCluster{dir: filepath.Join(root, "data")}
-	t.Cleanup(func() {
-		c.pgctl("stop", "-m", "immediate") //nolint:errcheck
-		os.RemoveAll(root)
-	})
+	c := newPGDir(t, "pgc")
 	out, err := c.asPostgres(filepath.Join(pgBinDir, "initdb"), "-D", c.dir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale", "C")
 	require.NoError(t, err, "initdb: %s", out)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	c.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	c.start(t)
 
 	ctx := context.Background()
@@ -84,33 +67,43 @@ func newPGCluster(t *testing.T) *pgCluster {
 	return c
 }
 
+// newPGDir returns a cluster, not created yet, whose data directory is in
+// a new temporary directory owned by the postgres user, with a free
+// loopback port; it is stopped (immediate) and removed when t ends.
+func newPGDir(t *testing.T, prefix string) *pgCluster {
+	t.Helper()
+	pgUser, err := user.Lookup("postgres")
+	require.NoError(t, err, "a private cluster needs the postgres system user")
+	uid, _ := strconv.Atoi(pgUser.Uid)
+	gid, _ := strconv.Atoi(pgUser.Gid)
+	// A short path: the socket path must fit in 107 bytes.
+	root, err := os.MkdirTemp("", prefix)
+	require.NoError(t, err)
+	require.NoError(t, os.Chown(root, uid, gid))
+	c := &pgCluster{dir: filepath.Join(root, "data")}
+	t.Cleanup(func() {
+		c.pgctl("stop", "-m", "immediate") //nolint:errcheck
+		os.RemoveAll(root)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	c.port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return c
+}
+
 // newPGReplica makes a streaming replica of the private cluster primary
 // (pg_basebackup -R, a hot standby in a temporary directory on a free
 // loopback port), starts it and waits until it streams. Its URL names the
 // same database "cryptointel". Like newPGCluster it needs root.
 func newPGReplica(t *testing.T, primary *pgCluster) *pgCluster {
 	t.Helper()
-	pgUser, err := user.Lookup("postgres")
-	require.NoError(t, err)
-	uid, _ := strconv.Atoi(pgUser.Uid)
-	gid, _ := strconv.Atoi(pgUser.Gid)
-	root, err := os.MkdirTemp("", "pgr")
-	require.NoError(t, err)
-	require.NoError(t, os.Chown(root, uid, gid))
-	r := &pgCluster{dir: filepath.Join(root, "data")}
-	t.Cleanup(func() {
-		r.pgctl("stop", "-m", "immediate") //nolint:errcheck
-		os.RemoveAll(root)
-	})
+	r := newPGDir(t, "pgr")
 	out, err := r.asPostgres(filepath.Join(pgBinDir, "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(primary.port), "-U", "postgres",
 		"-D", r.dir, "-R", "-X", "stream", "-c", "fast", "--no-sync")
 	require.NoError(t, err, "pg_basebackup: %s", out)
-	// The backup carries the primary's socket and log settings; start
+	// The backup carries the primary's port and socket settings; start
 	// puts its own on the command line.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	r.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	r.start(t)
 	r.URL = r.url("cryptointel")
 	ctx := context.Background()
