@@ -298,6 +298,7 @@ SELECT pg_is_in_recovery(),
 func (rp *readPools) check(ctx context.Context, r *replica, primaryLSN string) {
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
+	before := r.status.Load()
 	var (
 		inRecovery, caughtUp bool
 		age                  *float64
@@ -310,9 +311,7 @@ func (rp *readPools) check(ctx context.Context, r *replica, primaryLSN string) {
 		return
 	case err != nil:
 		st.state, st.err = PoolDown, err.Error()
-		if old := r.status.Load(); old != nil {
-			st.version = old.version
-		}
+		st.version = before.version
 	case !inRecovery:
 		st.state, st.version = PoolNotStandby, version
 	default:
@@ -328,7 +327,12 @@ func (rp *readPools) check(ctx context.Context, r *replica, primaryLSN string) {
 			st.state = PoolLagging
 		}
 	}
-	old := r.status.Swap(st)
+	// A failure reported while the check ran (markDown) wins over what
+	// the check saw before it.
+	if !r.status.CompareAndSwap(before, st) {
+		return
+	}
+	old := before
 	if old == nil || old.state != st.state {
 		from := ""
 		if old != nil {
@@ -401,17 +405,9 @@ type replicaConn struct {
 }
 
 func (c *replicaConn) fail(ctx context.Context, err error) error {
-	retry, down := replicaRetryable(err)
-	if !retry || ctx.Err() != nil {
+	if !c.rp.failed(ctx, c.r, err) {
 		return err
 	}
-	if g, ok := ctx.Value(readGrantKey{}).(*readGrant); ok {
-		g.primaryOnly.Store(true)
-	}
-	if down {
-		c.rp.markDown(c.r, err)
-	}
-	c.rp.fallbacks.Add(1)
 	return driver.ErrBadConn
 }
 

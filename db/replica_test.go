@@ -79,3 +79,56 @@ func TestReadRouting(t *testing.T) {
 	require.Equal(t, "replica", where(deferred, true))
 	require.Positive(t, store.PoolStates()[0].Fallbacks)
 }
+
+// TestReaderRouting: the routed querier of raw pgx reads (DB.Reader) picks
+// its pool like Read, and a statement whose replica fails before its first
+// row (here a session terminated on the replica) runs again on the
+// primary, within the same call.
+func TestReaderRouting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	primaryURL := dbtest.NewURL(t)
+	readURL := dbtest.NewReadURL(t, primaryURL)
+	store, err := db.Open(ctx, primaryURL, db.Options{MaxConns: 2, ReadURLs: []string{readURL}, MaxReplicaLag: time.Hour, ReplicaCheckInterval: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() }) //nolint:errcheck
+	var version int64
+	require.NoError(t, store.Pool.QueryRow(ctx, "SELECT version FROM data_version").Scan(&version))
+	require.Eventually(t, func() bool {
+		states := store.CheckReplicas(ctx)
+		return states[1].State == db.PoolUp && states[1].DataVersion >= version
+	}, 3*time.Minute, 50*time.Millisecond)
+
+	inRecovery := func(ctx context.Context) bool {
+		var b bool
+		require.NoError(t, store.Reader().QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&b))
+		return b
+	}
+	require.False(t, inRecovery(ctx), "no grant: the primary")
+	require.True(t, inRecovery(db.WithReplicaReads(ctx, version)))
+	require.False(t, inRecovery(db.WithReplicaReads(ctx, version+1000)))
+
+	// A statement that has its own replica session terminated (57P01)
+	// before its first row is run again on the primary, which answers
+	// false, and the rest of the request stays on the primary.
+	grant := db.WithReplicaReads(ctx, version)
+	rows, err := store.Reader().Query(grant, `
+		SELECT t FROM (SELECT pg_terminate_backend(pg_backend_pid()) AS t, pg_sleep(2) AS s WHERE pg_is_in_recovery()) q
+		UNION ALL SELECT false WHERE NOT pg_is_in_recovery()`)
+	require.NoError(t, err)
+	var got []bool
+	for rows.Next() {
+		var b bool
+		require.NoError(t, rows.Scan(&b))
+		got = append(got, b)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []bool{false}, got, "the primary's answer")
+	require.False(t, inRecovery(grant), "the rest of the request reads the primary")
+	require.Equal(t, db.PoolDown, store.PoolStates()[1].State, "the replica is taken out until its next check")
+	require.Positive(t, store.PoolStates()[0].Fallbacks)
+	require.False(t, inRecovery(db.WithReplicaReads(ctx, version)), "down: no replica reads")
+	store.CheckReplicas(ctx)
+	require.True(t, inRecovery(db.WithReplicaReads(ctx, version)), "back after a healthy check")
+	require.False(t, inRecovery(db.WithReplicaReads(ctx, version+1000)), "a version the replica has not replayed")
+}
