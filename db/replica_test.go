@@ -47,7 +47,7 @@ func TestReadRouting(t *testing.T) {
 	require.Eventually(t, func() bool {
 		states := store.CheckReplicas(ctx)
 		return states[1].State == db.PoolUp && states[1].DataVersion >= version
-	}, 3*time.Minute, 50*time.Millisecond)
+	}, 5*time.Minute, 50*time.Millisecond)
 	states := store.PoolStates()
 	require.Equal(t, db.PoolDown, states[2].State, "the unreachable read URL")
 	require.NotEmpty(t, states[2].Error)
@@ -97,7 +97,7 @@ func TestReaderRouting(t *testing.T) {
 	require.Eventually(t, func() bool {
 		states := store.CheckReplicas(ctx)
 		return states[1].State == db.PoolUp && states[1].DataVersion >= version
-	}, 3*time.Minute, 50*time.Millisecond)
+	}, 5*time.Minute, 50*time.Millisecond)
 
 	inRecovery := func(ctx context.Context) bool {
 		var b bool

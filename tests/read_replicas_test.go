@@ -20,7 +20,6 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
-	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
 // replicaReadRoutes are /v1 graph reads, one of each kind (feeds, search,
@@ -103,14 +102,14 @@ func waitReplica(t testing.TB, base string, store *db.DB, want string) readyzPoo
 	return last
 }
 
-// The tests on the test server's replica (scripts/pg-replica-up.sh) read
-// only their own database, whose content version they wait for; the
-// replica also replays every other test database's creation, so they
-// allow it a lag of a minute (DATABASE_READ_MAX_LAG). The lag bound itself
-// is tested on a private pair (TestStaleReadsRefusedWhileReplayPaused).
+// The black-box tests run on a private primary and its streaming replica
+// (startReplicaPair): the test server's replica (scripts/pg-replica-up.sh,
+// used by db's tests and make bench) also replays every other test
+// database of every suite running on the machine, and may fall minutes
+// behind, which a test could only wait for.
 
-// TestReadReplicaStatementSplit serves with a real streaming replica of the
-// test server (scripts/pg-replica-up.sh) and shows, from the per-request
+// TestReadReplicaStatementSplit serves with a real streaming replica and
+// shows, from the per-request
 // statement counts, where each statement ran: every statement of a /v1
 // graph read and of a /graphql query runs on the replica except the
 // access layer's (metering, key lookup) on the primary; account routes
@@ -118,10 +117,7 @@ func waitReplica(t testing.TB, base string, store *db.DB, want string) readyzPoo
 // counters in /metrics and /readyz agree.
 func TestReadReplicaStatementSplit(t *testing.T) {
 	t.Parallel()
-	s := startRESTServerWith(t, func(store *db.DB) { ingestLines(t, store, restFixture()) }, func(c *app.Config) {
-		replicaConfig(dbtest.NewReadURL(t, c.DatabaseURL))(c)
-	})
-	waitReplica(t, s.base, s.store, db.PoolUp)
+	s := startReplicaPair(t).srv
 
 	// The access layer keeps the plans in memory for 30 seconds; the first
 	// request loads them (on the primary), and so may one request when
@@ -231,12 +227,10 @@ func (s *restServer) metrics(t testing.TB) []byte {
 // has not replayed the version the request's metering statement saw).
 func TestReadYourWrites(t *testing.T) {
 	t.Parallel()
-	s := startRESTServerWith(t, func(store *db.DB) { ingestLines(t, store, restFixture()) }, func(c *app.Config) {
-		replicaConfig(dbtest.NewReadURL(t, c.DatabaseURL))(c)
+	s := startReplicaPair(t, func(c *app.Config) {
 		c.ResponseCacheTTL = time.Minute // on, and long: a stale body would show
 		c.WebhookAllowCIDRs = "127.0.0.0/8"
-	})
-	waitReplica(t, s.base, s.store, db.PoolUp)
+	}).srv
 	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
 	send := func(method, path, body string) *restResponse {
 		req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))

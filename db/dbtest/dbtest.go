@@ -195,7 +195,8 @@ func ReadAdminURL() string {
 // NewReadURL returns the URL on the test server's streaming replica of the
 // database primaryURL names (one NewURL made). A database created on the
 // primary appears on the replica once it has replayed its creation;
-// NewReadURL waits for that, up to a minute.
+// NewReadURL waits for that, up to five minutes (the replica replays every
+// suite running on the machine, and may lag while several do).
 func NewReadURL(t testing.TB, primaryURL string) string {
 	t.Helper()
 	pu, err := url.Parse(primaryURL)
@@ -203,7 +204,7 @@ func NewReadURL(t testing.TB, primaryURL string) string {
 		t.Fatalf("test replica: %v", err)
 	}
 	readURL := withDatabase(ReadAdminURL(), strings.TrimPrefix(pu.Path, "/"))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for {
 		err := func() error {
