@@ -343,19 +343,28 @@ func TestReplicaStoppedUnderLoad(t *testing.T) {
 		wg                                    sync.WaitGroup
 		firstErr                              atomic.Value
 	)
-	keys := make([]string, 8)
+	// The rate window allows 100 requests per key and minute: each key
+	// serves 80 requests, and the load stops at maxRequests whatever the
+	// phase, so it stays bounded.
+	const perKey, maxRequests = 80, 3200
+	keys := make([]string, maxRequests/perKey)
 	for i := range keys {
 		keys[i], _ = accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
 	}
+	var issued atomic.Int64
 	for c := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			client := &http.Client{Timeout: 30 * time.Second}
 			for i := 0; !stop.Load(); i++ {
+				n := issued.Add(1) - 1
+				if n >= maxRequests {
+					return
+				}
 				path := replicaReadRoutes[(c+i)%len(replicaReadRoutes)]
 				req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
-				req.Header.Set("Authorization", "Bearer "+keys[c])
+				req.Header.Set("Authorization", "Bearer "+keys[n/perKey])
 				ph := phase.Load()
 				resp, err := client.Do(req)
 				total.Add(1)
@@ -381,11 +390,10 @@ func TestReplicaStoppedUnderLoad(t *testing.T) {
 			}
 		}()
 	}
-	// Rate window: 100 requests per key per minute; 8 keys give 800, so
-	// each phase is bounded by count rather than time.
+	// Each phase lasts a number of requests, not a time.
 	waitCount := func(n int64) {
 		deadline := time.Now().Add(2 * time.Minute)
-		for total.Load() < n && time.Now().Before(deadline) {
+		for total.Load() < n && issued.Load() < maxRequests && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
