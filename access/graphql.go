@@ -210,7 +210,7 @@ func (s *Service) serveDeferred(w http.ResponseWriter, r *http.Request, p Policy
 		return
 	}
 	m := &deferredMeter{s: s, p: p, now: now, hash: hash, plans: plans}
-	if s.store.HasReadPools() {
+	if s.replicaReads(r, p) {
 		ctx, m.grant = db.WithDeferredReplicaReads(ctx)
 	}
 	ctx = context.WithValue(ctx, deferredMeterKey{}, m)

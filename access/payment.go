@@ -285,7 +285,7 @@ func (s *Service) servePaid(w http.ResponseWriter, r *http.Request, p Policy, ne
 	s.setAnonymousHeaders(w.Header(), now, TierPayPerRequest)
 	pr := &paidRequest{pm: s.pay, r: r, p: p, now: now}
 	ctx := context.WithValue(r.Context(), paidRequestKey{}, pr)
-	ctx = s.paidContext(ctx)
+	ctx = s.paidContext(ctx, r, p)
 	bw := newBufferedWriter()
 	if p.CostByComplexity {
 		// Priced by Charge once the operation's cost is known; an operation

@@ -228,7 +228,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		return
 	}
 	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, DataVersion: res.DataVersion, plans: plans, svc: s})
-	if s.store.HasReadPools() {
+	if s.replicaReads(r, p) {
 		// Content reads may use a replica that has replayed what this
 		// request's metering statement saw on the primary.
 		ctx = db.WithReplicaReads(ctx, res.DataVersion)
@@ -443,10 +443,18 @@ func (s *Service) loadPlans(ctx context.Context) ([]cryptointel.Plan, error) {
 // request. Its content reads may use any replica within the lag bound: it
 // has no metering statement, hence no content version to wait for, and no
 // writes of its own to see.
-func (s *Service) paidContext(ctx context.Context) context.Context {
+func (s *Service) paidContext(ctx context.Context, r *http.Request, p Policy) context.Context {
 	ctx = WithCaller(ctx, &Caller{Paid: true})
-	if s.store.HasReadPools() {
+	if s.replicaReads(r, p) {
 		ctx = db.WithReplicaReads(ctx, 0)
 	}
 	return ctx
+}
+
+// replicaReads reports whether request r on a route of policy p may read
+// content from a replica: with read pools, except a live stream, whose
+// events arrive after its metering and are read where they were notified,
+// on the primary.
+func (s *Service) replicaReads(r *http.Request, p Policy) bool {
+	return s.store.HasReadPools() && p.Surface != StreamPolicy.Surface && !IsStreamRequest(r)
 }
