@@ -166,8 +166,10 @@ func TestExportS3SIGKILLDuringUpload(t *testing.T) {
 		"EXPORT_STORAGE_URL=" + viaProxy, "EXPORT_STALE_AFTER=2s",
 	}, srv.Env()...)
 
-	// One whole part and a half, then the upload stalls.
-	proxy.arm(exportstore.DefaultPartSize*3/2 + 64<<10)
+	// Two whole parts and a half, then the upload stalls: parts go two at a
+	// time (exportstore.DefaultConcurrency), so the first two are stored
+	// whatever their order and the next ones hang mid-part.
+	proxy.arm(exportstore.DefaultPartSize*5/2 + 64<<10)
 	logDir := t.TempDir()
 	first := startServeProc(t, bin, env, filepath.Join(logDir, "serve1.log"))
 	jobID := s3CreateExport(t, first.base, key)
