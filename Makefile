@@ -93,7 +93,9 @@ chromium:
 
 ## bench: load harness: seeds the database cryptointel_bench once (1M events,
 ## cached by a marker), serves it, drives every measured route and the pgx
-## floor at c=1,8,32 and writes tests/bench/RESULTS.md. BENCHFLAGS passes
+## floor at c=1,8,32 and writes tests/bench/RESULTS.md; then the live-push
+## scenario (1,000 /v1/stream subscribers, 100 events/s ingested) writes
+## tests/bench/STREAM.md (alone: BENCHFLAGS=-stream-only). BENCHFLAGS passes
 ## flags (e.g. BENCHFLAGS='-duration 10s -only latest'); BENCH_DATABASE_URL
 ## picks another database.
 bench: build

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
@@ -20,8 +21,16 @@ type Item struct {
 	// Evidence is the event's evidence, newest first.
 	Evidence []*cryptointel.Evidence
 
+	// The first key's future is read without a lock (every subscriber of
+	// an event asks for it at once); other keys go through the map.
+	first  atomic.Pointer[memoEntry]
 	memoMu sync.Mutex
 	memo   map[string]*Future
+}
+
+type memoEntry struct {
+	key string
+	fut *Future
 }
 
 // Seq is the item's position: the event's ingest_seq.
@@ -32,15 +41,25 @@ func (it *Item) Seq() int64 { return it.Event.IngestSeq }
 // to compute it: then it must call Set, even with nil when it could not.
 // Others Wait for it.
 func (it *Item) Memo(key string) (f *Future, owner bool) {
+	if e := it.first.Load(); e != nil && e.key == key {
+		return e.fut, false
+	}
 	it.memoMu.Lock()
 	defer it.memoMu.Unlock()
+	if e := it.first.Load(); e != nil && e.key == key {
+		return e.fut, false
+	}
 	if f, ok := it.memo[key]; ok {
 		return f, false
+	}
+	f = &Future{done: make(chan struct{})}
+	if it.first.Load() == nil {
+		it.first.Store(&memoEntry{key: key, fut: f})
+		return f, true
 	}
 	if it.memo == nil {
 		it.memo = map[string]*Future{}
 	}
-	f = &Future{done: make(chan struct{})}
 	it.memo[key] = f
 	return f, true
 }

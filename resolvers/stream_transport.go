@@ -180,6 +180,17 @@ func (e *Executor) Subscribe(ctx context.Context, query, operationName string, v
 // when the stream is over or its context is done.
 func (s *Stream) Next() *graphql.Response { return s.next(s.ctx) }
 
+// NextWithin is Next that gives up waiting after d: it then returns nil
+// and idle true, and the stream goes on (the caller sends a heartbeat and
+// calls again). It lets a stream writer keep its heartbeats without a
+// goroutine of its own.
+func (s *Stream) NextWithin(d time.Duration) (resp *graphql.Response, idle bool) {
+	s.st.idleDeadline, s.st.idled = time.Now().Add(d), false
+	resp = s.next(s.ctx)
+	s.st.idleDeadline = time.Time{}
+	return resp, resp == nil && s.st.idled
+}
+
 // Cursor returns the cursor of the last event delivered, or of the
 // stream's starting position before the first.
 func (s *Stream) Cursor() string { return s.st.cursor }

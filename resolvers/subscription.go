@@ -269,6 +269,11 @@ type streamState struct {
 	current  *renderedEvent
 	finished bool
 
+	// In-process streams only (Stream.NextWithin): when set, waiting for
+	// an event stops at idleDeadline and idled reports it.
+	idleDeadline time.Time
+	idled        bool
+
 	releaseOnce sync.Once
 }
 
@@ -302,7 +307,10 @@ func (st *streamState) next(ctx context.Context, render graphql.ResponseHandler)
 		st.release()
 		return nil
 	}
-	it, err := st.sub.Next(ctx)
+	it, err := st.nextItem(ctx)
+	if err == errIdle {
+		return nil // not finished: the caller writes a heartbeat
+	}
 	if err == nil {
 		if err = st.grant.Spend(st.cost); err != nil {
 			st.sub.CloseWith(err)
@@ -326,6 +334,26 @@ func (st *streamState) next(ctx context.Context, render graphql.ResponseHandler)
 	st.cursor = shared.cursor
 	st.current = shared
 	return &graphql.Response{Data: shared.resp.Data, Errors: shared.resp.Errors, Extensions: map[string]any{"cursor": shared.cursor}}
+}
+
+// errIdle reports that no event came before the idle deadline.
+var errIdle = errors.New("no event before the deadline")
+
+// nextItem is the subscriber's next event; with an idle deadline set (an
+// in-process stream waiting for its heartbeat), errIdle when none comes by
+// then.
+func (st *streamState) nextItem(ctx context.Context) (*live.Item, error) {
+	if st.idleDeadline.IsZero() {
+		return st.sub.Next(ctx)
+	}
+	wait, cancel := context.WithDeadline(ctx, st.idleDeadline)
+	defer cancel()
+	it, err := st.sub.Next(wait)
+	if err != nil && ctx.Err() == nil && wait.Err() != nil {
+		st.idled = true
+		return nil, errIdle
+	}
+	return it, err
 }
 
 // renderedEvent is one event's result for one memo key.
@@ -458,11 +486,11 @@ func (streamsExtension) Validate(graphql.ExecutableSchema) error { return nil }
 // InterceptOperation attaches loaders to an operation that has none (one
 // sent on a WebSocket connection) and a state to a subscription.
 func (x streamsExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	ctx = x.e.WithRequestLoaders(ctx)
 	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Subscription {
-		ctx = context.WithValue(ctx, streamStateKey{}, &streamState{})
+		// Each result gets loaders of its own (streamState.render).
+		return next(context.WithValue(ctx, streamStateKey{}, &streamState{}))
 	}
-	return next(ctx)
+	return next(x.e.WithRequestLoaders(ctx))
 }
 
 // InterceptResponse produces a stream's results.

@@ -25,6 +25,9 @@ type EventStream interface {
 	// the last one, with errors, when the server closed the stream), or nil
 	// when the stream is over.
 	Next() *graphql.Response
+	// NextWithin is Next giving up after d with idle true (the stream goes
+	// on).
+	NextWithin(d time.Duration) (resp *graphql.Response, idle bool)
 	// Cursor is the cursor of the last event delivered, or of the starting
 	// position before the first.
 	Cursor() string
@@ -133,65 +136,95 @@ func (rt *Router) serveStream(w http.ResponseWriter, r *http.Request) error {
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	out := live.NewWriter(w, rt.streamCfg.WriteTimeout)
 
-	var (
-		mu     sync.Mutex
-		broken bool
-	)
 	send := func(b []byte, flush bool) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if broken {
-			return false
-		}
 		if _, err := out.Write(b); err != nil {
-			broken = true
 			return false
 		}
-		if flush && out.FlushError() != nil {
-			broken = true
-			return false
-		}
-		return true
+		return !flush || out.FlushError() == nil
 	}
 	if !send(fmt.Appendf(nil, "retry: %d\nid: %s\n\n", streamRetryMillis, s.Cursor()), true) {
 		return nil
 	}
-	// Heartbeats while waiting for events.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		t := time.NewTicker(rt.streamCfg.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				send([]byte(": heartbeat\n\n"), true)
+	var (
+		burst [][]byte
+		size  int
+	)
+	for {
+		var resp *graphql.Response
+		if s.Waiting() > 0 {
+			resp = s.Next()
+		} else {
+			// Wait for the next event at most a heartbeat: an idle stream
+			// gets a comment line so proxies keep it open (and a client that
+			// went away is noticed).
+			var idle bool
+			if resp, idle = s.NextWithin(rt.streamCfg.Heartbeat); idle {
+				if !send([]byte(": heartbeat\n\n"), true) {
+					return nil
+				}
+				continue
 			}
 		}
-	}()
-
-	for {
-		resp := s.Next()
-		if resp == nil {
-			return nil
+		var frame []byte
+		last := resp == nil || len(resp.Errors) > 0
+		if !last {
+			frame, _ = s.Shared("v1/stream", func() any { return eventFrame(resp) }).([]byte)
+			last = frame == nil
 		}
-		if len(resp.Errors) > 0 {
-			send(closeFrame(resp), true)
-			return nil
+		if last {
+			// The events gathered so far, then why the stream ends.
+			if resp != nil {
+				frame = closeFrame(resp)
+			}
 		}
-		frame, _ := s.Shared("v1/stream", func() any { return eventFrame(resp) }).([]byte)
-		if frame == nil {
-			send(closeFrame(&graphql.Response{Errors: resp.Errors}), true)
-			return nil
+		// A burst of events (ingest commits them together) goes out in one
+		// write and one flush. Its frames (shared by every stream that got
+		// the same events) are only referenced until then, and copied into
+		// a pooled buffer just for the write.
+		if frame != nil {
+			burst = append(burst, frame)
+			size += len(frame)
 		}
-		// One flush per burst of events.
-		if !send(frame, s.Waiting() == 0) {
-			return nil
+		if last || s.Waiting() == 0 || size >= maxBurst {
+			ok := writeBurst(send, burst, size)
+			clear(burst)
+			burst, size = burst[:0], 0
+			if !ok || last {
+				return nil
+			}
 		}
 	}
 }
+
+// writeBurst writes frames in one write (a few in a row when they are
+// larger than maxBurst) and flushes.
+func writeBurst(send func([]byte, bool) bool, frames [][]byte, size int) bool {
+	if len(frames) == 0 {
+		return true
+	}
+	if len(frames) == 1 || size > maxBurst {
+		for i, f := range frames {
+			if !send(f, i == len(frames)-1) {
+				return false
+			}
+		}
+		return true
+	}
+	buf := burstPool.Get().(*bytes.Buffer)
+	defer burstPool.Put(buf)
+	buf.Reset()
+	for _, f := range frames {
+		buf.Write(f)
+	}
+	return send(buf.Bytes(), true)
+}
+
+// maxBurst bounds the bytes of events /v1/stream gathers into one write.
+const maxBurst = 16 << 10
+
+// burstPool holds the buffers bursts of events are copied into; a stream
+// holds one only for the duration of a write.
+var burstPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // eventFrame is the SSE message of one event: its cursor as id and the
 // event in the /v1 shape (legacy aliases added by the facade's one owner of

@@ -13,9 +13,10 @@ import (
 // TestV1StreamResumes subscribes to GET /v1/stream, ingests events and
 // receives them in the /v1 shape with cursors as ids; disconnects, ingests
 // more, reconnects with Last-Event-ID and receives exactly the missed ones.
+// While idle the stream gets heartbeat comments.
 func TestV1StreamResumes(t *testing.T) {
 	t.Parallel()
-	s := startStreamServer(t, "", app.Config{})
+	s := startStreamServer(t, "", app.Config{StreamHeartbeat: 100 * time.Millisecond})
 	ingestEvents(t, s.app.DB, streamFixtureEntities...)
 	key := s.key(t, cryptointel.PlanPro)
 
@@ -43,4 +44,11 @@ func TestV1StreamResumes(t *testing.T) {
 	evs, _ = c2.events(t, 2)
 	require.Equal(t, missed, eventIDs(t, evs))
 	c2.quiet(t, 300*time.Millisecond)
+	c2.mu.Lock()
+	heartbeats := c2.comments
+	c2.mu.Unlock()
+	require.GreaterOrEqual(t, heartbeats, 2, "an idle stream gets heartbeats")
+	more := ingestEvents(t, s.app.DB, streamEvent("funding", nil))
+	evs, _ = c2.events(t, 1)
+	require.Equal(t, more, eventIDs(t, evs), "and still its events")
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -138,8 +139,10 @@ they are unset.`,
 		if cfg.DatabaseURL == "" {
 			return fmt.Errorf("no database configured: set DATABASE_URL or --database-url")
 		}
-		tuneGC(m.Getenv)
 		ctx := cmd.Context()
+		if tuneGC(m.Getenv) {
+			go governGC(ctx, time.Second)
+		}
 		logger := observe.NewLogger(m.Stderr, slog.LevelInfo)
 		cfg.Logger = logger
 		if cfg.Demo {

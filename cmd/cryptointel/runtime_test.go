@@ -27,3 +27,15 @@ func TestTuneGC(t *testing.T) {
 	require.Equal(t, 100, debug.SetGCPercent(100))
 	require.EqualValues(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64))
 }
+
+// The collector's headroom follows the allocation rate: GOGC 400 while
+// computed requests allocate hundreds of MB/s over a small live heap, down
+// to 100 (never below) when a large live heap of open streams allocates
+// little.
+func TestGCPercentFor(t *testing.T) {
+	require.Equal(t, defaultGCPercent, gcPercentFor(0, 0))
+	require.Equal(t, defaultGCPercent, gcPercentFor(24<<20, 400<<20), "computed requests keep 400")
+	require.Equal(t, 200, gcPercentFor(25<<20, 200<<20))
+	require.Equal(t, 100, gcPercentFor(60<<20, 10<<20), "streams: little garbage, a large live heap")
+	require.Equal(t, 100, gcPercentFor(24<<20, 0), "idle")
+}

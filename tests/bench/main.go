@@ -49,6 +49,7 @@ type options struct {
 	stdoutOnly  bool
 	serverEnv   []string
 	soak        soakOptions
+	stream      streamOptions
 }
 
 func main() {
@@ -84,6 +85,7 @@ func main() {
 	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
 	flag.StringVar(&serverEnv, "server-env", "", "comma-separated KEY=VALUE settings added to the server's environment only (e.g. GOGC=300); the report lists them")
 	soakFlags(&o.soak)
+	streamFlags(&o.stream)
 	flag.Parse()
 	for _, kv := range strings.Split(serverEnv, ",") {
 		if kv = strings.TrimSpace(kv); kv != "" {
@@ -108,6 +110,8 @@ func main() {
 	runMode := run
 	if o.soak.enabled {
 		runMode = runSoak
+	} else if o.stream.only {
+		runMode = runStream
 	}
 	if err := runMode(ctx, o); err != nil {
 		log.Fatal(err)
@@ -255,6 +259,9 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("error writing %s: %w", o.out, err)
 		}
 		log.Printf("wrote %s", o.out)
+	}
+	if selected(o.only, "stream") {
+		return runStream(ctx, o)
 	}
 	return nil
 }
