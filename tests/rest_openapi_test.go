@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +91,23 @@ func TestRESTOpenAPIDocument(t *testing.T) {
 			}
 		}
 	}
+	// The live stream: an event stream of /v1 events, resumable by header.
+	stream := paths["/v1/stream"].(map[string]any)["get"].(map[string]any)
+	ok200 := stream["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)
+	require.Equal(t, []string{"text/event-stream"}, slices.Collect(maps.Keys(ok200)))
+	sse := ok200["text/event-stream"].(map[string]any)
+	require.Equal(t, map[string]any{"$ref": "#/components/schemas/Event"}, sse["x-sse-data-schema"])
+	require.Equal(t, map[string]any{"$ref": "#/components/schemas/StreamClose"}, sse["x-sse-close-schema"])
+	require.Contains(t, doc["components"].(map[string]any)["schemas"], "StreamClose")
+	in := map[string]string{}
+	for _, p := range jsonList(stream["parameters"]) {
+		pm := p.(map[string]any)
+		in[pm["name"].(string)] = pm["in"].(string)
+	}
+	require.Equal(t, map[string]string{"surface": "query", "category": "query", "organizationId": "query",
+		"entityId": "query", "cursor": "query", "Last-Event-ID": "header"}, in)
+	require.Contains(t, stream["responses"], "429", "the per-key cap of open streams")
+
 	search := paths["/v1/search"].(map[string]any)["get"].(map[string]any)["x-payment-info"].(map[string]any)
 	require.Equal(t, "0.050000", search["price"])
 	latest := paths["/v1/latest"].(map[string]any)["get"].(map[string]any)["x-payment-info"].(map[string]any)
