@@ -121,7 +121,7 @@ type StreamConfig struct {
 // presenter, and attach fresh dataloaders to every operation.
 type Executor struct {
 	exec         *executor.Executor
-	schema       graphql.ExecutableSchema
+	schema       *graph.FastSchema
 	store        *db.DB
 	loaderWait   time.Duration
 	transports   []graphql.Transport
@@ -159,7 +159,7 @@ func NewExecutor(cfg Config) *Executor {
 	gcfg := graph.Config{Resolvers: root}
 	gcfg.Directives.Access = accessDirective(cfg.Access)
 	setComplexity(&gcfg.Complexity)
-	schema := graph.NewExecutableSchema(gcfg)
+	schema := graph.FastExecutableSchema(gcfg)
 	exec := executor.New(schema)
 	cache := lru.New[*ast.QueryDocument](1000)
 	exec.SetQueryCache(cache)
@@ -211,6 +211,11 @@ func NewExecutor(cfg Config) *Executor {
 // application/graphql-response+json when the client accepts it and
 // application/json otherwise.
 func NewHandler(cfg Config) http.Handler { return NewExecutor(cfg) }
+
+// SetFast turns the generated executor (graph.FastExecutableSchema) on or
+// off; off, every operation runs on gqlgen's generated executor. The
+// differential test compares the two.
+func (e *Executor) SetFast(on bool) { e.schema.SetFast(on) }
 
 // WithRequestLoaders returns ctx carrying fresh loaders unless it has some.
 func (e *Executor) WithRequestLoaders(ctx context.Context) context.Context {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
 )
 
 // DefaultLoaderWait is how long a dataloader collects keys before it runs
@@ -28,27 +29,27 @@ const DefaultLoaderWait = 300 * time.Microsecond
 // statement even when the scheduler splits its loads into several batches.
 type Loaders struct {
 	// EntityByID loads entities by id.
-	EntityByID *dataloader.Loader[int64, *cryptointel.Entity]
+	EntityByID *Level[int64, *cryptointel.Entity]
 	// EventByID loads events by id.
-	EventByID *dataloader.Loader[int64, *cryptointel.Event]
+	EventByID *Level[int64, *cryptointel.Event]
 	// EvidenceByEventID loads each event's evidence, newest first.
-	EvidenceByEventID *dataloader.Loader[int64, []*cryptointel.Evidence]
+	EvidenceByEventID *Level[int64, []*cryptointel.Evidence]
 	// RolesByEventID loads each event's owners and participants in one
 	// statement; OwnersByEventID and ParticipantsByEventID read it.
-	RolesByEventID *dataloader.Loader[int64, EventRoles]
+	RolesByEventID *Level[int64, EventRoles]
 	// RelationshipsByEntityID loads a page of each entity's relationships.
-	RelationshipsByEntityID *dataloader.Loader[RelationshipsKey, []*cryptointel.EntityRelationship]
+	RelationshipsByEntityID *Level[RelationshipsKey, []*cryptointel.EntityRelationship]
 	// ReferencesByEntityID loads each entity's references.
-	ReferencesByEntityID *dataloader.Loader[int64, []*cryptointel.Reference]
+	ReferencesByEntityID *Level[int64, []*cryptointel.Reference]
 	// MarketsByEntityID loads each entity's prediction markets.
-	MarketsByEntityID *dataloader.Loader[int64, []*cryptointel.Market]
+	MarketsByEntityID *Level[int64, []*cryptointel.Market]
 	// PostsBySubeventID loads each market sub-event's posts.
-	PostsBySubeventID *dataloader.Loader[int64, []*cryptointel.MarketPost]
+	PostsBySubeventID *Level[int64, []*cryptointel.MarketPost]
 	// EventsByEntityID loads one page of each entity's events (one
 	// LATERAL-join statement per level, whatever the fan-out).
-	EventsByEntityID *dataloader.Loader[EntityEventsKey, []*cryptointel.Event]
+	EventsByEntityID *Level[EntityEventsKey, []*cryptointel.Event]
 	// HistoryByEntityID loads each entity's daily signal and radar counts.
-	HistoryByEntityID *dataloader.Loader[HistoryKey, []cryptointel.HistoryDay]
+	HistoryByEntityID *Level[HistoryKey, []cryptointel.HistoryDay]
 
 	sib *siblings
 }
@@ -176,17 +177,58 @@ func (s *siblings) expand(m map[int64][]int64, ids []int64) []int64 {
 	return out
 }
 
-// levelLoader is a batch function that remembers everything it fetched
-// (including siblings nobody asked for yet) and runs one batch at a time,
-// so a later batch of the same level finds its keys already loaded.
-type levelLoader[K comparable, V any] struct {
+// Level loads one edge of the graph for a request. Its batch function
+// remembers everything it fetched (including siblings nobody asked for yet)
+// and runs one batch at a time, so a later batch of the same level finds
+// its keys already loaded.
+//
+// How a key that is not loaded yet is fetched depends on the executor. The
+// generated executor (graph.Serial) resolves fields one after another, so
+// nobody else will ask for a key while a load waits: it fetches at once,
+// the key and all its siblings in one statement, and the rest of the level
+// is then served from memory. Under gqlgen's executor, whose fields and
+// list elements run concurrently, the key goes through a dataloader that
+// collects keys for the batch wait first.
+type Level[K comparable, V any] struct {
 	mu     sync.Mutex
 	done   map[K]V
 	expand func([]K) []K
 	fetch  func(context.Context, []K) (map[K]V, error)
+
+	wait time.Duration
+	once sync.Once
+	dl   *dataloader.Loader[K, V]
 }
 
-func (b *levelLoader[K, V]) batch(ctx context.Context, keys []K) []*dataloader.Result[V] {
+// Prime records key's value, loaded with something else, unless the key is
+// loaded.
+func (b *Level[K, V]) Prime(_ context.Context, key K, v V) {
+	b.mu.Lock()
+	if _, ok := b.done[key]; !ok {
+		b.done[key] = v
+	}
+	b.mu.Unlock()
+}
+
+// Load returns key's value.
+func (b *Level[K, V]) Load(ctx context.Context, key K) (V, error) {
+	b.mu.Lock()
+	v, ok := b.done[key]
+	b.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	if graph.Serial(ctx) {
+		res := b.batch(ctx, []K{key})
+		return res[0].Data, res[0].Error
+	}
+	b.once.Do(func() {
+		b.dl = dataloader.NewBatchedLoader(b.batch, dataloader.WithWait[K, V](b.wait))
+	})
+	return b.dl.Load(ctx, key)()
+}
+
+func (b *Level[K, V]) batch(ctx context.Context, keys []K) []*dataloader.Result[V] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var missing []K
@@ -223,9 +265,8 @@ func (b *levelLoader[K, V]) batch(ctx context.Context, keys []K) []*dataloader.R
 	return results
 }
 
-func newLevelLoader[K comparable, V any](wait time.Duration, expand func([]K) []K, fetch func(context.Context, []K) (map[K]V, error)) *dataloader.Loader[K, V] {
-	b := &levelLoader[K, V]{done: map[K]V{}, expand: expand, fetch: fetch}
-	return dataloader.NewBatchedLoader(b.batch, dataloader.WithWait[K, V](wait))
+func newLevelLoader[K comparable, V any](wait time.Duration, expand func([]K) []K, fetch func(context.Context, []K) (map[K]V, error)) *Level[K, V] {
+	return &Level[K, V]{done: map[K]V{}, expand: expand, fetch: fetch, wait: wait}
 }
 
 // expandByEntity adds, for each key, the same key for every sibling entity.
@@ -460,8 +501,8 @@ const (
 )
 
 // load runs one loader call and returns its value.
-func load[K comparable, V any](ctx context.Context, l *dataloader.Loader[K, V], key K) (V, error) {
-	v, err := l.Load(ctx, key)()
+func load[K comparable, V any](ctx context.Context, l *Level[K, V], key K) (V, error) {
+	v, err := l.Load(ctx, key)
 	if err != nil {
 		var zero V
 		return zero, fmt.Errorf("error loading: %w", err)

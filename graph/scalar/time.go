@@ -27,6 +27,14 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 	})
 }
 
+// AppendTime appends t quoted, as MarshalTime writes it; the generated
+// executor (graph/fastexec_gen.go) writes Time values through it.
+func AppendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, TimeLayout)
+	return append(b, '"')
+}
+
 // UnmarshalTime reads an ISO 8601 date-time string (any offset, optional
 // fractional seconds; see cryptointel.ParseInstant) within the instant
 // bounds.

@@ -1,0 +1,139 @@
+// Package jsonw is the byte writer of the generated executor (graph's
+// fastexec_gen.go and ops_gen.go): values are appended to one buffer in
+// exactly the bytes gqlgen's marshalers write, so a response is built
+// without a graphql.Marshaler, a closure or a map per value. An object that
+// turns out null (a non-null field inside it failed) is cut back with
+// Truncate.
+package jsonw
+
+import (
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Writer appends JSON to B. The zero value is ready to use.
+type Writer struct {
+	// B holds what was written.
+	B []byte
+	// HTML, when set, escapes <, > and & (and U+2028, U+2029) in strings
+	// as encoding/json does by default, so the bytes are what
+	// json.Marshal would make of a json.RawMessage holding them.
+	HTML bool
+}
+
+// Write appends p; Writer is an io.Writer for the marshalers it falls back
+// to.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.B = append(w.B, p...)
+	return len(p), nil
+}
+
+// WriteString appends s.
+func (w *Writer) WriteString(s string) (int, error) {
+	w.B = append(w.B, s...)
+	return len(s), nil
+}
+
+// Byte appends c.
+func (w *Writer) Byte(c byte) { w.B = append(w.B, c) }
+
+// Raw appends s as it is.
+func (w *Writer) Raw(s string) { w.B = append(w.B, s...) }
+
+// Len is the number of bytes written.
+func (w *Writer) Len() int { return len(w.B) }
+
+// Truncate cuts the buffer back to n bytes.
+func (w *Writer) Truncate(n int) { w.B = w.B[:n] }
+
+// Null appends null.
+func (w *Writer) Null() { w.B = append(w.B, "null"...) }
+
+// Bool appends true or false.
+func (w *Writer) Bool(b bool) {
+	if b {
+		w.B = append(w.B, "true"...)
+	} else {
+		w.B = append(w.B, "false"...)
+	}
+}
+
+// Int appends i in decimal, as graphql.MarshalInt and MarshalInt64 do.
+func (w *Writer) Int(i int64) { w.B = strconv.AppendInt(w.B, i, 10) }
+
+// Float appends f as fmt's %g does (graphql.MarshalFloat). It reports
+// false, writing nothing, for an infinity or NaN, which GraphQL cannot
+// carry; the caller records the error and writes null.
+func (w *Writer) Float(f float64) bool {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return false
+	}
+	w.B = strconv.AppendFloat(w.B, f, 'g', -1, 64)
+	return true
+}
+
+// Time appends t in UTC in layout, quoted (layout must yield no byte that
+// JSON escapes).
+func (w *Writer) Time(t time.Time, layout string) {
+	w.B = append(w.B, '"')
+	w.B = t.UTC().AppendFormat(w.B, layout)
+	w.B = append(w.B, '"')
+}
+
+// Key appends "name": for an object member whose name needs no escaping
+// (a GraphQL name or alias), preceded by a comma unless first.
+func (w *Writer) Key(name string, first bool) {
+	if !first {
+		w.B = append(w.B, ',')
+	}
+	w.B = append(w.B, '"')
+	w.B = append(w.B, name...)
+	w.B = append(w.B, '"', ':')
+}
+
+const (
+	hex      = "0123456789ABCDEF" // gqlgen's control-character escapes
+	hexLower = "0123456789abcdef" // encoding/json's HTML escapes
+)
+
+// String appends s quoted the way gqlgen's MarshalString does: \t, \r, \n,
+// \\ and \" escaped, other control characters as \u00XX (upper-case hex),
+// everything else (invalid UTF-8 included) as it is. With HTML set it then
+// escapes as encoding/json's HTML-safe compaction would.
+func (w *Writer) String(s string) {
+	w.B = append(w.B, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '\\' && c != '"' && (!w.HTML || (c != '<' && c != '>' && c != '&' && c != 0xE2)) {
+			continue
+		}
+		switch c {
+		case '\t':
+			w.B = append(append(w.B, s[start:i]...), '\\', 't')
+		case '\r':
+			w.B = append(append(w.B, s[start:i]...), '\\', 'r')
+		case '\n':
+			w.B = append(append(w.B, s[start:i]...), '\\', 'n')
+		case '\\', '"':
+			w.B = append(append(w.B, s[start:i]...), '\\', c)
+		case '<', '>', '&':
+			w.B = append(append(w.B, s[start:i]...), '\\', 'u', '0', '0', hexLower[c>>4], hexLower[c&0xF])
+		case 0xE2:
+			// U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != '\u2028' && r != '\u2029' {
+				continue
+			}
+			w.B = append(append(w.B, s[start:i]...), '\\', 'u', '2', '0', '2', hexLower[r&0xF])
+			i += size - 1
+		default:
+			w.B = append(append(w.B, s[start:i]...), '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	w.B = append(w.B, s[start:]...)
+	w.B = append(w.B, '"')
+}
