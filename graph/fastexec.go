@@ -167,28 +167,24 @@ type fpath struct {
 	isIndex bool
 }
 
-// fieldContext builds the gqlgen field contexts of p, as gqlgen would have
-// them when resolving the value at p (errors take their path from it).
-func (p *fpath) fieldContext() *graphql.FieldContext {
+// errCtx is ctx with the field contexts of p, as gqlgen would have them
+// when resolving the value at p (errors take their path from them). Only
+// the error paths build them.
+func (x *fastExec) errCtx(ctx context.Context, p *fpath) context.Context {
 	if p == nil {
-		return nil
+		return ctx
 	}
-	fc := &graphql.FieldContext{Parent: p.parent.fieldContext()}
+	// graphql.WithFieldContext sets each context's parent to the one
+	// ctx carries, so the chain is built from the root down.
+	ctx = x.errCtx(ctx, p.parent)
+	fc := &graphql.FieldContext{}
 	if p.isIndex {
 		i := p.index
 		fc.Index = &i
 	} else {
 		fc.Field = *p.field
 	}
-	return fc
-}
-
-// errCtx is ctx with the field context of p.
-func (x *fastExec) errCtx(ctx context.Context, p *fpath) context.Context {
-	if p == nil {
-		return ctx
-	}
-	return graphql.WithFieldContext(ctx, p.fieldContext())
+	return graphql.WithFieldContext(ctx, fc)
 }
 
 // plan is one selection set collected for one object type, with each

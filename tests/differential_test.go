@@ -1,0 +1,478 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/resolvers"
+	"github.com/cryptointel/cryptointel/rest"
+)
+
+// The differential test: every /v1 route (each parameter, valid and
+// invalid) and a set of /graphql documents run through the service's
+// executor — the generated executor and the compiled /v1 operations
+// (graph/gen) — and through gqlgen's own executor over the same data, and
+// their responses must be the same bytes, errors included. FuzzDifferential
+// feeds it parameters.
+
+// diffNow is the differential test's clock; the demo data is anchored
+// to it.
+var diffNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+// diffDenyHeader makes the test's access function refuse premium fields,
+// so the @access directive's refusal is compared too.
+const diffDenyHeader = "X-Diff-Deny-Premium"
+
+type denyKey struct{}
+
+// diffPair is the same service twice: fast (generated executor, compiled
+// operations) and reference (gqlgen's executor).
+type diffPair struct {
+	fast, ref http.Handler
+	routes    []rest.Route
+}
+
+var (
+	diffOnce sync.Once
+	diffDB   *db.DB
+	diffErr  error
+
+	diffPairOnce sync.Once
+	diffShared   *diffPair
+)
+
+// newDiffPair returns the pair over one database seeded with the demo data,
+// built once per process (the tests and every input of the fuzz target
+// share it).
+func newDiffPair(t testing.TB) *diffPair {
+	t.Helper()
+	diffPairOnce.Do(func() { diffShared = buildDiffPair(t) })
+	require.NotNil(t, diffShared, "the differential pair failed to build")
+	return diffShared
+}
+
+func buildDiffPair(t testing.TB) *diffPair {
+	t.Helper()
+	diffOnce.Do(func() {
+		// The database outlives the first test that asks for it: the
+		// process's other differential tests reuse it.
+		url := dbtest.NewURL(&keepAlive{TB: t})
+		diffDB, diffErr = db.Open(context.Background(), url, db.Options{MaxConns: 8})
+		if diffErr != nil {
+			return
+		}
+		diffDB.Now = func() time.Time { return diffNow }
+		_, diffErr = diffDB.SeedDemo(context.Background(), db.SeedOptions{Events: 1500})
+	})
+	require.NoError(t, diffErr)
+	access := func(ctx context.Context, layer, feature string) error {
+		if ctx.Value(denyKey{}) != nil && layer == "premium" {
+			return &db.Error{Code: db.EFORBIDDEN, Message: "This endpoint requires the premium layer."}
+		}
+		return nil
+	}
+	build := func(fast bool) http.Handler {
+		exec := resolvers.NewExecutor(resolvers.Config{Store: diffDB, CursorSecret: "differential", Access: access})
+		exec.SetFast(fast)
+		router, err := rest.New(rest.Config{
+			Executor: exec,
+			Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
+			Now:      diffDB.Now,
+		})
+		require.NoError(t, err)
+		mux := http.NewServeMux()
+		mux.Handle("/v1/", router)
+		mux.Handle("/graphql", exec)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get(diffDenyHeader) != "" {
+				r = r.WithContext(context.WithValue(r.Context(), denyKey{}, true))
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
+	p := &diffPair{fast: build(true), ref: build(false)}
+	for _, r := range rest.Routes() {
+		if r.Method == http.MethodGet && r.Handler == nil {
+			p.routes = append(p.routes, r)
+		}
+	}
+	return p
+}
+
+// keepAlive is a testing.TB whose cleanups never run, for a database shared
+// by the whole process (test databases are dropped by name prefix when a
+// later run creates the template).
+type keepAlive struct{ testing.TB }
+
+func (keepAlive) Cleanup(func()) {}
+
+// diffResult is what is compared of a response.
+type diffResult struct {
+	status      int
+	contentType string
+	body        []byte
+}
+
+func serve(h http.Handler, method, target, body string, header http.Header) diffResult {
+	// The query is set raw, as a client may send it (the fuzz target's
+	// bytes are not all a valid request line).
+	path, rawQuery, _ := strings.Cut(target, "?")
+	var req *http.Request
+	if body != "" {
+		req = httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req = httptest.NewRequest(method, path, nil)
+	}
+	req.URL.RawQuery = rawQuery
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return diffResult{status: rec.Code, contentType: rec.Header().Get("Content-Type"), body: rec.Body.Bytes()}
+}
+
+// compare serves one request on both sides and fails on any difference.
+func (p *diffPair) compare(t testing.TB, method, target, body string, header http.Header) diffResult {
+	t.Helper()
+	fast := serve(p.fast, method, target, body, header)
+	ref := serve(p.ref, method, target, body, header)
+	if fast.status == http.StatusInternalServerError || ref.status == http.StatusInternalServerError {
+		t.Fatalf("%s %s %s: a 500 (fast %s / reference %s)", method, target, body, fast.body, ref.body)
+	}
+	fb, rb := normalizeErrors(fast.body), normalizeErrors(ref.body)
+	if fast.status != ref.status || fast.contentType != ref.contentType || !bytes.Equal(fb, rb) {
+		t.Fatalf("%s %s %s: responses differ\nfast (%d %s):\n%s\nreference (%d %s):\n%s",
+			method, target, body, fast.status, fast.contentType, fast.body, ref.status, ref.contentType, ref.body)
+	}
+	return fast
+}
+
+// normalizeErrors sorts a GraphQL response's errors when it has several:
+// gqlgen resolves sibling fields concurrently, so the order in which it
+// records their errors varies from run to run. Everything else, each
+// error's bytes included, is compared as sent.
+func normalizeErrors(body []byte) []byte {
+	if !bytes.HasPrefix(body, []byte(`{"errors":[`)) {
+		return body
+	}
+	var resp struct {
+		Errors []json.RawMessage `json:"errors"`
+	}
+	if json.Unmarshal(body, &resp) != nil || len(resp.Errors) < 2 {
+		return body
+	}
+	sorted := make([]string, len(resp.Errors))
+	for i, e := range resp.Errors {
+		sorted[i] = string(e)
+	}
+	sort.Strings(sorted)
+	end := bytes.Index(body, []byte(`],"data"`))
+	if end < 0 {
+		return body
+	}
+	return append([]byte(`{"errors":[`+strings.Join(sorted, ",")), body[end:]...)
+}
+
+// diffValues are the values tried for a parameter of each type: valid,
+// boundary and invalid.
+func diffValues(p rest.Param) []string {
+	vals := []string{""}
+	switch p.Type {
+	case rest.TypeInteger:
+		vals = append(vals, "0", "1", "2", "5", "-3", "abc", "1.5", "99999999999999999999", "2147483648", " 7 ")
+		if p.Min != nil {
+			vals = append(vals, strconv.Itoa(*p.Min-1), strconv.Itoa(*p.Min))
+		}
+		if p.Max != nil {
+			vals = append(vals, strconv.Itoa(*p.Max), strconv.Itoa(*p.Max+1))
+		}
+		if p.Name == "id" || p.Name == "entityId" {
+			vals = append(vals, "101", "102", "110", "150", "999999")
+		}
+	case rest.TypeString:
+		vals = append(vals, "Ethereum", "eth", "solana foundation", "défi", "x", strings.Repeat("a", 3000), "a\x00b", "<b>&amp;</b>")
+		vals = append(vals, p.Enum...)
+		if len(p.Enum) > 0 {
+			vals = append(vals, "bogus", strings.ToUpper(p.Enum[0]))
+		}
+		if p.Name == "category" {
+			vals = append(vals, "partnership", "funding", "listing")
+		}
+	case rest.TypeBoolean:
+		vals = append(vals, "true", "false", "1", "0", "yes", "TRUE")
+	case rest.TypeDateTime:
+		for _, d := range []time.Duration{time.Hour, 36 * time.Hour, 6 * 24 * time.Hour, 8 * 24 * time.Hour, 29 * 24 * time.Hour, 31 * 24 * time.Hour, -time.Hour} {
+			vals = append(vals, diffNow.Add(-d).Format(time.RFC3339))
+		}
+		vals = append(vals, "2026-11-19", "garbage", "2026-11-19T10:00:00.123+02:00")
+	case rest.TypeIntegerList:
+		vals = append(vals, "101,102,103", "101", "a,b", "101,101,102", "0,-1", diffIDs(26), diffIDs(25))
+	case rest.TypeStringList:
+		vals = append(vals, p.Enum...)
+		vals = append(vals, "radar,signal", "bogus", "radar,bogus")
+	}
+	return vals
+}
+
+func diffIDs(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(100 + i)
+	}
+	return strings.Join(ids, ",")
+}
+
+// baseQuery is a valid request of route: its required parameters set.
+func baseQuery(r rest.Route) (path string, q url.Values) {
+	path = r.Path
+	q = url.Values{}
+	for _, p := range r.Params {
+		if !p.Required {
+			continue
+		}
+		var v string
+		switch p.Type {
+		case rest.TypeInteger:
+			v = "101"
+		case rest.TypeString:
+			v = "Ethereum"
+		case rest.TypeDateTime:
+			v = diffNow.Add(-72 * time.Hour).Format(time.RFC3339)
+		case rest.TypeIntegerList:
+			v = "101,102,103"
+		default:
+			v = "x"
+		}
+		if p.In == "path" {
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", v)
+		} else {
+			q.Set(p.Name, v)
+		}
+	}
+	return path, q
+}
+
+func target(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// TestDifferentialREST runs every /v1 graph route with each parameter
+// varied alone from a valid request, then walks the cursor routes a few
+// pages, and compares the two executors.
+func TestDifferentialREST(t *testing.T) {
+	t.Parallel()
+	p := newDiffPair(t)
+	n := 0
+	for _, r := range p.routes {
+		path, base := baseQuery(r)
+		p.compare(t, http.MethodGet, target(path, base), "", nil)
+		p.compare(t, http.MethodGet, target(path, base), "", http.Header{diffDenyHeader: {"1"}})
+		n += 2
+		for _, prm := range r.Params {
+			for _, v := range diffValues(prm) {
+				q := url.Values{}
+				for k, vs := range base {
+					q[k] = vs
+				}
+				pth := path
+				if prm.In == "path" {
+					if v == "" || strings.ContainsAny(v, "/?#%") {
+						continue
+					}
+					pth = strings.ReplaceAll(r.Path, "{"+prm.Name+"}", url.PathEscape(v))
+				} else if v == "" {
+					q.Del(prm.Name)
+				} else {
+					q.Set(prm.Name, v)
+				}
+				p.compare(t, http.MethodGet, target(pth, q), "", nil)
+				n++
+			}
+		}
+		// Pages after the first, through each side's own cursor.
+		if hasParam(r, "cursor") {
+			q := url.Values{}
+			for k, vs := range base {
+				q[k] = vs
+			}
+			q.Set("limit", "3")
+			for page := 0; page < 3; page++ {
+				res := p.compare(t, http.MethodGet, target(path, q), "", nil)
+				cur := nextCursorOf(res.body)
+				if cur == "" {
+					break
+				}
+				q.Set("cursor", cur)
+				n++
+			}
+		}
+	}
+	t.Logf("%d /v1 requests compared", n)
+}
+
+func hasParam(r rest.Route, name string) bool {
+	for _, p := range r.Params {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func nextCursorOf(body []byte) string {
+	var env struct {
+		NextCursor *string `json:"next_cursor"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.NextCursor == nil {
+		return ""
+	}
+	return *env.NextCursor
+}
+
+// diffDocuments are the /graphql documents compared: every entry point,
+// nesting, aliases, fragments, directives, variables, nulls and errors.
+var diffDocuments = []struct{ query, vars string }{
+	{threeHopQuery, `{"id":101,"n":5}`},
+	{threeHopQuery, `{"id":999999,"n":5}`},
+	{threeHopQuery, `{"id":102,"n":25}`},
+	{`{ events(first: 25) { window sort limit offset since nextCursor nodes { id title eventCategory eventSubcategory summary bullets owners { id label type aliases canonicalName displayName entityType status eventCount } participants { id label } evidence { id content url timestamp } latestEvidenceTimestamp significance contentType sourceType eventSurface globalSummary bulletSummary eventOwner { id } eventParticipants { id } posts { id } latestPostTimestamp signal __typename } } }`, ``},
+	{`{ events(surface: SIGNAL, sort: RECENCY, window: "7d", first: 10, offset: 3) { nodes { id significance } } }`, ``},
+	{`{ events(window: "1y") { nodes { id } } }`, ``},
+	{`{ events(since: "2026-10-01T00:00:00Z") { nodes { id } } }`, ``},
+	{`query($s: Time) { events(since: $s) { since nodes { id } } }`, `{"s":"not a time"}`},
+	{`{ events(topic: "ethereum staking", first: 5) { nodes { id title } } }`, ``},
+	{`{ events(entityId: 101, category: "partnership") { nodes { id } } }`, ``},
+	{`{ topSignals(first: 3) { id title significance } a: topSignals(first: 1) { id } }`, ``},
+	{`{ eventsByCategory(category: "funding", surface: RADAR, first: 4) { id eventCategory } }`, ``},
+	{`{ feed(since: "2026-11-15T00:00:00Z", first: 3) { limit offset since nextCursor nodes { id latestEvidenceTimestamp } } }`, ``},
+	{`{ feed(since: "2026-11-15T00:00:00Z", after: "bogus") { nodes { id } } }`, ``},
+	{`{ feed(since: "2026-11-01T00:00:00Z") { nodes { id } } }`, ``},
+	{`{ feed(since: "2026-11-15T00:00:00Z", feed: "nope") { nodes { id } } }`, ``},
+	{`{ event(id: 1) { id title owners { id } } missing: event(id: 999999) { id } }`, ``},
+	{`{ entity(id: 101) { ...E references { id referenceType title url } markets { id question url outcomes probability volume closesAt entity { id } } } } fragment E on Entity { id canonicalName displayName label entityType type status aliases eventCount }`, ``},
+	{`{ entities(ids: [101, 999999, 102]) { id label } }`, ``},
+	{`{ entities(ids: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26]) { id } }`, ``},
+	{`{ resolveEntities(name: "eth", first: 5) { entity { id label } matchedVia matchType matchRank matchedValue } }`, ``},
+	{`{ resolveEntities(name: "") { matchRank } }`, ``},
+	{`{ searchEvents(query: "ethereum upgrade", first: 5) { event { id title } matchedVia matchType matchRank } }`, ``},
+	{`{ organization(id: 101) { id label aliases entity { id } radar(first: 2) { id signal } signal(first: 2) { id } signalHistory(days: 5) { date signalCount radarCount } } }`, ``},
+	{`{ organizationsByName(name: "foundation", first: 3) { id label type aliases matchedVia matchType matchRank matchedValue } }`, ``},
+	{`{ organizations(first: 3, offset: 2) { id label } }`, ``},
+	{`{ brief(id: 101, since: "2026-11-13T00:00:00Z", first: 2) { organizationId label radar { id } signal { id } counts { radar signal } error } }`, ``},
+	{`{ brief(id: 999999, since: "2026-11-13T00:00:00Z") { organizationId } }`, ``},
+	{`{ briefs(ids: [101, 999999, 103], since: "2026-11-13T00:00:00Z", first: 2) { organizationId label radar { id title } counts { radar signal } error } }`, ``},
+	{`{ briefs(ids: [], since: "2026-11-13T00:00:00Z") { organizationId } }`, ``},
+	{`{ marketViews(first: 3) { orgId organization markets { id question } events { subeventId subeventLabel subeventType normalizedTitle injectedSummary posts { id content date } } } }`, ``},
+	{`{ marketViewsByOrganization(id: 101) { orgId markets { id entity { id } } } }`, ``},
+	{`{ entity(id: 101) { timeline(first: 3) { nextCursor limit nodes { id } } research(first: 2) { nextCursor nodes { id contentType sourceType } } media(first: 2) { nodes { id } } events(surface: SIGNAL, sort: SIGNIFICANCE, first: 3, offset: 1) { sort nodes { id significance } } } }`, ``},
+	{`{ entity(id: 101) { timeline(after: "bogus") { nodes { id } } research(since: "2020-01-01T00:00:00Z") { nodes { id } } } }`, ``},
+	{`query($skip: Boolean!, $inc: Boolean!) { entity(id: 101) { id label @skip(if: $skip) aliases @include(if: $inc) ... on Entity { status } ... @include(if: $inc) { entityType } } }`, `{"skip":true,"inc":false}`},
+	{`query($skip: Boolean!, $inc: Boolean!) { entity(id: 101) { id label @skip(if: $skip) aliases @include(if: $inc) ... on Entity { status } ... @include(if: $inc) { entityType } } }`, `{"skip":false,"inc":true}`},
+	{`{ entity(id: 101) { id id label x: label relationships(first: 2) { relatedEntity { id } } relationships(first: 2) { direction } } }`, ``},
+	{`{ __typename entity(id: 101) { __typename relationships(first: 1) { __typename } } }`, ``},
+	{`{ __schema { queryType { name } } }`, ``},
+	{`{ organizations { id } feed(since: "2026-11-15T00:00:00Z") { limit } entity(id: 101) { id } }`, ``},
+	{`{ entity(id: "x") { id } }`, ``},
+	{`{ nope }`, ``},
+	{`query Q($id: Int!) { entity(id: $id) { id } }`, `{"id":"abc"}`},
+	{`query Q($id: Int!) { entity(id: $id) { id } }`, `{}`},
+}
+
+// TestDifferentialGraphQL compares the executors on diffDocuments.
+func TestDifferentialGraphQL(t *testing.T) {
+	t.Parallel()
+	p := newDiffPair(t)
+	for _, d := range diffDocuments {
+		body := map[string]any{"query": d.query}
+		if d.vars != "" {
+			body["variables"] = json.RawMessage(d.vars)
+		}
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		p.compare(t, http.MethodPost, "/graphql", string(b), nil)
+		p.compare(t, http.MethodPost, "/graphql", string(b), http.Header{diffDenyHeader: {"1"}})
+	}
+}
+
+// FuzzDifferential feeds the /v1 routes arbitrary query strings (and
+// /graphql arbitrary variables for the 3-hop document) and compares the
+// executors.
+func FuzzDifferential(f *testing.F) {
+	f.Add(uint8(0), "limit=25")
+	f.Add(uint8(1), "limit=3&sort=recency&window=7d")
+	f.Add(uint8(3), "q=ethereum&limit=2")
+	f.Add(uint8(7), "ids=101,102&since=2026-11-15T00:00:00Z&compact")
+	f.Add(uint8(9), "id=101&include=radar,signal&includeLimit=2")
+	f.Add(uint8(12), "since=2026-11-16T00:00:00Z&limit=2&offset=1")
+	f.Add(uint8(255), `{"id":101,"n":3}`)
+	f.Fuzz(func(t *testing.T, route uint8, raw string) {
+		p := newDiffPair(t)
+		if int(route) >= len(p.routes) {
+			body := `{"query":` + jsonString(threeHopQuery) + `,"variables":` + raw + `}`
+			if !json.Valid([]byte(body)) {
+				return
+			}
+			p.compare(t, http.MethodPost, "/graphql", body, nil)
+			return
+		}
+		r := p.routes[route]
+		path, _ := baseQuery(r)
+		if _, err := url.ParseQuery(raw); err != nil || strings.ContainsAny(raw, "#") {
+			return
+		}
+		p.compare(t, http.MethodGet, path+"?"+raw, "", nil)
+	})
+}
+
+// TestDifferentialDetectsADifference proves the comparison can fail: a
+// body changed by one byte is reported.
+func TestDifferentialDetectsADifference(t *testing.T) {
+	t.Parallel()
+	a := []byte(`{"errors":[{"message":"b"},{"message":"a"}],"data":null}`)
+	b := []byte(`{"errors":[{"message":"a"},{"message":"b"}],"data":null}`)
+	require.Equal(t, normalizeErrors(a), normalizeErrors(b))
+	require.NotEqual(t, normalizeErrors(a), normalizeErrors([]byte(`{"errors":[{"message":"a"},{"message":"c"}],"data":null}`)))
+	ft := &fakeTB{TB: t}
+	p := &diffPair{
+		fast: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"data":1}`)) }), //nolint:errcheck
+		ref:  http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"data":2}`)) }), //nolint:errcheck
+	}
+	func() {
+		defer func() { recover() }() //nolint:errcheck // fakeTB.Fatalf panics to stop the comparison
+		p.compare(ft, http.MethodGet, "/", "", nil)
+	}()
+	require.True(t, ft.failed, "a difference must fail the comparison")
+}
+
+type fakeTB struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.failed = true
+	panic(errors.New(fmt.Sprintf(format, args...)))
+}
