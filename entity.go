@@ -59,6 +59,8 @@ type EntityRelationship struct {
 	Direction string `bun:"direction"`
 	// RelatedEntityID is the entity at the other end of the edge.
 	RelatedEntityID int64 `bun:"related_entity_id"`
+	// Related is that entity when the read loaded it with the edge.
+	Related *Entity `bun:"-"`
 }
 
 // Messages of an unknown entity and an unknown organization (an entity as

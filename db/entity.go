@@ -9,19 +9,6 @@ import (
 	"github.com/cryptointel/cryptointel"
 )
 
-// EntitiesByIDs returns the entities with the given ids in one statement,
-// in no particular order; unknown ids are absent.
-func EntitiesByIDs(ctx context.Context, idb bun.IDB, ids []int64) ([]*cryptointel.Entity, error) {
-	out := []*cryptointel.Entity{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	if err := idb.NewSelect().Model(&out).Where("id = ANY(?)", pgArray(ids)).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
-	}
-	return out, nil
-}
-
 // ListEntities returns the entity directory ordered by id.
 func ListEntities(ctx context.Context, idb bun.IDB, limit, offset int) ([]*cryptointel.Entity, error) {
 	out := []*cryptointel.Entity{}

@@ -569,8 +569,8 @@ func SkipDelivery(ctx context.Context, idb bun.IDB, deliveryID, reason string) e
 // event, its owners and participants (in position order) and its evidence
 // (newest first). An entity's label is its display name, or its canonical
 // name when that is empty. Returns ENOTFOUND when the event does not exist.
-func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*wire.Event, error) {
-	evs, err := EventsByIDs(ctx, idb, []int64{id})
+func WebhookEventByID(ctx context.Context, q Querier, id int64) (*wire.Event, error) {
+	evs, err := EventsByIDs(ctx, q, []int64{id})
 	if err != nil {
 		return nil, err
 	}
@@ -578,11 +578,11 @@ func WebhookEventByID(ctx context.Context, idb bun.IDB, id int64) (*wire.Event, 
 		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEventNotFound}
 	}
 	ev := evs[0]
-	refs, err := EntitiesByEventIDs(ctx, idb, []int64{id})
+	refs, err := EntitiesByEventIDs(ctx, q, []int64{id})
 	if err != nil {
 		return nil, err
 	}
-	evidence, err := EvidenceByEventIDs(ctx, idb, []int64{id})
+	evidence, err := EvidenceByEventIDs(ctx, q, []int64{id})
 	if err != nil {
 		return nil, err
 	}

@@ -226,7 +226,7 @@ func buildDeliveryBody(ctx context.Context, store *db.DB, d *cryptointel.Webhook
 	if d.EventID == nil {
 		return json.Marshal(deliveryBody{EventType: d.EventType, Event: pingEvent{WebhookID: hook.ID, Message: "Webhook test from cryptointel"}, Timestamp: now})
 	}
-	ev, err := db.WebhookEventByID(ctx, store.Bun, *d.EventID)
+	ev, err := db.WebhookEventByID(ctx, store.Pool, *d.EventID)
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func loadItems(ctx context.Context, store *db.DB, after, upTo int64, f db.Stream
 		items[i] = &Item{Event: ev, Owners: []*cryptointel.Entity{}, Participants: []*cryptointel.Entity{}, Evidence: []*cryptointel.Evidence{}}
 		byID[ev.ID] = items[i]
 	}
-	refs, err := db.EntitiesByEventIDs(ctx, store.Bun, ids)
+	refs, err := db.EntitiesByEventIDs(ctx, store.Pool, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func loadItems(ctx context.Context, store *db.DB, after, upTo int64, f db.Stream
 			it.Participants = append(it.Participants, r.Entity)
 		}
 	}
-	evidence, err := db.EvidenceByEventIDs(ctx, store.Bun, ids)
+	evidence, err := db.EvidenceByEventIDs(ctx, store.Pool, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, 
 	for i, id := range ids {
 		keys[i] = int64(id)
 	}
-	ents, err := db.EntitiesByIDs(ctx, r.store.Read, keys)
+	ents, err := db.EntitiesByIDs(ctx, r.store.Reader(), keys)
 	if err != nil {
 		return nil, err
 	}
@@ -28,12 +28,12 @@ func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, 
 		found = append(found, e.ID)
 	}
 	f := db.EntityEventFilter{Since: since.UTC(), Sort: db.SortRecency, Limit: limit}
-	radar, err := db.EventsByEntityIDs(ctx, r.store.Read, found, f)
+	radar, err := db.EventsByEntityIDs(ctx, r.store.Reader(), found, f)
 	if err != nil {
 		return nil, err
 	}
 	f.SignalOnly = true
-	signal, err := db.EventsByEntityIDs(ctx, r.store.Read, found, f)
+	signal, err := db.EventsByEntityIDs(ctx, r.store.Reader(), found, f)
 	if err != nil {
 		return nil, err
 	}

@@ -291,14 +291,15 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 	if wait <= 0 {
 		wait = DefaultLoaderWait
 	}
-	idb := store.Read
+	idb := store.Read   // the reads still on Bun
+	q := store.Reader() // the hot reads, on pgx (db/read.go)
 	s := &siblings{entities: map[int64][]int64{}, events: map[int64][]int64{}}
 	l := &Loaders{sib: s}
 	entityIDs := func(ids []int64) []int64 { return s.expand(s.entities, ids) }
 	eventIDs := func(ids []int64) []int64 { return s.expand(s.events, ids) }
 
 	l.EntityByID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Entity, error) {
-		rows, err := db.EntitiesByIDs(ctx, idb, ids)
+		rows, err := db.EntitiesByIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -309,7 +310,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		return m, nil
 	})
 	l.EventByID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Event, error) {
-		rows, err := db.EventsByIDs(ctx, idb, ids)
+		rows, err := db.EventsByIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +321,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		return m, nil
 	})
 	l.EvidenceByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Evidence, error) {
-		rows, err := db.EvidenceByEventIDs(ctx, idb, ids)
+		rows, err := db.EvidenceByEventIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +332,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		return m, nil
 	})
 	l.RolesByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]EventRoles, error) {
-		rows, err := db.EntitiesByEventIDs(ctx, idb, ids)
+		rows, err := db.EntitiesByEventIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -365,7 +366,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			m := make(map[RelationshipsKey][]*cryptointel.EntityRelationship, len(keys))
 			var related []int64
 			for p, ids := range groups {
-				rows, err := db.RelationshipsByEntityIDs(ctx, idb, ids, p.limit, p.offset)
+				rows, err := db.RelationshipsByEntityIDs(ctx, q, ids, p.limit, p.offset)
 				if err != nil {
 					return nil, err
 				}
@@ -373,6 +374,9 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 					k := RelationshipsKey{EntityID: r.EntityID, Limit: p.limit, Offset: p.offset}
 					m[k] = append(m[k], r)
 					related = append(related, r.RelatedEntityID)
+					if r.Related != nil {
+						l.EntityByID.Prime(ctx, r.Related.ID, r.Related)
+					}
 				}
 			}
 			l.Entities(related)
@@ -430,7 +434,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			m := make(map[EntityEventsKey][]*cryptointel.Event, len(keys))
 			var all []int64
 			for _, g := range order {
-				rows, err := db.EventsByEntityIDs(ctx, idb, groups[g], g.filter())
+				rows, err := db.EventsByEntityIDs(ctx, q, groups[g], g.filter())
 				if err != nil {
 					return nil, err
 				}

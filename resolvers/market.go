@@ -38,7 +38,7 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ents, err := db.EntitiesByIDs(ctx, r.store.Read, ids)
+	ents, err := db.EntitiesByIDs(ctx, r.store.Reader(), ids)
 	if err != nil {
 		return nil, err
 	}

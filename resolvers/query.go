@@ -54,7 +54,7 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	if entityID != nil {
 		f.EntityID = int64(*entityID)
 	}
-	evs, err := db.ListEvents(ctx, r.store.Read, f)
+	evs, err := db.ListEvents(ctx, r.store.Reader(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 	if since != nil {
 		start = since.UTC()
 	}
-	evs, err := db.ListEvents(ctx, r.store.Read, db.EventFilter{
+	evs, err := db.ListEvents(ctx, r.store.Reader(), db.EventFilter{
 		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: cryptointel.TopSignalsFirst.Clamp(first),
 	})
 	if err != nil {
@@ -90,7 +90,7 @@ func (r *queryResolver) EventsByCategory(ctx context.Context, category string, s
 	if since != nil {
 		start = since.UTC()
 	}
-	evs, err := db.ListEvents(ctx, r.store.Read, db.EventFilter{
+	evs, err := db.ListEvents(ctx, r.store.Reader(), db.EventFilter{
 		SignalOnly: signal, Since: start, Category: category, Sort: db.SortRecency, Limit: limit,
 	})
 	if err != nil {
@@ -139,7 +139,7 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 		f.Offset = 0
 		off = 0
 	}
-	evs, err := db.FeedEvents(ctx, r.store.Read, f)
+	evs, err := db.FeedEvents(ctx, r.store.Reader(), f)
 	if err != nil {
 		return nil, err
 	}

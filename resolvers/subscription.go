@@ -111,7 +111,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, surface *graph.Surfac
 		from = seq
 	}
 	if entityID != nil {
-		ents, err := db.EntitiesByIDs(ctx, r.store.Bun, []int64{int64(*entityID)})
+		ents, err := db.EntitiesByIDs(ctx, r.store.Pool, []int64{int64(*entityID)})
 		if err != nil {
 			return nil, err
 		}

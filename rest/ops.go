@@ -1,134 +1,39 @@
 package rest
 
 import (
-	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+
+	"github.com/cryptointel/cryptointel/rest/ops"
 )
 
-// opsFS holds the fixed GraphQL operations of the /v1 routes: one operation
-// per file in ops/ (named after the file), and shared fragments in
-// ops/fragments/ that are appended to each operation that spreads them.
-// The fragments of the event's wire shape (EventFields, EntityRefFields,
-// EvidenceFields, EventCompactFields) are generated from the wire tables.
+// The fixed GraphQL operations of the /v1 routes live in package rest/ops
+// (ops/*.graphql, shared fragments in ops/fragments). The fragments of the
+// event's wire shape (EventFields, EntityRefFields, EvidenceFields,
+// EventCompactFields) are generated from the wire tables.
 //
 //go:generate go run ../wire/gen -fragments ops/fragments
-//go:embed ops/*.graphql ops/fragments/*.graphql
-var opsFS embed.FS
 
-// operation is one fixed GraphQL operation, ready to execute.
-type operation struct {
-	// File is the operation's file name without extension; routes refer to
-	// it in Route.Operation.
-	File string
-	// Name is the GraphQL operation name.
-	Name string
-	// Query is the full document: the operation and the fragments it uses.
-	Query string
-}
+// operation is one fixed GraphQL operation, ready to execute (rest/ops).
+type operation = ops.Operation
 
-// loadOperations reads, assembles and parses every embedded operation. When
-// schema is non-nil each one is also validated against it, so a route whose
-// operation does not fit the schema fails the service at startup.
+// loadOperations reads, assembles and parses every embedded operation
+// (rest/ops). When schema is non-nil each one is also validated against
+// it, so a route whose operation does not fit the schema fails the service
+// at startup.
 func loadOperations(schema *ast.Schema) (map[string]*operation, error) {
-	fragments := map[string]string{}
-	fragDeps := map[string][]string{}
-	fragFiles, err := fs.Glob(opsFS, "ops/fragments/*.graphql")
+	all, err := ops.Load()
 	if err != nil {
-		return nil, fmt.Errorf("error listing fragments: %w", err)
+		return nil, err
 	}
-	for _, f := range fragFiles {
-		src, err := fs.ReadFile(opsFS, f)
-		if err != nil {
-			return nil, fmt.Errorf("error reading %s: %w", f, err)
-		}
-		doc, err := parser.ParseQuery(&ast.Source{Name: f, Input: string(src)})
-		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: %w", f, err)
-		}
-		if len(doc.Fragments) != 1 || len(doc.Operations) != 0 {
-			return nil, fmt.Errorf("error loading %s: a fragment file holds exactly one fragment", f)
-		}
-		name := doc.Fragments[0].Name
-		fragments[name] = strings.TrimSpace(string(src))
-		fragDeps[name] = spreads(doc.Fragments[0].SelectionSet, nil)
-	}
-
-	opFiles, err := fs.Glob(opsFS, "ops/*.graphql")
-	if err != nil {
-		return nil, fmt.Errorf("error listing operations: %w", err)
-	}
-	ops := map[string]*operation{}
-	for _, f := range opFiles {
-		src, err := fs.ReadFile(opsFS, f)
-		if err != nil {
-			return nil, fmt.Errorf("error reading %s: %w", f, err)
-		}
-		doc, err := parser.ParseQuery(&ast.Source{Name: f, Input: string(src)})
-		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: %w", f, err)
-		}
-		if len(doc.Operations) != 1 || doc.Operations[0].Name == "" || len(doc.Fragments) != 0 {
-			return nil, fmt.Errorf("error loading %s: an operation file holds exactly one named operation and no fragments", f)
-		}
-		// The fragments the operation uses, transitively, each once.
-		used := map[string]bool{}
-		queue := spreads(doc.Operations[0].SelectionSet, nil)
-		for len(queue) > 0 {
-			name := queue[0]
-			queue = queue[1:]
-			if used[name] {
-				continue
-			}
-			if _, ok := fragments[name]; !ok {
-				return nil, fmt.Errorf("error loading %s: unknown fragment %s", f, name)
-			}
-			used[name] = true
-			queue = append(queue, fragDeps[name]...)
-		}
-		names := make([]string, 0, len(used))
-		for name := range used {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		parts := []string{strings.TrimSpace(string(src))}
-		for _, name := range names {
-			parts = append(parts, fragments[name])
-		}
-		query := strings.Join(parts, "\n\n") + "\n"
-		full, err := parser.ParseQuery(&ast.Source{Name: f, Input: query})
-		if err != nil {
-			return nil, fmt.Errorf("error parsing assembled %s: %w", f, err)
-		}
-		if schema != nil {
-			if errs := validator.ValidateWithRules(schema, full, nil); len(errs) > 0 {
-				return nil, fmt.Errorf("error validating %s against the schema: %w", f, errs)
+	if schema != nil {
+		for file, op := range all {
+			if errs := validator.ValidateWithRules(schema, op.Doc, nil); len(errs) > 0 {
+				return nil, fmt.Errorf("error validating %s.graphql against the schema: %w", file, errs)
 			}
 		}
-		file := strings.TrimSuffix(path.Base(f), ".graphql")
-		ops[file] = &operation{File: file, Name: doc.Operations[0].Name, Query: query}
 	}
-	return ops, nil
-}
-
-// spreads appends the names of the fragments spread anywhere in set.
-func spreads(set ast.SelectionSet, out []string) []string {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			out = spreads(s.SelectionSet, out)
-		case *ast.InlineFragment:
-			out = spreads(s.SelectionSet, out)
-		case *ast.FragmentSpread:
-			out = append(out, s.Name)
-		}
-	}
-	return out
+	return all, nil
 }

@@ -1,0 +1,410 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The graph's hot reads — pages of events, their owners, participants and
+// evidence, entities by id, relationships, each entity's events — run on
+// pgx directly rather than through Bun: their SQL texts are fixed (one per
+// combination of filters), so pgx prepares each once per connection and
+// PostgreSQL plans it once, and rows come back in the binary format and are
+// scanned without reflection. Bun's text scanning was about a third of the
+// CPU of a computed page (tests/bench/NOTES.md).
+
+// Querier runs the read statements: DB.Reader() for content reads (a
+// caught-up replica when the request's grant allows it, else the primary),
+// the primary's pool (*pgxpool.Pool) for reads that must see the primary,
+// a connection or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+var (
+	_ Querier = (*pgxpool.Pool)(nil)
+	_ Querier = (*Reader)(nil)
+)
+
+// eventColumns are the events columns the reads scan (alias e), in
+// scanEvent's order.
+const eventColumns = "e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, " +
+	"e.content_type, e.latest_evidence_at, e.ingest_seq, e.created_at, e.updated_at"
+
+// eventDest returns the scan destinations of eventColumns into e.
+func eventDest(e *cryptointel.Event, dst []any) []any {
+	return append(dst, &e.ID, &e.Title, &e.Category, &e.Subcategory, &e.Summary, &e.Bullets, &e.Significance,
+		&e.ContentType, &e.LatestEvidenceAt, &e.IngestSeq, &e.CreatedAt, &e.UpdatedAt)
+}
+
+// utcEvent puts e's instants in UTC, as Bun's scanning did.
+func utcEvent(e *cryptointel.Event) {
+	e.LatestEvidenceAt = e.LatestEvidenceAt.UTC()
+	e.CreatedAt = e.CreatedAt.UTC()
+	e.UpdatedAt = e.UpdatedAt.UTC()
+}
+
+// entityColumns are the entities columns the reads scan (alias n), in
+// entityDest's order.
+const entityColumns = "n.id, n.canonical_name, n.display_name, n.entity_type, n.status, n.aliases, n.event_count, n.created_at, n.updated_at"
+
+func entityDest(e *cryptointel.Entity, dst []any) []any {
+	return append(dst, &e.ID, &e.CanonicalName, &e.DisplayName, &e.EntityType, &e.Status, &e.Aliases, &e.EventCount,
+		&e.CreatedAt, &e.UpdatedAt)
+}
+
+func utcEntity(e *cryptointel.Entity) {
+	e.CreatedAt = e.CreatedAt.UTC()
+	e.UpdatedAt = e.UpdatedAt.UTC()
+}
+
+// query runs sql on q, counting it as one of the request's statements.
+func query(ctx context.Context, q Querier, sql string, args ...any) (pgx.Rows, error) {
+	CountStatement(ctx)
+	return q.Query(ctx, sql, args...)
+}
+
+// sqlArgs builds a statement's positional arguments.
+type sqlArgs []any
+
+// add appends v and returns its placeholder.
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// scanEvents reads rows of eventColumns (after lead extra columns scanned
+// into lead) into events.
+func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) error {
+	defer rows.Close()
+	dst := make([]any, 0, 12)
+	for rows.Next() {
+		e := new(cryptointel.Event)
+		if err := rows.Scan(eventDest(e, dst[:0])...); err != nil {
+			return fmt.Errorf("error scanning %s: %w", what, err)
+		}
+		utcEvent(e)
+		each(e)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("error selecting %s: %w", what, err)
+	}
+	return nil
+}
+
+// ListEvents returns one page of events matching f.
+func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.Event, error) {
+	var (
+		a sqlArgs
+		b strings.Builder
+	)
+	b.WriteString("SELECT " + eventColumns + " FROM events e WHERE e.latest_evidence_at >= ")
+	since := a.add(f.Since)
+	b.WriteString(since)
+	if f.SignalOnly {
+		b.WriteString(" AND e.significance IS NOT NULL")
+	}
+	if f.Category != "" {
+		b.WriteString(" AND e.category = " + a.add(f.Category))
+	}
+	if f.EntityID != 0 {
+		b.WriteString(" AND e.id IN (SELECT event_id FROM event_entities WHERE entity_id = " + a.add(f.EntityID) +
+			" AND latest_evidence_at >= " + since + ")")
+	}
+	if strings.TrimSpace(f.Topic) != "" {
+		b.WriteString(" AND e.search @@ websearch_to_tsquery('english', " + a.add(f.Topic) + ")")
+	}
+	if f.Sort == SortRecency {
+		b.WriteString(" ORDER BY e.latest_evidence_at DESC, e.id DESC")
+	} else {
+		b.WriteString(" ORDER BY e.significance DESC NULLS LAST, e.latest_evidence_at DESC, e.id DESC")
+	}
+	b.WriteString(" LIMIT " + a.add(f.Limit) + " OFFSET " + a.add(f.Offset))
+	rows, err := query(ctx, q, b.String(), a...)
+	if err != nil {
+		return nil, fmt.Errorf("error listing events: %w", err)
+	}
+	out := make([]*cryptointel.Event, 0, f.Limit)
+	if err := scanEvents(rows, "events", func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FeedEvents returns one page of a bulk feed, ascending by
+// (latest_evidence_at, id) from f.Since, so that a keyset walk picks up
+// events ingested while it runs without duplicates or gaps.
+func FeedEvents(ctx context.Context, q Querier, f FeedFilter) ([]*cryptointel.Event, error) {
+	var (
+		a sqlArgs
+		b strings.Builder
+	)
+	b.WriteString("SELECT " + eventColumns + " FROM events e WHERE e.latest_evidence_at >= " + a.add(f.Since))
+	if f.SignalOnly {
+		b.WriteString(" AND e.significance IS NOT NULL")
+	}
+	if f.Category != "" {
+		b.WriteString(" AND e.category = " + a.add(f.Category))
+	}
+	offset := 0
+	if f.After != nil {
+		b.WriteString(" AND (e.latest_evidence_at, e.id) > (" + a.add(f.After.At) + ", " + a.add(f.After.ID) + ")")
+	} else {
+		offset = f.Offset
+	}
+	b.WriteString(" ORDER BY e.latest_evidence_at, e.id LIMIT " + a.add(f.Limit) + " OFFSET " + a.add(offset))
+	rows, err := query(ctx, q, b.String(), a...)
+	if err != nil {
+		return nil, fmt.Errorf("error reading feed: %w", err)
+	}
+	out := make([]*cryptointel.Event, 0, f.Limit)
+	if err := scanEvents(rows, "feed", func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EventsByIDs returns the events with the given ids in one statement, in no
+// particular order; unknown ids are absent.
+func EventsByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.Event, error) {
+	out := make([]*cryptointel.Event, 0, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := query(ctx, q, "SELECT "+eventColumns+" FROM events e WHERE e.id = ANY($1)", ids)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting events by ids: %w", err)
+	}
+	if err := scanEvents(rows, "events by ids", func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EvidenceByEventIDs returns the evidence of the given events in one
+// statement, ordered by event id, then newest first.
+func EvidenceByEventIDs(ctx context.Context, q Querier, eventIDs []int64) ([]*cryptointel.Evidence, error) {
+	out := make([]*cryptointel.Evidence, 0, 2*len(eventIDs))
+	if len(eventIDs) == 0 {
+		return out, nil
+	}
+	rows, err := query(ctx, q, `SELECT id, event_id, content, url, ts FROM evidence
+		WHERE event_id = ANY($1) ORDER BY event_id, ts DESC, id`, eventIDs)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting evidence by event ids: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v := new(cryptointel.Evidence)
+		if err := rows.Scan(&v.ID, &v.EventID, &v.Content, &v.URL, &v.TS); err != nil {
+			return nil, fmt.Errorf("error scanning evidence: %w", err)
+		}
+		v.TS = v.TS.UTC()
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error selecting evidence by event ids: %w", err)
+	}
+	return out, nil
+}
+
+// EntitiesByEventIDs returns, in one statement, the owners and participants
+// of the given events with their entities, ordered by event id, role and
+// position.
+func EntitiesByEventIDs(ctx context.Context, q Querier, eventIDs []int64) ([]cryptointel.EventEntityRef, error) {
+	out := make([]cryptointel.EventEntityRef, 0, 2*len(eventIDs))
+	if len(eventIDs) == 0 {
+		return out, nil
+	}
+	rows, err := query(ctx, q, `SELECT ee.event_id, ee.role, `+entityColumns+`
+		FROM event_entities ee JOIN entities n ON n.id = ee.entity_id
+		WHERE ee.event_id = ANY($1)
+		ORDER BY ee.event_id, ee.role, ee.position, ee.entity_id`, eventIDs)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting entities by event ids: %w", err)
+	}
+	defer rows.Close()
+	dst := make([]any, 0, 11)
+	for rows.Next() {
+		r := cryptointel.EventEntityRef{Entity: new(cryptointel.Entity)}
+		if err := rows.Scan(entityDest(r.Entity, append(dst[:0], &r.EventID, &r.Role))...); err != nil {
+			return nil, fmt.Errorf("error scanning entities by event ids: %w", err)
+		}
+		utcEntity(r.Entity)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error selecting entities by event ids: %w", err)
+	}
+	return out, nil
+}
+
+// EntitiesByIDs returns the entities with the given ids in one statement,
+// in no particular order; unknown ids are absent.
+func EntitiesByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.Entity, error) {
+	out := make([]*cryptointel.Entity, 0, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := query(ctx, q, "SELECT "+entityColumns+" FROM entities n WHERE n.id = ANY($1)", ids)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
+	}
+	defer rows.Close()
+	dst := make([]any, 0, 9)
+	for rows.Next() {
+		e := new(cryptointel.Entity)
+		if err := rows.Scan(entityDest(e, dst[:0])...); err != nil {
+			return nil, fmt.Errorf("error scanning entities: %w", err)
+		}
+		utcEntity(e)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
+	}
+	return out, nil
+}
+
+// RelationshipsByEntityIDs returns, in one statement, the direct
+// relationships of each given entity, outbound and inbound, paged per entity
+// (limit and offset apply to each entity separately), each with the entity
+// at its other end (Related). Each entity's edges are ordered outbound
+// first, then by relationship type and related entity id; the result is
+// ordered by entity id, then that order.
+func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, limit, offset int) ([]*cryptointel.EntityRelationship, error) {
+	out := []*cryptointel.EntityRelationship{}
+	if len(entityIDs) == 0 {
+		return out, nil
+	}
+	rows, err := query(ctx, q, `
+		SELECT y.entity_id, y.direction, y.related_entity_id, y.source_entity_id, y.target_entity_id,
+		       y.relationship_type, y.status, y.search_expand, y.created_at, `+entityColumns+`
+		FROM (
+			SELECT x.*, row_number() OVER (
+				PARTITION BY x.entity_id
+				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
+			FROM (
+				SELECT r.source_entity_id AS entity_id, 'outbound' AS direction, r.target_entity_id AS related_entity_id, r.*
+				FROM relationships r WHERE r.source_entity_id = ANY($1)
+				UNION ALL
+				SELECT r.target_entity_id, 'inbound', r.source_entity_id, r.*
+				FROM relationships r WHERE r.target_entity_id = ANY($1)
+			) x
+		) y
+		LEFT JOIN entities n ON n.id = y.related_entity_id
+		WHERE y.rn > $2 AND y.rn <= $2 + $3
+		ORDER BY y.entity_id, y.rn`, entityIDs, offset, limit)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting relationships by entity ids: %w", err)
+	}
+	defer rows.Close()
+	dst := make([]any, 0, 18)
+	for rows.Next() {
+		r := new(cryptointel.EntityRelationship)
+		var (
+			n                      cryptointel.Entity
+			id, count              *int64
+			canon, disp, typ, stat *string
+			created, updated       *time.Time
+		)
+		err := rows.Scan(append(dst[:0], &r.EntityID, &r.Direction, &r.RelatedEntityID, &r.SourceEntityID, &r.TargetEntityID,
+			&r.RelationshipType, &r.Status, &r.SearchExpand, &r.CreatedAt,
+			&id, &canon, &disp, &typ, &stat, &n.Aliases, &count, &created, &updated)...)
+		if err != nil {
+			return nil, fmt.Errorf("error scanning relationships: %w", err)
+		}
+		r.CreatedAt = r.CreatedAt.UTC()
+		if id != nil {
+			n.ID, n.CanonicalName, n.DisplayName, n.EntityType, n.Status = *id, *canon, *disp, *typ, *stat
+			n.EventCount, n.CreatedAt, n.UpdatedAt = *count, created.UTC(), updated.UTC()
+			r.Related = &n
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error selecting relationships by entity ids: %w", err)
+	}
+	return out, nil
+}
+
+// EventsByEntityIDs returns, in one statement (a LATERAL join over all the
+// given entities), each entity's events matching f, an event once per entity
+// even when the entity is both owner and participant. The result is grouped
+// by entity in the order of entityIDs, each group in f's order. The
+// owner-duplicate check is a scalar subquery with LIMIT so it stays a
+// per-row primary-key probe (an EXISTS here gets planned as a hashed scan of
+// every owner row).
+func EventsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, f EntityEventFilter) ([]cryptointel.EntityEvent, error) {
+	if len(entityIDs) == 0 {
+		return []cryptointel.EntityEvent{}, nil
+	}
+	var (
+		a     sqlArgs
+		where strings.Builder
+	)
+	ids := a.add(entityIDs)
+	if f.SignalOnly {
+		where.WriteString(" AND ee.significance IS NOT NULL")
+	}
+	if !f.Since.IsZero() {
+		where.WriteString(" AND ee.latest_evidence_at >= " + a.add(f.Since))
+	}
+	if f.Category != "" {
+		where.WriteString(" AND ee.category = " + a.add(f.Category))
+	}
+	if len(f.ContentTypes) > 0 {
+		where.WriteString(" AND ee.content_type = ANY(" + a.add(f.ContentTypes) + ")")
+	}
+	if f.Before != nil {
+		where.WriteString(" AND (ee.latest_evidence_at, ee.event_id) < (" + a.add(f.Before.At) + ", " + a.add(f.Before.ID) + ")")
+	}
+	order := "ee.latest_evidence_at DESC, ee.event_id DESC"
+	outerOrder := "x.latest_evidence_at DESC, x.event_id DESC"
+	if f.Sort == SortSignificance {
+		order = "ee.significance DESC NULLS LAST, " + order
+		outerOrder = "x.significance DESC NULLS LAST, " + outerOrder
+	}
+	sql := `
+		SELECT k.entity_id, ` + eventColumns + `
+		FROM unnest(` + ids + `::bigint[]) WITH ORDINALITY AS k(entity_id, ord)
+		CROSS JOIN LATERAL (
+			SELECT ee.event_id, ee.latest_evidence_at, ee.significance
+			FROM event_entities ee
+			WHERE ee.entity_id = k.entity_id` + where.String() + `
+			  AND (ee.role = 'owner' OR (
+			      SELECT 1 FROM event_entities o
+			      WHERE o.event_id = ee.event_id AND o.role = 'owner' AND o.entity_id = ee.entity_id
+			      LIMIT 1) IS NULL)
+			ORDER BY ` + order + `
+			LIMIT ` + a.add(f.Limit) + ` OFFSET ` + a.add(f.Offset) + `
+		) x
+		JOIN events e ON e.id = x.event_id
+		ORDER BY k.ord, ` + outerOrder
+	rows, err := query(ctx, q, sql, a...)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting events by entity ids: %w", err)
+	}
+	defer rows.Close()
+	out := make([]cryptointel.EntityEvent, 0, len(entityIDs)*max(f.Limit, 1))
+	dst := make([]any, 0, 13)
+	for rows.Next() {
+		r := cryptointel.EntityEvent{Event: new(cryptointel.Event)}
+		if err := rows.Scan(eventDest(r.Event, append(dst[:0], &r.EntityID))...); err != nil {
+			return nil, fmt.Errorf("error scanning events by entity ids: %w", err)
+		}
+		utcEvent(r.Event)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error selecting events by entity ids: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,128 @@
+// Package ops holds the fixed GraphQL operations of the /v1 facade: one
+// operation per file (named after the file) and shared fragments in
+// fragments/, appended to each operation that spreads them. The facade
+// (package rest) runs them; the generator (graph/gen) compiles them into
+// straight-line code (graph/ops_gen.go) from the same assembled text, so a
+// compiled operation is found by its exact query text.
+package ops
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+//go:embed *.graphql fragments/*.graphql
+var files embed.FS
+
+// Operation is one fixed GraphQL operation, ready to execute.
+type Operation struct {
+	// File is the operation's file name without extension; routes refer to
+	// it in Route.Operation.
+	File string
+	// Name is the GraphQL operation name.
+	Name string
+	// Query is the full document: the operation and the fragments it uses,
+	// in name order.
+	Query string
+	// Doc is Query parsed.
+	Doc *ast.QueryDocument
+}
+
+// Load reads, assembles and parses every embedded operation.
+func Load() (map[string]*Operation, error) {
+	fragments := map[string]string{}
+	fragDeps := map[string][]string{}
+	fragFiles, err := fs.Glob(files, "fragments/*.graphql")
+	if err != nil {
+		return nil, fmt.Errorf("error listing fragments: %w", err)
+	}
+	for _, f := range fragFiles {
+		src, err := fs.ReadFile(files, f)
+		if err != nil {
+			return nil, fmt.Errorf("error reading %s: %w", f, err)
+		}
+		doc, err := parser.ParseQuery(&ast.Source{Name: f, Input: string(src)})
+		if err != nil {
+			return nil, fmt.Errorf("error parsing %s: %w", f, err)
+		}
+		if len(doc.Fragments) != 1 || len(doc.Operations) != 0 {
+			return nil, fmt.Errorf("error loading %s: a fragment file holds exactly one fragment", f)
+		}
+		name := doc.Fragments[0].Name
+		fragments[name] = strings.TrimSpace(string(src))
+		fragDeps[name] = spreads(doc.Fragments[0].SelectionSet, nil)
+	}
+
+	opFiles, err := fs.Glob(files, "*.graphql")
+	if err != nil {
+		return nil, fmt.Errorf("error listing operations: %w", err)
+	}
+	ops := map[string]*Operation{}
+	for _, f := range opFiles {
+		src, err := fs.ReadFile(files, f)
+		if err != nil {
+			return nil, fmt.Errorf("error reading %s: %w", f, err)
+		}
+		doc, err := parser.ParseQuery(&ast.Source{Name: f, Input: string(src)})
+		if err != nil {
+			return nil, fmt.Errorf("error parsing %s: %w", f, err)
+		}
+		if len(doc.Operations) != 1 || doc.Operations[0].Name == "" || len(doc.Fragments) != 0 {
+			return nil, fmt.Errorf("error loading %s: an operation file holds exactly one named operation and no fragments", f)
+		}
+		// The fragments the operation uses, transitively, each once.
+		used := map[string]bool{}
+		queue := spreads(doc.Operations[0].SelectionSet, nil)
+		for len(queue) > 0 {
+			name := queue[0]
+			queue = queue[1:]
+			if used[name] {
+				continue
+			}
+			if _, ok := fragments[name]; !ok {
+				return nil, fmt.Errorf("error loading %s: unknown fragment %s", f, name)
+			}
+			used[name] = true
+			queue = append(queue, fragDeps[name]...)
+		}
+		names := make([]string, 0, len(used))
+		for name := range used {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		parts := []string{strings.TrimSpace(string(src))}
+		for _, name := range names {
+			parts = append(parts, fragments[name])
+		}
+		query := strings.Join(parts, "\n\n") + "\n"
+		full, err := parser.ParseQuery(&ast.Source{Name: f, Input: query})
+		if err != nil {
+			return nil, fmt.Errorf("error parsing assembled %s: %w", f, err)
+		}
+		file := strings.TrimSuffix(path.Base(f), ".graphql")
+		ops[file] = &Operation{File: file, Name: doc.Operations[0].Name, Query: query, Doc: full}
+	}
+	return ops, nil
+}
+
+// spreads appends the names of the fragments spread anywhere in set.
+func spreads(set ast.SelectionSet, out []string) []string {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			out = spreads(s.SelectionSet, out)
+		case *ast.InlineFragment:
+			out = spreads(s.SelectionSet, out)
+		case *ast.FragmentSpread:
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
