@@ -18,8 +18,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
@@ -79,12 +81,12 @@ func buildDiffPair(t testing.TB) *diffPair {
 			return
 		}
 		diffDB.Now = func() time.Time { return diffNow }
-		_, diffErr = diffDB.SeedDemo(context.Background(), db.SeedOptions{Events: 1500})
+		_, diffErr = demo.Seed(context.Background(), diffDB, demo.Options{Events: 1500})
 	})
 	require.NoError(t, diffErr)
 	access := func(ctx context.Context, layer, feature string) error {
 		if ctx.Value(denyKey{}) != nil && layer == "premium" {
-			return &db.Error{Code: db.EFORBIDDEN, Message: "This endpoint requires the premium layer."}
+			return &cryptointel.Error{Code: cryptointel.EFORBIDDEN, Message: "This endpoint requires the premium layer."}
 		}
 		return nil
 	}

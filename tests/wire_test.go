@@ -244,7 +244,7 @@ func TestEventWireShape(t *testing.T) {
 
 	t.Run("webhook payload", func(t *testing.T) {
 		t.Parallel()
-		ev, err := db.WebhookEventByID(context.Background(), s.store.Bun, want.ID)
+		ev, err := db.WebhookEventByID(context.Background(), s.store.Pool, want.ID)
 		require.NoError(t, err)
 		body, err := jobs.EncodeDeliveryBody(cryptointel.SurfaceSignal, ev, restNow, jobs.WebhookMaxBodyBytes)
 		require.NoError(t, err)
