@@ -121,7 +121,8 @@ soak: build
 ## largest validation time it saw, printed at the end like make test's counts.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./rest:FuzzParseCall ./rest:FuzzWithLegacyAliases ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
-	./resolvers:FuzzGraphQLDocument ./db:FuzzParseIngestLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify
+	./resolvers:FuzzGraphQLDocument ./db:FuzzParseIngestLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify \
+	./tests:FuzzDifferential
 fuzz:
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	export TEST_SUMMARY_FILE="$$(mktemp)"; \

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +13,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
@@ -51,39 +52,24 @@ type diffPair struct {
 	routes    []rest.Route
 }
 
-var (
-	diffOnce sync.Once
-	diffDB   *db.DB
-	diffErr  error
+// diffSeed is the demo data both sides read.
+var diffSeed = demo.Options{Events: 1500}
 
-	diffPairOnce sync.Once
-	diffShared   *diffPair
-)
-
-// newDiffPair returns the pair over one database seeded with the demo data,
-// built once per process (the tests and every input of the fuzz target
-// share it).
+// newDiffPair builds the pair over a fresh database seeded with the demo
+// data, dropped when t ends. When fuzzing, the coordinator stops its
+// worker processes without running their cleanups, so they share one
+// seeded database that outlives the run instead (diffFuzzStore).
 func newDiffPair(t testing.TB) *diffPair {
 	t.Helper()
-	diffPairOnce.Do(func() { diffShared = buildDiffPair(t) })
-	require.NotNil(t, diffShared, "the differential pair failed to build")
-	return diffShared
-}
-
-func buildDiffPair(t testing.TB) *diffPair {
-	t.Helper()
-	diffOnce.Do(func() {
-		// The database outlives the first test that asks for it: the
-		// process's other differential tests reuse it.
-		url := dbtest.NewURL(&keepAlive{TB: t})
-		diffDB, diffErr = db.Open(context.Background(), url, db.Options{MaxConns: 8})
-		if diffErr != nil {
-			return
-		}
-		diffDB.Now = func() time.Time { return diffNow }
-		_, diffErr = demo.Seed(context.Background(), diffDB, demo.Options{Events: 1500})
-	})
-	require.NoError(t, diffErr)
+	var store *db.DB
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		store = diffFuzzStore(t)
+	} else {
+		store = dbtest.New(t)
+		store.Now = func() time.Time { return diffNow }
+		_, err := demo.Seed(context.Background(), store, diffSeed)
+		require.NoError(t, err)
+	}
 	access := func(ctx context.Context, layer, feature string) error {
 		if ctx.Value(denyKey{}) != nil && layer == "premium" {
 			return &cryptointel.Error{Code: cryptointel.EFORBIDDEN, Message: "This endpoint requires the premium layer."}
@@ -91,12 +77,12 @@ func buildDiffPair(t testing.TB) *diffPair {
 		return nil
 	}
 	build := func(fast bool) http.Handler {
-		exec := resolvers.NewExecutor(resolvers.Config{Store: diffDB, CursorSecret: "differential", Access: access})
+		exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "differential", Access: access})
 		exec.SetFast(fast)
 		router, err := rest.New(rest.Config{
 			Executor: exec,
 			Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
-			Now:      diffDB.Now,
+			Now:      store.Now,
 		})
 		require.NoError(t, err)
 		mux := http.NewServeMux()
@@ -118,12 +104,37 @@ func buildDiffPair(t testing.TB) *diffPair {
 	return p
 }
 
-// keepAlive is a testing.TB whose cleanups never run, for a database shared
-// by the whole process (test databases are dropped by name prefix when a
-// later run creates the template).
-type keepAlive struct{ testing.TB }
-
-func (keepAlive) Cleanup(func()) {}
+// diffFuzzStore opens the fuzzing workers' shared database,
+// cryptointel_fuzz_differential, migrated and seeded by the first worker
+// that finds it missing (under an advisory lock). The workers only read it.
+func diffFuzzStore(t testing.TB) *db.DB {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dbtest.AdminURL())
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	_, err = admin.Exec(ctx, "SELECT pg_advisory_lock(72621)")
+	require.NoError(t, err)
+	defer admin.Exec(ctx, "SELECT pg_advisory_unlock(72621)") //nolint:errcheck
+	const name = "cryptointel_fuzz_differential"
+	var exists bool
+	require.NoError(t, admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists))
+	u, err := url.Parse(dbtest.AdminURL())
+	require.NoError(t, err)
+	u.Path = "/" + name
+	if !exists {
+		_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+		require.NoError(t, err)
+	}
+	store, err := db.Open(ctx, u.String(), db.Options{MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	store.Now = func() time.Time { return diffNow }
+	require.NoError(t, store.Migrate(ctx))
+	_, err = demo.Seed(ctx, store, diffSeed) // does nothing when seeded
+	require.NoError(t, err)
+	return store
+}
 
 // diffResult is what is compared of a response.
 type diffResult struct {
@@ -429,8 +440,8 @@ func FuzzDifferential(f *testing.F) {
 	f.Add(uint8(9), "id=101&include=radar,signal&includeLimit=2")
 	f.Add(uint8(12), "since=2026-11-16T00:00:00Z&limit=2&offset=1")
 	f.Add(uint8(255), `{"id":101,"n":3}`)
+	p := newDiffPair(f) // once per process: each fuzzing worker has its own
 	f.Fuzz(func(t *testing.T, route uint8, raw string) {
-		p := newDiffPair(t)
 		if int(route) >= len(p.routes) {
 			body := `{"query":` + jsonString(threeHopQuery) + `,"variables":` + raw + `}`
 			if !json.Valid([]byte(body)) {
