@@ -8,7 +8,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
@@ -32,7 +33,10 @@ import (
 // differs.
 func FastExecutableSchema(cfg Config) *FastSchema {
 	es := NewExecutableSchema(cfg).(*executableSchema)
-	s := &FastSchema{executableSchema: es, rs: newFastResolvers(cfg.Resolvers)}
+	s := &FastSchema{executableSchema: es, rs: newFastResolvers(cfg.Resolvers), compiled: map[string]*preparedOp{}}
+	for query, op := range compiledOperations {
+		s.compiled[query] = prepareOp(es.Schema(), query, op)
+	}
 	s.fast.Store(true)
 	return s
 }
@@ -40,8 +44,9 @@ func FastExecutableSchema(cfg Config) *FastSchema {
 // FastSchema is a graphql.ExecutableSchema; see FastExecutableSchema.
 type FastSchema struct {
 	*executableSchema
-	rs   fastResolvers
-	fast atomic.Bool
+	rs       fastResolvers
+	fast     atomic.Bool
+	compiled map[string]*preparedOp
 }
 
 var _ graphql.ExecutableSchema = (*FastSchema)(nil)
@@ -64,8 +69,17 @@ func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		done = true
 		ctx = context.WithValue(ctx, serialKey{}, true)
 		x := s.newExec(opCtx)
-		if run, ok := compiledOperations[opCtx.RawQuery]; ok && run.name == opCtx.OperationName {
-			run.run(x, ctx)
+		if op, ok := s.compiled[opCtx.RawQuery]; ok && op.name == opCtx.OperationName {
+			if ctx.Value(facadeKey{}) != nil {
+				// The /v1 facade's form of the data: events carry their
+				// legacy aliases and strings are HTML-escaped, as the
+				// facade would make them (rest/legacy.go, rest/envelope.go).
+				x.legacy, x.w.HTML = true, true
+				graphql.RegisterExtension(ctx, FacadeExtension, true)
+			}
+			x.cfields, x.cdirectives = op.fields, op.directives
+			x.cargs = make([]planArgs, op.args)
+			op.run(x, ctx)
 		} else {
 			x.o_Query(ctx, nil, x.newPlan(opCtx.Operation.SelectionSet, queryImplementors))
 		}
@@ -82,6 +96,21 @@ func (s *FastSchema) newExec(opCtx *graphql.OperationContext) *fastExec {
 }
 
 type serialKey struct{}
+
+type facadeKey struct{}
+
+// FacadeExtension is the response extension (true) of an operation whose
+// data is already in the /v1 facade's form: every event object carries its
+// legacy aliases (rest/legacy.go) and strings are HTML-escaped as
+// encoding/json escapes them. Compiled operations run in a context from
+// WithFacade answer so; anything else answers plain GraphQL data, which the
+// facade then converts itself.
+const FacadeExtension = "facade"
+
+// WithFacade returns ctx asking for the facade's form of the data.
+func WithFacade(ctx context.Context) context.Context {
+	return context.WithValue(ctx, facadeKey{}, true)
+}
 
 // Serial reports whether ctx's fields are resolved by the generated
 // executor, one after another: a loader then fetches at once instead of
@@ -156,6 +185,14 @@ type fastExec struct {
 	rs    *fastResolvers
 	opCtx *graphql.OperationContext
 	w     jsonw.Writer
+
+	// A compiled operation's field nodes, directive lists and argument
+	// slots (see preparedOp).
+	cfields     []graphql.CollectedField
+	cdirectives []ast.DirectiveList
+	cargs       []planArgs
+	// legacy: write the facade's legacy aliases (see FacadeExtension).
+	legacy bool
 }
 
 // fpath is the response path of the value being written: a chain on the
@@ -307,10 +344,106 @@ func (x *fastExec) addError(ctx context.Context, p *fpath, err error) {
 	graphql.AddError(x.errCtx(ctx, p), err)
 }
 
-// compiledOp is a compiled fixed operation (ops_gen.go).
+// compiledOp is a compiled fixed operation (ops_gen.go): its code and the
+// document nodes the code refers to, by their paths (selection indices,
+// fragment spreads followed).
 type compiledOp struct {
-	name string
-	run  func(x *fastExec, ctx context.Context)
+	name   string
+	run    func(x *fastExec, ctx context.Context)
+	fields [][]int
+	args   int
 }
 
-var _ = gqlerror.Errorf
+// preparedOp is a compiledOp with its nodes found in its parsed and
+// validated document: the fields (their positions for errors, their
+// arguments and definitions for coercion) and the directive lists its
+// @skip/@include conditions read.
+type preparedOp struct {
+	compiledOp
+	fields     []graphql.CollectedField
+	directives []ast.DirectiveList
+}
+
+func prepareOp(schema *ast.Schema, query string, op compiledOp) *preparedOp {
+	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	if err != nil {
+		panic(fmt.Sprintf("compiled operation %s does not parse: %v", op.name, err))
+	}
+	if errs := validator.ValidateWithRules(schema, doc, nil); len(errs) > 0 {
+		panic(fmt.Sprintf("compiled operation %s does not validate: %v", op.name, errs))
+	}
+	p := &preparedOp{compiledOp: op, fields: make([]graphql.CollectedField, len(op.fields)), directives: make([]ast.DirectiveList, len(op.fields))}
+	for i, path := range op.fields {
+		set := doc.Operations[0].SelectionSet
+		var node ast.Selection
+		for _, idx := range path {
+			node = set[idx]
+			switch n := node.(type) {
+			case *ast.Field:
+				set = n.SelectionSet
+			case *ast.InlineFragment:
+				set = n.SelectionSet
+			case *ast.FragmentSpread:
+				set = doc.Fragments.ForName(n.Name).SelectionSet
+			}
+		}
+		switch n := node.(type) {
+		case *ast.Field:
+			p.fields[i] = graphql.CollectedField{Field: n}
+			p.directives[i] = n.Directives
+		case *ast.InlineFragment:
+			p.directives[i] = n.Directives
+		case *ast.FragmentSpread:
+			p.directives[i] = n.Directives
+		}
+	}
+	return p
+}
+
+// opArgs returns the coerced arguments of a compiled operation's field at
+// p, computed once per run in slot i; a failure is recorded at p.
+func (x *fastExec) opArgs(ctx context.Context, p *fpath, i int, fn argsFunc) (map[string]any, bool) {
+	a := &x.cargs[i]
+	if !a.done {
+		a.done = true
+		a.args, a.err = fn(x.ec, ctx, p.field.ArgumentMap(x.opCtx.Variables))
+	}
+	if a.err == nil {
+		return a.args, true
+	}
+	ectx := x.errCtx(ctx, p)
+	_, err := fn(x.ec, ectx, p.field.ArgumentMap(x.opCtx.Variables))
+	if err == nil {
+		err = a.err
+	}
+	x.ec.Error(ectx, err)
+	return nil, false
+}
+
+// shouldInclude evaluates @skip and @include as graphql.CollectFields does.
+func (x *fastExec) shouldInclude(ds ast.DirectiveList) bool {
+	skip, include := false, true
+	if d := ds.ForName("skip"); d != nil {
+		skip = x.ifArgument(d)
+	}
+	if d := ds.ForName("include"); d != nil {
+		include = x.ifArgument(d)
+	}
+	return !skip && include
+}
+
+func (x *fastExec) ifArgument(d *ast.Directive) bool {
+	arg := d.Arguments.ForName("if")
+	if arg == nil {
+		panic(fmt.Sprintf("%s: argument 'if' not defined", d.Name))
+	}
+	value, err := arg.Value.Value(x.opCtx.Variables)
+	if err != nil {
+		panic(err)
+	}
+	ret, ok := value.(bool)
+	if !ok {
+		panic(fmt.Sprintf("%s: argument 'if' is not a boolean", d.Name))
+	}
+	return ret
+}

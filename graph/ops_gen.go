@@ -2,7 +2,10065 @@
 
 package graph
 
-import ()
+import (
+	"context"
+	"github.com/cryptointel/cryptointel"
+)
 
-// compiledOperations are none yet.
-var compiledOperations = map[string]compiledOp{}
+// compiledOperations are the fixed operations of the /v1 facade
+// (rest/ops), compiled, by their exact query text.
+var compiledOperations = map[string]compiledOp{
+	opQuery_Brief:                     {name: "Brief", run: (*fastExec).op_Brief, fields: opFields_Brief, args: 1},
+	opQuery_BriefCompact:              {name: "BriefCompact", run: (*fastExec).op_BriefCompact, fields: opFields_BriefCompact, args: 1},
+	opQuery_Briefs:                    {name: "Briefs", run: (*fastExec).op_Briefs, fields: opFields_Briefs, args: 1},
+	opQuery_BriefsCompact:             {name: "BriefsCompact", run: (*fastExec).op_BriefsCompact, fields: opFields_BriefsCompact, args: 1},
+	opQuery_EntitiesByName:            {name: "EntitiesByName", run: (*fastExec).op_EntitiesByName, fields: opFields_EntitiesByName, args: 1},
+	opQuery_Entity:                    {name: "Entity", run: (*fastExec).op_Entity, fields: opFields_Entity, args: 1},
+	opQuery_EntityEvents:              {name: "EntityEvents", run: (*fastExec).op_EntityEvents, fields: opFields_EntityEvents, args: 2},
+	opQuery_EntityMedia:               {name: "EntityMedia", run: (*fastExec).op_EntityMedia, fields: opFields_EntityMedia, args: 2},
+	opQuery_EntityReferences:          {name: "EntityReferences", run: (*fastExec).op_EntityReferences, fields: opFields_EntityReferences, args: 1},
+	opQuery_EntityRelationships:       {name: "EntityRelationships", run: (*fastExec).op_EntityRelationships, fields: opFields_EntityRelationships, args: 2},
+	opQuery_EntityResearch:            {name: "EntityResearch", run: (*fastExec).op_EntityResearch, fields: opFields_EntityResearch, args: 2},
+	opQuery_EventsByCategory:          {name: "EventsByCategory", run: (*fastExec).op_EventsByCategory, fields: opFields_EventsByCategory, args: 1},
+	opQuery_Feed:                      {name: "Feed", run: (*fastExec).op_Feed, fields: opFields_Feed, args: 1},
+	opQuery_Latest:                    {name: "Latest", run: (*fastExec).op_Latest, fields: opFields_Latest, args: 1},
+	opQuery_MarketViews:               {name: "MarketViews", run: (*fastExec).op_MarketViews, fields: opFields_MarketViews, args: 1},
+	opQuery_MarketViewsByOrganization: {name: "MarketViewsByOrganization", run: (*fastExec).op_MarketViewsByOrganization, fields: opFields_MarketViewsByOrganization, args: 1},
+	opQuery_Organization:              {name: "Organization", run: (*fastExec).op_Organization, fields: opFields_Organization, args: 3},
+	opQuery_Organizations:             {name: "Organizations", run: (*fastExec).op_Organizations, fields: opFields_Organizations, args: 1},
+	opQuery_OrganizationsByName:       {name: "OrganizationsByName", run: (*fastExec).op_OrganizationsByName, fields: opFields_OrganizationsByName, args: 1},
+	opQuery_Search:                    {name: "Search", run: (*fastExec).op_Search, fields: opFields_Search, args: 1},
+	opQuery_SignalHistory:             {name: "SignalHistory", run: (*fastExec).op_SignalHistory, fields: opFields_SignalHistory, args: 2},
+	opQuery_SignalTop:                 {name: "SignalTop", run: (*fastExec).op_SignalTop, fields: opFields_SignalTop, args: 1},
+	opQuery_Timeline:                  {name: "Timeline", run: (*fastExec).op_Timeline, fields: opFields_Timeline, args: 2},
+}
+
+// op_Brief runs Brief (rest/ops), compiled.
+func (x *fastExec) op_Brief(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"brief\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_brief_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_brief(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_Brief_1_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Brief_1(ctx context.Context, p *fpath, obj *Brief) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organizationId\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.OrganizationID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Label)
+	}
+	x.w.Raw(",\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.cv_Brief_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.cv_Brief_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"counts\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.cv_Brief_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx, &fp, nil, obj.Counts) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Brief_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Brief_6_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Brief_7_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Brief_8_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Brief_9_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Brief_10_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_4(ctx context.Context, p *fpath, obj *BriefCounts) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[28]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[29]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_5(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[30]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[31]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[32]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[33]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_6(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[34]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[35]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[36]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[37]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_7(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[38]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[39]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[40]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[41]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_8(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[42]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[43]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[44]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[45]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_9(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[46]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[47]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[48]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[49]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Brief_10(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[50]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[51]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[52]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[53]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Brief = "# GET /v1/brief.\nquery Brief($id: Int!, $since: Time!, $first: Int) {\n  brief(id: $id, since: $since, first: $first) {\n    organizationId\n    label\n    radar {\n      ...EventFields\n    }\n    signal {\n      ...EventFields\n    }\n    counts {\n      radar\n      signal\n    }\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_Brief = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 2, 0, 0},
+	{0, 2, 0, 1},
+	{0, 2, 0, 2},
+	{0, 2, 0, 3},
+	{0, 2, 0, 4},
+	{0, 2, 0, 5},
+	{0, 2, 0, 6},
+	{0, 2, 0, 7},
+	{0, 2, 0, 8},
+	{0, 2, 0, 9},
+	{0, 2, 0, 10},
+	{0, 3, 0, 0},
+	{0, 3, 0, 1},
+	{0, 3, 0, 2},
+	{0, 3, 0, 3},
+	{0, 3, 0, 4},
+	{0, 3, 0, 5},
+	{0, 3, 0, 6},
+	{0, 3, 0, 7},
+	{0, 3, 0, 8},
+	{0, 3, 0, 9},
+	{0, 3, 0, 10},
+	{0, 4, 0},
+	{0, 4, 1},
+	{0, 2, 0, 6, 0, 0},
+	{0, 2, 0, 6, 0, 1},
+	{0, 2, 0, 6, 0, 2},
+	{0, 2, 0, 6, 0, 3},
+	{0, 2, 0, 7, 0, 0},
+	{0, 2, 0, 7, 0, 1},
+	{0, 2, 0, 7, 0, 2},
+	{0, 2, 0, 7, 0, 3},
+	{0, 2, 0, 8, 0, 0},
+	{0, 2, 0, 8, 0, 1},
+	{0, 2, 0, 8, 0, 2},
+	{0, 2, 0, 8, 0, 3},
+	{0, 3, 0, 6, 0, 0},
+	{0, 3, 0, 6, 0, 1},
+	{0, 3, 0, 6, 0, 2},
+	{0, 3, 0, 6, 0, 3},
+	{0, 3, 0, 7, 0, 0},
+	{0, 3, 0, 7, 0, 1},
+	{0, 3, 0, 7, 0, 2},
+	{0, 3, 0, 7, 0, 3},
+	{0, 3, 0, 8, 0, 0},
+	{0, 3, 0, 8, 0, 1},
+	{0, 3, 0, 8, 0, 2},
+	{0, 3, 0, 8, 0, 3},
+}
+
+// op_BriefCompact runs BriefCompact (rest/ops), compiled.
+func (x *fastExec) op_BriefCompact(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"brief\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_brief_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_brief(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_BriefCompact_1_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_BriefCompact_1(ctx context.Context, p *fpath, obj *Brief) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organizationId\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.OrganizationID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Label)
+	}
+	x.w.Raw(",\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.cv_BriefCompact_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.cv_BriefCompact_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"counts\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.cv_BriefCompact_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx, &fp, nil, obj.Counts) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_BriefCompact_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le2 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_BriefCompact_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le2 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_BriefCompact_4(ctx context.Context, p *fpath, obj *BriefCounts) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_BriefCompact = "# GET /v1/brief?compact=true.\nquery BriefCompact($id: Int!, $since: Time!, $first: Int) {\n  brief(id: $id, since: $since, first: $first) {\n    organizationId\n    label\n    radar {\n      ...EventCompactFields\n    }\n    signal {\n      ...EventCompactFields\n    }\n    counts {\n      radar\n      signal\n    }\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# A brief item in compact mode: the wire.EventFields marked Compact. The\n# facade adds the legacy aliases of what is left.\nfragment EventCompactFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  latestEvidenceTimestamp\n  significance\n}\n"
+
+var opFields_BriefCompact = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 2, 0, 0},
+	{0, 2, 0, 1},
+	{0, 2, 0, 2},
+	{0, 2, 0, 3},
+	{0, 2, 0, 4},
+	{0, 2, 0, 5},
+	{0, 2, 0, 6},
+	{0, 3, 0, 0},
+	{0, 3, 0, 1},
+	{0, 3, 0, 2},
+	{0, 3, 0, 3},
+	{0, 3, 0, 4},
+	{0, 3, 0, 5},
+	{0, 3, 0, 6},
+	{0, 4, 0},
+	{0, 4, 1},
+}
+
+// op_Briefs runs Briefs (rest/ops), compiled.
+func (x *fastExec) op_Briefs(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"briefs\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_briefs_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_briefs(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Briefs_1_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Briefs_1(ctx context.Context, p *fpath, obj *Brief) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organizationId\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.OrganizationID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Label)
+	}
+	x.w.Raw(",\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.cv_Briefs_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.cv_Briefs_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"counts\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.cv_Briefs_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx, &fp, nil, obj.Counts) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"error\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Error)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Briefs_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Briefs_6_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Briefs_7_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Briefs_8_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Briefs_9_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Briefs_10_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[28]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_4(ctx context.Context, p *fpath, obj *BriefCounts) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[29]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[30]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_5(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[31]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[32]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[33]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[34]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_6(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[35]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[36]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[37]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[38]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_7(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[39]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[40]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[41]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[42]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_8(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[43]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[44]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[45]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[46]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_9(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[47]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[48]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[49]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[50]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Briefs_10(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[51]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[52]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[53]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[54]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Briefs = "# GET /v1/brief/batch.\nquery Briefs($ids: [Int!]!, $since: Time!, $first: Int) {\n  briefs(ids: $ids, since: $since, first: $first) {\n    organizationId\n    label\n    radar {\n      ...EventFields\n    }\n    signal {\n      ...EventFields\n    }\n    counts {\n      radar\n      signal\n    }\n    error\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_Briefs = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 5},
+	{0, 2, 0, 0},
+	{0, 2, 0, 1},
+	{0, 2, 0, 2},
+	{0, 2, 0, 3},
+	{0, 2, 0, 4},
+	{0, 2, 0, 5},
+	{0, 2, 0, 6},
+	{0, 2, 0, 7},
+	{0, 2, 0, 8},
+	{0, 2, 0, 9},
+	{0, 2, 0, 10},
+	{0, 3, 0, 0},
+	{0, 3, 0, 1},
+	{0, 3, 0, 2},
+	{0, 3, 0, 3},
+	{0, 3, 0, 4},
+	{0, 3, 0, 5},
+	{0, 3, 0, 6},
+	{0, 3, 0, 7},
+	{0, 3, 0, 8},
+	{0, 3, 0, 9},
+	{0, 3, 0, 10},
+	{0, 4, 0},
+	{0, 4, 1},
+	{0, 2, 0, 6, 0, 0},
+	{0, 2, 0, 6, 0, 1},
+	{0, 2, 0, 6, 0, 2},
+	{0, 2, 0, 6, 0, 3},
+	{0, 2, 0, 7, 0, 0},
+	{0, 2, 0, 7, 0, 1},
+	{0, 2, 0, 7, 0, 2},
+	{0, 2, 0, 7, 0, 3},
+	{0, 2, 0, 8, 0, 0},
+	{0, 2, 0, 8, 0, 1},
+	{0, 2, 0, 8, 0, 2},
+	{0, 2, 0, 8, 0, 3},
+	{0, 3, 0, 6, 0, 0},
+	{0, 3, 0, 6, 0, 1},
+	{0, 3, 0, 6, 0, 2},
+	{0, 3, 0, 6, 0, 3},
+	{0, 3, 0, 7, 0, 0},
+	{0, 3, 0, 7, 0, 1},
+	{0, 3, 0, 7, 0, 2},
+	{0, 3, 0, 7, 0, 3},
+	{0, 3, 0, 8, 0, 0},
+	{0, 3, 0, 8, 0, 1},
+	{0, 3, 0, 8, 0, 2},
+	{0, 3, 0, 8, 0, 3},
+}
+
+// op_BriefsCompact runs BriefsCompact (rest/ops), compiled.
+func (x *fastExec) op_BriefsCompact(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"briefs\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_briefs_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_briefs(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_BriefsCompact_1_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_BriefsCompact_1(ctx context.Context, p *fpath, obj *Brief) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organizationId\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.OrganizationID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Label)
+	}
+	x.w.Raw(",\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.cv_BriefsCompact_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.cv_BriefsCompact_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"counts\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.cv_BriefsCompact_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx, &fp, nil, obj.Counts) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"error\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Error)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_BriefsCompact_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le2 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_BriefsCompact_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le2 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_BriefsCompact_4(ctx context.Context, p *fpath, obj *BriefCounts) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"radar\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Radar) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Signal) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_BriefsCompact = "# GET /v1/brief/batch?compact=true.\nquery BriefsCompact($ids: [Int!]!, $since: Time!, $first: Int) {\n  briefs(ids: $ids, since: $since, first: $first) {\n    organizationId\n    label\n    radar {\n      ...EventCompactFields\n    }\n    signal {\n      ...EventCompactFields\n    }\n    counts {\n      radar\n      signal\n    }\n    error\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# A brief item in compact mode: the wire.EventFields marked Compact. The\n# facade adds the legacy aliases of what is left.\nfragment EventCompactFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  latestEvidenceTimestamp\n  significance\n}\n"
+
+var opFields_BriefsCompact = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 5},
+	{0, 2, 0, 0},
+	{0, 2, 0, 1},
+	{0, 2, 0, 2},
+	{0, 2, 0, 3},
+	{0, 2, 0, 4},
+	{0, 2, 0, 5},
+	{0, 2, 0, 6},
+	{0, 3, 0, 0},
+	{0, 3, 0, 1},
+	{0, 3, 0, 2},
+	{0, 3, 0, 3},
+	{0, 3, 0, 4},
+	{0, 3, 0, 5},
+	{0, 3, 0, 6},
+	{0, 4, 0},
+	{0, 4, 1},
+}
+
+// op_EntitiesByName runs EntitiesByName (rest/ops), compiled.
+func (x *fastExec) op_EntitiesByName(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"resolveEntities\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_resolveEntities_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_resolveEntities(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntitiesByName_1_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_EntitiesByName_1(ctx context.Context, p *fpath, obj *cryptointel.EntityMatch) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		for once := true; once; once = false {
+			v, err := x.r_EntityMatch_entity(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntitiesByName_2_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	x.w.Raw(",\"matchedVia\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedVia) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchRank\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.MatchRank) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchedValue\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedValue) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntitiesByName_2(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"references\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		for once := true; once; once = false {
+			v, err := x.r_Entity_references(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntitiesByName_3_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntitiesByName_3(ctx context.Context, p *fpath, obj *cryptointel.Reference) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"referenceType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.ReferenceType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_EntitiesByName = "# GET /v1/entities/byName and GET /v1/entities/byTopName.\nquery EntitiesByName($name: String!, $first: Int, $offset: Int) {\n  resolveEntities(name: $name, first: $first, offset: $offset) {\n    entity {\n      ...EntityFields\n    }\n    matchedVia\n    matchType\n    matchRank\n    matchedValue\n  }\n}\n\n# The full entity of the contract (section 2.2).\nfragment EntityFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n  aliases\n  references {\n    ...ReferenceFields\n  }\n}\n\n# An external reference about an entity.\nfragment ReferenceFields on Reference {\n  id\n  referenceType\n  title\n  url\n}\n"
+
+var opFields_EntitiesByName = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 0, 0, 0},
+	{0, 0, 0, 1},
+	{0, 0, 0, 2},
+	{0, 0, 0, 3},
+	{0, 0, 0, 4},
+	{0, 0, 0, 5},
+	{0, 0, 0, 6},
+	{0, 0, 0, 6, 0, 0},
+	{0, 0, 0, 6, 0, 1},
+	{0, 0, 0, 6, 0, 2},
+	{0, 0, 0, 6, 0, 3},
+}
+
+// op_Entity runs Entity (rest/ops), compiled.
+func (x *fastExec) op_Entity(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_entity_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_entity(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_Entity_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Entity_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"references\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		for once := true; once; once = false {
+			v, err := x.r_Entity_references(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Entity_2_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Entity_2(ctx context.Context, p *fpath, obj *cryptointel.Reference) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"referenceType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.ReferenceType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Entity = "# GET /v1/entities/byId.\nquery Entity($id: Int!) {\n  entity(id: $id) {\n    ...EntityFields\n  }\n}\n\n# The full entity of the contract (section 2.2).\nfragment EntityFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n  aliases\n  references {\n    ...ReferenceFields\n  }\n}\n\n# An external reference about an entity.\nfragment ReferenceFields on Reference {\n  id\n  referenceType\n  title\n  url\n}\n"
+
+var opFields_Entity = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 0, 5},
+	{0, 0, 6},
+	{0, 0, 6, 0, 0},
+	{0, 0, 6, 0, 1},
+	{0, 0, 6, 0, 2},
+	{0, 0, 6, 0, 3},
+}
+
+// op_EntityEvents runs EntityEvents (rest/ops), compiled.
+func (x *fastExec) op_EntityEvents(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_entity_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_entity(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_EntityEvents_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_EntityEvents_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"events\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Entity_events_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_events(ctx, &fp, obj, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityEvents_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityEvents_2(ctx context.Context, p *fpath, obj *EventConnection) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"nodes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.cv_EntityEvents_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Nodes) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityEvents_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityEvents_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityEvents_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityEvents_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityEvents_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityEvents_5(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityEvents_6(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_EntityEvents = "# GET /v1/signal/byOrganizationId and GET /v1/radar/byOrganizationId.\nquery EntityEvents(\n  $id: Int!\n  $surface: Surface!\n  $since: Time\n  $category: String\n  $first: Int\n) {\n  entity(id: $id) {\n    id\n    events(surface: $surface, since: $since, category: $category, sort: RECENCY, first: $first) {\n      nodes {\n        ...EventFields\n      }\n    }\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_EntityEvents = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 1, 0},
+	{0, 1, 0, 0, 0},
+	{0, 1, 0, 0, 1},
+	{0, 1, 0, 0, 2},
+	{0, 1, 0, 0, 3},
+	{0, 1, 0, 0, 4},
+	{0, 1, 0, 0, 5},
+	{0, 1, 0, 0, 6},
+	{0, 1, 0, 0, 7},
+	{0, 1, 0, 0, 8},
+	{0, 1, 0, 0, 9},
+	{0, 1, 0, 0, 10},
+	{0, 1, 0, 0, 6, 0, 0},
+	{0, 1, 0, 0, 6, 0, 1},
+	{0, 1, 0, 0, 6, 0, 2},
+	{0, 1, 0, 0, 6, 0, 3},
+	{0, 1, 0, 0, 7, 0, 0},
+	{0, 1, 0, 0, 7, 0, 1},
+	{0, 1, 0, 0, 7, 0, 2},
+	{0, 1, 0, 0, 7, 0, 3},
+	{0, 1, 0, 0, 8, 0, 0},
+	{0, 1, 0, 0, 8, 0, 1},
+	{0, 1, 0, 0, 8, 0, 2},
+	{0, 1, 0, 0, 8, 0, 3},
+}
+
+// op_EntityMedia runs EntityMedia (rest/ops), compiled.
+func (x *fastExec) op_EntityMedia(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_entity_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_entity(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_EntityMedia_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_EntityMedia_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Entity_media_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_media(ctx, &fp, obj, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityMedia_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityMedia_2(ctx context.Context, p *fpath, obj *EventConnection) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"limit\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Limit) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"since\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.Since)
+	}
+	x.w.Raw(",\"nextCursor\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.NextCursor)
+	}
+	x.w.Raw(",\"nodes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.cv_EntityMedia_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Nodes) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityMedia_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityMedia_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityMedia_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityMedia_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	x.w.Raw(",\"sourceType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_sourceType(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.v_marshalNString2string(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	x.w.Raw(",\"contentType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.ContentType)
+	}
+	x.w.Raw(",\"eventSurface\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_eventSurface(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.v_marshalNString2string(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityMedia_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[28]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityMedia_5(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[29]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[30]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[31]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[32]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityMedia_6(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[33]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[34]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[35]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[36]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_EntityMedia = "# GET /v1/entities/{id}/media.\nquery EntityMedia($id: Int!, $since: Time, $first: Int, $offset: Int, $after: String) {\n  entity(id: $id) {\n    ...EntitySummaryFields\n    content: media(since: $since, first: $first, offset: $offset, after: $after) {\n      limit\n      since\n      nextCursor\n      nodes {\n        ...ContentEventFields\n      }\n    }\n  }\n}\n\n# A research or media item: the full event plus where it comes from.\nfragment ContentEventFields on Event {\n  ...EventFields\n  sourceType\n  contentType\n  eventSurface\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# The short form of an entity: the envelope's `entity` and a relationship's\n# relatedEntity.\nfragment EntitySummaryFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_EntityMedia = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 1},
+	{0, 1, 0},
+	{0, 1, 1},
+	{0, 1, 2},
+	{0, 1, 3},
+	{0, 1, 3, 0, 0, 0},
+	{0, 1, 3, 0, 0, 1},
+	{0, 1, 3, 0, 0, 2},
+	{0, 1, 3, 0, 0, 3},
+	{0, 1, 3, 0, 0, 4},
+	{0, 1, 3, 0, 0, 5},
+	{0, 1, 3, 0, 0, 6},
+	{0, 1, 3, 0, 0, 7},
+	{0, 1, 3, 0, 0, 8},
+	{0, 1, 3, 0, 0, 9},
+	{0, 1, 3, 0, 0, 10},
+	{0, 1, 3, 0, 1},
+	{0, 1, 3, 0, 2},
+	{0, 1, 3, 0, 3},
+	{0, 1, 3, 0, 0, 6, 0, 0},
+	{0, 1, 3, 0, 0, 6, 0, 1},
+	{0, 1, 3, 0, 0, 6, 0, 2},
+	{0, 1, 3, 0, 0, 6, 0, 3},
+	{0, 1, 3, 0, 0, 7, 0, 0},
+	{0, 1, 3, 0, 0, 7, 0, 1},
+	{0, 1, 3, 0, 0, 7, 0, 2},
+	{0, 1, 3, 0, 0, 7, 0, 3},
+	{0, 1, 3, 0, 0, 8, 0, 0},
+	{0, 1, 3, 0, 0, 8, 0, 1},
+	{0, 1, 3, 0, 0, 8, 0, 2},
+	{0, 1, 3, 0, 0, 8, 0, 3},
+}
+
+// op_EntityReferences runs EntityReferences (rest/ops), compiled.
+func (x *fastExec) op_EntityReferences(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_entity_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_entity(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_EntityReferences_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_EntityReferences_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"references\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		for once := true; once; once = false {
+			v, err := x.r_Entity_references(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityReferences_2_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityReferences_2(ctx context.Context, p *fpath, obj *cryptointel.Reference) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"referenceType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.ReferenceType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_EntityReferences = "# GET /v1/entities/{id}/references.\nquery EntityReferences($id: Int!) {\n  entity(id: $id) {\n    ...EntitySummaryFields\n    references {\n      ...ReferenceFields\n    }\n  }\n}\n\n# The short form of an entity: the envelope's `entity` and a relationship's\n# relatedEntity.\nfragment EntitySummaryFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n}\n\n# An external reference about an entity.\nfragment ReferenceFields on Reference {\n  id\n  referenceType\n  title\n  url\n}\n"
+
+var opFields_EntityReferences = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 1},
+	{0, 1, 0, 0},
+	{0, 1, 0, 1},
+	{0, 1, 0, 2},
+	{0, 1, 0, 3},
+}
+
+// op_EntityRelationships runs EntityRelationships (rest/ops), compiled.
+func (x *fastExec) op_EntityRelationships(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_entity_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_entity(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_EntityRelationships_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_EntityRelationships_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"relationships\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Entity_relationships_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_relationships(ctx, &fp, obj, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityRelationships_2_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityRelationships_2(ctx context.Context, p *fpath, obj *cryptointel.EntityRelationship) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"sourceEntityId\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.SourceEntityID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"targetEntityId\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.TargetEntityID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"relationshipType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.RelationshipType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"direction\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Direction) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"searchExpand\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNBoolean2bool(ctx, &fp, nil, obj.SearchExpand) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"relatedEntity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		for once := true; once; once = false {
+			v, err := x.r_Relationship_relatedEntity(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityRelationships_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityRelationships_3(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_EntityRelationships = "# GET /v1/entities/{id}/relationships.\nquery EntityRelationships($id: Int!, $first: Int, $offset: Int) {\n  entity(id: $id) {\n    ...EntitySummaryFields\n    relationships(first: $first, offset: $offset) {\n      sourceEntityId\n      targetEntityId\n      relationshipType\n      status\n      direction\n      searchExpand\n      relatedEntity {\n        ...EntitySummaryFields\n      }\n    }\n  }\n}\n\n# The short form of an entity: the envelope's `entity` and a relationship's\n# relatedEntity.\nfragment EntitySummaryFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n}\n"
+
+var opFields_EntityRelationships = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 1},
+	{0, 1, 0},
+	{0, 1, 1},
+	{0, 1, 2},
+	{0, 1, 3},
+	{0, 1, 4},
+	{0, 1, 5},
+	{0, 1, 6},
+	{0, 1, 6, 0, 0},
+	{0, 1, 6, 0, 1},
+	{0, 1, 6, 0, 2},
+	{0, 1, 6, 0, 3},
+	{0, 1, 6, 0, 4},
+}
+
+// op_EntityResearch runs EntityResearch (rest/ops), compiled.
+func (x *fastExec) op_EntityResearch(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_entity_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_entity(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_EntityResearch_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_EntityResearch_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Entity_research_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_research(ctx, &fp, obj, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityResearch_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityResearch_2(ctx context.Context, p *fpath, obj *EventConnection) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"limit\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Limit) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"since\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.Since)
+	}
+	x.w.Raw(",\"nextCursor\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.NextCursor)
+	}
+	x.w.Raw(",\"nodes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.cv_EntityResearch_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Nodes) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityResearch_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityResearch_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityResearch_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EntityResearch_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	x.w.Raw(",\"sourceType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_sourceType(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.v_marshalNString2string(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	x.w.Raw(",\"contentType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.ContentType)
+	}
+	x.w.Raw(",\"eventSurface\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_eventSurface(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.v_marshalNString2string(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityResearch_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[28]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityResearch_5(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[29]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[30]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[31]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[32]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EntityResearch_6(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[33]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[34]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[35]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[36]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_EntityResearch = "# GET /v1/entities/{id}/research.\nquery EntityResearch($id: Int!, $since: Time, $first: Int, $offset: Int, $after: String) {\n  entity(id: $id) {\n    ...EntitySummaryFields\n    content: research(since: $since, first: $first, offset: $offset, after: $after) {\n      limit\n      since\n      nextCursor\n      nodes {\n        ...ContentEventFields\n      }\n    }\n  }\n}\n\n# A research or media item: the full event plus where it comes from.\nfragment ContentEventFields on Event {\n  ...EventFields\n  sourceType\n  contentType\n  eventSurface\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# The short form of an entity: the envelope's `entity` and a relationship's\n# relatedEntity.\nfragment EntitySummaryFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_EntityResearch = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 1},
+	{0, 1, 0},
+	{0, 1, 1},
+	{0, 1, 2},
+	{0, 1, 3},
+	{0, 1, 3, 0, 0, 0},
+	{0, 1, 3, 0, 0, 1},
+	{0, 1, 3, 0, 0, 2},
+	{0, 1, 3, 0, 0, 3},
+	{0, 1, 3, 0, 0, 4},
+	{0, 1, 3, 0, 0, 5},
+	{0, 1, 3, 0, 0, 6},
+	{0, 1, 3, 0, 0, 7},
+	{0, 1, 3, 0, 0, 8},
+	{0, 1, 3, 0, 0, 9},
+	{0, 1, 3, 0, 0, 10},
+	{0, 1, 3, 0, 1},
+	{0, 1, 3, 0, 2},
+	{0, 1, 3, 0, 3},
+	{0, 1, 3, 0, 0, 6, 0, 0},
+	{0, 1, 3, 0, 0, 6, 0, 1},
+	{0, 1, 3, 0, 0, 6, 0, 2},
+	{0, 1, 3, 0, 0, 6, 0, 3},
+	{0, 1, 3, 0, 0, 7, 0, 0},
+	{0, 1, 3, 0, 0, 7, 0, 1},
+	{0, 1, 3, 0, 0, 7, 0, 2},
+	{0, 1, 3, 0, 0, 7, 0, 3},
+	{0, 1, 3, 0, 0, 8, 0, 0},
+	{0, 1, 3, 0, 0, 8, 0, 1},
+	{0, 1, 3, 0, 0, 8, 0, 2},
+	{0, 1, 3, 0, 0, 8, 0, 3},
+}
+
+// op_EventsByCategory runs EventsByCategory (rest/ops), compiled.
+func (x *fastExec) op_EventsByCategory(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"eventsByCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_eventsByCategory_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_eventsByCategory(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EventsByCategory_1_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_EventsByCategory_1(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EventsByCategory_2_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EventsByCategory_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_EventsByCategory_4_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EventsByCategory_2(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EventsByCategory_3(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_EventsByCategory_4(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_EventsByCategory = "# GET /v1/signal/byCategory and GET /v1/radar/byCategory.\nquery EventsByCategory($category: String!, $surface: Surface!, $since: Time, $first: Int) {\n  eventsByCategory(category: $category, surface: $surface, since: $since, first: $first) {\n    ...EventFields\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_EventsByCategory = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 0, 5},
+	{0, 0, 6},
+	{0, 0, 7},
+	{0, 0, 8},
+	{0, 0, 9},
+	{0, 0, 10},
+	{0, 0, 6, 0, 0},
+	{0, 0, 6, 0, 1},
+	{0, 0, 6, 0, 2},
+	{0, 0, 6, 0, 3},
+	{0, 0, 7, 0, 0},
+	{0, 0, 7, 0, 1},
+	{0, 0, 7, 0, 2},
+	{0, 0, 7, 0, 3},
+	{0, 0, 8, 0, 0},
+	{0, 0, 8, 0, 1},
+	{0, 0, 8, 0, 2},
+	{0, 0, 8, 0, 3},
+}
+
+// op_Feed runs Feed (rest/ops), compiled.
+func (x *fastExec) op_Feed(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"feed\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_feed_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_feed(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Feed_1_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Feed_1(ctx context.Context, p *fpath, obj *EventConnection) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"limit\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Limit) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"offset\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Offset) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"since\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.Since)
+	}
+	x.w.Raw(",\"nextCursor\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.NextCursor)
+	}
+	x.w.Raw(",\"nodes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.cv_Feed_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Nodes) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Feed_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Feed_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Feed_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Feed_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Feed_3(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Feed_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Feed_5(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[28]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Feed = "# GET /v1/radar/all, GET /v1/signal/all and GET /v1/replay/global.\nquery Feed(\n  $surface: Surface!\n  $feed: String!\n  $since: Time!\n  $category: String\n  $first: Int\n  $offset: Int\n  $after: String\n) {\n  feed(\n    surface: $surface\n    feed: $feed\n    since: $since\n    category: $category\n    first: $first\n    offset: $offset\n    after: $after\n  ) {\n    limit\n    offset\n    since\n    nextCursor\n    nodes {\n      ...EventFields\n    }\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_Feed = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 4, 0, 0},
+	{0, 4, 0, 1},
+	{0, 4, 0, 2},
+	{0, 4, 0, 3},
+	{0, 4, 0, 4},
+	{0, 4, 0, 5},
+	{0, 4, 0, 6},
+	{0, 4, 0, 7},
+	{0, 4, 0, 8},
+	{0, 4, 0, 9},
+	{0, 4, 0, 10},
+	{0, 4, 0, 6, 0, 0},
+	{0, 4, 0, 6, 0, 1},
+	{0, 4, 0, 6, 0, 2},
+	{0, 4, 0, 6, 0, 3},
+	{0, 4, 0, 7, 0, 0},
+	{0, 4, 0, 7, 0, 1},
+	{0, 4, 0, 7, 0, 2},
+	{0, 4, 0, 7, 0, 3},
+	{0, 4, 0, 8, 0, 0},
+	{0, 4, 0, 8, 0, 1},
+	{0, 4, 0, 8, 0, 2},
+	{0, 4, 0, 8, 0, 3},
+}
+
+// op_Latest runs Latest (rest/ops), compiled.
+func (x *fastExec) op_Latest(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"events\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_events_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_events(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Latest_1_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Latest_1(ctx context.Context, p *fpath, obj *EventConnection) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"window\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Window)
+	}
+	x.w.Raw(",\"sort\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		x.v_marshalOEventSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventSort(ctx, &fp, nil, obj.Sort)
+	}
+	x.w.Raw(",\"limit\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Limit) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"offset\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Offset) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"since\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.Since)
+	}
+	x.w.Raw(",\"nodes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.cv_Latest_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Nodes) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Latest_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Latest_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Latest_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Latest_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Latest_3(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Latest_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Latest_5(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[28]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[29]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Latest = "# GET /v1/latest and GET /v1/signal/latest.\nquery Latest(\n  $surface: Surface!\n  $since: Time\n  $window: String\n  $category: String\n  $entityId: Int\n  $topic: String\n  $sort: EventSort\n  $first: Int\n  $offset: Int\n) {\n  events(\n    surface: $surface\n    since: $since\n    window: $window\n    category: $category\n    entityId: $entityId\n    topic: $topic\n    sort: $sort\n    first: $first\n    offset: $offset\n  ) {\n    window\n    sort\n    limit\n    offset\n    since\n    nodes {\n      ...EventFields\n    }\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_Latest = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 5},
+	{0, 5, 0, 0},
+	{0, 5, 0, 1},
+	{0, 5, 0, 2},
+	{0, 5, 0, 3},
+	{0, 5, 0, 4},
+	{0, 5, 0, 5},
+	{0, 5, 0, 6},
+	{0, 5, 0, 7},
+	{0, 5, 0, 8},
+	{0, 5, 0, 9},
+	{0, 5, 0, 10},
+	{0, 5, 0, 6, 0, 0},
+	{0, 5, 0, 6, 0, 1},
+	{0, 5, 0, 6, 0, 2},
+	{0, 5, 0, 6, 0, 3},
+	{0, 5, 0, 7, 0, 0},
+	{0, 5, 0, 7, 0, 1},
+	{0, 5, 0, 7, 0, 2},
+	{0, 5, 0, 7, 0, 3},
+	{0, 5, 0, 8, 0, 0},
+	{0, 5, 0, 8, 0, 1},
+	{0, 5, 0, 8, 0, 2},
+	{0, 5, 0, 8, 0, 3},
+}
+
+// op_MarketViews runs MarketViews (rest/ops), compiled.
+func (x *fastExec) op_MarketViews(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"marketViews\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_marketViews_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_marketViews(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_MarketViews_1_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_MarketViews_1(ctx context.Context, p *fpath, obj *MarketView) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organization\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Organization) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"markets\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.cv_MarketViews_2_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, &fp, nil, obj.Markets) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"events\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.cv_MarketViews_3_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx, &fp, nil, obj.Events) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_MarketViews_2(ctx context.Context, p *fpath, obj *cryptointel.Market) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"question\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Question) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"outcomes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Outcomes) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"probability\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Probability)
+	}
+	x.w.Raw(",\"volume\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Volume)
+	}
+	x.w.Raw(",\"closes_at\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.ClosesAt)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_MarketViews_3(ctx context.Context, p *fpath, obj *cryptointel.MarketSubevent) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"subevent_id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"subevent_label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Label) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"subevent_type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.SubeventType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"normalized_title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.NormalizedTitle) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"injected_summary\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.InjectedSummary) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"posts\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		for once := true; once; once = false {
+			v, err := x.r_MarketEvent_posts(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_MarketViews_4_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_MarketViews_4(ctx context.Context, p *fpath, obj *cryptointel.MarketPost) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"date\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.PostedAt) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_MarketViews = "# GET /v1/pmarket/all.\nquery MarketViews($first: Int, $offset: Int) {\n  marketViews(first: $first, offset: $offset) {\n    ...MarketViewFields\n  }\n}\n\n# A prediction-market view in the snake_case names of the contract\n# (section 2.7).\nfragment MarketViewFields on MarketView {\n  organization\n  markets {\n    id\n    question\n    url\n    outcomes\n    probability\n    volume\n    closes_at: closesAt\n  }\n  events {\n    subevent_id: subeventId\n    subevent_label: subeventLabel\n    subevent_type: subeventType\n    normalized_title: normalizedTitle\n    injected_summary: injectedSummary\n    posts {\n      id\n      content\n      date\n    }\n  }\n}\n"
+
+var opFields_MarketViews = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 1, 0},
+	{0, 0, 1, 1},
+	{0, 0, 1, 2},
+	{0, 0, 1, 3},
+	{0, 0, 1, 4},
+	{0, 0, 1, 5},
+	{0, 0, 1, 6},
+	{0, 0, 2, 0},
+	{0, 0, 2, 1},
+	{0, 0, 2, 2},
+	{0, 0, 2, 3},
+	{0, 0, 2, 4},
+	{0, 0, 2, 5},
+	{0, 0, 2, 5, 0},
+	{0, 0, 2, 5, 1},
+	{0, 0, 2, 5, 2},
+}
+
+// op_MarketViewsByOrganization runs MarketViewsByOrganization (rest/ops), compiled.
+func (x *fastExec) op_MarketViewsByOrganization(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"marketViewsByOrganization\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_marketViewsByOrganization_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_marketViewsByOrganization(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_MarketViewsByOrganization_1_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_MarketViewsByOrganization_1(ctx context.Context, p *fpath, obj *MarketView) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"org_id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.OrgID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"organization\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Organization) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"markets\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.cv_MarketViewsByOrganization_2_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, &fp, nil, obj.Markets) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"events\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.cv_MarketViewsByOrganization_3_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx, &fp, nil, obj.Events) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_MarketViewsByOrganization_2(ctx context.Context, p *fpath, obj *cryptointel.Market) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"question\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Question) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"outcomes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Outcomes) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"probability\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Probability)
+	}
+	x.w.Raw(",\"volume\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Volume)
+	}
+	x.w.Raw(",\"closes_at\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.ClosesAt)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_MarketViewsByOrganization_3(ctx context.Context, p *fpath, obj *cryptointel.MarketSubevent) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"subevent_id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"subevent_label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Label) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"subevent_type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.SubeventType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"normalized_title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.NormalizedTitle) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"injected_summary\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.InjectedSummary) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"posts\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		for once := true; once; once = false {
+			v, err := x.r_MarketEvent_posts(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_MarketViewsByOrganization_4_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_MarketViewsByOrganization_4(ctx context.Context, p *fpath, obj *cryptointel.MarketPost) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"date\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.PostedAt) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_MarketViewsByOrganization = "# GET /v1/pmarket/byOrganizationId.\nquery MarketViewsByOrganization($id: Int!) {\n  marketViewsByOrganization(id: $id) {\n    org_id: orgId\n    ...MarketViewFields\n  }\n}\n\n# A prediction-market view in the snake_case names of the contract\n# (section 2.7).\nfragment MarketViewFields on MarketView {\n  organization\n  markets {\n    id\n    question\n    url\n    outcomes\n    probability\n    volume\n    closes_at: closesAt\n  }\n  events {\n    subevent_id: subeventId\n    subevent_label: subeventLabel\n    subevent_type: subeventType\n    normalized_title: normalizedTitle\n    injected_summary: injectedSummary\n    posts {\n      id\n      content\n      date\n    }\n  }\n}\n"
+
+var opFields_MarketViewsByOrganization = [][]int{
+	{0},
+	{0, 0},
+	{0, 1, 0},
+	{0, 1, 1},
+	{0, 1, 2},
+	{0, 1, 1, 0},
+	{0, 1, 1, 1},
+	{0, 1, 1, 2},
+	{0, 1, 1, 3},
+	{0, 1, 1, 4},
+	{0, 1, 1, 5},
+	{0, 1, 1, 6},
+	{0, 1, 2, 0},
+	{0, 1, 2, 1},
+	{0, 1, 2, 2},
+	{0, 1, 2, 3},
+	{0, 1, 2, 4},
+	{0, 1, 2, 5},
+	{0, 1, 2, 5, 0},
+	{0, 1, 2, 5, 1},
+	{0, 1, 2, 5, 2},
+}
+
+// op_Organization runs Organization (rest/ops), compiled.
+func (x *fastExec) op_Organization(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organization\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_organization_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_organization(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_Organization_1_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Organization_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	first := true
+	if true {
+		x.w.Key("id", first)
+		first = false
+		{
+			fp := fpath{parent: p, field: &x.cfields[1]}
+			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+				invalid = true
+			}
+		}
+	}
+	if true {
+		x.w.Key("label", first)
+		first = false
+		{
+			fp := fpath{parent: p, field: &x.cfields[2]}
+			if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+				invalid = true
+			}
+		}
+	}
+	if true {
+		x.w.Key("aliases", first)
+		first = false
+		{
+			fp := fpath{parent: p, field: &x.cfields[3]}
+			for once := true; once; once = false {
+				v, err := x.r_Organization_aliases(ctx, &fp, obj)
+				if err != nil {
+					x.fail(ctx, &fp, err, true)
+					x.w.Null()
+					invalid = true
+					break
+				}
+				if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, v) {
+					invalid = true
+				}
+			}
+		}
+	}
+	if x.shouldInclude(x.cdirectives[4]) {
+		x.w.Key("radar", first)
+		first = false
+		{
+			fp := fpath{parent: p, field: &x.cfields[5]}
+			for once := true; once; once = false {
+				args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Organization_radar_args)
+				if !ok {
+					x.w.Null()
+					invalid = true
+					break
+				}
+				v, err := x.r_Organization_radar(ctx, &fp, obj, args)
+				if err != nil {
+					x.fail(ctx, &fp, err, true)
+					x.w.Null()
+					invalid = true
+					break
+				}
+				if x.cv_Organization_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, v) {
+					invalid = true
+				}
+			}
+		}
+	}
+	if x.shouldInclude(x.cdirectives[6]) {
+		x.w.Key("signal", first)
+		first = false
+		{
+			fp := fpath{parent: p, field: &x.cfields[7]}
+			for once := true; once; once = false {
+				args, ok := x.opArgs(ctx, &fp, 2, (*executionContext).field_Organization_signal_args)
+				if !ok {
+					x.w.Null()
+					invalid = true
+					break
+				}
+				v, err := x.r_Organization_signal(ctx, &fp, obj, args)
+				if err != nil {
+					x.fail(ctx, &fp, err, true)
+					x.w.Null()
+					invalid = true
+					break
+				}
+				if x.cv_Organization_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, v) {
+					invalid = true
+				}
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Organization_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Organization_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signal\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Organization = "# GET /v1/organizations/byOrganizationId.\nquery Organization($id: Int!, $radar: Boolean!, $signal: Boolean!, $includeLimit: Int) {\n  organization(id: $id) {\n    id\n    label\n    aliases\n    radar(first: $includeLimit) @include(if: $radar) {\n      ...OrganizationEventFields\n    }\n    signal(first: $includeLimit) @include(if: $signal) {\n      ...OrganizationEventFields\n    }\n  }\n}\n\n# An event embedded in an organization (include=radar,signal).\nfragment OrganizationEventFields on Event {\n  id\n  title\n  signal\n}\n"
+
+var opFields_Organization = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 3},
+	{0, 4},
+	{0, 4},
+	{0, 3, 0, 0},
+	{0, 3, 0, 1},
+	{0, 3, 0, 2},
+	{0, 4, 0, 0},
+	{0, 4, 0, 1},
+	{0, 4, 0, 2},
+}
+
+// op_Organizations runs Organizations (rest/ops), compiled.
+func (x *fastExec) op_Organizations(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organizations\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_organizations_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_organizations(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Organizations_1_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Organizations_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Organizations = "# GET /v1/organizations/all.\nquery Organizations($first: Int, $offset: Int) {\n  organizations(first: $first, offset: $offset) {\n    id\n    label\n  }\n}\n"
+
+var opFields_Organizations = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+}
+
+// op_OrganizationsByName runs OrganizationsByName (rest/ops), compiled.
+func (x *fastExec) op_OrganizationsByName(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organizationsByName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_organizationsByName_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_organizationsByName(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_OrganizationsByName_1_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_OrganizationsByName_1(ctx context.Context, p *fpath, obj *cryptointel.EntityMatch) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.EntityID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		for once := true; once; once = false {
+			v, err := x.r_OrganizationMatch_label(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.v_marshalNString2string(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		for once := true; once; once = false {
+			v, err := x.r_OrganizationMatch_type(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.v_marshalNString2string(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		for once := true; once; once = false {
+			v, err := x.r_OrganizationMatch_aliases(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	x.w.Raw(",\"matchedVia\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedVia) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchRank\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.MatchRank) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchedValue\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedValue) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_OrganizationsByName = "# GET /v1/organizations/byOrganizationName.\nquery OrganizationsByName($name: String!, $first: Int) {\n  organizationsByName(name: $name, first: $first) {\n    id\n    label\n    type\n    aliases\n    matchedVia\n    matchType\n    matchRank\n    matchedValue\n  }\n}\n"
+
+var opFields_OrganizationsByName = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 4},
+	{0, 5},
+	{0, 6},
+	{0, 7},
+}
+
+// op_Search runs Search (rest/ops), compiled.
+func (x *fastExec) op_Search(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"searchEvents\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_searchEvents_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_searchEvents(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Search_1_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Search_1(ctx context.Context, p *fpath, obj *cryptointel.EventMatch) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"event\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		for once := true; once; once = false {
+			v, err := x.r_EventMatch_event(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Search_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	x.w.Raw(",\"matchedVia\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedVia) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchRank\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNFloat2float64(ctx, &fp, nil, obj.MatchRank) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Search_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Search_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Search_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Search_3(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Search_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Search_5(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Search = "# GET /v1/search.\nquery Search($query: String!, $since: Time, $first: Int) {\n  searchEvents(query: $query, since: $since, first: $first) {\n    event {\n      ...EventFields\n    }\n    matchedVia\n    matchType\n    matchRank\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_Search = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 3},
+	{0, 0, 0, 0},
+	{0, 0, 0, 1},
+	{0, 0, 0, 2},
+	{0, 0, 0, 3},
+	{0, 0, 0, 4},
+	{0, 0, 0, 5},
+	{0, 0, 0, 6},
+	{0, 0, 0, 7},
+	{0, 0, 0, 8},
+	{0, 0, 0, 9},
+	{0, 0, 0, 10},
+	{0, 0, 0, 6, 0, 0},
+	{0, 0, 0, 6, 0, 1},
+	{0, 0, 0, 6, 0, 2},
+	{0, 0, 0, 6, 0, 3},
+	{0, 0, 0, 7, 0, 0},
+	{0, 0, 0, 7, 0, 1},
+	{0, 0, 0, 7, 0, 2},
+	{0, 0, 0, 7, 0, 3},
+	{0, 0, 0, 8, 0, 0},
+	{0, 0, 0, 8, 0, 1},
+	{0, 0, 0, 8, 0, 2},
+	{0, 0, 0, 8, 0, 3},
+}
+
+// op_SignalHistory runs SignalHistory (rest/ops), compiled.
+func (x *fastExec) op_SignalHistory(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"organization\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_organization_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_organization(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_SignalHistory_1_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_SignalHistory_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signalHistory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Organization_signalHistory_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Organization_signalHistory(ctx, &fp, obj, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_SignalHistory_2_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_SignalHistory_2(ctx context.Context, p *fpath, obj *SignalHistoryDay) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"date\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Date) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"signalCount\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.SignalCount) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"radarCount\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.RadarCount) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_SignalHistory = "# GET /v1/organizations/{id}/signal-history.\nquery SignalHistory($id: Int!, $days: Int) {\n  organization(id: $id) {\n    id\n    label\n    signalHistory(days: $days) {\n      date\n      signalCount\n      radarCount\n    }\n  }\n}\n"
+
+var opFields_SignalHistory = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+	{0, 2},
+	{0, 2, 0},
+	{0, 2, 1},
+	{0, 2, 2},
+}
+
+// op_SignalTop runs SignalTop (rest/ops), compiled.
+func (x *fastExec) op_SignalTop(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"topSignals\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_topSignals_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_topSignals(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_SignalTop_1_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_SignalTop_1(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_SignalTop_2_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_SignalTop_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_SignalTop_4_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_SignalTop_2(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_SignalTop_3(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_SignalTop_4(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_SignalTop = "# GET /v1/signal/top.\nquery SignalTop($since: Time, $first: Int) {\n  topSignals(since: $since, first: $first) {\n    ...EventFields\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_SignalTop = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 0, 5},
+	{0, 0, 6},
+	{0, 0, 7},
+	{0, 0, 8},
+	{0, 0, 9},
+	{0, 0, 10},
+	{0, 0, 6, 0, 0},
+	{0, 0, 6, 0, 1},
+	{0, 0, 6, 0, 2},
+	{0, 0, 6, 0, 3},
+	{0, 0, 7, 0, 0},
+	{0, 0, 7, 0, 1},
+	{0, 0, 7, 0, 2},
+	{0, 0, 7, 0, 3},
+	{0, 0, 8, 0, 0},
+	{0, 0, 8, 0, 1},
+	{0, 0, 8, 0, 2},
+	{0, 0, 8, 0, 3},
+}
+
+// op_Timeline runs Timeline (rest/ops), compiled.
+func (x *fastExec) op_Timeline(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"entity\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 0, (*executionContext).field_Query_entity_args)
+			if !ok {
+				x.w.Null()
+				break
+			}
+			v, err := x.r_Query_entity(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, false)
+				x.w.Null()
+				break
+			}
+			x.cv_Timeline_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, nil, v)
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Timeline_1(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"canonicalName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"displayName\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[3]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"entityType\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[4]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"status\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[5]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timeline\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Entity_timeline_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_timeline(ctx, &fp, obj, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Timeline_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Timeline_2(ctx context.Context, p *fpath, obj *EventConnection) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"limit\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNInt2int(ctx, &fp, nil, obj.Limit) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"since\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[8]}
+		x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.Since)
+	}
+	x.w.Raw(",\"nextCursor\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[9]}
+		x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.NextCursor)
+	}
+	x.w.Raw(",\"nodes\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[10]}
+		if x.cv_Timeline_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, nil, obj.Nodes) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Timeline_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[11]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"title\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[12]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventCategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[13]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"eventSubcategory\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[14]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"summary\":")
+	ls0 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			invalid = true
+		}
+	}
+	le0 := len(x.w.B)
+	x.w.Raw(",\"bullets\":")
+	ls1 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[16]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			invalid = true
+		}
+	}
+	le1 := len(x.w.B)
+	x.w.Raw(",\"owners\":")
+	ls2 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[17]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_owners(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Timeline_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[18]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Timeline_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le3 := len(x.w.B)
+	x.w.Raw(",\"evidence\":")
+	ls4 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[19]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_evidence(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Timeline_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	le4 := len(x.w.B)
+	x.w.Raw(",\"latestEvidenceTimestamp\":")
+	ls5 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[20]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			invalid = true
+		}
+	}
+	le5 := len(x.w.B)
+	x.w.Raw(",\"significance\":")
+	ls6 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[21]}
+		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+	}
+	le6 := len(x.w.B)
+	if x.legacy {
+		x.w.Raw(",\"globalSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls0:le0]...)
+		x.w.Raw(",\"bulletSummary\":")
+		x.w.B = append(x.w.B, x.w.B[ls1:le1]...)
+		x.w.Raw(",\"eventOwner\":")
+		x.w.B = append(x.w.B, x.w.B[ls2:le2]...)
+		x.w.Raw(",\"eventParticipants\":")
+		x.w.B = append(x.w.B, x.w.B[ls3:le3]...)
+		x.w.Raw(",\"posts\":")
+		x.w.B = append(x.w.B, x.w.B[ls4:le4]...)
+		x.w.Raw(",\"latestPostTimestamp\":")
+		x.w.B = append(x.w.B, x.w.B[ls5:le5]...)
+		x.w.Raw(",\"signal\":")
+		x.w.B = append(x.w.B, x.w.B[ls6:le6]...)
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Timeline_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[22]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[24]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Timeline_5(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[28]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[29]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Timeline_6(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[30]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"content\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[31]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"url\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[32]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"timestamp\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[33]}
+		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Timeline = "# GET /v1/timeline/byOrganizationId.\nquery Timeline($id: Int!, $since: Time, $first: Int, $after: String) {\n  entity(id: $id) {\n    ...EntitySummaryFields\n    timeline(since: $since, first: $first, after: $after) {\n      limit\n      since\n      nextCursor\n      nodes {\n        ...EventFields\n      }\n    }\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# The short form of an entity: the envelope's `entity` and a relationship's\n# relatedEntity.\nfragment EntitySummaryFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+
+var opFields_Timeline = [][]int{
+	{0},
+	{0, 0, 0},
+	{0, 0, 1},
+	{0, 0, 2},
+	{0, 0, 3},
+	{0, 0, 4},
+	{0, 1},
+	{0, 1, 0},
+	{0, 1, 1},
+	{0, 1, 2},
+	{0, 1, 3},
+	{0, 1, 3, 0, 0},
+	{0, 1, 3, 0, 1},
+	{0, 1, 3, 0, 2},
+	{0, 1, 3, 0, 3},
+	{0, 1, 3, 0, 4},
+	{0, 1, 3, 0, 5},
+	{0, 1, 3, 0, 6},
+	{0, 1, 3, 0, 7},
+	{0, 1, 3, 0, 8},
+	{0, 1, 3, 0, 9},
+	{0, 1, 3, 0, 10},
+	{0, 1, 3, 0, 6, 0, 0},
+	{0, 1, 3, 0, 6, 0, 1},
+	{0, 1, 3, 0, 6, 0, 2},
+	{0, 1, 3, 0, 6, 0, 3},
+	{0, 1, 3, 0, 7, 0, 0},
+	{0, 1, 3, 0, 7, 0, 1},
+	{0, 1, 3, 0, 7, 0, 2},
+	{0, 1, 3, 0, 7, 0, 3},
+	{0, 1, 3, 0, 8, 0, 0},
+	{0, 1, 3, 0, 8, 0, 1},
+	{0, 1, 3, 0, 8, 0, 2},
+	{0, 1, 3, 0, 8, 0, 3},
+}
+
+func (x *fastExec) cv_BriefCompact_1_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, p *fpath, pl *plan, v *Brief) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefCompact_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_BriefCompact_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_BriefCompact_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_BriefCompact_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_BriefCompact_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_BriefCompact_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx context.Context, p *fpath, pl *plan, v *BriefCounts) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefCompact_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_10_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_10_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Brief_1_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, p *fpath, pl *plan, v *Brief) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Brief_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Brief_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx context.Context, p *fpath, pl *plan, v *BriefCounts) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Brief_6_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_6_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Brief_7_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_7_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Brief_8_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_8_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Brief_9_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Brief_9_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_BriefsCompact_1_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx context.Context, p *fpath, pl *plan, v []*Brief) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_BriefsCompact_1_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_BriefsCompact_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_BriefsCompact_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_BriefsCompact_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_BriefsCompact_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_BriefsCompact_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx context.Context, p *fpath, pl *plan, v *BriefCounts) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefsCompact_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_10_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_10_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_1_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx context.Context, p *fpath, pl *plan, v []*Brief) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_1_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_4_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx context.Context, p *fpath, pl *plan, v *BriefCounts) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_6_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_6_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_7_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_7_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_8_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_8_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Briefs_9_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Briefs_9_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntitiesByName_1_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EntityMatch) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntitiesByName_1_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntitiesByName_2_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntitiesByName_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntitiesByName_3_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Reference) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntitiesByName_3_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityEvents_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityEvents_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityEvents_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, p *fpath, pl *plan, v *EventConnection) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityEvents_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityEvents_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityEvents_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityEvents_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityEvents_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityEvents_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityEvents_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityEvents_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityEvents_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityMedia_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityMedia_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityMedia_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, p *fpath, pl *plan, v *EventConnection) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityMedia_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityMedia_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityMedia_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityMedia_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityMedia_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityMedia_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityMedia_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityMedia_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityMedia_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityReferences_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityReferences_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityReferences_2_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Reference) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityReferences_2_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityRelationships_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityRelationships_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityRelationships_2_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EntityRelationship) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityRelationships_2_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityRelationships_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityRelationships_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityResearch_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityResearch_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityResearch_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, p *fpath, pl *plan, v *EventConnection) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityResearch_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityResearch_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityResearch_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityResearch_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityResearch_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityResearch_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityResearch_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EntityResearch_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EntityResearch_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Entity_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Entity_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Entity_2_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Reference) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Entity_2_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EventsByCategory_1_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EventsByCategory_1_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EventsByCategory_2_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EventsByCategory_2_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EventsByCategory_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EventsByCategory_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_EventsByCategory_4_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_EventsByCategory_4_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Feed_1_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, p *fpath, pl *plan, v *EventConnection) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Feed_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Feed_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Feed_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Feed_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Feed_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Feed_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Feed_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Feed_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Feed_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Latest_1_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, p *fpath, pl *plan, v *EventConnection) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Latest_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Latest_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Latest_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Latest_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Latest_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Latest_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Latest_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Latest_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Latest_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_1_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx context.Context, p *fpath, pl *plan, v []*MarketView) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViewsByOrganization_1_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_2_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Market) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViewsByOrganization_2_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_3_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.MarketSubevent) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViewsByOrganization_3_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_4_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.MarketPost) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViewsByOrganization_4_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViews_1_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx context.Context, p *fpath, pl *plan, v []*MarketView) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViews_1_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViews_2_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Market) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViews_2_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViews_3_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.MarketSubevent) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViews_3_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_MarketViews_4_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.MarketPost) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_MarketViews_4_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Organization_1_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Organization_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Organization_2_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Organization_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Organization_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Organization_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_OrganizationsByName_1_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EntityMatch) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_OrganizationsByName_1_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Organizations_1_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Organizations_1_marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Search_1_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EventMatch) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Search_1_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Search_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Search_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_Search_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Search_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Search_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Search_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Search_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Search_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_SignalHistory_1_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_SignalHistory_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_SignalHistory_2_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx context.Context, p *fpath, pl *plan, v []*SignalHistoryDay) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_SignalHistory_2_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_SignalTop_1_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_SignalTop_1_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_SignalTop_2_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_SignalTop_2_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_SignalTop_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_SignalTop_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_SignalTop_4_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_SignalTop_4_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Timeline_1_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Timeline_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Timeline_2_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, p *fpath, pl *plan, v *EventConnection) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Timeline_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_Timeline_3_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Timeline_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Timeline_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Timeline_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Timeline_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Timeline_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Timeline_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Timeline_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_BriefCompact_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefCompact_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_BriefCompact_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefCompact_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_10_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_10(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_6_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_6(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_7_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_7(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_8_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_8(ctx, p, v)
+}
+
+func (x *fastExec) cv_Brief_9_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Brief_9(ctx, p, v)
+}
+
+func (x *fastExec) cv_BriefsCompact_1_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, p *fpath, pl *plan, v *Brief) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefsCompact_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_BriefsCompact_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefsCompact_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_BriefsCompact_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_BriefsCompact_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_10_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_10(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_1_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, p *fpath, pl *plan, v *Brief) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_6_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_6(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_7_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_7(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_8_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_8(ctx, p, v)
+}
+
+func (x *fastExec) cv_Briefs_9_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Briefs_9(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntitiesByName_1_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityMatch) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntitiesByName_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntitiesByName_3_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Reference) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntitiesByName_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityEvents_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityEvents_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityEvents_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityEvents_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityEvents_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityEvents_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityEvents_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityEvents_6(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityMedia_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityMedia_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityMedia_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityMedia_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityMedia_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityMedia_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityMedia_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityMedia_6(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityReferences_2_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Reference) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityReferences_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityRelationships_2_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityRelationship) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityRelationships_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityResearch_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityResearch_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityResearch_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityResearch_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityResearch_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityResearch_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_EntityResearch_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EntityResearch_6(ctx, p, v)
+}
+
+func (x *fastExec) cv_Entity_2_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Reference) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Entity_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EventsByCategory_1_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EventsByCategory_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_EventsByCategory_2_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EventsByCategory_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_EventsByCategory_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EventsByCategory_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_EventsByCategory_4_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_EventsByCategory_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Feed_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Feed_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_Feed_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Feed_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Feed_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Feed_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Feed_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Feed_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_Latest_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Latest_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_Latest_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Latest_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Latest_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Latest_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Latest_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Latest_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_1_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx context.Context, p *fpath, pl *plan, v *MarketView) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViewsByOrganization_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_2_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Market) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViewsByOrganization_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_3_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.MarketSubevent) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViewsByOrganization_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViewsByOrganization_4_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx context.Context, p *fpath, pl *plan, v *cryptointel.MarketPost) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViewsByOrganization_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViews_1_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx context.Context, p *fpath, pl *plan, v *MarketView) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViews_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViews_2_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Market) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViews_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViews_3_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.MarketSubevent) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViews_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_MarketViews_4_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx context.Context, p *fpath, pl *plan, v *cryptointel.MarketPost) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_MarketViews_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Organization_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Organization_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_Organization_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Organization_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_OrganizationsByName_1_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityMatch) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_OrganizationsByName_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Organizations_1_marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Organizations_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Search_1_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EventMatch) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Search_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_Search_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Search_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Search_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Search_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Search_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Search_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_SignalHistory_2_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx context.Context, p *fpath, pl *plan, v *SignalHistoryDay) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_SignalHistory_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_SignalTop_1_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_SignalTop_1(ctx, p, v)
+}
+
+func (x *fastExec) cv_SignalTop_2_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_SignalTop_2(ctx, p, v)
+}
+
+func (x *fastExec) cv_SignalTop_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_SignalTop_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_SignalTop_4_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_SignalTop_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Timeline_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Timeline_3(ctx, p, v)
+}
+
+func (x *fastExec) cv_Timeline_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Timeline_4(ctx, p, v)
+}
+
+func (x *fastExec) cv_Timeline_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Timeline_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_Timeline_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Timeline_6(ctx, p, v)
+}

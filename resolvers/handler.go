@@ -297,9 +297,10 @@ func writeRequestError(w http.ResponseWriter, status int, msg, code string) {
 // Execute runs one operation in process, through the same executor (parsed
 // queries cached, limits and error presenter applied) with fresh loaders
 // attached to ctx. It never returns nil. The /v1 facade calls it for every
-// graph route.
+// graph route; a compiled operation then answers in the facade's form of
+// the data (graph.FacadeExtension).
 func (e *Executor) Execute(ctx context.Context, query string, operationName string, variables map[string]any) *graphql.Response {
-	ctx = e.WithRequestLoaders(ctx)
+	ctx = graph.WithFacade(e.WithRequestLoaders(ctx))
 	ctx = graphql.StartOperationTrace(ctx)
 	params := &graphql.RawParams{Query: query, OperationName: operationName, Variables: variables}
 	now := graphql.Now()

@@ -407,13 +407,19 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	if len(resp.Errors) > 0 {
 		return nil, graphError(op.Name, resp.Errors)
 	}
-	data, err := withLegacyAliases(resp.Data)
-	if err != nil {
-		return nil, fmt.Errorf("error adding legacy aliases to %s: %w", op.Name, err)
+	data := resp.Data
+	facade, _ := resp.Extensions[facadeExtension].(bool)
+	if !facade {
+		if data, err = withLegacyAliases(resp.Data); err != nil {
+			return nil, fmt.Errorf("error adding legacy aliases to %s: %w", op.Name, err)
+		}
 	}
 	env, err := c.Route.Envelope(c, data)
 	if err != nil {
 		return nil, err
+	}
+	if facade {
+		env = htmlSafe(env)
 	}
 	body, err := encodeJSON(env)
 	if err != nil {
@@ -421,6 +427,12 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// facadeExtension is the response extension by which an Executor says its
+// data is in the facade's form already: event objects carry their legacy
+// aliases and strings are HTML-escaped as encoding/json escapes them (the
+// compiled operations answer so; graph.FacadeExtension).
+const facadeExtension = "facade"
 
 // jsonVariables round-trips vars through JSON (numbers as json.Number), so
 // the executor sees exactly what the /graphql transport would give it.

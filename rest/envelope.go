@@ -52,6 +52,16 @@ func (o object) appendJSON(buf *bytes.Buffer) error {
 				continue
 			}
 			appendRaw(buf, v)
+		case safeRaw:
+			if len(bytes.TrimSpace(v)) == 0 {
+				buf.WriteString("null")
+				continue
+			}
+			buf.Write(v)
+		case []json.RawMessage:
+			appendRawList(buf, v, false)
+		case []safeRaw:
+			appendRawList(buf, v, true)
 		case object:
 			if err := v.appendJSON(buf); err != nil {
 				return fmt.Errorf("error encoding %s: %w", f.Key, err)
@@ -68,6 +78,56 @@ func (o object) appendJSON(buf *bytes.Buffer) error {
 	return nil
 }
 
+// safeRaw is compact JSON that needs no HTML escaping any more: data in
+// the facade's form (see facadeExtension).
+type safeRaw []byte
+
+// htmlSafe marks every raw member of env (data in the facade's form) as
+// needing no escaping.
+func htmlSafe(env any) any {
+	switch v := env.(type) {
+	case object:
+		out := make(object, len(v))
+		for i, f := range v {
+			out[i] = field{f.Key, htmlSafe(f.Value)}
+		}
+		return out
+	case json.RawMessage:
+		return safeRaw(v)
+	case []json.RawMessage:
+		out := make([]safeRaw, len(v))
+		for i, r := range v {
+			out[i] = safeRaw(r)
+		}
+		return out
+	}
+	return env
+}
+
+// appendRawList appends a JSON array of compact values, as json.Marshal
+// writes a []json.RawMessage.
+func appendRawList[T json.RawMessage | safeRaw](buf *bytes.Buffer, list []T, safe bool) {
+	if list == nil {
+		buf.WriteString("null")
+		return
+	}
+	buf.WriteByte('[')
+	for i, v := range list {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		switch {
+		case len(bytes.TrimSpace(v)) == 0:
+			buf.WriteString("null")
+		case safe:
+			buf.Write(v)
+		default:
+			appendRaw(buf, v)
+		}
+	}
+	buf.WriteByte(']')
+}
+
 // sizeHint estimates the encoded size so the buffer grows once.
 func (o object) sizeHint() int {
 	n := 3 // braces and the body's newline
@@ -75,6 +135,8 @@ func (o object) sizeHint() int {
 		n += len(f.Key) + 16
 		switch v := f.Value.(type) {
 		case json.RawMessage:
+			n += len(v)
+		case safeRaw:
 			n += len(v)
 		case object:
 			n += v.sizeHint()

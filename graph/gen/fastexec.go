@@ -50,7 +50,7 @@ type gen struct {
 	objects map[string]*codegen.Object
 	// values are the value writers to emit, by name; done marks the ones
 	// emitted.
-	values map[string]*config.TypeReference
+	values map[string]valueSpec
 	done   map[string]bool
 }
 
@@ -60,7 +60,7 @@ func newGen(data *codegen.Data) *gen {
 		pkgPath: data.Config.Exec.ImportPath(),
 		imports: map[string]string{},
 		objects: map[string]*codegen.Object{},
-		values:  map[string]*config.TypeReference{},
+		values:  map[string]valueSpec{},
 		done:    map[string]bool{},
 	}
 	for _, o := range data.Objects {
@@ -402,13 +402,28 @@ func goLiteral(v any) (string, error) {
 	return "", fmt.Errorf("unsupported literal %T", v)
 }
 
+// valueSpec is a value writer to emit: the shape of ref; objects are
+// written by sel (a compiled selection function) when set, else by the
+// object's writer with a plan.
+type valueSpec struct {
+	ref    *config.TypeReference
+	prefix string
+	sel    string
+}
+
 // value returns the name of the writer of values of ref, queueing it.
 func (g *gen) value(ref *config.TypeReference) (string, error) {
-	name := "v_" + ref.MarshalFunc()
+	return g.valueWith("v_", ref, ""), nil
+}
+
+// valueWith returns the name of the writer of ref whose objects sel
+// writes, queueing it.
+func (g *gen) valueWith(prefix string, ref *config.TypeReference, sel string) string {
+	name := prefix + ref.MarshalFunc()
 	if _, ok := g.values[name]; !ok {
-		g.values[name] = ref
+		g.values[name] = valueSpec{ref: ref, prefix: prefix, sel: sel}
 	}
-	return name, nil
+	return name
 }
 
 // flushValues emits every queued value writer (emitting one may queue
@@ -437,24 +452,19 @@ func (g *gen) flushValues(b *bytes.Buffer) error {
 // valueFunc emits the writer of one value shape, mirroring gqlgen's
 // marshal<...> function of the same name (codegen/type.gotpl). It reports
 // whether it wrote null.
-func (g *gen) valueFunc(b *bytes.Buffer, name string, ref *config.TypeReference) error {
+func (g *gen) valueFunc(b *bytes.Buffer, name string, spec valueSpec) error {
+	ref := spec.ref
 	nn := ref.GQL.NonNull
 	fmt.Fprintf(b, "func (x *fastExec) %s(ctx context.Context, p *fpath, pl *plan, v %s) bool {\n", name, g.typ(ref.GO))
 	defer b.WriteString("}\n\n")
 	switch {
 	case ref.IsPtrToSlice() || ref.IsPtrToIntf():
-		elem, err := g.value(ref.Elem())
-		if err != nil {
-			return err
-		}
+		elem := g.valueWith(spec.prefix, ref.Elem(), spec.sel)
 		fmt.Fprintf(b, "\tif v == nil {\n\t\tx.w.Null()\n\t\treturn true\n\t}\n\treturn x.%s(ctx, p, pl, *v)\n", elem)
 		return nil
 	case ref.IsSlice():
 		elemRef := ref.Elem()
-		elem, err := g.value(elemRef)
-		if err != nil {
-			return err
-		}
+		elem := g.valueWith(spec.prefix, elemRef, spec.sel)
 		if !nn {
 			b.WriteString("\tif v == nil {\n\t\tx.w.Null()\n\t\treturn true\n\t}\n")
 		}
@@ -518,7 +528,11 @@ func (g *gen) valueFunc(b *bytes.Buffer, name string, ref *config.TypeReference)
 		if !ref.IsNilable() {
 			deref = "&v"
 		}
-		fmt.Fprintf(b, "\treturn !x.o_%s(ctx, p, pl, %s)\n", ref.Definition.Name, deref)
+		if spec.sel != "" {
+			fmt.Fprintf(b, "\treturn !x.%s(ctx, p, %s)\n", spec.sel, deref)
+		} else {
+			fmt.Fprintf(b, "\treturn !x.o_%s(ctx, p, pl, %s)\n", ref.Definition.Name, deref)
+		}
 		return nil
 	}
 	return fmt.Errorf("unsupported type %s", ref.GO)
@@ -583,10 +597,4 @@ func appendShape(fn *types.Func) bool {
 		return ok && basic.Kind() == types.Byte
 	}
 	return isBytes(sig.Params().At(0).Type()) && isBytes(sig.Results().At(0).Type())
-}
-
-// compiledOps writes ops_gen.go (see ops.go).
-func (g *gen) compiledOps() ([]byte, error) {
-	g.imports = map[string]string{}
-	return g.header([]byte("// compiledOperations are none yet.\nvar compiledOperations = map[string]compiledOp{}\n")), nil
 }

@@ -1,5 +1,5 @@
 // Command gen is the code generator behind `go generate` for package graph
-// (resolvers/generate.go runs it). It runs gqlgen on gqlgen.yml exactly as
+// (its go:generate directive is in rest/ops/ops.go). It runs gqlgen on gqlgen.yml exactly as
 // `gqlgen generate` does, with one plugin added that writes, from the same
 // schema and bindings:
 //
