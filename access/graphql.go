@@ -31,17 +31,19 @@ var GraphQLPolicy = Policy{
 // (srv.Use(&access.GraphQLCost{})) and wrap the handler with Service.Wrap
 // and a policy with CostByComplexity set.
 //
-// How the charges combine: Wrap authenticates the key (one lookup) and gates
-// the plan before the handler runs, but does not meter yet. Once the
-// operation is parsed and validated, MutateOperationContext computes its
-// complexity and calls Charge, which runs the one metering statement (rate
-// window + credits + usage) with that cost, before any resolver runs. A
-// refused operation (rate limit, credits) gets a GraphQL error whose
-// extensions.code is rate_limited or quota_exceeded, and the HTTP status
-// becomes 429 or 403 like /v1. A request that never reaches that point (a
-// parse or validation error) is metered when its response starts, at the
-// policy's CreditCost. So /graphql costs two statements (lookup + meter),
-// /v1 routes one.
+// How the charges combine: Wrap defers the key's authentication, the plan
+// gate and the metering to one statement. Once the operation is parsed and
+// validated, MutateOperationContext computes its complexity and calls
+// Charge, which runs the metering statement (key lookup + rate window +
+// credits + usage) with that cost, before any resolver runs. A refused
+// operation (rate limit, credits) gets a GraphQL error whose extensions.code
+// is rate_limited or quota_exceeded, and the HTTP status becomes 429 or 403
+// like /v1; an unknown or revoked key (or a plan without the route) is
+// answered 401 (403) with the access layer's {"error": ...} body, exactly as
+// if refused before the operation was read. A request that never reaches
+// that point (a parse or validation error) is metered when its response
+// starts, at the policy's CreditCost. So /graphql costs one statement for
+// its access, like the /v1 routes.
 //
 // Executing an operation outside a CostByComplexity request (the /v1 facade
 // running its fixed operations in process) charges nothing here: the route
@@ -106,13 +108,17 @@ func (c *GraphQLCost) InterceptResponse(ctx context.Context, next graphql.Respon
 	return resp
 }
 
-// deferredMeter is the pending metering of a CostByComplexity request.
+// deferredMeter is the pending metering of a CostByComplexity request. The
+// metering statement authenticates the key too, so a /graphql request costs
+// one statement for its access like a /v1 request; until it has run, the
+// request's Caller is empty.
 type deferredMeter struct {
-	s     *Service
-	p     Policy
-	now   time.Time
-	hash  []byte
-	plans []cryptointel.Plan
+	s      *Service
+	p      Policy
+	now    time.Time
+	hash   []byte
+	plans  []cryptointel.Plan
+	caller *Caller
 
 	// grant, when set, lets the request's content reads use a replica
 	// once metering has read the content version.
@@ -123,7 +129,12 @@ type deferredMeter struct {
 	cost    int64
 	res     *db.MeterResult
 	refusal *cryptointel.Error
-	err     error
+	// keyRefusal: refusal refuses the key itself (unknown, revoked: 401) or
+	// its plan (403), answered as before any operation ran: the access
+	// layer's {"error": ...} body, no usage headers.
+	keyRefusal bool
+	keyPlan    string
+	err        error
 }
 
 type deferredMeterKey struct{}
@@ -165,16 +176,22 @@ func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
 	}
 	m.done, m.cost = true, cost
 	res, err := m.s.store.Meter(ctx, m.s.meterParams(m.now, m.hash, cost, allowedPlans(m.plans, m.p)))
-	if err != nil {
+	switch {
+	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1):
+		return m.refuseKey(cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey), TierNone)
+	case err != nil:
 		m.err = err
 		return err
+	case res.Key.Revoked:
+		return m.refuseKey(cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey), TierNone)
 	}
 	m.res = res
-	if res.Key.Revoked || subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1 {
-		m.refusal = cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
-		return m.refusal
+	plan := planNamed(m.plans, res.Key.Plan)
+	if !planAllows(m.plans, plan, m.p.Layer, m.p.Feature, m.p.MinPlan) {
+		return m.refuseKey(forbidden(m.plans, m.p.Layer, m.p.Feature, m.p.MinPlan), res.Key.Plan)
 	}
-	if derr := m.s.decide(m.plans, planNamed(m.plans, res.Key.Plan), m.p, res); derr != nil {
+	m.caller.AccountID, m.caller.APIKeyID, m.caller.Plan = res.Key.AccountID, res.Key.ID, plan
+	if derr := m.s.decide(m.plans, plan, m.p, res); derr != nil {
 		m.refusal = derr
 		return derr
 	}
@@ -184,37 +201,27 @@ func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
 	return nil
 }
 
-// serveDeferred authenticates and gates a CostByComplexity request, then
-// runs next with metering deferred to Charge or to the start of the
-// response.
+// refuseKey records a refusal of the key or its plan, answered with tier
+// in X-Plan-Tier.
+func (m *deferredMeter) refuseKey(e *cryptointel.Error, tier string) error {
+	m.refusal, m.keyRefusal, m.keyPlan = e, true, tier
+	return e
+}
+
+// serveDeferred runs a CostByComplexity request with its authentication,
+// plan gate and metering deferred to Charge (once the operation's cost is
+// known) or to the start of the response: one statement does all of them.
+// A key or plan refused then is answered as if refused up front: 401 (or
+// 403) with the {"error": ...} body, whatever the handler wrote.
 func (s *Service) serveDeferred(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, hash []byte, plans []cryptointel.Plan) {
 	ctx := r.Context()
-	key, err := s.store.KeyByHash(ctx, hash)
-	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(key.Hash, hash) != 1) {
-		s.setAnonymousHeaders(w.Header(), now, TierNone)
-		writeError(w, http.StatusUnauthorized, MsgInvalidKey)
-		return
-	} else if err != nil {
-		s.internalError(w, r, err)
-		return
-	}
-	if key.Revoked {
-		s.setAnonymousHeaders(w.Header(), now, TierNone)
-		writeError(w, http.StatusUnauthorized, MsgRevokedKey)
-		return
-	}
-	plan := planNamed(plans, key.Plan)
-	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
-		s.setAnonymousHeaders(w.Header(), now, key.Plan)
-		writeDBError(w, forbidden(plans, p.Layer, p.Feature, p.MinPlan), s.resetSeconds(now))
-		return
-	}
-	m := &deferredMeter{s: s, p: p, now: now, hash: hash, plans: plans}
+	caller := &Caller{plans: plans, svc: s}
+	m := &deferredMeter{s: s, p: p, now: now, hash: hash, plans: plans, caller: caller}
 	if s.replicaReads(r, p) {
 		ctx, m.grant = db.WithDeferredReplicaReads(ctx)
 	}
 	ctx = context.WithValue(ctx, deferredMeterKey{}, m)
-	ctx = WithCaller(ctx, &Caller{AccountID: key.AccountID, APIKeyID: key.ID, Plan: plan, plans: plans, svc: s})
+	ctx = WithCaller(ctx, caller)
 	dw := &deferredWriter{ResponseWriter: w, m: m, r: r.WithContext(ctx)}
 	next.ServeHTTP(dw, dw.r)
 	if !dw.wroteHeader {
@@ -259,6 +266,12 @@ func (d *deferredWriter) WriteHeader(code int) {
 	if err != nil {
 		d.discard = true
 		d.m.s.internalError(d.ResponseWriter, d.r, err)
+		return
+	}
+	if refusal != nil && m.keyRefusal {
+		d.discard = true
+		d.m.s.setAnonymousHeaders(h, m.now, m.keyPlan)
+		writeDBError(d.ResponseWriter, refusal, d.m.s.resetSeconds(m.now))
 		return
 	}
 	d.m.s.setMeterHeaders(h, m.now, res, cost)
