@@ -91,13 +91,18 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
 	  $$sudo apt-get update && $$sudo apt-get install -y chromium )
 
-## bench: load harness: seeds the database cryptointel_bench once (1M events,
-## cached by a marker), serves it, drives every measured route and the pgx
-## floor at c=1,8,32 and writes tests/bench/RESULTS.md; then the live-push
-## scenario (1,000 /v1/stream subscribers, 100 events/s ingested) writes
-## tests/bench/STREAM.md (alone: BENCHFLAGS=-stream-only). BENCHFLAGS passes
-## flags (e.g. BENCHFLAGS='-duration 10s -only latest'); BENCH_DATABASE_URL
-## picks another database.
+## bench: load harness, bounded (about 15 minutes; seeding adds about 10):
+## seeds the database cryptointel_bench once (1M events, cached by a
+## marker), installs PostGraphile 5 and Node 22 from npm into
+## tests/bench/postgraphile/node_modules (once per package-lock.json), serves
+## the database with the service as shipped, the service computing every
+## request, the pgx floor and PostGraphile, checks that PostGraphile and the
+## service return the same data, drives every route at c=1,8,32 and writes
+## tests/bench/RESULTS.md; then the live-push scenario (1,000 /v1/stream
+## subscribers, 100 events/s ingested) writes tests/bench/STREAM.md (alone:
+## BENCHFLAGS=-stream-only). BENCHFLAGS passes flags (e.g.
+## BENCHFLAGS='-duration 10s -only latest'); BENCH_DATABASE_URL picks
+## another database.
 bench: build
 	@export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=cryptointel_bench scripts/pg-up.sh)}"; \
 	$(GO) build -o bin/bench ./tests/bench; \

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -30,6 +32,10 @@ type fixtures struct {
 	entityIDs []int64
 	// names are their canonical names (search and byName queries).
 	names []string
+	// hopIDs are entities with at least five outbound relationships: the
+	// 3-hop traversal's roots (five per level on both the service and
+	// PostGraphile, whose query follows outbound edges only).
+	hopIDs []int64
 	// now is when the fixtures were read (since parameters derive from it).
 	now time.Time
 }
@@ -80,6 +86,17 @@ func prepareFixtures(ctx context.Context, o options) (*fixtures, error) {
 	}
 	if len(fx.entityIDs) < 25 {
 		return nil, fmt.Errorf("the benchmark database has only %d entities with events; is it seeded?", len(fx.entityIDs))
+	}
+	rows, err := store.Pool.Query(ctx, `SELECT source_entity_id FROM relationships GROUP BY 1 HAVING count(*) >= 5 ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("error reading the 3-hop roots: %w", err)
+	}
+	fx.hopIDs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("error reading the 3-hop roots: %w", err)
+	}
+	if len(fx.hopIDs) == 0 {
+		return nil, errors.New("the benchmark database has no entity with five outbound relationships; is it seeded?")
 	}
 	return fx, nil
 }

@@ -61,6 +61,17 @@ type result struct {
 	bytes       int64
 	keyWaits    int64
 	cpu         time.Duration
+	// pgCPU is the CPU time of the PostgreSQL backends serving the
+	// benchmark database over the measured period (see backendsCPU).
+	pgCPU time.Duration
+}
+
+// pgCPUPerReq is PostgreSQL's CPU time per request for this row.
+func (r result) pgCPUPerReq() time.Duration {
+	if r.requests == 0 {
+		return 0
+	}
+	return r.pgCPU / time.Duration(r.requests)
 }
 
 // cpuPerReq is the server process's CPU time per request over the measured
@@ -96,8 +107,8 @@ func (r result) stmtsPerReq() float64 {
 }
 
 func (r result) logLine() string {
-	return fmt.Sprintf("%-28s c=%-2d %7.0f req/s  p50 %s  p95 %s  p99 %s  errors %d  cpu/req %s  stmts/req %.2f  xacts/req %.2f  rss peak %d MB",
-		r.name, r.concurrency, r.rps(), ms(r.pct(0.50)), ms(r.pct(0.95)), ms(r.pct(0.99)), r.errors, ms(r.cpuPerReq()),
+	return fmt.Sprintf("%-28s c=%-2d %7.0f req/s  p50 %s  p95 %s  p99 %s  errors %d  cpu/req %s  pg cpu/req %s  stmts/req %.2f  xacts/req %.2f  rss peak %d MB",
+		r.name, r.concurrency, r.rps(), ms(r.pct(0.50)), ms(r.pct(0.95)), ms(r.pct(0.99)), r.errors, ms(r.cpuPerReq()), ms(r.pgCPUPerReq()),
 		r.stmtsPerReq(), float64(r.xacts)/float64(max(1, r.requests)), r.rssPeak>>20)
 }
 
@@ -172,8 +183,10 @@ func measure(ctx context.Context, client *http.Client, stats *pgx.Conn, base str
 		waits0 = pool.waits.Load()
 	}
 	cpu0 := procCPU(pid)
+	pg0 := backendsCPU(o.databaseURL)
 	res := loop(ctx, client, base, sc, workers, pool, o.duration)
 	res.cpu = procCPU(pid) - cpu0
+	res.pgCPU = backendsCPU(o.databaseURL) - pg0
 	time.Sleep(1100 * time.Millisecond)
 	x1, err := xactCount(ctx, stats)
 	if err != nil {

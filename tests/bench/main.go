@@ -22,6 +22,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,6 +47,7 @@ type options struct {
 	dbMaxConns  int
 	noFloor     bool
 	noUncached  bool
+	noPGL       bool
 	stdoutOnly  bool
 	serverEnv   []string
 	soak        soakOptions
@@ -81,7 +83,8 @@ func main() {
 	flag.StringVar(&o.pprofAddr, "pprof-addr", os.Getenv("PPROF_ADDR"), "passed to the server as PPROF_ADDR (e.g. 127.0.0.1:6060) to profile it during the run")
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 16, "pool size of the server and of the floor")
 	flag.BoolVar(&o.noFloor, "no-floor", false, "skip the floor measurement")
-	flag.BoolVar(&o.noUncached, "no-uncached", false, "skip the /v1/latest rows of a second server with the response cache off")
+	flag.BoolVar(&o.noUncached, "no-uncached", false, "skip the computed rows (a second server with the response cache off)")
+	flag.BoolVar(&o.noPGL, "no-postgraphile", false, "skip PostGraphile 5 (its install, rows and same-data check)")
 	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
 	flag.StringVar(&serverEnv, "server-env", "", "comma-separated KEY=VALUE settings added to the server's environment only (e.g. GOGC=300); the report lists them")
 	soakFlags(&o.soak)
@@ -136,8 +139,9 @@ func envString(name, def string) string {
 	return def
 }
 
-// run is the whole benchmark: database, server, keys, measurements, floor,
-// report.
+// run is the whole benchmark: database, servers (the service as shipped,
+// the service computing every request, the floor, PostGraphile), keys,
+// the same-data check, measurements, report.
 func run(ctx context.Context, o options) error {
 	started := time.Now()
 	machine := describeMachine()
@@ -147,6 +151,13 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	if !o.noPGL {
+		// Before any server starts, so npm's work is outside every
+		// measurement.
+		if err := installPostGraphile(ctx, o); err != nil {
+			return err
+		}
+	}
 	srv, err := startServer(ctx, o, "server.log")
 	if err != nil {
 		return err
@@ -154,19 +165,18 @@ func run(ctx context.Context, o options) error {
 	defer srv.stop()
 	log.Printf("server pid %d on %s", srv.cmd.Process.Pid, srv.base)
 	// The same service with its response cache off: every request runs
-	// the operation, its loads and the encoding. Its /v1/latest rows show
-	// what the cache saves, and its statement probes the computed counts.
-	var uncached *proc
+	// the operation, its loads and the encoding.
+	var computed *proc
 	if !o.noUncached {
 		ou := o
 		ou.serverEnv = append(append([]string{}, o.serverEnv...), "RESPONSE_CACHE_TTL=-1s")
 		ou.pprofAddr = ""
-		uncached, err = startServer(ctx, ou, "server-uncached.log")
+		computed, err = startServer(ctx, ou, "server-computed.log")
 		if err != nil {
 			return err
 		}
-		defer uncached.stop()
-		log.Printf("server with the response cache off: pid %d on %s", uncached.cmd.Process.Pid, uncached.base)
+		defer computed.stop()
+		log.Printf("server computing every request (response cache off): pid %d on %s", computed.cmd.Process.Pid, computed.base)
 	}
 
 	fx, err := prepareFixtures(ctx, o)
@@ -174,7 +184,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	fixturesKeys = fx.keys
-	log.Printf("%d keys, %d entities for parameters", len(fx.keys.keys), len(fx.entityIDs))
+	log.Printf("%d keys, %d entities for parameters, %d 3-hop roots", len(fx.keys.keys), len(fx.entityIDs), len(fx.hopIDs))
 
 	var floor *floorProc
 	if !o.noFloor {
@@ -184,6 +194,15 @@ func run(ctx context.Context, o options) error {
 		}
 		defer floor.stop()
 		log.Printf("floor pid %d on %s", floor.cmd.Process.Pid, floor.base)
+	}
+	var pgl *proc
+	if !o.noPGL {
+		pgl, err = startPostGraphile(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer pgl.stop()
+		log.Printf("PostGraphile 5 pid %d on %s", pgl.pid(), pgl.base)
 	}
 
 	client := newClient(o.gzip, maxInt(o.concs))
@@ -198,9 +217,22 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	var computedProbes []stmtProbe
-	if uncached != nil {
-		if computedProbes, err = probeStatements(ctx, client, uncached.base, fx); err != nil {
+	if computed != nil {
+		if computedProbes, err = probeStatements(ctx, client, computed.base, fx); err != nil {
 			return err
+		}
+	}
+	var same []sameData
+	if pgl != nil {
+		base := srv.base
+		if computed != nil {
+			base = computed.base
+		}
+		if same, err = checkSameData(ctx, client, base, pgl.base, fx); err != nil {
+			return err
+		}
+		for _, sd := range same {
+			log.Printf("same data, %s: %t over %d documents %s", sd.pair, sd.same, sd.documents, sd.detail)
 		}
 	}
 	measureAll := func(base string, sc scenario, pid int) ([]result, error) {
@@ -218,41 +250,87 @@ func run(ctx context.Context, o options) error {
 		}
 		return out, nil
 	}
-	// The floor, then the service without its response cache, are
-	// measured right after the service's /v1/latest rows, so the ratios
-	// compare figures taken minutes apart at most.
-	var rows, floorRows, uncachedRows []result
-	for i, sc := range scenarios(fx) {
-		if selected(o.only, sc.name) {
-			res, err := measureAll(srv.base, sc, srv.pid())
-			if err != nil {
-				return err
-			}
-			rows = append(rows, res...)
+	// Rows that are compared are measured close together: the floor right
+	// after the service's /v1/latest rows, the computed rows right after
+	// each route's cached ones, PostGraphile's right after the service's
+	// equivalent /graphql rows.
+	peers := map[string]scenario{}
+	if pgl != nil {
+		ps := pglScenarios(fx)
+		peers["POST /graphql (25 latest with owners and evidence)"] = ps[0]
+		peers["POST /graphql (3 hops, 5 per level)"] = ps[1]
+	}
+	var rows, floorRows, computedRows, pglRows []result
+	for _, sc := range scenarios(fx) {
+		if !selected(o.only, sc.name) {
+			continue
 		}
-		if i == 0 && floor != nil {
+		res, err := measureAll(srv.base, sc, srv.pid())
+		if err != nil {
+			return err
+		}
+		rows = append(rows, res...)
+		if sc.name == latestRoute && floor != nil {
 			res, err := measureAll(floor.base, floorScenario(), floor.pid())
 			if err != nil {
 				return err
 			}
 			floorRows = res
 		}
-		if i == 0 && uncached != nil && selected(o.only, sc.name) {
+		if computed != nil {
 			off := sc
-			off.name = sc.name + " (response cache off)"
-			res, err := measureAll(uncached.base, off, uncached.pid())
+			off.name = sc.name + " (computed)"
+			res, err := measureAll(computed.base, off, computed.pid())
 			if err != nil {
 				return err
 			}
-			uncachedRows = res
+			computedRows = append(computedRows, res...)
+		}
+		if peer, ok := peers[sc.name]; ok {
+			res, err := measureAll(pgl.base, peer, pgl.pid())
+			if err != nil {
+				return err
+			}
+			pglRows = append(pglRows, res...)
+		}
+	}
+	env := &benchEnv{
+		opts: o, fx: fx, client: client, stats: stats,
+		startServer: func(ctx context.Context, logName string, extraEnv ...string) (*proc, error) {
+			oo := o
+			oo.serverEnv = append(append([]string{}, o.serverEnv...), extraEnv...)
+			oo.pprofAddr = ""
+			return startServer(ctx, oo, logName)
+		},
+		measure: func(ctx context.Context, base string, sc scenario, c int, pid int) (result, error) {
+			return measure(ctx, client, stats, base, sc, c, o, pid)
+		},
+	}
+	var sections []*section
+	sort.SliceStable(suites, func(i, j int) bool { return suites[i].order < suites[j].order })
+	for _, s := range suites {
+		if !selected(o.only, s.name) {
+			continue
+		}
+		log.Printf("suite %s", s.name)
+		sec, err := s.run(ctx, env)
+		if err != nil {
+			return fmt.Errorf("error running the %s suite: %w", s.name, err)
+		}
+		if sec != nil {
+			sections = append(sections, sec)
 		}
 	}
 	machine.loadAfter = loadAverage()
-	report := renderReport(reportInput{
-		machine: machine, seed: seed, opts: o, rows: rows, floor: floorRows, uncached: uncachedRows,
-		probes: probes, computedProbes: computedProbes,
+	in := reportInput{
+		machine: machine, seed: seed, opts: o, rows: rows, floor: floorRows, computed: computedRows, pgl: pglRows,
+		probes: probes, computedProbes: computedProbes, same: same, sections: sections,
 		serverPeakRSS: srv.peakRSS(), elapsed: time.Since(started),
-	})
+	}
+	if computed != nil {
+		in.computedPeakRSS = computed.peakRSS()
+	}
+	report := renderReport(in)
 	fmt.Print(report)
 	if !o.stdoutOnly {
 		if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -81,24 +82,51 @@ type reportInput struct {
 	machine  machine
 	seed     *seedInfo
 	opts     options
-	rows     []result
+	rows     []result // the service as shipped
 	floor    []result
-	uncached []result
+	computed []result // the service computing every request
+	pgl      []result // PostGraphile 5
 	probes   []stmtProbe
 	// computedProbes are probes against the server with the response
 	// cache off (probes hit the cache on their second request).
-	computedProbes []stmtProbe
-	serverPeakRSS  int64
-	elapsed        time.Duration
+	computedProbes  []stmtProbe
+	same            []sameData
+	sections        []*section
+	serverPeakRSS   int64
+	computedPeakRSS int64
+	elapsed         time.Duration
 }
 
-// Targets of the issue for /v1/latest?limit=25.
+// Route names the targets read.
+const (
+	latestRoute       = "GET /v1/latest?limit=25"
+	threeHopRoute     = "POST /graphql (3 hops, 5 per level)"
+	pglThreeHopRoute  = "PostGraphile 5: 3 hops, 5 per level"
+	searchRoute       = "GET /v1/search?q=…"
+	byNameRoute       = "GET /v1/entities/byName"
+	relationshipRoute = "GET /v1/entities/{id}/relationships"
+	briefBatchRoute   = "GET /v1/brief/batch (25 ids)"
+)
+
+// Targets of the issue on the cached /v1/latest (they were met before the
+// computed path was worked on and must stay met).
 const (
 	targetRPS        = 1200.0
 	targetFloorRatio = 0.65
 	targetP50c1      = 1500 * time.Microsecond
 	targetP99c32     = 40 * time.Millisecond
 	targetRSS        = 150 << 20
+)
+
+// Targets of the computed core (issue 18), every request computed.
+const (
+	targetComputedFloorRatio = 0.8
+	targetComputedCPU        = 800 * time.Microsecond
+	targetPGLRatio           = 2.0
+	targetThreeHopP50        = 3 * time.Millisecond
+	targetSearchP50          = 10 * time.Millisecond
+	targetLookupP50          = 2 * time.Millisecond
+	targetBriefCPU           = 5 * time.Millisecond
 )
 
 func renderReport(in reportInput) string {
@@ -109,7 +137,7 @@ func renderReport(in reportInput) string {
 	fmt.Fprintf(&b, "## Machine and run\n\n")
 	fmt.Fprintf(&b, "- Date: %s\n", m.date.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- CPU: %d × %s (`nproc` = %d); memory %s; %s\n", m.cpus, m.cpuModel, m.cpus, m.memTotal, m.kernel)
-	fmt.Fprintf(&b, "- Go: %s. The service, PostgreSQL, the floor and the load generator share the machine.\n", m.goVersion)
+	fmt.Fprintf(&b, "- Go: %s. The service, PostgreSQL, the floor, PostGraphile and the load generator share the machine.\n", m.goVersion)
 	fmt.Fprintf(&b, "- Load average (1/5/15 min) before the run: %s; after: %s (the run itself keeps both cores busy, so the figure after it is never low)", m.loadBefore, m.loadAfter)
 	if loadHigh(m.loadBefore) {
 		fmt.Fprintf(&b, " — **the machine was busy with other work; the figures below are lower than on an idle machine**")
@@ -131,40 +159,46 @@ func renderReport(in reportInput) string {
 	if in.opts.gzip {
 		gz = "Accept-Encoding: gzip"
 	}
-	fmt.Fprintf(&b, "- Load: closed loop (each of c workers sends its next request when the last response is fully read), c = %s, %s measured after %s warm-up per row; %s; keep-alive; server pool %d connections; whole run %s\n",
+	fmt.Fprintf(&b, "- Load: closed loop (each of c workers sends its next request when the last response is fully read), c = %s, %s measured after %s warm-up per row; %s; keep-alive; pools of %d connections (service, floor, PostGraphile); whole run %s\n",
 		strings.Join(conc, ", "), in.opts.duration, in.opts.warmup, gz, in.opts.dbMaxConns, in.elapsed.Round(time.Second))
 	if len(in.opts.serverEnv) > 0 {
 		fmt.Fprintf(&b, "- Server environment added for this run: `%s`\n", strings.Join(in.opts.serverEnv, " "))
 	}
-	fmt.Fprintf(&b, "- Access: %d enterprise keys, each used at most %d times per 60-second rate window, so the rate limit never refuses and every request is authenticated, metered and charged (one statement)\n",
+	fmt.Fprintf(&b, "- Access: %d enterprise keys, each used at most %d times per 60-second rate window, so the rate limit never refuses and every service request is authenticated, metered and charged (one statement); the floor and PostGraphile have no access layer\n",
 		in.opts.keys, perKeyBudget)
 	fmt.Fprintf(&b, "\n")
 
 	fmt.Fprintf(&b, "## Routes\n\n")
-	fmt.Fprintf(&b, "| route | c | req/s | p50 ms | p95 ms | p99 ms | errors | server CPU ms/req | SQL stmts/req | xacts/req | KB/resp | server peak RSS MB |\n")
-	fmt.Fprintf(&b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	writeHeader(&b)
 	for _, r := range in.rows {
 		writeRow(&b, r)
 	}
 	for _, r := range in.floor {
 		writeRow(&b, r)
 	}
-	for _, r := range in.uncached {
+	for _, r := range in.computed {
+		writeRow(&b, r)
+	}
+	for _, r := range in.pgl {
 		writeRow(&b, r)
 	}
 	fmt.Fprintf(&b, "\n")
 	fmt.Fprintf(&b, "- The service runs as shipped, with its response cache on (`RESPONSE_CACHE_TTL` 1s): a load of identical requests, like the /v1/latest and /v1/signal/top rows, is answered from it after the first request of each content version and second, for the metering statement alone (SQL stmts/req 1.00); routes whose parameters vary per request mostly compute. Every request is still authenticated, rate-limited and metered.\n")
-	if len(in.uncached) > 0 {
-		fmt.Fprintf(&b, "- **(response cache off)** rows: the same binary started a second time with `RESPONSE_CACHE_TTL=-1s`, so every request runs the operation, its loads and the encoding; measured right after the floor.\n")
+	if len(in.computed) > 0 {
+		fmt.Fprintf(&b, "- **(computed)** rows: the same binary started a second time with `RESPONSE_CACHE_TTL=-1s`, so every request runs the operation, its loads and the encoding; each measured right after the route's cached rows. The targets below are read on these rows.\n")
 	}
 	if len(in.floor) > 0 {
 		fmt.Fprintf(&b, "- **floor** rows: a hand-written handler in tests/bench (pgx pool of the same size, the same three statements as the service's events, roles and evidence loads, `encoding/json`, the same envelope and event shape — note the equal KB/resp), no access layer or metering, in its own process; measured right after the service's /v1/latest rows.\n")
 	}
-	fmt.Fprintf(&b, "- **SQL stmts/req** is the mean of the `X-Statement-Count` header the service sets on every response when started with `STATEMENT_COUNT_HEADER=true`: the statements its request context ran through `db` (Bun's query hook and `db.CountStatement` on the raw pgx paths, the access layer's metering statement included).\n")
+	if len(in.pgl) > 0 {
+		fmt.Fprintf(&b, "- **PostGraphile 5** rows: PostGraphile %s (amber preset, as installed by `make bench` from tests/bench/postgraphile/package-lock.json, on Node 22 from the npm package `node`) serving the same database with the same pool size, no access layer; each measured right after the service's equivalent /graphql rows. The query pairs and the same-data check are below.\n", pglVersion(in.opts))
+	}
+	fmt.Fprintf(&b, "- **SQL stmts/req** is the mean of the `X-Statement-Count` header the service sets on every response when started with `STATEMENT_COUNT_HEADER=true`: the statements its request context ran (the access layer's metering statement included).\n")
 	fmt.Fprintf(&b, "- **xacts/req** cross-checks it from PostgreSQL's side: the change of `xact_commit + xact_rollback` in `pg_stat_database` over the measured period divided by the requests (every autocommit statement is one transaction; background work such as River's polling adds a little).\n")
-	fmt.Fprintf(&b, "- **server CPU ms/req** is the server process's user+system CPU time (`/proc/<pid>/stat`, 10 ms ticks) over the measured period divided by the requests; PostgreSQL's CPU is not included. It is the figure least disturbed by other load on the machine.\n")
-	fmt.Fprintf(&b, "- Latencies are exact quantiles over every request (send to last body byte, measured by the client). **server peak RSS** is `VmHWM` from `/proc/<pid>/status`, the peak since the process started (so it only grows down the table); the floor row shows the floor process's.\n")
-	for _, r := range append(append(append([]result{}, in.rows...), in.floor...), in.uncached...) {
+	fmt.Fprintf(&b, "- **server CPU ms/req** is the server process's user+system CPU time (`/proc/<pid>/stat`, 10 ms ticks) over the measured period divided by the requests. **PG CPU ms/req** is the same for the PostgreSQL backends connected to the benchmark database (their process titles name it): PostgreSQL's share of each request. Both are the figures least disturbed by other load on the machine.\n")
+	fmt.Fprintf(&b, "- Latencies are exact quantiles over every request (send to last body byte, measured by the client). **server peak RSS** is `VmHWM` from `/proc/<pid>/status`, the peak since the process started (so it only grows down a server's rows).\n")
+	all := append(append(append(append([]result{}, in.rows...), in.floor...), in.computed...), in.pgl...)
+	for _, r := range all {
 		if r.errors > 0 {
 			fmt.Fprintf(&b, "- %s at c=%d: first error: `%s`\n", r.name, r.concurrency, strings.ReplaceAll(r.firstError, "`", "'"))
 		}
@@ -173,6 +207,24 @@ func renderReport(in reportInput) string {
 		}
 	}
 	fmt.Fprintf(&b, "\n")
+
+	if len(in.same) > 0 {
+		fmt.Fprintf(&b, "## PostGraphile 5 side by side\n\n")
+		fmt.Fprintf(&b, "Each pair asks both servers for the same rows in the same order. Before the rows were measured, the harness sent each pair's documents to both (the 3-hop one from several roots) and compared what came back, reduced to ids and counts per level:\n\n")
+		fmt.Fprintf(&b, "| pair | documents | same ids, same counts |\n|---|--:|---|\n")
+		for _, sd := range in.same {
+			verdict := "yes"
+			if !sd.same {
+				verdict = "**no**: " + sd.detail
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s |\n", sd.pair, sd.documents, verdict)
+		}
+		fmt.Fprintf(&b, "\n")
+		for _, qp := range queryPairs() {
+			fmt.Fprintf(&b, "**%s** — the service (`POST /graphql`):\n\n```graphql\n%s\n```\n\nPostGraphile 5:\n\n```graphql\n%s\n```\n\n", qp.name, qp.service, qp.pgl)
+		}
+		fmt.Fprintf(&b, "The 3-hop roots are the entities with at least five outbound relationships (the service lists outbound edges first, PostGraphile's relation follows outbound ones only), five per level; the REST form of the first pair is `GET /v1/latest?limit=25&sort=recency&window=30d` (full events: participants, bullets and the legacy fields too).\n\n")
+	}
 
 	if len(in.probes) > 0 {
 		fmt.Fprintf(&b, "## SQL statements per request by page size and fan-out\n\n")
@@ -189,22 +241,124 @@ func renderReport(in reportInput) string {
 		}
 		fmt.Fprintf(&b, "\n")
 	}
-	fmt.Fprintf(&b, "## Targets (/v1/latest?limit=25, metering on)\n\n")
-	floor := map[int]result{}
-	for _, r := range in.floor {
-		floor[r.concurrency] = r
+
+	floor := byConcurrency(in.floor, "floor: ")
+	if len(in.computed) > 0 {
+		fmt.Fprintf(&b, "## Targets, every request computed (metering on)\n\n")
+		writeComputedTargets(&b, in, floor)
 	}
-	writeTargets(&b, byConcurrency(in.rows, "GET /v1/latest?limit=25"), floor, fmt.Sprintf("%.0f MB over the whole run, all routes", float64(in.serverPeakRSS)/(1<<20)))
-	if len(in.uncached) > 0 {
-		fmt.Fprintf(&b, "The same targets with the response cache off (every request computed):\n\n")
-		writeTargets(&b, byConcurrency(in.uncached, "GET /v1/latest?limit=25"), floor, "that server measured only these rows")
+	fmt.Fprintf(&b, "## Targets of /v1/latest?limit=25 as shipped (response cache on)\n\n")
+	writeTargets(&b, byConcurrency(in.rows, latestRoute), floor, fmt.Sprintf("%.0f MB over the whole run, all routes", float64(in.serverPeakRSS)/(1<<20)))
+
+	for _, sec := range in.sections {
+		fmt.Fprintf(&b, "## %s\n\n", sec.title)
+		if len(sec.rows) > 0 {
+			writeHeader(&b)
+			for _, r := range sec.rows {
+				writeRow(&b, r)
+			}
+			fmt.Fprintf(&b, "\n")
+		}
+		if sec.markdown != "" {
+			b.WriteString(strings.TrimSpace(sec.markdown) + "\n\n")
+		}
 	}
+
 	if notes, err := os.ReadFile(filepath.Join(in.opts.repo, "tests", "bench", "NOTES.md")); err == nil {
 		// The hand-written analysis (profile findings, what was changed,
 		// what is left) follows the measured figures.
 		b.Write(notes)
 	}
 	return b.String()
+}
+
+func writeHeader(b *strings.Builder) {
+	fmt.Fprintf(b, "| route | c | req/s | p50 ms | p95 ms | p99 ms | errors | server CPU ms/req | PG CPU ms/req | SQL stmts/req | xacts/req | KB/resp | server peak RSS MB |\n")
+	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+}
+
+// pglVersion is the installed PostGraphile's version.
+func pglVersion(o options) string {
+	b, err := os.ReadFile(filepath.Join(pglDir(o), "node_modules", "postgraphile", "package.json"))
+	if err != nil {
+		return "5"
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(b, &pkg) != nil || pkg.Version == "" {
+		return "5"
+	}
+	return pkg.Version
+}
+
+// writeComputedTargets writes the computed core's targets, each with what
+// was measured, the gap and the row it was read on.
+func writeComputedTargets(b *strings.Builder, in reportInput, floor map[int]result) {
+	type target struct {
+		name, measured string
+		met            bool
+		gap            string
+	}
+	var ts []target
+	add := func(name, measured string, met bool, gap string) {
+		ts = append(ts, target{name, measured, met, gap})
+	}
+	short := func(want, got float64) string { return gap(want, got) }
+	over := func(got, want time.Duration) string { return gap(float64(got), float64(want)) }
+	latest := byConcurrency(in.computed, latestRoute+" (computed)")
+	if r, ok := latest[8]; ok {
+		if f, ok := floor[8]; ok && f.rps() > 0 {
+			ratio := r.rps() / f.rps()
+			add(fmt.Sprintf("/v1/latest?limit=25 c=8 ≥ %.1f × floor", targetComputedFloorRatio),
+				fmt.Sprintf("%.2f × (service %.0f ÷ floor %.0f req/s)", ratio, r.rps(), f.rps()), ratio >= targetComputedFloorRatio, short(targetComputedFloorRatio, ratio))
+		}
+		add(fmt.Sprintf("/v1/latest?limit=25 server CPU ≤ %s per request (c=8)", ms(targetComputedCPU)), ms(r.cpuPerReq()),
+			r.cpuPerReq() <= targetComputedCPU, over(r.cpuPerReq(), targetComputedCPU))
+	}
+	if r, ok := latest[1]; ok {
+		add(fmt.Sprintf("/v1/latest?limit=25 c=1 p50 ≤ %s", ms(targetP50c1)), ms(r.pct(0.5)), r.pct(0.5) <= targetP50c1, over(r.pct(0.5), targetP50c1))
+	}
+	if r, ok := latest[32]; ok {
+		add(fmt.Sprintf("/v1/latest?limit=25 c=32 p99 ≤ %s", ms(targetP99c32)), ms(r.pct(0.99)), r.pct(0.99) <= targetP99c32, over(r.pct(0.99), targetP99c32))
+	}
+	hop := byConcurrency(in.computed, threeHopRoute+" (computed)")
+	peer := byConcurrency(in.pgl, pglThreeHopRoute)
+	if r, ok := hop[8]; ok {
+		if p, ok := peer[8]; ok && p.rps() > 0 {
+			ratio := r.rps() / p.rps()
+			add(fmt.Sprintf("/graphql 3 hops (query text never compiled) c=8 ≥ %.0f × PostGraphile 5", targetPGLRatio),
+				fmt.Sprintf("%.2f × (service %.0f ÷ PostGraphile %.0f req/s)", ratio, r.rps(), p.rps()), ratio >= targetPGLRatio, short(targetPGLRatio, ratio))
+		}
+	}
+	if r, ok := hop[1]; ok {
+		add(fmt.Sprintf("/graphql 3 hops c=1 p50 ≤ %s", ms(targetThreeHopP50)), ms(r.pct(0.5)), r.pct(0.5) <= targetThreeHopP50, over(r.pct(0.5), targetThreeHopP50))
+	}
+	p50 := func(route string, want time.Duration) {
+		if r, ok := byConcurrency(in.computed, route+" (computed)")[1]; ok {
+			add(fmt.Sprintf("%s c=1 p50 ≤ %s", strings.TrimPrefix(route, "GET "), ms(want)), ms(r.pct(0.5)), r.pct(0.5) <= want, over(r.pct(0.5), want))
+		}
+	}
+	p50(searchRoute, targetSearchP50)
+	p50(byNameRoute, targetLookupP50)
+	p50(relationshipRoute, targetLookupP50)
+	if r, ok := byConcurrency(in.computed, briefBatchRoute+" (computed)")[8]; ok {
+		add(fmt.Sprintf("/v1/brief/batch 25 ids server CPU ≤ %s per request (c=8)", ms(targetBriefCPU)), ms(r.cpuPerReq()),
+			r.cpuPerReq() <= targetBriefCPU, over(r.cpuPerReq(), targetBriefCPU))
+	}
+	peak := max(in.serverPeakRSS, in.computedPeakRSS)
+	add("server peak RSS over the whole run ≤ 150 MB", fmt.Sprintf("%.0f MB (as shipped %.0f MB, computing %.0f MB)", float64(peak)/(1<<20),
+		float64(in.serverPeakRSS)/(1<<20), float64(in.computedPeakRSS)/(1<<20)), peak <= targetRSS, gap(float64(peak), targetRSS))
+	errs := 0
+	for _, r := range in.computed {
+		errs += r.errors
+	}
+	add("zero errors (computed rows)", fmt.Sprint(errs), errs == 0, "")
+	fmt.Fprintf(b, "| target | measured | met | gap |\n|---|---|---|---|\n")
+	for _, t := range ts {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.name, t.measured, yes(t.met), t.gap)
+	}
+	fmt.Fprintf(b, "\nSearch quality (recall@10, MRR) is not a load figure: `tests/search_eval_test.go` checks it on the labelled set in every `make test`.\n\n")
 }
 
 func writeRow(b *strings.Builder, r result) {
@@ -216,8 +370,8 @@ func writeRow(b *strings.Builder, r result) {
 	if r.requests > 0 {
 		kb = float64(r.bytes) / float64(r.requests) / 1024
 	}
-	fmt.Fprintf(b, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %s | %.2f | %.1f | %.0f |\n",
-		r.name, r.concurrency, r.rps(), msf(r.pct(0.5)), msf(r.pct(0.95)), msf(r.pct(0.99)), r.errors, msf(r.cpuPerReq()), stmts,
+	fmt.Fprintf(b, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %.2f | %s | %.2f | %.1f | %.0f |\n",
+		r.name, r.concurrency, r.rps(), msf(r.pct(0.5)), msf(r.pct(0.95)), msf(r.pct(0.99)), r.errors, msf(r.cpuPerReq()), msf(r.pgCPUPerReq()), stmts,
 		float64(r.xacts)/float64(max(1, r.requests)), kb, float64(r.rssPeak)/(1<<20))
 }
 

@@ -2,17 +2,99 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
+
+// How to add measurements (several people add rows; keep them in files of
+// their own so nothing conflicts):
+//
+//   - HTTP rows measured like the core routes — on the service as shipped
+//     and on the service computing every request — go in a file
+//     tests/bench/scenarios_<topic>.go that calls registerScenarios from
+//     init() with an order (core routes 0–99).
+//   - Anything else (another server configuration, another protocol) goes
+//     in such a file too, calling registerSuite: its run gets the run's
+//     benchEnv (options, fixtures, client, statistics connection, a way to
+//     start another server and to measure a scenario on it) and returns a
+//     section of RESULTS.md.
+
+// scenarioSet is one file's HTTP rows.
+type scenarioSet struct {
+	order int
+	build func(fx *fixtures) []scenario
+}
+
+var scenarioSets []scenarioSet
+
+// registerScenarios adds rows measured on the service as shipped and on
+// the service computing every request, in order (lowest first). Call it
+// from init().
+func registerScenarios(order int, build func(fx *fixtures) []scenario) {
+	scenarioSets = append(scenarioSets, scenarioSet{order: order, build: build})
+}
+
+// scenarios are every registered row, in order.
+func scenarios(fx *fixtures) []scenario {
+	sets := append([]scenarioSet(nil), scenarioSets...)
+	sort.SliceStable(sets, func(i, j int) bool { return sets[i].order < sets[j].order })
+	var out []scenario
+	for _, s := range sets {
+		out = append(out, s.build(fx)...)
+	}
+	return out
+}
+
+// suite is a section of the report measured its own way.
+type suite struct {
+	name  string
+	order int
+	run   func(ctx context.Context, env *benchEnv) (*section, error)
+}
+
+var suites []suite
+
+// registerSuite adds a suite. Call it from init().
+func registerSuite(s suite) { suites = append(suites, s) }
+
+// section is what a suite adds to the report: rows in the routes table's
+// columns and markdown after them.
+type section struct {
+	title    string
+	rows     []result
+	markdown string
+}
+
+// benchEnv is what a suite can use.
+type benchEnv struct {
+	opts   options
+	fx     *fixtures
+	client *http.Client
+	stats  *pgx.Conn
+	// startServer starts another service on the benchmark database with
+	// extra environment (KEY=VALUE); stop it when done.
+	startServer func(ctx context.Context, logName string, extraEnv ...string) (*proc, error)
+	// measure runs sc at concurrency c against base (the server with pid)
+	// as the core rows are measured.
+	measure func(ctx context.Context, base string, sc scenario, c int, pid int) (result, error)
+}
+
+// pick is worker w's deterministic choice among n things.
+func pick(w *worker, n int) int { return (w.id*7919 + w.iter) % n }
 
 // threeHopQuery is the /graphql scenario: entity → relationships →
 // related entity → events (with owners, participants and evidence), five
-// items per level (25 events in all).
+// items per level (25 events in all). Its text is not one of the /v1
+// operations, so the service runs it as any client's new query: parsed,
+// validated and executed by the generated executor, not compiled.
 const threeHopQuery = `query ThreeHop($id: Int!, $n: Int) {
   entity(id: $id) {
     id
@@ -37,9 +119,10 @@ const threeHopQuery = `query ThreeHop($id: Int!, $n: Int) {
   }
 }`
 
-// scenarios are the measured service routes, in report order.
-func scenarios(fx *fixtures) []scenario {
-	pick := func(w *worker, n int) int { return (w.id*7919 + w.iter) % n }
+func init() { registerScenarios(0, coreScenarios) }
+
+// coreScenarios are the measured service routes.
+func coreScenarios(fx *fixtures) []scenario {
 	get := func(path string, q url.Values) (*http.Request, error) {
 		u := path
 		if len(q) > 0 {
@@ -84,20 +167,15 @@ func scenarios(fx *fixtures) []scenario {
 			}
 			return get("/v1/brief/batch", url.Values{"ids": {strings.Join(ids, ",")}, "since": {briefSince}})
 		}},
+		{name: "GET /v1/latest?limit=25&sort=recency&window=30d", key: true, next: func(w *worker) (*http.Request, error) {
+			return get("/v1/latest", url.Values{"limit": {"25"}, "sort": {"recency"}, "window": {"30d"}})
+		}},
+		{name: "POST /graphql (25 latest with owners and evidence)", key: true, next: func(w *worker) (*http.Request, error) {
+			return graphqlRequest(latest25Service, nil)
+		}},
 		{name: "POST /graphql (3 hops, 5 per level)", key: true, next: func(w *worker) (*http.Request, error) {
-			body, err := json.Marshal(map[string]any{
-				"query":     threeHopQuery,
-				"variables": map[string]any{"id": fx.entityIDs[pick(w, len(fx.entityIDs))], "n": 5},
-			})
-			if err != nil {
-				return nil, err
-			}
-			req, err := http.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			if err != nil {
-				return nil, err
-			}
-			req.Header.Set("Content-Type", "application/json")
-			return req, nil
+			id := fx.hopIDs[pick(w, len(fx.hopIDs))]
+			return graphqlRequest(threeHopQuery, map[string]any{"id": id, "n": 5})
 		}},
 	}
 }

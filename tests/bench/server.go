@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +82,8 @@ func startFloor(ctx context.Context, o options) (*proc, error) {
 }
 
 // startProc starts cmd, copies its stdout and stderr to logPath and waits
-// (up to a minute) for a line from which addrOf extracts the address.
+// (up to a minute) for a line from which addrOf extracts the address; with
+// addrOf nil it returns at once (the caller knows the address).
 func startProc(ctx context.Context, cmd *exec.Cmd, logPath string, addrOf func(string) string) (*proc, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -98,7 +101,7 @@ func startProc(ctx context.Context, cmd *exec.Cmd, logPath string, addrOf func(s
 	go func() {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		found := false
+		found := addrOf == nil
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logFile, line)
@@ -117,6 +120,9 @@ func startProc(ctx context.Context, cmd *exec.Cmd, logPath string, addrOf func(s
 		pw.Close()
 		close(p.done)
 	}()
+	if addrOf == nil {
+		return p, nil
+	}
 	select {
 	case addr := <-addrc:
 		p.base = "http://" + addr
@@ -199,4 +205,38 @@ func cacheDir(o options) string {
 	dir := filepath.Join(o.repo, "tests", "bench", ".cache")
 	os.MkdirAll(dir, 0o755) //nolint:errcheck
 	return dir
+}
+
+// backendsCPU is the CPU time so far of the PostgreSQL backends connected
+// to the database of databaseURL: processes whose title (the command line
+// PostgreSQL sets) is "postgres: <cluster>: <user> <database> …". Their
+// sum over a measured period is PostgreSQL's work for that period's
+// requests (the harness's own statistics connection included; a backend
+// that exits meanwhile is missed, and pools keep theirs).
+func backendsCPU(databaseURL string) time.Duration {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return 0
+	}
+	name := " " + strings.TrimPrefix(u.Path, "/") + " "
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !bytes.HasPrefix(b, []byte("postgres: ")) {
+			continue
+		}
+		title := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(title, name) {
+			total += procCPU(pid)
+		}
+	}
+	return total
 }
