@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	neturl "net/url"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,4 +44,35 @@ func TestBunStatementsAreNotPrepared(t *testing.T) {
 		require.NoError(t, store.Pool.QueryRow(ctx, `SELECT $1::int + 1`, i).Scan(&n))
 	}
 	require.Equal(t, base+1, prepared(), "a raw pgx statement is prepared once")
+}
+
+// TestSessionsPlanGenericallyWithoutJIT: the pool's sessions plan prepared
+// statements once (generic plans) and never JIT-compile them, unless the
+// database URL says otherwise.
+func TestSessionsPlanGenericallyWithoutJIT(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.NewURL(t)
+	show := func(store *db.DB, name string) string {
+		var v string
+		require.NoError(t, store.Pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v))
+		return v
+	}
+	store, err := db.Open(ctx, url, db.Options{MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() }) //nolint:errcheck
+	require.Equal(t, "force_generic_plan", show(store, "plan_cache_mode"))
+	require.Equal(t, "off", show(store, "jit"))
+
+	u, err := neturl.Parse(url)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("plan_cache_mode", "auto")
+	q.Set("jit", "on")
+	u.RawQuery = q.Encode()
+	own, err := db.Open(ctx, u.String(), db.Options{MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { own.Close() }) //nolint:errcheck
+	require.Equal(t, "auto", show(own, "plan_cache_mode"))
+	require.Equal(t, "on", show(own, "jit"))
 }
