@@ -103,7 +103,7 @@ func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 // offset < 0 means 0.
 //
 // Returns EINVALID when name is empty or only whitespace. One statement.
-func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offset int) ([]cryptointel.EntityMatch, error) {
+func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset int) ([]cryptointel.EntityMatch, error) {
 	name = cleanName(name)
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
@@ -114,41 +114,41 @@ func ResolveEntities(ctx context.Context, idb bun.IDB, name string, limit, offse
 	if offset < 0 {
 		offset = 0
 	}
-	var rows []struct {
-		EntityID   int64   `bun:"entity_id"`
-		Kind       string  `bun:"kind"`
-		Value      string  `bun:"value"`
-		Rank       int     `bun:"rank"`
-		MatchType  string  `bun:"match_type"`
-		EventCount int64   `bun:"event_count"`
-		Sim        float64 `bun:"sim"`
-	}
-	if err := resolveQuery(idb, name, limit, offset).Scan(ctx, &rows); err != nil {
+	rows, err := query(ctx, q, resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes), name, limit, offset)
+	if err != nil {
 		return nil, fmt.Errorf("error resolving entity name: %w", err)
 	}
-	out := make([]cryptointel.EntityMatch, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, cryptointel.EntityMatch{
-			EntityID:     r.EntityID,
-			MatchedVia:   r.Kind,
-			MatchType:    r.MatchType,
-			MatchRank:    r.Rank,
-			MatchedValue: r.Value,
-			Popularity:   r.EventCount,
-		})
+	defer rows.Close()
+	out := []cryptointel.EntityMatch{}
+	for rows.Next() {
+		var (
+			m   cryptointel.EntityMatch
+			sim float64
+		)
+		if err := rows.Scan(&m.EntityID, &m.MatchedVia, &m.MatchedValue, &m.MatchRank, &m.MatchType, &sim, &m.Popularity); err != nil {
+			return nil, fmt.Errorf("error scanning entity matches: %w", err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error resolving entity name: %w", err)
 	}
 	return out, nil
 }
 
-// resolveQuery is ResolveEntities' statement for a cleaned, non-empty name.
-func resolveQuery(idb bun.IDB, name string, limit, offset int) *bun.RawQuery {
-	long := utf8.RuneCountInString(name) >= minFuzzyRunes
+// resolveSQL is ResolveEntities' statement ($1 the cleaned, non-empty name,
+// $2 the limit, $3 the offset); long names (3+ characters) also match by
+// token, substring and trigram similarity. Its text is fixed per branch
+// set, so it is prepared once per connection and its generic plan answers
+// every branch from the indexes (planning it per request, with the name
+// written in, cost more than running it).
+func resolveSQL(long bool) string {
 	fuzzyMin := 0.0
 	if long {
 		fuzzyMin = fuzzyMinSimilarity
 	}
-	return idb.NewRaw(`
-		WITH m AS (`+nameMatchSQL("norm_text(?0)", long, fuzzyMin)+`
+	return `
+		WITH m AS (` + nameMatchSQL("norm_text($1::text)", long, fuzzyMin) + `
 		), best AS (
 			SELECT DISTINCT ON (m.entity_id) m.*
 			FROM m
@@ -158,7 +158,7 @@ func resolveQuery(idb bun.IDB, name string, limit, offset int) *bun.RawQuery {
 		SELECT b.entity_id, b.kind, b.value, b.rank, b.match_type, b.sim, e.event_count
 		FROM best b JOIN entities e ON e.id = b.entity_id
 		ORDER BY b.rank, e.event_count DESC, b.entity_id
-		LIMIT ?1 OFFSET ?2`, name, limit, offset)
+		LIMIT $2 OFFSET $3`
 }
 
 // Search tuning. The candidate caps keep every branch index-driven and

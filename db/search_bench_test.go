@@ -352,7 +352,7 @@ func BenchmarkResolveEntities(b *testing.B) {
 		}
 	}
 	searchLatencies(b, searchBenchNames, func(name string) error {
-		_, err := db.ResolveEntities(ctx, store.Bun, name, 50, 0)
+		_, err := db.ResolveEntities(ctx, store.Pool, name, 50, 0)
 		return err
 	})
 }

@@ -2,7 +2,10 @@ package db
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 )
@@ -11,8 +14,13 @@ import (
 // EXPLAIN exactly what ResolveEntities and SearchEvents run.
 
 // ResolveSQLForTest returns ResolveEntities' statement for name.
-func ResolveSQLForTest(idb bun.IDB, name string, limit, offset int) string {
-	return resolveQuery(idb, cleanName(name), limit, offset).String()
+// The name and page are written in as literals, so the text can be
+// EXPLAINed as it is.
+func ResolveSQLForTest(_ bun.IDB, name string, limit, offset int) string {
+	name = cleanName(name)
+	lit := "'" + strings.ReplaceAll(name, "'", "''") + "'"
+	return strings.NewReplacer("$1", lit, "$2", strconv.Itoa(limit), "$3", strconv.Itoa(offset)).
+		Replace(resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes))
 }
 
 // SearchSQLForTest returns SearchEvents' two main statements for query: the

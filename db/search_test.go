@@ -137,7 +137,7 @@ func (b *searchBundle) insertEvents(t *testing.T, evs []searchFixtureEvent) {
 
 func (b *searchBundle) resolve(t *testing.T, name string) []cryptointel.EntityMatch {
 	t.Helper()
-	ms, err := db.ResolveEntities(b.ctx, b.store.Bun, name, 50, 0)
+	ms, err := db.ResolveEntities(b.ctx, b.store.Pool, name, 50, 0)
 	require.NoError(t, err)
 	return ms
 }
@@ -268,10 +268,10 @@ func TestResolveEntitiesPagingAndEscaping(t *testing.T) {
 
 	all := b.resolve(t, "eth")
 	require.GreaterOrEqual(t, len(all), 3)
-	page, err := db.ResolveEntities(b.ctx, b.store.Bun, "eth", 1, 1)
+	page, err := db.ResolveEntities(b.ctx, b.store.Pool, "eth", 1, 1)
 	require.NoError(t, err)
 	require.Equal(t, all[1:2], page)
-	page, err = db.ResolveEntities(b.ctx, b.store.Bun, "eth", 5, 100)
+	page, err = db.ResolveEntities(b.ctx, b.store.Pool, "eth", 5, 100)
 	require.NoError(t, err)
 	require.Empty(t, page)
 
@@ -292,7 +292,7 @@ func TestResolveEntitiesEmptyName(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
 	for _, name := range []string{"", "   ", "\t\n"} {
-		_, err := db.ResolveEntities(b.ctx, b.store.Bun, name, 10, 0)
+		_, err := db.ResolveEntities(b.ctx, b.store.Pool, name, 10, 0)
 		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
 		require.Equal(t, "name parameter is required", cryptointel.ErrorMessage(err))
 	}
@@ -447,7 +447,7 @@ func TestSearchOddInput(t *testing.T) {
 	for _, in := range []string{`"`, `'`, `\`, `\'`, `-`, `:*`, `a & b`, `!!`, `(`, `a | b <-> c`, `"unclosed phrase`,
 		`-exploit`, `or`, `%_%`, `[[:alpha:]]`, `\m`, "eth\x00er", "\xff\xfe", "🚀 moon", "ü", strings.Repeat("ethereum ", 500),
 		strings.Repeat("x", 5000), "ETH's", "Ethereum, Solana; Uniswap!"} {
-		_, err := db.ResolveEntities(b.ctx, b.store.Bun, in, 10, 0)
+		_, err := db.ResolveEntities(b.ctx, b.store.Pool, in, 10, 0)
 		if strings.TrimSpace(strings.ToValidUTF8(in, "")) == "" {
 			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q", in)
 		} else {

@@ -191,7 +191,7 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Read, name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
+	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
 	if err != nil {
 		return nil, fmt.Errorf("error resolving entities: %w", err)
 	}
@@ -241,7 +241,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Read, name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
+	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
 	if err != nil {
 		return nil, fmt.Errorf("error resolving organizations: %w", err)
 	}

@@ -95,7 +95,7 @@ func TestSearchEvaluation(t *testing.T) {
 				require.True(t, ok, "unknown entity %q in label", n)
 				want[id] = true
 			}
-			ms, err := db.ResolveEntities(ctx, store.Bun, q.Resolve, 10, 0)
+			ms, err := db.ResolveEntities(ctx, store.Pool, q.Resolve, 10, 0)
 			require.NoError(t, err)
 			found := 0
 			for i, m := range ms {
@@ -179,7 +179,7 @@ func TestSearchEvaluationAmbiguousTickers(t *testing.T) {
 		"ATOM": {"Cosmos", "Atomic Finance"},
 		"NOVA": {"Nova Network", "NovaDAO"},
 	} {
-		ms, err := db.ResolveEntities(ctx, store.Bun, ticker, 10, 0)
+		ms, err := db.ResolveEntities(ctx, store.Pool, ticker, 10, 0)
 		require.NoError(t, err)
 		var got []int64
 		for _, m := range ms {
