@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
@@ -26,6 +27,7 @@ import (
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
+	"github.com/cryptointel/cryptointel/rest/ops"
 )
 
 // The differential test: every /v1 route (each parameter, valid and
@@ -427,6 +429,62 @@ func TestDifferentialGraphQL(t *testing.T) {
 		p.compare(t, http.MethodPost, "/graphql", string(b), nil)
 		p.compare(t, http.MethodPost, "/graphql", string(b), http.Header{diffDenyHeader: {"1"}})
 	}
+}
+
+// TestDifferentialCompiledOverGraphQL sends each fixed /v1 operation's
+// exact text to /graphql: the generated side runs it compiled (in its
+// plain GraphQL form, not the facade's), the reference through gqlgen.
+func TestDifferentialCompiledOverGraphQL(t *testing.T) {
+	t.Parallel()
+	p := newDiffPair(t)
+	all, err := ops.Load()
+	require.NoError(t, err)
+	n := 0
+	for _, op := range all {
+		if op.Doc.Operations[0].Operation != ast.Query {
+			continue
+		}
+		vars := map[string]any{}
+		for _, v := range op.Doc.Operations[0].VariableDefinitions {
+			switch v.Type.Name() {
+			case "Int":
+				if v.Type.Elem != nil {
+					vars[v.Variable] = []int{101, 102, 999999}
+				} else if strings.Contains(strings.ToLower(v.Variable), "id") {
+					vars[v.Variable] = 101
+				} else {
+					vars[v.Variable] = 3
+				}
+			case "Time":
+				vars[v.Variable] = diffNow.Add(-72 * time.Hour).Format(time.RFC3339)
+			case "String":
+				switch v.Variable {
+				case "window":
+					vars[v.Variable] = "7d"
+				case "feed":
+					vars[v.Variable] = "all"
+				case "category":
+					vars[v.Variable] = "funding"
+				case "after":
+					continue
+				default:
+					vars[v.Variable] = "Ethereum"
+				}
+			case "Surface":
+				vars[v.Variable] = "RADAR"
+			case "EventSort":
+				vars[v.Variable] = "RECENCY"
+			case "Boolean":
+				vars[v.Variable] = true
+			}
+		}
+		b, err := json.Marshal(map[string]any{"query": op.Query, "operationName": op.Name, "variables": vars})
+		require.NoError(t, err)
+		res := p.compare(t, http.MethodPost, "/graphql", string(b), nil)
+		require.Equal(t, http.StatusOK, res.status, "%s: %s", op.Name, res.body)
+		n++
+	}
+	require.Greater(t, n, 15)
 }
 
 // FuzzDifferential feeds the /v1 routes arbitrary query strings (and
