@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -306,7 +307,10 @@ func run(ctx context.Context, o options) error {
 			return measure(ctx, client, stats, base, sc, c, o, pid)
 		},
 	}
+	// A suite that fails is reported in its section and fails the run
+	// once the report is written: the rows measured so far are kept.
 	var sections []*section
+	var suiteErr error
 	sort.SliceStable(suites, func(i, j int) bool { return suites[i].order < suites[j].order })
 	for _, s := range suites {
 		if !selected(o.only, s.name) {
@@ -315,7 +319,12 @@ func run(ctx context.Context, o options) error {
 		log.Printf("suite %s", s.name)
 		sec, err := s.run(ctx, env)
 		if err != nil {
-			return fmt.Errorf("error running the %s suite: %w", s.name, err)
+			if ctx.Err() != nil {
+				return err
+			}
+			log.Printf("suite %s failed: %v", s.name, err)
+			suiteErr = errors.Join(suiteErr, fmt.Errorf("error running the %s suite: %w", s.name, err))
+			sec = &section{title: s.name, markdown: fmt.Sprintf("Not measured: %v.", err)}
 		}
 		if sec != nil {
 			sections = append(sections, sec)
@@ -338,10 +347,7 @@ func run(ctx context.Context, o options) error {
 		}
 		log.Printf("wrote %s", o.out)
 	}
-	if selected(o.only, "stream") {
-		return runStream(ctx, o)
-	}
-	return nil
+	return suiteErr
 }
 
 func selected(only, name string) bool {

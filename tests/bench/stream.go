@@ -77,6 +77,15 @@ type streamResult struct {
 	sendLate             time.Duration
 }
 
+// In a full run the scenario is the last suite (order 300), after the
+// routes; -stream-only runs it alone. It writes STREAM.md rather than a
+// section of RESULTS.md.
+func init() {
+	registerSuite(suite{name: "stream", order: 300, run: func(ctx context.Context, env *benchEnv) (*section, error) {
+		return nil, runStream(ctx, env.opts)
+	}})
+}
+
 // runStream runs the live-push scenario and writes its report.
 func runStream(ctx context.Context, o options) error {
 	s := o.stream
