@@ -98,13 +98,16 @@ chromium:
 ## the database with the service as shipped, the service computing every
 ## request, the pgx floor and PostGraphile, checks that PostGraphile and the
 ## service return the same data, drives every route at c=1,8,32 and writes
-## tests/bench/RESULTS.md; then the live-push scenario (1,000 /v1/stream
-## subscribers, 100 events/s ingested) writes tests/bench/STREAM.md (alone:
+## tests/bench/RESULTS.md, with the computed rows of a server reading the
+## streaming replica (scripts/pg-replica-up.sh; BENCH_DATABASE_READ_URL=
+## skips them); then the live-push scenario (1,000 /v1/stream subscribers,
+## 100 events/s ingested) writes tests/bench/STREAM.md (alone:
 ## BENCHFLAGS=-stream-only). BENCHFLAGS passes flags (e.g.
 ## BENCHFLAGS='-duration 10s -only latest'); BENCH_DATABASE_URL picks
 ## another database.
 bench: build
 	@export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=cryptointel_bench scripts/pg-up.sh)}"; \
+	export BENCH_DATABASE_READ_URL="$${BENCH_DATABASE_READ_URL-$$(PG_DATABASE=cryptointel_bench scripts/pg-replica-up.sh || true)}"; \
 	$(GO) build -o bin/bench ./tests/bench; \
 	bin/bench -bin $(BIN) $(BENCHFLAGS)
 
