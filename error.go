@@ -56,37 +56,33 @@ func Errorf(code, format string, args ...any) *Error {
 // EUNAVAILABLE for a backing service out of reach, EINTERNAL for any other
 // non-nil error, and "" for nil.
 func ErrorCode(err error) string {
-	var e *Error
-	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
-		return e.Code
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return ETIMEOUT
-	}
-	if isUnavailable(err) {
-		return EUNAVAILABLE
-	}
-	return EINTERNAL
+	code, _ := classify(err)
+	return code
 }
 
 // ErrorMessage returns the message of the first *Error in err's chain, or a
 // generic message for any other error so internals never leak to clients.
 func ErrorMessage(err error) string {
+	_, msg := classify(err)
+	return msg
+}
+
+// classify is the one table of err's code and client message: an *Error's
+// own, or the generic pair of its class (ETIMEOUT/MsgTimeout,
+// EUNAVAILABLE/MsgUnavailable, EINTERNAL/MsgInternal); "" for nil.
+func classify(err error) (code, message string) {
 	var e *Error
-	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
-		return e.Message
+	switch {
+	case err == nil:
+		return "", ""
+	case errors.As(err, &e):
+		return e.Code, e.Message
+	case errors.Is(err, context.DeadlineExceeded):
+		return ETIMEOUT, MsgTimeout
+	case isUnavailable(err):
+		return EUNAVAILABLE, MsgUnavailable
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return MsgTimeout
-	}
-	if isUnavailable(err) {
-		return MsgUnavailable
-	}
-	return MsgInternal
+	return EINTERNAL, MsgInternal
 }
 
 // unavailableCheck holds the registered classifier of unavailability errors.
