@@ -194,13 +194,9 @@ func (p Pricing) Amount(r *http.Request) int64 {
 	if limit, ok := PricedLimit(r.Context()); ok {
 		return p.AmountForLimit(limit)
 	}
-	maxLimit := p.MaxLimit
-	if maxLimit <= 0 {
-		maxLimit = 50
-	}
 	limit := p.DefaultLimit
-	if limit <= 0 || limit > maxLimit {
-		limit = maxLimit
+	if limit <= 0 || limit > p.MaxLimit {
+		limit = p.MaxLimit
 	}
 	return p.AmountForLimit(limit)
 }

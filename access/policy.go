@@ -109,8 +109,9 @@ type Pricing struct {
 	Mode string
 	// Min and Max bound the price; equal for a fixed price.
 	Min, Max float64
-	// MaxLimit is the route's maximum `limit` (the price reaches Max there).
-	// Defaults to 50.
+	// MaxLimit is the route's maximum `limit` (the price reaches Max there);
+	// the route table sets it from the route's `limit` param. Without one
+	// (0 or 1) the price is Min.
 	MaxLimit int
 	// DefaultLimit is the route's default `limit`, priced when the request
 	// does not send one. Defaults to MaxLimit.

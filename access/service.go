@@ -16,10 +16,27 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
+// The rate window of a key when Config leaves it unset (spec section 7).
+const (
+	// DefaultRateLimit is how many requests a key may make per window.
+	DefaultRateLimit = 100
+	// DefaultRateWindow is the length of the fixed rate window.
+	DefaultRateWindow = 60 * time.Second
+)
+
+// MsgRateLimited is the 429 message of the default window (spec section
+// 7): "Rate limit exceeded. Maximum 100 requests per 60 seconds."
+var MsgRateLimited = rateLimitMessage(DefaultRateLimit, DefaultRateWindow)
+
+// rateLimitMessage is the 429 message of a window of limit requests per
+// window.
+func rateLimitMessage(limit int, window time.Duration) string {
+	return "Rate limit exceeded. Maximum " + strconv.Itoa(limit) + " requests per " +
+		strconv.Itoa(int(window/time.Second)) + " seconds."
+}
+
 // Exact client-facing messages of the access layer.
 const (
-	// MsgRateLimited is the 429 message (spec section 7).
-	MsgRateLimited = "Rate limit exceeded. Maximum 100 requests per 60 seconds."
 	// MsgQuotaExceeded is the 403 message when the monthly credits are used
 	// up (spec section 7).
 	MsgQuotaExceeded = "API usage limit reached. Please upgrade your plan or contact support."
@@ -42,10 +59,10 @@ const (
 // Config configures a Service.
 type Config struct {
 	// RateLimit is the number of requests a key may make per window.
-	// Defaults to 100.
+	// Defaults to DefaultRateLimit.
 	RateLimit int
-	// RateWindow is the length of the fixed rate window. Defaults to 60
-	// seconds.
+	// RateWindow is the length of the fixed rate window. Defaults to
+	// DefaultRateWindow.
 	RateWindow time.Duration
 	// PlanCacheTTL is how long plans read from the plans table are kept in
 	// memory. Defaults to 30 seconds.
@@ -102,10 +119,10 @@ type Service struct {
 // New returns a Service over store.
 func New(store *db.DB, cfg Config) *Service {
 	if cfg.RateLimit <= 0 {
-		cfg.RateLimit = 100
+		cfg.RateLimit = DefaultRateLimit
 	}
 	if cfg.RateWindow <= 0 {
-		cfg.RateWindow = 60 * time.Second
+		cfg.RateWindow = DefaultRateWindow
 	}
 	if cfg.PlanCacheTTL <= 0 {
 		cfg.PlanCacheTTL = 30 * time.Second
@@ -257,20 +274,12 @@ func (s *Service) decide(plans []cryptointel.Plan, plan cryptointel.Plan, p Poli
 		if s.cfg.OnRateLimited != nil {
 			s.cfg.OnRateLimited()
 		}
-		return cryptointel.Errorf(cryptointel.ERATELIMIT, "%s", s.rateLimitMessage())
+		return cryptointel.Errorf(cryptointel.ERATELIMIT, "%s", rateLimitMessage(s.cfg.RateLimit, s.cfg.RateWindow))
 	}
 	if !res.Charged {
 		return cryptointel.Errorf(cryptointel.EQUOTA, "%s", MsgQuotaExceeded)
 	}
 	return nil
-}
-
-func (s *Service) rateLimitMessage() string {
-	if s.cfg.RateLimit == 100 && s.cfg.RateWindow == 60*time.Second {
-		return MsgRateLimited
-	}
-	return "Rate limit exceeded. Maximum " + strconv.Itoa(s.cfg.RateLimit) + " requests per " +
-		strconv.Itoa(int(s.cfg.RateWindow/time.Second)) + " seconds."
 }
 
 func (s *Service) meterParams(now time.Time, hash []byte, cost int64, allowed []string) db.MeterParams {
