@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/live"
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
@@ -240,10 +241,10 @@ func (c *Config) setDefaults() {
 		c.ExportDir = filepath.Join(os.TempDir(), "cryptointel-exports")
 	}
 	if c.ExportLinkTTL <= 0 {
-		c.ExportLinkTTL = 24 * time.Hour
+		c.ExportLinkTTL = jobs.DefaultExportLinkTTL
 	}
 	if c.ExportStaleAfter <= 0 {
-		c.ExportStaleAfter = 2 * time.Minute
+		c.ExportStaleAfter = jobs.DefaultExportStaleAfter
 	}
 	if c.StreamBuffer <= 0 {
 		c.StreamBuffer = live.DefaultBuffer

@@ -29,7 +29,7 @@ func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int6
 			WHERE ee.entity_id = ANY(?) AND ee.latest_evidence_at >= ?
 		) d
 		GROUP BY entity_id, day
-		ORDER BY entity_id, day DESC`, pgArray(entityIDs), from.UTC().Truncate(24*time.Hour)).Scan(ctx, &out)
+		ORDER BY entity_id, day DESC`, pgArray(entityIDs), from.UTC().Truncate(cryptointel.Day)).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting signal history: %w", err)
 	}

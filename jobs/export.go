@@ -25,12 +25,27 @@ import (
 	"github.com/cryptointel/cryptointel/wire"
 )
 
+// Defaults of ExportConfig; app's EXPORT_LINK_TTL and EXPORT_STALE_AFTER
+// default to them too.
+const (
+	// DefaultExportLinkTTL is how long a completed export stays
+	// downloadable.
+	DefaultExportLinkTTL = 24 * time.Hour
+	// DefaultExportStaleAfter is how long a running export may go without
+	// reporting progress before its attempt is retried.
+	DefaultExportStaleAfter = 2 * time.Minute
+	// DefaultExportMaxAttempts is how many times an export is tried before
+	// it is marked failed.
+	DefaultExportMaxAttempts = 5
+)
+
 // ExportConfig configures export fulfillment.
 type ExportConfig struct {
 	// Storage holds the export files. Required.
 	Storage exportstore.Storage
 	// LinkTTL is how long a completed export stays downloadable; then the
-	// job becomes expired and its file is deleted. Defaults to 24 hours.
+	// job becomes expired and its file is deleted. Defaults to
+	// DefaultExportLinkTTL.
 	LinkTTL time.Duration
 	// BatchSize is how many rows are read per keyset batch. Defaults to
 	// 5,000.
@@ -42,11 +57,12 @@ type ExportConfig struct {
 	// worker was killed is retried after StaleAfter, not after Timeout.)
 	Timeout time.Duration
 	// MaxAttempts is how many times an export is tried before it is marked
-	// failed. Defaults to 5.
+	// failed. Defaults to DefaultExportMaxAttempts.
 	MaxAttempts int
 	// StaleAfter is how long a running export may go without reporting
 	// progress (it reports after every batch) before its attempt is taken to
-	// belong to a killed worker and is retried. Defaults to 2 minutes.
+	// belong to a killed worker and is retried. Defaults to
+	// DefaultExportStaleAfter.
 	StaleAfter time.Duration
 	// ExpireInterval is how often the sweep runs that reclaims stalled
 	// attempts and expires old exports. Defaults to half of StaleAfter, at
@@ -61,7 +77,7 @@ type ExportConfig struct {
 
 func (c *ExportConfig) setDefaults() {
 	if c.LinkTTL <= 0 {
-		c.LinkTTL = 24 * time.Hour
+		c.LinkTTL = DefaultExportLinkTTL
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = 5000
@@ -73,10 +89,10 @@ func (c *ExportConfig) setDefaults() {
 		c.Timeout = 30 * time.Minute
 	}
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 5
+		c.MaxAttempts = DefaultExportMaxAttempts
 	}
 	if c.StaleAfter <= 0 {
-		c.StaleAfter = 2 * time.Minute
+		c.StaleAfter = DefaultExportStaleAfter
 	}
 	if c.ExpireInterval <= 0 {
 		c.ExpireInterval = min(time.Minute, c.StaleAfter/2)
@@ -114,10 +130,10 @@ func ExportRegistration(store *db.DB, cfg ExportConfig) Registration {
 
 // EnqueueExport returns the function the export handlers call to insert an
 // export's River job inside the transaction that inserts its row.
-// maxAttempts defaults to 5.
+// maxAttempts defaults to DefaultExportMaxAttempts.
 func EnqueueExport(client *river.Client[pgx.Tx], maxAttempts int) func(ctx context.Context, tx pgx.Tx, jobID string) error {
 	if maxAttempts <= 0 {
-		maxAttempts = 5
+		maxAttempts = DefaultExportMaxAttempts
 	}
 	return func(ctx context.Context, tx pgx.Tx, jobID string) error {
 		_, err := client.InsertTx(ctx, tx, db.ExportArgs{JobID: jobID}, &river.InsertOpts{MaxAttempts: maxAttempts})

@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/cryptointel/cryptointel"
@@ -13,6 +14,9 @@ import (
 // MaxJSONBodyBytes bounds the JSON body of every /v1 route that takes one
 // (webhook management, export jobs): 1 MB.
 const MaxJSONBodyBytes = 1 << 20
+
+// maxJSONBody is MaxJSONBodyBytes as the 413 messages write it: "1 MB".
+var maxJSONBody = strconv.Itoa(MaxJSONBodyBytes>>20) + " MB"
 
 // errUnsupportedMediaType is answered 415 directly (the error table has
 // no code for it).

@@ -146,8 +146,8 @@ func exportCaller(ctx context.Context) (*access.Caller, error) {
 
 // Messages of an export request body that cannot be read (the webhook
 // routes word theirs differently, and clients match on both).
-const (
-	msgExportBodyTooLarge   = "Request body too large. Maximum 1 MB."
+var (
+	msgExportBodyTooLarge   = "Request body too large. Maximum " + maxJSONBody + "."
 	msgExportBodyUnreadable = "Could not read the request body."
 )
 

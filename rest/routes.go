@@ -835,7 +835,7 @@ func graphRoutes() []Route {
 			Policy:      policy(surfaceBrief, access.LayerOperational, "brief.batch", 5, access.FeatureBatchBriefs, nil),
 			Params: []Param{
 				{Name: "ids", In: "query", Type: TypeIntegerList, Required: true, MaxItems: cryptointel.MaxIDsPerRequest, Var: "ids", Parse: parseBatchIDs,
-					Description: "Comma-separated organization ids, at most 25."},
+					Description: fmt.Sprintf("Comma-separated organization ids, at most %d.", cryptointel.MaxIDsPerRequest)},
 				requiredSince("Start of the briefs. Required.", 0, ""),
 				limitParam(cryptointel.BriefsFirst),
 				compactParam(),

@@ -21,8 +21,8 @@ import (
 
 // Messages of a webhook management body that cannot be read (the export
 // routes word theirs differently, and clients match on both).
-const (
-	msgWebhookBodyTooLarge   = "Request body too large (max 1 MB)"
+var (
+	msgWebhookBodyTooLarge   = "Request body too large (max " + maxJSONBody + ")"
 	msgWebhookBodyUnreadable = "Could not read request body"
 	msgWebhookBodyNotObject  = "Request body must be a JSON object"
 )
