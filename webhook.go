@@ -1,6 +1,7 @@
 package cryptointel
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -81,12 +82,15 @@ const (
 	MsgNoFieldsToUpdate  = "No fields to update"
 	MsgURLMustUseHTTPS   = "URL must use HTTPS"
 	MsgInvalidEventTypes = "event_types must only contain: radar, signal"
-	MsgMaxWebhooks       = "Maximum 5 webhooks per account"
 	MsgDeliveryNotFound  = "Delivery not found"
 	MsgEmptyEventTypes   = "event_types must contain at least one of: radar, signal"
 	MsgWebhookInactive   = "Webhook is not active; re-enable it with PATCH before redelivering"
 	MsgDeliveryPending   = "Delivery is still pending; it is retried automatically"
 )
+
+// MsgMaxWebhooks is the contract's message for a registration beyond
+// MaxWebhooksPerAccount: "Maximum 5 webhooks per account".
+var MsgMaxWebhooks = fmt.Sprintf("Maximum %d webhooks per account", MaxWebhooksPerAccount)
 
 // NormalizeEventTypes validates event types and returns them deduplicated in
 // the order radar, signal. It returns EINVALID with the contract's messages.

@@ -64,7 +64,7 @@ func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string
 			return fmt.Errorf("error counting webhooks: %w", err)
 		}
 		if n >= cryptointel.MaxWebhooksPerAccount {
-			return cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgMaxWebhooks)
+			return cryptointel.Errorf(cryptointel.EINVALID, "%s", cryptointel.MsgMaxWebhooks)
 		}
 		if _, err := tx.NewInsert().Model(hook).Returning("*").Exec(ctx); err != nil {
 			return fmt.Errorf("error inserting webhook: %w", err)
