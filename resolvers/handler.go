@@ -56,6 +56,10 @@ const (
 	MaxBodyBytes = 1 << 20
 )
 
+// msgBodyTooLarge is the 413 message of a /graphql body over MaxBodyBytes:
+// "request body too large (max 1 MB)".
+var msgBodyTooLarge = fmt.Sprintf("request body too large (max %d MB)", MaxBodyBytes>>20)
+
 // Error codes of refused operations. They are request errors: GraphQL over
 // HTTP answers them 400 under application/graphql-response+json (and 422
 // under application/json), like parse and validation errors.
@@ -237,11 +241,11 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if r.ContentLength > MaxBodyBytes {
-		writeRequestError(w, http.StatusRequestEntityTooLarge, "request body too large (max 1 MB)", cryptointel.ETOOLARGE)
+		writeRequestError(w, http.StatusRequestEntityTooLarge, msgBodyTooLarge, cryptointel.ETOOLARGE)
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
-		// Read the body (at most 1 MB) before the transport does, so that a
+		// Read the body (at most MaxBodyBytes) before the transport does, so that a
 		// body that arrives too late is answered 408 rather than as a
 		// GraphQL error of a request that ran.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
@@ -250,7 +254,7 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status, msg, code := http.StatusBadRequest, "could not read the request body", cryptointel.EINVALID
 			switch {
 			case errors.As(err, &mbe):
-				status, msg, code = http.StatusRequestEntityTooLarge, "request body too large (max 1 MB)", cryptointel.ETOOLARGE
+				status, msg, code = http.StatusRequestEntityTooLarge, msgBodyTooLarge, cryptointel.ETOOLARGE
 			case cryptointel.ErrorCode(err) == cryptointel.EBODYTIMEOUT:
 				status, msg, code = http.StatusRequestTimeout, cryptointel.ErrorMessage(err), cryptointel.EBODYTIMEOUT
 			}

@@ -278,3 +278,26 @@ func TestTimeBudgetCoversValidation(t *testing.T) {
 		require.Equal(t, cryptointel.MsgTimeout, errs[0].Message)
 	}
 }
+
+// A body over the 1 MB bound is refused 413 whether its length is declared
+// up front or only found while reading it.
+func TestBodyTooLarge(t *testing.T) {
+	t.Parallel()
+	exec := resolvers.NewExecutor(resolvers.Config{CursorSecret: "test-secret"})
+	big := `{"query":"{ __typename }","x":"` + strings.Repeat("a", 1<<20) + `"}`
+	for _, declared := range []bool{true, false} {
+		var body io.Reader = strings.NewReader(big)
+		if !declared {
+			body = io.MultiReader(body) // no Content-Length: read until the bound
+		}
+		req := httptest.NewRequest(http.MethodPost, "/graphql", body)
+		if !declared {
+			req.ContentLength = -1
+		}
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		exec.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, "declared=%v", declared)
+		require.JSONEq(t, `{"errors":[{"message":"request body too large (max 1 MB)","extensions":{"code":"too_large"}}]}`, rec.Body.String(), "declared=%v", declared)
+	}
+}
