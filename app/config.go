@@ -77,7 +77,7 @@ type Config struct {
 	WebhookTimeScale float64
 	// WebhookPollInterval is the period of the webhook event poller (env
 	// WEBHOOK_POLL_INTERVAL); ingest notifications also wake it. Defaults to
-	// 60 seconds.
+	// jobs.DefaultWebhookPollInterval (60 seconds).
 	WebhookPollInterval time.Duration
 	// WebhookAllowCIDRs is a comma-separated list of CIDR prefixes webhooks
 	// may target although they are not public, for development and tests,
@@ -235,7 +235,7 @@ func (c *Config) setDefaults() {
 		c.ResponseCacheEntries = rest.DefaultCacheEntries
 	}
 	if c.WebhookPollInterval <= 0 {
-		c.WebhookPollInterval = 60 * time.Second
+		c.WebhookPollInterval = jobs.DefaultWebhookPollInterval
 	}
 	if c.ExportDir == "" {
 		c.ExportDir = filepath.Join(os.TempDir(), "cryptointel-exports")

@@ -53,6 +53,9 @@ const (
 	WebhookMaxBodyBytes = 256 * 1024
 	// WebhookAttemptTimeout is how long a receiver has to answer with a 2xx.
 	WebhookAttemptTimeout = 10 * time.Second
+	// DefaultWebhookPollInterval is the poller's period unless configured
+	// (app's WEBHOOK_POLL_INTERVAL defaults to it too).
+	DefaultWebhookPollInterval = 60 * time.Second
 
 	HeaderSignature     = "X-Service-Signature"
 	HeaderEvent         = "X-Service-Event"
@@ -63,6 +66,22 @@ const (
 	webhookDeliveryJobT = 30 * time.Second
 )
 
+// What an event that does not fit WebhookMaxBodyBytes even without its
+// evidence keeps (EncodeDeliveryBody): text fields cut to these byte
+// lengths, at most this many bullets and entity refs of each role. Should
+// it still not fit, refs and bullets go and the summary is cut to
+// trimTextBytes.
+const (
+	trimTextBytes    = 1000 // title, each bullet, and the summary at the last step
+	trimSummaryBytes = 8000
+	trimBullets      = 20
+	trimRefs         = 50 // owners, and participants
+)
+
+// msgAttemptTimeout is the attempt error of a receiver that did not answer
+// within WebhookAttemptTimeout: "timeout: no response within 10 seconds".
+var msgAttemptTimeout = fmt.Sprintf("timeout: no response within %d seconds", int(WebhookAttemptTimeout/time.Second))
+
 // WebhookConfig configures the webhook poller and delivery workers.
 type WebhookConfig struct {
 	// Store is the database.
@@ -72,13 +91,14 @@ type WebhookConfig struct {
 	// TimeScale multiplies the retry schedule. Defaults to 1.0 (the
 	// contract's schedule); tests use e.g. 0.001.
 	TimeScale float64
-	// PollInterval is the period of the poller. Defaults to 60 seconds.
+	// PollInterval is the period of the poller. Defaults to
+	// DefaultWebhookPollInterval.
 	PollInterval time.Duration
 	// Guard refuses non-public addresses at connect time. Defaults to a
 	// guard with an empty allowlist.
 	Guard *webhook.Guard
-	// HTTPClient sends deliveries. Defaults to Guard.NewHTTPClient with a
-	// 10-second timeout and no redirects. An injected client should keep
+	// HTTPClient sends deliveries. Defaults to Guard.NewHTTPClient with
+	// WebhookAttemptTimeout and no redirects. An injected client should keep
 	// those properties.
 	HTTPClient *http.Client
 	// Now returns the current time. Defaults to time.Now.
@@ -93,7 +113,7 @@ func (c *WebhookConfig) setDefaults() {
 		c.TimeScale = 1
 	}
 	if c.PollInterval <= 0 {
-		c.PollInterval = 60 * time.Second
+		c.PollInterval = DefaultWebhookPollInterval
 	}
 	if c.Guard == nil {
 		c.Guard = &webhook.Guard{}
@@ -279,28 +299,28 @@ func EncodeDeliveryBody(eventType string, ev *wire.Event, now time.Time, max int
 	}
 	// Even without evidence the event is too large: shorten text fields.
 	trimmed.Evidence = []wire.Evidence{}
-	trimmed.Title = cut(trimmed.Title, 1000)
-	trimmed.Summary = cut(trimmed.Summary, 8000)
-	bullets := make([]string, 0, 20)
+	trimmed.Title = cut(trimmed.Title, trimTextBytes)
+	trimmed.Summary = cut(trimmed.Summary, trimSummaryBytes)
+	bullets := make([]string, 0, trimBullets)
 	for i, s := range trimmed.Bullets {
-		if i == 20 {
+		if i == trimBullets {
 			break
 		}
-		bullets = append(bullets, cut(s, 1000))
+		bullets = append(bullets, cut(s, trimTextBytes))
 	}
 	trimmed.Bullets = bullets
-	if len(trimmed.Owners) > 50 {
-		trimmed.Owners = trimmed.Owners[:50]
+	if len(trimmed.Owners) > trimRefs {
+		trimmed.Owners = trimmed.Owners[:trimRefs]
 	}
-	if len(trimmed.Participants) > 50 {
-		trimmed.Participants = trimmed.Participants[:50]
+	if len(trimmed.Participants) > trimRefs {
+		trimmed.Participants = trimmed.Participants[:trimRefs]
 	}
 	b, err = encode(&trimmed, true)
 	if err != nil || len(b) <= max {
 		return b, err
 	}
 	trimmed.Owners, trimmed.Participants, trimmed.Bullets = []wire.EntityRef{}, []wire.EntityRef{}, []string{}
-	trimmed.Summary = cut(trimmed.Summary, 1000)
+	trimmed.Summary = cut(trimmed.Summary, trimTextBytes)
 	return encode(&trimmed, true)
 }
 
@@ -384,7 +404,7 @@ func describeSendError(err error) string {
 	case errors.As(err, &certErr), errors.As(err, &recordErr), strings.Contains(err.Error(), "tls: "):
 		return "TLS handshake with the receiver failed"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeoutErr) && timeoutErr.Timeout():
-		return "timeout: no response within 10 seconds"
+		return msgAttemptTimeout
 	}
 	return "request to the receiver failed"
 }
