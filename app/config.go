@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/live"
 	"github.com/cryptointel/cryptointel/resolvers"
@@ -27,7 +28,8 @@ type Config struct {
 	// Addr is the listen address (env ADDR). Defaults to ":8080".
 	Addr string
 	// DBMaxConns is the database pool size (env DB_MAX_CONNS), of the
-	// primary's pool and of each read pool. Defaults to 16.
+	// primary's pool and of each read pool. Defaults to db.DefaultMaxConns
+	// (16).
 	DBMaxConns int
 	// DatabaseReadURLs are PostgreSQL URLs of streaming replicas of the
 	// primary, comma-separated (env DATABASE_READ_URLS). Read-only work —
@@ -214,7 +216,7 @@ func (c *Config) setDefaults() {
 		c.Addr = ":8080"
 	}
 	if c.DBMaxConns <= 0 {
-		c.DBMaxConns = 16
+		c.DBMaxConns = db.DefaultMaxConns
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 20 * time.Second

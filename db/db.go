@@ -50,10 +50,14 @@ type DB struct {
 	reads  *readPools
 }
 
+// DefaultMaxConns is the size of the primary's pool and of each read pool
+// unless configured (app's DB_MAX_CONNS defaults to it too).
+const DefaultMaxConns = 16
+
 // Options configure Open.
 type Options struct {
 	// MaxConns is the size of the primary's pool and of each read pool.
-	// Defaults to 16.
+	// Defaults to DefaultMaxConns.
 	MaxConns int32
 	// ConnectTimeout bounds dialing a new connection so requests fail fast
 	// while the database is down. Defaults to 3 seconds.
@@ -79,7 +83,7 @@ type Options struct {
 // report unavailability per request.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns <= 0 {
-		opts.MaxConns = 16
+		opts.MaxConns = DefaultMaxConns
 	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 3 * time.Second
