@@ -85,6 +85,18 @@ const (
 	RoleParticipant = "participant"
 )
 
+// AppendByRole adds ref, an entity in role on one event, to that event's
+// owners when role is RoleOwner and to its participants otherwise
+// (RoleParticipant). Every reader that splits an event's entities by role
+// goes through it.
+func AppendByRole[T any](owners, participants *[]T, role string, ref T) {
+	if role == RoleOwner {
+		*owners = append(*owners, ref)
+	} else {
+		*participants = append(*participants, ref)
+	}
+}
+
 // Content types of classified events.
 const (
 	ContentResearch   = "research"

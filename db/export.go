@@ -445,11 +445,7 @@ func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 		if !ok {
 			continue
 		}
-		if role == cryptointel.RoleOwner {
-			batch[i].Owners = append(batch[i].Owners, ref)
-		} else {
-			batch[i].Participants = append(batch[i].Participants, ref)
-		}
+		cryptointel.AppendByRole(&batch[i].Owners, &batch[i].Participants, role, ref)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("error reading export event entities: %w", err)

@@ -604,11 +604,7 @@ func WebhookEventByID(ctx context.Context, q Querier, id int64) (*wire.Event, er
 		if ref.Label == "" {
 			ref.Label = r.Entity.CanonicalName
 		}
-		if r.Role == cryptointel.RoleOwner {
-			out.Owners = append(out.Owners, ref)
-		} else {
-			out.Participants = append(out.Participants, ref)
-		}
+		cryptointel.AppendByRole(&out.Owners, &out.Participants, r.Role, ref)
 	}
 	for _, e := range evidence {
 		out.Evidence = append(out.Evidence, wire.Evidence{ID: e.ID, Content: e.Content, URL: e.URL, Timestamp: e.TS.UTC()})

@@ -130,11 +130,7 @@ func loadItems(ctx context.Context, store *db.DB, after, upTo int64, f db.Stream
 	}
 	for _, r := range refs {
 		it := byID[r.EventID]
-		if r.Role == cryptointel.RoleOwner {
-			it.Owners = append(it.Owners, r.Entity)
-		} else {
-			it.Participants = append(it.Participants, r.Entity)
-		}
+		cryptointel.AppendByRole(&it.Owners, &it.Participants, r.Role, r.Entity)
 	}
 	evidence, err := db.EvidenceByEventIDs(ctx, store.Pool, ids)
 	if err != nil {

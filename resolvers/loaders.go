@@ -340,11 +340,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		var all []int64
 		for _, r := range rows {
 			roles := m[r.EventID]
-			if r.Role == cryptointel.RoleOwner {
-				roles.Owners = append(roles.Owners, r.Entity)
-			} else {
-				roles.Participants = append(roles.Participants, r.Entity)
-			}
+			cryptointel.AppendByRole(&roles.Owners, &roles.Participants, r.Role, r.Entity)
 			m[r.EventID] = roles
 			all = append(all, r.Entity.ID)
 		}
