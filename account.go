@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -60,6 +62,30 @@ const (
 	PlanBusiness   = "business"
 	PlanEnterprise = "enterprise"
 )
+
+// PlanStreamCap is how many live streams one API key of a plan may hold
+// open at a time.
+type PlanStreamCap struct {
+	Plan       string
+	MaxStreams int
+}
+
+// PlanStreamCaps are the plans that include live streams, lowest first,
+// with their caps, as migration 007_streams seeds plans.max_streams (every
+// other plan has 0). The plans table is what the service enforces; this
+// table is what the schema and the /v1 docs quote, and a test holds the
+// seeded table to it.
+var PlanStreamCaps = []PlanStreamCap{{PlanPro, 5}, {PlanBusiness, 25}, {PlanEnterprise, 100}}
+
+// StreamCapsText is PlanStreamCaps as the docs write it: "pro 5, business
+// 25, enterprise 100".
+func StreamCapsText() string {
+	parts := make([]string, len(PlanStreamCaps))
+	for i, c := range PlanStreamCaps {
+		parts[i] = c.Plan + " " + strconv.Itoa(c.MaxStreams)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // Account owns API keys, webhooks and export jobs.
 type Account struct {

@@ -24,7 +24,7 @@ import (
 //     per-minute rate window and costs its credits (GET /v1/stream: 1; a
 //     GraphQL subscription: its operation's complexity, like a query).
 //   - Per-key cap: a key holds at most its plan's max_streams open streams
-//     (pro 5, business 25, enterprise 100) across every server process.
+//     (cryptointel.PlanStreamCaps) across every server process.
 //     One more is refused with rate_limited (HTTP 429 on /v1/stream) and a
 //     message naming the cap. A stream's place is a lease renewed while it
 //     runs, so the places of a server that died free themselves within

@@ -170,3 +170,22 @@ func TestSettleStreamCredits(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []db.StreamBalance{{KeyID: b.ID, Remaining: 500_000 - 1, Revoked: true, Plan: "business"}}, bal)
 }
+
+// TestPlanStreamCapsSeeded holds the plans the migrations seed to
+// cryptointel.PlanStreamCaps, the table the schema and /v1 docs quote:
+// the plans with streams, in rank order with their caps, and 0 for every
+// other plan.
+func TestPlanStreamCapsSeeded(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	var plans []cryptointel.Plan
+	require.NoError(t, store.Bun.NewSelect().Model(&plans).Order("rank").Scan(context.Background()))
+	require.NotEmpty(t, plans)
+	var seeded []cryptointel.PlanStreamCap
+	for _, p := range plans {
+		if p.MaxStreams != 0 {
+			seeded = append(seeded, cryptointel.PlanStreamCap{Plan: p.Name, MaxStreams: p.MaxStreams})
+		}
+	}
+	require.Equal(t, cryptointel.PlanStreamCaps, seeded)
+}

@@ -82,7 +82,7 @@ func (rt *Router) streamRoute() Route {
 			"message whose data is {\"error\", \"code\", \"cursor\"} and closes; codes slow_consumer and shutting_down mean " +
 			"reconnect and resume. Opening costs 1 credit and counts as a request; every event pushed costs 1 credit " +
 			"(charged to monthly and daily credits, not to request counts). A key holds at most its plan's max open " +
-			"streams (pro 5, business 25, enterprise 100); one more is a 429. Unknown parameters are a 400. Browser " +
+			"streams (" + cryptointel.StreamCapsText() + "); one more is a 429. Unknown parameters are a 400. Browser " +
 			"requests must come from the service's origin or STREAM_ALLOWED_ORIGINS.",
 		Policy: access.StreamPolicy,
 		Params: []Param{

@@ -14,7 +14,8 @@
 //
 // and, from the same tables: maxIDs, aliasHint, instantBounds, feedDays,
 // historyDays, streamResumeDays, topSignalsHours, windows ("24h, 7d or
-// 30d"), windowList ("24h, 7d, 30d") and defaultWindow.
+// 30d"), windowList ("24h, 7d, 30d"), defaultWindow, and streamCaps
+// ("pro 5, business 25, enterprise 100", from cryptointel.PlanStreamCaps).
 package main
 
 import (
@@ -75,6 +76,7 @@ func Render(src, name string) ([]byte, error) {
 		},
 		"windowList":    func() string { return strings.Join(cryptointel.EventWindowNames(), ", ") },
 		"defaultWindow": func() string { return cryptointel.DefaultEventWindow },
+		"streamCaps":    cryptointel.StreamCapsText,
 	}
 	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
 	if err != nil {
