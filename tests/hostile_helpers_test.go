@@ -66,12 +66,13 @@ const (
 // startHostileServer starts the service over a fresh database holding
 // restFixture. Webhooks may target loopback (so a webhook can be
 // registered without the network) and the poller waits an hour between
-// periodic polls.
-func startHostileServer(t *testing.T) *hostileServer {
+// periodic polls. Each configure function may change the configuration
+// before the service starts.
+func startHostileServer(t *testing.T, configure ...func(*app.Config)) *hostileServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
-	a, err := app.New(ctx, app.Config{
+	cfg := app.Config{
 		DatabaseURL:         dbtest.NewURL(t),
 		DBMaxConns:          8,
 		Logger:              slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -82,7 +83,11 @@ func startHostileServer(t *testing.T) *hostileServer {
 		CursorSecret:        hostileCursorSecret,
 		ExportURLSecret:     hostileExportSecret,
 		AdminToken:          hostileAdminToken,
-	})
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	a, err := app.New(ctx, cfg)
 	require.NoError(t, err)
 	s := &hostileServer{app: a, store: a.DB, logs: logs,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableCompression: true}}}
