@@ -148,8 +148,8 @@ func renderReport(in reportInput) string {
 		if s.Reused {
 			reuse = "reused from the cache"
 		}
-		fmt.Fprintf(&b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.1f GiB\n",
-			in.opts.events, s.Key, reuse, s.SeededAt.UTC().Format("2006-01-02 15:04 MST"), s.Events, s.Evidence, s.Entities, float64(s.DBSize)/(1<<30))
+		fmt.Fprintf(&b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.1f GiB; %s\n",
+			in.opts.events, s.Key, reuse, s.SeededAt.UTC().Format("2006-01-02 15:04 MST"), s.Events, s.Evidence, s.Entities, float64(s.DBSize)/(1<<30), s.Vacuum.reportLine())
 	}
 	conc := make([]string, len(in.opts.concs))
 	for i, c := range in.opts.concs {

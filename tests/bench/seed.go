@@ -28,6 +28,8 @@ type seedInfo struct {
 	Events, Evidence, Entities int64
 	// DBSize is the database size in bytes.
 	DBSize int64
+	// Vacuum says whether the run vacuumed the database before measuring.
+	Vacuum vacuumInfo
 }
 
 // markerTable records which seed the benchmark database holds. It lives in
@@ -50,7 +52,9 @@ func seedKey(o options) (string, error) {
 
 // ensureSeeded migrates the benchmark database and seeds it with
 // `seed --demo --events N --force` unless its marker says it already holds
-// this seed version and size, generated less than seedMaxAge ago.
+// this seed version and size, generated less than seedMaxAge ago; then it
+// vacuums the database when the seed is new or not yet vacuumed
+// (ensureVacuumed).
 func ensureSeeded(ctx context.Context, o options) (*seedInfo, error) {
 	key, err := seedKey(o)
 	if err != nil {
@@ -86,14 +90,14 @@ func ensureSeeded(ctx context.Context, o options) (*seedInfo, error) {
 		if err := runBin(ctx, o, "seed", "--demo", "--events", strconv.Itoa(o.events), "--force"); err != nil {
 			return nil, err
 		}
-		if _, err := conn.Exec(ctx, `VACUUM ANALYZE`); err != nil {
-			return nil, fmt.Errorf("error analyzing the benchmark database: %w", err)
-		}
 		if _, err := conn.Exec(ctx, `INSERT INTO `+markerTable+` (key, seeded_at) VALUES ($1, $2)`, key, info.SeededAt); err != nil {
 			return nil, fmt.Errorf("error writing the seed marker: %w", err)
 		}
 	default:
 		return nil, fmt.Errorf("error reading the seed marker: %w", err)
+	}
+	if info.Vacuum, err = ensureVacuumed(ctx, conn, !info.Reused); err != nil {
+		return nil, err
 	}
 	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM evidence),
 		(SELECT count(*) FROM entities), pg_database_size(current_database())`).

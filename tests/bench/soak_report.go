@@ -184,8 +184,8 @@ func renderSoakReport(r *soakResult) (string, bool) {
 		if sd.Reused {
 			reuse = "reused from the cache"
 		}
-		fmt.Fprintf(&b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.2f GiB\n",
-			o.events, sd.Key, reuse, sd.SeededAt.UTC().Format("2006-01-02 15:04 MST"), sd.Events, sd.Evidence, sd.Entities, float64(sd.DBSize)/(1<<30))
+		fmt.Fprintf(&b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.2f GiB; %s\n",
+			o.events, sd.Key, reuse, sd.SeededAt.UTC().Format("2006-01-02 15:04 MST"), sd.Events, sd.Evidence, sd.Entities, float64(sd.DBSize)/(1<<30), sd.Vacuum.reportLine())
 	}
 	var mixParts []string
 	total := 0
