@@ -44,6 +44,19 @@ type Operation struct {
 	Doc *ast.QueryDocument
 }
 
+// parseFile reads and parses one embedded .graphql file.
+func parseFile(f string) ([]byte, *ast.QueryDocument, error) {
+	src, err := fs.ReadFile(files, f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("error reading %s: %w", f, err)
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Name: f, Input: string(src)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("error parsing %s: %w", f, err)
+	}
+	return src, doc, nil
+}
+
 // Load reads, assembles and parses every embedded operation.
 func Load() (map[string]*Operation, error) {
 	fragments := map[string]string{}
@@ -53,13 +66,9 @@ func Load() (map[string]*Operation, error) {
 		return nil, fmt.Errorf("error listing fragments: %w", err)
 	}
 	for _, f := range fragFiles {
-		src, err := fs.ReadFile(files, f)
+		src, doc, err := parseFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("error reading %s: %w", f, err)
-		}
-		doc, err := parser.ParseQuery(&ast.Source{Name: f, Input: string(src)})
-		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: %w", f, err)
+			return nil, err
 		}
 		if len(doc.Fragments) != 1 || len(doc.Operations) != 0 {
 			return nil, fmt.Errorf("error loading %s: a fragment file holds exactly one fragment", f)
@@ -75,13 +84,9 @@ func Load() (map[string]*Operation, error) {
 	}
 	ops := map[string]*Operation{}
 	for _, f := range opFiles {
-		src, err := fs.ReadFile(files, f)
+		src, doc, err := parseFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("error reading %s: %w", f, err)
-		}
-		doc, err := parser.ParseQuery(&ast.Source{Name: f, Input: string(src)})
-		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: %w", f, err)
+			return nil, err
 		}
 		if len(doc.Operations) != 1 || doc.Operations[0].Name == "" || len(doc.Fragments) != 0 {
 			return nil, fmt.Errorf("error loading %s: an operation file holds exactly one named operation and no fragments", f)
