@@ -76,6 +76,10 @@ func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				// facade would make them (rest/legacy.go, rest/envelope.go).
 				x.legacy, x.w.HTML = true, true
 				graphql.RegisterExtension(ctx, FacadeExtension, true)
+				// The facade copies the data into its envelope and
+				// then gives the buffer back (PooledDataExtension).
+				x.w.B = jsonw.Buffer()
+				graphql.RegisterExtension(ctx, PooledDataExtension, true)
 			}
 			x.cfields, x.cdirectives = op.fields, op.directives
 			x.cargs = make([]planArgs, op.args)
@@ -106,6 +110,12 @@ type facadeKey struct{}
 // WithFacade answer so; anything else answers plain GraphQL data, which the
 // facade then converts itself.
 const FacadeExtension = "facade"
+
+// PooledDataExtension is the response extension (true) of an operation
+// whose data was written into a buffer of jsonw's pool: the caller owns it
+// and gives it back with jsonw.Release once nothing refers to its bytes.
+// Only the facade's operations (WithFacade) answer so.
+const PooledDataExtension = "pooledData"
 
 // WithFacade returns ctx asking for the facade's form of the data.
 func WithFacade(ctx context.Context) context.Context {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
 
 // Parameter types a route may declare.
@@ -305,7 +306,10 @@ func (rt *Router) serveRoute(route *Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cb, err := rt.runGraph(route, r)
 		if err == nil {
-			if fs, ok := r.Context().Value(frameKey{}).(*frameState); ok && cb.tag != "" {
+			if fs, ok := r.Context().Value(frameKey{}).(*frameState); ok {
+				// The body is never modified once built (cached or just
+				// computed): the frame keeps it by reference instead of
+				// copying it, and reuses its ETag when it has one.
 				fs.tag, fs.tagged = cb.tag, cb.body
 			}
 			writeBody(w, http.StatusOK, cb.body)
@@ -422,6 +426,11 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 		env = htmlSafe(env)
 	}
 	body, err := encodeJSON(env)
+	if pooled, _ := resp.Extensions[pooledDataExtension].(bool); pooled {
+		// The envelope has copied what it needed of the data (env refers
+		// to it, and nothing else outlives this call).
+		jsonw.Release(resp.Data)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("error encoding %s response: %w", c.Route.Path, err)
 	}
@@ -433,6 +442,11 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 // aliases and strings are HTML-escaped as encoding/json escapes them (the
 // compiled operations answer so; graph.FacadeExtension).
 const facadeExtension = "facade"
+
+// pooledDataExtension is the response extension by which an Executor says
+// its data is a buffer of jsonw's pool that the facade owns and gives back
+// once it has encoded the envelope (graph.PooledDataExtension).
+const pooledDataExtension = "pooledData"
 
 // jsonVariables round-trips vars through JSON (numbers as json.Number), so
 // the executor sees exactly what the /graphql transport would give it.

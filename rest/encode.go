@@ -20,8 +20,8 @@ type encodingWriter struct {
 	r   *http.Request
 	buf bytes.Buffer
 	// shared is the body when it was written whole as the handler's
-	// precomputed (cached, immutable) body: it is kept by reference rather
-	// than copied into buf.
+	// precomputed (cached or just computed, immutable) body: it is kept by
+	// reference rather than copied into buf.
 	shared      []byte
 	status      int
 	passthrough bool
@@ -65,11 +65,11 @@ func (e *encodingWriter) Write(b []byte) (int, error) {
 }
 
 // isPrecomputed reports whether b is the very body the handler computed
-// ahead (same backing array): such a body is never modified, so it may be
-// kept past Write.
+// ahead (same backing array; frameState.tagged): such a body is never
+// modified, so it may be kept past Write.
 func (e *encodingWriter) isPrecomputed(b []byte) bool {
 	s := e.state
-	return s != nil && s.tag != "" && len(b) > 0 && len(s.tagged) == len(b) && &s.tagged[0] == &b[0]
+	return s != nil && len(b) > 0 && len(s.tagged) == len(b) && &s.tagged[0] == &b[0]
 }
 
 // body is what was written.

@@ -252,8 +252,10 @@ func (rt *Router) buildMux() {
 var notFoundPolicy = access.Policy{Surface: surfaceLookup, Layer: access.LayerEvaluation, Name: "not_found"}
 
 // frameState is what the frame shares with the handlers below it through
-// the request context: the logger, and the ETag of a body computed ahead
-// (a cached response carries its own, so it is not hashed again).
+// the request context: the logger, and the body a graph route computed
+// ahead (tagged, kept by reference when written whole) with its ETag when
+// it has one (a cached response carries its own, so it is not hashed
+// again).
 type frameState struct {
 	logger *slog.Logger
 	tag    string
