@@ -120,7 +120,7 @@ Every setting below is a flag or the environment variable shown in
 brackets; flags win over the environment, the environment over defaults.
 When GOGC is unset serve governs the Go collector itself (400 while it
 computes requests, toward 100 while it allocates little, as when it holds
-many live streams); GOMEMLIMIT defaults to 512MiB here when it is unset.`,
+many live streams); GOMEMLIMIT defaults to 96MiB here when it is unset.`,
 		Example: `  CURSOR_SECRET=$(openssl rand -hex 32) EXPORT_URL_SECRET=$(openssl rand -hex 32) cryptointel serve
   cryptointel serve --demo --addr 127.0.0.1:9000
   cryptointel serve --addr :8080 --db-max-conns 32 --shutdown-timeout 30s`,

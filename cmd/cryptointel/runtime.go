@@ -16,13 +16,20 @@ import (
 // few dozen requests and took about a quarter of the server's CPU. At 400 a
 // computed /v1/latest costs about 20% less CPU (tests/bench/NOTES.md) for a
 // peak RSS of about 110 MB at 32 concurrent requests (governGC lowers it
-// when the process allocates slowly, e.g. while it holds live streams); the
-// soft memory limit
-// makes the collector work harder instead of letting a burst of large
-// responses (batch briefs) grow the heap without bound.
+// when the process allocates slowly, e.g. while it holds live streams).
+//
+// The soft memory limit makes the collector work harder instead of letting
+// concurrent large responses grow the heap to five times its live size: at
+// 32 concurrent batch briefs (0.5 MB each, ~1.2 MB allocated per request)
+// the live heap is ~35 MB and the heap grew to ~180 MB under GOGC 400. At
+// 96 MiB the process's memory peaks near the limit (~135 MB RSS with the
+// binary) and the collector takes ~2.8% of the CPU instead of ~1.3%
+// (in process, GOGC 400, tests/bench/NOTES.md). A process whose live heap
+// nears the limit (thousands of open streams) just collects more often;
+// set GOMEMLIMIT higher for it.
 const (
 	defaultGCPercent   = 400
-	defaultMemoryLimit = 512 << 20
+	defaultMemoryLimit = 96 << 20
 )
 
 // tuneGC applies the collector defaults that getenv leaves unset. It
