@@ -318,7 +318,8 @@ func TestBinary(t *testing.T) {
 }
 
 // TestREADME keeps the README's configuration table and ingest format in
-// step with the code: every setting's variable and every ingest kind.
+// step with the code: every setting's variable, every ingest kind and the
+// plans' stream caps.
 func TestREADME(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
@@ -333,6 +334,10 @@ func TestREADME(t *testing.T) {
 	for _, kind := range cryptointel.IngestKinds {
 		require.Contains(t, readme, "### `"+kind+"`", "README.md Ingest format lacks the %s line", kind)
 	}
+	// The live-push table quotes the plans' stream caps, which
+	// cryptointel.PlanStreamCaps owns (and the migration seeds).
+	require.Contains(t, readme, "| Open streams per key | "+cryptointel.StreamCapsText()+" (`plans.max_streams`)",
+		"README.md's live-push table quotes other stream caps than cryptointel.PlanStreamCaps")
 }
 
 // TestServeRefusesForgeableSecrets: outside demo mode serve does not start
