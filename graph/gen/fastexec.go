@@ -266,25 +266,39 @@ func (g *gen) field(b *bytes.Buffer, o *codegen.Object, f *codegen.Field) error 
 		return nil
 	}
 	b.WriteString("\t\t\t{\n")
-	argsArg := ""
+	argsCall := ""
 	if len(f.Args) > 0 {
-		fmt.Fprintf(b, "\t\t\targs, ok := x.args(ctx, &fp, pl, i, (*executionContext).%s)\n", f.ArgsFunc())
-		fmt.Fprintf(b, "\t\t\tif !ok {\n\t\t\t\tx.w.Null()\n%s\t\t\t\tbreak\n\t\t\t}\n", markInvalid)
+		argsCall = fmt.Sprintf("x.args(ctx, &fp, pl, i, (*executionContext).%s)", f.ArgsFunc())
+	}
+	resolveCall(b, "\t\t\t", o, f, argsCall, markInvalid, nn, vname, childPlan(ref))
+	b.WriteString("\t\t\t}\n")
+	return nil
+}
+
+// resolveCall emits, at indent, the call of f's resolver r_<Type>_<field>
+// (its arguments from argsCall when f has any) and the write of its value
+// by vname with plan; a failed call or argument writes null and breaks out
+// of the enclosing block, adding markInvalid for a non-null field. The
+// executor and the compiled operations share it: only where the arguments
+// and the plan come from differs.
+func resolveCall(b *bytes.Buffer, indent string, o *codegen.Object, f *codegen.Field, argsCall, markInvalid string, nn bool, vname, plan string) {
+	argsArg := ""
+	if argsCall != "" {
+		fmt.Fprintf(b, "%sargs, ok := %s\n", indent, argsCall)
+		fmt.Fprintf(b, "%[1]sif !ok {\n%[1]s\tx.w.Null()\n%[2]s%[1]s\tbreak\n%[1]s}\n", indent, markInvalid)
 		argsArg = ", args"
 	}
 	objArg := ""
 	if !o.Root {
 		objArg = ", obj"
 	}
-	fmt.Fprintf(b, "\t\t\tv, err := x.r_%s_%s(ctx, &fp%s%s)\n", o.Name, f.Name, objArg, argsArg)
-	fmt.Fprintf(b, "\t\t\tif err != nil {\n\t\t\t\tx.fail(ctx, &fp, err, %t)\n\t\t\t\tx.w.Null()\n%s\t\t\t\tbreak\n\t\t\t}\n", nn, markInvalid)
+	fmt.Fprintf(b, "%sv, err := x.r_%s_%s(ctx, &fp%s%s)\n", indent, o.Name, f.Name, objArg, argsArg)
+	fmt.Fprintf(b, "%[1]sif err != nil {\n%[1]s\tx.fail(ctx, &fp, err, %[2]t)\n%[1]s\tx.w.Null()\n%[3]s%[1]s\tbreak\n%[1]s}\n", indent, nn, markInvalid)
 	if nn {
-		fmt.Fprintf(b, "\t\t\tif x.%s(ctx, &fp, %s, v) {\n\t\t\t\tinvalid = true\n\t\t\t}\n", vname, childPlan(ref))
+		fmt.Fprintf(b, "%[1]sif x.%[2]s(ctx, &fp, %[3]s, v) {\n%[1]s\tinvalid = true\n%[1]s}\n", indent, vname, plan)
 	} else {
-		fmt.Fprintf(b, "\t\t\tx.%s(ctx, &fp, %s, v)\n", vname, childPlan(ref))
+		fmt.Fprintf(b, "%sx.%s(ctx, &fp, %s, v)\n", indent, vname, plan)
 	}
-	b.WriteString("\t\t\t}\n")
-	return nil
 }
 
 // resolveFunc emits r_<Type>_<field>: the field's resolver, method or

@@ -395,24 +395,12 @@ func (c *opCompiler) field(o *codegen.Object, k *collected) error {
 		return nil
 	}
 	b.WriteString("\t\tfor once := true; once; once = false {\n")
-	argsArg := ""
+	argsCall := ""
 	if len(f.Args) > 0 {
-		fmt.Fprintf(b, "\t\targs, ok := x.opArgs(ctx, &fp, %d, (*executionContext).%s)\n", c.nargs, f.ArgsFunc())
+		argsCall = fmt.Sprintf("x.opArgs(ctx, &fp, %d, (*executionContext).%s)", c.nargs, f.ArgsFunc())
 		c.nargs++
-		fmt.Fprintf(b, "\t\tif !ok {\n\t\t\tx.w.Null()\n%s\t\t\tbreak\n\t\t}\n", markInvalid)
-		argsArg = ", args"
 	}
-	objArg := ""
-	if !o.Root {
-		objArg = ", obj"
-	}
-	fmt.Fprintf(b, "\t\tv, err := x.r_%s_%s(ctx, &fp%s%s)\n", o.Name, f.Name, objArg, argsArg)
-	fmt.Fprintf(b, "\t\tif err != nil {\n\t\t\tx.fail(ctx, &fp, err, %t)\n\t\t\tx.w.Null()\n%s\t\t\tbreak\n\t\t}\n", nn, markInvalid)
-	if nn {
-		fmt.Fprintf(b, "\t\tif x.%s(ctx, &fp, nil, v) {\n\t\t\tinvalid = true\n\t\t}\n", vname)
-	} else {
-		fmt.Fprintf(b, "\t\tx.%s(ctx, &fp, nil, v)\n", vname)
-	}
+	resolveCall(b, "\t\t", o, f, argsCall, markInvalid, nn, vname, "nil")
 	b.WriteString("\t\t}\n\t}\n")
 	return nil
 }
