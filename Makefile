@@ -66,23 +66,21 @@ playground:
 ## interop-payments: install the payment interop tests' pinned npm packages (x402-fetch, @x402/*,
 ## mppx, viem, ganache, solc, OpenZeppelin) into tests/interop/payments/node_modules with npm ci,
 ## once per package-lock.json (a stamp named after the lock file's hash marks the install).
-## Copy it for another npm folder: change the directory and the target's name.
-PAYMENTS_NPM := tests/interop/payments
+## Another npm folder gets a target of its own the same way: $(call npm_ci_once,DIR).
 interop-payments:
-	@stamp="$(PAYMENTS_NPM)/node_modules/.installed-$$(sha256sum $(PAYMENTS_NPM)/package-lock.json | cut -c1-16)"; \
-	if [ ! -f "$$stamp" ]; then \
-	  echo "npm ci in $(PAYMENTS_NPM) (once per package-lock.json)"; \
-	  (cd $(PAYMENTS_NPM) && npm ci --no-audit --no-fund --loglevel=error) && touch "$$stamp"; \
-	fi
+	@$(call npm_ci_once,tests/interop/payments)
 
 ## interop-live: install the live-push tests' pinned reference streaming clients (graphql-ws,
 ## graphql-sse, ws) into tests/interop/live/node_modules with npm ci, once per package-lock.json.
-LIVE_NPM := tests/interop/live
 interop-live:
-	@stamp="$(LIVE_NPM)/node_modules/.installed-$$(sha256sum $(LIVE_NPM)/package-lock.json | cut -c1-16)"; \
+	@$(call npm_ci_once,tests/interop/live)
+
+# npm_ci_once,DIR: npm ci in DIR unless DIR/node_modules holds the stamp
+# named after the hash of DIR/package-lock.json (written after a good install).
+npm_ci_once = stamp="$(1)/node_modules/.installed-$$(sha256sum $(1)/package-lock.json | cut -c1-16)"; \
 	if [ ! -f "$$stamp" ]; then \
-	  echo "npm ci in $(LIVE_NPM) (once per package-lock.json)"; \
-	  (cd $(LIVE_NPM) && npm ci --no-audit --no-fund --loglevel=error) && touch "$$stamp"; \
+	  echo "npm ci in $(1) (once per package-lock.json)"; \
+	  (cd $(1) && npm ci --no-audit --no-fund --loglevel=error) && touch "$$stamp"; \
 	fi
 
 ## chromium: install Debian's chromium (used by the playground browser test) when it is missing
