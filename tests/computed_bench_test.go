@@ -19,6 +19,7 @@ import (
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
+	"github.com/cryptointel/cryptointel/tests/bench/queries"
 )
 
 // processCPU is the user and system CPU time this process has used.
@@ -30,32 +31,8 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// threeHopQuery is the /graphql document of the load harness's 3-hop row
-// (tests/bench/scenarios.go): entity → relationships → related entity →
-// events with owners, participants and evidence, five per level.
-const threeHopQuery = `query ThreeHop($id: Int!, $n: Int) {
-  entity(id: $id) {
-    id
-    canonicalName
-    relationships(first: $n) {
-      direction
-      relationshipType
-      relatedEntity {
-        id
-        label
-        events(first: $n) {
-          nodes {
-            id title significance latestEvidenceTimestamp
-            owners { id label aliases }
-            participants { id label }
-            evidence { id url timestamp }
-          }
-          nextCursor
-        }
-      }
-    }
-  }
-}`
+// threeHopQuery is the /graphql document of the load harness's 3-hop row.
+const threeHopQuery = queries.ThreeHop
 
 // computedBenchStore opens the benchmark's data: the database at
 // COMPUTED_BENCH_DATABASE_URL when set (migrated and seeded on first use,

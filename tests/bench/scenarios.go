@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cryptointel/cryptointel/tests/bench/queries"
 )
 
 // How to add measurements (several people add rows; keep them in files of
@@ -90,34 +92,8 @@ type benchEnv struct {
 // pick is worker w's deterministic choice among n things.
 func pick(w *worker, n int) int { return (w.id*7919 + w.iter) % n }
 
-// threeHopQuery is the /graphql scenario: entity → relationships →
-// related entity → events (with owners, participants and evidence), five
-// items per level (25 events in all). Its text is not one of the /v1
-// operations, so the service runs it as any client's new query: parsed,
-// validated and executed by the generated executor, not compiled.
-const threeHopQuery = `query ThreeHop($id: Int!, $n: Int) {
-  entity(id: $id) {
-    id
-    canonicalName
-    relationships(first: $n) {
-      direction
-      relationshipType
-      relatedEntity {
-        id
-        label
-        events(first: $n) {
-          nodes {
-            id title significance latestEvidenceTimestamp
-            owners { id label aliases }
-            participants { id label }
-            evidence { id url timestamp }
-          }
-          nextCursor
-        }
-      }
-    }
-  }
-}`
+// threeHopQuery is the /graphql scenario (queries.ThreeHop).
+const threeHopQuery = queries.ThreeHop
 
 func init() { registerScenarios(0, coreScenarios) }
 
