@@ -448,9 +448,62 @@ const facadeExtension = "facade"
 // once it has encoded the envelope (graph.PooledDataExtension).
 const pooledDataExtension = "pooledData"
 
-// jsonVariables round-trips vars through JSON (numbers as json.Number), so
-// the executor sees exactly what the /graphql transport would give it.
+// jsonVariables gives vars in the form the /graphql transport gives the
+// executor: what a JSON round trip makes of them (numbers as json.Number,
+// lists as []any). The parsed parameters' types (strings, booleans, ints,
+// integer and string lists) are converted directly, without encoding and
+// decoding every request's variables; any other value, or a string JSON
+// would have to alter (invalid UTF-8), takes the round trip itself.
 func jsonVariables(vars map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(vars))
+	for k, v := range vars {
+		jv, ok := jsonValue(v)
+		if !ok {
+			return jsonRoundTrip(vars)
+		}
+		out[k] = jv
+	}
+	return out, nil
+}
+
+// jsonValue is v after a JSON round trip, for the types the route table's
+// parsers produce; ok is false for any other.
+func jsonValue(v any) (any, bool) {
+	switch v := v.(type) {
+	case nil, bool:
+		return v, true
+	case string:
+		return v, utf8.ValidString(v)
+	case int:
+		return json.Number(strconv.Itoa(v)), true
+	case []int:
+		if v == nil {
+			return nil, true
+		}
+		out := make([]any, len(v))
+		for i, n := range v {
+			out[i] = json.Number(strconv.Itoa(n))
+		}
+		return out, true
+	case []string:
+		if v == nil {
+			return nil, true
+		}
+		out := make([]any, len(v))
+		for i, s := range v {
+			if !utf8.ValidString(s) {
+				return nil, false
+			}
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// jsonRoundTrip encodes vars as JSON and decodes them with numbers as
+// json.Number.
+func jsonRoundTrip(vars map[string]any) (map[string]any, error) {
 	b, err := json.Marshal(vars)
 	if err != nil {
 		return nil, fmt.Errorf("error encoding variables: %w", err)

@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -72,8 +73,12 @@ func FuzzParseCall(f *testing.F) {
 				}
 			}
 		}
-		if _, err := jsonVariables(c.Vars); err != nil {
+		vars, err := jsonVariables(c.Vars)
+		if err != nil {
 			t.Fatalf("variables of %q do not encode: %v", rawQuery, err)
+		}
+		if want, _ := jsonRoundTrip(c.Vars); !reflect.DeepEqual(vars, want) {
+			t.Fatalf("variables of %q: %#v, a JSON round trip gives %#v", rawQuery, vars, want)
 		}
 	})
 }
