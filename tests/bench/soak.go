@@ -56,10 +56,28 @@ type soakOptions struct {
 	out         string
 	lateAfter   time.Duration
 	grace       time.Duration
+	smoke       bool
 }
 
 // defaultSoakDuration is the soak's -duration unless one is given.
 const defaultSoakDuration = 5 * time.Minute
+
+// soakRoutes names the routes a soak mix may weigh: each key stands for
+// exactly one measured scenario, by its full name, so routes added to the
+// benchmark later never make a mix ambiguous (TestSoakRoutesAreScenarios
+// holds every name to coreScenarios).
+var soakRoutes = map[string]string{
+	"latest":         "GET /v1/latest?limit=25",
+	"latest-recency": "GET /v1/latest?limit=25&sort=recency&window=30d",
+	"signal":         "GET /v1/signal/top",
+	"search":         "GET /v1/search?q=…",
+	"byName":         "GET /v1/entities/byName",
+	"relationships":  "GET /v1/entities/{id}/relationships",
+	"radar":          "GET /v1/radar/all (cursor walk)",
+	"brief":          "GET /v1/brief/batch (25 ids)",
+	"graphql":        "POST /graphql (25 latest with owners and evidence)",
+	"graphql-3hops":  "POST /graphql (3 hops, 5 per level)",
+}
 
 // defaultSoakMix weighs the routes roughly as a client fleet reading feeds
 // would: feeds and lookups dominate, the expensive brief batch is rare.
@@ -102,9 +120,10 @@ func soakFlags(s *soakOptions) {
 	flag.DurationVar(&s.probe, "probe", 2*time.Second, "soak: how often the server's RSS, heap and goroutines are read (averaged per row)")
 	flag.DurationVar(&s.writeEvery, "write-every", 30*time.Second, "soak: period of the writer, a POST /admin/ingest of -write-events new events that a registered webhook must deliver to the harness; 0 disables it")
 	flag.IntVar(&s.writeEvents, "write-events", 3, "soak: new events per write")
-	flag.StringVar(&s.mix, "mix", defaultSoakMix, "soak: comma-separated NAME=WEIGHT, NAME a substring of exactly one route name (as in -only)")
+	flag.StringVar(&s.mix, "mix", defaultSoakMix, "soak: comma-separated NAME=WEIGHT, NAME one of "+soakRouteNames())
 	flag.StringVar(&s.out, "soak-out", "tests/bench/SOAK.md", "soak: where the markdown report is written")
 	flag.DurationVar(&s.lateAfter, "late-after", 100*time.Millisecond, "soak: a request sent this long after its scheduled time counts as late")
+	flag.BoolVar(&s.smoke, "smoke", false, "soak: a short run that checks the harness end to end (seed, server, mix, writer, report): memory and the schedule are measured and shown but not judged, since a trend needs minutes on a quiet machine; every other check (no failed request, every webhook delivery, no ERROR logged) must pass")
 	flag.DurationVar(&s.grace, "delivery-grace", 75*time.Second, "soak: how long to wait after the load for the last webhook deliveries (the poller's period is 60 s)")
 }
 
@@ -128,40 +147,54 @@ type mixEntry struct {
 	weight int
 }
 
-// parseMix matches each NAME=WEIGHT to exactly one scenario.
+// parseMix matches each NAME=WEIGHT to the scenario soakRoutes names.
 func parseMix(spec string, scs []scenario) ([]mixEntry, error) {
+	byName := make(map[string]scenario, len(scs))
+	for _, sc := range scs {
+		byName[sc.name] = sc
+	}
 	var out []mixEntry
+	seen := map[string]bool{}
 	for _, part := range strings.Split(spec, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
 		name, w, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
 		weight, err := strconv.Atoi(strings.TrimSpace(w))
 		if !ok || err != nil || weight < 0 {
 			return nil, fmt.Errorf("invalid -mix entry %q: want NAME=WEIGHT", part)
 		}
-		var found []scenario
-		for _, sc := range scs {
-			if strings.Contains(sc.name, strings.TrimSpace(name)) {
-				found = append(found, sc)
-			}
+		route, ok := soakRoutes[name]
+		if !ok {
+			return nil, fmt.Errorf("-mix entry %q: unknown route %q; one of %s", part, name, soakRouteNames())
 		}
-		if len(found) != 1 {
-			return nil, fmt.Errorf("-mix entry %q matches %d routes; it must match one", part, len(found))
+		sc, ok := byName[route]
+		if !ok {
+			return nil, fmt.Errorf("-mix entry %q: the benchmark has no scenario %q", part, route)
 		}
-		for _, e := range out {
-			if e.sc.name == found[0].name {
-				return nil, fmt.Errorf("-mix names %q twice", found[0].name)
-			}
+		if seen[name] {
+			return nil, fmt.Errorf("-mix names %q twice", name)
 		}
+		seen[name] = true
 		if weight > 0 {
-			out = append(out, mixEntry{sc: found[0], weight: weight})
+			out = append(out, mixEntry{sc: sc, weight: weight})
 		}
 	}
 	if len(out) == 0 {
 		return nil, errors.New("-mix selects no route")
 	}
 	return out, nil
+}
+
+// soakRouteNames lists soakRoutes' keys, sorted.
+func soakRouteNames() string {
+	names := make([]string, 0, len(soakRoutes))
+	for name := range soakRoutes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // mixSchedule interleaves the routes by smooth weighted round robin: one
