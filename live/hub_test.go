@@ -2,7 +2,6 @@ package live_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -40,15 +39,33 @@ func setup(t *testing.T, buffer int) *testBundle {
 
 func (b *testBundle) ingest(t *testing.T, lines ...string) {
 	t.Helper()
+	require.NoError(t, b.tryIngest(lines...))
+}
+
+// tryIngest ingests lines and reports any failure as an error, for
+// goroutines other than the test's.
+func (b *testBundle) tryIngest(lines ...string) error {
 	sum, err := b.store.Ingest(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"), db.IngestOptions{})
-	require.NoError(t, err)
-	require.Zero(t, sum.FailedCount, "%+v", sum.Failed)
+	if err != nil {
+		return err
+	}
+	if sum.FailedCount != 0 {
+		return fmt.Errorf("%d lines failed: %+v", sum.FailedCount, sum.Failed)
+	}
+	return nil
 }
 
 // events ingests n new events (owner 1, category funding, every other one
 // scored) in one transaction and returns their ids.
 func (b *testBundle) events(t *testing.T, n int) []int64 {
 	t.Helper()
+	ids, err := b.tryEvents(n)
+	require.NoError(t, err)
+	return ids
+}
+
+// tryEvents is events for goroutines other than the test's.
+func (b *testBundle) tryEvents(n int) ([]int64, error) {
 	var lines []string
 	var ids []int64
 	for i := 0; i < n; i++ {
@@ -61,8 +78,7 @@ func (b *testBundle) events(t *testing.T, n int) []int64 {
 			`"evidence":[{"id":%d,"content":"c","url":"https://example.org","timestamp":"2026-11-20T10:00:00Z"}]%s}`, b.next, b.next, b.next*10, sig))
 		ids = append(ids, b.next)
 	}
-	b.ingest(t, lines...)
-	return ids
+	return ids, b.tryIngest(lines...)
 }
 
 func read(t *testing.T, s *live.Subscriber, n int) []int64 {
@@ -70,10 +86,12 @@ func read(t *testing.T, s *live.Subscriber, n int) []int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var ids []int64
+	var last int64 = -1
 	for len(ids) < n {
 		it, err := s.Next(ctx)
 		require.NoError(t, err)
-		require.Equal(t, it.Event.ID, it.Event.ID)
+		require.Greater(t, it.Seq(), last, "items arrive once each, in ingest order")
+		last = it.Seq()
 		require.NotEmpty(t, it.Owners, "items carry their entities")
 		require.NotEmpty(t, it.Evidence, "and evidence")
 		ids = append(ids, it.Event.ID)
@@ -94,16 +112,23 @@ func TestHubResumesThenGoesLive(t *testing.T) {
 
 	var want []int64
 	want = append(want, missed...)
-	done := make(chan []int64)
+	var (
+		ingested  []int64
+		ingestErr error
+	)
+	done := make(chan struct{})
 	go func() {
-		var ids []int64
-		for i := 0; i < 10; i++ {
-			ids = append(ids, b.events(t, 17)...)
+		defer close(done)
+		for i := 0; i < 10 && ingestErr == nil; i++ {
+			var ids []int64
+			ids, ingestErr = b.tryEvents(17)
+			ingested = append(ingested, ids...)
 		}
-		done <- ids
 	}()
 	got := read(t, sub, 30+170)
-	want = append(want, <-done...)
+	<-done
+	require.NoError(t, ingestErr)
+	want = append(want, ingested...)
 	require.Equal(t, want, got)
 }
 
@@ -183,16 +208,19 @@ func TestHubClose(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var wg sync.WaitGroup
-	for _, s := range subs {
+	errs := make([]error, len(subs))
+	for i, s := range subs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.Next(context.Background())
-			require.True(t, errors.Is(err, live.ErrShuttingDown), "%v", err)
+			_, errs[i] = s.Next(context.Background())
 		}()
 	}
 	b.hub.Close(nil)
 	wg.Wait()
+	for i, err := range errs {
+		require.ErrorIs(t, err, live.ErrShuttingDown, "subscriber %d", i)
+	}
 	_, err = b.hub.Subscribe(db.StreamFilter{}, -1)
 	require.ErrorIs(t, err, live.ErrShuttingDown)
 }
