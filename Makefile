@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live
+.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live
 
 all: build
 
@@ -58,6 +58,16 @@ test: chromium interop-payments interop-live
 	echo "fuzz: $$(find . -path '*/testdata/fuzz/*' -type f | wc -l) committed corpus inputs replayed, besides each target's f.Add seeds"; \
 	rm -f "$$TEST_SUMMARY_FILE"; \
 	exit $$status
+
+## test-quick: the edit-run loop: Postgres and its replica up, then the package tests
+## (go test -short, every package but the black-box suite in tests/) — about two minutes on two
+## cores. `make test` runs everything (CI); PKG narrows this one too (PKG=./db/...).
+QUICK_PKG = $(if $(filter ./...,$(PKG)),$$($(GO) list ./... | grep -v '/tests$$'),$(PKG))
+test-quick:
+	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
+	TEST_DATABASE_READ_URL="$$(scripts/pg-replica-up.sh)"; export TEST_DATABASE_READ_URL; \
+	WEED_BIN="$$(scripts/seaweedfs-build.sh)"; export WEED_BIN; \
+	$(GO) test -short -timeout 5m $(TESTFLAGS) $(QUICK_PKG)
 
 ## playground: rebuild the playground's embedded assets (playground/dist) from the pinned package-lock.json; commit the result
 playground:
