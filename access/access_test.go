@@ -215,6 +215,20 @@ func TestUnauthorized(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
 	require.Equal(t, access.MsgInvalidKey, errorOf(t, rec))
 
+	// A key sent without its scheme, or under another one, is told so;
+	// "Bearer" alone is a missing key.
+	for value, want := range map[string]string{
+		"ci_not-a-key":       access.MsgBearerMissing,
+		"Token ci_not-a-key": access.MsgBearerMissing,
+		"Basic dXNlcjpwdw==": access.MsgBearerMissing,
+		"Bearer":             access.MsgMissingKey,
+		"Bearer   ":          access.MsgMissingKey,
+	} {
+		rec = do(h, "GET", "/v1/search", http.Header{"Authorization": {value}})
+		require.Equal(t, http.StatusUnauthorized, rec.Code, value)
+		require.Equal(t, want, errorOf(t, rec), value)
+	}
+
 	key, id := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
 	_, err := b.store.Bun.NewUpdate().Model((*cryptointel.APIKey)(nil)).Set("revoked_at = now()").Where("id = ?", id).Exec(context.Background())
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
@@ -109,7 +108,7 @@ func (s *Service) serveWebSocket(w http.ResponseWriter, r *http.Request, p Polic
 // with the caller and the per-operation meter.
 func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []cryptointel.Plan, scheme, cred string) (context.Context, *cryptointel.Error) {
 	if scheme != "bearer" || cred == "" {
-		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKeyWebSocket)
+		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", missingKeyMessage(scheme, cred, MsgMissingKeyWebSocket))
 	}
 	hash := cryptointel.HashAPIKey(cred)
 	key, err := s.store.KeyByHash(ctx, hash)
@@ -156,8 +155,8 @@ func InitWebSocket(ctx context.Context, payload map[string]any) (context.Context
 	if auth == "" {
 		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKeyWebSocket)
 	}
-	scheme, cred, _ := strings.Cut(strings.TrimSpace(auth), " ")
-	ctx, derr := pending.s.authenticateWebSocket(ctx, pending.p, pending.plans, strings.ToLower(scheme), strings.TrimSpace(cred))
+	scheme, cred := ParseAuthorization(auth)
+	ctx, derr := pending.s.authenticateWebSocket(ctx, pending.p, pending.plans, scheme, cred)
 	if derr != nil {
 		return ctx, derr
 	}
