@@ -195,6 +195,9 @@ type Usage struct {
 	ThisMonth int64
 	// MonthCredits is the credits used this month.
 	MonthCredits int64
+	// TodayCredits and WeekCredits are the credits used since midnight UTC
+	// and since Monday 00:00 UTC.
+	TodayCredits, WeekCredits int64
 }
 
 // UsageFor returns the usage of key keyID as of now: today, this week
@@ -208,11 +211,13 @@ func (d *DB) UsageFor(ctx context.Context, keyID int64, now time.Time) (*Usage, 
 			coalesce(sum(requests) FILTER (WHERE day = $2::date), 0),
 			coalesce(sum(requests) FILTER (WHERE day >= $3::date), 0),
 			coalesce(sum(requests) FILTER (WHERE day >= $4::date), 0),
-			coalesce((SELECT credits FROM usage_monthly WHERE api_key_id = $1 AND month = $4::date), 0)
+			coalesce((SELECT credits FROM usage_monthly WHERE api_key_id = $1 AND month = $4::date), 0),
+			coalesce(sum(credits) FILTER (WHERE day = $2::date), 0),
+			coalesce(sum(credits) FILTER (WHERE day >= $3::date), 0)
 		FROM usage_daily
 		WHERE api_key_id = $1 AND day >= least($3::date, $4::date) AND day <= $2::date`,
 		keyID, dateOnly(day), dateOnly(week), dateOnly(month),
-	).Scan(&u.Today, &u.ThisWeek, &u.ThisMonth, &u.MonthCredits)
+	).Scan(&u.Today, &u.ThisWeek, &u.ThisMonth, &u.MonthCredits, &u.TodayCredits, &u.WeekCredits)
 	if err != nil {
 		return nil, fmt.Errorf("error reading usage: %w", err)
 	}
