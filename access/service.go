@@ -50,7 +50,18 @@ const (
 	MsgInvalidKey = "Invalid API key."
 	// MsgRevokedKey is the 401 message for a revoked key.
 	MsgRevokedKey = "API key has been revoked."
+	// MsgExpiredKey is the 401 message for a key whose expiry passed.
+	MsgExpiredKey = "API key has expired."
 )
+
+// unusableKeyMessage is the 401 message of a key found unusable
+// (db.KeyInfo.Revoked): revoked, or expired.
+func unusableKeyMessage(expired bool) string {
+	if expired {
+		return MsgExpiredKey
+	}
+	return MsgRevokedKey
+}
 
 // Plan tiers reported in X-Plan-Tier when no key is used.
 const (
@@ -239,7 +250,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		return
 	}
 	if res.Key.Revoked {
-		s.refuseKey(w, r, p, next, now, MsgRevokedKey)
+		s.refuseKey(w, r, p, next, now, unusableKeyMessage(res.Key.Expired))
 		return
 	}
 	plan := planNamed(plans, res.Key.Plan)

@@ -51,7 +51,7 @@ func (m *operationMeter) charge(ctx context.Context, cost int64) error {
 		return err
 	}
 	if res.Key.Revoked || subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1 {
-		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired))
 	}
 	if derr := m.s.decide(m.plans, planNamed(m.plans, res.Key.Plan), m.p, res); derr != nil {
 		return derr
@@ -118,7 +118,7 @@ func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []c
 	case err != nil:
 		return ctx, &cryptointel.Error{Code: cryptointel.ErrorCode(err), Message: cryptointel.ErrorMessage(err)}
 	case key.Revoked:
-		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
+		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(key.Expired))
 	}
 	plan := planNamed(plans, key.Plan)
 	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
