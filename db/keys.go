@@ -182,7 +182,7 @@ func RevokeAPIKey(ctx context.Context, idb bun.IDB, r KeyRevocation) (*cryptoint
 
 // MaxRotationGrace bounds how long a rotated key may keep working beside
 // its successor.
-const MaxRotationGrace = 7 * 24 * time.Hour
+var MaxRotationGrace = time.Duration(cryptointel.KeyRotationGraceSeconds.Max) * time.Second
 
 // KeyRotation is a key to replace.
 type KeyRotation struct {
