@@ -17,6 +17,9 @@ var _ graph.QueryResolver = (*queryResolver)(nil)
 // Events is the whole-feed event list behind /v1/latest and
 // /v1/signal/latest.
 func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, since *time.Time, window *string, category *string, entityID *int, topic *string, sort *graph.EventSort, first *int, offset *int) (*graph.EventConnection, error) {
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
+	}
 	now := r.now()
 	limit := cryptointel.EventsFirst.Clamp(first)
 	off := cryptointel.EventsOffset.Clamp(offset)
@@ -81,6 +84,9 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 
 // EventsByCategory returns one category's events, newest first.
 func (r *queryResolver) EventsByCategory(ctx context.Context, category string, surface *graph.Surface, since *time.Time, first *int) ([]*cryptointel.Event, error) {
+	if err := r.checkCategory(ctx, &category); err != nil {
+		return nil, err
+	}
 	signal := isSignal(surface, graph.SurfaceSignal)
 	limit := cryptointel.SignalsByCategoryFirst.Clamp(first)
 	if !signal {
@@ -109,6 +115,9 @@ const (
 // Feed is the bulk, cursor-walked feed behind /v1/radar/all,
 // /v1/signal/all and /v1/replay/global.
 func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *string, since time.Time, category *string, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
+	}
 	now := r.now()
 	name := strOr(feed, feedAll)
 	switch name {

@@ -249,6 +249,9 @@ func componentSchemas() schema {
 			p("direction", str()),
 			p("searchExpand", boolean()),
 			p("relatedEntity", ref("EntitySummary"))),
+		"Category": obj(
+			p("name", describe(str(), "The category, as events carry it in eventCategory.")),
+			p("subcategories", describe(arr(str()), "Its events' non-empty eventSubcategory values, sorted."))),
 		"Organization":      obj(p("id", integer()), p("label", str()), p("aliases", arr(str()))),
 		"OrganizationEvent": obj(p("id", integer()), p("title", str()), p("signal", nullNum())),
 		"OrganizationMatch": obj(
