@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -59,6 +60,7 @@ database is always DATABASE_URL (--database-url).`,
 		m.ingestCommand(cfg),
 		m.seedCommand(cfg),
 		m.keysCommand(cfg),
+		m.healthcheckCommand(),
 		m.versionCommand(),
 	)
 	return root
@@ -711,6 +713,66 @@ or "api_key:<id>" for a change made through /v1/keys) and details.`,
 	cmd.Flags().IntVar(&limit, "limit", 50, "how many changes to show")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the changes as a JSON array")
 	return cmd
+}
+
+func (m *Main) healthcheckCommand() *cobra.Command {
+	var url string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "healthcheck [--url URL] [--timeout D]",
+		Short: "Probe a running server's readiness; exit 0 when ready",
+		Long: `healthcheck sends GET /readyz to the server on this machine (the port of
+ADDR, default :8080, on 127.0.0.1) and exits 0 when it answers 200 ready,
+1 otherwise, printing why. It needs no shell, curl or API key, so a
+container image built FROM scratch can use it as its HEALTHCHECK; --url
+probes another address (or /healthz, for liveness only).`,
+		Example: `  cryptointel healthcheck
+  ADDR=:9000 cryptointel healthcheck
+  cryptointel healthcheck --url http://127.0.0.1:8080/healthz`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target := url
+			if target == "" {
+				target = readyzURL(m.Getenv("ADDR"))
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+			if err != nil {
+				return &exitError{msg: fmt.Sprintf("unhealthy: %v", err)}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return &exitError{msg: fmt.Sprintf("unhealthy: %v", err)}
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+			if resp.StatusCode != http.StatusOK {
+				return &exitError{msg: fmt.Sprintf("unhealthy: %s answered %d %s", target, resp.StatusCode, strings.TrimSpace(string(body)))}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "healthy: %s\n", strings.TrimSpace(string(body)))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "URL to probe (default: http://127.0.0.1:<port of ADDR>/readyz)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
+	return cmd
+}
+
+// readyzURL is the readiness URL of a server listening on addr (":8080"
+// when empty), reached over loopback when it listens on every interface.
+func readyzURL(addr string) string {
+	if addr == "" {
+		addr = ":8080"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/readyz"
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/readyz"
 }
 
 func (m *Main) versionCommand() *cobra.Command {
