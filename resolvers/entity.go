@@ -41,9 +41,6 @@ func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Ent
 
 // Events returns a page of the events the entity owns or takes part in.
 func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int, after *string) (*graph.EventConnection, error) {
-	if err := r.checkCategory(ctx, category); err != nil {
-		return nil, err
-	}
 	sortV, dbSort := sortOf(sort, graph.EventSortRecency)
 	key := EntityEventsKey{
 		EntityID:   obj.ID,
@@ -57,6 +54,9 @@ func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, su
 		key.SinceMicro = since.UnixMicro()
 	}
 	qctx := fmt.Sprintf("entity.events|%d|%t|%s|%q|%s", obj.ID, key.SignalOnly, sinceKey(since), key.Category, dbSort)
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
+	}
 	conn, err := r.page(ctx, key, qctx, after)
 	if err != nil {
 		return nil, err

@@ -17,9 +17,6 @@ var _ graph.QueryResolver = (*queryResolver)(nil)
 // Events is the whole-feed event list behind /v1/latest and
 // /v1/signal/latest.
 func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, since *time.Time, window *string, category *string, entityID *int, topic *string, sort *graph.EventSort, first *int, offset *int) (*graph.EventConnection, error) {
-	if err := r.checkCategory(ctx, category); err != nil {
-		return nil, err
-	}
 	now := r.now()
 	limit := cryptointel.EventsFirst.Clamp(first)
 	off := cryptointel.EventsOffset.Clamp(offset)
@@ -57,6 +54,9 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	if entityID != nil {
 		f.EntityID = int64(*entityID)
 	}
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
+	}
 	evs, err := db.ListEvents(ctx, r.store.Reader(), f)
 	if err != nil {
 		return nil, err
@@ -84,9 +84,6 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 
 // EventsByCategory returns one category's events, newest first.
 func (r *queryResolver) EventsByCategory(ctx context.Context, category string, surface *graph.Surface, since *time.Time, first *int) ([]*cryptointel.Event, error) {
-	if err := r.checkCategory(ctx, &category); err != nil {
-		return nil, err
-	}
 	signal := isSignal(surface, graph.SurfaceSignal)
 	limit := cryptointel.SignalsByCategoryFirst.Clamp(first)
 	if !signal {
@@ -95,6 +92,9 @@ func (r *queryResolver) EventsByCategory(ctx context.Context, category string, s
 	start := r.now().Add(-cryptointel.HistoryLookback)
 	if since != nil {
 		start = since.UTC()
+	}
+	if err := r.checkCategory(ctx, &category); err != nil {
+		return nil, err
 	}
 	evs, err := db.ListEvents(ctx, r.store.Reader(), db.EventFilter{
 		SignalOnly: signal, Since: start, Category: category, Sort: db.SortRecency, Limit: limit,
@@ -115,9 +115,6 @@ const (
 // Feed is the bulk, cursor-walked feed behind /v1/radar/all,
 // /v1/signal/all and /v1/replay/global.
 func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *string, since time.Time, category *string, first *int, offset *int, after *string) (*graph.EventConnection, error) {
-	if err := r.checkCategory(ctx, category); err != nil {
-		return nil, err
-	}
 	now := r.now()
 	name := strOr(feed, feedAll)
 	switch name {
@@ -147,6 +144,9 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 		f.After = &db.Keyset{At: time.UnixMicro(cur.AtMicro).UTC(), ID: cur.ID}
 		f.Offset = 0
 		off = 0
+	}
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
 	}
 	evs, err := db.FeedEvents(ctx, r.store.Reader(), f)
 	if err != nil {

@@ -600,6 +600,31 @@ func restContractCases() map[string][]restCase {
 			{name: "outbound", path: "/v1/entities/102/relationships", status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "outbound", jobj(t, jlist(t, b["data"])[0])["direction"])
 			}},
+			{name: "type filter", path: "/v1/entities/101/relationships?relationshipType=FOUNDATION_OF", status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, 1, dataLen(t, b))
+			}},
+			{name: "type filter matching none", path: "/v1/entities/101/relationships?relationshipType=REGULATES", status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, 0, dataLen(t, b))
+			}},
+			{name: "direction filter", path: "/v1/entities/101/relationships?direction=outbound", status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, 0, dataLen(t, b))
+			}},
+			{name: "type misspelt as a parameter", path: "/v1/entities/101/relationships?type=FOUNDATION_OF", status: 400,
+				err: `unknown parameter "type": /v1/entities/{id}/relationships accepts limit, offset, relationshipType, direction`},
+		},
+		"/v1/categories/all": {
+			{name: "categories in use", path: "/v1/categories/all", status: 200, check: func(t *testing.T, b map[string]any) {
+				requireKeys(t, b, "data")
+				var names []string
+				for _, it := range jlist(t, b["data"]) {
+					c := jobj(t, it)
+					requireKeys(t, c, "name", "subcategories")
+					names = append(names, c["name"].(string))
+					require.Equal(t, []any{"sub_" + c["name"].(string)}, c["subcategories"])
+				}
+				require.Equal(t, []string{"analysis", "funding", "listing", "partnership", "technology"}, names)
+			}},
+			{name: "unknown parameter", path: "/v1/categories/all?limit=5", status: 400, err: `unknown parameter "limit": /v1/categories/all accepts no query parameters`},
 		},
 		"/v1/entities/{id}/references": {
 			{name: "unknown entity", path: "/v1/entities/999/references", status: 404, err: "Entity not found"},
