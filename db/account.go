@@ -87,23 +87,22 @@ func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext
 // AccountByID returns the account with id. Returns ENOTFOUND when there is
 // none.
 func AccountByID(ctx context.Context, idb bun.IDB, id int64) (*cryptointel.Account, error) {
-	account := new(cryptointel.Account)
-	err := idb.NewSelect().Model(account).Where("id = ?", id).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "account %d not found", id)
-	} else if err != nil {
-		return nil, fmt.Errorf("error reading account: %w", err)
-	}
-	return account, nil
+	return accountWhere(ctx, idb, "id = ?", id, fmt.Sprintf("account %d not found", id))
 }
 
 // AccountByName returns the account named name. Returns ENOTFOUND when
 // there is none.
 func AccountByName(ctx context.Context, idb bun.IDB, name string) (*cryptointel.Account, error) {
+	return accountWhere(ctx, idb, "name = ?", name, fmt.Sprintf("account %q not found", name))
+}
+
+// accountWhere returns the account where cond holds for arg, or ENOTFOUND
+// with notFound.
+func accountWhere(ctx context.Context, idb bun.IDB, cond string, arg any, notFound string) (*cryptointel.Account, error) {
 	account := new(cryptointel.Account)
-	err := idb.NewSelect().Model(account).Where("name = ?", name).Scan(ctx)
+	err := idb.NewSelect().Model(account).Where(cond, arg).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "account %q not found", name)
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: notFound}
 	} else if err != nil {
 		return nil, fmt.Errorf("error reading account: %w", err)
 	}

@@ -97,14 +97,22 @@ func keyCaller(r *http.Request) (*access.Caller, error) {
 	return c, nil
 }
 
-// keyTarget returns the caller and the key id of the path; a malformed id
-// is a 400.
-func keyTarget(r *http.Request) (*access.Caller, int64, *Call, error) {
+// keyCall returns the caller and the request's parsed parameters.
+func keyCall(r *http.Request) (*access.Caller, *Call, error) {
 	c, err := keyCaller(r)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, nil, err
 	}
 	call, err := callOf(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, call, nil
+}
+
+// keyTarget is keyCall with the key id of the path.
+func keyTarget(r *http.Request) (*access.Caller, int64, *Call, error) {
+	c, call, err := keyCall(r)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -113,11 +121,7 @@ func keyTarget(r *http.Request) (*access.Caller, int64, *Call, error) {
 
 // List serves GET /v1/keys.
 func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
-	c, err := keyCaller(r)
-	if err != nil {
-		return err
-	}
-	call, err := callOf(r)
+	c, call, err := keyCall(r)
 	if err != nil {
 		return err
 	}
@@ -130,11 +134,7 @@ func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
 
 // Audit serves GET /v1/keys/audit.
 func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) error {
-	c, err := keyCaller(r)
-	if err != nil {
-		return err
-	}
-	call, err := callOf(r)
+	c, call, err := keyCall(r)
 	if err != nil {
 		return err
 	}
