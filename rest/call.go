@@ -56,7 +56,7 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		Operation: rt.Operation,
 	}
 	query := r.URL.Query()
-	if err := checkQueryNames(rt, query); err != nil {
+	if err := checkQueryNames(rt, r.URL.RawQuery); err != nil {
 		return nil, err
 	}
 	for i := range rt.Params {
@@ -97,14 +97,20 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 // undeclared parameter is refused (checkQueryNames).
 const CacheBustParam = "_"
 
-// checkQueryNames refuses a query parameter rt does not declare (under its
-// name or an alias), naming the ones it accepts: a misspelt parameter
-// (`limt=5`, `type=` for `relationshipType=`) would otherwise be ignored
-// and answer with defaults the client did not ask for. CacheBustParam is
-// the one undeclared name accepted.
-func checkQueryNames(rt *Route, query url.Values) error {
-	for name := range query {
-		if name == CacheBustParam || declaresQueryParam(rt, name) {
+// checkQueryNames refuses a query parameter of rawQuery that rt does not
+// declare (under its name or an alias), naming the ones it accepts: a
+// misspelt parameter (`limt=5`, `type=` for `relationshipType=`) would
+// otherwise be ignored and answer with defaults the client did not ask
+// for. CacheBustParam is the one undeclared name accepted. The first
+// undeclared name in the query's order is reported; a pair whose name does
+// not decode is skipped, as url.ParseQuery skips it.
+func checkQueryNames(rt *Route, rawQuery string) error {
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		key, _, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(key)
+		if err != nil || name == "" || name == CacheBustParam || declaresQueryParam(rt, name) {
 			continue
 		}
 		var known []string
@@ -352,7 +358,7 @@ func (rt *Router) serveRoute(route *Route) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// Handlers read their parameters when they need them (callOf),
 			// some never: undeclared names are refused here for all.
-			err := checkQueryNames(route, r.URL.Query())
+			err := checkQueryNames(route, r.URL.RawQuery)
 			if err == nil {
 				err = h(w, r)
 			}
