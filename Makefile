@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live
+.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live image packaging-tools
 
 all: build
 
@@ -45,7 +45,7 @@ run: build
 ## test: Postgres and its streaming replica up, SeaweedFS built (once), Chromium and the interop
 ## npm packages present, then go test ./... (PKG=./db/... narrows it) against them, then the counts
 ## the reliability tests report (go test shows a passing test's log only under -v)
-test: chromium interop-payments interop-live
+test: chromium interop-payments interop-live packaging-tools
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	TEST_DATABASE_READ_URL="$$(scripts/pg-replica-up.sh)"; export TEST_DATABASE_READ_URL; \
 	WEED_BIN="$$(scripts/seaweedfs-build.sh)"; export WEED_BIN; \
@@ -91,6 +91,33 @@ npm_ci_once = stamp="$(1)/node_modules/.installed-$$(sha256sum $(1)/package-lock
 	if [ ! -f "$$stamp" ]; then \
 	  echo "npm ci in $(1) (once per package-lock.json)"; \
 	  (cd $(1) && npm ci --no-audit --no-fund --loglevel=error) && touch "$$stamp"; \
+	fi
+
+## image: build the container image $(IMAGE):$(VERSION) and $(IMAGE):latest offline from a static binary
+## (deploy/Containerfile, FROM scratch) with podman, or with docker when its daemon answers
+## (IMAGE_ENGINE=... picks one); the context is staged in IMAGE_CONTEXT (bin/image)
+IMAGE         ?= cryptointel
+IMAGE_CONTEXT ?= bin/image
+IMAGE_ENGINE  ?= $(shell if command -v podman >/dev/null; then echo podman; elif docker info >/dev/null 2>&1; then echo docker; fi)
+image:
+	@test -n "$(IMAGE_ENGINE)" || { echo "make image: needs podman, or docker with a running daemon" >&2; exit 1; }
+	rm -rf $(IMAGE_CONTEXT)
+	mkdir -p $(IMAGE_CONTEXT)/rootfs/tmp $(IMAGE_CONTEXT)/rootfs/var/lib/cryptointel/exports
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' -o $(IMAGE_CONTEXT)/cryptointel ./cmd/cryptointel
+	cp /etc/ssl/certs/ca-certificates.crt deploy/passwd deploy/group $(IMAGE_CONTEXT)/
+	$(IMAGE_ENGINE) build $(if $(filter podman,$(IMAGE_ENGINE)),--format docker --pull=never) \
+	  -f deploy/Containerfile -t $(IMAGE):$(VERSION) -t $(IMAGE):latest $(IMAGE_CONTEXT)
+
+## packaging-tools: install what the packaging test uses when it is missing: podman (builds the
+## image; it cannot run containers here), systemd-analyze (verifies the unit) and the CA bundle
+packaging-tools:
+	@missing=; \
+	command -v podman >/dev/null || missing="$$missing podman"; \
+	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
+	test -f /etc/ssl/certs/ca-certificates.crt || missing="$$missing ca-certificates"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	  $$sudo apt-get update && $$sudo apt-get install -y $$missing; \
 	fi
 
 ## chromium: install Debian's chromium (used by the playground browser test) when it is missing

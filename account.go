@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// MsgAPIKeyNotFound is the error of an unknown or revoked key id.
+// MsgAPIKeyNotFound is the error of an unknown key.
 const MsgAPIKeyNotFound = "API key not found."
 
 // APIKeyPrefix starts every API key, so keys are recognizable in logs and
@@ -108,4 +108,72 @@ type APIKey struct {
 	Hash      []byte     `bun:"hash"`
 	CreatedAt time.Time  `bun:"created_at,nullzero,default:current_timestamp"`
 	RevokedAt *time.Time `bun:"revoked_at"`
+	// ExpiresAt, when set, is the instant from which the key is refused.
+	ExpiresAt *time.Time `bun:"expires_at"`
+	// ReplacedBy is the id of the key a rotation replaced this one with.
+	ReplacedBy *int64 `bun:"replaced_by"`
+}
+
+// Key states (APIKeyView.Status).
+const (
+	// KeyActive: the key authenticates requests.
+	KeyActive = "active"
+	// KeyRevoked: the key was revoked; requests get "API key has been
+	// revoked.".
+	KeyRevoked = "revoked"
+	// KeyExpired: the key's expiry passed; requests get "API key has
+	// expired.".
+	KeyExpired = "expired"
+)
+
+// APIKeyView is an API key as its account's owner and operators see it
+// (`cryptointel keys list`, GET /v1/keys): never the key itself, which is
+// shown once, when it is created.
+type APIKeyView struct {
+	ID        int64  `json:"id"`
+	AccountID int64  `json:"accountId"`
+	Account   string `json:"account"`
+	Plan      string `json:"plan"`
+	// Prefix is the key's first characters, for telling keys apart.
+	Prefix string `json:"prefix"`
+	// Status is KeyActive, KeyRevoked or KeyExpired.
+	Status    string     `json:"status"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	RevokedAt *time.Time `json:"revokedAt"`
+	// LastUsedAt is the start of the rate window (the minute, by default)
+	// of the key's last authenticated request; null when never used.
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+	// ReplacedBy is the key a rotation replaced this one with.
+	ReplacedBy *int64 `json:"replacedBy"`
+}
+
+// Actions of the key audit trail (KeyAuditEntry.Action).
+const (
+	AuditKeyCreated = "key.created"
+	AuditKeyRevoked = "key.revoked"
+	AuditKeyRotated = "key.rotated"
+	AuditPlanSet    = "account.plan_set"
+)
+
+// Actors of the key audit trail besides "api_key:<id>" (a change made
+// through /v1/keys with that key).
+const (
+	// ActorCLI is a change made with the cryptointel command.
+	ActorCLI = "cli"
+)
+
+// ActorAPIKey is the actor of a change made through /v1/keys with the key
+// keyID.
+func ActorAPIKey(keyID int64) string { return "api_key:" + strconv.FormatInt(keyID, 10) }
+
+// KeyAuditEntry is one change to an account's keys or plan.
+type KeyAuditEntry struct {
+	ID        int64          `json:"id"`
+	At        time.Time      `json:"at"`
+	AccountID int64          `json:"accountId"`
+	APIKeyID  *int64         `json:"apiKeyId"`
+	Action    string         `json:"action"`
+	Actor     string         `json:"actor"`
+	Detail    map[string]any `json:"detail"`
 }

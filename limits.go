@@ -107,6 +107,15 @@ var (
 	// ExportJobsLimit and ExportJobsOffset page GET /v1/export/jobs.
 	ExportJobsLimit  = Bounds{Default: 20, Min: 1, Max: 50}
 	ExportJobsOffset = Bounds{Default: 0, Min: 0, Max: 500}
+	// KeysLimit and KeysOffset page GET /v1/keys.
+	KeysLimit  = Bounds{Default: 50, Min: 1, Max: 100}
+	KeysOffset = Bounds{Default: 0, Min: 0, Max: 1000}
+	// KeyAuditLimit bounds the entries GET /v1/keys/audit returns.
+	KeyAuditLimit = Bounds{Default: 50, Min: 1, Max: 200}
+	// KeyRotationGraceSeconds bounds the grace of POST
+	// /v1/keys/{id}/rotate: how long the old key keeps working (7 days at
+	// most, db.MaxRotationGrace).
+	KeyRotationGraceSeconds = Bounds{Default: 0, Min: 0, Max: 7 * 24 * 3600}
 )
 
 // MaxIDsPerRequest bounds the ids of one request: Query.entities(ids:),

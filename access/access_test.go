@@ -215,6 +215,20 @@ func TestUnauthorized(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
 	require.Equal(t, access.MsgInvalidKey, errorOf(t, rec))
 
+	// A key sent without its scheme, or under another one, is told so;
+	// "Bearer" alone is a missing key.
+	for value, want := range map[string]string{
+		"ci_not-a-key":       access.MsgBearerMissing,
+		"Token ci_not-a-key": access.MsgBearerMissing,
+		"Basic dXNlcjpwdw==": access.MsgBearerMissing,
+		"Bearer":             access.MsgMissingKey,
+		"Bearer   ":          access.MsgMissingKey,
+	} {
+		rec = do(h, "GET", "/v1/search", http.Header{"Authorization": {value}})
+		require.Equal(t, http.StatusUnauthorized, rec.Code, value)
+		require.Equal(t, want, errorOf(t, rec), value)
+	}
+
 	key, id := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
 	_, err := b.store.Bun.NewUpdate().Model((*cryptointel.APIKey)(nil)).Set("revoked_at = now()").Where("id = ?", id).Exec(context.Background())
 	require.NoError(t, err)
@@ -261,7 +275,9 @@ func TestMonthlyAllowanceAndUsageStillAnswers(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
 	// Admitted: 2 + 1 + the usage request itself.
 	require.Equal(t, access.UsageData{Today: 4, ThisWeek: 4, ThisMonth: 4,
-		Budget: access.Budget{Limit: 1000, Used: 1000, Remaining: 0}}, got.Data)
+		Budget:  access.Budget{Limit: 1000, Used: 1000, Remaining: 0},
+		Credits: access.PeriodCredits{Today: 1000, ThisWeek: 1000, ThisMonth: 1000},
+		Units:   access.UsageUnits{Today: "requests", ThisWeek: "requests", ThisMonth: "requests", Budget: "credits"}}, got.Data)
 	require.Equal(t, "1000", rec.Header().Get("X-Monthly-Used"))
 	require.Equal(t, "1000", rec.Header().Get("X-Monthly-Limit"))
 }
@@ -287,7 +303,9 @@ func TestUsageCountsEqualRequestsMade(t *testing.T) {
 	var got access.UsageResponse
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
 	require.Equal(t, access.UsageData{Today: 9, ThisWeek: 9, ThisMonth: 9,
-		Budget: access.Budget{Limit: 500000, Used: 16, Remaining: 499984}}, got.Data)
+		Budget:  access.Budget{Limit: 500000, Used: 16, Remaining: 499984},
+		Credits: access.PeriodCredits{Today: 16, ThisWeek: 16, ThisMonth: 16},
+		Units:   access.UsageUnits{Today: "requests", ThisWeek: "requests", ThisMonth: "requests", Budget: "credits"}}, got.Data)
 	require.Equal(t, strconv.FormatInt(got.Data.Budget.Used, 10), rec.Header().Get("X-Monthly-Used"))
 	require.Equal(t, strconv.FormatInt(got.Data.Budget.Remaining, 10), rec.Header().Get("X-Monthly-Remaining"))
 }

@@ -183,7 +183,7 @@ func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
 		m.err = err
 		return err
 	case res.Key.Revoked:
-		return m.refuseKey(cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey), TierNone)
+		return m.refuseKey(cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired)), TierNone)
 	}
 	m.res = res
 	plan := planNamed(m.plans, res.Key.Plan)

@@ -42,11 +42,26 @@ const (
 	MsgQuotaExceeded = "API usage limit reached. Please upgrade your plan or contact support."
 	// MsgMissingKey is the 401 message when no key is presented.
 	MsgMissingKey = "Missing API key. Send Authorization: Bearer <API_KEY>."
+	// MsgBearerMissing is the 401 message when the Authorization header
+	// holds something other than a Bearer credential: a bare key, or
+	// another scheme.
+	MsgBearerMissing = "API key sent without the Bearer scheme. Send Authorization: Bearer <API_KEY>."
 	// MsgInvalidKey is the 401 message for an unknown key.
 	MsgInvalidKey = "Invalid API key."
 	// MsgRevokedKey is the 401 message for a revoked key.
 	MsgRevokedKey = "API key has been revoked."
+	// MsgExpiredKey is the 401 message for a key whose expiry passed.
+	MsgExpiredKey = "API key has expired."
 )
+
+// unusableKeyMessage is the 401 message of a key found unusable
+// (db.KeyInfo.Revoked): revoked, or expired.
+func unusableKeyMessage(expired bool) string {
+	if expired {
+		return MsgExpiredKey
+	}
+	return MsgRevokedKey
+}
 
 // Plan tiers reported in X-Plan-Tier when no key is used.
 const (
@@ -207,7 +222,7 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 			s.servePaid(w, r, p, next, now)
 		default:
 			s.setAnonymousHeaders(w.Header(), now, TierNone)
-			writeError(w, http.StatusUnauthorized, MsgMissingKey)
+			writeError(w, http.StatusUnauthorized, missingKeyMessage(scheme, cred, MsgMissingKey))
 		}
 	}))
 }
@@ -235,7 +250,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		return
 	}
 	if res.Key.Revoked {
-		s.refuseKey(w, r, p, next, now, MsgRevokedKey)
+		s.refuseKey(w, r, p, next, now, unusableKeyMessage(res.Key.Expired))
 		return
 	}
 	plan := planNamed(plans, res.Key.Plan)
@@ -407,6 +422,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Del("Content-Length")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes()) //nolint:errcheck
+}
+
+// missingKeyMessage is the 401 message for an Authorization header without
+// a usable Bearer credential, split as ParseAuthorization splits it:
+// missing (the header absent, or "Bearer" alone) is the surface's missing
+// message; anything else (a bare key, "Token <key>", "Basic …") says that
+// the Bearer scheme is missing.
+func missingKeyMessage(scheme, cred, missing string) string {
+	if scheme == "" || (scheme == "bearer" && cred == "") {
+		return missing
+	}
+	return MsgBearerMissing
 }
 
 // authorization splits the Authorization header into a lowercased scheme

@@ -290,7 +290,7 @@ func (s *streams) settle() {
 		var reason *cryptointel.Error
 		switch {
 		case b.Revoked:
-			reason = cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
+			reason = cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(b.Expired))
 		case plans != nil && !planAllows(plans, planNamed(plans, b.Plan), LayerOperational, FeatureStreams, ""):
 			reason = forbidden(plans, LayerOperational, FeatureStreams, "")
 		}

@@ -16,13 +16,50 @@ type UsageResponse struct {
 
 // UsageData is the calling key's usage: request counts since midnight UTC,
 // since Monday 00:00 UTC and since the 1st of the month 00:00 UTC, and the
-// month's credit budget.
+// month's credit budget — the contract's fields, whose units it does not
+// name — then the credits spent over the same periods and the unit of
+// each contract field.
 type UsageData struct {
 	Today     int64  `json:"today"`
 	ThisWeek  int64  `json:"thisWeek"`
 	ThisMonth int64  `json:"thisMonth"`
 	Budget    Budget `json:"budget"`
+	// Credits are the credits spent over the periods the request counts
+	// cover (Credits.ThisMonth equals Budget.Used).
+	Credits PeriodCredits `json:"credits"`
+	// Units names the unit of each contract field (UsageUnitsLabels).
+	Units UsageUnits `json:"units"`
 }
+
+// PeriodCredits are credits spent since midnight UTC, since Monday 00:00
+// UTC and since the 1st of the month 00:00 UTC.
+type PeriodCredits struct {
+	Today     int64 `json:"today"`
+	ThisWeek  int64 `json:"thisWeek"`
+	ThisMonth int64 `json:"thisMonth"`
+}
+
+// Units of /v1/usage.
+const (
+	// UnitRequests counts requests: each admitted request is one, whatever
+	// its credit cost (pushed stream events are not requests).
+	UnitRequests = "requests"
+	// UnitCredits counts credits: each request costs its route's
+	// X-Credit-Cost (a GraphQL operation its complexity), each pushed
+	// stream event its own cost.
+	UnitCredits = "credits"
+)
+
+// UsageUnits names the unit of each contract field of UsageData.
+type UsageUnits struct {
+	Today     string `json:"today"`
+	ThisWeek  string `json:"thisWeek"`
+	ThisMonth string `json:"thisMonth"`
+	Budget    string `json:"budget"`
+}
+
+// UsageUnitsLabels is the Units of every /v1/usage response.
+var UsageUnitsLabels = UsageUnits{Today: UnitRequests, ThisWeek: UnitRequests, ThisMonth: UnitRequests, Budget: UnitCredits}
 
 // Budget is the month's credits: the plan's allowance, used and remaining.
 type Budget struct {
@@ -54,7 +91,9 @@ func (s *Service) Usage(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, UsageResponse{Data: UsageData{
 		Today: u.Today, ThisWeek: u.ThisWeek, ThisMonth: u.ThisMonth,
-		Budget: Budget{Limit: limit, Used: u.MonthCredits, Remaining: remaining},
+		Budget:  Budget{Limit: limit, Used: u.MonthCredits, Remaining: remaining},
+		Credits: PeriodCredits{Today: u.TodayCredits, ThisWeek: u.WeekCredits, ThisMonth: u.MonthCredits},
+		Units:   UsageUnitsLabels,
 	}})
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
@@ -52,7 +51,7 @@ func (m *operationMeter) charge(ctx context.Context, cost int64) error {
 		return err
 	}
 	if res.Key.Revoked || subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1 {
-		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired))
 	}
 	if derr := m.s.decide(m.plans, planNamed(m.plans, res.Key.Plan), m.p, res); derr != nil {
 		return derr
@@ -109,7 +108,7 @@ func (s *Service) serveWebSocket(w http.ResponseWriter, r *http.Request, p Polic
 // with the caller and the per-operation meter.
 func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []cryptointel.Plan, scheme, cred string) (context.Context, *cryptointel.Error) {
 	if scheme != "bearer" || cred == "" {
-		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKeyWebSocket)
+		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", missingKeyMessage(scheme, cred, MsgMissingKeyWebSocket))
 	}
 	hash := cryptointel.HashAPIKey(cred)
 	key, err := s.store.KeyByHash(ctx, hash)
@@ -119,7 +118,7 @@ func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []c
 	case err != nil:
 		return ctx, &cryptointel.Error{Code: cryptointel.ErrorCode(err), Message: cryptointel.ErrorMessage(err)}
 	case key.Revoked:
-		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
+		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(key.Expired))
 	}
 	plan := planNamed(plans, key.Plan)
 	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
@@ -156,8 +155,8 @@ func InitWebSocket(ctx context.Context, payload map[string]any) (context.Context
 	if auth == "" {
 		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKeyWebSocket)
 	}
-	scheme, cred, _ := strings.Cut(strings.TrimSpace(auth), " ")
-	ctx, derr := pending.s.authenticateWebSocket(ctx, pending.p, pending.plans, strings.ToLower(scheme), strings.TrimSpace(cred))
+	scheme, cred := ParseAuthorization(auth)
+	ctx, derr := pending.s.authenticateWebSocket(ctx, pending.p, pending.plans, scheme, cred)
 	if derr != nil {
 		return ctx, derr
 	}

@@ -144,10 +144,11 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		Executor: a.GraphQL,
 		Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
 		Wrap:     a.Access.Wrap,
-		Routes:   append(append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)), a.ExportRoutes()...),
-		Logger:   a.Logger,
-		Now:      func() time.Time { return a.DB.Now() },
-		Cache:    rest.CacheConfig{TTL: a.Config.ResponseCacheTTL, Entries: a.Config.ResponseCacheEntries},
+		Routes: append(append(append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)), a.ExportRoutes()...),
+			rest.KeyRoutes(&rest.KeyHandlers{DB: a.DB.Bun})...),
+		Logger: a.Logger,
+		Now:    func() time.Time { return a.DB.Now() },
+		Cache:  rest.CacheConfig{TTL: a.Config.ResponseCacheTTL, Entries: a.Config.ResponseCacheEntries},
 		Stream: rest.StreamConfig{
 			Subscribe: func(ctx context.Context, query, op string, vars map[string]any) (rest.EventStream, *graphql.Response) {
 				s, refused := a.GraphQL.Subscribe(ctx, query, op, vars)

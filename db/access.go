@@ -21,9 +21,20 @@ type KeyInfo struct {
 	Hash []byte
 	// Plan is the account's plan name.
 	Plan string
-	// Revoked is true when the key was revoked.
+	// Revoked is true when the key can no longer be used: it was revoked,
+	// or its expiry passed (then Expired is true too).
 	Revoked bool
+	// Expired is true when the key's expiry passed and it was not revoked.
+	Expired bool
 }
+
+// keyUnusableSQL and keyExpiredSQL are KeyInfo.Revoked and KeyInfo.Expired
+// of the api_keys row ak, against the database's clock (the one that set
+// revoked_at and a rotation's expiry).
+const (
+	keyUnusableSQL = `(ak.revoked_at IS NOT NULL OR coalesce(ak.expires_at <= now(), false))`
+	keyExpiredSQL  = `(ak.revoked_at IS NULL AND coalesce(ak.expires_at <= now(), false))`
+)
 
 // KeyByHash returns the key whose stored hash is hash, with its account's
 // plan. Revoked keys are returned with Revoked set so the caller can say so.
@@ -33,9 +44,9 @@ func (d *DB) KeyByHash(ctx context.Context, hash []byte) (*KeyInfo, error) {
 	CountStatement(ctx)
 	var k KeyInfo
 	err := d.Pool.QueryRow(ctx, `
-		SELECT ak.id, ak.account_id, ak.hash, a.plan, ak.revoked_at IS NOT NULL
+		SELECT ak.id, ak.account_id, ak.hash, a.plan, `+keyUnusableSQL+`, `+keyExpiredSQL+`
 		FROM api_keys ak JOIN accounts a ON a.id = ak.account_id
-		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked)
+		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked, &k.Expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
 	} else if err != nil {
@@ -124,7 +135,7 @@ type MeterResult struct {
 // Everything else the service writes commits synchronously.
 const meterSQL = `
 WITH k AS (
-	SELECT ak.id, ak.account_id, ak.hash, a.plan, ak.revoked_at IS NOT NULL AS revoked,
+	SELECT ak.id, ak.account_id, ak.hash, a.plan, ` + keyUnusableSQL + ` AS revoked, ` + keyExpiredSQL + ` AS expired,
 		pl.monthly_credits, a.plan = ANY($7::text[]) AS allowed,
 		set_config('synchronous_commit', 'off', true) AS async_commit
 	FROM api_keys ak
@@ -152,7 +163,7 @@ WITH k AS (
 		SET requests = u.requests + 1, credits = u.credits + excluded.credits
 	RETURNING 1
 )
-SELECT k.id, k.account_id, k.hash, k.plan, k.revoked, k.monthly_credits,
+SELECT k.id, k.account_id, k.hash, k.plan, k.revoked, k.expired, k.monthly_credits,
 	coalesce((SELECT requests FROM rw), 0),
 	EXISTS (SELECT 1 FROM um),
 	coalesce((SELECT credits FROM um),
@@ -175,7 +186,7 @@ func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	err := d.Pool.QueryRow(ctx, meterSQL,
 		p.KeyHash, p.WindowStart.UTC(), p.RateLimit, p.Cost,
 		dateOnly(p.Day), dateOnly(p.Month), allowed,
-	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked,
+	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked, &res.Key.Expired,
 		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed, &res.DataVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
@@ -195,6 +206,9 @@ type Usage struct {
 	ThisMonth int64
 	// MonthCredits is the credits used this month.
 	MonthCredits int64
+	// TodayCredits and WeekCredits are the credits used since midnight UTC
+	// and since Monday 00:00 UTC.
+	TodayCredits, WeekCredits int64
 }
 
 // UsageFor returns the usage of key keyID as of now: today, this week
@@ -208,11 +222,13 @@ func (d *DB) UsageFor(ctx context.Context, keyID int64, now time.Time) (*Usage, 
 			coalesce(sum(requests) FILTER (WHERE day = $2::date), 0),
 			coalesce(sum(requests) FILTER (WHERE day >= $3::date), 0),
 			coalesce(sum(requests) FILTER (WHERE day >= $4::date), 0),
-			coalesce((SELECT credits FROM usage_monthly WHERE api_key_id = $1 AND month = $4::date), 0)
+			coalesce((SELECT credits FROM usage_monthly WHERE api_key_id = $1 AND month = $4::date), 0),
+			coalesce(sum(credits) FILTER (WHERE day = $2::date), 0),
+			coalesce(sum(credits) FILTER (WHERE day >= $3::date), 0)
 		FROM usage_daily
 		WHERE api_key_id = $1 AND day >= least($3::date, $4::date) AND day <= $2::date`,
 		keyID, dateOnly(day), dateOnly(week), dateOnly(month),
-	).Scan(&u.Today, &u.ThisWeek, &u.ThisMonth, &u.MonthCredits)
+	).Scan(&u.Today, &u.ThisWeek, &u.ThisMonth, &u.MonthCredits, &u.TodayCredits, &u.WeekCredits)
 	if err != nil {
 		return nil, fmt.Errorf("error reading usage: %w", err)
 	}

@@ -94,7 +94,7 @@ func TestMeterRateWindowIsExactUnderConcurrency(t *testing.T) {
 
 	u, err := b.store.UsageFor(b.ctx, res.Key.ID, now)
 	require.NoError(t, err)
-	require.Equal(t, db.Usage{Today: 101, ThisWeek: 101, ThisMonth: 101, MonthCredits: 101}, *u)
+	require.Equal(t, db.Usage{Today: 101, ThisWeek: 101, ThisMonth: 101, MonthCredits: 101, TodayCredits: 101, WeekCredits: 101}, *u)
 }
 
 func TestMeterMonthlyCredits(t *testing.T) {
@@ -140,7 +140,7 @@ func TestMeterMonthlyCredits(t *testing.T) {
 	// Week of Wed 1 April starts Monday 30 March: it includes March's requests.
 	u, err := b.store.UsageFor(b.ctx, res.Key.ID, next)
 	require.NoError(t, err)
-	require.Equal(t, db.Usage{Today: 1, ThisWeek: 4, ThisMonth: 1, MonthCredits: 5}, *u)
+	require.Equal(t, db.Usage{Today: 1, ThisWeek: 4, ThisMonth: 1, MonthCredits: 5, TodayCredits: 5, WeekCredits: 1005}, *u)
 }
 
 func TestMeterPlanNotAllowedCountsWindowOnly(t *testing.T) {

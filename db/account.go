@@ -24,10 +24,21 @@ const apiKeyVisiblePrefix = 10
 // it. Returns EINVALID for an empty account name or an unknown plan, and
 // ECONFLICT when the account exists on another plan.
 func CreateAPIKey(ctx context.Context, idb bun.IDB, accountName, plan string) (plaintext string, key *cryptointel.APIKey, err error) {
-	accountName = strings.TrimSpace(accountName)
-	plan = strings.TrimSpace(plan)
+	return CreateAPIKeyWith(ctx, idb, NewAPIKey{Account: accountName, Plan: plan})
+}
+
+// CreateAPIKeyWith is CreateAPIKey with the options of nk: an expiry, and
+// the actor the audit trail records (the creation of the key, and of its
+// account on nk.Plan when the name is new). Returns EINVALID also for an
+// expiry that is not in the future.
+func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext string, key *cryptointel.APIKey, err error) {
+	accountName := strings.TrimSpace(nk.Account)
+	plan := strings.TrimSpace(nk.Plan)
 	if accountName == "" {
 		return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "account name is required")
+	}
+	if err := checkExpiry(nk.ExpiresAt); err != nil {
+		return "", nil, err
 	}
 	err = idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		account := new(cryptointel.Account)
@@ -62,15 +73,10 @@ func CreateAPIKey(ctx context.Context, idb bun.IDB, accountName, plan string) (p
 			}
 		}
 
-		plaintext, err = cryptointel.NewAPIKeyPlaintext()
-		if err != nil {
+		if plaintext, key, err = insertKey(ctx, tx, account.ID, nk.ExpiresAt); err != nil {
 			return err
 		}
-		key = &cryptointel.APIKey{AccountID: account.ID, Prefix: plaintext[:apiKeyVisiblePrefix], Hash: cryptointel.HashAPIKey(plaintext)}
-		if _, err := tx.NewInsert().Model(key).Returning("id, created_at").Exec(ctx); err != nil {
-			return fmt.Errorf("error creating api key: %w", err)
-		}
-		return nil
+		return audit(ctx, tx, account.ID, &key.ID, cryptointel.AuditKeyCreated, nk.Actor, keyCreatedDetail(nk.ExpiresAt, nil))
 	})
 	if err != nil {
 		return "", nil, err
@@ -81,10 +87,22 @@ func CreateAPIKey(ctx context.Context, idb bun.IDB, accountName, plan string) (p
 // AccountByID returns the account with id. Returns ENOTFOUND when there is
 // none.
 func AccountByID(ctx context.Context, idb bun.IDB, id int64) (*cryptointel.Account, error) {
+	return accountWhere(ctx, idb, "id = ?", id, fmt.Sprintf("account %d not found", id))
+}
+
+// AccountByName returns the account named name. Returns ENOTFOUND when
+// there is none.
+func AccountByName(ctx context.Context, idb bun.IDB, name string) (*cryptointel.Account, error) {
+	return accountWhere(ctx, idb, "name = ?", name, fmt.Sprintf("account %q not found", name))
+}
+
+// accountWhere returns the account where cond holds for arg, or ENOTFOUND
+// with notFound.
+func accountWhere(ctx context.Context, idb bun.IDB, cond string, arg any, notFound string) (*cryptointel.Account, error) {
 	account := new(cryptointel.Account)
-	err := idb.NewSelect().Model(account).Where("id = ?", id).Scan(ctx)
+	err := idb.NewSelect().Model(account).Where(cond, arg).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, "account %d not found", id)
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: notFound}
 	} else if err != nil {
 		return nil, fmt.Errorf("error reading account: %w", err)
 	}

@@ -274,12 +274,14 @@ func EntitiesByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.
 }
 
 // RelationshipsByEntityIDs returns, in one statement, the direct
-// relationships of each given entity, outbound and inbound, paged per entity
-// (limit and offset apply to each entity separately), each with the entity
-// at its other end (Related). Each entity's edges are ordered outbound
-// first, then by relationship type and related entity id; the result is
-// ordered by entity id, then that order.
-func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, limit, offset int) ([]*cryptointel.EntityRelationship, error) {
+// relationships of each given entity that f keeps, outbound and inbound,
+// paged per entity (f's limit and offset apply to each entity separately),
+// each with the entity at its other end (Related). Each entity's edges are
+// ordered outbound first, then by relationship type and related entity id;
+// the result is ordered by entity id, then that order. Each direction is
+// read from the index that leads with its end and the type (migration 013),
+// so a type filter is an index range, not a scan of the entity's edges.
+func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, f RelationshipFilter) ([]*cryptointel.EntityRelationship, error) {
 	out := []*cryptointel.EntityRelationship{}
 	if len(entityIDs) == 0 {
 		return out, nil
@@ -291,17 +293,11 @@ func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64,
 			SELECT x.*, row_number() OVER (
 				PARTITION BY x.entity_id
 				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
-			FROM (
-				SELECT r.source_entity_id AS entity_id, 'outbound' AS direction, r.target_entity_id AS related_entity_id, r.*
-				FROM relationships r WHERE r.source_entity_id = ANY($1)
-				UNION ALL
-				SELECT r.target_entity_id, 'inbound', r.source_entity_id, r.*
-				FROM relationships r WHERE r.target_entity_id = ANY($1)
-			) x
+			FROM (`+f.edgesSQL()+`) x
 		) y
 		LEFT JOIN entities n ON n.id = y.related_entity_id
 		WHERE y.rn > $2 AND y.rn <= $2 + $3
-		ORDER BY y.entity_id, y.rn`, entityIDs, offset, limit)
+		ORDER BY y.entity_id, y.rn`, f.args(entityIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting relationships by entity ids: %w", err)
 	}

@@ -179,8 +179,10 @@ type StreamBalance struct {
 	// Remaining is the month's credits left (may be negative when
 	// concurrent use overran the allowance).
 	Remaining int64
-	// Revoked is true when the key was revoked.
+	// Revoked is true when the key can no longer be used (KeyInfo.Revoked).
 	Revoked bool
+	// Expired is true when that is because its expiry passed.
+	Expired bool
 	// Plan is the account's plan now.
 	Plan string
 }
@@ -221,7 +223,7 @@ func (d *DB) SettleStreamCredits(ctx context.Context, charges []StreamCharge, no
 		SELECT x.api_key_id,
 		       pl.monthly_credits - coalesce((SELECT um.credits FROM um WHERE um.api_key_id = x.api_key_id),
 		                                     (SELECT m.credits FROM usage_monthly m WHERE m.api_key_id = x.api_key_id AND m.month = $4::date), 0),
-		       ak.revoked_at IS NOT NULL, a.plan
+		       `+keyUnusableSQL+`, `+keyExpiredSQL+`, a.plan
 		FROM x JOIN api_keys ak ON ak.id = x.api_key_id
 		JOIN accounts a ON a.id = ak.account_id JOIN plans pl ON pl.name = a.plan`,
 		keys, credits, dateOnly(day), dateOnly(month))
@@ -230,7 +232,7 @@ func (d *DB) SettleStreamCredits(ctx context.Context, charges []StreamCharge, no
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StreamBalance, error) {
 		var b StreamBalance
-		err := row.Scan(&b.KeyID, &b.Remaining, &b.Revoked, &b.Plan)
+		err := row.Scan(&b.KeyID, &b.Remaining, &b.Revoked, &b.Expired, &b.Plan)
 		return b, err
 	})
 	if err != nil {

@@ -344,6 +344,19 @@ func (x *fastExec) o_Query(ctx context.Context, p *fpath, pl *plan) bool {
 					invalid = true
 				}
 			}
+		case "categories":
+			{
+				v, err := x.r_Query_categories(ctx, &fp)
+				if err != nil {
+					x.fail(ctx, &fp, err, true)
+					x.w.Null()
+					invalid = true
+					break
+				}
+				if x.v_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx, &fp, x.child(pl, i, categoryImplementors), v) {
+					invalid = true
+				}
+			}
 		case "streamCursor":
 			{
 				v, err := x.r_Query_streamCursor(ctx, &fp)
@@ -634,6 +647,15 @@ func (x *fastExec) r_Query_marketViewsByOrganization(ctx context.Context, p *fpa
 	return x.rs.Query.MarketViewsByOrganization(ctx, args["id"].(int))
 }
 
+func (x *fastExec) r_Query_categories(ctx context.Context, p *fpath) (res []*cryptointel.EventCategory, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = x.recovered(ctx, p, r)
+		}
+	}()
+	return x.rs.Query.Categories(ctx)
+}
+
 func (x *fastExec) r_Query_streamCursor(ctx context.Context, p *fpath) (res string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -710,6 +732,41 @@ func (x *fastExec) o_BriefCounts(ctx context.Context, p *fpath, pl *plan, obj *B
 			}
 		case "signal":
 			if x.v_marshalNInt2int(ctx, &fp, nil, obj.Signal) {
+				invalid = true
+			}
+		default:
+			x.w.Null()
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+// o_Category writes a Category with the fields of pl; false when it came out null
+// (a non-null field failed), as gqlgen's _Category does.
+func (x *fastExec) o_Category(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.EventCategory) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	for i := range pl.fields {
+		f := &pl.fields[i]
+		x.w.Key(f.Alias, i == 0)
+		fp := fpath{parent: p, field: f}
+		_ = fp
+		switch f.Name {
+		case "__typename":
+			x.w.Raw("\"Category\"")
+		case "name":
+			if x.v_marshalNString2string(ctx, &fp, nil, obj.Name) {
+				invalid = true
+			}
+		case "subcategories":
+			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Subcategories) {
 				invalid = true
 			}
 		default:
@@ -924,7 +981,7 @@ func (x *fastExec) r_Entity_relationships(ctx context.Context, p *fpath, obj *cr
 			err = x.recovered(ctx, p, r)
 		}
 	}()
-	return x.rs.Entity.Relationships(ctx, obj, args["first"].(*int), args["offset"].(*int))
+	return x.rs.Entity.Relationships(ctx, obj, args["first"].(*int), args["offset"].(*int), args["relationshipType"].(*string), args["direction"].(*RelationshipDirection))
 }
 
 func (x *fastExec) r_Entity_events(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
@@ -2126,6 +2183,28 @@ func (x *fastExec) v_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptoi
 	return !x.o_BriefCounts(ctx, p, pl, v)
 }
 
+func (x *fastExec) v_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EventCategory) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.v_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
 func (x *fastExec) v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
 	x.w.Byte('[')
 	for i := range v {
@@ -2601,6 +2680,15 @@ func (x *fastExec) v_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointel�
 		return true
 	}
 	return !x.o_Brief(ctx, p, pl, v)
+}
+
+func (x *fastExec) v_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EventCategory) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.o_Category(ctx, p, pl, v)
 }
 
 func (x *fastExec) v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityMatch) bool {

@@ -62,6 +62,11 @@ type ComplexityRoot struct {
 		Signal func(childComplexity int) int
 	}
 
+	Category struct {
+		Name          func(childComplexity int) int
+		Subcategories func(childComplexity int) int
+	}
+
 	Entity struct {
 		Aliases       func(childComplexity int) int
 		CanonicalName func(childComplexity int) int
@@ -73,7 +78,7 @@ type ComplexityRoot struct {
 		Markets       func(childComplexity int) int
 		Media         func(childComplexity int, since *time.Time, first *int, offset *int, after *string) int
 		References    func(childComplexity int) int
-		Relationships func(childComplexity int, first *int, offset *int) int
+		Relationships func(childComplexity int, first *int, offset *int, relationshipType *string, direction *RelationshipDirection) int
 		Research      func(childComplexity int, since *time.Time, first *int, offset *int, after *string) int
 		Status        func(childComplexity int) int
 		Timeline      func(childComplexity int, since *time.Time, first *int, after *string) int
@@ -188,6 +193,7 @@ type ComplexityRoot struct {
 	Query struct {
 		Brief                     func(childComplexity int, id int, since time.Time, first *int) int
 		Briefs                    func(childComplexity int, ids []int, since time.Time, first *int) int
+		Categories                func(childComplexity int) int
 		Entities                  func(childComplexity int, ids []int) int
 		Entity                    func(childComplexity int, id int) int
 		Event                     func(childComplexity int, id int) int
@@ -239,7 +245,7 @@ type ComplexityRoot struct {
 
 type EntityResolver interface {
 	References(ctx context.Context, obj *cryptointel.Entity) ([]*cryptointel.Reference, error)
-	Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int) ([]*cryptointel.EntityRelationship, error)
+	Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int, relationshipType *string, direction *RelationshipDirection) ([]*cryptointel.EntityRelationship, error)
 	Events(ctx context.Context, obj *cryptointel.Entity, surface *Surface, since *time.Time, category *string, sort *EventSort, first *int, offset *int, after *string) (*EventConnection, error)
 	Timeline(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, after *string) (*EventConnection, error)
 	Research(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, offset *int, after *string) (*EventConnection, error)
@@ -298,6 +304,7 @@ type QueryResolver interface {
 	Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*Brief, error)
 	MarketViews(ctx context.Context, first *int, offset *int) ([]*MarketView, error)
 	MarketViewsByOrganization(ctx context.Context, id int) ([]*MarketView, error)
+	Categories(ctx context.Context) ([]*cryptointel.EventCategory, error)
 	StreamCursor(ctx context.Context) (string, error)
 }
 type RelationshipResolver interface {
@@ -374,6 +381,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BriefCounts.Signal(childComplexity), true
+
+	case "Category.name":
+		if e.ComplexityRoot.Category.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Name(childComplexity), true
+	case "Category.subcategories":
+		if e.ComplexityRoot.Category.Subcategories == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Subcategories(childComplexity), true
 
 	case "Entity.aliases":
 		if e.ComplexityRoot.Entity.Aliases == nil {
@@ -455,7 +475,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Entity.Relationships(childComplexity, args["first"].(*int), args["offset"].(*int)), true
+		return e.ComplexityRoot.Entity.Relationships(childComplexity, args["first"].(*int), args["offset"].(*int), args["relationshipType"].(*string), args["direction"].(*RelationshipDirection)), true
 	case "Entity.research":
 		if e.ComplexityRoot.Entity.Research == nil {
 			break
@@ -971,6 +991,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Briefs(childComplexity, args["ids"].([]int), args["since"].(time.Time), args["first"].(*int)), true
+	case "Query.categories":
+		if e.ComplexityRoot.Query.Categories == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Categories(childComplexity), true
 	case "Query.entities":
 		if e.ComplexityRoot.Query.Entities == nil {
 			break
@@ -1501,6 +1527,13 @@ type Query {
   marketViewsByOrganization(id: Int!): [MarketView!]!
 
   """
+  The event categories in use (eventCategory), sorted, each with its
+  subcategories in use (eventSubcategory). A ` + "`" + `category` + "`" + ` argument naming none
+  of them is refused with extensions.code "invalid", listing them.
+  """
+  categories: [Category!]!
+
+  """
   The current end of the live event stream as a cursor: subscribe with
   ` + "`" + `after` + "`" + ` set to it to receive every event ingested after this query, with
   no gap between reading a page and subscribing.
@@ -1578,8 +1611,18 @@ type Entity {
   eventCount: Int!
   "External references (websites, docs, filings); may be empty."
   references: [Reference!]!
-  "Direct relationships, outbound and inbound. ` + "`" + `first` + "`" + ` is 1–50 (default 50), ` + "`" + `offset` + "`" + ` 0–250."
-  relationships(first: Int = 50, offset: Int = 0): [Relationship!]!
+  """
+  Direct relationships, outbound and inbound (outbound first, then by type
+  and related entity id). ` + "`" + `first` + "`" + ` is 1–50 (default 50), ` + "`" + `offset` + "`" + ` 0–250.
+  """
+  relationships(
+    first: Int = 50
+    offset: Int = 0
+    "Only relationships of this type, matched exactly, for example FOUNDATION_OF."
+    relationshipType: String
+    "Only the relationships where this entity is the source (OUTBOUND) or the target (INBOUND)."
+    direction: RelationshipDirection
+  ): [Relationship!]!
   """
   Events this entity owns or takes part in. ` + "`" + `first` + "`" + ` is 1–25 (default 10);
   ` + "`" + `after` + "`" + ` continues from a previous page's nextCursor.
@@ -1619,6 +1662,22 @@ type EntityMatch {
   matchRank: Int!
   "The name value that matched."
   matchedValue: String!
+}
+
+"Which end of a relationship the requested entity is (Relationship.direction, upper-cased)."
+enum RelationshipDirection {
+  "The requested entity is the source: direction outbound."
+  OUTBOUND
+  "The requested entity is the target: direction inbound."
+  INBOUND
+}
+
+"An event category in use and its subcategories in use."
+type Category {
+  "The category, as events carry it in eventCategory."
+  name: String!
+  "The subcategories of this category's events (eventSubcategory), sorted; empty ones left out."
+  subcategories: [String!]!
 }
 
 "A directed, typed edge between two entities."
@@ -1907,6 +1966,16 @@ func (ec *executionContext) childFields_BriefCounts(ctx context.Context, field g
 		return ec.fieldContext_BriefCounts_signal(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BriefCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_Category(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Category_name(ctx, field)
+	case "subcategories":
+		return ec.fieldContext_Category_subcategories(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Category", field.Name)
 }
 
 func (ec *executionContext) childFields_Entity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2470,6 +2539,22 @@ func (ec *executionContext) field_Entity_relationships_args(ctx context.Context,
 		return nil, err
 	}
 	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "relationshipType",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["relationshipType"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (*RelationshipDirection, error) {
+			return ec.unmarshalORelationshipDirection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐRelationshipDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg3
 	return args, nil
 }
 
@@ -3370,6 +3455,52 @@ func (ec *executionContext) fieldContext_BriefCounts_signal(_ context.Context, f
 	return graphql.NewScalarFieldContext("BriefCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Category_name(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventCategory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Category_subcategories(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventCategory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_subcategories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subcategories, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_subcategories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Entity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3619,7 +3750,7 @@ func (ec *executionContext) _Entity_relationships(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Entity().Relationships(ctx, obj, fc.Args["first"].(*int), fc.Args["offset"].(*int))
+			return ec.Resolvers.Entity().Relationships(ctx, obj, fc.Args["first"].(*int), fc.Args["offset"].(*int), fc.Args["relationshipType"].(*string), fc.Args["direction"].(*RelationshipDirection))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EntityRelationship) graphql.Marshaler {
@@ -6617,6 +6748,38 @@ func (ec *executionContext) fieldContext_Query_marketViewsByOrganization(ctx con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_categories(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_categories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Categories(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EventCategory) graphql.Marshaler {
+			return ec.marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_categories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_streamCursor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8263,6 +8426,49 @@ func (ec *executionContext) _BriefCounts(ctx context.Context, sel ast.SelectionS
 			}
 		case "signal":
 			out.Values[i] = ec._BriefCounts_signal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var categoryImplementors = []string{"Category"}
+
+func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EventCategory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, categoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Category")
+		case "name":
+			out.Values[i] = ec._Category_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subcategories":
+			out.Values[i] = ec._Category_subcategories(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -10378,6 +10584,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "categories":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_categories(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "streamCursor":
 			field := field
 
@@ -11099,6 +11327,32 @@ func (ec *executionContext) marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋ
 		return graphql.Null
 	}
 	return ec._BriefCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EventCategory) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EventCategory) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Category(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.Entity) graphql.Marshaler {
@@ -11870,6 +12124,22 @@ func (ec *executionContext) marshalOOrganization2ᚖgithubᚗcomᚋcryptointel�
 		return graphql.Null
 	}
 	return ec._Organization(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORelationshipDirection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐRelationshipDirection(ctx context.Context, v any) (*RelationshipDirection, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(RelationshipDirection)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORelationshipDirection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐRelationshipDirection(ctx context.Context, sel ast.SelectionSet, v *RelationshipDirection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

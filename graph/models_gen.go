@@ -216,6 +216,64 @@ func (e FeedOrder) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Which end of a relationship the requested entity is (Relationship.direction, upper-cased).
+type RelationshipDirection string
+
+const (
+	// The requested entity is the source: direction outbound.
+	RelationshipDirectionOutbound RelationshipDirection = "OUTBOUND"
+	// The requested entity is the target: direction inbound.
+	RelationshipDirectionInbound RelationshipDirection = "INBOUND"
+)
+
+var AllRelationshipDirection = []RelationshipDirection{
+	RelationshipDirectionOutbound,
+	RelationshipDirectionInbound,
+}
+
+func (e RelationshipDirection) IsValid() bool {
+	switch e {
+	case RelationshipDirectionOutbound, RelationshipDirectionInbound:
+		return true
+	}
+	return false
+}
+
+func (e RelationshipDirection) String() string {
+	return string(e)
+}
+
+func (e *RelationshipDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RelationshipDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RelationshipDirection", str)
+	}
+	return nil
+}
+
+func (e RelationshipDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RelationshipDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RelationshipDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // Which events a feed returns.
 type Surface string
 

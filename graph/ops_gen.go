@@ -14,6 +14,7 @@ var compiledOperations = map[string]compiledOp{
 	opQuery_BriefCompact:              {name: "BriefCompact", run: (*fastExec).op_BriefCompact, fields: opFields_BriefCompact, args: 1},
 	opQuery_Briefs:                    {name: "Briefs", run: (*fastExec).op_Briefs, fields: opFields_Briefs, args: 1},
 	opQuery_BriefsCompact:             {name: "BriefsCompact", run: (*fastExec).op_BriefsCompact, fields: opFields_BriefsCompact, args: 1},
+	opQuery_Categories:                {name: "Categories", run: (*fastExec).op_Categories, fields: opFields_Categories, args: 0},
 	opQuery_EntitiesByName:            {name: "EntitiesByName", run: (*fastExec).op_EntitiesByName, fields: opFields_EntitiesByName, args: 1},
 	opQuery_Entity:                    {name: "Entity", run: (*fastExec).op_Entity, fields: opFields_Entity, args: 1},
 	opQuery_EntityEvents:              {name: "EntityEvents", run: (*fastExec).op_EntityEvents, fields: opFields_EntityEvents, args: 2},
@@ -2015,6 +2016,71 @@ var opFields_BriefsCompact = [][]int{
 	{0, 4, 1},
 }
 
+// op_Categories runs Categories (rest/ops), compiled.
+func (x *fastExec) op_Categories(ctx context.Context) {
+	var p *fpath
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"categories\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[0]}
+		for once := true; once; once = false {
+			v, err := x.r_Query_categories(ctx, &fp)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Categories_1_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return
+	}
+	x.w.Byte('}')
+}
+
+func (x *fastExec) cs_Categories_1(ctx context.Context, p *fpath, obj *cryptointel.EventCategory) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"name\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.Name) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"subcategories\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[2]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Subcategories) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+const opQuery_Categories = "# GET /v1/categories/all.\nquery Categories {\n  categories {\n    name\n    subcategories\n  }\n}\n"
+
+var opFields_Categories = [][]int{
+	{0},
+	{0, 0},
+	{0, 1},
+}
+
 // op_EntitiesByName runs EntitiesByName (rest/ops), compiled.
 func (x *fastExec) op_EntitiesByName(ctx context.Context) {
 	var p *fpath
@@ -3657,7 +3723,7 @@ func (x *fastExec) cs_EntityRelationships_3(ctx context.Context, p *fpath, obj *
 	return true
 }
 
-const opQuery_EntityRelationships = "# GET /v1/entities/{id}/relationships.\nquery EntityRelationships($id: Int!, $first: Int, $offset: Int) {\n  entity(id: $id) {\n    ...EntitySummaryFields\n    relationships(first: $first, offset: $offset) {\n      sourceEntityId\n      targetEntityId\n      relationshipType\n      status\n      direction\n      searchExpand\n      relatedEntity {\n        ...EntitySummaryFields\n      }\n    }\n  }\n}\n\n# The short form of an entity: the envelope's `entity` and a relationship's\n# relatedEntity.\nfragment EntitySummaryFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n}\n"
+const opQuery_EntityRelationships = "# GET /v1/entities/{id}/relationships.\nquery EntityRelationships($id: Int!, $first: Int, $offset: Int, $relationshipType: String, $direction: RelationshipDirection) {\n  entity(id: $id) {\n    ...EntitySummaryFields\n    relationships(first: $first, offset: $offset, relationshipType: $relationshipType, direction: $direction) {\n      sourceEntityId\n      targetEntityId\n      relationshipType\n      status\n      direction\n      searchExpand\n      relatedEntity {\n        ...EntitySummaryFields\n      }\n    }\n  }\n}\n\n# The short form of an entity: the envelope's `entity` and a relationship's\n# relatedEntity.\nfragment EntitySummaryFields on Entity {\n  id\n  canonicalName\n  displayName\n  entityType\n  status\n}\n"
 
 var opFields_EntityRelationships = [][]int{
 	{0},
@@ -8040,6 +8106,28 @@ func (x *fastExec) cv_Briefs_9_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointel�
 	return false
 }
 
+func (x *fastExec) cv_Categories_1_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EventCategory) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Categories_1_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
 func (x *fastExec) cv_EntitiesByName_1_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EntityMatch) bool {
 	start := len(x.w.B)
 	nulls := false
@@ -9577,6 +9665,15 @@ func (x *fastExec) cv_Briefs_9_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcr
 		return true
 	}
 	return !x.cs_Briefs_9(ctx, p, v)
+}
+
+func (x *fastExec) cv_Categories_1_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EventCategory) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Categories_1(ctx, p, v)
 }
 
 func (x *fastExec) cv_EntitiesByName_1_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityMatch) bool {

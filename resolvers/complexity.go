@@ -63,7 +63,7 @@ func setComplexity(c *graph.ComplexityRoot) {
 	q.MarketViews = func(child int, first *int, _ *int) int { return mul(child, cryptointel.MarketViewsFirst.Clamp(first)) }
 
 	e := &c.Entity
-	e.Relationships = func(child int, first *int, _ *int) int {
+	e.Relationships = func(child int, first *int, _ *int, _ *string, _ *graph.RelationshipDirection) int {
 		return mul(child, cryptointel.RelationshipsFirst.Clamp(first))
 	}
 	e.Events = func(child int, _ *graph.Surface, _ *time.Time, _ *string, _ *graph.EventSort, first *int, _ *int, _ *string) int {

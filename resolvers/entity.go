@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
@@ -23,9 +24,14 @@ func (r *entityResolver) References(ctx context.Context, obj *cryptointel.Entity
 	return refs, err
 }
 
-// Relationships returns a page of the entity's direct relationships.
-func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int) ([]*cryptointel.EntityRelationship, error) {
-	key := RelationshipsKey{EntityID: obj.ID, Limit: cryptointel.RelationshipsFirst.Clamp(first), Offset: cryptointel.RelationshipsOffset.Clamp(offset)}
+// Relationships returns a page of the entity's direct relationships, of
+// one type and one direction when asked.
+func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int, relationshipType *string, direction *graph.RelationshipDirection) ([]*cryptointel.EntityRelationship, error) {
+	key := RelationshipsKey{EntityID: obj.ID, Limit: cryptointel.RelationshipsFirst.Clamp(first), Offset: cryptointel.RelationshipsOffset.Clamp(offset),
+		Type: strOr(relationshipType, "")}
+	if direction != nil {
+		key.Direction = strings.ToLower(string(*direction))
+	}
 	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, key)
 	if rels == nil && err == nil {
 		rels = []*cryptointel.EntityRelationship{}
@@ -48,6 +54,9 @@ func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, su
 		key.SinceMicro = since.UnixMicro()
 	}
 	qctx := fmt.Sprintf("entity.events|%d|%t|%s|%q|%s", obj.ID, key.SignalOnly, sinceKey(since), key.Category, dbSort)
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
+	}
 	conn, err := r.page(ctx, key, qctx, after)
 	if err != nil {
 		return nil, err

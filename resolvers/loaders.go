@@ -62,10 +62,13 @@ type EventRoles struct {
 	Participants []*cryptointel.Entity
 }
 
-// RelationshipsKey asks for one page of an entity's relationships.
+// RelationshipsKey asks for one page of an entity's relationships, of
+// one type (Type) and one direction (Direction: db.DirectionOutbound or
+// db.DirectionInbound) when set.
 type RelationshipsKey struct {
-	EntityID      int64
-	Limit, Offset int
+	EntityID        int64
+	Limit, Offset   int
+	Type, Direction string
 }
 
 // EntityEventsKey asks for one page of an entity's events; every field but
@@ -353,21 +356,20 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 				func(k RelationshipsKey, id int64) RelationshipsKey { k.EntityID = id; return k })
 		},
 		func(ctx context.Context, keys []RelationshipsKey) (map[RelationshipsKey][]*cryptointel.EntityRelationship, error) {
-			type page struct{ limit, offset int }
-			groups := map[page][]int64{}
+			groups := map[db.RelationshipFilter][]int64{}
 			for _, k := range keys {
-				p := page{k.Limit, k.Offset}
-				groups[p] = append(groups[p], k.EntityID)
+				f := db.RelationshipFilter{Limit: k.Limit, Offset: k.Offset, Type: k.Type, Direction: k.Direction}
+				groups[f] = append(groups[f], k.EntityID)
 			}
 			m := make(map[RelationshipsKey][]*cryptointel.EntityRelationship, len(keys))
 			var related []int64
-			for p, ids := range groups {
-				rows, err := db.RelationshipsByEntityIDs(ctx, q, ids, p.limit, p.offset)
+			for f, ids := range groups {
+				rows, err := db.RelationshipsByEntityIDs(ctx, q, ids, f)
 				if err != nil {
 					return nil, err
 				}
 				for _, r := range rows {
-					k := RelationshipsKey{EntityID: r.EntityID, Limit: p.limit, Offset: p.offset}
+					k := RelationshipsKey{EntityID: r.EntityID, Limit: f.Limit, Offset: f.Offset, Type: f.Type, Direction: f.Direction}
 					m[k] = append(m[k], r)
 					related = append(related, r.RelatedEntityID)
 					if r.Related != nil {

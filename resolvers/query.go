@@ -54,6 +54,9 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	if entityID != nil {
 		f.EntityID = int64(*entityID)
 	}
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
+	}
 	evs, err := db.ListEvents(ctx, r.store.Reader(), f)
 	if err != nil {
 		return nil, err
@@ -89,6 +92,9 @@ func (r *queryResolver) EventsByCategory(ctx context.Context, category string, s
 	start := r.now().Add(-cryptointel.HistoryLookback)
 	if since != nil {
 		start = since.UTC()
+	}
+	if err := r.checkCategory(ctx, &category); err != nil {
+		return nil, err
 	}
 	evs, err := db.ListEvents(ctx, r.store.Reader(), db.EventFilter{
 		SignalOnly: signal, Since: start, Category: category, Sort: db.SortRecency, Limit: limit,
@@ -138,6 +144,9 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 		f.After = &db.Keyset{At: time.UnixMicro(cur.AtMicro).UTC(), ID: cur.ID}
 		f.Offset = 0
 		off = 0
+	}
+	if err := r.checkCategory(ctx, category); err != nil {
+		return nil, err
 	}
 	evs, err := db.FeedEvents(ctx, r.store.Reader(), f)
 	if err != nil {

@@ -24,6 +24,8 @@ type Resolver struct {
 	hub     *live.Hub
 	// streams counts the subscriptions open in this process.
 	streams atomic.Int64
+	// categories are the event categories known to be in use.
+	categories categoryCache
 }
 
 var _ graph.ResolverRoot = (*Resolver)(nil)

@@ -56,6 +56,9 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		Operation: rt.Operation,
 	}
 	query := r.URL.Query()
+	if err := checkQueryNames(rt, r.URL.RawQuery); err != nil {
+		return nil, err
+	}
 	for i := range rt.Params {
 		p := &rt.Params[i]
 		raw, present := lookupParam(p, r, query)
@@ -86,6 +89,53 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		}
 	}
 	return c, nil
+}
+
+// CacheBustParam is the query parameter HTTP libraries append to defeat
+// caches (jQuery's `cache: false` sends `_=<milliseconds>`). Every route
+// accepts and ignores it, so those clients keep working while any other
+// undeclared parameter is refused (checkQueryNames).
+const CacheBustParam = "_"
+
+// checkQueryNames refuses a query parameter of rawQuery that rt does not
+// declare (under its name or an alias), naming the ones it accepts: a
+// misspelt parameter (`limt=5`, `type=` for `relationshipType=`) would
+// otherwise be ignored and answer with defaults the client did not ask
+// for. CacheBustParam is the one undeclared name accepted. The first
+// undeclared name in the query's order is reported; a pair whose name does
+// not decode is skipped, as url.ParseQuery skips it.
+func checkQueryNames(rt *Route, rawQuery string) error {
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		key, _, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(key)
+		if err != nil || name == "" || name == CacheBustParam || declaresQueryParam(rt, name) {
+			continue
+		}
+		var known []string
+		for _, p := range rt.Params {
+			if p.In == "query" {
+				known = append(append(known, p.Name), p.Aliases...)
+			}
+		}
+		if len(known) == 0 {
+			return cryptointel.Errorf(cryptointel.EINVALID, "unknown parameter %q: %s accepts no query parameters", name, rt.Path)
+		}
+		return cryptointel.Errorf(cryptointel.EINVALID, "unknown parameter %q: %s accepts %s", name, rt.Path, strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// declaresQueryParam reports whether rt has a query parameter called name
+// or aliased so.
+func declaresQueryParam(rt *Route, name string) bool {
+	for _, p := range rt.Params {
+		if p.In == "query" && (p.Name == name || slices.Contains(p.Aliases, name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxParamBytes bounds the length of one parameter value.
@@ -160,7 +210,7 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 		if cryptointel.IsInstantRange(err) {
 			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an instant %s", p.Name, cryptointel.InstantBounds)
 		} else if err != nil {
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an ISO 8601 timestamp", p.Name)
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s must be an ISO 8601 timestamp, for example %s", p.Name, instantExamples(now))
 		}
 		if p.MaxAge > 0 && t.Before(now.Add(-p.MaxAge)) {
 			return nil, p.TooOld
@@ -260,6 +310,14 @@ func parseTime(raw string) (time.Time, error) {
 	return cryptointel.ParseInstant(strings.ReplaceAll(raw, " ", "+"))
 }
 
+// instantExamples shows a client the forms a date-time parameter takes
+// with values it can use as they are: the hour a day before now, and that
+// day alone (midnight UTC), e.g. "2026-11-19T12:00:00Z or 2026-11-19".
+func instantExamples(now time.Time) string {
+	t := now.UTC().Add(-24 * time.Hour).Truncate(time.Hour)
+	return t.Format(time.RFC3339) + " or " + t.Format(time.DateOnly)
+}
+
 // formatTime writes t as the GraphQL Time scalar reads it.
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
@@ -298,7 +356,13 @@ func setPolicyHeaders(w http.ResponseWriter, p access.Policy) {
 func (rt *Router) serveRoute(route *Route) http.Handler {
 	if h := route.Handler; h != nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := h(w, r); err != nil {
+			// Handlers read their parameters when they need them (callOf),
+			// some never: undeclared names are refused here for all.
+			err := checkQueryNames(route, r.URL.RawQuery)
+			if err == nil {
+				err = h(w, r)
+			}
+			if err != nil {
 				WriteError(w, r, err)
 			}
 		})

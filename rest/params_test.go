@@ -98,7 +98,13 @@ func TestParseCallRules(t *testing.T) {
 		"q=%20%20":                       cryptointel.MsgQueryRequired,
 		"q=a":                            msgBulkSinceRequired,
 		"q=a&since=":                     msgBulkSinceRequired,
-		"q=a&since=soon":                 "since must be an ISO 8601 timestamp",
+		"q=a&since=soon":                 "since must be an ISO 8601 timestamp, for example 2026-11-19T12:00:00Z or 2026-11-19",
+		"q=a&limt=5" + since:             `unknown parameter "limt": /v1/test accepts query, q, limit, offset, since, window, compact`,
+		"q=a&Limit=5" + since:            `unknown parameter "Limit": /v1/test accepts query, q, limit, offset, since, window, compact`,
+		"q=a&__=1" + since:               `unknown parameter "__": /v1/test accepts query, q, limit, offset, since, window, compact`,
+		"limt=5":                         `unknown parameter "limt": /v1/test accepts query, q, limit, offset, since, window, compact`, // before missing ones
+		"q=a&zz=1&aa=2&mm=3" + since:     `unknown parameter "zz": /v1/test accepts query, q, limit, offset, since, window, compact`, // the first in the query
+		"q=a&%7A=1" + since:              `unknown parameter "z": /v1/test accepts query, q, limit, offset, since, window, compact`,
 		"q=a&since=2026-11-12T11:59:59Z": "since must be within the last 7 days",
 		"q=a&limit=1.5" + since:          "limit must be an integer",
 		"q=a&offset=NaN" + since:         "offset must be an integer",
@@ -111,6 +117,11 @@ func TestParseCallRules(t *testing.T) {
 	}
 	_, err = parse("q=a&since=2026-11-13T12:00:00Z")
 	require.NoError(t, err, "exactly at the window's edge is allowed")
+	c, err = parse("q=a&_=1732096800000&limit=3" + since)
+	require.NoError(t, err, "the cache-busting parameter is accepted")
+	require.Equal(t, 3, c.Int("limit"))
+	_, err = parseCall(paramRoute(idPathParam("entity")), httptest.NewRequest("GET", "/v1/test?limit=2", nil), now)
+	require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: `unknown parameter "limit": /v1/test accepts no query parameters`}, err)
 }
 
 func TestParseBatchIDs(t *testing.T) {

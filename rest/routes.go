@@ -670,10 +670,21 @@ func graphRoutes() []Route {
 		},
 		{
 			Method: http.MethodGet, Path: "/v1/entities/{id}/relationships", Summary: "Direct relationships of an entity",
-			Description: "Direct relationships only, outbound and inbound; `direction` is relative to the requested entity.",
-			Policy:      policy(surfaceLookup, access.LayerEvaluation, "entities.relationships", 1, "", nil),
-			Params:      []Param{idPathParam("entity"), limitParam(cryptointel.RelationshipsFirst), offsetParam(cryptointel.RelationshipsOffset)},
-			Operation:   "entity_relationships",
+			Description: "Direct relationships only, outbound and inbound (outbound first, then by type and related entity id); `direction` is relative to the requested entity. " +
+				"`relationshipType` and `direction` keep one type and one end.",
+			Policy: policy(surfaceLookup, access.LayerEvaluation, "entities.relationships", 1, "", nil),
+			Params: []Param{idPathParam("entity"), limitParam(cryptointel.RelationshipsFirst), offsetParam(cryptointel.RelationshipsOffset),
+				{Name: "relationshipType", In: "query", Type: TypeString, Var: "relationshipType",
+					Description: "Only relationships of this type, matched exactly, for example FOUNDATION_OF."},
+				{Name: "direction", In: "query", Type: TypeString, Enum: []string{"outbound", "inbound"},
+					Description: "Only the relationships where the entity is the source (outbound) or the target (inbound)."}},
+			Operation: "entity_relationships",
+			Prepare: func(c *Call) error {
+				if c.Given["direction"] {
+					c.Vars["direction"] = strings.ToUpper(c.String("direction"))
+				}
+				return nil
+			},
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
 				entity, err := members(mustDig(data, "entity"))
 				if err != nil {
@@ -716,6 +727,16 @@ func graphRoutes() []Route {
 		},
 		contentRoute("research"),
 		contentRoute("media"),
+
+		{
+			Method: http.MethodGet, Path: cryptointel.CategoriesPath, Summary: "The event categories in use, with their subcategories",
+			Description: "Every eventCategory in use, sorted, with the non-empty eventSubcategory values of its events, sorted. " +
+				"A `category` filter naming none of them is a 400 that lists them. Announced by the contract as coming soon; designed here.",
+			Policy:    policy(surfaceLookup, access.LayerEvaluation, "categories.all", 1, "", nil),
+			Operation: "categories",
+			Envelope:  dataList("categories"),
+			Response:  envelope(p("data", listOf("Category"))),
+		},
 
 		// 4.3 Organizations (compatibility).
 		{

@@ -3,6 +3,7 @@ package rest
 import (
 	"strings"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -169,6 +170,24 @@ func entityProps() []prop {
 
 func concat(a []prop, b ...prop) []prop { return append(append([]prop{}, a...), b...) }
 
+// apiKeyProps are the fields of cryptointel.APIKeyView.
+func apiKeyProps() []prop {
+	nullInt := schema{"type": []any{"integer", "null"}}
+	return []prop{
+		p("id", integer()),
+		p("accountId", integer()),
+		p("account", str()),
+		p("plan", str()),
+		p("prefix", describe(str(), "The key's first characters, to tell keys apart.")),
+		p("status", strEnum(cryptointel.KeyActive, cryptointel.KeyRevoked, cryptointel.KeyExpired)),
+		p("createdAt", dateTime()),
+		p("expiresAt", describe(nullDateTime(), "When the key stops working; null for never.")),
+		p("revokedAt", nullDateTime()),
+		p("lastUsedAt", describe(nullDateTime(), "The start of the rate window (the minute) of the key's last request; null when never used.")),
+		p("replacedBy", describe(nullInt, "The key a rotation replaced this one with.")),
+	}
+}
+
 // componentSchemas are the named shapes of /openapi.json.
 func componentSchemas() schema {
 	briefProps := func(event string, withError bool) []prop {
@@ -230,6 +249,9 @@ func componentSchemas() schema {
 			p("direction", str()),
 			p("searchExpand", boolean()),
 			p("relatedEntity", ref("EntitySummary"))),
+		"Category": obj(
+			p("name", describe(str(), "The category, as events carry it in eventCategory.")),
+			p("subcategories", describe(arr(str()), "Its events' non-empty eventSubcategory values, sorted."))),
 		"Organization":      obj(p("id", integer()), p("label", str()), p("aliases", arr(str()))),
 		"OrganizationEvent": obj(p("id", integer()), p("title", str()), p("signal", nullNum())),
 		"OrganizationMatch": obj(
@@ -262,6 +284,16 @@ func componentSchemas() schema {
 			p("normalized_title", str()),
 			p("injected_summary", str()),
 			p("posts", arr(obj(p("id", integer()), p("content", str()), p("date", dateTime()))))),
+		"APIKey":    obj(apiKeyProps()...),
+		"NewAPIKey": obj(concat(apiKeyProps(), p("key", describe(str(), "The new API key, shown only in this response.")))...),
+		"KeyAuditEntry": obj(
+			p("id", integer()),
+			p("at", dateTime()),
+			p("accountId", integer()),
+			p("apiKeyId", describe(schema{"type": []any{"integer", "null"}}, "The key changed; null for a change of the account's plan.")),
+			p("action", strEnum(cryptointel.AuditKeyCreated, cryptointel.AuditKeyRevoked, cryptointel.AuditKeyRotated, cryptointel.AuditPlanSet)),
+			p("actor", describe(str(), "\""+cryptointel.ActorCLI+"\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys with that key.")),
+			p("detail", describe(schema{"type": "object"}, "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."))),
 		"MarketView":               obj(marketViewProps...),
 		"MarketViewByOrganization": obj(concat([]prop{p("org_id", integer())}, marketViewProps...)...),
 	}

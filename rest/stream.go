@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,9 +108,6 @@ func (rt *Router) serveStream(w http.ResponseWriter, r *http.Request) error {
 	route := rt.stream
 	c, err := parseCall(route, r, rt.now())
 	if err != nil {
-		return err
-	}
-	if err := onlyDeclaredParams(route, r); err != nil {
 		return err
 	}
 	c.Vars["surface"] = strings.ToUpper(c.String("surface"))
@@ -274,23 +270,4 @@ func closeFrame(resp *graphql.Response) []byte {
 	b.Write(body)
 	b.WriteString("\n\n")
 	return b.Bytes()
-}
-
-// onlyDeclaredParams refuses a query parameter the route does not declare:
-// on a stream a misspelt filter would otherwise silently widen it.
-func onlyDeclaredParams(route *Route, r *http.Request) error {
-	var known []string
-	for _, p := range route.Params {
-		if p.In != "query" {
-			continue
-		}
-		known = append(known, p.Name)
-		known = append(known, p.Aliases...)
-	}
-	for name := range r.URL.Query() {
-		if !slices.Contains(known, name) {
-			return cryptointel.Errorf(cryptointel.EINVALID, "unknown parameter %q: %s accepts %s", name, route.Path, strings.Join(known, ", "))
-		}
-	}
-	return nil
 }

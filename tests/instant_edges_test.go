@@ -342,6 +342,8 @@ func timeArguments() []timeArgument {
 				args = append(args, fmt.Sprintf("%s: [%d, %d]", a.Name, entEthereum, entSolana))
 			case a.Type.Name() == "Int":
 				args = append(args, fmt.Sprintf("%s: %d", a.Name, entEthereum))
+			case a.Name == "category": // a category in use (an unknown one is refused)
+				args = append(args, a.Name+`: "funding"`)
 			default:
 				args = append(args, a.Name+`: "eth"`)
 			}

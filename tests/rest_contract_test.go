@@ -295,7 +295,7 @@ func restContractCases() map[string][]restCase {
 					require.False(t, jtime(t, ev["latestEvidenceTimestamp"]).Before(restNow.Add(-2*restDay)))
 				})
 			}},
-			{name: "since unparseable", path: restQuery(path, "since", "yesterday"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "since unparseable", path: restQuery(path, "since", "yesterday"), status: 400, err: "since must be an ISO 8601 timestamp, for example 2026-11-19T12:00:00Z or 2026-11-19"},
 			{name: "since older than 30 days", path: restQuery(path, "since", ts(-31*restDay)), status: 400, err: "since must be within the last 30 days"},
 			{name: "mode new", path: restQuery(path, "mode", "new", "window", "7d"), status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "recency", b["sort"])
@@ -332,7 +332,7 @@ func restContractCases() map[string][]restCase {
 		return []restCase{
 			{name: "since required", path: path, status: 400, err: bulkMsg},
 			{name: "since empty", path: restQuery(path, "since", ""), status: 400, err: bulkMsg},
-			{name: "since unparseable", path: restQuery(path, "since", "last week"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "since unparseable", path: restQuery(path, "since", "last week"), status: 400, err: "since must be an ISO 8601 timestamp, for example 2026-11-19T12:00:00Z or 2026-11-19"},
 			{name: "since older than 7 days", path: restQuery(path, "since", ts(-8*restDay)), status: 400, err: "since must be within the last 7 days"},
 			{name: "defaults", path: restQuery(path, "since", ts(-6*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				requireKeys(t, b, "limit", "offset", "since", "next_cursor", "data")
@@ -415,7 +415,7 @@ func restContractCases() map[string][]restCase {
 				require.Equal(t, 1, jint(t, b["limit"]))
 				require.Equal(t, 1, dataLen(t, b))
 			}},
-			{name: "since invalid", path: restQuery("/v1/search", "query", "Event", "since", "soon"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "since invalid", path: restQuery("/v1/search", "query", "Event", "since", "soon"), status: 400, err: "since must be an ISO 8601 timestamp, for example 2026-11-19T12:00:00Z or 2026-11-19"},
 		},
 		"/v1/signal/top": {
 			{name: "defaults", path: "/v1/signal/top", status: 200, check: func(t *testing.T, b map[string]any) {
@@ -600,6 +600,31 @@ func restContractCases() map[string][]restCase {
 			{name: "outbound", path: "/v1/entities/102/relationships", status: 200, check: func(t *testing.T, b map[string]any) {
 				require.Equal(t, "outbound", jobj(t, jlist(t, b["data"])[0])["direction"])
 			}},
+			{name: "type filter", path: "/v1/entities/101/relationships?relationshipType=FOUNDATION_OF", status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, 1, dataLen(t, b))
+			}},
+			{name: "type filter matching none", path: "/v1/entities/101/relationships?relationshipType=REGULATES", status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, 0, dataLen(t, b))
+			}},
+			{name: "direction filter", path: "/v1/entities/101/relationships?direction=outbound", status: 200, check: func(t *testing.T, b map[string]any) {
+				require.Equal(t, 0, dataLen(t, b))
+			}},
+			{name: "type misspelt as a parameter", path: "/v1/entities/101/relationships?type=FOUNDATION_OF", status: 400,
+				err: `unknown parameter "type": /v1/entities/{id}/relationships accepts limit, offset, relationshipType, direction`},
+		},
+		"/v1/categories/all": {
+			{name: "categories in use", path: "/v1/categories/all", status: 200, check: func(t *testing.T, b map[string]any) {
+				requireKeys(t, b, "data")
+				var names []string
+				for _, it := range jlist(t, b["data"]) {
+					c := jobj(t, it)
+					requireKeys(t, c, "name", "subcategories")
+					names = append(names, c["name"].(string))
+					require.Equal(t, []any{"sub_" + c["name"].(string)}, c["subcategories"])
+				}
+				require.Equal(t, []string{"analysis", "funding", "listing", "partnership", "technology"}, names)
+			}},
+			{name: "unknown parameter", path: "/v1/categories/all?limit=5", status: 400, err: `unknown parameter "limit": /v1/categories/all accepts no query parameters`},
 		},
 		"/v1/entities/{id}/references": {
 			{name: "unknown entity", path: "/v1/entities/999/references", status: 404, err: "Entity not found"},
@@ -687,7 +712,7 @@ func restContractCases() map[string][]restCase {
 		"/v1/brief": {
 			{name: "id required", path: restQuery("/v1/brief", "since", briefSince), status: 400, err: "id parameter is required"},
 			{name: "since required", path: restQuery("/v1/brief", "id", "101"), status: 400, err: "since parameter is required"},
-			{name: "since invalid", path: restQuery("/v1/brief", "id", "101", "since", "today"), status: 400, err: "since must be an ISO 8601 timestamp"},
+			{name: "since invalid", path: restQuery("/v1/brief", "id", "101", "since", "today"), status: 400, err: "since must be an ISO 8601 timestamp, for example 2026-11-19T12:00:00Z or 2026-11-19"},
 			{name: "unknown organization", path: restQuery("/v1/brief", "id", "999", "since", briefSince), status: 404, err: "Organization not found"},
 			{name: "full", path: restQuery("/v1/brief", "id", "101", "since", ts(-6*restDay)), status: 200, check: func(t *testing.T, b map[string]any) {
 				data := jobj(t, b["data"])

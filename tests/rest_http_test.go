@@ -18,7 +18,7 @@ func TestRESTUnknownRoutesAndMethods(t *testing.T) {
 	t.Parallel()
 	s := startRESTServer(t)
 
-	for _, path := range []string{"/v1/nope", "/v1/entities/101/unknown", "/v1/categories/all", "/v1/latest/extra"} {
+	for _, path := range []string{"/v1/nope", "/v1/entities/101/unknown", "/v1/categories/none", "/v1/latest/extra"} {
 		r := s.get(t, path)
 		require.Equal(t, 404, r.Status, path)
 		require.Equal(t, "Not found", r.Error(t))

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// TestCLIKeyLifecycle walks every keys subcommand: create with an expiry,
+// list (status, expiry, last use), rotate with and without grace, revoke,
+// set-plan and the audit trail they leave, checking what the access layer
+// will read for each key.
+func TestCLIKeyLifecycle(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	ctx := context.Background()
+	_, _, err := b.run(t, ctx, "", "migrate")
+	require.NoError(t, err)
+	store, err := db.Open(ctx, b.env["DATABASE_URL"], db.Options{MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	keyInfo := func(key string) *db.KeyInfo {
+		k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(key))
+		require.NoError(t, err)
+		return k
+	}
+	type createdKey struct {
+		KeyID     int64      `json:"keyId"`
+		Key       string     `json:"key"`
+		ExpiresAt *time.Time `json:"expiresAt"`
+	}
+	create := func(args ...string) createdKey {
+		out, _, err := b.run(t, ctx, "", append([]string{"keys", "create", "--json"}, args...)...)
+		require.NoError(t, err)
+		var c createdKey
+		require.NoError(t, json.Unmarshal([]byte(out), &c))
+		return c
+	}
+	list := func(args ...string) []cryptointel.APIKeyView {
+		out, _, err := b.run(t, ctx, "", append([]string{"keys", "list", "--json"}, args...)...)
+		require.NoError(t, err)
+		var keys []cryptointel.APIKeyView
+		require.NoError(t, json.Unmarshal([]byte(out), &keys))
+		return keys
+	}
+
+	first := create("--plan", "pro", "--account", "acme")
+	require.Nil(t, first.ExpiresAt)
+	expiring := create("--plan", "pro", "--account", "acme", "--expires-in", "30d")
+	require.NotNil(t, expiring.ExpiresAt)
+	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), *expiring.ExpiresAt, time.Minute)
+	other := create("--plan", "free", "--account", "other")
+	_, _, err = b.run(t, ctx, "", "keys", "create", "--plan", "pro", "--account", "acme", "--expires-at", "2020-01-01T00:00:00Z")
+	require.ErrorContains(t, err, "expiry 2020-01-01T00:00:00Z is not in the future.")
+	_, _, err = b.run(t, ctx, "", "keys", "create", "--plan", "pro", "--account", "acme", "--expires-in", "soon")
+	require.ErrorContains(t, err, `--expires-in: want a positive duration such as 720h or 90d, got "soon"`)
+
+	// A use shows as the start of its rate window.
+	_, err = store.Pool.Exec(ctx, `INSERT INTO rate_windows (api_key_id, window_start, requests) VALUES ($1, '2026-11-20T10:05:00Z', 3)`, first.KeyID)
+	require.NoError(t, err)
+	keys := list("--account", "acme")
+	require.Len(t, keys, 2)
+	require.Equal(t, expiring.KeyID, keys[0].ID, "newest first")
+	require.Equal(t, first.KeyID, keys[1].ID)
+	require.Equal(t, cryptointel.KeyActive, keys[1].Status)
+	require.Equal(t, "pro", keys[1].Plan)
+	require.Equal(t, time.Date(2026, 11, 20, 10, 5, 0, 0, time.UTC), *keys[1].LastUsedAt)
+	require.Nil(t, keys[0].LastUsedAt)
+	require.Len(t, list(), 3)
+	out, _, err := b.run(t, ctx, "", "keys", "list", "--account", "acme")
+	require.NoError(t, err)
+	require.Contains(t, out, "LAST USED")
+	require.Contains(t, out, "2026-11-20T10:05:00Z")
+
+	// Rotation with grace: the old key works until its new expiry, then is
+	// refused as expired; it cannot be rotated twice.
+	out, _, err = b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(first.KeyID, 10), "--grace", "1h")
+	require.NoError(t, err)
+	rotated := lastLine(out)
+	require.Regexp(t, `^ci_[A-Za-z0-9_-]{43}$`, rotated)
+	require.Contains(t, out, "keeps working until")
+	require.False(t, keyInfo(rotated).Revoked)
+	require.False(t, keyInfo(first.Key).Revoked, "within its grace")
+	keys = list("--account", "acme")
+	require.Len(t, keys, 3)
+	old := keys[2]
+	require.Equal(t, first.KeyID, old.ID)
+	require.Equal(t, keys[0].ID, *old.ReplacedBy)
+	require.WithinDuration(t, time.Now().Add(time.Hour), *old.ExpiresAt, time.Minute)
+	_, _, err = b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(first.KeyID, 10))
+	require.ErrorContains(t, err, "was already rotated (to key")
+	_, err = store.Pool.Exec(ctx, `UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, first.KeyID)
+	require.NoError(t, err)
+	k := keyInfo(first.Key)
+	require.True(t, k.Revoked && k.Expired, "past its expiry")
+	require.Equal(t, cryptointel.KeyExpired, list("--account", "acme")[2].Status)
+
+	// Rotation without grace revokes at once.
+	out, _, err = b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(expiring.KeyID, 10), "--json")
+	require.NoError(t, err)
+	var rot struct {
+		KeyID    int64                   `json:"keyId"`
+		Key      string                  `json:"key"`
+		Replaced *cryptointel.APIKeyView `json:"replaced"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rot))
+	require.Equal(t, cryptointel.KeyRevoked, rot.Replaced.Status)
+	k = keyInfo(expiring.Key)
+	require.True(t, k.Revoked)
+	require.False(t, k.Expired)
+	require.False(t, keyInfo(rot.Key).Revoked)
+
+	// Revocation.
+	out, _, err = b.run(t, ctx, "", "keys", "revoke", strconv.FormatInt(other.KeyID, 10), "--reason", "leaked")
+	require.NoError(t, err)
+	require.Contains(t, out, "revoked at")
+	require.True(t, keyInfo(other.Key).Revoked)
+	_, _, err = b.run(t, ctx, "", "keys", "revoke", strconv.FormatInt(other.KeyID, 10))
+	require.ErrorContains(t, err, "is already revoked.")
+	_, _, err = b.run(t, ctx, "", "keys", "revoke", "999999")
+	require.ErrorContains(t, err, "API key 999999 not found.")
+	_, _, err = b.run(t, ctx, "", "keys", "revoke", "abc")
+	require.ErrorContains(t, err, `key id must be a positive integer, got "abc"`)
+	require.Len(t, list("--active"), 2, "the two keys rotation created")
+
+	// Plans.
+	out, _, err = b.run(t, ctx, "", "keys", "set-plan", "acme", "business")
+	require.NoError(t, err)
+	require.Contains(t, out, "account acme: plan pro -> business")
+	require.Equal(t, "business", keyInfo(rotated).Plan)
+	out, _, err = b.run(t, ctx, "", "keys", "set-plan", "acme", "business")
+	require.NoError(t, err)
+	require.Contains(t, out, "already on plan business")
+	_, _, err = b.run(t, ctx, "", "keys", "set-plan", "acme", "gold")
+	require.ErrorContains(t, err, `unknown plan "gold"`)
+	_, _, err = b.run(t, ctx, "", "keys", "set-plan", "nobody", "pro")
+	require.ErrorContains(t, err, `account "nobody" not found`)
+
+	// Every change left one audit record, newest first.
+	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "acme", "--json")
+	require.NoError(t, err)
+	var entries []cryptointel.KeyAuditEntry
+	require.NoError(t, json.Unmarshal([]byte(out), &entries))
+	var actions []string
+	for _, e := range entries {
+		require.Equal(t, cryptointel.ActorCLI, e.Actor)
+		actions = append(actions, e.Action)
+	}
+	require.Equal(t, []string{
+		cryptointel.AuditPlanSet,
+		cryptointel.AuditKeyCreated, cryptointel.AuditKeyRotated, // without grace
+		cryptointel.AuditKeyCreated, cryptointel.AuditKeyRotated, // with grace
+		cryptointel.AuditKeyCreated, cryptointel.AuditKeyCreated,
+	}, actions)
+	require.Equal(t, map[string]any{"from": "pro", "to": "business"}, entries[0].Detail)
+	require.Equal(t, map[string]any{"newKeyId": float64(keys[0].ID), "graceSeconds": float64(3600)}, entries[4].Detail)
+	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "other")
+	require.NoError(t, err)
+	require.Contains(t, out, `key.revoked`)
+	require.Contains(t, out, `{"reason":"leaked"}`)
+}

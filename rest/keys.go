@@ -1,0 +1,186 @@
+package rest
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
+)
+
+// KeyHandlers serve /v1/keys: an account's keys managed with any of its
+// active keys.
+//
+// Access model: an account is its keys' owner, and each active key speaks
+// for the account (as it does for the account's webhooks and export jobs),
+// so any of them may list the account's keys, rotate one or revoke one,
+// itself included. Plans are billing decisions: changing one is an
+// operator's command (cryptointel keys set-plan), not a route. Creating
+// keys is an operator's too; rotation hands out the one that replaces a
+// key. Every change is recorded in the audit trail with the acting key
+// ("api_key:<id>") and applies to the next request on every replica.
+type KeyHandlers struct {
+	// DB runs the key statements.
+	DB bun.IDB
+}
+
+// KeyPolicy is the policy of the /v1/keys routes named name: every plan,
+// evaluation layer, free (a key must be revocable with the month's credits
+// used up).
+func KeyPolicy(name string) access.Policy {
+	return access.Policy{Surface: "keys", Layer: access.LayerEvaluation, Name: name, CreditCost: 0}
+}
+
+// KeyRoutes returns the route-table entries of key management.
+func KeyRoutes(h *KeyHandlers) []Route {
+	id := Param{Name: "id", In: "path", Type: TypeInteger, Required: true, Description: "API key id."}
+	keyView := ref("APIKey")
+	return []Route{
+		{
+			Method: http.MethodGet, Path: "/v1/keys", Summary: "The calling account's API keys, newest first",
+			Description: "Every key of the account (never the keys themselves): status (active, revoked or expired), expiry, last use " +
+				"(the start of the rate window of its last request) and the key a rotation replaced it with.",
+			Policy:   KeyPolicy("keys.list"),
+			Handler:  h.List,
+			Params:   []Param{boundedParam("limit", "", cryptointel.KeysLimit, boundsDesc("Keys to return", cryptointel.KeysLimit)), boundedParam("offset", "", cryptointel.KeysOffset, boundsDesc("Keys to skip", cryptointel.KeysOffset))},
+			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", arr(keyView))),
+		},
+		{
+			Method: http.MethodGet, Path: "/v1/keys/audit", Summary: "The calling account's key and plan changes, newest first",
+			Policy:   KeyPolicy("keys.audit"),
+			Handler:  h.Audit,
+			Params:   []Param{boundedParam("limit", "", cryptointel.KeyAuditLimit, boundsDesc("Changes to return", cryptointel.KeyAuditLimit))},
+			Response: envelope(p("data", arr(ref("KeyAuditEntry")))),
+		},
+		{
+			Method: http.MethodDelete, Path: "/v1/keys/{id}", Summary: "Revoke one of the account's keys at once",
+			Description: "The key is refused from the next request on, on every replica (401 `" + access.MsgRevokedKey + "`); its open streams close within a second. " +
+				"A key may revoke itself. Another account's key is not found; a revoked key is a 409.",
+			Policy:        KeyPolicy("keys.revoke"),
+			Handler:       h.Revoke,
+			Params:        []Param{id, {Name: "reason", In: "query", Type: TypeString, Description: "Why, kept in the audit trail."}},
+			Response:      envelope(p("data", keyView)),
+			ErrorStatuses: []int{http.StatusNotFound, http.StatusConflict},
+		},
+		{
+			Method: http.MethodPost, Path: "/v1/keys/{id}/rotate", Summary: "Replace one of the account's keys with a new one",
+			Description: "Creates a key on the account and retires this one: revoked at once, or with `graceSeconds` still working that long and then expired (`" +
+				access.MsgExpiredKey + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). A key revoked, expired or rotated already is a 409.",
+			Policy: KeyPolicy("keys.rotate"),
+			Handler: h.Rotate,
+			Params: []Param{id, boundedParam("graceSeconds", "", cryptointel.KeyRotationGraceSeconds,
+				boundsDesc("Seconds the old key keeps working", cryptointel.KeyRotationGraceSeconds))},
+			SuccessStatus: http.StatusCreated,
+			Response:      envelope(p("data", ref("NewAPIKey")), p("replaced", keyView)),
+			ErrorStatuses: []int{http.StatusNotFound, http.StatusConflict},
+		},
+	}
+}
+
+// boundsDesc describes an integer parameter of bounds b.
+func boundsDesc(what string, b cryptointel.Bounds) string {
+	return fmt.Sprintf("%s: %d to %d, default %d.", what, b.Min, b.Max, b.Default)
+}
+
+// keyCaller returns the calling account and key, or EUNAUTHORIZED: keys
+// belong to accounts, so pay-per-request callers have none.
+func keyCaller(r *http.Request) (*access.Caller, error) {
+	c, ok := access.CallerFrom(r.Context())
+	if !ok || c.AccountID == 0 || c.APIKeyID == 0 {
+		return nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "An API key is required to manage keys.")
+	}
+	return c, nil
+}
+
+// keyCall returns the caller and the request's parsed parameters.
+func keyCall(r *http.Request) (*access.Caller, *Call, error) {
+	c, err := keyCaller(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	call, err := callOf(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, call, nil
+}
+
+// keyTarget is keyCall with the key id of the path.
+func keyTarget(r *http.Request) (*access.Caller, int64, *Call, error) {
+	c, call, err := keyCall(r)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return c, int64(call.Int("id")), call, nil
+}
+
+// List serves GET /v1/keys.
+func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
+	c, call, err := keyCall(r)
+	if err != nil {
+		return err
+	}
+	keys, err := db.ListAPIKeys(r.Context(), h.DB, db.KeyFilter{AccountID: c.AccountID, Limit: call.Int("limit"), Offset: call.Int("offset")})
+	if err != nil {
+		return err
+	}
+	return writeResponse(w, http.StatusOK, object{{"limit", call.Int("limit")}, {"offset", call.Int("offset")}, {"data", keys}})
+}
+
+// Audit serves GET /v1/keys/audit.
+func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) error {
+	c, call, err := keyCall(r)
+	if err != nil {
+		return err
+	}
+	entries, err := db.KeyAudit(r.Context(), h.DB, c.AccountID, call.Int("limit"))
+	if err != nil {
+		return err
+	}
+	return writeResponse(w, http.StatusOK, object{{"data", entries}})
+}
+
+// Revoke serves DELETE /v1/keys/{id}.
+func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) error {
+	c, id, call, err := keyTarget(r)
+	if err != nil {
+		return err
+	}
+	k, err := db.RevokeAPIKey(r.Context(), h.DB, db.KeyRevocation{
+		KeyID: id, AccountID: c.AccountID, Actor: cryptointel.ActorAPIKey(c.APIKeyID), Reason: call.String("reason"),
+	})
+	if err != nil {
+		return err
+	}
+	return writeResponse(w, http.StatusOK, object{{"data", k}})
+}
+
+// NewAPIKeyJSON is a key a rotation created: its fields and, this once,
+// the key itself.
+type NewAPIKeyJSON struct {
+	*cryptointel.APIKeyView
+	// Key is the new API key, shown only in this response.
+	Key string `json:"key"`
+}
+
+// Rotate serves POST /v1/keys/{id}/rotate.
+func (h *KeyHandlers) Rotate(w http.ResponseWriter, r *http.Request) error {
+	c, id, call, err := keyTarget(r)
+	if err != nil {
+		return err
+	}
+	plaintext, created, old, err := db.RotateAPIKey(r.Context(), h.DB, db.KeyRotation{
+		KeyID: id, AccountID: c.AccountID, Grace: time.Duration(call.Int("graceSeconds")) * time.Second,
+		Actor: cryptointel.ActorAPIKey(c.APIKeyID),
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/keys/"+strconv.FormatInt(created.ID, 10))
+	return writeResponse(w, http.StatusCreated, object{{"data", NewAPIKeyJSON{created, plaintext}}, {"replaced", old}})
+}
