@@ -119,7 +119,11 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 			" AND latest_evidence_at >= " + since + ")")
 	}
 	if strings.TrimSpace(f.Topic) != "" {
-		b.WriteString(" AND e.search @@ websearch_to_tsquery('english', " + a.add(f.Topic) + ")")
+		tsq, err := topicTSQuery(&a, f.Topic)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(" AND e.search @@ " + tsq)
 	}
 	if f.Sort == SortRecency {
 		b.WriteString(" ORDER BY e.latest_evidence_at DESC, e.id DESC")
