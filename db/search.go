@@ -155,4 +155,3 @@ func resolveSQL(long bool) string {
 		ORDER BY b.rank, e.event_count DESC, b.entity_id
 		LIMIT $2 OFFSET $3`
 }
-

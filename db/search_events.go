@@ -25,6 +25,9 @@ const (
 	// maxPhraseTokens is the longest run of query words matched against
 	// entity names.
 	maxPhraseTokens = 4
+	// linkPartFuzzyMinSimilarity is the trigram similarity a word no event
+	// holds needs to a name to link that name.
+	linkPartFuzzyMinSimilarity = 0.4
 	// maxFuzzyWholeWords is the most words a query may have for the whole
 	// of it to be linked by trigram similarity (a misspelt name).
 	maxFuzzyWholeWords = 3
@@ -67,8 +70,8 @@ const (
 	linkRelated = 0.5
 	// Boosts: recency (up to +recencyBoost, halving every recencyHalfLife)
 	// and significance (up to +significanceBoost at 10).
-	recencyBoost      = 0.3
-	recencyHalfLife   = 2 * 24 * time.Hour
+	recencyBoost      = 0.15
+	recencyHalfLife   = 3 * 24 * time.Hour
 	significanceBoost = 0.2
 )
 
@@ -205,22 +208,50 @@ func analyzeSQL(fuzzy bool) string {
 		// trigram scan is the statement's dearest part.
 		fuzzyWhole = fmt.Sprintf(`
 			UNION ALL
-			SELECT f.entity_id, f.kind, f.value,
+			(SELECT f.entity_id, f.kind, f.value,
 			       CASE WHEN f.sim >= 0.6 THEN 6 WHEN f.sim >= 0.45 THEN 7 ELSE 8 END, 'fuzzy', f.sim
 			FROM (
 				SELECT en.entity_id, en.kind, en.value, similarity(en.norm, norm_text($1::text))::float8 AS sim
 				FROM entity_names en WHERE en.norm %% norm_text($1::text)
 			) f
-			WHERE f.sim >= %g AND NOT EXISTS (SELECT 1 FROM whole_exact) AND NOT EXISTS (SELECT 1 FROM part)`, linkFuzzyMinSimilarity)
+			WHERE f.sim >= CASE WHEN strpos(norm_text($4::text), ' ') = 0 THEN %g ELSE %g END
+			  AND (SELECT v FROM unknown_words)
+			  AND NOT EXISTS (SELECT 1 FROM whole_exact) AND NOT EXISTS (SELECT 1 FROM part)
+			ORDER BY f.sim DESC, f.entity_id
+			LIMIT 1)`, fuzzyMinSimilarity, linkFuzzyMinSimilarity)
 	}
 	return `
 		WITH whole_exact AS (` + nameMatchSQL("norm_text($1::text)", false, 0) + `
-		), part AS (
+			UNION ALL` + nameMatchSQL("norm_text($4::text)", false, 0) + `
+		), part_exact AS (
 			SELECT en.entity_id, en.kind, en.value, p.i::int AS pidx,
 			       CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END AS rank
 			FROM unnest($2::text[]) WITH ORDINALITY AS p(t, i)
 			JOIN entity_names en ON en.norm = norm_text(p.t)
 			WHERE numnode(plainto_tsquery('english', p.t)) > 0
+		), part_fuzzy AS (
+			-- A single word that no event holds and no name matches
+			-- exactly is a misspelt name when one is close enough:
+			-- "Solanna outage".
+			SELECT f.entity_id, f.kind, f.value, p.i::int AS pidx, 7 AS rank
+			FROM unnest($2::text[]) WITH ORDINALITY AS p(t, i)
+			CROSS JOIN LATERAL (
+				SELECT en.entity_id, en.kind, en.value, similarity(en.norm, norm_text(p.t)) AS sim
+				FROM entity_names en WHERE en.norm % norm_text(p.t)
+				ORDER BY 4 DESC, en.entity_id LIMIT 1
+			) f
+			WHERE char_length(p.t) >= 5 AND strpos(p.t, ' ') = 0 AND f.sim >= ` + f64(linkPartFuzzyMinSimilarity) + `
+			  AND NOT EXISTS (SELECT 1 FROM part_exact x WHERE x.pidx = p.i)
+			  AND NOT EXISTS (SELECT 1 FROM unnest(tsvector_to_array(to_tsvector('english', p.t))) x
+			                  JOIN search_terms st ON st.term = x WHERE st.df > 0)
+		), part AS (
+			SELECT * FROM part_exact UNION ALL SELECT * FROM part_fuzzy
+		), unknown_words AS (
+			-- No word of the query is in any event: a misspelt name is
+			-- the likeliest reading, and only then is the whole query
+			-- linked by trigram similarity.
+			SELECT NOT EXISTS (SELECT 1 FROM unnest(tsvector_to_array(to_tsvector('english', $4::text))) x
+			                   JOIN search_terms st ON st.term = x WHERE st.df > 0) AS v
 		), whole AS (
 			SELECT * FROM whole_exact` + fuzzyWhole + `
 		), m AS (
@@ -307,7 +338,7 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 	if utf8.RuneCountInString(whole) > maxNameRunes {
 		whole = string([]rune(whole)[:maxNameRunes])
 	}
-	rows, err := query(ctx, q, sql, whole, nonNilStrings(phrases), nonNilStrings(alts))
+	rows, err := query(ctx, q, sql, whole, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " "))
 	if err != nil {
 		return nil, fmt.Errorf("error analyzing search query: %w", err)
 	}
@@ -370,6 +401,12 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 		}
 	}
 
+	// A synonym that another term types is left to that term: one word of
+	// the event must not satisfy two terms.
+	typedElsewhere := map[string]bool{}
+	for _, st := range sq.Terms {
+		typedElsewhere[thesaurusKey(queryWords(st.Text))] = true
+	}
 	n := math.Max(float64(a.docs), 1)
 	for i, st := range sq.Terms {
 		rt := rankedTerm{searchTerm: st, Orig: i}
@@ -393,12 +430,23 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 			rt.Entities = append(rt.Entities, name)
 		}
 		for _, alt := range st.Alts {
-			if alt.Weight != weightTyped {
+			if alt.Weight != weightTyped && !typedElsewhere[thesaurusKey(queryWords(alt.Text))] {
 				add(alt)
 			}
 		}
 		if len(rt.Alts) == 0 && entityNames[i] == nil {
 			continue // only stop words
+		}
+		// The term's rarity is that of the words typed (and of the
+		// entity's names); synonyms only stand in when those are absent.
+		typedDF := 0.0
+		for _, alt := range rt.Alts {
+			if alt.Weight == weightTyped {
+				typedDF += float64(alt.DF)
+			}
+		}
+		if typedDF > 0 {
+			rt.DF = typedDF
 		}
 		rt.DF = math.Min(rt.DF, n)
 		rt.IDF = math.Log(1 + (n-rt.DF+0.5)/(rt.DF+0.5))
@@ -700,7 +748,7 @@ var rankSQL = `
 		       w.entity_id AS whole_id, w.type AS whole_type,
 		       r.entity_id AS rel_id, r.s AS rel_s,
 		       p.entity_id AS part_id, p.type AS part_type,
-		       (coalesce(s.base, 0) + coalesce(r.s, 0) * (SELECT v FROM maxidf) + 0.01 * coalesce(w.s, 0))
+		       (CASE WHEN coalesce(s.base, 0) > 0 THEN s.base ELSE coalesce(r.s, 0) * (SELECT v FROM maxidf) END + 0.01 * coalesce(w.s, 0))
 		         * (1 + ` + f64(recencyBoost) + ` * power(0.5, extract(epoch FROM ($18::timestamptz - c.latest_evidence_at)) / ` + f64(recencyHalfLife.Seconds()) + `))
 		         * (1 + ` + f64(significanceBoost) + ` * coalesce(c.significance, 0) / 10) AS score,
 		       coalesce(s.textpart, 0) AS textpart, coalesce(s.linkpart, 0) AS linkpart, coalesce(s.typed, false) AS typed

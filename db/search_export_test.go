@@ -51,7 +51,7 @@ func SearchStatementsForTest(ctx context.Context, q Querier, query string, since
 	if utf8.RuneCountInString(sq.Text) >= minFuzzyRunes && len(sq.Words) <= maxFuzzyWholeWords {
 		sql = analyzeFuzzySQL
 	}
-	return SearchStatementForTest{sql, []any{sq.Text, nonNilStrings(phrases), nonNilStrings(alts)}},
+	return SearchStatementForTest{sql, []any{sq.Text, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " ")}},
 		SearchStatementForTest{rankSQL, a.rankArgs(since, limit)}, nil
 }
 

@@ -23,7 +23,7 @@ const (
 	weightTyped = 1.0
 	// weightSynonym is a thesaurus synonym: lower than the word typed, so
 	// the events that use the typed word rank first.
-	weightSynonym = 0.5
+	weightSynonym = 0.4
 )
 
 // maxTermAlternatives bounds the words one query term searches for (the
@@ -91,7 +91,7 @@ func parseThesaurus(text string) (*thesaurus, error) {
 		t.groups = append(t.groups, members)
 		for _, m := range members {
 			words := queryWords(m)
-			k := thesaurusKey(t.normalizeForms(words))
+			k := strings.Join(t.normalizeForms(words), " ")
 			t.byKey[k] = append(t.byKey[k], g)
 			t.longest = max(t.longest, len(words))
 		}

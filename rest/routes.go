@@ -479,7 +479,7 @@ func graphRoutes() []Route {
 				"A query needs a word to search for and at most " + strconv.Itoa(cryptointel.SearchQueryMaxWords) + " words and " +
 				strconv.Itoa(cryptointel.SearchQueryMaxRunes) + " characters (400 otherwise). `query` wins over `q` when both are given. " +
 				"How ranking works and how to extend the thesaurus: docs/api/search.md.",
-			Policy:      policy(surfaceQuery, access.LayerEvaluation, "search", 1, "", priceSearch),
+			Policy: policy(surfaceQuery, access.LayerEvaluation, "search", 1, "", priceSearch),
 			Params: []Param{
 				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
 					RequiredMessage: cryptointel.MsgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
