@@ -342,7 +342,17 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 		if !strings.Contains(tg, "byTopName") { // byTopName answers 404 when nothing matches
 			add(get("SQL injection", tg+url.QueryEscape("' OR '1'='1'; DROP TABLE events; --"), want200),
 				get("unicode", tg+url.QueryEscape("以太坊 🚀 \u202eRTL\u200b"), want200),
-				get("LIKE wildcards", tg+url.QueryEscape("%_%\\"), want200))
+				get("LIKE wildcards around a word", tg+url.QueryEscape("%_eth%\\"), want200))
+			// A search query or topic must hold a word: wildcards alone
+			// are refused (400), elsewhere they are text that matches
+			// nothing.
+			if strings.Contains(tg, "search") || strings.Contains(tg, "topic") {
+				add(get("LIKE wildcards", tg+url.QueryEscape("%_%\\"), want4xx),
+					get("operators only", tg+url.QueryEscape("& | ! : * ( ) < >"), want4xx),
+					get("stop words only", tg+url.QueryEscape("the of and"), map[bool]int{true: want4xx, false: want200}[strings.Contains(tg, "search")]))
+			} else {
+				add(get("LIKE wildcards", tg+url.QueryEscape("%_%\\"), want200))
+			}
 		}
 	}
 	add(get("injection in top name", "/v1/entities/byTopName?name="+url.QueryEscape("x' UNION SELECT * FROM api_keys --"), want4xx))
