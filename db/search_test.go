@@ -493,3 +493,162 @@ func TestSearchOddInput(t *testing.T) {
 	require.NotEmpty(t, ms)
 	require.Equal(t, "entity", ms[0].MatchedVia)
 }
+
+func TestParseSearchQueryTermsAndThesaurus(t *testing.T) {
+	t.Parallel()
+	terms, alts, err := db.ParseSearchQueryForTest("Solana chain went down, froze funds?")
+	require.NoError(t, err)
+	require.Equal(t, []string{"Solana", "chain", "went down", "froze", "funds"}, terms)
+	require.Contains(t, alts[1], "blockchain", "a synonym group")
+	require.Contains(t, alts[2], "outage", "a thesaurus phrase is one term")
+	require.Subset(t, alts[3], []string{"freeze", "frozen"}, "irregular forms")
+	// Inflections meet their group: hacked, hacks and hacking find exploits.
+	for _, w := range []string{"hacked", "hacks", "hacking", "Hack"} {
+		_, alts, err := db.ParseSearchQueryForTest(w)
+		require.NoError(t, err)
+		require.Contains(t, alts[0], "exploit", w)
+	}
+	// Operators and punctuation separate words; names with dots and
+	// hyphens stay whole; a leading $ of a ticker goes.
+	terms, _, err = db.ParseSearchQueryForTest(`(ether.fi) & !layer-2 | $SOL <-> "a16z"`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ether.fi", "layer-2", "SOL", "a16z"}, terms)
+}
+
+// TestSearchCorpusStatsFollowIngest checks that the document frequencies
+// and corpus counts BM25 reads move with every insert, update, delete and
+// truncate of events.
+func TestSearchCorpusStatsFollowIngest(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	df := func(term string) int64 {
+		var n int64
+		err := b.store.Pool.QueryRow(b.ctx, "SELECT coalesce((SELECT df FROM search_terms WHERE term = $1), 0)", term).Scan(&n)
+		require.NoError(t, err)
+		return n
+	}
+	docs := func() int64 {
+		var n int64
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT docs FROM search_corpus").Scan(&n))
+		return n
+	}
+	var want int64
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT count(*) FROM events WHERE search @@ 'exploit'::tsquery").Scan(&want))
+	require.Equal(t, want, df("exploit"))
+	require.Equal(t, int64(13), docs())
+
+	_, err := b.store.Pool.Exec(b.ctx, "UPDATE events SET title = 'Exploit hits the zebra bridge' WHERE id = 7")
+	require.NoError(t, err)
+	require.Equal(t, want+1, df("exploit"))
+	require.Equal(t, int64(1), df("zebra"))
+	_, err = b.store.Pool.Exec(b.ctx, "UPDATE events SET ingest_seq = ingest_seq + 1 WHERE id = 7")
+	require.NoError(t, err)
+	require.Equal(t, want+1, df("exploit"), "an update that leaves the text alone changes nothing")
+	_, err = b.store.Pool.Exec(b.ctx, "DELETE FROM events WHERE id = 7")
+	require.NoError(t, err)
+	require.Equal(t, want, df("exploit"))
+	require.Equal(t, int64(0), df("zebra"))
+	require.Equal(t, int64(12), docs())
+
+	// Search reads them: a word no event holds is reported unmatched.
+	res := b.searchResult(t, "zebra exploit", 10)
+	require.Equal(t, []string{"zebra"}, res.UnmatchedTerms)
+	require.NotEmpty(t, res.Matches)
+	for _, m := range res.Matches {
+		require.Equal(t, []string{"exploit"}, m.MatchedTerms)
+	}
+	_, err = b.store.Pool.Exec(b.ctx, "TRUNCATE events CASCADE")
+	require.NoError(t, err)
+	require.Equal(t, int64(0), docs())
+	require.Equal(t, int64(0), df("exploit"))
+}
+
+// TestSearchThesaurusAndRarity checks the search-engine behaviour: a
+// synonym finds what the typed word does not (below typed matches), the
+// rarer of two words decides, and equal texts are ordered by recency.
+func TestSearchThesaurusAndRarity(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	// "hack" is in no event: the exploits come through the thesaurus.
+	res := b.searchResult(t, "hack", 10)
+	require.Subset(t, matchEventIDs(res.Matches), []int64{3, 9})
+	for _, m := range res.Matches {
+		require.Equal(t, cryptointel.MatchTypeSynonym, m.MatchType, "%+v", m)
+	}
+	require.Empty(t, res.UnmatchedTerms)
+	require.Equal(t, "hack", res.Terms[0].Text)
+	require.Contains(t, res.Terms[0].Expansions, "exploit")
+
+	// The typed word ranks above its synonyms.
+	ms := b.search(t, "drains", 10)
+	require.Equal(t, int64(3), ms[0].EventID, "the event that says drains")
+	require.Equal(t, cryptointel.MatchTypeFulltext, ms[0].MatchType)
+
+	// Ranks strictly order the page (no page of equal ranks).
+	ms = b.search(t, "exploit", 10)
+	for i := 1; i < len(ms); i++ {
+		require.Less(t, ms[i-1].MatchRank, ms[i].MatchRank)
+	}
+}
+
+// TestSearchTopicFeedSpeaksTheVocabulary checks that the feeds' topic reads
+// words like search: a synonym finds the event, a refused topic is EINVALID.
+func TestSearchTopicFeedSpeaksTheVocabulary(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	list := func(topic string) []int64 {
+		evs, err := db.ListEvents(b.ctx, b.store.Pool, db.EventFilter{Since: b.now.Add(-30 * 24 * time.Hour), Topic: topic, Sort: db.SortRecency, Limit: 20})
+		require.NoError(t, err, topic)
+		var ids []int64
+		for _, e := range evs {
+			ids = append(ids, e.ID)
+		}
+		return ids
+	}
+	require.ElementsMatch(t, []int64{3, 9, 10}, list("exploit"))
+	require.Subset(t, list("hack"), []int64{3, 9}, "synonyms")
+	require.ElementsMatch(t, []int64{3, 9}, list("bridge hacked"), "every term")
+	require.Subset(t, list("ETH"), []int64{6, 11}, "an entity's other names")
+	require.Empty(t, list("the"))
+	_, err := db.ListEvents(b.ctx, b.store.Pool, db.EventFilter{Since: b.now, Topic: "&&&", Limit: 5})
+	require.Equal(t, cryptointel.MsgQueryNoWords, cryptointel.ErrorMessage(err))
+}
+
+// TestSearchPlansUseIndexes checks that every statement search and
+// resolution run can be answered from indexes: with sequential scans
+// disabled, no plan scans a large table sequentially. (On tiny tables the
+// planner rightly prefers sequential scans; the benchmark shows the plans
+// chosen on a large database.)
+func TestSearchPlansUseIndexes(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	conn, err := b.store.Pool.Acquire(b.ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(b.ctx, "SET enable_seqscan = off")
+	require.NoError(t, err)
+	defer conn.Exec(context.Background(), "RESET enable_seqscan") //nolint:errcheck
+	_, err = conn.Exec(b.ctx, "ANALYZE")
+	require.NoError(t, err)
+	since := b.now.Add(-30 * 24 * time.Hour)
+	for _, q := range []string{"Ethereum", "Etherium", "OP", "Ethereum exploit news", "bridge hacked", "exploit"} {
+		an, rk, err := db.SearchStatementsForTest(b.ctx, conn, q, since, 10)
+		require.NoError(t, err, q)
+		for name, st := range map[string]db.SearchStatementForTest{"analyze": an, "rank": rk, "resolve": {SQL: db.ResolveSQLForTest(q, 50, 0)}} {
+			rows, err := conn.Query(b.ctx, "EXPLAIN "+st.SQL, st.Args...)
+			require.NoError(t, err, "%s %q", name, q)
+			var plan []string
+			for rows.Next() {
+				var line string
+				require.NoError(t, rows.Scan(&line))
+				plan = append(plan, line)
+			}
+			require.NoError(t, rows.Err())
+			text := strings.Join(plan, "\n")
+			for _, table := range []string{"events", "event_entities", "entity_names", "entities", "search_terms"} {
+				require.NotContains(t, text, "Seq Scan on "+table+" ", "%s %q:\n%s", name, q, text)
+			}
+		}
+	}
+}
