@@ -321,9 +321,9 @@ var (
 	analyzeExactSQL = analyzeSQL(false)
 )
 
-// analyzeSearch runs the first statement and builds the ranked terms.
-func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnalysis, error) {
-	phrases, pFirst, pLast := sq.phrases()
+// analyzeStatement is the first statement and its arguments for sq.
+func analyzeStatement(sq *searchQuery) (string, []any) {
+	phrases, _, _ := sq.phrases()
 	var alts []string
 	for _, t := range sq.Terms {
 		for _, a := range t.Alts {
@@ -338,7 +338,14 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 	if utf8.RuneCountInString(whole) > maxNameRunes {
 		whole = string([]rune(whole)[:maxNameRunes])
 	}
-	rows, err := query(ctx, q, sql, whole, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " "))
+	return sql, []any{whole, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " ")}
+}
+
+// analyzeSearch runs the first statement and builds the ranked terms.
+func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnalysis, error) {
+	_, pFirst, pLast := sq.phrases()
+	sql, args := analyzeStatement(sq)
+	rows, err := query(ctx, q, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("error analyzing search query: %w", err)
 	}

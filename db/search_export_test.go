@@ -40,19 +40,8 @@ func SearchStatementsForTest(ctx context.Context, q Querier, query string, since
 	if err != nil {
 		return analyze, rank, err
 	}
-	phrases, _, _ := sq.phrases()
-	var alts []string
-	for _, t := range sq.Terms {
-		for _, alt := range t.Alts {
-			alts = append(alts, alt.Text)
-		}
-	}
-	sql := analyzeExactSQL
-	if utf8.RuneCountInString(sq.Text) >= minFuzzyRunes && len(sq.Words) <= maxFuzzyWholeWords {
-		sql = analyzeFuzzySQL
-	}
-	return SearchStatementForTest{sql, []any{sq.Text, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " ")}},
-		SearchStatementForTest{rankSQL, a.rankArgs(since, limit)}, nil
+	sql, args := analyzeStatement(sq)
+	return SearchStatementForTest{sql, args}, SearchStatementForTest{rankSQL, a.rankArgs(since, limit)}, nil
 }
 
 // ParseSearchQueryForTest returns the terms of query: each term's text and
