@@ -70,9 +70,9 @@ const (
 	linkRelated = 0.5
 	// Boosts: recency (up to +recencyBoost, halving every recencyHalfLife)
 	// and significance (up to +significanceBoost at 10).
-	recencyBoost      = 0.15
+	recencyBoost      = 0.1
 	recencyHalfLife   = 3 * 24 * time.Hour
-	significanceBoost = 0.2
+	significanceBoost = 0.1
 )
 
 // linkedEntity is an entity a search query names, or one related to it.

@@ -34,15 +34,15 @@ import (
 //
 // Run it alone with: go test ./tests -run TestSearchEvaluation -v
 
-// Thresholds, set a little under the first measurement on the demo seed
-// (6,000 events): event search recall@10 0.964, MRR 0.980 (50 queries);
-// resolution recall@10 1.000, MRR 1.000 (16 queries). The weakest kind is
-// entity+topic (recall@10 0.70): "Arbitrum governance" finds Arbitrum's
-// events but few labelled governance, "Solana exploit" misses incidents
-// worded as drains or patches.
+// Thresholds. Event search must not fall below what the full-text ranking
+// before BM25 measured on the demo seed (6,000 events): recall@10 0.962,
+// MRR 0.980 (50 queries); BM25 with the thesaurus measures 0.968 and 0.990.
+// Resolution: recall@10 1.000, MRR 1.000 (16 queries). The weakest kind is
+// entity+topic (recall@10 0.85): "Solana exploit" is labelled with every
+// security event of Solana, audits and patches included.
 const (
-	minSearchRecall  = 0.93
-	minSearchMRR     = 0.95
+	minSearchRecall  = 0.962
+	minSearchMRR     = 0.980
 	minResolveRecall = 0.95
 	minResolveMRR    = 0.95
 )
@@ -266,8 +266,8 @@ func loadEvalFixture(t *testing.T, store *db.DB) {
 
 // Thresholds of the judged set (testdata/search_judged.json, written before
 // the ranking was tuned), a little under its first measurement on the
-// evaluation data: recall@10 0.815, MRR 0.956, nDCG@10 0.840; paraphrases
-// recall@10 0.767 (the goal is 0.9: see tests/bench/NOTES.md).
+// evaluation data: recall@10 0.815, MRR 0.965, nDCG@10 0.846; paraphrases
+// recall@10 0.765 (the goal is 0.9: see tests/bench/NOTES.md).
 const (
 	minJudgedRecall           = 0.80
 	minJudgedMRR              = 0.93
