@@ -10,7 +10,8 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
-// searchKey is a search's arguments, resolved.
+// searchKey is a search's arguments as given (a missing since is the zero
+// time: the default window is computed once, by the search that runs).
 type searchKey struct {
 	query string
 	since time.Time
@@ -34,7 +35,7 @@ type searchCall struct {
 // search runs (once per request and arguments) the search of query since
 // since (default HistoryLookback) with first results.
 func (r *queryResolver) search(ctx context.Context, query string, since *time.Time, first *int) (*cryptointel.SearchResult, error) {
-	key := searchKey{query: query, since: r.now().Add(-cryptointel.HistoryLookback), first: cryptointel.SearchEventsFirst.Clamp(first)}
+	key := searchKey{query: query, first: cryptointel.SearchEventsFirst.Clamp(first)}
 	if since != nil {
 		key.since = since.UTC()
 	}
@@ -50,7 +51,11 @@ func (r *queryResolver) search(ctx context.Context, query string, since *time.Ti
 	}
 	m.mu.Unlock()
 	c.once.Do(func() {
-		c.res, c.err = db.SearchEvents(ctx, r.store.Reader(), key.query, key.since, key.first)
+		start := key.since
+		if since == nil {
+			start = r.now().Add(-cryptointel.HistoryLookback)
+		}
+		c.res, c.err = db.SearchEvents(ctx, r.store.Reader(), key.query, start, key.first)
 		if c.err != nil {
 			c.err = fmt.Errorf("error searching events: %w", c.err)
 		}
