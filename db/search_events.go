@@ -31,6 +31,9 @@ const (
 	// maxFuzzyWholeWords is the most words a query may have for the whole
 	// of it to be linked by trigram similarity (a misspelt name).
 	maxFuzzyWholeWords = 3
+	// entityFillFactor: when the entities the whole query names exactly
+	// have this many times the page in events, the terms are not probed.
+	entityFillFactor = 10
 	// maxTermProbes bounds the terms whose newest matches are fetched
 	// (the rarest are chosen); every term still counts in the score.
 	maxTermProbes = 4
@@ -40,7 +43,7 @@ const (
 	bucketSeconds = 600
 	// probeSafety asks a bucket range for this many times the matches a
 	// probe keeps, so an uneven rate still fills it.
-	probeSafety = 3
+	probeSafety = 2
 	// plainMaxMatches and plainMaxPostings: a probe expected to match at
 	// most this many events, whose words' posting lists together hold at
 	// most this many entries, is fetched whole from the index (no bucket
@@ -87,6 +90,8 @@ type linkedEntity struct {
 	Phrases []int
 	// Names are its canonical name and aliases (not for related ones).
 	Names []string
+	// Events is its popularity (entities.event_count).
+	Events int64
 }
 
 // SearchEvents ranks events since since for query and reports how the
@@ -300,7 +305,8 @@ func analyzeSQL(fuzzy bool) string {
 		SELECT 'link' AS what, l.entity_id, l.kind, l.rank, l.whole, l.related,
 		       coalesce((SELECT array_agg(DISTINCT p.pidx) FROM part p WHERE p.entity_id = l.entity_id), '{}') AS pidx,
 		       coalesce((SELECT array_agg(n.value ORDER BY n.value) FROM names n WHERE n.entity_id = l.entity_id), '{}') AS names,
-		       ''::text AS t, ''::text AS tsq, 0::bigint AS df, 0::bigint AS docs, 0::bigint AS lexemes,
+		       ''::text AS t, ''::text AS tsq, (SELECT e.event_count FROM entities e WHERE e.id = l.entity_id) AS df,
+		       0::bigint AS docs, 0::bigint AS lexemes,
 		       NULL::timestamptz AS first_at, NULL::timestamptz AS last_at
 		FROM links l
 		UNION ALL
@@ -363,7 +369,7 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 	_, err = pgx.ForEachRow(rows, []any{&what, &id, &kind, &rank, &whole2, &related, &pidx, &names, &t, &tsq, &df, &docs, &lex, &firstAt, &lastAt}, func() error {
 		switch what {
 		case "link":
-			l := linkedEntity{EntityID: id, Kind: kind, Rank: rank, Whole: whole2, Related: related, Names: append([]string(nil), names...)}
+			l := linkedEntity{EntityID: id, Kind: kind, Rank: rank, Whole: whole2, Related: related, Names: append([]string(nil), names...), Events: df}
 			for _, p := range pidx {
 				l.Phrases = append(l.Phrases, int(p)-1)
 			}
@@ -501,6 +507,20 @@ func (a *searchAnalysis) termTexts(mask int64) []string {
 	return out
 }
 
+// entityFillsPage reports whether the whole query names entities exactly
+// and they have events enough to fill the page many times over: their
+// events rank first (tier 0) and text-only matches could only follow them,
+// so no term is probed.
+func (a *searchAnalysis) entityFillsPage(limit int) bool {
+	var events int64
+	for _, l := range a.links {
+		if l.Whole && !l.Related && l.Rank <= cryptointel.RankExactAlias {
+			events += l.Events
+		}
+	}
+	return events >= int64(entityFillFactor*limit)
+}
+
 // probe is one candidate fetch of the ranking statement.
 type probe struct {
 	tsq      string
@@ -531,17 +551,20 @@ func (a *searchAnalysis) probes(since time.Time, k int) []probe {
 		}
 		return strings.Join(parts, " | "), postings
 	}
+	n := math.Max(float64(a.docs), 1)
 	for _, i := range idx {
+		// A probe matches every alternative, synonyms included: its
+		// expected matches are their postings together.
 		q, postings := termQuery(a.terms[i])
-		out = append(out, a.sizeProbe(q, a.terms[i].DF, postings, since, k))
+		out = append(out, a.sizeProbe(q, math.Min(n, postings), postings, since, k))
 	}
 	if len(idx) >= 2 {
 		parts := make([]string, len(idx))
-		est, postings := math.Max(float64(a.docs), 1), 0.0
+		est, postings := n, 0.0
 		for j, i := range idx {
 			q, p := termQuery(a.terms[i])
 			parts[j] = "(" + q + ")"
-			est = math.Min(est, a.terms[i].DF)
+			est = math.Min(est, p)
 			postings += p
 		}
 		// Words of one story come together far more often than
@@ -578,7 +601,10 @@ func (a *searchAnalysis) sizeProbe(tsq string, est, postings float64, since time
 // rankArgs are the ranking statement's arguments.
 func (a *searchAnalysis) rankArgs(since time.Time, limit int) []any {
 	k := max(2*limit, 24)
-	ps := a.probes(since, k)
+	var ps []probe
+	if !a.entityFillsPage(limit) {
+		ps = a.probes(since, k)
+	}
 	var (
 		pq  []string
 		plo []*int32
