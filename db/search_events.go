@@ -542,12 +542,24 @@ func (a *searchAnalysis) probes(since time.Time, k int) []probe {
 		idx = idx[:maxTermProbes]
 	}
 	var out []probe
+	// A term is probed by its typed words (and forms, and its entity's
+	// names) when they match enough events by themselves: their matches
+	// outrank the synonyms', and every synonym is one more posting list
+	// for the index to walk. Otherwise the synonyms join the probe.
 	termQuery := func(t rankedTerm) (string, float64) {
-		parts := make([]string, len(t.Alts))
+		typed := 0.0
+		for _, alt := range t.Alts {
+			if alt.Weight == weightTyped {
+				typed += float64(alt.DF)
+			}
+		}
+		var parts []string
 		postings := 0.0
-		for i, alt := range t.Alts {
-			parts[i] = "(" + alt.TSQ + ")"
-			postings += float64(alt.DF)
+		for _, alt := range t.Alts {
+			if alt.Weight == weightTyped || typed < plainMaxMatches {
+				parts = append(parts, "("+alt.TSQ+")")
+				postings += float64(alt.DF)
+			}
 		}
 		return strings.Join(parts, " | "), postings
 	}
