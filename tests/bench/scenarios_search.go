@@ -131,7 +131,8 @@ type scalePoint struct {
 
 // runScale measures the scale rows at this run's size on a server computing
 // every request (c=1 and c=8), records them in scale.json under the number
-// of events, and renders the table of every size recorded.
+// of events (also with -stdout: the file is the record across runs), and
+// renders the table of every size recorded.
 func runScale(ctx context.Context, env *benchEnv) (*section, error) {
 	srv, err := env.startServer(ctx, "server-scale.log", "RESPONSE_CACHE_TTL=-1s")
 	if err != nil {
@@ -179,10 +180,8 @@ func runScale(ctx context.Context, env *benchEnv) (*section, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !env.opts.stdoutOnly {
-		if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
-			return nil, fmt.Errorf("error writing %s: %w", path, err)
-		}
+	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("error writing %s: %w", path, err)
 	}
 	var sizes []int
 	for s := range all {
