@@ -99,6 +99,11 @@ func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) err
 	return nil
 }
 
+// topicBucketWindow is the longest window whose topic filter is answered
+// within its time buckets (events_search_idx's second key); a longer one
+// reads the words' matches whole.
+const topicBucketWindow = 48 * time.Hour
+
 // ListEvents returns one page of events matching f.
 func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.Event, error) {
 	var (
@@ -124,6 +129,11 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 			return nil, err
 		}
 		b.WriteString(" AND e.search @@ " + tsq)
+		if time.Since(f.Since) <= topicBucketWindow {
+			// A short window: the index walks its time buckets and skips
+			// through the words' postings instead of reading every match.
+			b.WriteString(" AND search_bucket(e.latest_evidence_at) >= search_bucket(" + since + ")")
+		}
 	}
 	if f.Sort == SortRecency {
 		b.WriteString(" ORDER BY e.latest_evidence_at DESC, e.id DESC")

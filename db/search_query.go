@@ -307,10 +307,17 @@ func topicTSQuery(a *sqlArgs, topic string) (string, error) {
 		}
 	}
 	as, ts, ty := a.add(alts), a.add(terms), a.add(typed)
+	// Synonyms join a term only when its typed words are rare (as in
+	// search's probes): each is one more posting list to read.
 	return `(SELECT string_agg('(' || x.q || ')', ' & ')::tsquery FROM (
 			SELECT y.t, string_agg(DISTINCT '(' || y.q || ')', ' | ') AS q FROM (
 				SELECT u.t, phraseto_tsquery('english', u.a)::text AS q
-				FROM unnest(` + as + `::text[], ` + ts + `::int[]) AS u(a, t)
+				FROM unnest(` + as + `::text[], ` + ts + `::int[], ` + ty + `::bool[]) AS u(a, t, typed)
+				WHERE u.typed OR (
+					SELECT coalesce(sum((SELECT st.df FROM search_terms st WHERE st.term = x)), 0)
+					FROM unnest(` + as + `::text[], ` + ts + `::int[], ` + ty + `::bool[]) AS v(a, t, typed),
+					     unnest(tsvector_to_array(to_tsvector('english', v.a))) AS x
+					WHERE v.t = u.t AND v.typed) < ` + fmt.Sprint(plainMaxMatches) + `
 				UNION
 				SELECT u.t, phraseto_tsquery('english', n2.value)::text
 				FROM unnest(` + as + `::text[], ` + ts + `::int[], ` + ty + `::bool[]) AS u(a, t, typed)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
@@ -651,4 +652,38 @@ func TestSearchPlansUseIndexes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSearchStatsDoNotSerializeWriters checks that two transactions writing
+// events with the same words do not wait on each other for the counters: the
+// second commits while the first is still open (a lock wait would fail it
+// with lock_timeout), and both counts arrive once each has committed.
+func TestSearchStatsDoNotSerializeWriters(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	insert := func(tx interface {
+		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	}, id int64) {
+		_, err := tx.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at) VALUES ($1, 'Walrus bridge exploit', 'security', $2)`, id, b.now)
+		require.NoError(t, err)
+	}
+	df := func() int64 {
+		var n int64
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT coalesce((SELECT df FROM search_terms WHERE term = 'walrus'), 0)").Scan(&n))
+		return n
+	}
+	first, err := b.store.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	defer first.Rollback(b.ctx) //nolint:errcheck
+	insert(first, 901)
+	second, err := b.store.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	defer second.Rollback(b.ctx) //nolint:errcheck
+	_, err = second.Exec(b.ctx, "SET LOCAL lock_timeout = '10s'")
+	require.NoError(t, err)
+	insert(second, 902)
+	require.NoError(t, second.Commit(b.ctx), "the second writer commits while the first is open")
+	require.Equal(t, int64(1), df())
+	require.NoError(t, first.Commit(b.ctx))
+	require.Equal(t, int64(2), df())
 }

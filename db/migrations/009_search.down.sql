@@ -6,6 +6,8 @@ DROP FUNCTION IF EXISTS search_stats_insert();
 DROP FUNCTION IF EXISTS search_stats_update();
 DROP FUNCTION IF EXISTS search_stats_delete();
 DROP FUNCTION IF EXISTS search_stats_truncate();
+DROP TABLE IF EXISTS search_stats_pending;
+DROP FUNCTION IF EXISTS search_stats_fold();
 DROP TABLE IF EXISTS search_corpus;
 DROP TABLE IF EXISTS search_terms;
 DROP INDEX IF EXISTS events_search_idx;
