@@ -102,7 +102,7 @@ func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) err
 // topicBucketWindow is the longest window whose topic filter is answered
 // within its time buckets (events_search_idx's second key); a longer one
 // reads the words' matches whole.
-const topicBucketWindow = 48 * time.Hour
+const topicBucketWindow = 8 * 24 * time.Hour
 
 // ListEvents returns one page of events matching f.
 func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.Event, error) {
