@@ -140,11 +140,17 @@ chromium:
 ## BENCHFLAGS=-stream-only). BENCHFLAGS passes flags (e.g.
 ## BENCHFLAGS='-duration 10s -only latest'); BENCH_DATABASE_URL picks
 ## another database.
+## BENCH_EVENTS (1000000) sizes the seed: each size is its own database, cryptointel_bench for a
+## million and cryptointel_bench_<N> otherwise, seeded once and cached like the default (a 10M seed
+## takes hours and tens of GB); the run's scale rows go to tests/bench/scale.json and RESULTS.md's
+## scale table shows every size measured.
+BENCH_EVENTS ?= 1000000
+BENCH_DB     := $(if $(filter 1000000,$(BENCH_EVENTS)),cryptointel_bench,cryptointel_bench_$(BENCH_EVENTS))
 bench: build
-	@export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=cryptointel_bench scripts/pg-up.sh)}"; \
-	export BENCH_DATABASE_READ_URL="$${BENCH_DATABASE_READ_URL-$$(PG_DATABASE=cryptointel_bench scripts/pg-replica-up.sh || true)}"; \
+	@export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$(env -u DATABASE_URL PG_DATABASE=$(BENCH_DB) scripts/pg-up.sh)}"; \
+	export BENCH_DATABASE_READ_URL="$${BENCH_DATABASE_READ_URL-$$(PG_DATABASE=$(BENCH_DB) scripts/pg-replica-up.sh || true)}"; \
 	$(GO) build -o bin/bench ./tests/bench; \
-	bin/bench -bin $(BIN) $(BENCHFLAGS)
+	bin/bench -bin $(BIN) -events $(BENCH_EVENTS) $(BENCHFLAGS)
 
 ## soak: reliability run, not part of `make test` or CI: seeds the database
 ## cryptointel_soak once (100k events, cached by a marker), serves it and

@@ -122,6 +122,16 @@ var (
 // Query.briefs(ids:) and /v1/brief/batch. More is refused, not capped.
 const MaxIDsPerRequest = 25
 
+// Bounds of a search query (Query.searchEvents, /v1/search, the feeds'
+// topic): a longer query, or one of more words, is refused with EINVALID,
+// so no query costs more than these many words' worth of index probes.
+const (
+	// SearchQueryMaxRunes is the longest query, in characters.
+	SearchQueryMaxRunes = 256
+	// SearchQueryMaxWords is the most words a query may have.
+	SearchQueryMaxWords = 32
+)
+
 // MaxAliasHint is how many aliases the compatibility views (Organization,
 // OrganizationMatch) show: a public hint set, not an inventory.
 const MaxAliasHint = 5
@@ -150,6 +160,7 @@ var Limits = map[string]*Bounds{
 	"Query.resolveEntities.first":          &ResolveEntitiesFirst,
 	"Query.resolveEntities.offset":         &ResolveEntitiesOffset,
 	"Query.searchEvents.first":             &SearchEventsFirst,
+	"Query.searchReport.first":             &SearchEventsFirst,
 	"Query.organizationsByName.first":      &OrganizationsByNameFirst,
 	"Query.organizations.first":            &OrganizationsFirst,
 	"Query.organizations.offset":           &OrganizationsOffset,

@@ -1,6 +1,7 @@
 package cryptointel
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -46,6 +47,9 @@ const (
 	MatchTypeAlias = "alias"
 	// MatchTypeExpansion is a relationship-expansion match.
 	MatchTypeExpansion = "expansion"
+	// MatchTypeSynonym is a full-text match through thesaurus synonyms
+	// only (none of the words typed).
+	MatchTypeSynonym = "synonym"
 )
 
 // Resolution ranks (EntityMatch.MatchRank). Lower is stronger; fuzzy matches
@@ -64,6 +68,22 @@ const (
 const (
 	MsgNameRequired  = "name parameter is required"
 	MsgQueryRequired = "query parameter is required (use query or q)"
+)
+
+// Messages of a search query that cannot be searched.
+var (
+	// MsgQueryTooLong is the message of a query longer than
+	// SearchQueryMaxRunes.
+	MsgQueryTooLong = "query must be at most " + strconv.Itoa(SearchQueryMaxRunes) + " characters"
+	// MsgQueryTooManyWords is the message of a query of more than
+	// SearchQueryMaxWords words.
+	MsgQueryTooManyWords = "query must have at most " + strconv.Itoa(SearchQueryMaxWords) + " words"
+	// MsgQueryNoWords is the message of a query of punctuation or
+	// operator characters only.
+	MsgQueryNoWords = "query has no words to search for (only punctuation or operators)"
+	// MsgQueryOnlyStopWords is the message of a query whose words are all
+	// too common to search for (the, of, and…) and name no entity.
+	MsgQueryOnlyStopWords = "query has no words to search for (only stop words such as the, of, and)"
 )
 
 // EntityMatch is an entity found by name with how it matched.
@@ -107,4 +127,38 @@ type EventMatch struct {
 	EntityID int64
 	// LatestEvidenceAt is the event's recency, the tie-breaker.
 	LatestEvidenceAt time.Time
+	// MatchedTerms are the query terms (SearchTerm.Text) the event
+	// matched, by text, synonym or entity link, in query order.
+	MatchedTerms []string
+}
+
+// SearchResult is an event search: the matches, strongest first, and how
+// the query was read.
+type SearchResult struct {
+	// Query is the query searched (trimmed).
+	Query string
+	// Matches are the events found, strongest first.
+	Matches []EventMatch
+	// Terms are the query's terms that were searched for, in query order
+	// (stop words and punctuation dropped).
+	Terms []SearchTerm
+	// UnmatchedTerms are the texts of the Terms no match matched.
+	UnmatchedTerms []string
+}
+
+// SearchTerm is a term of a search query: a word, or a thesaurus phrase
+// ("went down"), with what it was searched as.
+type SearchTerm struct {
+	// Text is the term as typed.
+	Text string
+	// Expansions are the other words it searched for: its listed forms,
+	// the other names of an entity it names (full weight) and its
+	// thesaurus synonyms (lower weight).
+	Expansions []string
+	// DocumentFrequency estimates how many events hold the term (its words
+	// together), from the corpus statistics ingest keeps; its rarity
+	// weighs its matches.
+	DocumentFrequency int64
+	// Matched is whether any returned event matched it.
+	Matched bool
 }

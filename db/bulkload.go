@@ -75,9 +75,19 @@ func (d *DB) BeginBulkLoad(ctx context.Context, force bool) (*BulkLoad, error) {
 			return nil, fmt.Errorf("error dropping index %s for the load: %w", ix.Name, err)
 		}
 	}
+	// The search statistics are counted once after the load
+	// (RebuildIndexes): upserting every chunk's terms in one transaction
+	// piles up row versions of the same few thousand rows.
+	if _, err := tx.Exec(ctx, "ALTER TABLE events DISABLE TRIGGER "+searchStatsInsertTrigger); err != nil {
+		return nil, fmt.Errorf("error pausing search statistics for the load: %w", err)
+	}
 	ok = true
 	return l, nil
 }
+
+// searchStatsInsertTrigger keeps search_terms and search_corpus current on
+// insert (migration 009).
+const searchStatsInsertTrigger = "events_search_stats_insert_trg"
 
 // Copy writes rows into table's columns cols with COPY and returns how many
 // it wrote.
@@ -105,12 +115,23 @@ func (l *BulkLoad) WriteEntityNames(ctx context.Context, ids []int64, kinds, val
 	return nil
 }
 
-// RebuildIndexes builds the indexes BeginBulkLoad dropped.
+// RebuildIndexes builds the indexes BeginBulkLoad dropped and counts the
+// search statistics of every event stored.
 func (l *BulkLoad) RebuildIndexes(ctx context.Context) error {
 	for _, ix := range l.indexes {
 		if _, err := l.tx.Exec(ctx, ix.Def); err != nil {
 			return fmt.Errorf("error rebuilding index %s: %w", ix.Name, err)
 		}
+	}
+	if _, err := l.tx.Exec(ctx, `
+		TRUNCATE search_terms;
+		INSERT INTO search_terms (term, df) SELECT word, ndoc FROM ts_stat('SELECT search FROM events');
+		UPDATE search_corpus c SET docs = s.n, lexemes = s.l, first_at = s.lo, last_at = s.hi
+		FROM (SELECT count(*) AS n, coalesce(sum(length(search)), 0) AS l,
+		             min(latest_evidence_at) AS lo, max(latest_evidence_at) AS hi FROM events) s
+		WHERE c.id;
+		ALTER TABLE events ENABLE TRIGGER `+searchStatsInsertTrigger); err != nil {
+		return fmt.Errorf("error counting search statistics: %w", err)
 	}
 	return nil
 }

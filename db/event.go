@@ -39,8 +39,10 @@ type EventFilter struct {
 	Category string
 	// EntityID keeps events the entity owns or takes part in; 0 means any.
 	EntityID int64
-	// Topic is matched against the event text with full-text search; empty
-	// means any.
+	// Topic keeps events matching every term of it, read as a search query
+	// is: each term by the word typed, its forms, its thesaurus synonyms or
+	// another name of an entity it names (topicTSQuery); empty means any.
+	// A topic too long, of too many words or of none is EINVALID.
 	Topic string
 	// Sort is SortSignificance or SortRecency. Defaults to SortSignificance.
 	Sort string

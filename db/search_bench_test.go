@@ -348,7 +348,7 @@ func BenchmarkResolveEntities(b *testing.B) {
 	ctx := context.Background()
 	if b.N == 1 {
 		for _, n := range []string{"eth", "Etherium", "foundation"} {
-			searchExplain(b, store, fmt.Sprintf("resolve %q (%d events)", n, events), db.ResolveSQLForTest(store.Bun, n, 50, 0))
+			searchExplain(b, store, fmt.Sprintf("resolve %q (%d events)", n, events), db.ResolveSQLForTest(n, 50, 0))
 		}
 	}
 	searchLatencies(b, searchBenchNames, func(name string) error {
@@ -362,15 +362,33 @@ func BenchmarkSearchEvents(b *testing.B) {
 	ctx := context.Background()
 	since := time.Now().Add(-30 * 24 * time.Hour)
 	if b.N == 1 {
-		searchExplain(b, store, fmt.Sprintf("link %q (%d events)", "Solana exploit", events), db.SearchSQLForTest(store.Bun, "Solana exploit"))
-		links := []db.LinkedEntityForTest{{EntityID: 4, Kind: "canonical_name", Rank: 0, Whole: false}, {EntityID: 5, Rank: 0, Related: true}}
-		searchExplain(b, store, fmt.Sprintf("rank %q (%d events)", "Solana exploit", events), db.RankSQLForTest(store.Bun, "Solana exploit", links, since, 10))
-		searchExplain(b, store, fmt.Sprintf("rank %q (%d events)", "stablecoins", events), db.RankSQLForTest(store.Bun, "stablecoins", nil, since, 10))
+		for _, q := range []string{"Solana exploit", "stablecoins"} {
+			analyze, rank, err := db.SearchStatementsForTest(ctx, store.Pool, q, since, 10)
+			if err != nil {
+				b.Fatal(err)
+			}
+			searchExplainArgs(b, store, fmt.Sprintf("analyze %q (%d events)", q, events), analyze)
+			searchExplainArgs(b, store, fmt.Sprintf("rank %q (%d events)", q, events), rank)
+		}
 	}
 	searchLatencies(b, searchBenchQueries, func(q string) error {
-		_, err := db.SearchEvents(ctx, store.Bun, q, since, 10)
+		_, err := db.SearchEvents(ctx, store.Pool, q, since, 10)
 		return err
 	})
+}
+
+// searchExplainArgs logs the plan of a statement with its arguments.
+func searchExplainArgs(b *testing.B, store *db.DB, label string, st db.SearchStatementForTest) {
+	b.Helper()
+	rows, err := store.Pool.Query(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) "+st.SQL, st.Args...)
+	if err != nil {
+		b.Fatalf("%s: %v", label, err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.Fatalf("%s: %v", label, err)
+	}
+	b.Logf("plan: %s\n%s", label, strings.Join(plan, "\n"))
 }
 
 // BenchmarkSearchEventsParallel runs the search workload from GOMAXPROCS
@@ -383,7 +401,7 @@ func BenchmarkSearchEventsParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			if _, err := db.SearchEvents(ctx, store.Bun, searchBenchQueries[i%len(searchBenchQueries)], since, 10); err != nil {
+			if _, err := db.SearchEvents(ctx, store.Pool, searchBenchQueries[i%len(searchBenchQueries)], since, 10); err != nil {
 				b.Error(err)
 				return
 			}

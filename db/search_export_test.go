@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/uptrace/bun"
 )
 
 // Test hooks: the search statements as SQL text, so tests and benchmarks can
@@ -16,38 +14,50 @@ import (
 // ResolveSQLForTest returns ResolveEntities' statement for name.
 // The name and page are written in as literals, so the text can be
 // EXPLAINed as it is.
-func ResolveSQLForTest(_ bun.IDB, name string, limit, offset int) string {
+func ResolveSQLForTest(name string, limit, offset int) string {
 	name = cleanName(name)
 	lit := "'" + strings.ReplaceAll(name, "'", "''") + "'"
 	return strings.NewReplacer("$1", lit, "$2", strconv.Itoa(limit), "$3", strconv.Itoa(offset)).
 		Replace(resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes))
 }
 
-// SearchSQLForTest returns SearchEvents' two main statements for query: the
-// entity-linking one and the event-ranking one (with the links the first
-// returns passed in by the caller through run).
-func SearchSQLForTest(idb bun.IDB, query string) string {
-	return linkQuery(idb, cleanName(query)).String()
+// SearchStatementForTest is one of SearchEvents' statements with its
+// arguments, to run under EXPLAIN as a prepared statement would be.
+type SearchStatementForTest struct {
+	SQL  string
+	Args []any
 }
-
-// LinkedEntityForTest mirrors linkedEntity for tests.
-type LinkedEntityForTest = linkedEntity
-
-// RankSQLForTest returns the event-ranking statement for query and links.
-func RankSQLForTest(idb bun.IDB, query string, links []LinkedEntityForTest, since time.Time, limit int) string {
-	return searchQuery(idb, cleanName(query), links, since, limit).String()
-}
-
-// QueryPhrasesForTest exposes queryPhrases.
-var QueryPhrasesForTest = queryPhrases
 
 // SearchStatementsForTest returns the two statements SearchEvents runs for
-// query: entity linking, and event ranking with the links the first finds.
-func SearchStatementsForTest(ctx context.Context, idb bun.IDB, query string, since time.Time, limit int) (link, rank string, err error) {
-	query = cleanName(query)
-	links, err := linkEntities(ctx, idb, query)
+// query: the analysis (entity linking, stems, statistics) and the ranking
+// with what the first found.
+func SearchStatementsForTest(ctx context.Context, q Querier, query string, since time.Time, limit int) (analyze, rank SearchStatementForTest, err error) {
+	sq, err := parseSearchQuery(query)
 	if err != nil {
-		return "", "", err
+		return analyze, rank, err
 	}
-	return linkQuery(idb, query).String(), searchQuery(idb, query, links, since, limit).String(), nil
+	a, err := analyzeSearch(ctx, q, sq)
+	if err != nil {
+		return analyze, rank, err
+	}
+	sql, args := analyzeStatement(sq)
+	return SearchStatementForTest{sql, args}, SearchStatementForTest{rankSQL, a.rankArgs(since, limit)}, nil
+}
+
+// ParseSearchQueryForTest returns the terms of query: each term's text and
+// the words and phrases it searches for.
+func ParseSearchQueryForTest(query string) (terms []string, alts [][]string, err error) {
+	sq, err := parseSearchQuery(query)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range sq.Terms {
+		terms = append(terms, t.Text)
+		var as []string
+		for _, a := range t.Alts {
+			as = append(as, a.Text)
+		}
+		alts = append(alts, as)
+	}
+	return terms, alts, nil
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
-	"github.com/uptrace/bun"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
@@ -144,9 +144,14 @@ func (b *searchBundle) resolve(t *testing.T, name string) []cryptointel.EntityMa
 
 func (b *searchBundle) search(t *testing.T, query string, limit int) []cryptointel.EventMatch {
 	t.Helper()
-	ms, err := db.SearchEvents(b.ctx, b.store.Bun, query, b.now.Add(-30*24*time.Hour), limit)
-	require.NoError(t, err)
-	return ms
+	return b.searchResult(t, query, limit).Matches
+}
+
+func (b *searchBundle) searchResult(t *testing.T, query string, limit int) *cryptointel.SearchResult {
+	t.Helper()
+	res, err := db.SearchEvents(b.ctx, b.store.Pool, query, b.now.Add(-30*24*time.Hour), limit)
+	require.NoError(t, err, "%q", query)
+	return res
 }
 
 func matchEntityIDs(ms []cryptointel.EntityMatch) []int64 {
@@ -333,7 +338,7 @@ func TestSearchEventsEntityLinking(t *testing.T) {
 	m11, i11 := findEventMatch(t, ms, 11)
 	require.Equal(t, "text", m11.MatchedVia)
 	require.Greater(t, i11, i2)
-	require.GreaterOrEqual(t, m11.MatchRank, 3.5)
+	require.GreaterOrEqual(t, m11.MatchRank, 2.0, "tier 2: neither the entity's nor a related entity's event")
 
 	// Alias and typo link too.
 	m, _ = findEventMatch(t, b.search(t, "ETH", 10), 1)
@@ -397,8 +402,11 @@ func TestSearchEventsFullText(t *testing.T) {
 	require.Equal(t, int64(12), ms[0].EventID)
 
 	// Nothing to match.
-	require.Empty(t, b.search(t, "qwxzv", 10))
-	require.Empty(t, b.search(t, "the", 10))
+	res := b.searchResult(t, "qwxzv", 10)
+	require.Empty(t, res.Matches)
+	require.Equal(t, []string{"qwxzv"}, res.UnmatchedTerms)
+	_, err := db.SearchEvents(b.ctx, b.store.Pool, "the", b.now.Add(-30*24*time.Hour), 10)
+	require.Equal(t, cryptointel.MsgQueryOnlyStopWords, cryptointel.ErrorMessage(err))
 }
 
 func TestSearchEventsLimitSinceAndStatements(t *testing.T) {
@@ -409,18 +417,18 @@ func TestSearchEventsLimitSinceAndStatements(t *testing.T) {
 	require.Len(t, ms, 2)
 
 	// since bounds every channel.
-	ms, err := db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-90*time.Minute), 10)
+	res, err := db.SearchEvents(b.ctx, b.store.Pool, "Ethereum", b.now.Add(-90*time.Minute), 10)
 	require.NoError(t, err)
-	require.Equal(t, []int64{1, 11}, matchEventIDs(ms))
-	ms, err = db.SearchEvents(b.ctx, b.store.Bun, "Ethereum", b.now.Add(-50*24*time.Hour), 20)
+	require.Equal(t, []int64{1, 11}, matchEventIDs(res.Matches))
+	res, err = db.SearchEvents(b.ctx, b.store.Pool, "Ethereum", b.now.Add(-50*24*time.Hour), 20)
 	require.NoError(t, err)
-	require.Contains(t, matchEventIDs(ms), int64(4))
+	require.Contains(t, matchEventIDs(res.Matches), int64(4))
 
 	// The statement count does not depend on the limit.
 	counts := map[int]int64{}
 	for _, limit := range []int{1, 20} {
 		ctx, n := db.WithStatementCounter(b.ctx)
-		_, err := db.SearchEvents(ctx, b.store.Bun, "Ethereum staking", b.now.Add(-30*24*time.Hour), limit)
+		_, err := db.SearchEvents(ctx, b.store.Pool, "Ethereum staking", b.now.Add(-30*24*time.Hour), limit)
 		require.NoError(t, err)
 		counts[limit] = n.Load()
 	}
@@ -432,79 +440,250 @@ func TestSearchEventsEmptyQuery(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
 	for _, q := range []string{"", "  "} {
-		_, err := db.SearchEvents(b.ctx, b.store.Bun, q, b.now, 10)
+		_, err := db.SearchEvents(b.ctx, b.store.Pool, q, b.now, 10)
 		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
 		require.Equal(t, "query parameter is required (use query or q)", cryptointel.ErrorMessage(err))
 	}
 }
 
-// TestSearchOddInput checks that no input makes resolution or search fail:
-// operators of the query syntaxes, quotes, backslashes, NUL, invalid UTF-8,
-// emoji and very long strings are only text.
+// TestSearchOddInput checks that no input makes resolution or search fail
+// with anything but a clear EINVALID: operators of the query syntaxes,
+// quotes, backslashes, NUL, invalid UTF-8, emoji and long strings are only
+// text; a query of punctuation, of stop words, too long or of too many words
+// is refused with its message.
 func TestSearchOddInput(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
+	refusals := []string{cryptointel.MsgQueryRequired, cryptointel.MsgQueryNoWords, cryptointel.MsgQueryOnlyStopWords,
+		cryptointel.MsgQueryTooLong, cryptointel.MsgQueryTooManyWords}
 	for _, in := range []string{`"`, `'`, `\`, `\'`, `-`, `:*`, `a & b`, `!!`, `(`, `a | b <-> c`, `"unclosed phrase`,
 		`-exploit`, `or`, `%_%`, `[[:alpha:]]`, `\m`, "eth\x00er", "\xff\xfe", "🚀 moon", "ü", strings.Repeat("ethereum ", 500),
-		strings.Repeat("x", 5000), "ETH's", "Ethereum, Solana; Uniswap!"} {
+		strings.Repeat("x", 5000), "ETH's", "Ethereum, Solana; Uniswap!", "& | ! : * ( ) < >", "the of and", "... ???",
+		strings.Repeat("exploit ", 40), "exploit:* & !bridge", "(Ethereum) <-> (exploit)"} {
 		_, err := db.ResolveEntities(b.ctx, b.store.Pool, in, 10, 0)
 		if strings.TrimSpace(strings.ToValidUTF8(in, "")) == "" {
 			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q", in)
 		} else {
 			require.NoError(t, err, "%q", in)
 		}
-		_, err = db.SearchEvents(b.ctx, b.store.Bun, in, b.now.Add(-30*24*time.Hour), 10)
-		if strings.TrimSpace(strings.ToValidUTF8(in, "")) == "" {
-			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q", in)
-		} else {
-			require.NoError(t, err, "%q", in)
+		_, err = db.SearchEvents(b.ctx, b.store.Pool, in, b.now.Add(-30*24*time.Hour), 10)
+		if err != nil {
+			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q: %v", in, err)
+			require.Contains(t, refusals, cryptointel.ErrorMessage(err), "%q", in)
 		}
+	}
+	for in, msg := range map[string]string{
+		`"`:                              cryptointel.MsgQueryNoWords,
+		"& | ! : * ( ) < >":              cryptointel.MsgQueryNoWords,
+		"... ???":                        cryptointel.MsgQueryNoWords,
+		"the of and":                     cryptointel.MsgQueryOnlyStopWords,
+		strings.Repeat("x", 5000):        cryptointel.MsgQueryTooLong,
+		strings.Repeat("ethereum ", 500): cryptointel.MsgQueryTooLong,
+		strings.Repeat("hack ", 40):      cryptointel.MsgQueryTooManyWords,
+		strings.Repeat("a ", 100):        cryptointel.MsgQueryTooManyWords,
+	} {
+		_, err := db.SearchEvents(b.ctx, b.store.Pool, in, b.now.Add(-30*24*time.Hour), 10)
+		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q", in)
+		require.Equal(t, msg, cryptointel.ErrorMessage(err), "%q", in)
+	}
+	// Operators are text: the words around them are searched.
+	for _, in := range []string{"exploit:* & !bridge", "(Ethereum) <-> (exploit)", "a & b | exploit"} {
+		require.NotEmpty(t, b.search(t, in, 10), "%q", in)
 	}
 	ms := b.search(t, "eth\x00ereum", 10)
 	require.NotEmpty(t, ms)
 	require.Equal(t, "entity", ms[0].MatchedVia)
 }
 
-func TestQueryPhrases(t *testing.T) {
+func TestParseSearchQueryTermsAndThesaurus(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, []string{"Ethereum", "exploit"}, db.QueryPhrasesForTest("Ethereum exploit"))
-	require.Equal(t, []string{"uniswap labs", "labs grant", "uniswap", "labs", "grant"}, db.QueryPhrasesForTest(`"uniswap labs, grant?"`))
-	require.Nil(t, db.QueryPhrasesForTest("ether.fi"))
-	require.Equal(t, []string{"a a a a", "a a a", "a a", "a"}, db.QueryPhrasesForTest(strings.Repeat("a ", 100)))
-	require.Len(t, db.QueryPhrasesForTest(strings.Repeat("a b c ", 100)), 12)
+	terms, alts, err := db.ParseSearchQueryForTest("Solana chain went down, froze funds?")
+	require.NoError(t, err)
+	require.Equal(t, []string{"Solana", "chain", "went down", "froze", "funds"}, terms)
+	require.Contains(t, alts[1], "blockchain", "a synonym group")
+	require.Contains(t, alts[2], "outage", "a thesaurus phrase is one term")
+	require.Subset(t, alts[3], []string{"freeze", "frozen"}, "irregular forms")
+	// Inflections meet their group: hacked, hacks and hacking find exploits.
+	for _, w := range []string{"hacked", "hacks", "hacking", "Hack"} {
+		_, alts, err := db.ParseSearchQueryForTest(w)
+		require.NoError(t, err)
+		require.Contains(t, alts[0], "exploit", w)
+	}
+	// Operators and punctuation separate words; names with dots and
+	// hyphens stay whole; a leading $ of a ticker goes.
+	terms, _, err = db.ParseSearchQueryForTest(`(ether.fi) & !layer-2 | $SOL <-> "a16z"`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ether.fi", "layer-2", "SOL", "a16z"}, terms)
+}
+
+// TestSearchCorpusStatsFollowIngest checks that the document frequencies
+// and corpus counts BM25 reads move with every insert, update, delete and
+// truncate of events.
+func TestSearchCorpusStatsFollowIngest(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	df := func(term string) int64 {
+		var n int64
+		err := b.store.Pool.QueryRow(b.ctx, "SELECT coalesce((SELECT df FROM search_terms WHERE term = $1), 0)", term).Scan(&n)
+		require.NoError(t, err)
+		return n
+	}
+	docs := func() int64 {
+		var n int64
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT docs FROM search_corpus").Scan(&n))
+		return n
+	}
+	var want int64
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT count(*) FROM events WHERE search @@ 'exploit'::tsquery").Scan(&want))
+	require.Equal(t, want, df("exploit"))
+	require.Equal(t, int64(13), docs())
+
+	_, err := b.store.Pool.Exec(b.ctx, "UPDATE events SET title = 'Exploit hits the zebra bridge' WHERE id = 7")
+	require.NoError(t, err)
+	require.Equal(t, want+1, df("exploit"))
+	require.Equal(t, int64(1), df("zebra"))
+	_, err = b.store.Pool.Exec(b.ctx, "UPDATE events SET ingest_seq = ingest_seq + 1 WHERE id = 7")
+	require.NoError(t, err)
+	require.Equal(t, want+1, df("exploit"), "an update that leaves the text alone changes nothing")
+	_, err = b.store.Pool.Exec(b.ctx, "DELETE FROM events WHERE id = 7")
+	require.NoError(t, err)
+	require.Equal(t, want, df("exploit"))
+	require.Equal(t, int64(0), df("zebra"))
+	require.Equal(t, int64(12), docs())
+
+	// Search reads them: a word no event holds is reported unmatched.
+	res := b.searchResult(t, "zebra exploit", 10)
+	require.Equal(t, []string{"zebra"}, res.UnmatchedTerms)
+	require.NotEmpty(t, res.Matches)
+	for _, m := range res.Matches {
+		require.Equal(t, []string{"exploit"}, m.MatchedTerms)
+	}
+	_, err = b.store.Pool.Exec(b.ctx, "TRUNCATE events CASCADE")
+	require.NoError(t, err)
+	require.Equal(t, int64(0), docs())
+	require.Equal(t, int64(0), df("exploit"))
+}
+
+// TestSearchThesaurusAndRarity checks the search-engine behaviour: a
+// synonym finds what the typed word does not (below typed matches), the
+// rarer of two words decides, and equal texts are ordered by recency.
+func TestSearchThesaurusAndRarity(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+
+	// "hack" is in no event: the exploits come through the thesaurus.
+	res := b.searchResult(t, "hack", 10)
+	require.Subset(t, matchEventIDs(res.Matches), []int64{3, 9})
+	for _, m := range res.Matches {
+		require.Equal(t, cryptointel.MatchTypeSynonym, m.MatchType, "%+v", m)
+	}
+	require.Empty(t, res.UnmatchedTerms)
+	require.Equal(t, "hack", res.Terms[0].Text)
+	require.Contains(t, res.Terms[0].Expansions, "exploit")
+
+	// The typed word ranks above its synonyms.
+	ms := b.search(t, "drains", 10)
+	require.Equal(t, int64(3), ms[0].EventID, "the event that says drains")
+	require.Equal(t, cryptointel.MatchTypeFulltext, ms[0].MatchType)
+
+	// Ranks strictly order the page (no page of equal ranks).
+	ms = b.search(t, "exploit", 10)
+	for i := 1; i < len(ms); i++ {
+		require.Less(t, ms[i-1].MatchRank, ms[i].MatchRank)
+	}
+}
+
+// TestSearchTopicFeedSpeaksTheVocabulary checks that the feeds' topic reads
+// words like search: a synonym finds the event, a refused topic is EINVALID.
+func TestSearchTopicFeedSpeaksTheVocabulary(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	list := func(topic string) []int64 {
+		evs, err := db.ListEvents(b.ctx, b.store.Pool, db.EventFilter{Since: b.now.Add(-30 * 24 * time.Hour), Topic: topic, Sort: db.SortRecency, Limit: 20})
+		require.NoError(t, err, topic)
+		var ids []int64
+		for _, e := range evs {
+			ids = append(ids, e.ID)
+		}
+		return ids
+	}
+	require.ElementsMatch(t, []int64{3, 9, 10}, list("exploit"))
+	require.Subset(t, list("hack"), []int64{3, 9}, "synonyms")
+	require.ElementsMatch(t, []int64{3, 9}, list("bridge hacked"), "every term")
+	require.Subset(t, list("ETH"), []int64{6, 11}, "an entity's other names")
+	require.Empty(t, list("the"))
+	_, err := db.ListEvents(b.ctx, b.store.Pool, db.EventFilter{Since: b.now, Topic: "&&&", Limit: 5})
+	require.Equal(t, cryptointel.MsgQueryNoWords, cryptointel.ErrorMessage(err))
 }
 
 // TestSearchPlansUseIndexes checks that every statement search and
 // resolution run can be answered from indexes: with sequential scans
-// disabled, no plan scans a table sequentially. (On tiny tables the planner
-// rightly prefers sequential scans; the benchmark shows the plans chosen on
-// a large database.)
+// disabled, no plan scans a large table sequentially. (On tiny tables the
+// planner rightly prefers sequential scans; the benchmark shows the plans
+// chosen on a large database.)
 func TestSearchPlansUseIndexes(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
-
-	err := b.store.Bun.RunInTx(b.ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off")
-		require.NoError(t, err)
-		_, err = tx.ExecContext(ctx, "ANALYZE")
-		require.NoError(t, err)
-		since := b.now.Add(-30 * 24 * time.Hour)
-		links := []db.LinkedEntityForTest{{EntityID: entEthereum, Kind: "canonical_name", Rank: 0, Whole: true}, {EntityID: entEthereumFoundation, Rank: 0, Whole: true, Related: true}}
-		stmts := map[string]string{
-			"resolve exact": db.ResolveSQLForTest(tx, "ethereum", 50, 0),
-			"resolve fuzzy": db.ResolveSQLForTest(tx, "Etherium", 50, 0),
-			"resolve short": db.ResolveSQLForTest(tx, "op", 50, 0),
-			"link":          db.SearchSQLForTest(tx, "Ethereum exploit news"),
-			"rank":          db.RankSQLForTest(tx, "Ethereum exploit", links, since, 10),
-			"rank one word": db.RankSQLForTest(tx, "exploit", nil, since, 10),
-		}
-		for name, sql := range stmts {
-			var plan []string
-			require.NoError(t, tx.NewRaw("EXPLAIN "+sql).Scan(ctx, &plan), name)
-			text := strings.Join(plan, "\n")
-			require.NotContains(t, text, "Seq Scan", "%s:\n%s", name, text)
-		}
-		return nil
-	})
+	conn, err := b.store.Pool.Acquire(b.ctx)
 	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(b.ctx, "SET enable_seqscan = off")
+	require.NoError(t, err)
+	defer conn.Exec(context.Background(), "RESET enable_seqscan") //nolint:errcheck
+	_, err = conn.Exec(b.ctx, "ANALYZE")
+	require.NoError(t, err)
+	since := b.now.Add(-30 * 24 * time.Hour)
+	for _, q := range []string{"Ethereum", "Etherium", "OP", "Ethereum exploit news", "bridge hacked", "exploit"} {
+		an, rk, err := db.SearchStatementsForTest(b.ctx, conn, q, since, 10)
+		require.NoError(t, err, q)
+		for name, st := range map[string]db.SearchStatementForTest{"analyze": an, "rank": rk, "resolve": {SQL: db.ResolveSQLForTest(q, 50, 0)}} {
+			rows, err := conn.Query(b.ctx, "EXPLAIN "+st.SQL, st.Args...)
+			require.NoError(t, err, "%s %q", name, q)
+			var plan []string
+			for rows.Next() {
+				var line string
+				require.NoError(t, rows.Scan(&line))
+				plan = append(plan, line)
+			}
+			require.NoError(t, rows.Err())
+			text := strings.Join(plan, "\n")
+			for _, table := range []string{"events", "event_entities", "entity_names", "entities", "search_terms"} {
+				require.NotContains(t, text, "Seq Scan on "+table+" ", "%s %q:\n%s", name, q, text)
+			}
+		}
+	}
+}
+
+// TestSearchStatsDoNotSerializeWriters checks that two transactions writing
+// events with the same words do not wait on each other for the counters: the
+// second commits while the first is still open (a lock wait would fail it
+// with lock_timeout), and both counts arrive once each has committed.
+func TestSearchStatsDoNotSerializeWriters(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	insert := func(tx interface {
+		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	}, id int64) {
+		_, err := tx.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at) VALUES ($1, 'Walrus bridge exploit', 'security', $2)`, id, b.now)
+		require.NoError(t, err)
+	}
+	df := func() int64 {
+		var n int64
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT coalesce((SELECT df FROM search_terms WHERE term = 'walrus'), 0)").Scan(&n))
+		return n
+	}
+	first, err := b.store.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	defer first.Rollback(b.ctx) //nolint:errcheck
+	insert(first, 901)
+	second, err := b.store.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	defer second.Rollback(b.ctx) //nolint:errcheck
+	_, err = second.Exec(b.ctx, "SET LOCAL lock_timeout = '10s'")
+	require.NoError(t, err)
+	insert(second, 902)
+	require.NoError(t, second.Commit(b.ctx), "the second writer commits while the first is open")
+	require.Equal(t, int64(1), df())
+	require.NoError(t, first.Commit(b.ctx))
+	require.Equal(t, int64(2), df())
 }

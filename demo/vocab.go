@@ -308,17 +308,20 @@ var seedCategories = []seedCategory{
 		{"upgrade", seedProject, "", []string{"{O} activates {U} upgrade", "{O} schedules {U} network upgrade for {F}"}},
 		{"testnet", seedProject, "", []string{"{O} opens public testnet for {F}", "{O} testnet adds {F}"}},
 		{"protocol_release", seedProject, "", []string{"{O} releases v{N}.0 client", "{O} ships {F} in latest release"}},
+		{"outage", seedProject, "", []string{"{O} mainnet halts block production for {N} minutes", "{O} network suffers outage as validators stall", "Transactions stuck on {O} after consensus bug"}},
 	}, bullets: []string{"Upgrade introduces {F}", "Node operators must update before activation", "Audits completed ahead of release", "Throughput improvements reported in testing", "Backward-compatible with existing tooling"}},
 	{name: "security", weight: 7, subs: []seedSubcategory{
 		{"exploit", seedProject, "", []string{"{O} suffers ${N}M exploit in {C}", "Attacker drains ${N}M from {O} {C}"}},
 		{"vulnerability_disclosure", seedProject, "", []string{"{O} patches critical bug in {C}", "Researchers disclose {C} vulnerability in {O}"}},
 		{"audit", seedProject, "", []string{"{O} completes security audit of {C}", "{O} publishes {C} audit results"}},
+		{"funds_frozen", seedProject, seedExchange, []string{"{P} froze ${N}M of stolen funds linked to {O} breach", "{O} {C} breach: {P} freezes attacker deposits"}},
 	}, bullets: []string{"Affected component: {C}", "Funds at risk estimated at ${N}M", "A post-mortem will follow", "Bug bounty paid to the reporter", "Contracts paused as a precaution"}},
 	{name: "regulation", weight: 8, subs: []seedSubcategory{
 		{"enforcement_action", seedExchange, seedRegulator, []string{"{P} takes enforcement action against {O}", "{P} fines {O} over compliance failures"}},
 		{"license_granted", seedExchange, seedRegulator, []string{"{O} secures license from {P}", "{P} grants {O} registration to operate"}},
 		{"policy_statement", seedProject, seedRegulator, []string{"{P} issues guidance affecting {O}", "{P} statement clarifies treatment of {T}"}},
 		{"lawsuit", seedProject, seedRegulator, []string{"{P} files lawsuit against {O}", "{O} challenges {P} in court"}},
+		{"etf_approval", seedProject, seedRegulator, []string{"{P} clears spot {T} exchange-traded fund", "{P} greenlights first {O} ETF listings"}},
 	}, bullets: []string{"Decision follows a multi-year review", "Compliance deadline set for next quarter", "Penalty of ${N}M announced", "Company says it will cooperate", "Guidance applies to {F}"}},
 	{name: "analysis", weight: 10, subs: []seedSubcategory{
 		{"research_report", seedProject, "", []string{"Research: {O} network activity and fee trends", "Deep dive: {O} and the economics of {F}"}},
@@ -338,6 +341,7 @@ var seedCategories = []seedCategory{
 		{"token_unlock", seedProject, "", []string{"{O} to unlock {N}M {T} tokens", "Scheduled {T} unlock releases {N}M tokens to early backers"}},
 		{"buyback", seedProject, "", []string{"{O} announces {T} buyback program", "{O} treasury begins ${N}M {T} buyback"}},
 		{"burn", seedProject, "", []string{"{O} burns {N}M {T} from treasury", "{T} supply falls after {O} burn"}},
+		{"depeg", seedProject, "", []string{"{O} stablecoin slips below its dollar peg", "{T} depegs as redemptions surge"}},
 	}, bullets: []string{"Unlock equals {N}% of circulating supply", "Tokens go to investors and contributors", "Buyback funded by protocol revenue", "Burn is permanent and verifiable on-chain"}},
 }
 

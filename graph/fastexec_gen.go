@@ -219,6 +219,25 @@ func (x *fastExec) o_Query(ctx context.Context, p *fpath, pl *plan) bool {
 					invalid = true
 				}
 			}
+		case "searchReport":
+			{
+				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_searchReport_args)
+				if !ok {
+					x.w.Null()
+					invalid = true
+					break
+				}
+				v, err := x.r_Query_searchReport(ctx, &fp, args)
+				if err != nil {
+					x.fail(ctx, &fp, err, true)
+					x.w.Null()
+					invalid = true
+					break
+				}
+				if x.v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx, &fp, x.child(pl, i, searchReportImplementors), v) {
+					invalid = true
+				}
+			}
 		case "organization":
 			{
 				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_organization_args)
@@ -492,6 +511,15 @@ func (x *fastExec) r_Query_searchEvents(ctx context.Context, p *fpath, args map[
 		}
 	}()
 	return x.rs.Query.SearchEvents(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int))
+}
+
+func (x *fastExec) r_Query_searchReport(ctx context.Context, p *fpath, args map[string]any) (res *cryptointel.SearchResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = x.recovered(ctx, p, r)
+		}
+	}()
+	return x.rs.Query.SearchReport(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int))
 }
 
 func (x *fastExec) r_Query_organization(ctx context.Context, p *fpath, args map[string]any) (res *cryptointel.Entity, err error) {
@@ -1429,6 +1457,10 @@ func (x *fastExec) o_EventMatch(ctx context.Context, p *fpath, pl *plan, obj *cr
 			if x.v_marshalNFloat2float64(ctx, &fp, nil, obj.MatchRank) {
 				invalid = true
 			}
+		case "matchedTerms":
+			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.MatchedTerms) {
+				invalid = true
+			}
 		default:
 			x.w.Null()
 		}
@@ -2108,6 +2140,88 @@ func (x *fastExec) r_Relationship_relatedEntity(ctx context.Context, p *fpath, o
 	return x.rs.Relationship.RelatedEntity(ctx, obj)
 }
 
+// o_SearchReport writes a SearchReport with the fields of pl; false when it came out null
+// (a non-null field failed), as gqlgen's _SearchReport does.
+func (x *fastExec) o_SearchReport(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.SearchResult) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	for i := range pl.fields {
+		f := &pl.fields[i]
+		x.w.Key(f.Alias, i == 0)
+		fp := fpath{parent: p, field: f}
+		_ = fp
+		switch f.Name {
+		case "__typename":
+			x.w.Raw("\"SearchReport\"")
+		case "query":
+			if x.v_marshalNString2string(ctx, &fp, nil, obj.Query) {
+				invalid = true
+			}
+		case "terms":
+			if x.v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx, &fp, x.child(pl, i, searchTermImplementors), obj.Terms) {
+				invalid = true
+			}
+		case "unmatchedTerms":
+			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.UnmatchedTerms) {
+				invalid = true
+			}
+		default:
+			x.w.Null()
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+// o_SearchTerm writes a SearchTerm with the fields of pl; false when it came out null
+// (a non-null field failed), as gqlgen's _SearchTerm does.
+func (x *fastExec) o_SearchTerm(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.SearchTerm) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	for i := range pl.fields {
+		f := &pl.fields[i]
+		x.w.Key(f.Alias, i == 0)
+		fp := fpath{parent: p, field: f}
+		_ = fp
+		switch f.Name {
+		case "__typename":
+			x.w.Raw("\"SearchTerm\"")
+		case "text":
+			if x.v_marshalNString2string(ctx, &fp, nil, obj.Text) {
+				invalid = true
+			}
+		case "expansions":
+			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Expansions) {
+				invalid = true
+			}
+		case "documentFrequency":
+			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.DocumentFrequency) {
+				invalid = true
+			}
+		case "matched":
+			if x.v_marshalNBoolean2bool(ctx, &fp, nil, obj.Matched) {
+				invalid = true
+			}
+		default:
+			x.w.Null()
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
 // o_SignalHistoryDay writes a SignalHistoryDay with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SignalHistoryDay does.
 func (x *fastExec) o_SignalHistoryDay(ctx context.Context, p *fpath, pl *plan, obj *SignalHistoryDay) bool {
@@ -2549,6 +2663,37 @@ func (x *fastExec) v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcry
 	return false
 }
 
+func (x *fastExec) v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, p *fpath, pl *plan, v *cryptointel.SearchResult) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.o_SearchReport(ctx, p, pl, v)
+}
+
+func (x *fastExec) v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx context.Context, p *fpath, pl *plan, v []cryptointel.SearchTerm) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
 func (x *fastExec) v_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx context.Context, p *fpath, pl *plan, v []*SignalHistoryDay) bool {
 	start := len(x.w.B)
 	nulls := false
@@ -2788,6 +2933,10 @@ func (x *fastExec) v_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 		return true
 	}
 	return !x.o_Relationship(ctx, p, pl, v)
+}
+
+func (x *fastExec) v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx context.Context, p *fpath, pl *plan, v cryptointel.SearchTerm) bool {
+	return !x.o_SearchTerm(ctx, p, pl, &v)
 }
 
 func (x *fastExec) v_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx context.Context, p *fpath, pl *plan, v *SignalHistoryDay) bool {

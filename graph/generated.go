@@ -123,10 +123,11 @@ type ComplexityRoot struct {
 	}
 
 	EventMatch struct {
-		Event      func(childComplexity int) int
-		MatchRank  func(childComplexity int) int
-		MatchType  func(childComplexity int) int
-		MatchedVia func(childComplexity int) int
+		Event        func(childComplexity int) int
+		MatchRank    func(childComplexity int) int
+		MatchType    func(childComplexity int) int
+		MatchedTerms func(childComplexity int) int
+		MatchedVia   func(childComplexity int) int
 	}
 
 	Evidence struct {
@@ -207,6 +208,7 @@ type ComplexityRoot struct {
 		OrganizationsByName       func(childComplexity int, name string, first *int) int
 		ResolveEntities           func(childComplexity int, name string, first *int, offset *int) int
 		SearchEvents              func(childComplexity int, query string, since *time.Time, first *int) int
+		SearchReport              func(childComplexity int, query string, since *time.Time, first *int) int
 		StreamCursor              func(childComplexity int) int
 		TopSignals                func(childComplexity int, since *time.Time, first *int) int
 	}
@@ -226,6 +228,19 @@ type ComplexityRoot struct {
 		SourceEntityID   func(childComplexity int) int
 		Status           func(childComplexity int) int
 		TargetEntityID   func(childComplexity int) int
+	}
+
+	SearchReport struct {
+		Query          func(childComplexity int) int
+		Terms          func(childComplexity int) int
+		UnmatchedTerms func(childComplexity int) int
+	}
+
+	SearchTerm struct {
+		DocumentFrequency func(childComplexity int) int
+		Expansions        func(childComplexity int) int
+		Matched           func(childComplexity int) int
+		Text              func(childComplexity int) int
 	}
 
 	SignalHistoryDay struct {
@@ -297,6 +312,7 @@ type QueryResolver interface {
 	Entities(ctx context.Context, ids []int) ([]*cryptointel.Entity, error)
 	ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*cryptointel.EntityMatch, error)
 	SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*cryptointel.EventMatch, error)
+	SearchReport(ctx context.Context, query string, since *time.Time, first *int) (*cryptointel.SearchResult, error)
 	Organization(ctx context.Context, id int) (*cryptointel.Entity, error)
 	OrganizationsByName(ctx context.Context, name string, first *int) ([]*cryptointel.EntityMatch, error)
 	Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error)
@@ -700,6 +716,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventMatch.MatchType(childComplexity), true
+	case "EventMatch.matchedTerms":
+		if e.ComplexityRoot.EventMatch.MatchedTerms == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventMatch.MatchedTerms(childComplexity), true
 	case "EventMatch.matchedVia":
 		if e.ComplexityRoot.EventMatch.MatchedVia == nil {
 			break
@@ -1141,6 +1163,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SearchEvents(childComplexity, args["query"].(string), args["since"].(*time.Time), args["first"].(*int)), true
+	case "Query.searchReport":
+		if e.ComplexityRoot.Query.SearchReport == nil {
+			break
+		}
+
+		args, err := ec.field_Query_searchReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SearchReport(childComplexity, args["query"].(string), args["since"].(*time.Time), args["first"].(*int)), true
 	case "Query.streamCursor":
 		if e.ComplexityRoot.Query.StreamCursor == nil {
 			break
@@ -1226,6 +1259,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Relationship.TargetEntityID(childComplexity), true
+
+	case "SearchReport.query":
+		if e.ComplexityRoot.SearchReport.Query == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.Query(childComplexity), true
+	case "SearchReport.terms":
+		if e.ComplexityRoot.SearchReport.Terms == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.Terms(childComplexity), true
+	case "SearchReport.unmatchedTerms":
+		if e.ComplexityRoot.SearchReport.UnmatchedTerms == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.UnmatchedTerms(childComplexity), true
+
+	case "SearchTerm.documentFrequency":
+		if e.ComplexityRoot.SearchTerm.DocumentFrequency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchTerm.DocumentFrequency(childComplexity), true
+	case "SearchTerm.expansions":
+		if e.ComplexityRoot.SearchTerm.Expansions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchTerm.Expansions(childComplexity), true
+	case "SearchTerm.matched":
+		if e.ComplexityRoot.SearchTerm.Matched == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchTerm.Matched(childComplexity), true
+	case "SearchTerm.text":
+		if e.ComplexityRoot.SearchTerm.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchTerm.Text(childComplexity), true
 
 	case "SignalHistoryDay.date":
 		if e.ComplexityRoot.SignalHistoryDay.Date == nil {
@@ -1490,12 +1567,24 @@ type Query {
   resolveEntities(name: String!, first: Int = 50, offset: Int = 0): [EntityMatch!]!
 
   """
-  Searches radar and signal history: full-text relevance over title, summary,
-  bullets and evidence, entity linking (a query naming an entity finds its
-  events), and expansion along relationships marked searchExpand. ` + "`" + `first` + "`" + ` is
-  1–20 (default 10); ` + "`" + `since` + "`" + ` defaults to the last 30 days.
+  Searches radar and signal history like a search engine: BM25 relevance
+  (rarer words weigh more; title > summary > bullets > evidence), entity
+  linking (a query naming an entity, by name, alias or ticker, finds its
+  events), expansion along relationships marked searchExpand, and a crypto
+  thesaurus (` + "`" + `hack` + "`" + ` also finds exploits, at a lower weight than the word
+  typed), with recency and significance as boosts. Prediction markets are not
+  searched. ` + "`" + `first` + "`" + ` is 1–20 (default 10); ` + "`" + `since` + "`" + ` defaults to the
+  last 30 days. A query must have a word to search for and at most
+  32 words and 256 characters (docs/api/search.md).
   """
   searchEvents(query: String!, since: Time, first: Int = 10): [EventMatch!]!
+
+  """
+  How searchEvents reads the same arguments: the query's terms, what each
+  searched for, and the terms no returned event matched. Asked beside
+  searchEvents with the same arguments, the search runs once.
+  """
+  searchReport(query: String!, since: Time, first: Int = 10): SearchReport!
 
   "A compatibility organization by id, or null."
   organization(id: Int!): Organization
@@ -1785,10 +1874,38 @@ type EventMatch {
   event: Event!
   "How it was found: text, entity or related_entity."
   matchedVia: String!
-  "The kind of match: fulltext, exact, alias, prefix, fuzzy, expansion."
+  "The kind of match: fulltext (a word typed), synonym (thesaurus words only), exact, alias, prefix, token, substring, fuzzy (how the query named the entity), expansion (a related entity)."
   matchType: String!
-  "Strength of the match; lower is stronger."
+  """
+  Strength of the match; lower is stronger, and the results are in its
+  order: the tier (0, or when the query names an entity: 0 its events, 1 its
+  related entities' events, 2 the rest) plus 1 / (1 + score).
+  """
   matchRank: Float!
+  "The query terms the event matched (by text, synonym or entity), in query order."
+  matchedTerms: [String!]!
+}
+
+"How a search read its query."
+type SearchReport {
+  "The query searched (trimmed)."
+  query: String!
+  "The query's terms in order, stop words and punctuation dropped."
+  terms: [SearchTerm!]!
+  "The terms no returned event matched."
+  unmatchedTerms: [String!]!
+}
+
+"A term of a search query."
+type SearchTerm {
+  "The term as typed: a word, or a thesaurus phrase such as ` + "`" + `went down` + "`" + `."
+  text: String!
+  "The other words it searched for: its listed forms and the other names of an entity it names (full weight), its thesaurus synonyms (lower weight)."
+  expansions: [String!]!
+  "About how many events hold the term; the rarer, the more its matches weigh."
+  documentFrequency: Int!
+  "Whether a returned event matched it."
+  matched: Boolean!
 }
 
 "A source post backing an event."
@@ -2110,6 +2227,8 @@ func (ec *executionContext) childFields_EventMatch(ctx context.Context, field gr
 		return ec.fieldContext_EventMatch_matchType(ctx, field)
 	case "matchRank":
 		return ec.fieldContext_EventMatch_matchRank(ctx, field)
+	case "matchedTerms":
+		return ec.fieldContext_EventMatch_matchedTerms(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventMatch", field.Name)
 }
@@ -2268,6 +2387,32 @@ func (ec *executionContext) childFields_Relationship(ctx context.Context, field 
 		return ec.fieldContext_Relationship_relatedEntity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Relationship", field.Name)
+}
+
+func (ec *executionContext) childFields_SearchReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "query":
+		return ec.fieldContext_SearchReport_query(ctx, field)
+	case "terms":
+		return ec.fieldContext_SearchReport_terms(ctx, field)
+	case "unmatchedTerms":
+		return ec.fieldContext_SearchReport_unmatchedTerms(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchReport", field.Name)
+}
+
+func (ec *executionContext) childFields_SearchTerm(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "text":
+		return ec.fieldContext_SearchTerm_text(ctx, field)
+	case "expansions":
+		return ec.fieldContext_SearchTerm_expansions(ctx, field)
+	case "documentFrequency":
+		return ec.fieldContext_SearchTerm_documentFrequency(ctx, field)
+	case "matched":
+		return ec.fieldContext_SearchTerm_matched(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchTerm", field.Name)
 }
 
 func (ec *executionContext) childFields_SignalHistoryDay(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3087,6 +3232,36 @@ func (ec *executionContext) field_Query_resolveEntities_args(ctx context.Context
 }
 
 func (ec *executionContext) field_Query_searchEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_searchReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
@@ -4924,6 +5099,29 @@ func (ec *executionContext) fieldContext_EventMatch_matchRank(_ context.Context,
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _EventMatch_matchedTerms(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventMatch_matchedTerms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MatchedTerms, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventMatch_matchedTerms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Evidence_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6371,6 +6569,50 @@ func (ec *executionContext) fieldContext_Query_searchEvents(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_searchReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_searchReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SearchReport(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.SearchResult) graphql.Marshaler {
+			return ec.marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_searchReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_searchReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_organization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7139,6 +7381,176 @@ func (ec *executionContext) fieldContext_Relationship_relatedEntity(_ context.Co
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SearchReport_query(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_query(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Query, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_query(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchReport_terms(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_terms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Terms, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchTerm) graphql.Marshaler {
+			return ec.marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_terms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchTerm(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchReport_unmatchedTerms(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_unmatchedTerms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnmatchedTerms, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_unmatchedTerms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchTerm_text(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchTerm_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchTerm_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchTerm", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchTerm_expansions(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchTerm_expansions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Expansions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchTerm_expansions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchTerm", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchTerm_documentFrequency(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchTerm_documentFrequency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DocumentFrequency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchTerm_documentFrequency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchTerm", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchTerm_matched(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchTerm_matched(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Matched, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchTerm_matched(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchTerm", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _SignalHistoryDay_date(ctx context.Context, field graphql.CollectedField, obj *SignalHistoryDay) (ret graphql.Marshaler) {
@@ -9430,6 +9842,11 @@ func (ec *executionContext) _EventMatch(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "matchedTerms":
+			out.Values[i] = ec._EventMatch_matchedTerms(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10430,6 +10847,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "searchReport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_searchReport(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "organization":
 			field := field
 
@@ -10796,6 +11235,107 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var searchReportImplementors = []string{"SearchReport"}
+
+func (ec *executionContext) _SearchReport(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchReport")
+		case "query":
+			out.Values[i] = ec._SearchReport_query(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terms":
+			out.Values[i] = ec._SearchReport_terms(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmatchedTerms":
+			out.Values[i] = ec._SearchReport_unmatchedTerms(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var searchTermImplementors = []string{"SearchTerm"}
+
+func (ec *executionContext) _SearchTerm(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchTerm) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchTermImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchTerm")
+		case "text":
+			out.Values[i] = ec._SearchTerm_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expansions":
+			out.Values[i] = ec._SearchTerm_expansions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documentFrequency":
+			out.Values[i] = ec._SearchTerm_documentFrequency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "matched":
+			out.Values[i] = ec._SearchTerm_matched(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11788,6 +12328,36 @@ func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋcryptointel�
 		return graphql.Null
 	}
 	return ec._Relationship(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, sel ast.SelectionSet, v *cryptointel.SearchResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SearchReport(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchTerm) graphql.Marshaler {
+	return ec._SearchTerm(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchTerm) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx context.Context, sel ast.SelectionSet, v []*SignalHistoryDay) graphql.Marshaler {

@@ -30,7 +30,7 @@ var compiledOperations = map[string]compiledOp{
 	opQuery_Organization:              {name: "Organization", run: (*fastExec).op_Organization, fields: opFields_Organization, args: 3},
 	opQuery_Organizations:             {name: "Organizations", run: (*fastExec).op_Organizations, fields: opFields_Organizations, args: 1},
 	opQuery_OrganizationsByName:       {name: "OrganizationsByName", run: (*fastExec).op_OrganizationsByName, fields: opFields_OrganizationsByName, args: 1},
-	opQuery_Search:                    {name: "Search", run: (*fastExec).op_Search, fields: opFields_Search, args: 1},
+	opQuery_Search:                    {name: "Search", run: (*fastExec).op_Search, fields: opFields_Search, args: 2},
 	opQuery_SignalHistory:             {name: "SignalHistory", run: (*fastExec).op_SignalHistory, fields: opFields_SignalHistory, args: 2},
 	opQuery_SignalTop:                 {name: "SignalTop", run: (*fastExec).op_SignalTop, fields: opFields_SignalTop, args: 1},
 	opQuery_Timeline:                  {name: "Timeline", run: (*fastExec).op_Timeline, fields: opFields_Timeline, args: 2},
@@ -6305,6 +6305,28 @@ func (x *fastExec) op_Search(ctx context.Context) {
 			}
 		}
 	}
+	x.w.Raw(",\"searchReport\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[1]}
+		for once := true; once; once = false {
+			args, ok := x.opArgs(ctx, &fp, 1, (*executionContext).field_Query_searchReport_args)
+			if !ok {
+				x.w.Null()
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_searchReport(ctx, &fp, args)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Search_2_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -6319,7 +6341,7 @@ func (x *fastExec) cs_Search_1(ctx context.Context, p *fpath, obj *cryptointel.E
 	invalid := false
 	x.w.Raw("\"event\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[1]}
+		fp := fpath{parent: p, field: &x.cfields[2]}
 		for once := true; once; once = false {
 			v, err := x.r_EventMatch_event(ctx, &fp, obj)
 			if err != nil {
@@ -6328,29 +6350,36 @@ func (x *fastExec) cs_Search_1(ctx context.Context, p *fpath, obj *cryptointel.E
 				invalid = true
 				break
 			}
-			if x.cv_Search_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &fp, nil, v) {
+			if x.cv_Search_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &fp, nil, v) {
 				invalid = true
 			}
 		}
 	}
 	x.w.Raw(",\"matchedVia\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[2]}
+		fp := fpath{parent: p, field: &x.cfields[3]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedVia) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"matchType\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[3]}
+		fp := fpath{parent: p, field: &x.cfields[4]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchType) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"matchRank\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[4]}
+		fp := fpath{parent: p, field: &x.cfields[5]}
 		if x.v_marshalNFloat2float64(ctx, &fp, nil, obj.MatchRank) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"matchedTerms\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[6]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.MatchedTerms) {
 			invalid = true
 		}
 	}
@@ -6363,34 +6392,54 @@ func (x *fastExec) cs_Search_1(ctx context.Context, p *fpath, obj *cryptointel.E
 	return true
 }
 
-func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
+func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.SearchResult) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"unmatchedTerms\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[7]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.UnmatchedTerms) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Search_3(ctx context.Context, p *fpath, obj *cryptointel.Event) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
 	x.w.Raw("\"id\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[5]}
+		fp := fpath{parent: p, field: &x.cfields[8]}
 		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"title\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[6]}
+		fp := fpath{parent: p, field: &x.cfields[9]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"eventCategory\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[7]}
+		fp := fpath{parent: p, field: &x.cfields[10]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"eventSubcategory\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[8]}
+		fp := fpath{parent: p, field: &x.cfields[11]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
 			invalid = true
 		}
@@ -6398,7 +6447,7 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 	x.w.Raw(",\"summary\":")
 	ls0 := len(x.w.B)
 	{
-		fp := fpath{parent: p, field: &x.cfields[9]}
+		fp := fpath{parent: p, field: &x.cfields[12]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
 			invalid = true
 		}
@@ -6407,7 +6456,7 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 	x.w.Raw(",\"bullets\":")
 	ls1 := len(x.w.B)
 	{
-		fp := fpath{parent: p, field: &x.cfields[10]}
+		fp := fpath{parent: p, field: &x.cfields[13]}
 		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
 			invalid = true
 		}
@@ -6416,27 +6465,9 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 	x.w.Raw(",\"owners\":")
 	ls2 := len(x.w.B)
 	{
-		fp := fpath{parent: p, field: &x.cfields[11]}
+		fp := fpath{parent: p, field: &x.cfields[14]}
 		for once := true; once; once = false {
 			v, err := x.r_Event_owners(ctx, &fp, obj)
-			if err != nil {
-				x.fail(ctx, &fp, err, true)
-				x.w.Null()
-				invalid = true
-				break
-			}
-			if x.cv_Search_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
-				invalid = true
-			}
-		}
-	}
-	le2 := len(x.w.B)
-	x.w.Raw(",\"participants\":")
-	ls3 := len(x.w.B)
-	{
-		fp := fpath{parent: p, field: &x.cfields[12]}
-		for once := true; once; once = false {
-			v, err := x.r_Event_participants(ctx, &fp, obj)
 			if err != nil {
 				x.fail(ctx, &fp, err, true)
 				x.w.Null()
@@ -6448,11 +6479,29 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 			}
 		}
 	}
+	le2 := len(x.w.B)
+	x.w.Raw(",\"participants\":")
+	ls3 := len(x.w.B)
+	{
+		fp := fpath{parent: p, field: &x.cfields[15]}
+		for once := true; once; once = false {
+			v, err := x.r_Event_participants(ctx, &fp, obj)
+			if err != nil {
+				x.fail(ctx, &fp, err, true)
+				x.w.Null()
+				invalid = true
+				break
+			}
+			if x.cv_Search_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, nil, v) {
+				invalid = true
+			}
+		}
+	}
 	le3 := len(x.w.B)
 	x.w.Raw(",\"evidence\":")
 	ls4 := len(x.w.B)
 	{
-		fp := fpath{parent: p, field: &x.cfields[13]}
+		fp := fpath{parent: p, field: &x.cfields[16]}
 		for once := true; once; once = false {
 			v, err := x.r_Event_evidence(ctx, &fp, obj)
 			if err != nil {
@@ -6461,7 +6510,7 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 				invalid = true
 				break
 			}
-			if x.cv_Search_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
+			if x.cv_Search_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, nil, v) {
 				invalid = true
 			}
 		}
@@ -6470,7 +6519,7 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 	x.w.Raw(",\"latestEvidenceTimestamp\":")
 	ls5 := len(x.w.B)
 	{
-		fp := fpath{parent: p, field: &x.cfields[14]}
+		fp := fpath{parent: p, field: &x.cfields[17]}
 		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
 			invalid = true
 		}
@@ -6479,7 +6528,7 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 	x.w.Raw(",\"significance\":")
 	ls6 := len(x.w.B)
 	{
-		fp := fpath{parent: p, field: &x.cfields[15]}
+		fp := fpath{parent: p, field: &x.cfields[18]}
 		x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
 	}
 	le6 := len(x.w.B)
@@ -6508,75 +6557,34 @@ func (x *fastExec) cs_Search_2(ctx context.Context, p *fpath, obj *cryptointel.E
 	return true
 }
 
-func (x *fastExec) cs_Search_3(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
-	start := len(x.w.B)
-	x.w.Byte('{')
-	invalid := false
-	x.w.Raw("\"id\":")
-	{
-		fp := fpath{parent: p, field: &x.cfields[16]}
-		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
-			invalid = true
-		}
-	}
-	x.w.Raw(",\"label\":")
-	{
-		fp := fpath{parent: p, field: &x.cfields[17]}
-		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
-			invalid = true
-		}
-	}
-	x.w.Raw(",\"type\":")
-	{
-		fp := fpath{parent: p, field: &x.cfields[18]}
-		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
-			invalid = true
-		}
-	}
-	x.w.Raw(",\"aliases\":")
-	{
-		fp := fpath{parent: p, field: &x.cfields[19]}
-		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
-			invalid = true
-		}
-	}
-	if invalid {
-		x.w.Truncate(start)
-		x.w.Null()
-		return false
-	}
-	x.w.Byte('}')
-	return true
-}
-
 func (x *fastExec) cs_Search_4(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
 	x.w.Raw("\"id\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[20]}
+		fp := fpath{parent: p, field: &x.cfields[19]}
 		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"label\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[21]}
+		fp := fpath{parent: p, field: &x.cfields[20]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"type\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[22]}
+		fp := fpath{parent: p, field: &x.cfields[21]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"aliases\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[23]}
+		fp := fpath{parent: p, field: &x.cfields[22]}
 		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
 			invalid = true
 		}
@@ -6590,34 +6598,75 @@ func (x *fastExec) cs_Search_4(ctx context.Context, p *fpath, obj *cryptointel.E
 	return true
 }
 
-func (x *fastExec) cs_Search_5(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+func (x *fastExec) cs_Search_5(ctx context.Context, p *fpath, obj *cryptointel.Entity) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
 	x.w.Raw("\"id\":")
 	{
+		fp := fpath{parent: p, field: &x.cfields[23]}
+		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"label\":")
+	{
 		fp := fpath{parent: p, field: &x.cfields[24]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"type\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[25]}
+		if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			invalid = true
+		}
+	}
+	x.w.Raw(",\"aliases\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[26]}
+		if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			invalid = true
+		}
+	}
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	return true
+}
+
+func (x *fastExec) cs_Search_6(ctx context.Context, p *fpath, obj *cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	x.w.Raw("\"id\":")
+	{
+		fp := fpath{parent: p, field: &x.cfields[27]}
 		if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"content\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[25]}
+		fp := fpath{parent: p, field: &x.cfields[28]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"url\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[26]}
+		fp := fpath{parent: p, field: &x.cfields[29]}
 		if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
 			invalid = true
 		}
 	}
 	x.w.Raw(",\"timestamp\":")
 	{
-		fp := fpath{parent: p, field: &x.cfields[27]}
+		fp := fpath{parent: p, field: &x.cfields[30]}
 		if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
 			invalid = true
 		}
@@ -6631,14 +6680,17 @@ func (x *fastExec) cs_Search_5(ctx context.Context, p *fpath, obj *cryptointel.E
 	return true
 }
 
-const opQuery_Search = "# GET /v1/search.\nquery Search($query: String!, $since: Time, $first: Int) {\n  searchEvents(query: $query, since: $since, first: $first) {\n    event {\n      ...EventFields\n    }\n    matchedVia\n    matchType\n    matchRank\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
+const opQuery_Search = "# GET /v1/search.\nquery Search($query: String!, $since: Time, $first: Int) {\n  searchEvents(query: $query, since: $since, first: $first) {\n    event {\n      ...EventFields\n    }\n    matchedVia\n    matchType\n    matchRank\n    matchedTerms\n  }\n  searchReport(query: $query, since: $since, first: $first) {\n    unmatchedTerms\n  }\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EntityRefFields.\nfragment EntityRefFields on Entity {\n  id\n  label\n  type\n  aliases\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EventFields.\n# The facade adds the legacy aliases after them (rest/legacy.go), so each\n# list is resolved and encoded once.\nfragment EventFields on Event {\n  id\n  title\n  eventCategory\n  eventSubcategory\n  summary\n  bullets\n  owners {\n    ...EntityRefFields\n  }\n  participants {\n    ...EntityRefFields\n  }\n  evidence {\n    ...EvidenceFields\n  }\n  latestEvidenceTimestamp\n  significance\n}\n\n# Generated by wire/gen from the wire tables (wire/fields.go). DO NOT EDIT.\n# The canonical fields of wire.EvidenceFields.\nfragment EvidenceFields on Evidence {\n  id\n  content\n  url\n  timestamp\n}\n"
 
 var opFields_Search = [][]int{
 	{0},
+	{1},
 	{0, 0},
 	{0, 1},
 	{0, 2},
 	{0, 3},
+	{0, 4},
+	{1, 0},
 	{0, 0, 0, 0},
 	{0, 0, 0, 1},
 	{0, 0, 0, 2},
@@ -9171,7 +9223,7 @@ func (x *fastExec) cv_Search_1_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptoint
 	return false
 }
 
-func (x *fastExec) cv_Search_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+func (x *fastExec) cv_Search_2_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, p *fpath, pl *plan, v *cryptointel.SearchResult) bool {
 	if v == nil {
 		x.nullElement(ctx, p)
 		x.w.Null()
@@ -9180,26 +9232,13 @@ func (x *fastExec) cv_Search_2_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcry
 	return !x.cs_Search_2(ctx, p, v)
 }
 
-func (x *fastExec) cv_Search_3_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
-	start := len(x.w.B)
-	nulls := false
-	x.w.Byte('[')
-	for i := range v {
-		if i > 0 {
-			x.w.Byte(',')
-		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.cv_Search_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
-			nulls = true
-		}
-	}
-	if nulls {
-		x.w.Truncate(start)
+func (x *fastExec) cv_Search_3_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
 		x.w.Null()
 		return true
 	}
-	x.w.Byte(']')
-	return false
+	return !x.cs_Search_3(ctx, p, v)
 }
 
 func (x *fastExec) cv_Search_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
@@ -9224,7 +9263,7 @@ func (x *fastExec) cv_Search_4_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointel�
 	return false
 }
 
-func (x *fastExec) cv_Search_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+func (x *fastExec) cv_Search_5_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
 	start := len(x.w.B)
 	nulls := false
 	x.w.Byte('[')
@@ -9233,7 +9272,29 @@ func (x *fastExec) cv_Search_5_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointel
 			x.w.Byte(',')
 		}
 		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.cv_Search_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+		if x.cv_Search_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) cv_Search_6_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		ep := fpath{parent: p, index: i, isIndex: true}
+		if x.cv_Search_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -10054,15 +10115,6 @@ func (x *fastExec) cv_Search_1_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointel�
 	return !x.cs_Search_1(ctx, p, v)
 }
 
-func (x *fastExec) cv_Search_3_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
-	if v == nil {
-		x.nullElement(ctx, p)
-		x.w.Null()
-		return true
-	}
-	return !x.cs_Search_3(ctx, p, v)
-}
-
 func (x *fastExec) cv_Search_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
 	if v == nil {
 		x.nullElement(ctx, p)
@@ -10072,13 +10124,22 @@ func (x *fastExec) cv_Search_4_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcr
 	return !x.cs_Search_4(ctx, p, v)
 }
 
-func (x *fastExec) cv_Search_5_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+func (x *fastExec) cv_Search_5_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
 	if v == nil {
 		x.nullElement(ctx, p)
 		x.w.Null()
 		return true
 	}
 	return !x.cs_Search_5(ctx, p, v)
+}
+
+func (x *fastExec) cv_Search_6_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+	if v == nil {
+		x.nullElement(ctx, p)
+		x.w.Null()
+		return true
+	}
+	return !x.cs_Search_6(ctx, p, v)
 }
 
 func (x *fastExec) cv_SignalHistory_2_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx context.Context, p *fpath, pl *plan, v *SignalHistoryDay) bool {

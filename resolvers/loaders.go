@@ -52,6 +52,8 @@ type Loaders struct {
 	HistoryByEntityID *Level[HistoryKey, []cryptointel.HistoryDay]
 
 	sib *siblings
+	// searches memoizes the request's searches (resolvers/search.go).
+	searches searchMemo
 }
 
 // EventRoles are the entities of one event by role.

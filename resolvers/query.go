@@ -220,26 +220,6 @@ func (r *queryResolver) entityMatches(ctx context.Context, ms []cryptointel.Enti
 	return out
 }
 
-// SearchEvents searches radar and signal history.
-func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*cryptointel.EventMatch, error) {
-	start := r.now().Add(-cryptointel.HistoryLookback)
-	if since != nil {
-		start = since.UTC()
-	}
-	ms, err := db.SearchEvents(ctx, r.store.Read, query, start, cryptointel.SearchEventsFirst.Clamp(first))
-	if err != nil {
-		return nil, fmt.Errorf("error searching events: %w", err)
-	}
-	out := make([]*cryptointel.EventMatch, len(ms))
-	ids := make([]int64, len(ms))
-	for i := range ms {
-		out[i] = &ms[i]
-		ids[i] = ms[i].EventID
-	}
-	r.loaders(ctx).Events(ids)
-	return out, nil
-}
-
 // Organization returns one compatibility organization by id.
 func (r *queryResolver) Organization(ctx context.Context, id int) (*cryptointel.Entity, error) {
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))

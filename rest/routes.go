@@ -471,8 +471,15 @@ func graphRoutes() []Route {
 		},
 		{
 			Method: http.MethodGet, Path: "/v1/search", Summary: "Semantic search over radar and signal history",
-			Description: "Full-text relevance, entity linking and relationship expansion. `query` wins over `q` when both are given.",
-			Policy:      policy(surfaceQuery, access.LayerEvaluation, "search", 1, "", priceSearch),
+			Description: "Ranked like a search engine: BM25 relevance (rarer words weigh more; title > summary > bullets > evidence), " +
+				"entity linking by name, alias or ticker, expansion along relationships marked searchExpand, and a crypto thesaurus " +
+				"(`hack` also finds exploits, at a lower weight than the word typed; the thesaurus is data, extended by adding a line), " +
+				"with recency and significance as boosts. Each event says how it matched (`matchedVia`, `matchType`, `matchRank`, " +
+				"`matchedTerms`); `unmatchedTerms` lists the query's terms no returned event matched. Prediction markets are not searched. " +
+				"A query needs a word to search for and at most " + strconv.Itoa(cryptointel.SearchQueryMaxWords) + " words and " +
+				strconv.Itoa(cryptointel.SearchQueryMaxRunes) + " characters (400 otherwise). `query` wins over `q` when both are given. " +
+				"How ranking works and how to extend the thesaurus: docs/api/search.md.",
+			Policy: policy(surfaceQuery, access.LayerEvaluation, "search", 1, "", priceSearch),
 			Params: []Param{
 				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
 					RequiredMessage: cryptointel.MsgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
@@ -481,13 +488,16 @@ func graphRoutes() []Route {
 			},
 			Operation: "search",
 			Envelope: func(c *Call, data json.RawMessage) (any, error) {
-				items, err := flattenMatches(mustDig(data, "searchEvents"), "event", "matchedVia", "matchType", "matchRank")
+				items, err := flattenMatches(mustDig(data, "searchEvents"), "event", "matchedVia", "matchType", "matchRank", "matchedTerms")
 				if err != nil {
 					return nil, err
 				}
-				return object{{"query", c.String("query")}, {"limit", c.Int("limit")}, {"data", items}}, nil
+				return object{{"query", c.String("query")}, {"unmatchedTerms", mustDig(mustDig(data, "searchReport"), "unmatchedTerms")},
+					{"limit", c.Int("limit")}, {"data", items}}, nil
 			},
-			Response: envelope(p("query", str()), p("limit", integer()), p("data", listOf("SearchEvent"))),
+			Response: envelope(p("query", str()),
+				p("unmatchedTerms", describe(arr(str()), "The query's terms no returned event matched (stop words and punctuation are not terms).")),
+				p("limit", integer()), p("data", listOf("SearchEvent"))),
 		},
 		{
 			Method: http.MethodGet, Path: "/v1/signal/top", Summary: "Most significant signal events",

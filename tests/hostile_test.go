@@ -341,13 +341,25 @@ func hostileCases(hookID int64, since, radarCursor, signalCursor, researchSince,
 			get("invalid UTF-8", tg+"%C3%28eth", want4xx),
 			get("100 KB string", tg+big, want4xx))
 		if !strings.Contains(tg, "byTopName") { // byTopName answers 404 when nothing matches
+			// An unknown category is refused (400, listing the categories
+			// in use); elsewhere such text is a value that matches nothing.
 			none := want200
 			if strings.Contains(tg, "category=") {
 				none = want4xx
 			}
 			add(get("SQL injection", tg+url.QueryEscape("' OR '1'='1'; DROP TABLE events; --"), none),
 				get("unicode", tg+url.QueryEscape("以太坊 🚀 \u202eRTL\u200b"), none),
-				get("LIKE wildcards", tg+url.QueryEscape("%_%\\"), none))
+				get("LIKE wildcards around a word", tg+url.QueryEscape("%_eth%\\"), none))
+			// A search query or topic must hold a word: wildcards alone
+			// are refused (400), elsewhere they are text that matches
+			// nothing.
+			if strings.Contains(tg, "search") || strings.Contains(tg, "topic") {
+				add(get("LIKE wildcards", tg+url.QueryEscape("%_%\\"), want4xx),
+					get("operators only", tg+url.QueryEscape("& | ! : * ( ) < >"), want4xx),
+					get("stop words only", tg+url.QueryEscape("the of and"), map[bool]int{true: want4xx, false: want200}[strings.Contains(tg, "search")]))
+			} else {
+				add(get("LIKE wildcards", tg+url.QueryEscape("%_%\\"), none))
+			}
 		}
 	}
 	add(get("injection in top name", "/v1/entities/byTopName?name="+url.QueryEscape("x' UNION SELECT * FROM api_keys --"), want4xx))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/rest"
 )
 
@@ -395,13 +396,18 @@ func restContractCases() map[string][]restCase {
 		"/v1/search": {
 			{name: "query required", path: "/v1/search", status: 400, err: "query parameter is required (use query or q)"},
 			{name: "empty query", path: restQuery("/v1/search", "q", " "), status: 400, err: "query parameter is required (use query or q)"},
+			{name: "too long", path: restQuery("/v1/search", "q", strings.Repeat("ethereum ", 40)), status: 400, err: cryptointel.MsgQueryTooLong},
+			{name: "too many words", path: restQuery("/v1/search", "q", strings.Repeat("a ", 40)), status: 400, err: cryptointel.MsgQueryTooManyWords},
+			{name: "operators only", path: restQuery("/v1/search", "q", "& | ! : * ( ) < >"), status: 400, err: cryptointel.MsgQueryNoWords},
+			{name: "punctuation only", path: restQuery("/v1/search", "q", "... ?!"), status: 400, err: cryptointel.MsgQueryNoWords},
+			{name: "stop words only", path: restQuery("/v1/search", "q", "the of and"), status: 400, err: cryptointel.MsgQueryOnlyStopWords},
 			{name: "q alias", path: restQuery("/v1/search", "q", "Ethereum"), status: 200, check: func(t *testing.T, b map[string]any) {
-				requireKeys(t, b, "query", "limit", "data")
+				requireKeys(t, b, "query", "unmatchedTerms", "limit", "data")
 				require.Equal(t, "Ethereum", b["query"])
 				require.Equal(t, 10, jint(t, b["limit"]))
 				require.NotZero(t, dataLen(t, b))
 				eachEvent(t, b, "data", func(ev map[string]any) {
-					requireKeys(t, ev, append([]string{"matchedVia", "matchType", "matchRank"}, fullEventKeys...)...)
+					requireKeys(t, ev, append([]string{"matchedVia", "matchType", "matchRank", "matchedTerms"}, fullEventKeys...)...)
 				})
 			}},
 			{name: "query wins over q", path: restQuery("/v1/search", "q", "Ethereum", "query", "Solana"), status: 200, check: func(t *testing.T, b map[string]any) {

@@ -16,6 +16,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/tests/searcheval"
 )
 
 // The search evaluation: a labelled query set (testdata/search_queries.json)
@@ -33,15 +34,15 @@ import (
 //
 // Run it alone with: go test ./tests -run TestSearchEvaluation -v
 
-// Thresholds, set a little under the first measurement on the demo seed
-// (6,000 events): event search recall@10 0.964, MRR 0.980 (50 queries);
-// resolution recall@10 1.000, MRR 1.000 (16 queries). The weakest kind is
-// entity+topic (recall@10 0.70): "Arbitrum governance" finds Arbitrum's
-// events but few labelled governance, "Solana exploit" misses incidents
-// worded as drains or patches.
+// Thresholds. Event search must not fall below what the full-text ranking
+// before BM25 measured on the demo seed (6,000 events): recall@10 0.962,
+// MRR 0.980 (50 queries); BM25 with the thesaurus measures 0.968 and 0.990.
+// Resolution: recall@10 1.000, MRR 1.000 (16 queries). The weakest kind is
+// entity+topic (recall@10 0.85): "Solana exploit" is labelled with every
+// security event of Solana, audits and patches included.
 const (
-	minSearchRecall  = 0.93
-	minSearchMRR     = 0.95
+	minSearchRecall  = 0.962
+	minSearchMRR     = 0.980
 	minResolveRecall = 0.95
 	minResolveMRR    = 0.95
 )
@@ -112,8 +113,9 @@ func TestSearchEvaluation(t *testing.T) {
 		} else {
 			relevant := relevantEvents(t, store, ids, q, since)
 			require.NotEmpty(t, relevant, "query %q has no relevant events in the data", q.Query)
-			ms, err := db.SearchEvents(ctx, store.Bun, q.Query, since, 10)
+			res, err := db.SearchEvents(ctx, store.Pool, q.Query, since, 10)
 			require.NoError(t, err)
+			ms := res.Matches
 			found := 0
 			for i, m := range ms {
 				if relevant[m.EventID] {
@@ -127,12 +129,12 @@ func TestSearchEvaluation(t *testing.T) {
 			if len(q.Must) > 0 {
 				// Expansion ranks below every direct match, so look at the
 				// largest page (20).
-				page, err := db.SearchEvents(ctx, store.Bun, q.Query, since, 20)
+				page, err := db.SearchEvents(ctx, store.Pool, q.Query, since, 20)
 				require.NoError(t, err)
 				for _, n := range q.Must {
 					must := relevantEvents(t, store, ids, evalQuery{Entities: []string{n}}, since)
 					hit := false
-					for _, m := range page {
+					for _, m := range page.Matches {
 						hit = hit || must[m.EventID]
 					}
 					require.True(t, hit, "query %q: no event of %s in the top 20", q.Query, n)
@@ -198,10 +200,10 @@ func TestSearchEvaluationAmbiguousTickers(t *testing.T) {
 		require.GreaterOrEqual(t, ms[0].Popularity, ms[1].Popularity, ticker)
 
 		// Search finds the events of every candidate.
-		evs, err := db.SearchEvents(ctx, store.Bun, ticker, evalNow.Add(-30*24*time.Hour), 20)
+		evs, err := db.SearchEvents(ctx, store.Pool, ticker, evalNow.Add(-30*24*time.Hour), 20)
 		require.NoError(t, err)
 		seen := map[int64]bool{}
-		for _, e := range evs {
+		for _, e := range evs.Matches {
 			if e.MatchedVia == cryptointel.MatchedViaEntity {
 				seen[e.EntityID] = true
 			}
@@ -260,4 +262,44 @@ func loadEvalFixture(t *testing.T, store *db.DB) {
 	res, err := demo.Seed(context.Background(), store, demo.Options{Events: evalEvents})
 	require.NoError(t, err)
 	require.Equal(t, evalEvents, res.Events)
+}
+
+// Thresholds of the judged set (testdata/search_judged.json, written before
+// the ranking was tuned), a little under its first measurement on the
+// evaluation data: recall@10 0.824, MRR 0.977, nDCG@10 0.855; paraphrases
+// recall@10 0.798 (the goal is 0.9: see tests/bench/NOTES.md).
+const (
+	minJudgedRecall           = 0.81
+	minJudgedMRR              = 0.95
+	minJudgedNDCG             = 0.83
+	minJudgedParaphraseRecall = 0.78
+)
+
+// TestSearchJudgedSet runs the judged set — paraphrases, ticker-only,
+// misspelt, several-entity and question queries — on the evaluation data
+// and checks recall@10, MRR and nDCG@10 overall and per kind. Every query
+// must have relevant events in the data and be accepted.
+func TestSearchJudgedSet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	loadEvalFixture(t, store)
+	qs, err := searcheval.Load("testdata/search_judged.json")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(qs), 60)
+	rep, err := searcheval.Evaluate(ctx, store, qs, evalNow.Add(-30*24*time.Hour))
+	require.NoError(t, err)
+	var report strings.Builder
+	for _, r := range rep.Results {
+		fmt.Fprintf(&report, "  %-40q %-12s recall@10=%.2f rr=%.2f ndcg=%.2f relevant=%d\n", r.Query.Query, r.Query.Kind, r.Scores.Recall, r.Scores.RR, r.Scores.NDCG, r.Relevant)
+	}
+	t.Logf("per query:\n%s", report.String())
+	for _, r := range rep.Results {
+		require.NoError(t, r.Err, "%q", r.Query.Query)
+	}
+	summary(t, "%s", rep.Summary("search judged set (demo data, 6,000 events)"))
+	require.GreaterOrEqual(t, rep.Mean.Recall, minJudgedRecall, "judged recall@10")
+	require.GreaterOrEqual(t, rep.Mean.RR, minJudgedMRR, "judged MRR")
+	require.GreaterOrEqual(t, rep.Mean.NDCG, minJudgedNDCG, "judged nDCG@10")
+	require.GreaterOrEqual(t, rep.ByKind["paraphrase"].Recall, minJudgedParaphraseRecall, "paraphrase recall@10")
 }

@@ -65,6 +65,8 @@ func Render(src, name string) ([]byte, error) {
 		"span":             func(coord string) string { return bounds(coord).Range() },
 		"maxIDs":           func() int { return cryptointel.MaxIDsPerRequest },
 		"aliasHint":        func() int { return cryptointel.MaxAliasHint },
+		"searchMaxWords":   func() int { return cryptointel.SearchQueryMaxWords },
+		"searchMaxRunes":   func() int { return cryptointel.SearchQueryMaxRunes },
 		"instantBounds":    func() string { return cryptointel.InstantBounds },
 		"feedDays":         func() int { return int(cryptointel.FeedLookback / cryptointel.Day) },
 		"historyDays":      func() int { return int(cryptointel.HistoryLookback / cryptointel.Day) },

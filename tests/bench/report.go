@@ -124,7 +124,7 @@ const (
 	targetComputedCPU        = 800 * time.Microsecond
 	targetPGLRatio           = 2.0
 	targetThreeHopP50        = 3 * time.Millisecond
-	targetSearchP50          = 10 * time.Millisecond
+	targetSearchP50          = 5 * time.Millisecond
 	targetLookupP50          = 2 * time.Millisecond
 	targetBriefCPU           = 5 * time.Millisecond
 )
@@ -340,6 +340,7 @@ func writeComputedTargets(b *strings.Builder, in reportInput, floor map[int]resu
 		}
 	}
 	p50(searchRoute, targetSearchP50)
+	searchTargets(in, add)
 	p50(byNameRoute, targetLookupP50)
 	p50(relationshipRoute, targetLookupP50)
 	if r, ok := byConcurrency(in.computed, briefBatchRoute+" (computed)")[8]; ok {
@@ -358,7 +359,7 @@ func writeComputedTargets(b *strings.Builder, in reportInput, floor map[int]resu
 	for _, t := range ts {
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.name, t.measured, yes(t.met), t.gap)
 	}
-	fmt.Fprintf(b, "\nSearch quality (recall@10, MRR) is not a load figure: `tests/search_eval_test.go` checks it on the labelled set in every `make test`.\n\n")
+	fmt.Fprintf(b, "\nSearch quality (recall@10, MRR, nDCG@10) is not a load figure: `tests/search_eval_test.go` checks both judged sets on the demo data in every `make test`; the section \"Search judged set\" below scores the judged set on this database.\n\n")
 }
 
 func writeRow(b *strings.Builder, r result) {

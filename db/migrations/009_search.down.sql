@@ -1,0 +1,15 @@
+DROP TRIGGER IF EXISTS events_search_stats_insert_trg ON events;
+DROP TRIGGER IF EXISTS events_search_stats_update_trg ON events;
+DROP TRIGGER IF EXISTS events_search_stats_delete_trg ON events;
+DROP TRIGGER IF EXISTS events_search_stats_truncate_trg ON events;
+DROP FUNCTION IF EXISTS search_stats_insert();
+DROP FUNCTION IF EXISTS search_stats_update();
+DROP FUNCTION IF EXISTS search_stats_delete();
+DROP FUNCTION IF EXISTS search_stats_truncate();
+DROP TABLE IF EXISTS search_stats_pending;
+DROP FUNCTION IF EXISTS search_stats_fold();
+DROP TABLE IF EXISTS search_corpus;
+DROP TABLE IF EXISTS search_terms;
+DROP INDEX IF EXISTS events_search_idx;
+CREATE INDEX events_search_idx ON events USING gin (search);
+DROP FUNCTION IF EXISTS search_bucket(timestamptz);
