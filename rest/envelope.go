@@ -356,12 +356,18 @@ func splice(obj json.RawMessage, extra object) (json.RawMessage, error) {
 
 // flattenMatches turns [{<inner>: {...}, m1: v1, ...}] into
 // [{..., m1: v1, ...}]: the inner object with the match fields appended in
-// the order matchFields lists them.
+// the order matchFields lists them. A compact array from the executor is
+// split by the byte scanner (members); anything else is decoded by
+// encoding/json.
 func flattenMatches(raw json.RawMessage, inner string, matchFields ...string) ([]json.RawMessage, error) {
 	var items []map[string]json.RawMessage
 	if !isNull(raw) {
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, fmt.Errorf("error decoding matches: %w", err)
+		var ok bool
+		if items, ok = splitArrayOfObjects(raw); !ok {
+			items = nil
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, fmt.Errorf("error decoding matches: %w", err)
+			}
 		}
 	}
 	out := make([]json.RawMessage, 0, len(items))
@@ -377,6 +383,41 @@ func flattenMatches(raw json.RawMessage, inner string, matchFields ...string) ([
 		out = append(out, merged)
 	}
 	return out, nil
+}
+
+// splitArrayOfObjects splits a compact JSON array of objects into each
+// object's members (splitObject); ok is false for anything else.
+func splitArrayOfObjects(raw []byte) ([]map[string]json.RawMessage, bool) {
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return nil, false
+	}
+	var out []map[string]json.RawMessage
+	i := 1
+	if raw[i] == ']' {
+		return out, i+1 == len(raw)
+	}
+	for {
+		end, ok := skipValue(raw, i)
+		if !ok {
+			return nil, false
+		}
+		m, ok := splitObject(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		out = append(out, m)
+		if end >= len(raw) {
+			return nil, false
+		}
+		switch raw[end] {
+		case ',':
+			i = end + 1
+		case ']':
+			return out, end+1 == len(raw)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // notFound is the 404 a route returns when its resource is null.

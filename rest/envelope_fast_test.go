@@ -60,3 +60,44 @@ func TestMembersMatchesEncodingJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, m)
 }
+
+// TestFlattenMatchesMatchesEncodingJSON checks that the split of a compact
+// array of matches gives what encoding/json's decoding gives, and that
+// anything else still decodes (or fails) as before.
+func TestFlattenMatchesMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	slow := func(raw string) []json.RawMessage {
+		var items []map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(raw), &items), raw)
+		var out []json.RawMessage
+		for _, it := range items {
+			merged, err := splice(it["event"], object{{"matchRank", it["matchRank"]}, {"matchedTerms", it["matchedTerms"]}})
+			require.NoError(t, err)
+			out = append(out, merged)
+		}
+		return out
+	}
+	for _, raw := range []string{
+		`[]`,
+		`[{"event":{"id":1,"title":"a\"],[{b"},"matchRank":0.5,"matchedTerms":["x","]"]}]`,
+		`[{"matchRank":1,"event":{"id":2,"posts":[{"u":"}"}]},"matchedTerms":[]},{"event":{},"matchRank":2e-3,"matchedTerms":null}]`,
+		// Not compact: the slow path.
+		`[ {"event":{"id":3},"matchRank":1,"matchedTerms":[]} ]`,
+		`[{"event":{"id":4}, "matchRank":1,"matchedTerms":[]}]`,
+	} {
+		got, err := flattenMatches(json.RawMessage(raw), "event", "matchRank", "matchedTerms")
+		require.NoError(t, err, raw)
+		want := slow(raw)
+		require.Equal(t, len(want), len(got), raw)
+		for i := range want {
+			require.JSONEq(t, string(want[i]), string(got[i]), raw)
+		}
+	}
+	for _, raw := range []string{`[{"event":{"id":1}`, `[{"event":}]`, `[1,2]`, `{"event":{}}`} {
+		_, err := flattenMatches(json.RawMessage(raw), "event", "matchRank")
+		require.Error(t, err, raw)
+	}
+	got, err := flattenMatches(json.RawMessage(`null`), "event", "matchRank")
+	require.NoError(t, err)
+	require.Empty(t, got)
+}
