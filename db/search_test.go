@@ -764,3 +764,33 @@ func TestSearchProbesFindTheNewestMatches(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ids[880:890], matchEventIDs(res.Matches), "the events holding both words first")
 }
+
+// TestSearchTopicFeedWithinItsBuckets checks that a feed's topic over a
+// short window, which names the window's hours or days to the index, keeps
+// exactly the window's matches, at both sorts.
+func TestSearchTopicFeedWithinItsBuckets(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	now := time.Now().UTC()
+	ages := map[int64]time.Duration{60: time.Minute, 61: 23 * time.Hour, 62: 25 * time.Hour, 63: 6 * 24 * time.Hour,
+		64: 7*24*time.Hour + time.Hour, 65: 20 * 24 * time.Hour, 66: -30 * time.Minute}
+	for id, age := range ages {
+		_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at, significance) VALUES ($1, 'Walrus bridge exploit', 'security', $2, $3)`,
+			id, now.Add(-age), float64(id))
+		require.NoError(t, err)
+	}
+	list := func(window time.Duration, sort string) []int64 {
+		evs, err := db.ListEvents(b.ctx, b.store.Pool, db.EventFilter{Since: now.Add(-window), Topic: "walrus hack", Sort: sort, Limit: 20})
+		require.NoError(t, err)
+		var ids []int64
+		for _, e := range evs {
+			ids = append(ids, e.ID)
+		}
+		return ids
+	}
+	require.Equal(t, []int64{66, 60, 61}, list(24*time.Hour, db.SortRecency))
+	require.Equal(t, []int64{66, 61, 60}, list(24*time.Hour, db.SortSignificance))
+	require.Equal(t, []int64{66, 60, 61, 62, 63}, list(7*24*time.Hour, db.SortRecency))
+	require.Equal(t, []int64{66, 60, 61, 62, 63, 64}, list(10*24*time.Hour, db.SortRecency))
+	require.Equal(t, []int64{66, 60, 61, 62, 63, 64, 65}, list(30*24*time.Hour, db.SortRecency))
+}
