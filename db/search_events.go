@@ -37,26 +37,15 @@ const (
 	// (the rarest are chosen); every term still counts in the score.
 	maxTermProbes = 4
 
-	// bucketSeconds is the width of search_bucket's time slices
-	// (migration 009).
-	bucketSeconds = 600
-	// probeSafety asks a bucket range for this many times the matches a
-	// probe keeps, so an uneven rate still fills it.
+	// probeSafety sizes a probe's first buckets to hold this many times
+	// the matches it keeps, so an uneven rate still fills them.
 	probeSafety = 2
-	// plainMaxMatches and plainMaxPostings: a probe expected to match at
-	// most this many events, whose words' posting lists together hold at
-	// most this many entries, is fetched whole from the index (no bucket
-	// range): cheaper than a range that would hold its few matches.
+	// plainMaxMatches and plainMaxPostings: a probe that matches at most
+	// this many events, whose words' posting lists together hold at most
+	// this many entries, is fetched whole from the index (no buckets):
+	// cheaper than the buckets that would hold its few matches.
 	plainMaxMatches  = 400
 	plainMaxPostings = 8000
-	// fallbackMaxMatches and fallbackMaxPostings: when a bucket range
-	// found fewer matches than wanted (the words are rare lately), the
-	// whole index is asked if the probe stays within these.
-	fallbackMaxMatches  = 1500
-	fallbackMaxPostings = 8000
-	// maxRangeEvents bounds the events a bucket range may span (GIN reads
-	// each of their bucket entries).
-	maxRangeEvents = 40000
 
 	// BM25's k1 (term frequency saturation). Its b is 0: an event grows
 	// with its evidence posts, and a length normalization would rank a
@@ -105,18 +94,20 @@ type linkedEntity struct {
 //     words by exact name or alias) and to their related entities
 //     (relationships with search_expand);
 //   - candidates are the newest events of each linked entity and the
-//     newest matches of each term and of all terms together, each fetched
-//     from events_search_idx within a short range of time buckets sized by
-//     the term's document frequency (or whole, for a rare term), so they
-//     cost what the matches cost;
-//   - each candidate is scored by BM25 over the terms (IDF from
-//     search_terms, term frequency weighted title 1, summary 0.5, bullets
-//     0.25, evidence 0.1, saturated by k1, normalized by length), a term
-//     also matching through an entity link, times the recency and
+//     newest matches of the terms together and of the rarest alone (of
+//     the others only when together they match too few), each fetched
+//     from events_search_idx group of time buckets by group, newest first,
+//     the first group sized by the terms' document frequency (or whole,
+//     for a rare term), so they cost what the matches cost;
+//   - each candidate is scored in the service from its search vector by
+//     BM25 over the terms (IDF from search_terms, term frequency weighted
+//     title 1, summary 0.5, bullets 0.25, evidence 0.1, saturated by k1),
+//     a term also matching through an entity link, times the recency and
 //     significance boosts.
 //
 // limit <= 0 means cryptointel.SearchEventsFirst.Default. Two statements,
-// whatever the limit.
+// whatever the limit: the analysis and the search statement (one when
+// DB.SearchEvents kept the analysis).
 //
 // Returns EINVALID when the query is empty, longer than
 // cryptointel.SearchQueryMaxRunes, has more than SearchQueryMaxWords words,
