@@ -245,6 +245,16 @@ type Config struct {
 	// STREAM_IDLE_TIMEOUT). Defaults to 60 seconds; a negative value never
 	// closes one.
 	StreamIdleTimeout time.Duration
+	// ExportMaxActiveJobs bounds the export jobs one account may have
+	// requested or running at a time (env EXPORT_MAX_ACTIVE_JOBS); one more
+	// is refused 409. Defaults to 3.
+	ExportMaxActiveJobs int
+	// ExportMaxBytesPerDay bounds the bytes one account's export jobs
+	// created in a UTC day may write (env EXPORT_MAX_BYTES_PER_DAY): once
+	// the day's completed files reach it, new jobs are refused 429 until
+	// the next day, and a running job that takes the day past it fails.
+	// Defaults to 2 GiB (2147483648); a negative value removes the bound.
+	ExportMaxBytesPerDay int64
 }
 
 func (c *Config) setDefaults() {
@@ -304,6 +314,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.StreamIdleTimeout == 0 {
 		c.StreamIdleTimeout = resolvers.DefaultStreamIdleTimeout
+	}
+	if c.ExportMaxActiveJobs <= 0 {
+		c.ExportMaxActiveJobs = rest.DefaultExportMaxActiveJobs
+	}
+	if c.ExportMaxBytesPerDay == 0 {
+		c.ExportMaxBytesPerDay = rest.DefaultExportMaxBytesPerDay
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
+	"github.com/cryptointel/cryptointel/app"
 )
 
 // A request refused before its operation runs — its parameters, body or
@@ -148,6 +149,12 @@ func v1Refusals(t *testing.T, env *refusalEnv) []refusalCase {
 		{name: "export body not JSON", plan: cryptointel.PlanEnterprise, send: sendPost("/v1/export/jobs", "application/json", []byte(`{"scope":`)), status: http.StatusBadRequest},
 		{name: "export body too large", plan: cryptointel.PlanEnterprise, send: sendPost("/v1/export/jobs", "application/json", []byte(`{"note":"`+repeat("n", 2<<20)+`"}`)), status: http.StatusRequestEntityTooLarge},
 		{name: "export scope unknown", plan: cryptointel.PlanEnterprise, send: sendPost("/v1/export/jobs", "application/json", []byte(`{"scope":"everything","format":"jsonl"}`)), status: http.StatusBadRequest},
+		{name: "export jobs at the account's bound", plan: cryptointel.PlanEnterprise, prepare: func(t *testing.T, env *refusalEnv, _ string, keyID int64) {
+			_, err := env.s.store.Pool.Exec(context.Background(), `
+				INSERT INTO export_jobs (id, account_id, api_key_id, scope, format, status, requested_params)
+				SELECT gen_random_uuid(), account_id, id, 'radar.history', 'jsonl', 'running', '{}' FROM api_keys WHERE id = $1`, keyID)
+			require.NoError(t, err)
+		}, send: sendPost("/v1/export/jobs", "application/json", export), status: http.StatusConflict},
 		{name: "webhook body not JSON", plan: cryptointel.PlanEnterprise, send: sendPost("/v1/webhooks", "application/json", []byte(`{"url":`)), status: http.StatusBadRequest},
 		{name: "webhook with a form body", plan: cryptointel.PlanEnterprise, send: sendPost("/v1/webhooks", "application/x-www-form-urlencoded", []byte(`url=x`)), status: http.StatusUnsupportedMediaType},
 		{name: "webhooks at the account's cap", plan: cryptointel.PlanEnterprise, prepare: func(t *testing.T, env *refusalEnv, key string, _ int64) {
@@ -259,7 +266,7 @@ func streamRefusals(t *testing.T, env *refusalEnv) []refusalCase {
 // key asking /graphql for feed 51.)
 func TestRefusalsCostNothing(t *testing.T) {
 	t.Parallel()
-	env := &refusalEnv{s: startHostileServer(t)}
+	env := &refusalEnv{s: startHostileServer(t, func(c *app.Config) { c.ExportMaxActiveJobs = 1 })}
 	counts := map[string]int{}
 	var total int
 	for _, surface := range refusalSurfaces {
