@@ -180,7 +180,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /openapi.json", v1.OpenAPIHandler())
 	// Operators ingest JSON Lines here; outside the API-key access layer,
 	// guarded by ADMIN_TOKEN (404 when unset).
-	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, a.Config.AdminToken))
+	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, rest.AdminIngestOptions{Token: a.Config.AdminToken, MaxFailedTokens: a.Config.AdminMaxFailedTokens}))
 	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
 	return nil
 }

@@ -255,6 +255,11 @@ type Config struct {
 	// the next day, and a running job that takes the day past it fails.
 	// Defaults to 2 GiB (2147483648); a negative value removes the bound.
 	ExportMaxBytesPerDay int64
+	// AdminMaxFailedTokens is how many wrong tokens one client address may
+	// send to /admin/ingest per minute (env ADMIN_MAX_FAILED_TOKENS); past
+	// it every request from the address is refused 429 until the minute
+	// ends. Defaults to 10; a negative value removes the throttle.
+	AdminMaxFailedTokens int
 }
 
 func (c *Config) setDefaults() {
@@ -320,6 +325,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.ExportMaxBytesPerDay == 0 {
 		c.ExportMaxBytesPerDay = rest.DefaultExportMaxBytesPerDay
+	}
+	if c.AdminMaxFailedTokens == 0 {
+		c.AdminMaxFailedTokens = rest.DefaultAdminMaxFailedTokens
 	}
 }
 
