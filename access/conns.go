@@ -110,10 +110,10 @@ func (s *Service) OpenConnections() int {
 	return s.conns.open
 }
 
-// clientAddress is the address a connection comes from: the IP of the
-// peer (behind a reverse proxy, the proxy's: raise or turn off the
-// per-address cap there).
-func clientAddress(r *http.Request) string {
+// ClientAddress is the address a request comes from: the IP of the peer
+// (behind a reverse proxy, the proxy's: the per-address guards must be
+// raised or turned off there).
+func ClientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

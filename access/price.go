@@ -173,7 +173,7 @@ func (q *quote) forbiddenField(plans []cryptointel.Plan, n *fieldNeed) *cryptoin
 func (c *GraphQLCost) quoteOperation(ctx context.Context, opCtx *graphql.OperationContext, op *ast.OperationDefinition, complexity int) *quote {
 	w := &shapeWalker{floors: c.floorMap(), seenNeed: map[[2]string]bool{},
 		visiting: map[*ast.FragmentDefinition]bool{}, schemas: map[string]bool{}}
-	w.root(op.SelectionSet)
+	w.set(op.SelectionSet, true)
 	q := &quote{base: complexity + IntrospectionSchemaCredits*len(w.schemas), needs: w.needs}
 	for _, o := range w.floored {
 		fc := validation.Complexity(ctx, c.es, &ast.OperationDefinition{Operation: op.Operation, SelectionSet: ast.SelectionSet{o.field}}, opCtx.Variables)
@@ -232,21 +232,22 @@ type floorOccurrence struct {
 	floors floorSet
 }
 
-// root walks the root selection set.
-func (w *shapeWalker) root(set ast.SelectionSet) {
+// set walks a selection set; root tells the operation's own (where
+// __schema may be selected).
+func (w *shapeWalker) set(set ast.SelectionSet, root bool) {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			if s.Name == "__schema" {
+			if root && s.Name == "__schema" {
 				w.schemas[s.Alias] = true
 			}
 			w.field(s)
 		case *ast.InlineFragment:
-			w.root(s.SelectionSet)
+			w.set(s.SelectionSet, root)
 		case *ast.FragmentSpread:
 			if f := s.Definition; f != nil && !w.visiting[f] {
 				w.visiting[f] = true
-				w.root(f.SelectionSet)
+				w.set(f.SelectionSet, root)
 				delete(w.visiting, f)
 			}
 		}
@@ -269,24 +270,7 @@ func (w *shapeWalker) field(f *ast.Field) {
 			w.floored = append(w.floored, floorOccurrence{field: f, floors: fs})
 		}
 	}
-	w.set(f.SelectionSet)
-}
-
-func (w *shapeWalker) set(set ast.SelectionSet) {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			w.field(s)
-		case *ast.InlineFragment:
-			w.set(s.SelectionSet)
-		case *ast.FragmentSpread:
-			if f := s.Definition; f != nil && !w.visiting[f] {
-				w.visiting[f] = true
-				w.set(f.SelectionSet)
-				delete(w.visiting, f)
-			}
-		}
-	}
+	w.set(f.SelectionSet, false)
 }
 
 // stringArg is a directive's string literal argument.

@@ -231,7 +231,7 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 				writeDBError(w, err, s.resetSeconds(now))
 				return
 			}
-			release, derr := s.conns.admitAddress(clientAddress(r))
+			release, derr := s.conns.admitAddress(ClientAddress(r))
 			if derr != nil {
 				s.setAnonymousHeaders(w.Header(), now, TierNone)
 				refuseConnection(w, derr, capRetryAfter(derr))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -83,7 +82,7 @@ func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64
 			writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: "Method not allowed; use POST."})
 			return
 		}
-		addr := clientAddress(r)
+		addr := access.ClientAddress(r)
 		t := now()
 		if wait := throttle.blocked(addr, t); wait > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait)))
@@ -166,15 +165,6 @@ func (f *failureThrottle) fail(addr string, now time.Time) {
 	}
 	c.n++
 	f.counts[addr] = c
-}
-
-// clientAddress is the IP address of r's peer.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // adminTokenMatches compares a Bearer credential with the token's hash in
