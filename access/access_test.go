@@ -294,7 +294,8 @@ func TestUsageCountsEqualRequestsMade(t *testing.T) {
 	for i := 0; i < 7; i++ {
 		require.Equal(t, http.StatusOK, do(h, "GET", "/v1/search", bearer(key)).Code)
 	}
-	// A request the route refuses (400) is still an admitted request.
+	// A request the route refuses (400) is still an admitted request,
+	// counted, but a refusal costs no credits.
 	require.Equal(t, http.StatusBadRequest, do(bad, "GET", "/v1/search", bearer(key)).Code)
 	require.Equal(t, http.StatusOK, do(h, "GET", "/v1/search", bearer(other)).Code)
 
@@ -303,8 +304,8 @@ func TestUsageCountsEqualRequestsMade(t *testing.T) {
 	var got access.UsageResponse
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
 	require.Equal(t, access.UsageData{Today: 9, ThisWeek: 9, ThisMonth: 9,
-		Budget:  access.Budget{Limit: 500000, Used: 16, Remaining: 499984},
-		Credits: access.PeriodCredits{Today: 16, ThisWeek: 16, ThisMonth: 16},
+		Budget:  access.Budget{Limit: 500000, Used: 14, Remaining: 499986},
+		Credits: access.PeriodCredits{Today: 14, ThisWeek: 14, ThisMonth: 14},
 		Units:   access.UsageUnits{Today: "requests", ThisWeek: "requests", ThisMonth: "requests", Budget: "credits"}}, got.Data)
 	require.Equal(t, strconv.FormatInt(got.Data.Budget.Used, 10), rec.Header().Get("X-Monthly-Used"))
 	require.Equal(t, strconv.FormatInt(got.Data.Budget.Remaining, 10), rec.Header().Get("X-Monthly-Remaining"))

@@ -248,6 +248,7 @@ type paidRequest struct {
 	priced      bool
 	amount      int64
 	refusal     string // the 402's reason: the request is not paid
+	forbidden   error  // a field a paying caller may not read: refused before pricing
 	unavailable string // the 503's message: a facilitator could not be reached
 	err         error  // an internal error (the replay record)
 	pay         *verifiedPayment
@@ -294,14 +295,24 @@ func (s *Service) servePaid(w http.ResponseWriter, r *http.Request, p Policy, ne
 	pr.finish(ctx, w, bw)
 }
 
-// charge prices a /graphql operation of cost credits and verifies its
-// payment; the first call decides.
-func (pr *paidRequest) charge(ctx context.Context, cost int) error {
+// charge prices a /graphql operation of quote q and verifies its payment;
+// the first call decides. An operation selecting a field a paying caller
+// may not read (one marked @access beyond the evaluation layer) is refused
+// forbidden before it is priced: nothing is verified or settled.
+func (pr *paidRequest) charge(ctx context.Context, q *quote) error {
+	if n := q.unmetPaid(); n != nil {
+		plans, _ := pr.pm.s.loadPlans(ctx)
+		err := q.forbiddenField(plans, n)
+		pr.mu.Lock()
+		pr.forbidden = err
+		pr.mu.Unlock()
+		return err
+	}
 	pr.mu.Lock()
 	priced, paid := pr.priced, pr.pay != nil
 	pr.mu.Unlock()
 	if !priced {
-		paid = pr.authorize(ctx, pr.p.Pricing.AmountForCost(cost))
+		paid = pr.authorize(ctx, q.amount(pr.p.Pricing))
 	}
 	if !paid {
 		return cryptointel.Errorf(cryptointel.EPAYMENT, "Payment required.")
@@ -334,12 +345,20 @@ func (pr *paidRequest) authorize(ctx context.Context, amount int64) bool {
 }
 
 // finish answers the request: the challenge when it is not paid, or the
-// held response once the payment is settled (a failed response is passed
-// on unpaid, its payment released).
+// held response once the payment is settled. A response is served either
+// settled or carrying nothing paid for: a request refused before it was
+// priced (its parameters, a field the payer may not read) gets its errors
+// and nothing is verified; a /v1 request that failed, and a /graphql
+// operation the server failed (5xx) or refused after pricing without
+// producing data, get their errors without data and the payment's claim
+// is released, so the credential may pay for another request. A /graphql
+// operation that ran is settled whatever errors its fields raised — it
+// cost the work, as it costs a key its credits — and served only once
+// settled.
 func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bufferedWriter) {
 	pm, r := pr.pm, pr.r
 	pr.mu.Lock()
-	priced, amount, refusal, unavailable, err, pay := pr.priced, pr.amount, pr.refusal, pr.unavailable, pr.err, pr.pay
+	priced, amount, refusal, unavailable, err, pay, forbidden := pr.priced, pr.amount, pr.refusal, pr.unavailable, pr.err, pr.pay, pr.forbidden
 	pr.mu.Unlock()
 	switch {
 	case err != nil:
@@ -349,12 +368,26 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		writeError(w, http.StatusServiceUnavailable, unavailable)
 		return
 	case !priced:
+		if forbidden != nil {
+			bw.status = StatusFor(cryptointel.ErrorCode(forbidden))
+		}
+		if bw.carriesData() {
+			// Only an operation that was priced may run: never serve what
+			// nobody paid for.
+			pm.s.logger.ErrorContext(ctx, "unpriced paid request produced data", "request_id", RequestIDFrom(ctx))
+			bw.dropData()
+		}
 		bw.flushTo(w)
 		return
 	case pay == nil:
 		pm.challenge(w, r, pr.p, amount, pr.now, refusal)
 		return
-	case !bw.succeeded():
+	case pr.p.CostByComplexity && (bw.status >= 500 || (bw.status >= 400 && !bw.carriesData())):
+		pm.release(ctx, pay)
+		bw.dropData()
+		bw.flushTo(w) // no settlement for a failed or refused response
+		return
+	case !pr.p.CostByComplexity && !bw.succeeded():
 		pm.release(ctx, pay)
 		bw.flushTo(w) // no settlement for a failed response
 		return
@@ -596,6 +629,40 @@ func (b *bufferedWriter) Write(p []byte) (int, error) {
 		b.status = http.StatusOK
 	}
 	return b.buf.Write(p)
+}
+
+// carriesData reports whether the held body is a JSON object whose "data"
+// member is not null: a GraphQL response that answered something.
+func (b *bufferedWriter) carriesData() bool {
+	body := bytes.TrimSpace(b.buf.Bytes())
+	if len(body) == 0 || body[0] != '{' {
+		return len(body) > 0 && b.status < 400 // not JSON: a served body
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return true
+	}
+	d, ok := m["data"]
+	return ok && string(bytes.TrimSpace(d)) != "null"
+}
+
+// dropData removes the "data" member of a held JSON object, keeping its
+// errors.
+func (b *bufferedWriter) dropData() {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b.buf.Bytes(), &m); err != nil {
+		b.buf.Reset()
+		b.buf.WriteString(`{"errors":[{"message":"internal error","extensions":{"code":"internal"}}]}`)
+		return
+	}
+	if _, ok := m["data"]; !ok {
+		return
+	}
+	delete(m, "data")
+	out, _ := json.Marshal(m)
+	b.buf.Reset()
+	b.buf.Write(out)
+	b.header.Del("Content-Length")
 }
 
 // succeeded reports whether the response is a success worth paying for: a

@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,10 @@ type Options struct {
 	ReplicaCheckInterval time.Duration
 	// Logger logs replicas' state changes. Defaults to slog.Default().
 	Logger *slog.Logger
+	// StatementTimeout is PostgreSQL's statement_timeout on every
+	// connection of the pools (the database cancels a statement running
+	// longer); migrations run without it. Zero: the server's setting.
+	StatementTimeout time.Duration
 }
 
 // Open connects to the database at url (and to the replicas at
@@ -142,6 +147,9 @@ func newPool(ctx context.Context, url string, opts Options, tracer *poolTracer) 
 		if _, ok := cfg.ConnConfig.RuntimeParams[k]; !ok {
 			cfg.ConnConfig.RuntimeParams[k] = v
 		}
+	}
+	if opts.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(opts.StatementTimeout.Milliseconds(), 1), 10)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -37,17 +37,68 @@ func errExportNotFound() *cryptointel.Error {
 	return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export job not found")
 }
 
+// ExportBounds are the per-account bounds an export job must fit in when
+// it is created; a zero field is no bound.
+type ExportBounds struct {
+	// MaxActive is how many jobs the account may have requested or
+	// running, the new one included.
+	MaxActive int
+	// MaxBytesPerDay bounds the bytes written by the account's jobs
+	// created in the current UTC day: at it, no new job is created.
+	MaxBytesPerDay int64
+}
+
+// ExportBoundError is why an export job was not created: the account's
+// active jobs or the day's bytes, as counted under its lock.
+type ExportBoundError struct {
+	// Active is the account's jobs requested or running.
+	Active int
+	// BytesToday is the bytes written by its jobs created today (UTC).
+	BytesToday int64
+	// Bounds are the bounds it met.
+	Bounds ExportBounds
+}
+
+func (e *ExportBoundError) Error() string {
+	return fmt.Sprintf("export bounds reached: %d active jobs, %d bytes today", e.Active, e.BytesToday)
+}
+
 // CreateExportJob inserts job in status requested and, in the same pgx
 // transaction, calls enqueue so the River job that fulfills it is inserted
 // atomically with the row (client.InsertTx). job.ID, Status, CreatedAt and
 // UpdatedAt are set from the database.
-func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
+//
+// The account's row is locked first, so concurrent creations by one
+// account (on any server) are counted one after the other against bounds:
+// an *ExportBoundError is returned, and nothing inserted, when the account
+// is at MaxActive or MaxBytesPerDay.
+func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob, bounds ExportBounds, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
 	tx, err := store.Pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("error beginning export job transaction: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
 	now := store.Now().UTC().Truncate(time.Microsecond)
+	if bounds.MaxActive > 0 || bounds.MaxBytesPerDay > 0 {
+		day := now.Truncate(24 * time.Hour)
+		CountStatement(ctx)
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, job.AccountID); err != nil {
+			return fmt.Errorf("error locking account for export: %w", err)
+		}
+		var be ExportBoundError
+		CountStatement(ctx)
+		err := tx.QueryRow(ctx, `
+			SELECT (SELECT count(*) FROM export_jobs WHERE account_id = $1 AND status IN ('requested', 'running')),
+				(SELECT coalesce(sum(byte_size), 0) FROM export_jobs WHERE account_id = $1 AND created_at >= $2)`,
+			job.AccountID, day).Scan(&be.Active, &be.BytesToday)
+		if err != nil {
+			return fmt.Errorf("error counting the account's exports: %w", err)
+		}
+		if (bounds.MaxActive > 0 && be.Active >= bounds.MaxActive) || (bounds.MaxBytesPerDay > 0 && be.BytesToday >= bounds.MaxBytesPerDay) {
+			be.Bounds = bounds
+			return &be
+		}
+	}
 	CountStatement(ctx)
 	err = tx.QueryRow(ctx, `
 		INSERT INTO export_jobs (id, account_id, api_key_id, scope, format, status, requested_params, note, created_at, updated_at)
@@ -65,6 +116,22 @@ func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob,
 		return fmt.Errorf("error committing export job: %w", err)
 	}
 	return nil
+}
+
+// ExportBytesOfDay returns the bytes written by accountID's export jobs
+// created on the UTC day of day, other than job exceptID.
+func ExportBytesOfDay(ctx context.Context, idb bun.IDB, accountID int64, day time.Time, exceptID string) (int64, error) {
+	start := day.UTC().Truncate(24 * time.Hour)
+	var n int64
+	CountStatement(ctx)
+	err := idb.QueryRowContext(ctx, `
+		SELECT coalesce(sum(byte_size), 0) FROM export_jobs
+		WHERE account_id = ? AND created_at >= ? AND created_at < ? AND id::text <> ?`,
+		accountID, start, start.Add(24*time.Hour), exceptID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("error reading the account's export bytes: %w", err)
+	}
+	return n, nil
 }
 
 // ExportJobByID returns accountID's export job id.

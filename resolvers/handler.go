@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +55,11 @@ const (
 	MaxFields = MaxTokens
 	// MaxBodyBytes bounds a POST /graphql body (1 MB).
 	MaxBodyBytes = 1 << 20
+	// MaxSchemaIntrospections bounds the __schema selections of an
+	// operation (distinct response names): each answers the whole schema,
+	// and one is all a client needs. access.IntrospectionSchemaCredits
+	// prices it.
+	MaxSchemaIntrospections = 1
 )
 
 // msgBodyTooLarge is the 413 message of a /graphql body over MaxBodyBytes:
@@ -68,10 +74,11 @@ const (
 	codeAliasLimit      = "ALIAS_LIMIT_EXCEEDED"
 	codeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
 	codeInvalidInput    = "INVALID_INPUT"
+	codeIntrospection   = "INTROSPECTION_LIMIT_EXCEEDED"
 )
 
 func init() {
-	for _, code := range []string{codeDepthLimit, codeAliasLimit, codeComplexityLimit, codeInvalidInput, validation.CodeDocumentLimit} {
+	for _, code := range []string{codeDepthLimit, codeAliasLimit, codeComplexityLimit, codeInvalidInput, codeIntrospection, validation.CodeDocumentLimit} {
 		errcode.RegisterErrorType(code, errcode.KindProtocol)
 	}
 }
@@ -117,6 +124,15 @@ type StreamConfig struct {
 	// WriteTimeout bounds one write to a stream's connection; a client that
 	// stops reading is disconnected after it. Defaults to 30 seconds.
 	WriteTimeout time.Duration
+	// OperationTimeout is the time budget of each operation a streaming
+	// transport carries — a query sent on a WebSocket or as graphql-sse,
+	// each event a subscription renders — since the connection itself has
+	// none. Zero or negative: none (the app sets its request budget).
+	OperationTimeout time.Duration
+	// IdleTimeout closes a WebSocket connection that has carried no
+	// operation for this long (code 1000, reason "idle"). Zero or
+	// negative: never.
+	IdleTimeout time.Duration
 }
 
 // Executor runs GraphQL operations against the graph: over HTTP at /graphql
@@ -130,6 +146,7 @@ type Executor struct {
 	loaderWait   time.Duration
 	transports   []graphql.Transport
 	writeTimeout time.Duration
+	opTimeout    time.Duration
 	sockets      *socketSet
 	root         *Resolver
 }
@@ -180,6 +197,8 @@ func NewExecutor(cfg Config) *Executor {
 	exec.Use(extension.Introspection{})
 	exec.Use(depthLimit{max: cfg.MaxDepth})
 	exec.Use(&complexityLimit{max: cfg.MaxComplexity})
+	// Refusals of the document come before the extensions that charge it.
+	exec.Use(subscriptionTransport{})
 	for _, ext := range cfg.Extensions {
 		exec.Use(ext)
 	}
@@ -189,23 +208,26 @@ func NewExecutor(cfg Config) *Executor {
 		store:        cfg.Store,
 		loaderWait:   cfg.LoaderWait,
 		writeTimeout: cfg.Streams.WriteTimeout,
-		sockets:      newSocketSet(cfg.Streams.WriteTimeout),
+		opTimeout:    cfg.Streams.OperationTimeout,
+		sockets:      newSocketSet(cfg.Streams.WriteTimeout, cfg.Streams.IdleTimeout),
 		root:         root,
 	}
 	// Innermost: it produces each result of a subscription, so the
 	// extensions above (cost, metrics) see every one.
 	exec.Use(streamsExtension{e: e})
+	// The streaming transports take exactly the requests the access layer
+	// meters as streams (access.IsWebSocketUpgrade, IsEventStreamRequest).
 	e.transports = []graphql.Transport{
-		transport.Websocket{
+		websocketTransport{transport.Websocket{
 			Implementation:   e.sockets,
 			InitFunc:         websocketInit,
 			InitTimeout:      10 * time.Second,
 			PingPongInterval: cfg.Streams.Heartbeat,
-		},
+		}},
 		transport.Options{AllowedMethods: []string{"GET", "POST", "OPTIONS"}},
-		transport.GET{},
-		transport.SSE{KeepAlivePingInterval: cfg.Streams.Heartbeat},
-		transport.POST{},
+		getTransport{},
+		sseTransport{transport.SSE{KeepAlivePingInterval: cfg.Streams.Heartbeat}},
+		postTransport{},
 	}
 	return e
 }
@@ -265,11 +287,16 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	switch {
-	case isWebSocket(r):
+	case access.IsWebSocketUpgrade(r):
+		if msg := badHandshake(r); msg != "" {
+			writeRequestError(w, http.StatusBadRequest, msg, cryptointel.EINVALID)
+			return
+		}
 		// One connection carries many operations: the streams extension
-		// gives each its own loaders.
-		ctx = withStreaming(ctx)
-	case (transport.SSE{}).Supports(r):
+		// gives each its own loaders and time budget, and keeps the
+		// connection's idle clock.
+		ctx = withSocketActivity(withStreaming(ctx))
+	case access.IsEventStreamRequest(r):
 		// graphql-sse: each result gets its own loaders; a client that
 		// stops reading is cut off after the write timeout.
 		ctx = withStreaming(ctx)
@@ -287,6 +314,29 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	w.Write([]byte(`{"errors":[{"message":"use POST with Content-Type application/json or GET with a query parameter","extensions":{"code":"invalid"}}]}`)) //nolint:errcheck
+}
+
+// msgBadHandshake refuses a WebSocket upgrade the WebSocket protocol
+// does not allow (RFC 6455 section 4.2.1).
+const msgBadHandshake = "Invalid WebSocket handshake: send GET with Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Version: 13 and a Sec-WebSocket-Key."
+
+// badHandshake returns why upgrade request r is not a valid WebSocket
+// handshake, or "".
+func badHandshake(r *http.Request) string {
+	upgrade := false
+	for _, v := range r.Header.Values("Connection") {
+		for _, t := range strings.Split(v, ",") {
+			upgrade = upgrade || strings.EqualFold(strings.TrimSpace(t), "upgrade")
+		}
+	}
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if r.Method != http.MethodGet || !upgrade || r.Header.Get("Sec-WebSocket-Version") != "13" || len(keys) != 1 {
+		return msgBadHandshake
+	}
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return msgBadHandshake
+	}
+	return ""
 }
 
 // writeRequestError answers a request the executor cannot run, as a
@@ -387,6 +437,11 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 		errcode.Set(err, codeDepthLimit)
 		return err
 	}
+	if n := schemaSelections(opCtx.Operation.SelectionSet, map[*ast.FragmentDefinition]bool{}, map[string]bool{}); n > MaxSchemaIntrospections {
+		err := gqlerror.Errorf("operation selects __schema %d times, which exceeds the limit of %d", n, MaxSchemaIntrospections)
+		errcode.Set(err, codeIntrospection)
+		return err
+	}
 	w := &opWalk{frags: opCtx.Doc.Fragments, memo: map[string]int{}, visiting: map[string]bool{}}
 	if n := w.aliases(opCtx.Operation.SelectionSet); n > MaxAliases {
 		err := gqlerror.Errorf("operation has %d aliased fields, which exceeds the limit of %d", n, MaxAliases)
@@ -402,6 +457,29 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 		}
 	}
 	return nil
+}
+
+// schemaSelections counts the distinct response names under which set
+// selects __schema at the root (root fragments expanded): selections with
+// one name are merged and answered once.
+func schemaSelections(set ast.SelectionSet, visiting map[*ast.FragmentDefinition]bool, names map[string]bool) int {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Name == "__schema" {
+				names[s.Alias] = true
+			}
+		case *ast.InlineFragment:
+			schemaSelections(s.SelectionSet, visiting, names)
+		case *ast.FragmentSpread:
+			if f := s.Definition; f != nil && !visiting[f] {
+				visiting[f] = true
+				schemaSelections(f.SelectionSet, visiting, names)
+				delete(visiting, f)
+			}
+		}
+	}
+	return len(names)
 }
 
 func invalidInput(msg string) *gqlerror.Error {

@@ -402,6 +402,10 @@ type parsedCallKey struct{}
 func (rt *Router) withParsedCall(route *Route, r *http.Request) *http.Request {
 	c, err := parseCall(route, r, rt.now())
 	ctx := context.WithValue(r.Context(), parsedCallKey{}, &parsedCall{call: c, err: err})
+	if err != nil {
+		// Answered 400 once admitted: a refusal, which costs no credits.
+		ctx = access.WithRefused(ctx)
+	}
 	if err == nil && route.Policy.Pricing != nil {
 		if limit, ok := c.Values["limit"].(int); ok {
 			ctx = access.WithPricedLimit(ctx, limit)

@@ -61,6 +61,9 @@ type exportServerOpts struct {
 	// redirect answers downloads with a redirect to a presigned URL
 	// (EXPORT_DOWNLOAD_REDIRECT).
 	redirect bool
+	// maxBytesPerDay bounds the worker's bytes per account and day
+	// (EXPORT_MAX_BYTES_PER_DAY).
+	maxBytesPerDay int64
 }
 
 func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
@@ -86,7 +89,8 @@ func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
 		workerStorage = opts.storage(local)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client, err := jobs.NewClient(store, logger, jobs.ExportRegistration(store, jobs.ExportConfig{Storage: workerStorage, BatchSize: 7, RowGroupRows: 10, WriteBufferSize: 4096, LinkTTL: time.Hour, Logger: logger}))
+	client, err := jobs.NewClient(store, logger, jobs.ExportRegistration(store, jobs.ExportConfig{Storage: workerStorage, BatchSize: 7, RowGroupRows: 10, WriteBufferSize: 4096, LinkTTL: time.Hour, Logger: logger,
+		MaxBytesPerDay: opts.maxBytesPerDay}))
 	require.NoError(t, err)
 	if !opts.noStart {
 		require.NoError(t, client.Start(context.Background()))

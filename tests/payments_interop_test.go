@@ -242,17 +242,7 @@ func (e *paymentsEnv) settlements(t *testing.T) (int, int) {
 // price reads the price of a request from its 402 (x402 v1 body).
 func (e *paymentsEnv) price(t *testing.T, method, path, body string) int64 {
 	t.Helper()
-	r := e.send(t, method, path, body, nil)
-	require.Equal(t, http.StatusPaymentRequired, r.status, "%s", r.body)
-	var b struct {
-		Accepts []struct {
-			MaxAmountRequired string `json:"maxAmountRequired"`
-		} `json:"accepts"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &b))
-	n, err := strconv.ParseInt(b.Accepts[0].MaxAmountRequired, 10, 64)
-	require.NoError(t, err)
-	return n
+	return quotedPrice(t, &accessServer{base: e.base}, method, path, body)
 }
 
 // requireRefused checks a 402 that carries no data, a fresh offer and, in
