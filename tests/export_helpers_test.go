@@ -88,7 +88,7 @@ func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
 	if opts.storage != nil {
 		workerStorage = opts.storage(local)
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := testLogger(t)
 	client, err := jobs.NewClient(store, logger, jobs.ExportRegistration(store, jobs.ExportConfig{Storage: workerStorage, BatchSize: 7, RowGroupRows: 10, WriteBufferSize: 4096, LinkTTL: time.Hour, Logger: logger,
 		MaxBytesPerDay: opts.maxBytesPerDay}))
 	require.NoError(t, err)

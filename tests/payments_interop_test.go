@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"os"
@@ -126,7 +125,7 @@ func startPaymentsInterop(t *testing.T) *paymentsEnv {
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:         dbtest.NewURL(t),
 		DBMaxConns:          8,
-		Logger:              slog.New(slog.DiscardHandler),
+		Logger:              testLogger(t),
 		ShutdownTimeout:     15 * time.Second,
 		X402FacilitatorURL:  e.fac.URL,
 		MPPSecret:           "interop-secret",
