@@ -131,7 +131,10 @@ func buildArg(ad argDef, ops []*operation, byKey map[string]*operation) (*argSpe
 			return nil, fmt.Errorf("argument %s: no route parameter %q", ad.Name, spec.param)
 		}
 		schema = copySchema(p.Schema, map[string]bool{}).(map[string]any)
-		spec.required = p.Required
+		// A required parameter with aliases is documented optional (any
+		// of its names will do) with a string of minLength 1; a tool
+		// takes the canonical name only, so it is required.
+		spec.required = p.Required || (schema["type"] == "string" && intOf(schema["minLength"]) != nil && *intOf(schema["minLength"]) == 1)
 	}
 	delete(schema, "minLength")
 	if spec.required && schema["type"] == "string" {
