@@ -24,17 +24,17 @@ type openAPI struct {
 
 // operation is one route of the document.
 type operation struct {
-	Summary     string           `json:"summary"`
-	Description string           `json:"description"`
-	Parameters  []*parameter     `json:"parameters"`
-	Responses   map[string]any   `json:"responses"`
-	Surface     string           `json:"x-api-surface"`
-	Layer       string           `json:"x-access-layer"`
-	Policy      string           `json:"x-endpoint-policy"`
-	CreditCost  int              `json:"x-credit-cost"`
-	Feature     string           `json:"x-plan-feature"`
-	PlanFloor   string           `json:"x-plan-floor"`
-	PaymentInfo *paymentInfo     `json:"x-payment-info"`
+	Summary     string         `json:"summary"`
+	Description string         `json:"description"`
+	Parameters  []*parameter   `json:"parameters"`
+	Responses   map[string]any `json:"responses"`
+	Surface     string         `json:"x-api-surface"`
+	Layer       string         `json:"x-access-layer"`
+	Policy      string         `json:"x-endpoint-policy"`
+	CreditCost  int            `json:"x-credit-cost"`
+	Feature     string         `json:"x-plan-feature"`
+	PlanFloor   string         `json:"x-plan-floor"`
+	PaymentInfo *paymentInfo   `json:"x-payment-info"`
 	params      map[string]*parameter
 	method      string
 	path        string

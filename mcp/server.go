@@ -302,7 +302,7 @@ func outcomeOf(status int) string {
 func writeError(w http.ResponseWriter, status int, msg string) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // messages quote "Bearer <API_KEY>"
+	enc.SetEscapeHTML(false)                    // messages quote "Bearer <API_KEY>"
 	enc.Encode(map[string]string{"error": msg}) //nolint:errcheck // a map of strings always encodes
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
