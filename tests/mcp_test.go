@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/mcp"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -245,24 +244,4 @@ func schemaMapAny(s any) map[string]any {
 	var m map[string]any
 	json.Unmarshal(b, &m) //nolint:errcheck
 	return m
-}
-
-// TestMCPResultsAreBounded: a result over mcp.MaxResultBytes keeps the
-// first items of its lists that fit and says so in its hint.
-func TestMCPResultsAreBounded(t *testing.T) {
-	t.Parallel()
-	s := startRESTServer(t)
-	cs := mcpSession(t, s.base, s.apiKey(t))
-	ids := []int{}
-	for id := 101; id <= 106; id++ {
-		ids = append(ids, id)
-	}
-	for _, args := range []map[string]any{
-		{"surface": "radar", "window": "30d", "limit": 25, "detail": "full"},
-		{"window": "30d", "limit": 25},
-	} {
-		res := callTool(t, cs, "latest_events", args)
-		b, _ := json.Marshal(res.StructuredContent)
-		require.LessOrEqual(t, len(b), mcp.MaxResultBytes+512, "%v", args)
-	}
 }
