@@ -225,17 +225,16 @@ func callContext(ctx context.Context) (context.Context, *requestInfo, context.Ca
 	return ctx, info, func() { stop(); cancel() }
 }
 
-// keyPrefix is what the logs show of a key: its first characters, enough
-// to tell keys apart, never enough to use one.
+// keyPrefix is what the logs show of a key: the prefix api_keys keeps for
+// support (cryptointel.APIKeyVisiblePrefix characters), never the key; "-"
+// for a credential that is not a key, "" for none.
 func keyPrefix(authorization string) string {
 	scheme, key := splitBearer(authorization)
 	switch {
-	case key == "" && scheme == "":
+	case scheme == "":
 		return ""
-	case key == "":
-		return "-"
-	case len(key) > len(cryptointel.APIKeyPrefix)+4:
-		return key[:len(cryptointel.APIKeyPrefix)+4]
+	case len(key) > cryptointel.APIKeyVisiblePrefix:
+		return key[:cryptointel.APIKeyVisiblePrefix]
 	}
 	return "-"
 }

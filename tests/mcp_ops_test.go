@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/mcp"
@@ -131,7 +132,7 @@ func TestMCPLogsAndMetrics(t *testing.T) {
 		l := lines[i]
 		require.Equal(t, want.tool, l["tool"])
 		require.Equal(t, want.outcome, l["outcome"])
-		require.Equal(t, key[:7], l["key_prefix"], "the key's first characters, never the key")
+		require.Equal(t, key[:cryptointel.APIKeyVisiblePrefix], l["key_prefix"], "the key's support prefix, never the key")
 		require.NotEmpty(t, l["request_id"])
 		require.Contains(t, l, "duration_ms")
 		require.Contains(t, l, "bytes")
