@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -101,6 +103,14 @@ func TestMCPToolSchemas(t *testing.T) {
 	}
 	for key := range bounds {
 		require.True(t, seen[key], "%s is an argument of a tool", key)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "api", "mcp.md"))
+	require.NoError(t, err)
+	for _, name := range mcpToolNames {
+		require.Contains(t, string(readme), "`"+name+"`", "README.md lists the tool %s", name)
+		require.Contains(t, string(doc), "| `"+name+"` |", "docs/api/mcp.md's table lists the tool %s", name)
 	}
 	ids := schemaMap(t, tools["organization_brief"].InputSchema)["properties"].(map[string]any)["ids"].(map[string]any)
 	require.EqualValues(t, cryptointel.MaxIDsPerRequest, ids["maxItems"], "organization_brief ids: MaxIDsPerRequest")
