@@ -21,28 +21,27 @@ func render(_ string, result []byte) string {
 		return string(result)
 	}
 	var b strings.Builder
-	renderObject(&b, "", gjson.ParseBytes(result))
+	renderObject(&b, "", "", gjson.ParseBytes(result))
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // renderObject writes an object's members: scalars as "name: value",
 // event lists as paragraphs, objects that hold events recursively, and
 // anything else as compact JSON.
-func renderObject(b *strings.Builder, prefix string, v gjson.Result) {
+func renderObject(b *strings.Builder, indent, prefix string, v gjson.Result) {
 	v.ForEach(func(key, e gjson.Result) bool {
-		name := prefix + key.Str
+		name := indent + prefix + key.Str
 		switch {
 		case isEventList(e):
-			n := int(e.Get("#").Int())
-			b.WriteString(name + ": " + plural(n, "event") + "\n")
+			b.WriteString(name + ": " + plural(int(e.Get("#").Int()), "event") + "\n")
 			i := 0
 			e.ForEach(func(_, ev gjson.Result) bool {
 				i++
-				renderEvent(b, i, ev)
+				renderEvent(b, indent, i, ev)
 				return true
 			})
 		case e.IsObject() && hasEvents([]byte(e.Raw)):
-			renderObject(b, name+".", e)
+			renderObject(b, indent, prefix+key.Str+".", e)
 		case e.IsArray() && hasEvents([]byte(e.Raw)):
 			i := 0
 			e.ForEach(func(_, item gjson.Result) bool {
@@ -51,7 +50,7 @@ func renderObject(b *strings.Builder, prefix string, v gjson.Result) {
 					label += " " + l.Str
 				}
 				b.WriteString(label + "\n")
-				renderObject(b, "  ", item)
+				renderObject(b, indent+"  ", "", item)
 				i++
 				return true
 			})
@@ -64,20 +63,17 @@ func renderObject(b *strings.Builder, prefix string, v gjson.Result) {
 	})
 }
 
-// isEventList reports whether v is a list of events.
+// isEventList reports whether v is a non-empty list of events.
 func isEventList(v gjson.Result) bool {
-	if !v.IsArray() {
-		return false
-	}
-	first := v.Get("0")
-	return !first.Exists() && v.Raw != "" && strings.TrimSpace(v.Raw) == "[]" || first.Get(eventMarker).Exists()
+	return v.IsArray() && v.Get("0."+eventMarker).Exists()
 }
 
 // renderEvent writes one event: a heading line (number, id, time,
 // category, significance, title), its summary, and what the full form
 // adds (owners, participants, bullets, evidence) when present.
-func renderEvent(b *strings.Builder, i int, ev gjson.Result) {
-	b.WriteString(strconv.Itoa(i) + ". #" + ev.Get("id").Raw)
+func renderEvent(b *strings.Builder, indent string, i int, ev gjson.Result) {
+	in := indent + "   "
+	b.WriteString(indent + strconv.Itoa(i) + ". #" + ev.Get("id").Raw)
 	if t := ev.Get(eventMarker).Str; len(t) >= 16 {
 		b.WriteString(" · " + t[:10] + " " + t[11:16] + "Z")
 	}
@@ -96,24 +92,24 @@ func renderEvent(b *strings.Builder, i int, ev gjson.Result) {
 			b.WriteString(" · " + m + " " + s.Str)
 		}
 	}
-	b.WriteString("\n   " + ev.Get("title").Str + "\n")
+	b.WriteString("\n" + in + ev.Get("title").Str + "\n")
 	if s := ev.Get("summary").Str; s != "" {
-		b.WriteString("   " + s + "\n")
+		b.WriteString(in + s + "\n")
 	}
 	for _, list := range []string{"owners", "participants"} {
 		if names := labels(ev.Get(list)); names != "" {
-			b.WriteString("   " + list + ": " + names + "\n")
+			b.WriteString(in + list + ": " + names + "\n")
 		}
 	}
 	if bl := ev.Get("bullets"); bl.IsArray() {
 		bl.ForEach(func(_, s gjson.Result) bool {
-			b.WriteString("   • " + s.Str + "\n")
+			b.WriteString(in + "• " + s.Str + "\n")
 			return true
 		})
 	}
 	if evd := ev.Get("evidence"); evd.IsArray() {
 		if n := int(evd.Get("#").Int()); n > 0 {
-			b.WriteString("   evidence: " + plural(n, "post") + ", newest " + evd.Get("0.url").Str + "\n")
+			b.WriteString(in + "evidence: " + plural(n, "post") + ", newest " + evd.Get("0.url").Str + "\n")
 		}
 	}
 }
