@@ -147,41 +147,46 @@ func (s *Server) serve(ctx context.Context, info *requestInfo, authorization, me
 	return res
 }
 
-// toolHandler serves tools/call for t.
+// toolHandler serves tools/call for t through the SDK.
 func (s *Server) toolHandler(t *tool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		start := time.Now()
 		ctx, info, cancel := callContext(ctx)
 		defer cancel()
 		authorization := ""
 		if req.Extra != nil {
 			authorization = req.Extra.Header.Get("Authorization")
 		}
-		res, rpcErr, outcome := s.callTool(ctx, info, authorization, t, req)
-		size := 0
-		if res != nil {
-			if b, ok := res.StructuredContent.(json.RawMessage); ok {
-				size = len(b)
-			}
-			for _, c := range res.Content {
-				if tc, ok := c.(*sdk.TextContent); ok {
-					size += len(tc.Text)
-				}
+		return s.runTool(ctx, info, authorization, t, req.Params.Arguments, req.Params.Meta)
+	}
+}
+
+// runTool makes one tool call and writes its log line and metrics.
+func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) (*sdk.CallToolResult, error) {
+	start := time.Now()
+	res, rpcErr, outcome := s.callTool(ctx, info, authorization, t, arguments, meta)
+	size := 0
+	if res != nil {
+		if b, ok := res.StructuredContent.(json.RawMessage); ok {
+			size = len(b)
+		}
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				size += len(tc.Text)
 			}
 		}
-		s.logCall(ctx, info, "tool", t.def.Name, authorization, outcome, size, time.Since(start))
-		return res, rpcErr
 	}
+	s.logCall(ctx, info, "tool", t.def.Name, authorization, outcome, size, time.Since(start))
+	return res, rpcErr
 }
 
 // callTool checks the arguments, makes the tool's route calls and turns
 // their answers into the tool's result.
-func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization string, t *tool, req *sdk.CallToolRequest) (*sdk.CallToolResult, error, string) {
-	a, err := parseArgs(t.def.Name, t.args, req.Params.Arguments)
+func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) (*sdk.CallToolResult, error, string) {
+	a, err := parseArgs(t.def.Name, t.args, arguments)
 	if err != nil {
 		return toolError(err.Error()), nil, outcomeInvalid
 	}
-	pay, err := paymentOf(req.Params.Meta)
+	pay, err := paymentOf(meta)
 	if err != nil {
 		return nil, err, outcomeInvalid
 	}

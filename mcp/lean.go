@@ -41,52 +41,173 @@ func init() {
 	}
 }
 
-// lean appends the lean form of the JSON value v to dst.
-func lean(dst []byte, v gjson.Result, summary bool) []byte {
-	switch {
-	case v.IsObject():
-		event := v.Get(eventMarker).Exists()
-		dst = append(dst, '{')
-		first := true
-		v.ForEach(func(key, value gjson.Result) bool {
-			if event && (legacyNames[key.Str] || (summary && fullOnly[key.Str])) {
-				return true
-			}
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = append(dst, key.Raw...)
-			dst = append(dst, ':')
-			dst = lean(dst, value, summary)
-			return true
-		})
-		return append(dst, '}')
-	case v.IsArray():
-		dst = append(dst, '[')
-		first := true
-		v.ForEach(func(_, value gjson.Result) bool {
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = lean(dst, value, summary)
-			return true
-		})
-		return append(dst, ']')
+// leanBody returns the lean form of a route's JSON body (compact JSON, as
+// the routes write it); a body that does not parse is returned as it is.
+func leanBody(body []byte, summary bool) []byte {
+	body = bytes.TrimSpace(body)
+	if !bytes.Contains(body, []byte(`"`+eventMarker+`":`)) {
+		return body // no event: nothing to drop
 	}
-	return append(dst, v.Raw...)
+	l := leaner{src: body, dst: make([]byte, 0, len(body)), summary: summary}
+	end, ok := l.value(0)
+	if !ok || end != len(body) {
+		return body
+	}
+	return l.dst
 }
 
-// leanBody returns the lean form of a route's JSON body.
-func leanBody(body []byte, summary bool) []byte {
-	return lean(make([]byte, 0, len(body)), gjson.ParseBytes(body), summary)
+// leaner copies compact JSON from src to dst, leaving out what an event
+// object's lean form drops.
+type leaner struct {
+	src, dst []byte
+	summary  bool
+	spans    []memberSpan // a stack of the open objects' members
+}
+
+// memberSpan is one copied member of an object: where its name is in src,
+// and where the member starts and ends in dst (the comma before it
+// included).
+type memberSpan struct {
+	nameStart, nameEnd int
+	start, end         int
+}
+
+// markerName is eventMarker as bytes.
+var markerName = []byte(eventMarker)
+
+// value copies the value at src[i] and returns the index after it.
+func (l *leaner) value(i int) (int, bool) {
+	if i >= len(l.src) {
+		return i, false
+	}
+	switch c := l.src[i]; {
+	case c == '{':
+		return l.object(i)
+	case c == '[':
+		l.dst = append(l.dst, '[')
+		i++
+		if i < len(l.src) && l.src[i] == ']' {
+			l.dst = append(l.dst, ']')
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = l.value(i); !ok || i >= len(l.src) {
+				return i, false
+			}
+			if l.src[i] == ']' {
+				l.dst = append(l.dst, ']')
+				return i + 1, true
+			}
+			if l.src[i] != ',' {
+				return i, false
+			}
+			l.dst = append(l.dst, ',')
+			i++
+		}
+	case c == '"':
+		end, ok := stringEnd(l.src, i)
+		l.dst = append(l.dst, l.src[i:end]...)
+		return end, ok
+	default: // number, true, false, null
+		j := i
+		for j < len(l.src) && l.src[j] != ',' && l.src[j] != '}' && l.src[j] != ']' {
+			j++
+		}
+		l.dst = append(l.dst, l.src[i:j]...)
+		return j, j > i
+	}
+}
+
+// object copies the object at src[i], then drops the members an event
+// does not keep once it knows the object is one.
+func (l *leaner) object(i int) (int, bool) {
+	base := len(l.spans)
+	defer func() { l.spans = l.spans[:base] }()
+	start := len(l.dst)
+	l.dst = append(l.dst, '{')
+	i++
+	if i < len(l.src) && l.src[i] == '}' {
+		l.dst = append(l.dst, '}')
+		return i + 1, true
+	}
+	event := false
+	for {
+		if i >= len(l.src) || l.src[i] != '"' {
+			return i, false
+		}
+		keyEnd, ok := stringEnd(l.src, i)
+		if !ok || keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
+			return i, false
+		}
+		s := memberSpan{nameStart: i + 1, nameEnd: keyEnd - 1, start: len(l.dst)}
+		if len(l.spans) > base {
+			s.start-- // the comma before it
+		}
+		event = event || bytes.Equal(l.src[s.nameStart:s.nameEnd], markerName)
+		l.dst = append(l.dst, l.src[i:keyEnd+1]...)
+		if i, ok = l.value(keyEnd + 1); !ok || i >= len(l.src) {
+			return i, false
+		}
+		s.end = len(l.dst)
+		l.spans = append(l.spans, s)
+		if l.src[i] == '}' {
+			break
+		}
+		if l.src[i] != ',' {
+			return i, false
+		}
+		l.dst = append(l.dst, ',')
+		i++
+	}
+	if event {
+		l.drop(start, base)
+	}
+	l.dst = append(l.dst, '}')
+	return i + 1, true
+}
+
+// drop rewrites the event object started at dst[start] without the
+// members its lean form leaves out.
+func (l *leaner) drop(start, base int) {
+	w := start + 1
+	first := true
+	for _, s := range l.spans[base:] {
+		name := l.src[s.nameStart:s.nameEnd] // event member names have no escapes
+		if legacyNames[string(name)] || (l.summary && fullOnly[string(name)]) {
+			continue
+		}
+		from := s.start
+		if l.dst[from] == ',' {
+			from++
+		}
+		if !first {
+			l.dst[w] = ','
+			w++
+		}
+		first = false
+		w += copy(l.dst[w:], l.dst[from:s.end])
+	}
+	l.dst = l.dst[:w]
+}
+
+// stringEnd returns the index after the JSON string starting at b[i].
+func stringEnd(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return len(b), false
 }
 
 // member is one member of an object a tool composes, or of its schema.
 type member struct {
 	name  string
-	value any // json.RawMessage / []byte for values, map[string]any for schemas
+	value any // []byte for values, map[string]any for schemas
 }
 
 // fieldOf returns the raw JSON of a top-level member of body (nil when
@@ -138,10 +259,8 @@ func withMember(obj []byte, name, value string) []byte {
 	if len(bytes.TrimSpace(out)) > 1 {
 		out = append(out, ',')
 	}
-	k, _ := json.Marshal(name)
-	v, _ := json.Marshal(value)
-	out = append(out, k...)
+	out = wire.AppendString(out, name, false)
 	out = append(out, ':')
-	out = append(out, v...)
+	out = wire.AppendString(out, value, false)
 	return append(out, '}')
 }

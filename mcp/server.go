@@ -24,12 +24,14 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,6 +77,13 @@ type Server struct {
 	byName  map[string]*tool
 	mcp     *sdk.Server
 	handler http.Handler
+
+	// noFastPath sends every request to the SDK's handler (the tests
+	// compare the two).
+	noFastPath bool
+
+	authMu sync.Mutex
+	authOK map[[32]byte]time.Time // accepted Authorization values, until
 }
 
 // New builds the tools from the route table and the MCP server. A tool
@@ -98,7 +107,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}}
+	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "cryptointel", Title: "cryptointel", Version: cfg.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(slog.DiscardHandler),
@@ -142,16 +151,18 @@ func (s *Server) Tools() []*sdk.Tool {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	observe.SetRoute(ctx, "/mcp") // the /v1 routes called in process must not name the request
-	if err := s.cfg.Authenticate(ctx, r.Header.Get("Authorization")); err != nil {
+	if err := s.authenticate(ctx, r.Header.Get("Authorization")); err != nil {
 		s.refuse(w, r, err)
 		return
 	}
+	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
 		if r.ContentLength > MaxBodyBytes {
 			writeError(w, http.StatusRequestEntityTooLarge, msgBodyTooLarge)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			switch {
@@ -168,7 +179,46 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	info := &requestInfo{ctx: ctx, host: r.Host, remoteAddr: r.RemoteAddr, tls: r.TLS != nil,
 		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx)}
+	if t, req := s.fastTool(r, body); t != nil && !s.noFastPath {
+		s.serveFast(w, r, info, t, req)
+		return
+	}
 	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestInfoKey{}, info)))
+}
+
+// authCacheTTL is how long the up-front check remembers a key it
+// accepted. It only spares the free requests (initialize, lists) a lookup:
+// every tool call is authenticated again by its route, so a key revoked
+// meanwhile gets the route's 401 message at once.
+const authCacheTTL = 10 * time.Second
+
+// maxAuthCache bounds the remembered keys; past it the memory starts over.
+const maxAuthCache = 10000
+
+// authenticate is cfg.Authenticate, remembering accepted keys for
+// authCacheTTL.
+func (s *Server) authenticate(ctx context.Context, authorization string) error {
+	if authorization == "" {
+		return s.cfg.Authenticate(ctx, authorization)
+	}
+	h := sha256.Sum256([]byte(authorization))
+	now := time.Now()
+	s.authMu.Lock()
+	until, ok := s.authOK[h]
+	s.authMu.Unlock()
+	if ok && now.Before(until) {
+		return nil
+	}
+	if err := s.cfg.Authenticate(ctx, authorization); err != nil {
+		return err
+	}
+	s.authMu.Lock()
+	if len(s.authOK) >= maxAuthCache {
+		clear(s.authOK)
+	}
+	s.authOK[h] = now.Add(authCacheTTL)
+	s.authMu.Unlock()
+	return nil
 }
 
 // refuse answers a request the up-front check refused: 401 with a Bearer

@@ -13,7 +13,13 @@ import (
 // each; everything else is written as the compact JSON it is.
 
 // hasEvents reports whether a result holds events.
-func hasEvents(result []byte) bool { return bytes.Contains(result, []byte(`"`+eventMarker+`":`)) }
+func hasEvents(result []byte) bool { return bytes.Contains(result, []byte(eventMemberPrefix)) }
+
+// holdsEvents is hasEvents for a raw value.
+func holdsEvents(raw string) bool { return strings.Contains(raw, eventMemberPrefix) }
+
+// eventMemberPrefix starts the marker member of an event.
+const eventMemberPrefix = `"` + eventMarker + `":`
 
 // render writes the text of a tool's structured result.
 func render(_ string, result []byte) string {
@@ -40,9 +46,9 @@ func renderObject(b *strings.Builder, indent, prefix string, v gjson.Result) {
 				renderEvent(b, indent, i, ev)
 				return true
 			})
-		case e.IsObject() && hasEvents([]byte(e.Raw)):
+		case e.IsObject() && holdsEvents(e.Raw):
 			renderObject(b, indent, prefix+key.Str+".", e)
-		case e.IsArray() && hasEvents([]byte(e.Raw)):
+		case e.IsArray() && holdsEvents(e.Raw):
 			i := 0
 			e.ForEach(func(_, item gjson.Result) bool {
 				label := name + "[" + strconv.Itoa(i) + "]"
@@ -68,48 +74,97 @@ func isEventList(v gjson.Result) bool {
 	return v.IsArray() && v.Get("0."+eventMarker).Exists()
 }
 
+// eventFields are the members of an event the text shows.
+type eventFields struct {
+	id, at, category, subcategory, significance, matchedVia, matchType gjson.Result
+	title, summary, owners, participants, bullets, evidence            gjson.Result
+}
+
 // renderEvent writes one event: a heading line (number, id, time,
-// category, significance, title), its summary, and what the full form
-// adds (owners, participants, bullets, evidence) when present.
+// category, significance, how it matched), its title and summary, and
+// what the full form adds (owners, participants, bullets, evidence) when
+// present. One pass over the event's members.
 func renderEvent(b *strings.Builder, indent string, i int, ev gjson.Result) {
+	var f eventFields
+	ev.ForEach(func(key, v gjson.Result) bool {
+		switch key.Str {
+		case "id":
+			f.id = v
+		case eventMarker:
+			f.at = v
+		case "eventCategory":
+			f.category = v
+		case "eventSubcategory":
+			f.subcategory = v
+		case "significance":
+			f.significance = v
+		case "matchedVia":
+			f.matchedVia = v
+		case "matchType":
+			f.matchType = v
+		case "title":
+			f.title = v
+		case "summary":
+			f.summary = v
+		case "owners":
+			f.owners = v
+		case "participants":
+			f.participants = v
+		case "bullets":
+			f.bullets = v
+		case "evidence":
+			f.evidence = v
+		}
+		return true
+	})
 	in := indent + "   "
-	b.WriteString(indent + strconv.Itoa(i) + ". #" + ev.Get("id").Raw)
-	if t := ev.Get(eventMarker).Str; len(t) >= 16 {
+	b.WriteString(indent + strconv.Itoa(i) + ". #" + f.id.Raw)
+	if t := f.at.Str; len(t) >= 16 {
 		b.WriteString(" · " + t[:10] + " " + t[11:16] + "Z")
 	}
-	cat := ev.Get("eventCategory").Str
-	if sub := ev.Get("eventSubcategory").Str; sub != "" {
-		cat += "/" + sub
+	cat := f.category.Str
+	if f.subcategory.Str != "" {
+		cat += "/" + f.subcategory.Str
 	}
 	if cat != "" {
 		b.WriteString(" · " + cat)
 	}
-	if s := ev.Get("significance"); s.Type == gjson.Number {
-		b.WriteString(" · significance " + s.Raw)
+	if f.significance.Type == gjson.Number {
+		b.WriteString(" · significance " + f.significance.Raw)
 	}
-	for _, m := range []string{"matchedVia", "matchType"} {
-		if s := ev.Get(m); s.Type == gjson.String {
-			b.WriteString(" · " + m + " " + s.Str)
-		}
+	if f.matchedVia.Type == gjson.String {
+		b.WriteString(" · matchedVia " + f.matchedVia.Str)
 	}
-	b.WriteString("\n" + in + ev.Get("title").Str + "\n")
-	if s := ev.Get("summary").Str; s != "" {
-		b.WriteString(in + s + "\n")
+	if f.matchType.Type == gjson.String {
+		b.WriteString(" · matchType " + f.matchType.Str)
 	}
-	for _, list := range []string{"owners", "participants"} {
-		if names := labels(ev.Get(list)); names != "" {
-			b.WriteString(in + list + ": " + names + "\n")
-		}
+	b.WriteString("\n" + in + f.title.Str + "\n")
+	if f.summary.Str != "" {
+		b.WriteString(in + f.summary.Str + "\n")
 	}
-	if bl := ev.Get("bullets"); bl.IsArray() {
-		bl.ForEach(func(_, s gjson.Result) bool {
+	if names := labels(f.owners); names != "" {
+		b.WriteString(in + "owners: " + names + "\n")
+	}
+	if names := labels(f.participants); names != "" {
+		b.WriteString(in + "participants: " + names + "\n")
+	}
+	if f.bullets.IsArray() {
+		f.bullets.ForEach(func(_, s gjson.Result) bool {
 			b.WriteString(in + "• " + s.Str + "\n")
 			return true
 		})
 	}
-	if evd := ev.Get("evidence"); evd.IsArray() {
-		if n := int(evd.Get("#").Int()); n > 0 {
-			b.WriteString(in + "evidence: " + plural(n, "post") + ", newest " + evd.Get("0.url").Str + "\n")
+	if f.evidence.IsArray() {
+		n, newest := 0, ""
+		f.evidence.ForEach(func(_, e gjson.Result) bool {
+			if n == 0 {
+				newest = e.Get("url").Str
+			}
+			n++
+			return true
+		})
+		if n > 0 {
+			b.WriteString(in + "evidence: " + plural(n, "post") + ", newest " + newest + "\n")
 		}
 	}
 }
