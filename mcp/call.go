@@ -208,29 +208,43 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		bodies = append(bodies, res.body)
 	}
 	summary := t.def.Detail && a.detail() == DetailSummary
-	for i, b := range bodies {
-		bodies[i] = leanBody(b, summary)
+	var lean leanResult
+	if t.def.Compose == nil {
+		lean, _ = walk(bodies[0], summary, true)
+	} else {
+		for i, b := range bodies {
+			bodies[i] = leanBody(b, summary)
+		}
+		lean = leanResult{body: t.def.Compose(a, bodies)}
+		lean.text = render(lean.body)
 	}
-	structured := bodies[0]
-	if t.def.Compose != nil {
-		structured = t.def.Compose(a, bodies)
+	b, cut := bound(lean.body, MaxResultBytes)
+	if cut != "" {
+		lean = leanResult{body: b, text: render(b)}
 	}
-	structured, cut := bound(structured, MaxResultBytes)
 	hint := ""
 	if t.def.Hint != nil {
-		hint = t.def.Hint(a, structured)
+		hint = t.def.Hint(a, lean)
 	}
 	if cut != "" {
 		hint = strings.TrimSpace(cut + " " + hint)
 	}
-	if summary && hint == "" && hasEvents(structured) {
+	if summary && hint == "" && hasEvents(lean.body) {
 		hint = `Events are in summary form: call again with detail="full" for their bullets, owners, participants and evidence.`
 	}
+	structured := lean.body
 	if hint != "" {
 		structured = withMember(structured, "hint", hint)
 	}
+	text := structured
+	if lean.text != nil {
+		text = lean.text
+		if hint != "" {
+			text = append(append(append(text, "hint: "...), hint...), '\n')
+		}
+	}
 	res := &sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: render(t.def.Name, structured)}},
+		Content:           []sdk.Content{&sdk.TextContent{Text: string(bytes.TrimRight(text, "\n"))}},
 		StructuredContent: json.RawMessage(structured),
 	}
 	if settlement != nil {

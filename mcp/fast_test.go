@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,7 +42,7 @@ func testServer(t *testing.T) *Server {
 			w.Write([]byte(`{"error":"Entity not found"}`)) //nolint:errcheck
 		}
 	})
-	s, err := New(Config{API: api, OpenAPI: doc, Authenticate: func(context.Context, string) error { return nil }})
+	s, err := New(Config{API: api, OpenAPI: doc, Authenticate: func(context.Context, string) error { return nil }, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	return s
 }

@@ -44,10 +44,13 @@ func keys(m map[string]any) []string {
 
 func TestRenderEvents(t *testing.T) {
 	res := leanBody([]byte(`{"limit":1,"data":[`+sampleEvent+`],"x":{"organizations":[{"label":"Acme","radar":[`+sampleEvent+`]}]}}`), false)
-	text := render("", res)
-	require.Contains(t, text, "limit: 1\ndata: 1 event\n1. #7 · 2026-11-20 10:00Z · funding/seed · significance 0.5 · matchedVia text\n   T <b>\n   S\n   owners: Acme (1)\n   • b1\n   evidence: 1 post, newest https://x/9\n")
-	require.Contains(t, text, "x.organizations[0] Acme\n  label: Acme\n  radar: 1 event\n  1. #7")
-	require.Equal(t, `{"a":1}`, render("", []byte(`{"a":1}`)), "a result without events is its JSON")
+	text := string(render(res))
+	event := "1. #7 · 2026-11-20 10:00Z · funding/seed · significance 0.5 · matchedVia text\n   T <b>\n   S\n   owners: Acme (1)\n   • b1\n   evidence: 1 post, newest https://x/9\n"
+	require.Equal(t, "limit: 1\ndata:\n"+event+"x.organizations[0].label: Acme\nx.organizations[0].radar:\n"+event, text)
+	require.Equal(t, `{"a":1}`, string(render([]byte(`{"a":1}`))), "a result without events is its JSON")
+	summary, _ := walk([]byte(`{"data":[`+sampleEvent+`]}`), true, true)
+	require.NotContains(t, string(summary.text), "owners", "the text shows what the result keeps")
+	require.Equal(t, 1, summary.count("data"))
 }
 
 func TestBoundKeepsTheFirstItemsThatFit(t *testing.T) {

@@ -2,182 +2,177 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
 
 // The text content beside a tool's structured content: what a client that
-// shows a model only text gives it. Events become one short paragraph
-// each; everything else is written as the compact JSON it is.
-
-// hasEvents reports whether a result holds events.
-func hasEvents(result []byte) bool { return bytes.Contains(result, []byte(eventMemberPrefix)) }
-
-// holdsEvents is hasEvents for a raw value.
-func holdsEvents(raw string) bool { return strings.Contains(raw, eventMemberPrefix) }
+// shows a model only text gives it. The lean pass writes it as it goes
+// (leaner): each event as a short paragraph under the path of its list,
+// every other value that holds no event as one "path: value" line. A
+// result without events is its JSON.
 
 // eventMemberPrefix starts the marker member of an event.
 const eventMemberPrefix = `"` + eventMarker + `":`
 
-// render writes the text of a tool's structured result.
-func render(_ string, result []byte) string {
-	if !hasEvents(result) {
-		return string(result)
+// hasEvents reports whether a result holds events.
+func hasEvents(result []byte) bool { return bytes.Contains(result, []byte(eventMemberPrefix)) }
+
+// render writes the text of a lean result in a pass of its own (for a
+// result composed or cut after the lean pass).
+func render(result []byte) []byte {
+	r, _ := walk(result, false, true)
+	if r.text == nil {
+		return result
 	}
-	var b strings.Builder
-	renderObject(&b, "", "", gjson.ParseBytes(result))
-	return strings.TrimRight(b.String(), "\n")
+	return r.text
 }
 
-// renderObject writes an object's members: scalars as "name: value",
-// event lists as paragraphs, objects that hold events recursively, and
-// anything else as compact JSON.
-func renderObject(b *strings.Builder, indent, prefix string, v gjson.Result) {
-	v.ForEach(func(key, e gjson.Result) bool {
-		name := indent + prefix + key.Str
-		switch {
-		case isEventList(e):
-			b.WriteString(name + ": " + plural(int(e.Get("#").Int()), "event") + "\n")
-			i := 0
-			e.ForEach(func(_, ev gjson.Result) bool {
-				i++
-				renderEvent(b, indent, i, ev)
-				return true
-			})
-		case e.IsObject() && holdsEvents(e.Raw):
-			renderObject(b, indent, prefix+key.Str+".", e)
-		case e.IsArray() && holdsEvents(e.Raw):
-			i := 0
-			e.ForEach(func(_, item gjson.Result) bool {
-				label := name + "[" + strconv.Itoa(i) + "]"
-				if l := item.Get("label"); l.Type == gjson.String {
-					label += " " + l.Str
-				}
-				b.WriteString(label + "\n")
-				renderObject(b, indent+"  ", "", item)
-				i++
-				return true
-			})
-		case e.Type == gjson.String:
-			b.WriteString(name + ": " + e.Str + "\n")
-		default:
-			b.WriteString(name + ": " + e.Raw + "\n")
+// renderEvent writes the event whose members are spans[base:] (before the
+// lean pass drops any): a heading line (number, id, time, category,
+// significance, how it matched), its title and summary, and what the full
+// form adds (owners, participants, bullets, evidence) when the result
+// keeps it. A new list gets its path as a heading first.
+func (l *leaner) renderEvent(base int) {
+	container := string(l.path)
+	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
+		container = string(l.path[:i])
+	}
+	if container != l.container || l.events == 0 {
+		l.tx = append(append(l.tx, container...), ":\n"...)
+		l.container, l.num = container, 0
+	}
+	l.num++
+	l.events++
+	var f [numTextFields][]byte
+	for _, s := range l.spans[base:] {
+		name := l.src[s.nameStart:s.nameEnd]
+		k, ok := textFields[string(name)]
+		if !ok || (l.summary && fullOnly[string(name)]) {
+			continue
 		}
-		return true
-	})
-}
-
-// isEventList reports whether v is a non-empty list of events.
-func isEventList(v gjson.Result) bool {
-	return v.IsArray() && v.Get("0."+eventMarker).Exists()
-}
-
-// eventFields are the members of an event the text shows.
-type eventFields struct {
-	id, at, category, subcategory, significance, matchedVia, matchType gjson.Result
-	title, summary, owners, participants, bullets, evidence            gjson.Result
-}
-
-// renderEvent writes one event: a heading line (number, id, time,
-// category, significance, how it matched), its title and summary, and
-// what the full form adds (owners, participants, bullets, evidence) when
-// present. One pass over the event's members.
-func renderEvent(b *strings.Builder, indent string, i int, ev gjson.Result) {
-	var f eventFields
-	ev.ForEach(func(key, v gjson.Result) bool {
-		switch key.Str {
-		case "id":
-			f.id = v
-		case eventMarker:
-			f.at = v
-		case "eventCategory":
-			f.category = v
-		case "eventSubcategory":
-			f.subcategory = v
-		case "significance":
-			f.significance = v
-		case "matchedVia":
-			f.matchedVia = v
-		case "matchType":
-			f.matchType = v
-		case "title":
-			f.title = v
-		case "summary":
-			f.summary = v
-		case "owners":
-			f.owners = v
-		case "participants":
-			f.participants = v
-		case "bullets":
-			f.bullets = v
-		case "evidence":
-			f.evidence = v
+		from := s.start
+		if l.dst[from] == ',' {
+			from++
 		}
-		return true
-	})
-	in := indent + "   "
-	b.WriteString(indent + strconv.Itoa(i) + ". #" + f.id.Raw)
-	if t := f.at.Str; len(t) >= 16 {
-		b.WriteString(" · " + t[:10] + " " + t[11:16] + "Z")
+		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
 	}
-	cat := f.category.Str
-	if f.subcategory.Str != "" {
-		cat += "/" + f.subcategory.Str
+	b := l.tx
+	b = strconv.AppendInt(b, int64(l.num), 10)
+	b = append(b, ". #"...)
+	b = append(b, f[fID]...)
+	if t := f[fAt]; len(t) >= 18 {
+		b = append(append(append(append(b, " · "...), t[1:11]...), ' '), t[12:17]...)
+		b = append(b, 'Z')
 	}
-	if cat != "" {
-		b.WriteString(" · " + cat)
+	if len(f[fCategory]) > 2 {
+		b = append(b, " · "...)
+		b = appendText(b, f[fCategory])
+		if len(f[fSubcategory]) > 2 {
+			b = append(b, '/')
+			b = appendText(b, f[fSubcategory])
+		}
 	}
-	if f.significance.Type == gjson.Number {
-		b.WriteString(" · significance " + f.significance.Raw)
+	if v := f[fSignificance]; len(v) > 0 && string(v) != "null" {
+		b = append(append(b, " · significance "...), v...)
 	}
-	if f.matchedVia.Type == gjson.String {
-		b.WriteString(" · matchedVia " + f.matchedVia.Str)
+	if v := f[fMatchedVia]; len(v) > 0 {
+		b = appendText(append(b, " · matchedVia "...), v)
 	}
-	if f.matchType.Type == gjson.String {
-		b.WriteString(" · matchType " + f.matchType.Str)
+	if v := f[fMatchType]; len(v) > 0 {
+		b = appendText(append(b, " · matchType "...), v)
 	}
-	b.WriteString("\n" + in + f.title.Str + "\n")
-	if f.summary.Str != "" {
-		b.WriteString(in + f.summary.Str + "\n")
+	b = appendText(append(b, "\n   "...), f[fTitle])
+	b = append(b, '\n')
+	if len(f[fSummary]) > 2 {
+		b = appendText(append(b, "   "...), f[fSummary])
+		b = append(b, '\n')
 	}
-	if names := labels(f.owners); names != "" {
-		b.WriteString(in + "owners: " + names + "\n")
-	}
-	if names := labels(f.participants); names != "" {
-		b.WriteString(in + "participants: " + names + "\n")
-	}
-	if f.bullets.IsArray() {
-		f.bullets.ForEach(func(_, s gjson.Result) bool {
-			b.WriteString(in + "• " + s.Str + "\n")
+	b = appendLabels(b, "owners", f[fOwners])
+	b = appendLabels(b, "participants", f[fParticipants])
+	if len(f[fBullets]) > 2 {
+		gjson.ParseBytes(f[fBullets]).ForEach(func(_, s gjson.Result) bool {
+			b = append(append(append(b, "   • "...), s.Str...), '\n')
 			return true
 		})
 	}
-	if f.evidence.IsArray() {
+	if len(f[fEvidence]) > 2 {
 		n, newest := 0, ""
-		f.evidence.ForEach(func(_, e gjson.Result) bool {
+		gjson.ParseBytes(f[fEvidence]).ForEach(func(_, e gjson.Result) bool {
 			if n == 0 {
 				newest = e.Get("url").Str
 			}
 			n++
 			return true
 		})
-		if n > 0 {
-			b.WriteString(in + "evidence: " + plural(n, "post") + ", newest " + newest + "\n")
-		}
+		b = append(append(b, "   evidence: "...), plural(n, "post")...)
+		b = append(append(append(b, ", newest "...), newest...), '\n')
 	}
+	l.tx = b
 }
 
-// labels writes a list of entity refs as "Label (id), …".
-func labels(v gjson.Result) string {
-	if !v.IsArray() {
-		return ""
+// The event members the text shows.
+const (
+	fID = iota
+	fAt
+	fCategory
+	fSubcategory
+	fSignificance
+	fMatchedVia
+	fMatchType
+	fTitle
+	fSummary
+	fOwners
+	fParticipants
+	fBullets
+	fEvidence
+	numTextFields
+)
+
+var textFields = map[string]int{
+	"id": fID, eventMarker: fAt, "eventCategory": fCategory, "eventSubcategory": fSubcategory,
+	"significance": fSignificance, "matchedVia": fMatchedVia, "matchType": fMatchType, "title": fTitle,
+	"summary": fSummary, "owners": fOwners, "participants": fParticipants, "bullets": fBullets, "evidence": fEvidence,
+}
+
+// appendLabels writes a list of entity refs as "   name: Label (id), …".
+func appendLabels(b []byte, name string, raw []byte) []byte {
+	if len(raw) <= 2 {
+		return b
 	}
-	var out []string
-	v.ForEach(func(_, e gjson.Result) bool {
-		out = append(out, e.Get("label").Str+" ("+e.Get("id").Raw+")")
+	b = append(append(b, "   "...), name...)
+	b = append(b, ": "...)
+	first := true
+	gjson.ParseBytes(raw).ForEach(func(_, e gjson.Result) bool {
+		if !first {
+			b = append(b, ", "...)
+		}
+		first = false
+		b = append(b, e.Get("label").Str...)
+		b = append(append(append(b, " ("...), e.Get("id").Raw...), ')')
 		return true
 	})
-	return strings.Join(out, ", ")
+	return append(b, '\n')
 }
+
+// appendText appends a JSON string's text (a value of another kind as it
+// is).
+func appendText(b, raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '"' {
+		return append(b, raw...)
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return append(b, raw[1:len(raw)-1]...)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return append(b, raw...)
+	}
+	return append(b, s...)
+}
+
+// appendValueText appends a value as a "path: value" line shows it: a
+// string's text, anything else as its JSON.
+func appendValueText(b, raw []byte) []byte { return appendText(b, raw) }

@@ -50,7 +50,7 @@ type toolDef struct {
 	Output  func(routes []map[string]any) map[string]any
 	// Hint says what to call next for more, given the arguments and the
 	// structured result; "" when nothing more exists.
-	Hint func(a args, result []byte) string
+	Hint func(a args, result leanResult) string
 }
 
 // argDef declares one argument of a tool.
@@ -133,7 +133,7 @@ var toolDefs = []toolDef{
 			{Name: "since", Description: descSince + " Defaults to the last 30 days."},
 		},
 		Detail: true,
-		Hint: func(a args, result []byte) string {
+		Hint: func(a args, result leanResult) string {
 			return moreByLimit(a, result, "data", "or an earlier since")
 		},
 	},
@@ -147,7 +147,7 @@ var toolDefs = []toolDef{
 			{Name: "limit", Description: "How many matches to return."},
 			{Name: "offset", Description: "Matches to skip, to page through a long list."},
 		},
-		Hint: func(a args, result []byte) string { return moreByOffset(a, result) },
+		Hint: func(a args, result leanResult) string { return moreByOffset(a, result) },
 	},
 	{
 		Name: toolEntity, Title: "Get an entity",
@@ -177,8 +177,8 @@ var toolDefs = []toolDef{
 				member{"relationships", propertyOf(routes[1], "data")},
 			)
 		},
-		Hint: func(a args, result []byte) string {
-			if count(result, "relationships") == a.int("relationships_limit") {
+		Hint: func(a args, result leanResult) string {
+			if result.count("relationships") == a.int("relationships_limit") {
 				return "More relationships may exist: call list_relationships with id=" + a.raw("id") + " and offset=" + a.raw("relationships_limit") + "."
 			}
 			return ""
@@ -194,7 +194,7 @@ var toolDefs = []toolDef{
 			{Name: "limit", Description: "How many relationships to return."},
 			{Name: "offset", Description: "Relationships to skip, to page through."},
 		},
-		Hint: func(a args, result []byte) string { return moreByOffset(a, result) },
+		Hint: func(a args, result leanResult) string { return moreByOffset(a, result) },
 	},
 	{
 		Name: toolTimeline, Title: "An entity's timeline",
@@ -207,7 +207,7 @@ var toolDefs = []toolDef{
 			{Name: "cursor", Description: "next_cursor of a previous call, to continue the walk (with the same since)."},
 		},
 		Detail: true,
-		Hint:   func(a args, result []byte) string { return moreByCursor(result) },
+		Hint:   func(a args, result leanResult) string { return moreByCursor(result) },
 	},
 	{
 		Name: toolLatest, Title: "Latest events",
@@ -234,7 +234,7 @@ var toolDefs = []toolDef{
 			}
 			return []routeCall{{route: route, params: a.params("window", "since", "limit", "offset", "category", "entityId", "topic", "sort")}}
 		},
-		Hint: func(a args, result []byte) string { return moreByOffset(a, result) },
+		Hint: func(a args, result leanResult) string { return moreByOffset(a, result) },
 	},
 	{
 		Name: toolTopSignals, Title: "Top signals",
@@ -245,7 +245,7 @@ var toolDefs = []toolDef{
 			{Name: "since", Description: descSince + " Defaults to the last 24 hours."},
 		},
 		Detail: true,
-		Hint: func(a args, result []byte) string {
+		Hint: func(a args, result leanResult) string {
 			return moreByLimit(a, result, "data", "")
 		},
 	},
@@ -301,8 +301,8 @@ var toolDefs = []toolDef{
 
 // moreByOffset is the hint of an offset-paged list: a full page may have
 // more after it.
-func moreByOffset(a args, result []byte) string {
-	n, limit := count(result, "data"), a.int("limit")
+func moreByOffset(a args, result leanResult) string {
+	n, limit := result.count("data"), a.int("limit")
 	if n == 0 || n < limit {
 		return ""
 	}
@@ -311,8 +311,8 @@ func moreByOffset(a args, result []byte) string {
 
 // moreByLimit is the hint of a list without paging: a full page below the
 // maximum limit may have more.
-func moreByLimit(a args, result []byte, list, also string) string {
-	n, limit := count(result, list), a.int("limit")
+func moreByLimit(a args, result leanResult, list, also string) string {
+	n, limit := result.count(list), a.int("limit")
 	max, ok := a.max("limit")
 	if n == 0 || n < limit || !ok || limit >= max {
 		return ""
@@ -325,8 +325,8 @@ func moreByLimit(a args, result []byte, list, also string) string {
 }
 
 // moreByCursor is the hint of a cursor-walked list.
-func moreByCursor(result []byte) string {
-	c := fieldOf(result, "next_cursor")
+func moreByCursor(result leanResult) string {
+	c := result.field("next_cursor")
 	if len(c) == 0 || string(c) == "null" {
 		return ""
 	}
