@@ -135,6 +135,7 @@ type leaner struct {
 type memberSpan struct {
 	nameStart, nameEnd int
 	start, end         int
+	items              int // a list's length, -1 for another value
 }
 
 // markerName is eventMarker as bytes.
@@ -257,7 +258,7 @@ func (l *leaner) object(i int) (int, bool) {
 			l.top[string(name)] = topMember{raw: l.dst[valueStart:len(l.dst):len(l.dst)], items: l.items}
 		}
 		l.path = l.path[:pathLen]
-		s.end = len(l.dst)
+		s.end, s.items = len(l.dst), l.items
 		l.spans = append(l.spans, s)
 		if l.src[i] == '}' {
 			break
@@ -380,15 +381,23 @@ func withMember(obj []byte, name, value string) []byte {
 	return append(out, '}')
 }
 
-// stringEnd returns the index after the JSON string starting at b[i].
+// stringEnd returns the index after the JSON string starting at b[i]: the
+// first quote not escaped by an odd run of backslashes.
 func stringEnd(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b), false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1, true
 		}
+		j++
 	}
-	return len(b), false
 }

@@ -116,3 +116,13 @@ func TestParseArgs(t *testing.T) {
 	_, err = parseArgs("t", spec, json.RawMessage(`"x"`))
 	require.EqualError(t, err, "arguments must be a JSON object")
 }
+
+func TestStringEnd(t *testing.T) {
+	for in, want := range map[string]int{`"a"x`: 3, `"a\"b"x`: 6, `"a\\"x`: 5, `"a\\\"b"x`: 8, `""`: 2} {
+		got, ok := stringEnd([]byte(in), 0)
+		require.True(t, ok, in)
+		require.Equal(t, want, got, in)
+	}
+	_, ok := stringEnd([]byte(`"abc\"`), 0)
+	require.False(t, ok)
+}

@@ -47,6 +47,7 @@ func (l *leaner) renderEvent(base int) {
 	l.num++
 	l.events++
 	var f [numTextFields][]byte
+	evidence := 0
 	for _, s := range l.spans[base:] {
 		name := l.src[s.nameStart:s.nameEnd]
 		k, ok := textFields[string(name)]
@@ -58,6 +59,9 @@ func (l *leaner) renderEvent(base int) {
 			from++
 		}
 		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
+		if k == fEvidence {
+			evidence = s.items
+		}
 	}
 	b := l.tx
 	b = strconv.AppendInt(b, int64(l.num), 10)
@@ -98,17 +102,9 @@ func (l *leaner) renderEvent(base int) {
 			return true
 		})
 	}
-	if len(f[fEvidence]) > 2 {
-		n, newest := 0, ""
-		gjson.ParseBytes(f[fEvidence]).ForEach(func(_, e gjson.Result) bool {
-			if n == 0 {
-				newest = e.Get("url").Str
-			}
-			n++
-			return true
-		})
-		b = append(append(b, "   evidence: "...), plural(n, "post")...)
-		b = append(append(append(b, ", newest "...), newest...), '\n')
+	if evidence > 0 {
+		b = append(append(b, "   evidence: "...), plural(evidence, "post")...)
+		b = append(append(append(b, ", newest "...), gjson.GetBytes(f[fEvidence], "0.url").Str...), '\n')
 	}
 	l.tx = b
 }
