@@ -156,51 +156,66 @@ func (s *Server) toolHandler(t *tool) sdk.ToolHandler {
 		if req.Extra != nil {
 			authorization = req.Extra.Header.Get("Authorization")
 		}
-		return s.runTool(ctx, info, authorization, t, req.Params.Arguments, req.Params.Meta)
+		c := s.runTool(ctx, info, authorization, t, req.Params.Arguments, req.Params.Meta)
+		return c.res, c.err
 	}
 }
 
+// toolCall is the outcome of one tool call.
+type toolCall struct {
+	res     *sdk.CallToolResult
+	err     error  // a JSON-RPC error
+	outcome string // as logs and metrics name it
+	routes  int    // the route calls made
+	// unauthorized is the message of a route that refused the key (401).
+	unauthorized string
+}
+
 // runTool makes one tool call and writes its log line and metrics.
-func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) (*sdk.CallToolResult, error) {
+func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
 	start := time.Now()
-	res, rpcErr, outcome := s.callTool(ctx, info, authorization, t, arguments, meta)
+	c := s.callTool(ctx, info, authorization, t, arguments, meta)
 	size := 0
-	if res != nil {
-		if b, ok := res.StructuredContent.(json.RawMessage); ok {
+	if c.res != nil {
+		if b, ok := c.res.StructuredContent.(json.RawMessage); ok {
 			size = len(b)
 		}
-		for _, c := range res.Content {
-			if tc, ok := c.(*sdk.TextContent); ok {
+		for _, content := range c.res.Content {
+			if tc, ok := content.(*sdk.TextContent); ok {
 				size += len(tc.Text)
 			}
 		}
 	}
-	s.logCall(ctx, info, "tool", t.def.Name, authorization, outcome, size, time.Since(start))
-	return res, rpcErr
+	s.logCall(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, time.Since(start))
+	return c
 }
 
 // callTool checks the arguments, makes the tool's route calls and turns
 // their answers into the tool's result.
-func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) (*sdk.CallToolResult, error, string) {
+func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
 	a, err := parseArgs(t.def.Name, t.args, arguments)
 	if err != nil {
-		return toolError(err.Error()), nil, outcomeInvalid
+		return toolCall{res: toolError(err.Error()), outcome: outcomeInvalid}
 	}
 	pay, err := paymentOf(meta)
 	if err != nil {
-		return nil, err, outcomeInvalid
+		return toolCall{err: err, outcome: outcomeInvalid}
 	}
 	calls := t.plan(a)
 	bodies := make([][]byte, 0, len(calls))
 	var settlement json.RawMessage
-	for _, c := range calls {
+	for i, c := range calls {
 		res := s.do(ctx, info, authorization, t.routes[c.route], c.params, pay)
 		switch res.status {
 		case http.StatusOK:
 		case http.StatusPaymentRequired:
-			return nil, paymentRequired(t, res, pay != nil), outcomePaymentRequired
+			return toolCall{err: paymentRequired(t, res, pay != nil), outcome: outcomePaymentRequired, routes: i + 1}
 		default:
-			return routeError(res), nil, outcomeOf(res.status)
+			tc := toolCall{res: routeError(res), outcome: outcomeOf(res.status), routes: i + 1}
+			if res.status == http.StatusUnauthorized {
+				tc.unauthorized = res.message()
+			}
+			return tc
 		}
 		if v := res.header.Get("PAYMENT-RESPONSE"); v != "" {
 			settlement = decodeReceipt(v)
@@ -250,7 +265,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	if settlement != nil {
 		res.Meta = sdk.Meta{MetaPaymentResponse: settlement}
 	}
-	return res, nil, outcomeOK
+	return toolCall{res: res, outcome: outcomeOK, routes: len(calls)}
 }
 
 // plan returns the tool's route calls for a.

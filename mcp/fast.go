@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -88,9 +89,25 @@ func plainID(id json.RawMessage) bool {
 	return false
 }
 
-// serveFast runs the call and writes its JSON-RPC response.
+// serveFast runs the call and writes its JSON-RPC response. A call that
+// presents a key is not checked up front: its route checks the key as it
+// meters the call (one statement instead of two), and a route's 401 is
+// answered as the up-front check answers, with HTTP 401 and its
+// challenge; a call that reached no route is checked then.
 func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, info *requestInfo, t *tool, req *fastRequest) {
-	res, err := s.runTool(r.Context(), info, r.Header.Get("Authorization"), t, req.Params.Arguments, req.Params.Meta)
+	authorization := r.Header.Get("Authorization")
+	c := s.runTool(r.Context(), info, authorization, t, req.Params.Arguments, req.Params.Meta)
+	switch {
+	case c.unauthorized != "":
+		s.refuse(w, r, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", c.unauthorized))
+		return
+	case c.routes == 0:
+		if err := s.authenticate(r.Context(), authorization); err != nil {
+			s.refuse(w, r, err)
+			return
+		}
+	}
+	res, err := c.res, c.err
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")

@@ -151,10 +151,6 @@ func (s *Server) Tools() []*sdk.Tool {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	observe.SetRoute(ctx, "/mcp") // the /v1 routes called in process must not name the request
-	if err := s.authenticate(ctx, r.Header.Get("Authorization")); err != nil {
-		s.refuse(w, r, err)
-		return
-	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
 		if r.ContentLength > MaxBodyBytes {
@@ -179,7 +175,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	info := &requestInfo{ctx: ctx, host: r.Host, remoteAddr: r.RemoteAddr, tls: r.TLS != nil,
 		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx)}
-	if t, req := s.fastTool(r, body); t != nil && !s.noFastPath {
+	var (
+		t   *tool
+		req *fastRequest
+	)
+	if !s.noFastPath {
+		t, req = s.fastTool(r, body)
+	}
+	// A tools/call with a key answered directly has its key checked by its
+	// route (serveFast); every other request is checked here.
+	if _, key := splitBearer(r.Header.Get("Authorization")); t == nil || key == "" {
+		if err := s.authenticate(ctx, r.Header.Get("Authorization")); err != nil {
+			s.refuse(w, r, err)
+			return
+		}
+	}
+	if t != nil {
 		s.serveFast(w, r, info, t, req)
 		return
 	}

@@ -81,6 +81,24 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.JSONEq(t, `{"error":"`+access.MsgRevokedKey+`"}`, string(body))
 
+	// A tools/call alone (answered without the SDK's session machinery) is
+	// refused the same way, whether its arguments are good or not.
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"x"}}}`
+	bad := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search_events","arguments":{"limit":0}}}`
+	for _, c := range []struct{ body, key, msg string }{
+		{call, "ci_not-a-key", access.MsgInvalidKey}, {bad, "ci_not-a-key", access.MsgInvalidKey},
+		{call, revoked, access.MsgRevokedKey}, {bad, revoked, access.MsgRevokedKey}, {call, "", access.MsgMissingKey},
+	} {
+		header := http.Header{}
+		if c.key != "" {
+			header.Set("Authorization", "Bearer "+c.key)
+		}
+		status, h, body := mcpPost(t, s.base, c.body, header)
+		require.Equal(t, http.StatusUnauthorized, status, "%s %s", c.key, body)
+		require.Contains(t, h.Get("WWW-Authenticate"), `Bearer realm="cryptointel"`)
+		require.JSONEq(t, `{"error":"`+c.msg+`"}`, string(body))
+	}
+
 	// The Go SDK's client cannot connect with a wrong key.
 	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
 	_, err = client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: s.base + "/mcp", MaxRetries: -1,
