@@ -14,11 +14,12 @@
 // records and the response cache are therefore the route's, by
 // construction.
 //
-// The endpoint authenticates every HTTP request up front, free: a wrong
-// key is 401 with WWW-Authenticate, and so is a missing key unless
-// pay-per-request is enabled. initialize, the list requests, prompts and
-// pings cost nothing and do not count in the rate window; each tools/call
-// and resources/read costs what its routes cost.
+// The endpoint authenticates every HTTP request, free: a wrong key is 401
+// with WWW-Authenticate, and so is a missing key unless pay-per-request is
+// enabled (a lone tools/call with a key has it checked by its route's
+// metering statement, answered the same way). initialize, the list
+// requests, prompts and pings cost nothing and do not count in the rate
+// window; each tools/call and resources/read costs what its routes cost.
 package mcp
 
 import (
