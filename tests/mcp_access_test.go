@@ -24,23 +24,16 @@ import (
 // mcpInitialize is an initialize request.
 const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
-// mcpPost posts a raw body to /mcp with the given headers (Content-Type
-// and Accept as a client sends them unless given).
+// mcpPost posts a raw body to /mcp with the given headers (Accept as a
+// client sends it unless given).
 func mcpPost(t *testing.T, base, body string, header http.Header) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	h := http.Header{"Accept": {"application/json, text/event-stream"}}
 	for k, v := range header {
-		req.Header[k] = v
+		h[k] = v
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, resp.Header, b
+	r := (&accessServer{base: base}).request(t, http.MethodPost, "/mcp", body, h)
+	return r.status, r.header, r.body
 }
 
 // usageOf reads a key's /v1/usage data.
