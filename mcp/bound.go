@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"crypto/tls"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -12,10 +11,6 @@ import (
 // tokens clients allow a tool result. A larger result keeps the first
 // items of its lists, as many as fit, and its hint says so.
 const MaxResultBytes = 48 << 10
-
-// tlsState marks an in-process route call as made over TLS when the /mcp
-// request was (the route's payment offers name an https resource).
-var tlsState = &tls.ConnectionState{}
 
 // bound returns result within max bytes: every list cut to the largest
 // number of items that fits (its first ones), and a note saying so; or

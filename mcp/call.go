@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -24,6 +25,10 @@ const (
 	// payment (or whose payment was refused).
 	CodePaymentRequired = 402
 )
+
+// tlsState marks an in-process route call as made over TLS when the /mcp
+// request was (the route's payment offers name an https resource).
+var tlsState = &tls.ConnectionState{}
 
 // msgPaymentRequired is the 402's reason when the call carried no payment.
 const msgPaymentRequired = `Payment required: pay with x402 in params._meta["x402/payment"] (or send an API key)`
