@@ -43,11 +43,13 @@ func withTimeLimits(cfg Config, next http.Handler) http.Handler {
 }
 
 // budgetExempt reports whether r is exempt from the request time budget.
+// /mcp is not: its clients accept text/event-stream as the protocol
+// requires, but it answers every request with one JSON response.
 func budgetExempt(r *http.Request) bool {
 	return strings.HasPrefix(r.URL.Path, "/v1/export/files/") ||
 		r.URL.Path == "/admin/ingest" || r.URL.Path == "/v1/stream" ||
 		strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
-		strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+		(strings.Contains(r.Header.Get("Accept"), "text/event-stream") && r.URL.Path != "/mcp")
 }
 
 // deadlineBody turns the connection's read deadline into the domain's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/mcp"
@@ -206,4 +208,28 @@ func mcpSeries(metrics string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestMCPTimeBudget: /mcp requests are held to the request time budget
+// like /v1's (its clients accept text/event-stream, as the protocol
+// requires, but it never streams): a tool call over budget is the route's
+// timeout message, as a tool error.
+func TestMCPTimeBudget(t *testing.T) {
+	t.Parallel()
+	a, addr := startLimitsServer(t, app.Config{RequestTimeout: time.Nanosecond})
+	key, _ := accesstest.NewKey(t, a.DB, cryptointel.PlanEnterprise)
+	status, _, body := mcpPost(t, "http://"+addr, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"top_signals","arguments":{}}}`,
+		http.Header{"Authorization": {"Bearer " + key}})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var res struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(body, &res), "%s", body)
+	require.True(t, res.Result.IsError, "%s", body)
+	require.Equal(t, cryptointel.MsgTimeout, res.Result.Content[0].Text)
 }
