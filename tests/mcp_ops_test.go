@@ -95,9 +95,9 @@ func TestMCPAbruptDisconnectsLeakNothing(t *testing.T) {
 // TestMCPLogsAndMetrics: each tool call is one log line (tool, key
 // prefix, bytes, duration, outcome, request id) and is counted in /metrics
 // per tool and outcome; the /mcp request's own line names the route /mcp,
-// not the /v1 route it called.
+// not the /v1 route it called. Not parallel: the metrics are the
+// process's, and other tests call the same tools.
 func TestMCPLogsAndMetrics(t *testing.T) {
-	t.Parallel()
 	logs := &syncBuffer{}
 	s := startRESTServerWith(t, func(store *db.DB) { ingestLines(t, store, restFixture()) }, func(c *app.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
