@@ -114,10 +114,11 @@ async function pay() {
   return out;
 }
 
+// The result is written whole before the process exits: on a pipe a large
+// write may still be pending when it returns.
+const done = (result) => process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
 try {
-  const result = opts.mode === "pay" ? await pay() : await session();
-  process.stdout.write(`${JSON.stringify(result)}\n`);
+  done(opts.mode === "pay" ? await pay() : await session());
 } catch (err) {
-  process.stdout.write(`${JSON.stringify({ fatal: err instanceof Error ? err.stack : String(err) })}\n`);
+  done({ fatal: err instanceof Error ? err.stack : String(err) });
 }
-process.exit(0);
