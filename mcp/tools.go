@@ -191,6 +191,8 @@ var toolDefs = []toolDef{
 		Routes: []string{routeRelationships},
 		Args: []argDef{
 			{Name: "id", Description: descEntityID},
+			{Name: "relationshipType", Description: "Only relationships of this type, matched exactly, for example FOUNDATION_OF."},
+			{Name: "direction", Description: "outbound: from this entity; inbound: to it."},
 			{Name: "limit", Description: "How many relationships to return."},
 			{Name: "offset", Description: "Relationships to skip, to page through."},
 		},

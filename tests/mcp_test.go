@@ -193,6 +193,8 @@ func TestMCPDifferential(t *testing.T) {
 		{"resolve_entity", map[string]any{"name": "Ethereum", "offset": 1}, []route{{"/v1/entities/byName?name=Ethereum&offset=1", ""}}},
 		{"get_entity", map[string]any{"id": 101, "relationships_limit": 5}, []route{{"/v1/entities/byId?id=101", "entity"}, {"/v1/entities/101/relationships?limit=5", "relationships"}}},
 		{"list_relationships", map[string]any{"id": 101, "limit": 1}, []route{{"/v1/entities/101/relationships?limit=1", ""}}},
+		{"list_relationships", map[string]any{"id": 101, "direction": "inbound", "relationshipType": "FOUNDATION_OF"},
+			[]route{{"/v1/entities/101/relationships?direction=inbound&relationshipType=FOUNDATION_OF", ""}}},
 		{"entity_timeline", map[string]any{"id": 101, "limit": 4}, []route{{"/v1/timeline/byOrganizationId?id=101&limit=4", ""}}},
 		{"entity_timeline", map[string]any{"id": 101, "limit": 3, "since": ts(-72 * 3600e9), "detail": "full"}, []route{{"/v1/timeline/byOrganizationId?id=101&limit=3&since=" + url.QueryEscape(ts(-72*3600e9)), ""}}},
 		{"latest_events", map[string]any{}, []route{{"/v1/latest", ""}}},
