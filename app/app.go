@@ -21,6 +21,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/live"
+	"github.com/cryptointel/cryptointel/mcp"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/playground"
 	"github.com/cryptointel/cryptointel/resolvers"
@@ -45,6 +46,8 @@ type App struct {
 	Access *access.Service
 	// Hub fans new events out to this process's live streams.
 	Hub *live.Hub
+	// MCP is the Model Context Protocol surface served at /mcp.
+	MCP *mcp.Server
 
 	v1      *rest.Router
 	server  *http.Server
@@ -179,10 +182,20 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// wins over /v1/).
 	mux.Handle("GET /v1/export/files/{id}", a.ExportDownloadHandler())
 	mux.Handle("GET /openapi.json", v1.OpenAPIHandler())
+	// The MCP surface: its tools call the /v1 routes (and /graphql) of this
+	// mux in process, behind the same access layer.
+	mcpServer, err := mcp.New(mcp.Config{
+		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Logger: a.Logger, Version: rest.OpenAPIVersion,
+	})
+	if err != nil {
+		return fmt.Errorf("error building the MCP server: %w", err)
+	}
+	a.MCP = mcpServer
+	mux.Handle("/mcp", mcpServer)
 	// Operators ingest JSON Lines here; outside the API-key access layer,
 	// guarded by ADMIN_TOKEN (404 when unset).
 	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, rest.AdminIngestOptions{Token: a.Config.AdminToken, MaxFailedTokens: a.Config.AdminMaxFailedTokens}))
-	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
+	// Surfaces mount here: /graphql, /v1/, /openapi.json, /mcp, /admin/ingest …
 	return nil
 }
 

@@ -47,7 +47,9 @@ func withTimeLimits(cfg Config, next http.Handler) http.Handler {
 // budgetExempt reports whether r is exempt from the request time budget.
 // Only a path decides, and for /graphql what the access layer and the
 // transports take for a stream (access.IsStreamRequest): no header
-// exempts a request anywhere else.
+// exempts a request anywhere else. /mcp is not a stream: its clients accept
+// text/event-stream as the protocol requires, but it answers every request
+// with one JSON response under the budget.
 func budgetExempt(r *http.Request) bool {
 	switch p := r.URL.Path; {
 	case strings.HasPrefix(p, "/v1/export/files/"), p == "/admin/ingest", p == "/v1/stream":

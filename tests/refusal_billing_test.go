@@ -24,12 +24,8 @@ import (
 // and compares the calling key's credits before and after; a control row
 // of each surface shows an admitted request is charged.
 //
-// Each surface contributes its cases through refusalSurfaces. To add the
-// MCP surface, write mcpRefusals(t, env) returning refusalCases whose send
-// makes the MCP tool calls (tools/call with a bad argument, a tool the
-// plan lacks, a key over its window …) and add {"mcp", mcpRefusals} to
-// refusalSurfaces: the walk, the credit check and the count printed by
-// make test need nothing else.
+// Each surface contributes its cases through refusalSurfaces: the walk,
+// the credit check and the count printed by make test need nothing else.
 
 // refusalEnv is the server the refusal table runs against.
 type refusalEnv struct {
@@ -60,6 +56,7 @@ var refusalSurfaces = []struct {
 	{"v1", v1Refusals},
 	{"graphql", graphqlRefusals},
 	{"streams", streamRefusals},
+	{"mcp", mcpRefusals},
 }
 
 // keyCredits is a key's credits used, all months.
@@ -301,4 +298,68 @@ func TestRefusalsCostNothing(t *testing.T) {
 	}
 	sort.Strings(parts)
 	summary(t, "refusal billing: %d refusals (%s): 0 credits charged for refusals", total, strings.Join(parts, ", "))
+}
+
+// mcpRefusals are tool calls on /mcp refused before their route's work
+// runs: a key the access layer refuses (HTTP 401), and tool errors (a
+// JSON-RPC result with isError, HTTP 200) for arguments the tool or its
+// route refuses, a tool the plan lacks, spent credits and a full window,
+// besides protocol errors (an unknown tool). None may cost a credit.
+func mcpRefusals(t *testing.T, env *refusalEnv) []refusalCase {
+	old, recent := ts(-60*24*time.Hour), ts(-2*24*time.Hour)
+	return []refusalCase{
+		{name: "control: a tool call that ran", plan: cryptointel.PlanFree, send: mcpCall("search_events", `{"query":"ethereum"}`, ""), status: http.StatusOK, control: true},
+		{name: "revoked key", plan: cryptointel.PlanFree, prepare: revoke, send: mcpCall("search_events", `{"query":"ethereum"}`, "-"), status: http.StatusUnauthorized},
+		{name: "argument of the wrong type", plan: cryptointel.PlanFree, send: mcpCall("search_events", `{"query":"ethereum","limit":"ten"}`, "limit"), status: http.StatusOK},
+		{name: "required argument missing", plan: cryptointel.PlanFree, send: mcpCall("search_events", `{}`, "query"), status: http.StatusOK},
+		{name: "unknown argument", plan: cryptointel.PlanFree, send: mcpCall("search_events", `{"query":"ethereum","limt":5}`, "limt"), status: http.StatusOK},
+		{name: "since older than the route allows", plan: cryptointel.PlanFree, send: mcpCall("latest_events", `{"since":"`+old+`"}`, "since"), status: http.StatusOK},
+		{name: "tool the plan lacks", plan: cryptointel.PlanFree, send: mcpCall("organization_brief", `{"ids":[101],"since":"`+recent+`"}`, "plan or higher"), status: http.StatusOK},
+		{name: "monthly credits spent", plan: cryptointel.PlanFree, prepare: exhaustCredits, send: mcpCall("search_events", `{"query":"ethereum"}`, "API usage limit reached"), status: http.StatusOK},
+		{name: "rate window full", plan: cryptointel.PlanFree, prepare: fillWindow, send: mcpCall("search_events", `{"query":"ethereum"}`, "Rate limit exceeded"), status: http.StatusOK},
+		{name: "unknown tool", plan: cryptointel.PlanFree, send: mcpCall("no_such_tool", `{}`, "no_such_tool"), status: http.StatusOK},
+	}
+}
+
+// mcpCall sends one tools/call of tool with the JSON arguments args. want
+// is what the refusal must say: "" for a call that succeeds, "-" for a
+// refusal answered by HTTP status alone, otherwise a fragment of the tool
+// error's (or protocol error's) message.
+func mcpCall(tool, args, want string) func(*testing.T, *refusalEnv, string) (int, string) {
+	return func(t *testing.T, env *refusalEnv, key string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
+		r := env.s.send(t, key, hostileRequest{Method: http.MethodPost, Path: "/mcp", ContentType: "application/json", Body: []byte(body),
+			Header: map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}})
+		if r.Status != http.StatusOK {
+			return r.Status, string(r.Body)
+		}
+		var msg struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &msg), "%s", abbreviate(string(r.Body)))
+		switch {
+		case want == "":
+			require.NotNil(t, msg.Result, "%s", abbreviate(string(r.Body)))
+			require.False(t, msg.Result.IsError, "%s", abbreviate(string(r.Body)))
+		case msg.Error != nil:
+			require.Contains(t, msg.Error.Message, want)
+		default:
+			require.NotNil(t, msg.Result, "%s", abbreviate(string(r.Body)))
+			require.True(t, msg.Result.IsError, "a refusal is a tool error: %s", abbreviate(string(r.Body)))
+			text := ""
+			for _, c := range msg.Result.Content {
+				text += c.Text
+			}
+			require.Contains(t, text, want)
+		}
+		return r.Status, string(r.Body)
+	}
 }
