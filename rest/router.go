@@ -11,18 +11,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
-// Executor runs a GraphQL operation in process, the way the /graphql
-// endpoint would: same resolvers, loaders and error presenter. Errors carry
-// the cryptointel.Error code in extensions.code.
+// Executor runs the routes' fixed operations in process, with the
+// resolvers, loaders and error presenter /graphql has
+// (resolvers.Executor.Run).
 type Executor interface {
-	Execute(ctx context.Context, query, operationName string, variables map[string]any) *graphql.Response
+	// Run runs operationName of query with variables as the route table
+	// parsed them (Call.Vars), writing its data into w: the facade's
+	// writer, which asks for HTML-safe strings and for the marks its
+	// envelopes read (Data). It returns the operation's errors, each with
+	// the cryptointel.Error code in extensions.code.
+	Run(ctx context.Context, query, operationName string, variables map[string]any, w *jsonw.Writer) gqlerror.List
 }
 
 // Config configures the /v1 router.

@@ -115,7 +115,8 @@ func wireSchema(f wire.Field) schema {
 
 // wireProps are the properties of the wire fields that keep reports true
 // for, in table order, then the legacy aliases of those with one (equal in
-// value; the facade adds them, see legacyAliases).
+// value; the operations select them as GraphQL aliases, see
+// rest/ops/fragments).
 func wireProps(fields []wire.Field, keep func(wire.Field) bool) []prop {
 	var props, legacy []prop
 	for _, f := range fields {

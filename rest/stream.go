@@ -15,6 +15,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/live"
 )
 
@@ -115,13 +116,9 @@ func (rt *Router) serveStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c.Vars["surface"] = strings.ToUpper(c.String("surface"))
-	vars, err := jsonVariables(c.Vars)
-	if err != nil {
-		return err
-	}
 	op := rt.ops[streamOperation]
 	ctx := access.WithStreamEventCost(r.Context(), streamEventCost)
-	s, refused := rt.streamCfg.Subscribe(ctx, op.Query, op.Name, vars)
+	s, refused := rt.streamCfg.Subscribe(ctx, op.Query, op.Name, c.Vars)
 	if refused != nil {
 		return graphError(op.Name, refused.Errors)
 	}
@@ -227,15 +224,15 @@ const maxBurst = 16 << 10
 var burstPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // eventFrame is the SSE message of one event: its cursor as id and the
-// event in the /v1 shape (legacy aliases added by the facade's one owner of
-// them) as data; nil when the result cannot be encoded.
+// event in the /v1 shape (the operation selects its legacy aliases) as
+// data; nil when the result cannot be encoded.
 func eventFrame(resp *graphql.Response) []byte {
-	data, err := withLegacyAliases(resp.Data)
+	marks, err := jsonw.MarkData(resp.Data, 0)
 	if err != nil {
 		return nil
 	}
-	ev, err := dig(data, "events")
-	if err != nil || isNull(ev) {
+	ev := newData(resp.Data, marks).Get("events")
+	if ev.isNull() {
 		return nil
 	}
 	cursor, _ := resp.Extensions["cursor"].(string)

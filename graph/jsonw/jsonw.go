@@ -1,9 +1,13 @@
-// Package jsonw is the byte writer of the generated executor (graph's
-// fastexec_gen.go and ops_gen.go): values are appended to one buffer in
-// exactly the bytes gqlgen's marshalers write, so a response is built
-// without a graphql.Marshaler, a closure or a map per value. An object that
-// turns out null (a non-null field inside it failed) is cut back with
-// Truncate.
+// Package jsonw is the byte writer of the executor (graph's fastexec.go and
+// fastexec_gen.go): values are appended to one buffer in exactly the bytes
+// gqlgen's marshalers write, so a response is built without a
+// graphql.Marshaler, a closure or a map per value. An object that turns out
+// null (a non-null field inside it failed) is cut back with Truncate.
+//
+// The writer belongs to whoever asked for the data: a surface that wraps
+// the data in a form of its own (the /v1 facade's envelopes) brings a
+// Writer with HTML set and its own buffer, and reads the Marks the
+// executor left on the way instead of scanning the data again.
 package jsonw
 
 import (
@@ -21,6 +25,25 @@ type Writer struct {
 	// as encoding/json does by default, so the bytes are what
 	// json.Marshal would make of a json.RawMessage holding them.
 	HTML bool
+	// Marking, when set, asks the writer of the data to record Marks.
+	Marking bool
+	// Marks are the spans of the values the executor marked, each
+	// recorded once its value is written (so a value's members come
+	// before it). See graph's Run for which values are marked.
+	Marks []Mark
+}
+
+// Mark is the span B[Start:End] of one value and its path: the response
+// keys from the root joined by ".", with "[]" after a list's key for an
+// element of it ("events.nodes", "searchEvents[].event").
+type Mark struct {
+	Path       string
+	Start, End int
+}
+
+// Mark records the span from start to the end of B under path.
+func (w *Writer) Mark(path string, start int) {
+	w.Marks = append(w.Marks, Mark{Path: path, Start: start, End: len(w.B)})
 }
 
 // Write appends p; Writer is an io.Writer for the marshalers it falls back
