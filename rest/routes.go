@@ -10,6 +10,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // Exact messages of the contract (section 7) and of this facade.
@@ -113,6 +114,39 @@ func compactParam() Param {
 	canonical, legacy := compactDropped()
 	return Param{Name: "compact", In: "query", Type: TypeBoolean, Default: false,
 		Description: "Omit " + canonical + " and their legacy aliases (" + legacy + "). A bare `compact` means true."}
+}
+
+// legacyParam is `legacy`, the lean event shape: false drops the legacy
+// aliases from every event of the response. It feeds $legacy, which the
+// event fragments' aliases are conditioned on (rest/ops/fragments).
+func legacyParam() Param {
+	var names []string
+	for _, f := range wire.EventFields {
+		if f.Legacy != "" {
+			names = append(names, f.Legacy)
+		}
+	}
+	return Param{Name: legacyVar, In: "query", Type: TypeBoolean, Default: true, Var: legacyVar,
+		Description: "false omits the legacy aliases of the event fields (" + strings.Join(names, ", ") +
+			") from every event: the lean shape for new clients, about half the bytes of a page of full events. " +
+			"Default true: the contract's shape, canonical and legacy names together."}
+}
+
+// legacyVar is the variable (and parameter) the lean event shape is asked
+// with.
+const legacyVar = "legacy"
+
+// withLegacyParam declares legacyParam on r when its operation (or any it
+// may switch to, as compact briefs do) can leave the legacy aliases out:
+// exactly the routes whose events carry them.
+func withLegacyParam(r *Route) {
+	for _, name := range []string{r.Operation, r.Operation + "_compact"} {
+		op, ok := fixedOperations()[name]
+		if ok && op.Doc.Operations[0].VariableDefinitions.ForName(legacyVar) != nil {
+			r.Params = append(r.Params, legacyParam())
+			return
+		}
+	}
 }
 
 // Envelope builders (see also dataList and pick in envelope.go).
@@ -243,10 +277,13 @@ func pageSchema(item string, withOffset, withSince bool) schema {
 //
 // A priced route's Pricing gets its MaxLimit and DefaultLimit from the
 // route's `limit` parameter, so a range price follows the route's own caps.
+// A route whose events carry legacy aliases gets the `legacy` parameter
+// (withLegacyParam).
 func Routes() []Route {
 	routes := graphRoutes()
 	for i := range routes {
 		r := &routes[i]
+		withLegacyParam(r)
 		if r.Policy.Pricing == nil {
 			continue
 		}

@@ -70,7 +70,7 @@ const streamOperation = "stream"
 // streamRoute is GET /v1/stream: the live stream of new events in the /v1
 // event shape, as Server-Sent Events.
 func (rt *Router) streamRoute() Route {
-	return Route{
+	r := Route{
 		Method: http.MethodGet, Path: "/v1/stream",
 		Summary: "Live stream of new events (Server-Sent Events)",
 		Description: "Pushes radar events (or signal events with surface=signal) as they are ingested, in ingest order, " +
@@ -103,6 +103,8 @@ func (rt *Router) streamRoute() Route {
 		Response:      ref("Event"),
 		ErrorStatuses: []int{http.StatusNotFound},
 	}
+	withLegacyParam(&r)
+	return r
 }
 
 // serveStream serves GET /v1/stream.
