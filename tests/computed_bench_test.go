@@ -84,6 +84,7 @@ func BenchmarkComputedRead(b *testing.B) {
 	})
 	require.NoError(b, err)
 	threeHop := `{"query":` + jsonString(threeHopQuery) + `,"variables":{"id":101,"n":5}}`
+	latest25 := `{"query":` + jsonString(queries.Latest25) + `}`
 
 	for _, bc := range []struct {
 		name, target string
@@ -96,6 +97,7 @@ func BenchmarkComputedRead(b *testing.B) {
 		{"relationships", "/v1/entities/101/relationships", ""},
 		{"brief_batch", "/v1/brief/batch?ids=101,102,103,104,105&since=2026-11-13T00:00:00Z", ""},
 		{"graphql_3hop", "/graphql", threeHop},
+		{"graphql_latest25", "/graphql", latest25},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var h http.Handler = router
