@@ -53,7 +53,10 @@ var _ graphql.ExecutableSchema = (*FastSchema)(nil)
 // operation runs on gqlgen's executor.
 func (s *FastSchema) SetFast(on bool) { s.fast.Store(on) }
 
-// Exec runs the operation of ctx (gqlgen's entry point: /graphql).
+// Exec runs the operation of ctx (gqlgen's entry point: /graphql). Its
+// data is compact and HTML-escaped as json.Marshal writes a
+// json.RawMessage, so a transport may write it as it is (encoding/json's
+// second pass over it changes nothing).
 func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	var op *opPlan
@@ -61,7 +64,16 @@ func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		op = s.plans.get(s.Schema(), opCtx)
 	}
 	if op == nil {
-		return s.executableSchema.Exec(ctx)
+		next := s.executableSchema.Exec(ctx)
+		return func(ctx context.Context) *graphql.Response {
+			resp := next(ctx)
+			if resp != nil && len(resp.Data) > 0 {
+				var b bytes.Buffer
+				json.HTMLEscape(&b, resp.Data)
+				resp.Data = b.Bytes()
+			}
+			return resp
+		}
 	}
 	done := false
 	return func(ctx context.Context) *graphql.Response {
@@ -69,7 +81,7 @@ func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			return nil
 		}
 		done = true
-		var w jsonw.Writer
+		w := jsonw.Writer{HTML: true}
 		s.run(ctx, opCtx, op, &w)
 		return &graphql.Response{Data: w.B}
 	}

@@ -210,7 +210,7 @@ func NewExecutor(cfg Config) *Executor {
 		transport.Options{AllowedMethods: []string{"GET", "POST", "OPTIONS"}},
 		transport.GET{},
 		transport.SSE{KeepAlivePingInterval: cfg.Streams.Heartbeat},
-		transport.POST{},
+		postTransport{},
 	}
 	return e
 }
