@@ -25,12 +25,12 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/graph/validation"
 	"github.com/cryptointel/cryptointel/live"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // Query limits. A 3-hop query (entity → relationships → relatedEntity →
@@ -409,7 +409,7 @@ func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		code := cryptointel.ErrorCode(gqlErr.Err)
 		if code == cryptointel.EINTERNAL {
-			logger.ErrorContext(ctx, "graphql internal error", "request_id", access.RequestIDFrom(ctx),
+			logger.ErrorContext(ctx, "graphql internal error", "request_id", observe.RequestID(ctx),
 				"path", gqlErr.Path.String(), "error", gqlErr.Err)
 		}
 		gqlErr.Message = cryptointel.ErrorMessage(gqlErr.Err)

@@ -258,26 +258,14 @@ func parseTime(raw string) (time.Time, error) {
 	return cryptointel.ParseInstant(strings.ReplaceAll(raw, " ", "+"))
 }
 
-// routeHandler is the full handler of one route: its policy headers, its
-// call parsed against its params, the access layer, then its handler or
-// operation (serveRoute).
+// routeHandler is the full handler of one route: its call parsed against
+// its params, the access layer (which sets the policy headers), then its
+// handler or operation (serveRoute).
 func (rt *Router) routeHandler(route *Route) http.Handler {
-	var admitted http.Handler // the access layer around serveRoute
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setPolicyHeaders(w, route.Policy)
+	admitted := rt.wrap(route.Policy, rt.serveRoute(route))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		admitted.ServeHTTP(w, rt.withParsedCall(route, r))
 	})
-	admitted = rt.wrap(route.Policy, rt.serveRoute(route))
-	return h
-}
-
-// setPolicyHeaders writes the route policy's response headers.
-func setPolicyHeaders(w http.ResponseWriter, p access.Policy) {
-	h := w.Header()
-	h.Set("X-Api-Surface", p.Surface)
-	h.Set("X-Access-Layer", p.Layer)
-	h.Set("X-Endpoint-Policy", p.Name)
-	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
 }
 
 // serveRoute serves an admitted request: the route's handler, or its
