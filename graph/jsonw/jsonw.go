@@ -13,7 +13,6 @@ package jsonw
 import (
 	"math"
 	"strconv"
-	"time"
 	"unicode/utf8"
 )
 
@@ -97,14 +96,6 @@ func (w *Writer) Float(f float64) bool {
 	return true
 }
 
-// Time appends t in UTC in layout, quoted (layout must yield no byte that
-// JSON escapes).
-func (w *Writer) Time(t time.Time, layout string) {
-	w.B = append(w.B, '"')
-	w.B = t.UTC().AppendFormat(w.B, layout)
-	w.B = append(w.B, '"')
-}
-
 // Key appends "name": for an object member whose name needs no escaping
 // (a GraphQL name or alias), preceded by a comma unless first.
 func (w *Writer) Key(name string, first bool) {
@@ -121,16 +112,32 @@ const (
 	hexLower = "0123456789abcdef" // encoding/json's HTML escapes
 )
 
+// plain[c] reports that byte c is written as it is in a string (no
+// escape); htmlPlain[c] the same under HTML (where <, >, & and the lead
+// byte of U+2028 and U+2029 need a look).
+var plain, htmlPlain [256]bool
+
+func init() {
+	for c := 0x20; c < 256; c++ {
+		plain[c] = c != '\\' && c != '"'
+		htmlPlain[c] = plain[c] && c != '<' && c != '>' && c != '&' && c != 0xE2
+	}
+}
+
 // String appends s quoted the way gqlgen's MarshalString does: \t, \r, \n,
 // \\ and \" escaped, other control characters as \u00XX (upper-case hex),
 // everything else (invalid UTF-8 included) as it is. With HTML set it then
 // escapes as encoding/json's HTML-safe compaction would.
 func (w *Writer) String(s string) {
+	set := &plain
+	if w.HTML {
+		set = &htmlPlain
+	}
 	w.B = append(w.B, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '\\' && c != '"' && (!w.HTML || (c != '<' && c != '>' && c != '&' && c != 0xE2)) {
+		if set[c] {
 			continue
 		}
 		switch c {

@@ -31,7 +31,7 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 // executor (graph/fastexec_gen.go) writes Time values through it.
 func AppendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, TimeLayout)
+	b = wire.AppendTimeLayout(b, t)
 	return append(b, '"')
 }
 
