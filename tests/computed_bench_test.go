@@ -91,6 +91,7 @@ func BenchmarkComputedRead(b *testing.B) {
 		body         string // POST /graphql when set
 	}{
 		{"latest", "/v1/latest?limit=25", ""},
+		{"latest_lean", "/v1/latest?limit=25&legacy=false", ""},
 		{"signal_top", "/v1/signal/top", ""},
 		{"search", "/v1/search?q=Ethereum", ""},
 		{"by_name", "/v1/entities/byName?name=Solana", ""},
