@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cryptointel/cryptointel/graph/jsonw"
+	"github.com/cryptointel/cryptointel/graph/validation"
 )
 
 // This file is the executor's runtime; fastexec_gen.go (written by
@@ -368,54 +369,15 @@ func supported(doc *ast.QueryDocument, op *ast.OperationDefinition) bool {
 	if op == nil || op.Operation != ast.Query {
 		return false
 	}
-	w := supportWalk{frags: doc.Fragments, seen: map[string]bool{}}
-	return w.ok(op.SelectionSet, true)
-}
-
-type supportWalk struct {
-	frags ast.FragmentDefinitionList
-	seen  map[string]bool
-}
-
-func (w *supportWalk) ok(set ast.SelectionSet, root bool) bool {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if root && (s.Name == "__schema" || s.Name == "__type") {
-				return false
-			}
-			if hasDefer(s.Directives) || !w.ok(s.SelectionSet, false) {
-				return false
-			}
-		case *ast.InlineFragment:
-			if hasDefer(s.Directives) || !w.ok(s.SelectionSet, root) {
-				return false
-			}
-		case *ast.FragmentSpread:
-			if hasDefer(s.Directives) {
-				return false
-			}
-			key := s.Name
-			if root {
-				key = "^" + key // a fragment spread at the root is walked as root
-			}
-			if w.seen[key] {
-				continue
-			}
-			w.seen[key] = true
-			if f := w.frags.ForName(s.Name); f != nil && !w.ok(f.SelectionSet, root) {
+	return validation.EachSelection(op.SelectionSet, doc.Fragments, func(sel ast.Selection, root bool) bool {
+		if f, ok := sel.(*ast.Field); ok && root && (f.Name == "__schema" || f.Name == "__type") {
+			return false
+		}
+		for _, d := range directivesOf(sel) {
+			if d.Name == "defer" || d.Name == "stream" {
 				return false
 			}
 		}
-	}
-	return true
-}
-
-func hasDefer(ds ast.DirectiveList) bool {
-	for _, d := range ds {
-		if d.Name == "defer" || d.Name == "stream" {
-			return true
-		}
-	}
-	return false
+		return true
+	})
 }

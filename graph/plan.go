@@ -1,11 +1,14 @@
 package graph
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/cryptointel/cryptointel/graph/validation"
 )
 
 // Plans. A document is planned once per operation (and per value of the
@@ -132,55 +135,42 @@ func (c *planCache) get(schema *ast.Schema, opCtx *graphql.OperationContext) *op
 func newDocPlans(doc *ast.QueryDocument, op *ast.OperationDefinition) *docPlans {
 	d := &docPlans{supported: supported(doc, op), plans: map[uint64]*opPlan{}}
 	if d.supported {
-		w := condWalk{frags: doc.Fragments, seen: map[string]bool{}, vars: map[string]bool{}}
-		w.walk(op.SelectionSet)
-		d.conds = w.order
+		d.conds = conditionVariables(doc, op)
 		d.uncached = len(d.conds) > 64
 	}
 	return d
 }
 
-// condWalk lists the variables the @skip and @include conditions of a
-// selection set read, each once, in document order.
-type condWalk struct {
-	frags ast.FragmentDefinitionList
-	seen  map[string]bool
-	vars  map[string]bool
-	order []string
-}
-
-func (w *condWalk) directives(ds ast.DirectiveList) {
-	for _, d := range ds {
-		if d.Name != "skip" && d.Name != "include" {
-			continue
-		}
-		if a := d.Arguments.ForName("if"); a != nil && a.Value != nil && a.Value.Kind == ast.Variable && !w.vars[a.Value.Raw] {
-			w.vars[a.Value.Raw] = true
-			w.order = append(w.order, a.Value.Raw)
-		}
-	}
-}
-
-func (w *condWalk) walk(set ast.SelectionSet) {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			w.directives(s.Directives)
-			w.walk(s.SelectionSet)
-		case *ast.InlineFragment:
-			w.directives(s.Directives)
-			w.walk(s.SelectionSet)
-		case *ast.FragmentSpread:
-			w.directives(s.Directives)
-			if w.seen[s.Name] {
+// conditionVariables are the variables the @skip and @include conditions
+// of op read, each once, in document order.
+func conditionVariables(doc *ast.QueryDocument, op *ast.OperationDefinition) []string {
+	var vars []string
+	validation.EachSelection(op.SelectionSet, doc.Fragments, func(sel ast.Selection, _ bool) bool {
+		for _, d := range directivesOf(sel) {
+			if d.Name != "skip" && d.Name != "include" {
 				continue
 			}
-			w.seen[s.Name] = true
-			if f := w.frags.ForName(s.Name); f != nil {
-				w.walk(f.SelectionSet)
+			if a := d.Arguments.ForName("if"); a != nil && a.Value != nil && a.Value.Kind == ast.Variable && !slices.Contains(vars, a.Value.Raw) {
+				vars = append(vars, a.Value.Raw)
 			}
 		}
+		return true
+	})
+	return vars
+}
+
+// directivesOf returns the directives of a field, inline fragment or
+// fragment spread.
+func directivesOf(sel ast.Selection) ast.DirectiveList {
+	switch s := sel.(type) {
+	case *ast.Field:
+		return s.Directives
+	case *ast.InlineFragment:
+		return s.Directives
+	case *ast.FragmentSpread:
+		return s.Directives
 	}
+	return nil
 }
 
 // planBuilder builds one operation's plan.

@@ -446,13 +446,8 @@ func TestDifferentialGraphQL(t *testing.T) {
 func TestDifferentialFixedOperationsOverGraphQL(t *testing.T) {
 	t.Parallel()
 	p := newDiffPair(t)
-	all, err := ops.Load()
-	require.NoError(t, err)
 	n := 0
-	for _, op := range all {
-		if op.Doc.Operations[0].Operation != ast.Query {
-			continue
-		}
+	for _, op := range fixedQueries(t) {
 		vars := fixedOperationVars(op)
 		for _, legacy := range []bool{true, false} {
 			if _, ok := vars["legacy"]; ok {
@@ -468,6 +463,20 @@ func TestDifferentialFixedOperationsOverGraphQL(t *testing.T) {
 		}
 	}
 	require.Greater(t, n, 15)
+}
+
+// fixedQueries are the fixed /v1 operations that are queries.
+func fixedQueries(t *testing.T) []*ops.Operation {
+	t.Helper()
+	all, err := ops.Load()
+	require.NoError(t, err)
+	var out []*ops.Operation
+	for _, op := range all {
+		if op.Doc.Operations[0].Operation == ast.Query {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // fixedOperationVars are valid variables for a fixed /v1 operation, as a
@@ -517,13 +526,8 @@ func fixedOperationVars(op *ops.Operation) map[string]any {
 func TestDifferentialMarks(t *testing.T) {
 	t.Parallel()
 	p := newDiffPair(t)
-	all, err := ops.Load()
-	require.NoError(t, err)
 	n := 0
-	for _, op := range all {
-		if op.Doc.Operations[0].Operation != ast.Query {
-			continue
-		}
+	for _, op := range fixedQueries(t) {
 		vars := fixedOperationVars(op)
 		run := func(e *resolvers.Executor) jsonw.Writer {
 			w := jsonw.Writer{HTML: true, Marking: true}

@@ -81,19 +81,20 @@ func (m *marker) object(i int, prefix string, marked, root bool) (int, error) {
 		if marked {
 			m.marks = append(m.marks, Mark{Path: path, Start: vstart, End: end})
 		}
-		i = end
-		if i >= len(m.b) {
-			return 0, errNotCompact
-		}
-		switch m.b[i] {
-		case ',':
-			i++
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, errNotCompact
+		var closed bool
+		if i, closed, err = m.separator(end, '}'); err != nil || closed {
+			return i, err
 		}
 	}
+}
+
+// separator reads the comma or the closing bracket at b[i] and returns the
+// index after it; closed reports the bracket.
+func (m *marker) separator(i int, closing byte) (next int, closed bool, err error) {
+	if i >= len(m.b) || (m.b[i] != ',' && m.b[i] != closing) {
+		return 0, false, errNotCompact
+	}
+	return i + 1, m.b[i] == closing, nil
 }
 
 // elements reads the list at b[i], a root member's value: each element
@@ -118,17 +119,9 @@ func (m *marker) elements(i int, path string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		i = end
-		if i >= len(m.b) {
-			return 0, errNotCompact
-		}
-		switch m.b[i] {
-		case ',':
-			i++
-		case ']':
-			return i + 1, nil
-		default:
-			return 0, errNotCompact
+		var closed bool
+		if i, closed, err = m.separator(end, ']'); err != nil || closed {
+			return i, err
 		}
 	}
 }
