@@ -15,6 +15,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph/validation"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // GraphQLPolicy is the policy /graphql is wrapped with: evaluation layer,
@@ -339,7 +340,7 @@ func (c *charge) refund(ctx context.Context) bool {
 	}
 	c.once.Do(func() {
 		if err := c.s.store.RefundCredits(context.WithoutCancel(ctx), c.keyID, c.day, c.month, c.credits); err != nil {
-			c.s.logger.ErrorContext(ctx, "refunding a refused request failed", "request_id", RequestIDFrom(ctx), "error", err)
+			c.s.logger.ErrorContext(ctx, "refunding a refused request failed", "request_id", observe.RequestID(ctx), "error", err)
 			return
 		}
 		c.refunded.Store(true)

@@ -22,6 +22,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/eip3009"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // PaymentConfig configures pay-per-request on priced routes. x402 (v1 and
@@ -374,7 +375,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		if bw.carriesData() {
 			// Only an operation that was priced may run: never serve what
 			// nobody paid for.
-			pm.s.logger.ErrorContext(ctx, "unpriced paid request produced data", "request_id", RequestIDFrom(ctx))
+			pm.s.logger.ErrorContext(ctx, "unpriced paid request produced data", "request_id", observe.RequestID(ctx))
 			bw.dropData()
 		}
 		bw.flushTo(w)
@@ -397,7 +398,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		// The outcome is unknown: the payment stays claimed (until it
 		// expires) so that it can never pay for a second response.
 		pm.s.logger.ErrorContext(ctx, "payment settle failed", "protocol", pay.protocol,
-			"request_id", RequestIDFrom(ctx), "error", err)
+			"request_id", observe.RequestID(ctx), "error", err)
 		writeError(w, http.StatusServiceUnavailable, msgFacilitatorUnavailable)
 		return
 	}
@@ -416,7 +417,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 	}
 	if err := pm.s.store.SettlePayment(ctx, pay.claimKey, settle.Transaction); err != nil {
 		// The payment is settled and stays claimed; only its state is stale.
-		pm.s.logger.ErrorContext(ctx, "recording payment settlement failed", "request_id", RequestIDFrom(ctx), "error", err)
+		pm.s.logger.ErrorContext(ctx, "recording payment settlement failed", "request_id", observe.RequestID(ctx), "error", err)
 	}
 	pay.receipt(w.Header(), settle)
 	bw.header.Set("Cache-Control", "private")
@@ -451,7 +452,7 @@ func (pm *payments) claim(ctx context.Context, protocol string, auth *eip3009.Pa
 // may present it again.
 func (pm *payments) release(ctx context.Context, pay *verifiedPayment) {
 	if err := pm.s.store.ReleasePayment(context.WithoutCancel(ctx), pay.claimKey); err != nil {
-		pm.s.logger.ErrorContext(ctx, "releasing payment claim failed", "request_id", RequestIDFrom(ctx), "error", err)
+		pm.s.logger.ErrorContext(ctx, "releasing payment claim failed", "request_id", observe.RequestID(ctx), "error", err)
 	}
 }
 
@@ -466,7 +467,7 @@ func (pm *payments) facilitatorVerify(ctx context.Context, base string, request 
 		Payer          string `json:"payer"`
 	}
 	if err := pm.post(ctx, base+"/verify", request, &verify); err != nil {
-		pm.s.logger.ErrorContext(ctx, "payment verify failed", "request_id", RequestIDFrom(ctx), "error", err)
+		pm.s.logger.ErrorContext(ctx, "payment verify failed", "request_id", observe.RequestID(ctx), "error", err)
 		return "", msgFacilitatorUnavailable
 	}
 	if verify.IsValid {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // The rate window of a key when Config leaves it unset (spec section 7).
@@ -226,9 +227,9 @@ func New(store *db.DB, cfg Config) *Service {
 // it cannot be paid per request (401). See stream.go for the rest of the
 // stream rules.
 func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
-	return RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return observe.RequestIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := s.now()
-		setPolicyHeaders(w.Header(), p, int64(p.CreditCost))
+		SetPolicyHeaders(w.Header(), p)
 		socket := p.CostByComplexity && IsWebSocketUpgrade(r)
 		stream := p.Surface == StreamPolicy.Surface || (p.CostByComplexity && IsStreamRequest(r))
 		var gov *governed
@@ -455,12 +456,17 @@ func (s *Service) resetSeconds(now time.Time) int {
 	return secs
 }
 
-// setPolicyHeaders sets the headers that describe the route.
-func setPolicyHeaders(h http.Header, p Policy, cost int64) {
+// SetPolicyHeaders sets the headers that describe a route by its policy:
+// X-Api-Surface, X-Access-Layer, X-Endpoint-Policy and X-Credit-Cost (the
+// policy's cost; metering sets the request's own). Wrap sets them on every
+// request it serves; a router answering outside the access layer (an
+// unknown path, a wrong method) sets them itself through this, their one
+// owner.
+func SetPolicyHeaders(h http.Header, p Policy) {
 	h.Set("X-Api-Surface", p.Surface)
 	h.Set("X-Access-Layer", p.Layer)
 	h.Set("X-Endpoint-Policy", p.Name)
-	h.Set("X-Credit-Cost", strconv.FormatInt(cost, 10))
+	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
 }
 
 // setRateHeaders sets the rate-window headers, legacy and IETF
@@ -508,7 +514,7 @@ func (s *Service) setAnonymousHeaders(h http.Header, now time.Time, tier string)
 // internalError logs err with the request id and answers 503 when the
 // database is unreachable, else 500, with a generic message.
 func (s *Service) internalError(w http.ResponseWriter, r *http.Request, err error) {
-	s.logger.ErrorContext(r.Context(), "access error", "request_id", RequestIDFrom(r.Context()), "error", err)
+	s.logger.ErrorContext(r.Context(), "access error", "request_id", observe.RequestID(r.Context()), "error", err)
 	writeError(w, StatusFor(cryptointel.ErrorCode(err)), cryptointel.ErrorMessage(err))
 }
 

@@ -4,6 +4,11 @@
 // errors are domain errors (cryptointel.Error) or wrapped driver errors,
 // which it classifies as unavailable for the domain's ErrorCode. It knows
 // nothing about HTTP or GraphQL.
+//
+// The columns it reads and writes on pgx come from one table generated
+// from the domain types' bun tags (db/gen writes columns_gen.go).
+//
+//go:generate go run ./gen
 package db
 
 import (

@@ -249,9 +249,24 @@ func withHint(s map[string]any) {
 }
 
 // leanSchema edits an event-shaped schema (one with the event marker among
-// its properties) as lean does the events: no legacy aliases and, when
-// detail applies, the fields only the full form has made optional.
+// its properties) as the tools shape the events: no legacy aliases and,
+// when detail applies, the fields only the full form has made optional.
+// A route documents an event as either of two shapes, with the legacy
+// aliases (its default) or without them (legacy=false); the tools ask for
+// the second (Server.do), so the schema becomes that shape alone.
 func leanSchema(s map[string]any, detail bool) {
+	if variants, ok := s["anyOf"].([]any); ok {
+		lean := leanVariant(variants)
+		if lean == nil {
+			return
+		}
+		delete(s, "anyOf")
+		for k, v := range lean {
+			if _, ok := s[k]; !ok {
+				s[k] = v
+			}
+		}
+	}
 	props, _ := s["properties"].(map[string]any)
 	if _, ok := props[eventMarker]; !ok {
 		return
@@ -267,8 +282,25 @@ func leanSchema(s map[string]any, detail bool) {
 	}
 	s["required"] = r
 	if d, _ := s["description"].(string); d != "" {
+		d, _, _ = strings.Cut(d, " Without the legacy aliases")
 		s["description"] = strings.Replace(d, ", with canonical and legacy fields", "", 1)
 	}
+}
+
+// leanVariant returns the event shape of variants without legacy aliases,
+// or nil when none is an event shape without them.
+func leanVariant(variants []any) map[string]any {
+	for _, v := range variants {
+		vs, _ := v.(map[string]any)
+		props, _ := vs["properties"].(map[string]any)
+		if _, ok := props[eventMarker]; !ok {
+			continue
+		}
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(props)), func(n string) bool { return legacyNames[n] }) {
+			return vs
+		}
+	}
+	return nil
 }
 
 // objectSchema is a closed object schema with every member required.

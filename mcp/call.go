@@ -26,6 +26,11 @@ const (
 	CodePaymentRequired = 402
 )
 
+// legacyParam is the /v1 routes' query parameter that, false, leaves the
+// legacy aliases out of every event of the response: the lean shape the
+// tools return.
+const legacyParam = "legacy"
+
 // tlsState marks an in-process route call as made over TLS when the /mcp
 // request was (the route's payment offers name an https resource).
 var tlsState = &tls.ConnectionState{}
@@ -98,10 +103,16 @@ func paymentOf(meta sdk.Meta) (*payment, error) {
 }
 
 // do runs one route call in process, as the caller: its Authorization,
-// the request id of the /mcp request, and its payment.
+// the request id of the /mcp request, and its payment. A route whose
+// events carry legacy aliases is asked for the lean shape (legacyParam):
+// its operation leaves them out, so neither the executor nor the lean
+// pass spends anything on them.
 func (s *Server) do(ctx context.Context, info *requestInfo, authorization string, op *operation, params map[string]string, pay *payment) *routeResponse {
 	path := op.path
 	q := url.Values{}
+	if p := op.params[legacyParam]; p != nil && p.In == "query" {
+		q.Set(legacyParam, "false")
+	}
 	for name, v := range params {
 		if v == "" {
 			continue

@@ -12,10 +12,13 @@ import (
 )
 
 // A route's body becomes a tool's structured content in one pass over its
-// JSON: event objects lose the legacy aliases the /v1 envelopes carry
-// beside the canonical fields (the wire table names them), and, at detail
-// summary, the canonical fields the wire table does not mark Compact.
-// Everything else is copied byte for byte.
+// JSON: at detail summary, event objects lose the canonical fields the
+// wire table does not mark Compact. The tools ask their routes for the
+// lean event shape (legacy=false, Server.do), so events arrive without the
+// legacy aliases the /v1 envelopes carry by default; an event that still
+// carries them (a body from a route without that parameter) loses them
+// here (the wire table names them). Everything else is copied byte for
+// byte, and an event with nothing to leave out is not rewritten.
 
 // eventMarker is the member that makes a JSON object an event: no other
 // shape of the API has a member of that name.
@@ -297,13 +300,16 @@ func looksLikeEvent(b []byte) bool {
 }
 
 // drop rewrites the event object started at dst[start] without the
-// members its lean form leaves out.
+// members its lean form leaves out, when it has any.
 func (l *leaner) drop(start, base int) {
+	spans := l.spans[base:]
+	if !slices.ContainsFunc(spans, l.dropped) {
+		return
+	}
 	w := start + 1
 	first := true
-	for _, s := range l.spans[base:] {
-		name := l.src[s.nameStart:s.nameEnd] // event member names have no escapes
-		if legacyNames[string(name)] || (l.summary && fullOnly[string(name)]) {
+	for _, s := range spans {
+		if l.dropped(s) {
 			continue
 		}
 		from := s.start
@@ -318,6 +324,13 @@ func (l *leaner) drop(start, base int) {
 		w += copy(l.dst[w:], l.dst[from:s.end])
 	}
 	l.dst = l.dst[:w]
+}
+
+// dropped reports whether an event's lean form leaves member s out: a
+// legacy alias, or at detail summary a field only the full form has.
+func (l *leaner) dropped(s memberSpan) bool {
+	name := l.src[s.nameStart:s.nameEnd] // event member names have no escapes
+	return legacyNames[string(name)] || (l.summary && fullOnly[string(name)])
 }
 
 // member is one member of an object a tool composes, or of its schema.

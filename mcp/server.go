@@ -7,7 +7,8 @@
 // Authorization (or, paid per call with x402, the payment of
 // params._meta["x402/payment"] as the route's payment header). The route's
 // answer becomes the tool's: 200 its envelope as structured content (events
-// without their legacy aliases) with a compact text rendering, 402 a
+// without their legacy aliases: the route is asked for its lean shape,
+// legacy=false) with a compact text rendering, 402 a
 // JSON-RPC error of code 402 carrying the payment requirements, any other
 // status a tool error with the route's message. Parsing, bounds, plan
 // gates, the rate window, credits, usage, prices, payment checks, replay

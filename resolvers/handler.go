@@ -23,13 +23,16 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/graph/validation"
 	"github.com/cryptointel/cryptointel/live"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // Query limits. A 3-hop query (entity → relationships → relatedEntity →
@@ -98,9 +101,6 @@ type Config struct {
 	// MaxComplexity is the complexity limit. Defaults to
 	// DefaultMaxComplexity.
 	MaxComplexity int
-	// LoaderWait is the dataloader batch wait. Defaults to
-	// DefaultLoaderWait.
-	LoaderWait time.Duration
 	// Access authorizes fields marked @access. Defaults to PlanAccess,
 	// which reads the caller's plan from the context.
 	Access AccessFunc
@@ -136,14 +136,16 @@ type StreamConfig struct {
 }
 
 // Executor runs GraphQL operations against the graph: over HTTP at /graphql
-// (it is an http.Handler) and in process for the /v1 facade (Execute). Both
-// share one gqlgen executor with its parsed-query cache, limits and error
-// presenter, and attach fresh dataloaders to every operation.
+// (it is an http.Handler) and in process for the /v1 facade (Run). Both
+// share one executor with its parsed-document and plan caches and error
+// presenter, and attach fresh loaders to every operation.
 type Executor struct {
 	exec         *executor.Executor
 	schema       *graph.FastSchema
+	docs         graphql.Cache[*ast.QueryDocument]
+	presenter    graphql.ErrorPresenterFunc
+	recover      graphql.RecoverFunc
 	store        *db.DB
-	loaderWait   time.Duration
 	transports   []graphql.Transport
 	writeTimeout time.Duration
 	opTimeout    time.Duration
@@ -189,11 +191,13 @@ func NewExecutor(cfg Config) *Executor {
 	// before any rule walks it, and the field-merging rule is the linear one.
 	exec.SetDefaultRulesFn(validation.Rules)
 	exec.Use(documentBound{cache: cache, limits: validation.Limits{MaxFragments: MaxFragments, MaxFields: MaxFields}})
-	exec.SetErrorPresenter(errorPresenter(cfg.Logger))
-	exec.SetRecoverFunc(func(ctx context.Context, v any) error {
+	presenter := errorPresenter(cfg.Logger)
+	recoverFunc := func(ctx context.Context, v any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v))
 		return errors.New("internal error: panic in resolver")
-	})
+	}
+	exec.SetErrorPresenter(presenter)
+	exec.SetRecoverFunc(recoverFunc)
 	exec.Use(extension.Introspection{})
 	exec.Use(depthLimit{max: cfg.MaxDepth})
 	exec.Use(&complexityLimit{max: cfg.MaxComplexity})
@@ -205,8 +209,10 @@ func NewExecutor(cfg Config) *Executor {
 	e := &Executor{
 		exec:         exec,
 		schema:       schema,
+		docs:         cache,
+		presenter:    presenter,
+		recover:      recoverFunc,
 		store:        cfg.Store,
-		loaderWait:   cfg.LoaderWait,
 		writeTimeout: cfg.Streams.WriteTimeout,
 		opTimeout:    cfg.Streams.OperationTimeout,
 		sockets:      newSocketSet(cfg.Streams.WriteTimeout, cfg.Streams.IdleTimeout),
@@ -238,8 +244,8 @@ func NewExecutor(cfg Config) *Executor {
 // application/json otherwise.
 func NewHandler(cfg Config) http.Handler { return NewExecutor(cfg) }
 
-// SetFast turns the generated executor (graph.FastExecutableSchema) on or
-// off; off, every operation runs on gqlgen's generated executor. The
+// SetFast turns the plan executor (graph.FastExecutableSchema) on or off;
+// off, every operation runs on gqlgen's generated executor. The
 // differential test compares the two.
 func (e *Executor) SetFast(on bool) { e.schema.SetFast(on) }
 
@@ -248,7 +254,7 @@ func (e *Executor) WithRequestLoaders(ctx context.Context) context.Context {
 	if LoadersFrom(ctx) != nil {
 		return ctx
 	}
-	return WithLoaders(ctx, NewLoaders(e.store, e.loaderWait))
+	return WithLoaders(ctx, NewLoaders(e.store))
 }
 
 // ServeHTTP serves GraphQL over HTTP.
@@ -348,14 +354,11 @@ func writeRequestError(w http.ResponseWriter, status int, msg, code string) {
 	w.Write(b) //nolint:errcheck
 }
 
-// Execute runs one operation in process, through the same executor (parsed
-// queries cached, limits and error presenter applied) with fresh loaders
-// attached to ctx. It never returns nil. The /v1 facade calls it for every
-// graph route; a compiled operation then answers in the facade's form of
-// the data (graph.FacadeExtension).
+// Execute runs one operation in process as /graphql would (parsed queries
+// cached, limits, extensions and error presenter applied) with fresh
+// loaders attached to ctx, and returns its response. It never returns nil.
 func (e *Executor) Execute(ctx context.Context, query string, operationName string, variables map[string]any) *graphql.Response {
-	ctx = graph.WithFacade(e.WithRequestLoaders(ctx))
-	ctx = graphql.StartOperationTrace(ctx)
+	ctx = graphql.StartOperationTrace(e.WithRequestLoaders(ctx))
 	params := &graphql.RawParams{Query: query, OperationName: operationName, Variables: variables}
 	now := graphql.Now()
 	params.ReadTime = graphql.TraceTiming{Start: now, End: now}
@@ -369,6 +372,69 @@ func (e *Executor) Execute(ctx context.Context, query string, operationName stri
 		resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("operation produced no response")}}
 	}
 	return resp
+}
+
+// Run runs a surface's fixed query operation in process — the /v1
+// facade's — writing its data into w (graph.FastSchema.Run: HTML-escaped
+// when w.HTML, marked when w.Marking), with fresh loaders attached to ctx.
+// variables are Go values of the variables' types as the surface parsed
+// them (int, string, bool, time.Time, []int, []string), not a JSON
+// document's, and reach the resolvers without a round trip through JSON.
+// The document is parsed and validated once (the cache /graphql uses) and
+// planned once; the limits and extensions of /graphql (depth, aliases,
+// complexity, cost, metrics) are not applied: a surface's operations are
+// fixed and priced by the surface. It returns the operation's errors,
+// presented as /graphql presents them.
+func (e *Executor) Run(ctx context.Context, query, operationName string, variables map[string]any, w *jsonw.Writer) gqlerror.List {
+	if err := ctx.Err(); err != nil {
+		ge := gqlerror.Errorf("%s", cryptointel.ErrorMessage(err))
+		setCode(ge, cryptointel.ETIMEOUT)
+		return gqlerror.List{ge}
+	}
+	doc, errs := e.document(ctx, query)
+	if errs != nil {
+		return errs
+	}
+	op := doc.Operations.ForName(operationName)
+	if op == nil {
+		return gqlerror.List{gqlerror.Errorf("operation %s not found", operationName)}
+	}
+	vars, err := validator.VariableValues(e.schema.Schema(), op, variables)
+	if err != nil {
+		return gqlerror.List{gqlerror.WrapIfUnwrapped(err)}
+	}
+	opCtx := &graphql.OperationContext{
+		RawQuery:               query,
+		OperationName:          operationName,
+		Doc:                    doc,
+		Operation:              op,
+		Variables:              vars,
+		DisableIntrospection:   true,
+		RecoverFunc:            e.recover,
+		ResolverMiddleware:     func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) },
+		RootResolverMiddleware: func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler { return next(ctx) },
+	}
+	ctx = graphql.WithOperationContext(e.WithRequestLoaders(ctx), opCtx)
+	ctx = graphql.WithResponseContext(ctx, e.presenter, e.recover)
+	e.schema.Run(ctx, w)
+	return graphql.GetErrors(ctx)
+}
+
+// document returns query parsed and validated, from the cache /graphql
+// fills when it holds it.
+func (e *Executor) document(ctx context.Context, query string) (*ast.QueryDocument, gqlerror.List) {
+	if doc, ok := e.docs.Get(ctx, query); ok {
+		return doc, nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, MaxTokens)
+	if err != nil {
+		return nil, gqlerror.List{gqlerror.WrapIfUnwrapped(err)}
+	}
+	if errs := validator.ValidateWithRules(e.schema.Schema(), doc, validation.Rules()); len(errs) > 0 {
+		return nil, errs
+	}
+	e.docs.Add(ctx, query, doc)
+	return doc, nil
 }
 
 // errorPresenter maps *cryptointel.Error to its message with extensions.code set to
@@ -394,7 +460,7 @@ func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		code := cryptointel.ErrorCode(gqlErr.Err)
 		if code == cryptointel.EINTERNAL {
-			logger.ErrorContext(ctx, "graphql internal error", "request_id", access.RequestIDFrom(ctx),
+			logger.ErrorContext(ctx, "graphql internal error", "request_id", observe.RequestID(ctx),
 				"path", gqlErr.Path.String(), "error", gqlErr.Err)
 		}
 		gqlErr.Message = cryptointel.ErrorMessage(gqlErr.Err)

@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"mime"
 	"net/http"
 	"sync"
 	"time"
@@ -78,16 +77,6 @@ type getTransport struct{ transport.GET }
 // Supports implements graphql.Transport.
 func (getTransport) Supports(r *http.Request) bool {
 	return r.Method == http.MethodGet && !access.IsWebSocketUpgrade(r)
-}
-
-// postTransport is gqlgen's POST transport for every application/json
-// POST that is not a WebSocket upgrade.
-type postTransport struct{ transport.POST }
-
-// Supports implements graphql.Transport.
-func (postTransport) Supports(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && r.Method == http.MethodPost && mt == "application/json" && !access.IsWebSocketUpgrade(r)
 }
 
 // sseTransport is gqlgen's graphql-sse transport, taking exactly the

@@ -418,7 +418,7 @@ func (st *streamState) shared(ctx context.Context, it *live.Item, render graphql
 // render runs the executor on it with loaders primed with the event's
 // entities and evidence.
 func (st *streamState) render(ctx context.Context, it *live.Item, render graphql.ResponseHandler) *renderedEvent {
-	l := NewLoaders(st.r.store, 0)
+	l := NewLoaders(st.r.store)
 	l.RolesByEventID.Prime(ctx, it.Event.ID, EventRoles{Owners: it.Owners, Participants: it.Participants})
 	l.EvidenceByEventID.Prime(ctx, it.Event.ID, it.Evidence)
 	l.EntitiesOf(append(append([]*cryptointel.Entity(nil), it.Owners...), it.Participants...))
