@@ -14,7 +14,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live image packaging-tools
+.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp image packaging-tools
 
 all: build
 
@@ -43,9 +43,9 @@ run: build
 	exec $(BIN) serve --demo --addr "$(ADDR)"
 
 ## test: Postgres and its streaming replica up, SeaweedFS built (once), Chromium and the interop
-## npm packages present, then go test ./... (PKG=./db/... narrows it) against them, then the counts
+## npm packages present (payments, live push, MCP), then go test ./... (PKG=./db/... narrows it) against them, then the counts
 ## the reliability tests report (go test shows a passing test's log only under -v)
-test: chromium interop-payments interop-live packaging-tools
+test: chromium interop-payments interop-live interop-mcp packaging-tools
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	TEST_DATABASE_READ_URL="$$(scripts/pg-replica-up.sh)"; export TEST_DATABASE_READ_URL; \
 	WEED_BIN="$$(scripts/seaweedfs-build.sh)"; export WEED_BIN; \
@@ -84,6 +84,12 @@ interop-payments:
 ## graphql-sse, ws) into tests/interop/live/node_modules with npm ci, once per package-lock.json.
 interop-live:
 	@$(call npm_ci_once,tests/interop/live)
+
+## interop-mcp: install the MCP tests' pinned clients (the official TypeScript SDK
+## @modelcontextprotocol/sdk, the MCP Inspector CLI, @x402/core and @x402/evm)
+## into tests/interop/mcp/node_modules with npm ci, once per package-lock.json.
+interop-mcp:
+	@$(call npm_ci_once,tests/interop/mcp)
 
 # npm_ci_once,DIR: npm ci in DIR unless DIR/node_modules holds the stamp
 # named after the hash of DIR/package-lock.json (written after a good install).

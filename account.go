@@ -19,6 +19,11 @@ const MsgAPIKeyNotFound = "API key not found."
 // secret scanners.
 const APIKeyPrefix = "ci_"
 
+// APIKeyVisiblePrefix is how many leading characters of a key are kept in
+// api_keys.prefix for support conversations, and shown in logs that name
+// a key (the MCP tool calls' key_prefix).
+const APIKeyVisiblePrefix = 10
+
 // HashAPIKey returns the SHA-256 of key: the only form in which keys are
 // stored (api_keys.hash). The access layer looks keys up by it.
 func HashAPIKey(key string) []byte {

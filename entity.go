@@ -17,9 +17,9 @@ type Entity struct {
 	EntityType    string    `bun:"entity_type"`
 	Status        string    `bun:"status"`
 	Aliases       []string  `bun:"aliases,array"`
-	EventCount    int64     `bun:"event_count"`
-	CreatedAt     time.Time `bun:"created_at"`
-	UpdatedAt     time.Time `bun:"updated_at"`
+	EventCount    int64     `bun:"event_count" db:"managed"`
+	CreatedAt     time.Time `bun:"created_at" db:"managed"`
+	UpdatedAt     time.Time `bun:"updated_at" db:"managed"`
 }
 
 // Relationship is a directed, typed edge between two entities.

@@ -31,7 +31,7 @@ type EventEntityRef struct {
 // EntityEvent is one event in one entity's list.
 type EntityEvent struct {
 	// EntityID is the entity the list belongs to.
-	EntityID int64
+	EntityID int64 `bun:"entity_id"`
 	// Event is the event.
 	Event *Event
 }
@@ -49,10 +49,10 @@ type Event struct {
 	Significance     *float64  `bun:"significance"`
 	ContentType      *string   `bun:"content_type"`
 	LatestEvidenceAt time.Time `bun:"latest_evidence_at"`
-	EvidenceText     string    `bun:"evidence_text"`
-	IngestSeq        int64     `bun:"ingest_seq"`
-	CreatedAt        time.Time `bun:"created_at"`
-	UpdatedAt        time.Time `bun:"updated_at"`
+	EvidenceText     string    `bun:"evidence_text" db:"noread"`
+	IngestSeq        int64     `bun:"ingest_seq" db:"managed"`
+	CreatedAt        time.Time `bun:"created_at" db:"managed"`
+	UpdatedAt        time.Time `bun:"updated_at" db:"managed"`
 }
 
 // IsSignal reports whether the event carries a significance score.

@@ -428,7 +428,28 @@ func checkPublished(t, now time.Time) error {
 	return nil
 }
 
-// latestEvidence returns the newest evidence timestamp.
+// The ingest mapping: each stored field of an ingested record from the
+// line's form (db writes the stored form's columns, db/columns_gen.go).
+
+// Entity is the entity the line describes, as stored.
+func (e *IngestEntity) Entity() *Entity {
+	return &Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType,
+		Status: e.Status, Aliases: e.Aliases}
+}
+
+// Event is the event the line describes, as stored.
+func (e *IngestEvent) Event() *Event {
+	return &Event{ID: e.ID, Title: e.Title, Category: e.EventCategory, Subcategory: e.EventSubcategory, Summary: e.Summary,
+		Bullets: e.Bullets, Significance: e.Significance, ContentType: e.ContentType, LatestEvidenceAt: e.LatestEvidence(),
+		EvidenceText: e.EvidenceText()}
+}
+
+// Evidence is the post as stored, backing event eventID.
+func (v IngestEvidence) Evidence(eventID int64) *Evidence {
+	return &Evidence{ID: v.ID, EventID: eventID, Content: v.Content, URL: v.URL, TS: v.Timestamp}
+}
+
+// LatestEvidence returns the newest evidence timestamp.
 func (e *IngestEvent) LatestEvidence() time.Time {
 	var latest time.Time
 	for _, ev := range e.Evidence {
@@ -439,7 +460,7 @@ func (e *IngestEvent) LatestEvidence() time.Time {
 	return latest
 }
 
-// evidenceText concatenates the evidence contents, oldest first, for the
+// EvidenceText concatenates the evidence contents, oldest first, for the
 // search vector.
 func (e *IngestEvent) EvidenceText() string {
 	evs := slices.Clone(e.Evidence)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // fixedNow is 15.5 seconds into a minute: the window resets in 45 seconds.
@@ -188,16 +190,19 @@ func TestRequestID(t *testing.T) {
 		rec = do(h, "GET", "/v1/search", http.Header{"X-Request-Id": {bad}})
 		got := rec.Header().Get("X-Request-Id")
 		require.NotEqual(t, bad, got)
-		require.True(t, access.ValidRequestID(got), got)
+		require.True(t, observe.ValidRequestID(got), got)
 	}
 
-	// An id assigned by an outer middleware is kept.
-	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Request-Id", "outer:id")
+	// An id assigned outside (observe, the id's one owner) is kept: the
+	// handler's context and the response carry the same id.
+	var seen string
+	outer := observe.Middleware(slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = observe.RequestID(r.Context())
 		h.ServeHTTP(w, r)
-	})
+	}))
 	rec = do(outer, "GET", "/v1/search", nil)
-	require.Equal(t, "outer:id", rec.Header().Get("X-Request-Id"))
+	require.NotEmpty(t, seen)
+	require.Equal(t, seen, rec.Header().Get("X-Request-Id"))
 }
 
 func TestUnauthorized(t *testing.T) {
@@ -294,7 +299,8 @@ func TestUsageCountsEqualRequestsMade(t *testing.T) {
 	for i := 0; i < 7; i++ {
 		require.Equal(t, http.StatusOK, do(h, "GET", "/v1/search", bearer(key)).Code)
 	}
-	// A request the route refuses (400) is still an admitted request.
+	// A request the route refuses (400) is still an admitted request,
+	// counted, but a refusal costs no credits.
 	require.Equal(t, http.StatusBadRequest, do(bad, "GET", "/v1/search", bearer(key)).Code)
 	require.Equal(t, http.StatusOK, do(h, "GET", "/v1/search", bearer(other)).Code)
 
@@ -303,8 +309,8 @@ func TestUsageCountsEqualRequestsMade(t *testing.T) {
 	var got access.UsageResponse
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
 	require.Equal(t, access.UsageData{Today: 9, ThisWeek: 9, ThisMonth: 9,
-		Budget:  access.Budget{Limit: 500000, Used: 16, Remaining: 499984},
-		Credits: access.PeriodCredits{Today: 16, ThisWeek: 16, ThisMonth: 16},
+		Budget:  access.Budget{Limit: 500000, Used: 14, Remaining: 499986},
+		Credits: access.PeriodCredits{Today: 14, ThisWeek: 14, ThisMonth: 14},
 		Units:   access.UsageUnits{Today: "requests", ThisWeek: "requests", ThisMonth: "requests", Budget: "credits"}}, got.Data)
 	require.Equal(t, strconv.FormatInt(got.Data.Budget.Used, 10), rec.Header().Get("X-Monthly-Used"))
 	require.Equal(t, strconv.FormatInt(got.Data.Budget.Remaining, 10), rec.Header().Get("X-Monthly-Remaining"))

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -14,36 +15,43 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph/validation"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // GraphQLPolicy is the policy /graphql is wrapped with: evaluation layer,
-// cost by complexity (1 credit when no operation runs, e.g. a parse error).
-// Without a key it may be paid per request: 0.001 USDC per credit of the
-// operation's complexity, at least 0.005 USDC (the smallest /v1 price).
+// cost by the operation (see GraphQLCost; a request refused before an
+// operation runs, e.g. a parse error, costs nothing). Without a key it may
+// be paid per request: 0.001 USDC per credit of the operation's price, at
+// least 0.005 USDC (the smallest /v1 price), and at least what the /v1
+// routes doing the same work cost.
 var GraphQLPolicy = Policy{
-	Surface: "graphql", Layer: LayerEvaluation, Name: "graphql", CreditCost: 1, CostByComplexity: true,
+	Surface: "graphql", Layer: LayerEvaluation, Name: "graphql", CreditCost: 0, CostByComplexity: true,
 	Pricing: &Pricing{Mode: "complexity", Min: 0.005, PerCredit: 0.001},
 }
 
 // GraphQLCost is the gqlgen handler extension that charges a /graphql
-// request the operation's computed complexity in credits and reports it as
+// request its operation's price (see price.go: the complexity, introspection
+// and the floors of the /v1 routes) in credits and reports it as
 // extensions.cost in the response. Add it to the /graphql handler
 // (srv.Use(&access.GraphQLCost{})) and wrap the handler with Service.Wrap
 // and a policy with CostByComplexity set.
 //
 // How the charges combine: Wrap defers the key's authentication, the plan
 // gate and the metering to one statement. Once the operation is parsed and
-// validated, MutateOperationContext computes its complexity and calls
-// Charge, which runs the metering statement (key lookup + rate window +
-// credits + usage) with that cost, before any resolver runs. A refused
-// operation (rate limit, credits) gets a GraphQL error whose extensions.code
-// is rate_limited or quota_exceeded, and the HTTP status becomes 429 or 403
-// like /v1; an unknown or revoked key (or a plan without the route) is
-// answered 401 (403) with the access layer's {"error": ...} body, exactly as
-// if refused before the operation was read. A request that never reaches
-// that point (a parse or validation error) is metered when its response
-// starts, at the policy's CreditCost. So /graphql costs one statement for
-// its access, like the /v1 routes.
+// validated, MutateOperationContext prices it and calls the meter, which
+// runs the metering statement (key lookup + rate window + credits + usage)
+// with that price, before any resolver runs. A refused operation (rate
+// limit, credits, a field its plan lacks) gets a GraphQL error whose
+// extensions.code is rate_limited, quota_exceeded or forbidden, and the
+// HTTP status becomes 429 or 403 like /v1, at no cost; an unknown or
+// revoked key (or a plan without the route) is answered 401 (403) with the
+// access layer's {"error": ...} body, exactly as if refused before the
+// operation was read. A request that never reaches that point (a parse or
+// validation error, a document over a limit, a transport error) is refused
+// before any operation runs: it is metered when its response starts,
+// counted in the rate window at no cost. So /graphql costs one statement
+// for its access, like the /v1 routes. On a WebSocket connection the same
+// holds per operation.
 //
 // Executing an operation outside a CostByComplexity request (the /v1 facade
 // running its fixed operations in process) charges nothing here: the route
@@ -53,7 +61,8 @@ var GraphQLPolicy = Policy{
 // the operation stats key "ComplexityLimit" (gqlgen's), else computed with
 // validation.Complexity (gqlgen's measure, in time linear in the document).
 type GraphQLCost struct {
-	es graphql.ExecutableSchema
+	es     graphql.ExecutableSchema
+	floors atomic.Pointer[map[string]floorSet]
 }
 
 var _ interface {
@@ -62,7 +71,10 @@ var _ interface {
 	graphql.ResponseInterceptor
 } = (*GraphQLCost)(nil)
 
-const costExtension = "AccessCost"
+const (
+	costExtension   = "AccessCost"
+	chargeExtension = "AccessCharge"
+)
 
 // ExtensionName implements graphql.HandlerExtension.
 func (*GraphQLCost) ExtensionName() string { return costExtension }
@@ -73,39 +85,93 @@ func (c *GraphQLCost) Validate(es graphql.ExecutableSchema) error {
 	return nil
 }
 
-// MutateOperationContext computes the operation's complexity and charges it.
+// SetFieldFloors sets the least each root field costs (the /v1 routes
+// running it); the app calls it once, with the route table's floors,
+// before serving.
+func (c *GraphQLCost) SetFieldFloors(floors []FieldFloor) {
+	m := map[string]floorSet{}
+	for _, f := range floors {
+		m[f.Field] = append(m[f.Field], f)
+	}
+	c.floors.Store(&m)
+}
+
+func (c *GraphQLCost) floorMap() map[string]floorSet {
+	if m := c.floors.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// MutateOperationContext prices the operation and charges it.
 func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	op := opCtx.Doc.Operations.ForName(opCtx.OperationName)
 	if op == nil {
 		return nil
 	}
-	var cost int
+	var complexity int
 	if stats, ok := opCtx.Stats.GetExtension("ComplexityLimit").(*extension.ComplexityStats); ok {
-		cost = stats.Complexity // computed already by the complexity limit
+		complexity = stats.Complexity // computed already by the complexity limit
 	} else {
-		cost = validation.Complexity(ctx, c.es, op, opCtx.Variables)
+		complexity = validation.Complexity(ctx, c.es, op, opCtx.Variables)
 	}
-	opCtx.Stats.SetExtension(costExtension, cost)
-	if err := Charge(ctx, cost); err != nil {
-		code := cryptointel.ErrorCode(err)
-		return &gqlerror.Error{Message: cryptointel.ErrorMessage(err), Extensions: map[string]any{"code": code}}
+	if !chargeable(ctx) {
+		// The /v1 facade's in-process operations: metered by their route.
+		opCtx.Stats.SetExtension(costExtension, complexity)
+		return nil
+	}
+	q := c.quoteOperation(ctx, opCtx, op, complexity)
+	opCtx.Stats.SetExtension(costExtension, q.credits())
+	rec, err := chargeQuote(ctx, q)
+	if rec != nil {
+		opCtx.Stats.SetExtension(chargeExtension, rec)
+	}
+	if err != nil {
+		ext := map[string]any{"code": cryptointel.ErrorCode(err)}
+		if q.refusedField != "" {
+			ext["field"] = q.refusedField
+		}
+		return &gqlerror.Error{Message: cryptointel.ErrorMessage(err), Extensions: ext}
 	}
 	return nil
 }
 
-// InterceptResponse adds extensions.cost to the response.
+// InterceptResponse adds extensions.cost to the response. On a WebSocket
+// connection, an operation answered without having been charged (refused
+// before it ran: a parse or validation error) is metered here, at no
+// cost, so that it counts in the key's rate window like a request.
 func (c *GraphQLCost) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	if resp == nil || !graphql.HasOperationContext(ctx) {
 		return resp
 	}
-	if cost, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(costExtension).(int); ok {
-		if resp.Extensions == nil {
-			resp.Extensions = map[string]any{}
+	stats := &graphql.GetOperationContext(ctx).Stats
+	cost, ok := stats.GetExtension(costExtension).(int)
+	if !ok {
+		if m, isSocket := ctx.Value(operationMeterKey{}).(*operationMeter); isSocket {
+			stats.SetExtension(costExtension, 0)
+			m.charge(ctx, &quote{}) //nolint:errcheck // refused already; the window only counts it
 		}
-		resp.Extensions["cost"] = cost
+		return resp
 	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["cost"] = cost
 	return resp
+}
+
+// chargeable reports whether ctx is a request the GraphQL cost extension
+// meters: a /graphql request by key, by payment or on a WebSocket.
+func chargeable(ctx context.Context) bool {
+	if _, ok := ctx.Value(paidRequestKey{}).(*paidRequest); ok {
+		return true
+	}
+	if _, ok := ctx.Value(operationMeterKey{}).(*operationMeter); ok {
+		return true
+	}
+	_, ok := ctx.Value(deferredMeterKey{}).(*deferredMeter)
+	return ok
 }
 
 // deferredMeter is the pending metering of a CostByComplexity request. The
@@ -128,13 +194,18 @@ type deferredMeter struct {
 	done    bool
 	cost    int64
 	res     *db.MeterResult
+	rec     *charge
 	refusal *cryptointel.Error
 	// keyRefusal: refusal refuses the key itself (unknown, revoked: 401) or
 	// its plan (403), answered as before any operation ran: the access
 	// layer's {"error": ...} body, no usage headers.
 	keyRefusal bool
 	keyPlan    string
-	err        error
+	// fieldRefusal: refusal refuses a field of the operation the plan
+	// lacks; on an event stream it travels in the stream, as a
+	// subscription's errors do.
+	fieldRefusal bool
+	err          error
 }
 
 type deferredMeterKey struct{}
@@ -152,60 +223,148 @@ type deferredMeterKey struct{}
 //
 // On a WebSocket connection every call meters one operation.
 func Charge(ctx context.Context, cost int) error {
+	_, err := chargeQuote(ctx, &quote{base: cost})
+	return err
+}
+
+// chargeQuote charges the current request or operation its quote q.
+func chargeQuote(ctx context.Context, q *quote) (*charge, error) {
 	if pr, ok := ctx.Value(paidRequestKey{}).(*paidRequest); ok {
-		return pr.charge(ctx, cost)
+		return nil, pr.charge(ctx, q)
 	}
 	if m, ok := ctx.Value(operationMeterKey{}).(*operationMeter); ok {
-		return m.charge(ctx, int64(cost))
+		return m.charge(ctx, q)
 	}
 	m, ok := ctx.Value(deferredMeterKey{}).(*deferredMeter)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	return m.charge(ctx, int64(cost))
+	return m.charge(ctx, q)
 }
 
-func (m *deferredMeter) charge(ctx context.Context, cost int64) error {
+func (m *deferredMeter) charge(ctx context.Context, q *quote) (*charge, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.done {
 		if m.refusal != nil {
-			return m.refusal
+			return nil, m.refusal
 		}
-		return m.err
+		return nil, m.err
 	}
-	m.done, m.cost = true, cost
-	res, err := m.s.store.Meter(ctx, m.s.meterParams(m.now, m.hash, cost, allowedPlans(m.plans, m.p)))
+	m.done, m.cost = true, int64(q.credits())
+	res, rec, refusal, keyRefused, err := m.s.meterQuote(ctx, m.now, m.hash, m.plans, m.p, q)
 	switch {
-	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1):
-		return m.refuseKey(cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey), TierNone)
 	case err != nil:
 		m.err = err
-		return err
-	case res.Key.Revoked:
-		return m.refuseKey(cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired)), TierNone)
+		return nil, err
+	case keyRefused:
+		tier := TierNone
+		if res != nil {
+			tier = res.Key.Plan
+		}
+		m.refusal, m.keyRefusal, m.keyPlan = refusal, true, tier
+		return nil, refusal
 	}
 	m.res = res
-	plan := planNamed(m.plans, res.Key.Plan)
-	if !planAllows(m.plans, plan, m.p.Layer, m.p.Feature, m.p.MinPlan) {
-		return m.refuseKey(forbidden(m.plans, m.p.Layer, m.p.Feature, m.p.MinPlan), res.Key.Plan)
+	m.caller.AccountID, m.caller.APIKeyID, m.caller.Plan = res.Key.AccountID, res.Key.ID, planNamed(m.plans, res.Key.Plan)
+	if refusal != nil {
+		m.refusal, m.fieldRefusal = refusal, q.refusedField != ""
+		return nil, refusal
 	}
-	m.caller.AccountID, m.caller.APIKeyID, m.caller.Plan = res.Key.AccountID, res.Key.ID, plan
-	if derr := m.s.decide(m.plans, plan, m.p, res); derr != nil {
-		m.refusal = derr
-		return derr
-	}
+	m.rec = rec
 	if m.grant != nil {
 		m.grant(res.DataVersion)
 	}
-	return nil
+	return rec, nil
 }
 
-// refuseKey records a refusal of the key or its plan, answered with tier
-// in X-Plan-Tier.
-func (m *deferredMeter) refuseKey(e *cryptointel.Error, tier string) error {
-	m.refusal, m.keyRefusal, m.keyPlan = e, true, tier
-	return e
+// meterQuote runs the metering statement for one request or operation of
+// quote q by the key whose hash is hash, under policy p: the key is looked
+// up, the request counted in its rate window and — when its plan includes
+// p and every field q needs, the window is within the limit and the month's
+// credits cover q — charged q's credits. It returns the meter result and
+// the charge, or the refusal: keyRefused when it refuses the key or its
+// plan for p (401/403 before anything was read), otherwise a field the
+// plan lacks (forbidden), the rate limit or the credits. err is an
+// internal error.
+func (s *Service) meterQuote(ctx context.Context, now time.Time, hash []byte, plans []cryptointel.Plan, p Policy, q *quote) (res *db.MeterResult, rec *charge, refusal *cryptointel.Error, keyRefused bool, err error) {
+	credits := int64(q.credits())
+	allowed := allowedPlans(plans, p)
+	if len(q.needs) > 0 {
+		kept := allowed[:0:0]
+		for _, name := range allowed {
+			if q.unmet(plans, planNamed(plans, name)) == nil {
+				kept = append(kept, name)
+			}
+		}
+		allowed = kept
+	}
+	mp := s.meterParams(now, hash, credits, allowed)
+	res, err = s.store.Meter(ctx, mp)
+	switch {
+	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1):
+		return nil, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey), true, nil
+	case err != nil:
+		return nil, nil, nil, false, err
+	case res.Key.Revoked:
+		return nil, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired)), true, nil
+	}
+	plan := planNamed(plans, res.Key.Plan)
+	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
+		return res, nil, forbidden(plans, p.Layer, p.Feature, p.MinPlan), true, nil
+	}
+	if n := q.unmet(plans, plan); n != nil {
+		return res, nil, q.forbiddenField(plans, n), false, nil
+	}
+	if derr := s.decide(plans, plan, p, res); derr != nil {
+		return res, nil, derr, false, nil
+	}
+	return res, &charge{s: s, keyID: res.Key.ID, credits: credits, day: mp.Day, month: mp.Month}, nil, false, nil
+}
+
+// charge is credits taken from a key for one request or operation; a
+// refusal found after they were taken gives them back (Refund), once.
+type charge struct {
+	s          *Service
+	keyID      int64
+	credits    int64
+	day, month time.Time
+	once       sync.Once
+	refunded   atomic.Bool
+}
+
+// refund gives the credits back (once); it reports whether they are back.
+func (c *charge) refund(ctx context.Context) bool {
+	if c == nil || c.credits <= 0 {
+		return false
+	}
+	c.once.Do(func() {
+		if err := c.s.store.RefundCredits(context.WithoutCancel(ctx), c.keyID, c.day, c.month, c.credits); err != nil {
+			c.s.logger.ErrorContext(ctx, "refunding a refused request failed", "request_id", observe.RequestID(ctx), "error", err)
+			return
+		}
+		c.refunded.Store(true)
+	})
+	return c.refunded.Load()
+}
+
+type chargeKey struct{}
+
+// Refund gives back the credits charged for the current GraphQL operation
+// (on a WebSocket, each operation's own), or else for the current request,
+// once: call it when the operation or request is refused after it was
+// metered (a subscription whose stream cannot open), since a refusal costs
+// nothing. Without a charge in ctx it does nothing.
+func Refund(ctx context.Context) {
+	if graphql.HasOperationContext(ctx) {
+		if rec, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(chargeExtension).(*charge); ok {
+			rec.refund(ctx)
+			return
+		}
+	}
+	if rec, ok := ctx.Value(chargeKey{}).(*charge); ok {
+		rec.refund(ctx)
+	}
 }
 
 // serveDeferred runs a CostByComplexity request with its authentication,
@@ -255,12 +414,15 @@ func (d *deferredWriter) WriteHeader(code int) {
 	m.mu.Unlock()
 	if !done {
 		late = true
-		// Metered even when the client is gone (a body that never arrived
-		// cancels the request's context): it was admitted.
-		m.charge(context.WithoutCancel(d.r.Context()), int64(m.p.CreditCost)) //nolint:errcheck // the outcome is read below
+		// No operation ran: the request was refused before (a parse or
+		// validation error, a limit, a transport error) and costs nothing,
+		// but it is a request of the key, counted in its rate window, even
+		// when the client is gone (a body that never arrived cancels the
+		// request's context).
+		m.charge(context.WithoutCancel(d.r.Context()), &quote{}) //nolint:errcheck // the outcome is read below
 	}
 	m.mu.Lock()
-	res, refusal, err, cost := m.res, m.refusal, m.err, m.cost
+	res, refusal, err, cost, fieldRefusal := m.res, m.refusal, m.err, m.cost, m.fieldRefusal
 	m.mu.Unlock()
 	h := d.ResponseWriter.Header()
 	if err != nil {
@@ -275,7 +437,7 @@ func (d *deferredWriter) WriteHeader(code int) {
 		return
 	}
 	d.m.s.setMeterHeaders(h, m.now, res, cost)
-	if refusal != nil {
+	if refusal != nil && !(fieldRefusal && IsEventStreamRequest(d.r)) {
 		if late {
 			d.discard = true
 			writeDBError(d.ResponseWriter, refusal, d.m.s.resetSeconds(m.now))

@@ -70,10 +70,11 @@ func TestGraphQLChargesComplexity(t *testing.T) {
 	require.Equal(t, "99", rec.Header().Get("X-RateLimit-Remaining"))
 	require.Equal(t, "graphql", rec.Header().Get("X-Api-Surface"))
 
-	// A parse error never reaches the cost extension: metered at CreditCost.
+	// A parse error never reaches the cost extension: refused before an
+	// operation ran, it is counted in the rate window at no cost.
 	rec = postGraphQL(h, key, "{ name ")
-	require.Equal(t, "1", rec.Header().Get("X-Credit-Cost"))
-	require.Equal(t, "8", rec.Header().Get("X-Monthly-Used"))
+	require.Equal(t, "0", rec.Header().Get("X-Credit-Cost"))
+	require.Equal(t, "7", rec.Header().Get("X-Monthly-Used"))
 	require.Equal(t, "98", rec.Header().Get("X-RateLimit-Remaining"))
 
 	rec = postGraphQL(h, "", "{ name }")

@@ -22,6 +22,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/eip3009"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // PaymentConfig configures pay-per-request on priced routes. x402 (v1 and
@@ -248,6 +249,7 @@ type paidRequest struct {
 	priced      bool
 	amount      int64
 	refusal     string // the 402's reason: the request is not paid
+	forbidden   error  // a field a paying caller may not read: refused before pricing
 	unavailable string // the 503's message: a facilitator could not be reached
 	err         error  // an internal error (the replay record)
 	pay         *verifiedPayment
@@ -294,14 +296,24 @@ func (s *Service) servePaid(w http.ResponseWriter, r *http.Request, p Policy, ne
 	pr.finish(ctx, w, bw)
 }
 
-// charge prices a /graphql operation of cost credits and verifies its
-// payment; the first call decides.
-func (pr *paidRequest) charge(ctx context.Context, cost int) error {
+// charge prices a /graphql operation of quote q and verifies its payment;
+// the first call decides. An operation selecting a field a paying caller
+// may not read (one marked @access beyond the evaluation layer) is refused
+// forbidden before it is priced: nothing is verified or settled.
+func (pr *paidRequest) charge(ctx context.Context, q *quote) error {
+	if n := q.unmetPaid(); n != nil {
+		plans, _ := pr.pm.s.loadPlans(ctx)
+		err := q.forbiddenField(plans, n)
+		pr.mu.Lock()
+		pr.forbidden = err
+		pr.mu.Unlock()
+		return err
+	}
 	pr.mu.Lock()
 	priced, paid := pr.priced, pr.pay != nil
 	pr.mu.Unlock()
 	if !priced {
-		paid = pr.authorize(ctx, pr.p.Pricing.AmountForCost(cost))
+		paid = pr.authorize(ctx, q.amount(pr.p.Pricing))
 	}
 	if !paid {
 		return cryptointel.Errorf(cryptointel.EPAYMENT, "Payment required.")
@@ -334,12 +346,20 @@ func (pr *paidRequest) authorize(ctx context.Context, amount int64) bool {
 }
 
 // finish answers the request: the challenge when it is not paid, or the
-// held response once the payment is settled (a failed response is passed
-// on unpaid, its payment released).
+// held response once the payment is settled. A response is served either
+// settled or carrying nothing paid for: a request refused before it was
+// priced (its parameters, a field the payer may not read) gets its errors
+// and nothing is verified; a /v1 request that failed, and a /graphql
+// operation the server failed (5xx) or refused after pricing without
+// producing data, get their errors without data and the payment's claim
+// is released, so the credential may pay for another request. A /graphql
+// operation that ran is settled whatever errors its fields raised — it
+// cost the work, as it costs a key its credits — and served only once
+// settled.
 func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bufferedWriter) {
 	pm, r := pr.pm, pr.r
 	pr.mu.Lock()
-	priced, amount, refusal, unavailable, err, pay := pr.priced, pr.amount, pr.refusal, pr.unavailable, pr.err, pr.pay
+	priced, amount, refusal, unavailable, err, pay, forbidden := pr.priced, pr.amount, pr.refusal, pr.unavailable, pr.err, pr.pay, pr.forbidden
 	pr.mu.Unlock()
 	switch {
 	case err != nil:
@@ -349,12 +369,26 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		writeError(w, http.StatusServiceUnavailable, unavailable)
 		return
 	case !priced:
+		if forbidden != nil {
+			bw.status = StatusFor(cryptointel.ErrorCode(forbidden))
+		}
+		if bw.carriesData() {
+			// Only an operation that was priced may run: never serve what
+			// nobody paid for.
+			pm.s.logger.ErrorContext(ctx, "unpriced paid request produced data", "request_id", observe.RequestID(ctx))
+			bw.dropData()
+		}
 		bw.flushTo(w)
 		return
 	case pay == nil:
 		pm.challenge(w, r, pr.p, amount, pr.now, refusal)
 		return
-	case !bw.succeeded():
+	case pr.p.CostByComplexity && (bw.status >= 500 || (bw.status >= 400 && !bw.carriesData())):
+		pm.release(ctx, pay)
+		bw.dropData()
+		bw.flushTo(w) // no settlement for a failed or refused response
+		return
+	case !pr.p.CostByComplexity && !bw.succeeded():
 		pm.release(ctx, pay)
 		bw.flushTo(w) // no settlement for a failed response
 		return
@@ -364,7 +398,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		// The outcome is unknown: the payment stays claimed (until it
 		// expires) so that it can never pay for a second response.
 		pm.s.logger.ErrorContext(ctx, "payment settle failed", "protocol", pay.protocol,
-			"request_id", RequestIDFrom(ctx), "error", err)
+			"request_id", observe.RequestID(ctx), "error", err)
 		writeError(w, http.StatusServiceUnavailable, msgFacilitatorUnavailable)
 		return
 	}
@@ -383,7 +417,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 	}
 	if err := pm.s.store.SettlePayment(ctx, pay.claimKey, settle.Transaction); err != nil {
 		// The payment is settled and stays claimed; only its state is stale.
-		pm.s.logger.ErrorContext(ctx, "recording payment settlement failed", "request_id", RequestIDFrom(ctx), "error", err)
+		pm.s.logger.ErrorContext(ctx, "recording payment settlement failed", "request_id", observe.RequestID(ctx), "error", err)
 	}
 	pay.receipt(w.Header(), settle)
 	bw.header.Set("Cache-Control", "private")
@@ -418,7 +452,7 @@ func (pm *payments) claim(ctx context.Context, protocol string, auth *eip3009.Pa
 // may present it again.
 func (pm *payments) release(ctx context.Context, pay *verifiedPayment) {
 	if err := pm.s.store.ReleasePayment(context.WithoutCancel(ctx), pay.claimKey); err != nil {
-		pm.s.logger.ErrorContext(ctx, "releasing payment claim failed", "request_id", RequestIDFrom(ctx), "error", err)
+		pm.s.logger.ErrorContext(ctx, "releasing payment claim failed", "request_id", observe.RequestID(ctx), "error", err)
 	}
 }
 
@@ -433,7 +467,7 @@ func (pm *payments) facilitatorVerify(ctx context.Context, base string, request 
 		Payer          string `json:"payer"`
 	}
 	if err := pm.post(ctx, base+"/verify", request, &verify); err != nil {
-		pm.s.logger.ErrorContext(ctx, "payment verify failed", "request_id", RequestIDFrom(ctx), "error", err)
+		pm.s.logger.ErrorContext(ctx, "payment verify failed", "request_id", observe.RequestID(ctx), "error", err)
 		return "", msgFacilitatorUnavailable
 	}
 	if verify.IsValid {
@@ -596,6 +630,40 @@ func (b *bufferedWriter) Write(p []byte) (int, error) {
 		b.status = http.StatusOK
 	}
 	return b.buf.Write(p)
+}
+
+// carriesData reports whether the held body is a JSON object whose "data"
+// member is not null: a GraphQL response that answered something.
+func (b *bufferedWriter) carriesData() bool {
+	body := bytes.TrimSpace(b.buf.Bytes())
+	if len(body) == 0 || body[0] != '{' {
+		return len(body) > 0 && b.status < 400 // not JSON: a served body
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return true
+	}
+	d, ok := m["data"]
+	return ok && string(bytes.TrimSpace(d)) != "null"
+}
+
+// dropData removes the "data" member of a held JSON object, keeping its
+// errors.
+func (b *bufferedWriter) dropData() {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b.buf.Bytes(), &m); err != nil {
+		b.buf.Reset()
+		b.buf.WriteString(`{"errors":[{"message":"internal error","extensions":{"code":"internal"}}]}`)
+		return
+	}
+	if _, ok := m["data"]; !ok {
+		return
+	}
+	delete(m, "data")
+	out, _ := json.Marshal(m)
+	b.buf.Reset()
+	b.buf.Write(out)
+	b.header.Del("Content-Length")
 }
 
 // succeeded reports whether the response is a success worth paying for: a

@@ -23,20 +23,27 @@
 //     allowance): 403 "API usage limit reached. Please upgrade your plan or
 //     contact support."; routes of cost 0 (/v1/usage) still answer.
 //   - Counting: every authenticated request counts toward the rate window;
-//     an admitted request counts in usage and costs its credits whatever the
-//     route then answers (a 400 for bad parameters included). Refused
-//     requests (401, 403, 429) cost nothing. Credits reset on the 1st of
-//     the month (UTC); usage weeks start on Monday 00:00 UTC.
-//   - /graphql costs the operation's complexity (GraphQLCost), reported as
-//     extensions.cost.
+//     an admitted request counts in usage and costs its credits, unless it
+//     is refused before its work runs: a request answered 4xx other than
+//     404 (parameters, body, content type, plan, limits), a /graphql
+//     document that never ran (parse, validation, limits, a field the plan
+//     lacks), a stream that did not open, costs nothing. Credits reset on
+//     the 1st of the month (UTC); usage weeks start on Monday 00:00 UTC.
+//   - /graphql costs the operation's price (GraphQLCost, price.go: its
+//     complexity, introspection, and at least the /v1 routes doing the same
+//     work), reported as extensions.cost.
 //   - Pay per request (no key, priced route): the 402 carries the x402 v1
 //     body {x402Version, error, accepts}, the x402 v2 PAYMENT-REQUIRED
 //     header and an MPP `WWW-Authenticate: Payment` challenge. X-PAYMENT (or
-//     v2 PAYMENT-SIGNATURE) is verified by the facilitator's /verify and,
-//     only after a 2xx response without GraphQL errors, settled by /settle
-//     (X-PAYMENT-RESPONSE and PAYMENT-RESPONSE); `Authorization: Payment`
-//     goes through the MPP verifier's /verify and /settle (Payment-Receipt).
-//     Prices are in Pricing.
+//     v2 PAYMENT-SIGNATURE) is verified by the facilitator's /verify and
+//     settled by /settle (X-PAYMENT-RESPONSE and PAYMENT-RESPONSE) before
+//     the response is sent — a /v1 response that succeeded, a /graphql
+//     operation that ran; a response is settled or serves nothing;
+//     `Authorization: Payment` goes through the MPP verifier's /verify and
+//     /settle (Payment-Receipt). Prices are in Pricing.
+//   - Streaming connections (WebSocket, graphql-sse, /v1/stream) are capped
+//     per key, per address and in total in each process (conns.go), and
+//     one definition says what a WebSocket upgrade is (upgrade.go).
 //   - Headers on every response, errors included: X-RateLimit-Limit,
 //     X-RateLimit-Remaining, X-RateLimit-Reset, X-Monthly-Limit,
 //     X-Monthly-Used, X-Monthly-Remaining, X-Credit-Cost, X-Plan-Tier,
@@ -84,8 +91,8 @@ type Policy struct {
 	// option.
 	Pricing *Pricing
 	// CostByComplexity marks /graphql: the request costs the operation's
-	// computed complexity, charged by the GraphQLCost handler extension
-	// (CreditCost is then only the fallback when no operation is run).
+	// price, charged by the GraphQLCost handler extension; a request no
+	// operation runs for costs nothing (CreditCost is not charged).
 	CostByComplexity bool
 }
 

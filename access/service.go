@@ -14,6 +14,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // The rate window of a key when Config leaves it unset (spec section 7).
@@ -108,6 +109,18 @@ type Config struct {
 	// "*.example.com") whose browser pages may open streams besides the
 	// service's own origin. Defaults to none.
 	StreamOrigins []string
+	// MaxConnectionsPerKey caps the streaming connections (WebSocket,
+	// graphql-sse, /v1/stream) one API key holds open in this process.
+	// Defaults to DefaultMaxConnectionsPerKey; negative is no cap.
+	MaxConnectionsPerKey int
+	// MaxConnectionsPerAddress caps the streaming connections one client
+	// address holds open in this process. Defaults to
+	// DefaultMaxConnectionsPerAddress; negative is no cap.
+	MaxConnectionsPerAddress int
+	// MaxConnections caps this process's streaming connections in total.
+	// Defaults to 0: no cap of its own (the app derives one from the
+	// open-file limit).
+	MaxConnections int
 }
 
 // Service is the access layer: it authenticates keys, gates plans, enforces
@@ -129,6 +142,8 @@ type Service struct {
 	streamsMu     sync.Mutex
 	streams       *streams
 	streamsClosed bool
+
+	conns *connCaps
 }
 
 // New returns a Service over store.
@@ -147,6 +162,12 @@ func New(store *db.DB, cfg Config) *Service {
 	}
 	if cfg.StreamLeaseTTL <= 0 {
 		cfg.StreamLeaseTTL = DefaultStreamLeaseTTL
+	}
+	if cfg.MaxConnectionsPerKey == 0 {
+		cfg.MaxConnectionsPerKey = DefaultMaxConnectionsPerKey
+	}
+	if cfg.MaxConnectionsPerAddress == 0 {
+		cfg.MaxConnectionsPerAddress = DefaultMaxConnectionsPerAddress
 	}
 	now := cfg.Now
 	if now == nil && store != nil {
@@ -169,7 +190,8 @@ func New(store *db.DB, cfg Config) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Service{store: store, cfg: cfg, now: now, client: client, logger: logger}
+	s := &Service{store: store, cfg: cfg, now: now, client: client, logger: logger,
+		conns: newConnCaps(cfg.MaxConnectionsPerKey, cfg.MaxConnectionsPerAddress, cfg.MaxConnections)}
 	s.pay = newPayments(s, cfg.Payment)
 	return s
 }
@@ -183,42 +205,72 @@ func New(store *db.DB, cfg Config) *Service {
 // the access headers; and attaches the Caller to the request context.
 //
 // Every authenticated request counts toward the rate window. A request that
-// passes the plan gate, the rate limit and the credit check is admitted: it
-// counts as a request in usage and costs its credits, whatever status the
-// route then answers (a 400 for bad parameters included).
+// passes the plan gate, the rate limit and the credit check is admitted and
+// counts as a request in usage; it costs its credits unless it is refused
+// before its work runs — answered with a 4xx other than 404 (parameters,
+// body, content type, limits): its credits are then given back (or never
+// taken, when the route layer knew before metering, see WithRefused).
 //
 // When p.CostByComplexity is set (/graphql), the key is authenticated and
 // gated before next runs, but the request is metered when the GraphQL
 // handler knows the operation's cost (see GraphQLCost and Charge), or at
-// the latest when the response starts, charging p.CreditCost. A WebSocket
-// upgrade there meters each operation of the connection instead (see
-// serveWebSocket).
+// the latest when the response starts, at no cost (the request was refused
+// before an operation ran). A WebSocket upgrade there (IsWebSocketUpgrade)
+// is counted in the rate window at its handshake and meters each operation
+// of the connection instead (see serveWebSocket).
 //
 // A request opening a live stream (p.Surface "stream", or a WebSocket or
-// text/event-stream request to a CostByComplexity endpoint) that carries an
-// Origin header must pass CheckOrigin with Config.StreamOrigins (403
-// otherwise); see stream.go for the rest of the stream rules.
+// graphql-sse request to a CostByComplexity endpoint) is a streaming
+// connection: it takes a place under this process's per-address, total and
+// per-key caps first (429 or 503, see conns.go); one that carries an Origin
+// header must pass CheckOrigin with Config.StreamOrigins (403 otherwise);
+// it cannot be paid per request (401). See stream.go for the rest of the
+// stream rules.
 func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
-	return RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return observe.RequestIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := s.now()
-		setPolicyHeaders(w.Header(), p, int64(p.CreditCost))
+		SetPolicyHeaders(w.Header(), p)
+		socket := p.CostByComplexity && IsWebSocketUpgrade(r)
 		stream := p.Surface == StreamPolicy.Surface || (p.CostByComplexity && IsStreamRequest(r))
+		var gov *governed
+		if p.CostByComplexity || stream {
+			// Only these reach a transport that switches protocols or
+			// holds a connection (CheckWebSocket), or take places under
+			// the connection caps.
+			gov = &governed{}
+			defer gov.release()
+			r = r.WithContext(context.WithValue(r.Context(), governedKey{}, gov))
+		}
 		if stream {
 			if err := CheckOrigin(r, s.cfg.StreamOrigins); err != nil {
 				s.setAnonymousHeaders(w.Header(), now, TierNone)
 				writeDBError(w, err, s.resetSeconds(now))
 				return
 			}
-		}
-		if p.CostByComplexity && isWebSocketUpgrade(r) {
-			s.serveWebSocket(w, r, p, next, now)
-			return
+			release, derr := s.conns.admitAddress(ClientAddress(r))
+			if derr != nil {
+				s.setAnonymousHeaders(w.Header(), now, TierNone)
+				refuseConnection(w, derr, capRetryAfter(derr))
+				return
+			}
+			gov.onRelease(release)
 		}
 		scheme, cred := authorization(r)
+		if stream && scheme == "bearer" && cred != "" {
+			release, derr := s.conns.admitKey(cryptointel.HashAPIKey(cred))
+			if derr != nil {
+				s.setAnonymousHeaders(w.Header(), now, TierNone)
+				refuseConnection(w, derr, capRetryAfter(derr))
+				return
+			}
+			gov.onRelease(release)
+		}
 		switch {
+		case socket:
+			s.serveWebSocket(w, r, p, next, now, gov)
 		case scheme == "bearer" && cred != "":
 			s.serveKey(w, r, p, next, now, cred)
-		case p.Pricing != nil && s.pay.enabled():
+		case p.Pricing != nil && s.pay.enabled() && !stream:
 			s.servePaid(w, r, p, next, now)
 		default:
 			s.setAnonymousHeaders(w.Header(), now, TierNone)
@@ -241,7 +293,12 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		return
 	}
 
-	res, err := s.store.Meter(ctx, s.meterParams(now, hash, int64(p.CreditCost), allowedPlans(plans, p)))
+	cost := int64(p.CreditCost)
+	if refusedAhead(ctx) {
+		cost = 0 // refused before its work: counted, not charged
+	}
+	mp := s.meterParams(now, hash, cost, allowedPlans(plans, p))
+	res, err := s.store.Meter(ctx, mp)
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
 		s.refuseKey(w, r, p, next, now, MsgInvalidKey)
 		return
@@ -254,6 +311,8 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		return
 	}
 	plan := planNamed(plans, res.Key.Plan)
+	// X-Credit-Cost is the route's cost (contract: per route); what this
+	// request was charged shows in X-Monthly-Used.
 	s.setMeterHeaders(w.Header(), now, res, int64(p.CreditCost))
 	if derr := s.decide(plans, plan, p, res); derr != nil {
 		writeDBError(w, derr, s.resetSeconds(now))
@@ -265,8 +324,84 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		// request's metering statement saw on the primary.
 		ctx = db.WithReplicaReads(ctx, res.DataVersion)
 	}
+	if cost > 0 {
+		rw := &refundingWriter{ResponseWriter: w, s: s, now: now, res: res, listed: int64(p.CreditCost),
+			rec: charge{s: s, keyID: res.Key.ID, credits: cost, day: mp.Day, month: mp.Month}}
+		ctx = context.WithValue(ctx, chargeKey{}, &rw.rec)
+		rw.ctx, w = ctx, rw
+	}
 	next.ServeHTTP(w, r.WithContext(ctx))
 }
+
+type refusedKey struct{}
+
+// WithRefused returns ctx marking a request the route layer will refuse
+// before its work runs (its parameters did not parse): the access layer
+// still authenticates it, gates its plan and counts it in the rate window,
+// but charges it nothing.
+func WithRefused(ctx context.Context) context.Context {
+	return context.WithValue(ctx, refusedKey{}, true)
+}
+
+func refusedAhead(ctx context.Context) bool {
+	v, _ := ctx.Value(refusedKey{}).(bool)
+	return v
+}
+
+// IsRefusal reports whether a response status means the request was
+// refused before its work ran, which costs no credits: any 4xx but 404
+// (the lookup ran and found nothing).
+func IsRefusal(status int) bool {
+	return status >= 400 && status < 500 && status != http.StatusNotFound
+}
+
+// refundingWriter gives a request's credits back when its response is a
+// refusal (IsRefusal), before the headers go out, which then show the
+// month's credits without them.
+type refundingWriter struct {
+	http.ResponseWriter
+	rec         charge
+	ctx         context.Context
+	s           *Service
+	now         time.Time
+	res         *db.MeterResult
+	listed      int64 // the route's X-Credit-Cost
+	wroteHeader bool
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (rw *refundingWriter) WriteHeader(code int) {
+	if !rw.wroteHeader {
+		rw.wroteHeader = true
+		if (IsRefusal(code) && rw.rec.refund(rw.ctx)) || rw.rec.refunded.Load() {
+			res := *rw.res
+			res.MonthUsed = max(res.MonthUsed-rw.rec.credits, 0)
+			rw.s.setMeterHeaders(rw.ResponseWriter.Header(), rw.now, &res, rw.listed)
+		}
+	}
+	rw.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (rw *refundingWriter) Write(b []byte) (int, error) {
+	if !rw.wroteHeader {
+		rw.WriteHeader(http.StatusOK)
+	}
+	return rw.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher when the underlying writer does.
+func (rw *refundingWriter) Flush() {
+	if !rw.wroteHeader {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if f, ok := rw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (rw *refundingWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
 
 // refuseKey answers an unknown or revoked key: 401, except that a priced
 // route still accepts a payment sent alongside it.
@@ -321,12 +456,17 @@ func (s *Service) resetSeconds(now time.Time) int {
 	return secs
 }
 
-// setPolicyHeaders sets the headers that describe the route.
-func setPolicyHeaders(h http.Header, p Policy, cost int64) {
+// SetPolicyHeaders sets the headers that describe a route by its policy:
+// X-Api-Surface, X-Access-Layer, X-Endpoint-Policy and X-Credit-Cost (the
+// policy's cost; metering sets the request's own). Wrap sets them on every
+// request it serves; a router answering outside the access layer (an
+// unknown path, a wrong method) sets them itself through this, their one
+// owner.
+func SetPolicyHeaders(h http.Header, p Policy) {
 	h.Set("X-Api-Surface", p.Surface)
 	h.Set("X-Access-Layer", p.Layer)
 	h.Set("X-Endpoint-Policy", p.Name)
-	h.Set("X-Credit-Cost", strconv.FormatInt(cost, 10))
+	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
 }
 
 // setRateHeaders sets the rate-window headers, legacy and IETF
@@ -374,7 +514,7 @@ func (s *Service) setAnonymousHeaders(h http.Header, now time.Time, tier string)
 // internalError logs err with the request id and answers 503 when the
 // database is unreachable, else 500, with a generic message.
 func (s *Service) internalError(w http.ResponseWriter, r *http.Request, err error) {
-	s.logger.ErrorContext(r.Context(), "access error", "request_id", RequestIDFrom(r.Context()), "error", err)
+	s.logger.ErrorContext(r.Context(), "access error", "request_id", observe.RequestID(r.Context()), "error", err)
 	writeError(w, StatusFor(cryptointel.ErrorCode(err)), cryptointel.ErrorMessage(err))
 }
 

@@ -22,7 +22,9 @@ import (
 //     forbidden "This endpoint requires the pro plan or higher.".
 //   - Opening a stream is a request like any other: it counts in the
 //     per-minute rate window and costs its credits (GET /v1/stream: 1; a
-//     GraphQL subscription: its operation's complexity, like a query).
+//     GraphQL subscription: its operation's complexity, like a query). A
+//     stream that does not open (its arguments, the cap, credits) is a
+//     refusal and costs nothing (Refund).
 //   - Per-key cap: a key holds at most its plan's max_streams open streams
 //     (cryptointel.PlanStreamCaps) across every server process.
 //     One more is refused with rate_limited (HTTP 429 on /v1/stream) and a
@@ -336,17 +338,6 @@ func (s *Service) Close() {
 		close(s.streams.stop)
 		<-s.streams.done
 	}
-}
-
-// IsStreamRequest reports whether r opens a stream on a GraphQL endpoint: a
-// WebSocket upgrade, or a request that accepts only text/event-stream
-// (graphql-sse).
-func IsStreamRequest(r *http.Request) bool {
-	return isWebSocketUpgrade(r) || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
-
-func isWebSocketUpgrade(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // CheckOrigin refuses (forbidden) a browser request from another origin: a

@@ -2,27 +2,33 @@ package access
 
 import (
 	"context"
-	"crypto/subtle"
 	"net/http"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
 )
 
 // A WebSocket connection to a CostByComplexity endpoint (/graphql over
-// graphql-ws) carries any number of operations, so it is not metered as one
-// request: Wrap authenticates it and gates the plan at the upgrade, and
-// every operation sent on it is then metered on its own when GraphQLCost
-// charges it (rate window, credits and usage, one statement each), refused
-// operations getting the usual rate_limited / quota_exceeded errors.
+// graphql-ws) carries any number of operations, so it is metered as a
+// request at its handshake (counted in the key's rate window, at no cost:
+// the handshake is refused 429 before the upgrade when the window is full)
+// and then every operation sent on it is metered on its own, like a
+// request: GraphQLCost charges it (rate window, credits and usage, one
+// statement each, the key re-authorised every time), and an operation
+// refused before it runs (a parse or validation error) is still counted in
+// the rate window, at no cost. Refused operations get the usual
+// rate_limited / quota_exceeded / forbidden errors.
 //
 // Browsers cannot set headers on a WebSocket, so the key may instead come
 // in the connection_init payload, {"Authorization": "Bearer <key>"}: an
 // upgrade without an Authorization header is let through, and InitWebSocket
-// authenticates the payload. A bad key, in the header or the payload,
+// authenticates the payload (counting the connection in the rate window and
+// under the per-key cap then). A bad key, in the header or the payload,
 // closes the connection at connection_init with code 4403 (Forbidden) and
 // the message a request would get (a WebSocket client cannot read the body
-// of a refused upgrade).
+// of a refused upgrade); a key over its rate window or connection cap at
+// connection_init closes it with 4429.
 
 // MsgMissingKeyWebSocket is the reason a WebSocket connection without a key
 // is closed.
@@ -40,23 +46,16 @@ type operationMeter struct {
 	plans []cryptointel.Plan
 }
 
-// charge meters one operation of cost credits.
-func (m *operationMeter) charge(ctx context.Context, cost int64) error {
-	now := m.s.now()
-	res, err := m.s.store.Meter(ctx, m.s.meterParams(now, m.hash, cost, allowedPlans(m.plans, m.p)))
+// charge meters one operation of quote q.
+func (m *operationMeter) charge(ctx context.Context, q *quote) (*charge, error) {
+	_, rec, refusal, _, err := m.s.meterQuote(ctx, m.s.now(), m.hash, m.plans, m.p, q)
 	if err != nil {
-		if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND {
-			return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey)
-		}
-		return err
+		return nil, err
 	}
-	if res.Key.Revoked || subtle.ConstantTimeCompare(res.Key.Hash, m.hash) != 1 {
-		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired))
+	if refusal != nil {
+		return nil, refusal
 	}
-	if derr := m.s.decide(m.plans, planNamed(m.plans, res.Key.Plan), m.p, res); derr != nil {
-		return derr
-	}
-	return nil
+	return rec, nil
 }
 
 // pendingWebSocket is an upgrade let through without a key, to be
@@ -65,75 +64,84 @@ type pendingWebSocket struct {
 	s     *Service
 	p     Policy
 	plans []cryptointel.Plan
+	gov   *governed
 	// refused is why the key of the upgrade's header was refused.
 	refused *cryptointel.Error
 }
 
 // serveWebSocket authenticates and gates a WebSocket upgrade to a
-// CostByComplexity endpoint and hands it to next with per-operation
-// metering.
-func (s *Service) serveWebSocket(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time) {
+// CostByComplexity endpoint, counts it in the key's rate window and hands
+// it to next with per-operation metering.
+func (s *Service) serveWebSocket(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, gov *governed) {
 	ctx := r.Context()
 	plans, err := s.loadPlans(ctx)
 	if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
+	pending := &pendingWebSocket{s: s, p: p, plans: plans, gov: gov}
 	scheme, cred := authorization(r)
 	if scheme == "" {
 		s.setAnonymousHeaders(w.Header(), now, TierNone)
-		ctx = context.WithValue(ctx, pendingWebSocketKey{}, &pendingWebSocket{s: s, p: p, plans: plans})
-		next.ServeHTTP(w, r.WithContext(ctx))
+		gov.socket = true
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, pendingWebSocketKey{}, pending)))
 		return
 	}
-	ctx, derr := s.authenticateWebSocket(ctx, p, plans, scheme, cred)
-	if derr != nil {
+	ctx, res, derr := s.authenticateWebSocket(ctx, p, plans, scheme, cred, now)
+	switch {
+	case derr == nil:
+	case derr.Code == cryptointel.EINTERNAL || derr.Code == cryptointel.EUNAVAILABLE || derr.Code == cryptointel.ETIMEOUT:
 		s.setAnonymousHeaders(w.Header(), now, TierNone)
-		if derr.Code == cryptointel.EINTERNAL || derr.Code == cryptointel.EUNAVAILABLE {
-			s.internalError(w, r, derr)
-			return
-		}
+		s.internalError(w, r, derr)
+		return
+	case derr.Code == cryptointel.ERATELIMIT:
+		// Over the rate window: refused before the upgrade, cheaply.
+		s.setMeterHeaders(w.Header(), now, res, 0)
+		refuseConnection(w, derr, s.resetSeconds(now))
+		return
+	default:
 		// A WebSocket client cannot read the body of a refused upgrade:
 		// accept it and close with 4403 and the message at connection_init.
-		ctx = context.WithValue(ctx, pendingWebSocketKey{}, &pendingWebSocket{s: s, p: p, plans: plans, refused: derr})
-		next.ServeHTTP(w, r.WithContext(ctx))
+		s.setAnonymousHeaders(w.Header(), now, TierNone)
+		pending.refused = derr
+		gov.socket = true
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, pendingWebSocketKey{}, pending)))
 		return
 	}
-	c, _ := CallerFrom(ctx)
-	s.setAnonymousHeaders(w.Header(), now, c.Plan.Name)
+	s.setMeterHeaders(w.Header(), now, res, 0)
+	gov.socket = true
 	next.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// authenticateWebSocket looks the key up and gates the plan, returning ctx
-// with the caller and the per-operation meter.
-func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []cryptointel.Plan, scheme, cred string) (context.Context, *cryptointel.Error) {
+// authenticateWebSocket meters a connection's handshake (rate window, no
+// cost) by its key and gates the plan, returning ctx with the caller and the
+// per-operation meter. The meter result is returned with a rate-limit
+// refusal, for the headers.
+func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []cryptointel.Plan, scheme, cred string, now time.Time) (context.Context, *db.MeterResult, *cryptointel.Error) {
 	if scheme != "bearer" || cred == "" {
-		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", missingKeyMessage(scheme, cred, MsgMissingKeyWebSocket))
+		return ctx, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", missingKeyMessage(scheme, cred, MsgMissingKeyWebSocket))
 	}
 	hash := cryptointel.HashAPIKey(cred)
-	key, err := s.store.KeyByHash(ctx, hash)
+	res, _, refusal, _, err := s.meterQuote(ctx, now, hash, plans, p, &quote{})
 	switch {
-	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(key.Hash, hash) != 1):
-		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey)
 	case err != nil:
-		return ctx, &cryptointel.Error{Code: cryptointel.ErrorCode(err), Message: cryptointel.ErrorMessage(err)}
-	case key.Revoked:
-		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(key.Expired))
+		return ctx, nil, &cryptointel.Error{Code: cryptointel.ErrorCode(err), Message: cryptointel.ErrorMessage(err)}
+	case refusal != nil:
+		return ctx, res, refusal
 	}
-	plan := planNamed(plans, key.Plan)
-	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
-		return ctx, forbidden(plans, p.Layer, p.Feature, p.MinPlan)
-	}
-	ctx = WithCaller(ctx, &Caller{AccountID: key.AccountID, APIKeyID: key.ID, Plan: plan, plans: plans, svc: s})
-	return context.WithValue(ctx, operationMeterKey{}, &operationMeter{s: s, p: p, hash: hash, plans: plans}), nil
+	plan := planNamed(plans, res.Key.Plan)
+	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, plans: plans, svc: s})
+	return context.WithValue(ctx, operationMeterKey{}, &operationMeter{s: s, p: p, hash: hash, plans: plans}), res, nil
 }
 
 // InitWebSocket authenticates a WebSocket connection from its
 // connection_init payload when the upgrade carried no Authorization header:
-// it reads {"Authorization": "Bearer <key>"} (or "authorization") and
-// returns ctx with the caller, or a *cryptointel.Error (unauthorized, forbidden) to
-// close the connection with. A connection the upgrade already
-// authenticated, or one outside the access layer, is returned unchanged.
+// it reads {"Authorization": "Bearer <key>"} (or "authorization"), counts
+// the connection in the key's rate window and under its connection cap,
+// and returns ctx with the caller, or a *cryptointel.Error (unauthorized,
+// forbidden, rate_limited) to close the connection with. A connection the
+// upgrade already authenticated, or one outside the access layer, is
+// returned unchanged.
 func InitWebSocket(ctx context.Context, payload map[string]any) (context.Context, error) {
 	if _, ok := CallerFrom(ctx); ok {
 		return ctx, nil
@@ -156,7 +164,14 @@ func InitWebSocket(ctx context.Context, payload map[string]any) (context.Context
 		return ctx, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKeyWebSocket)
 	}
 	scheme, cred := ParseAuthorization(auth)
-	ctx, derr := pending.s.authenticateWebSocket(ctx, pending.p, pending.plans, scheme, cred)
+	if scheme == "bearer" && cred != "" {
+		release, derr := pending.s.conns.admitKey(cryptointel.HashAPIKey(cred))
+		if derr != nil {
+			return ctx, derr
+		}
+		pending.gov.onRelease(release)
+	}
+	ctx, _, derr := pending.s.authenticateWebSocket(ctx, pending.p, pending.plans, scheme, cred, pending.s.now())
 	if derr != nil {
 		return ctx, derr
 	}

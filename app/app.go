@@ -21,6 +21,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/live"
+	"github.com/cryptointel/cryptointel/mcp"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/playground"
 	"github.com/cryptointel/cryptointel/resolvers"
@@ -45,6 +46,8 @@ type App struct {
 	Access *access.Service
 	// Hub fans new events out to this process's live streams.
 	Hub *live.Hub
+	// MCP is the Model Context Protocol surface served at /mcp.
+	MCP *mcp.Server
 
 	v1      *rest.Router
 	server  *http.Server
@@ -67,6 +70,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	store, err := db.Open(ctx, cfg.DatabaseURL, db.Options{
 		MaxConns: int32(cfg.DBMaxConns), ReadURLs: cfg.DatabaseReadURLs,
 		MaxReplicaLag: cfg.DatabaseReadMaxLag, ReplicaCheckInterval: cfg.DatabaseReadCheckInterval, Logger: logger,
+		StatementTimeout: cfg.statementTimeout(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error opening database: %w", err)
@@ -128,15 +132,19 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /playground/", playground.Handler())
 	if a.Access == nil {
 		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
-			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.StreamAllowedOrigins})
+			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.StreamAllowedOrigins,
+			MaxConnectionsPerKey: a.Config.StreamMaxConnectionsPerKey, MaxConnectionsPerAddress: a.Config.StreamMaxConnectionsPerAddress,
+			MaxConnections: a.Config.maxStreamConnections()})
 		// Runs before the database closes: the last settlement charges the
 		// events streams pushed.
 		a.closers = append(a.closers, func(context.Context) error { a.Access.Close(); return nil })
 	}
+	cost := &access.GraphQLCost{}
 	a.GraphQL = resolvers.NewExecutor(resolvers.Config{Store: a.DB, CursorSecret: a.Config.CursorSecret, Logger: a.Logger,
-		Extensions: []graphql.HandlerExtension{&access.GraphQLCost{}, observe.NewGraphQLMetrics()},
+		Extensions: []graphql.HandlerExtension{cost, observe.NewGraphQLMetrics()},
 		Hub:        a.Hub,
-		Streams:    resolvers.StreamConfig{Heartbeat: a.Config.StreamHeartbeat, WriteTimeout: a.Config.StreamWriteTimeout}})
+		Streams: resolvers.StreamConfig{Heartbeat: a.Config.StreamHeartbeat, WriteTimeout: a.Config.StreamWriteTimeout,
+			OperationTimeout: max(a.Config.RequestTimeout, 0), IdleTimeout: a.Config.StreamIdleTimeout}})
 	mux.Handle("/graphql", a.Access.Wrap(access.GraphQLPolicy, a.GraphQL))
 	// The /v1 facade: every route of the table behind the access layer, and
 	// the OpenAPI document generated from the same table.
@@ -165,16 +173,29 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		return fmt.Errorf("error building /v1 routes: %w", err)
 	}
 	a.v1 = v1
+	// A selection of a field a /v1 route runs costs at least, on /graphql,
+	// what that route costs: the route table owns those prices.
+	cost.SetFieldFloors(v1.FieldFloors())
 	mux.Handle("/v1/", v1)
 	// Export downloads authenticate by their signed URL, not by API key, so
 	// they are mounted outside the access layer (the more specific pattern
 	// wins over /v1/).
 	mux.Handle("GET /v1/export/files/{id}", a.ExportDownloadHandler())
 	mux.Handle("GET /openapi.json", v1.OpenAPIHandler())
+	// The MCP surface: its tools call the /v1 routes (and /graphql) of this
+	// mux in process, behind the same access layer.
+	mcpServer, err := mcp.New(mcp.Config{
+		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Logger: a.Logger, Version: rest.OpenAPIVersion,
+	})
+	if err != nil {
+		return fmt.Errorf("error building the MCP server: %w", err)
+	}
+	a.MCP = mcpServer
+	mux.Handle("/mcp", mcpServer)
 	// Operators ingest JSON Lines here; outside the API-key access layer,
 	// guarded by ADMIN_TOKEN (404 when unset).
-	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, a.Config.AdminToken))
-	// Surfaces mount here: /graphql, /v1/, /openapi.json, /admin/ingest …
+	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, rest.AdminIngestOptions{Token: a.Config.AdminToken, MaxFailedTokens: a.Config.AdminMaxFailedTokens}))
+	// Surfaces mount here: /graphql, /v1/, /openapi.json, /mcp, /admin/ingest …
 	return nil
 }
 

@@ -61,11 +61,21 @@ type Config struct {
 	// REQUEST_TIMEOUT): a deadline on its context from the moment it
 	// arrives, covering access checks, GraphQL parsing, validation and
 	// execution and every database statement; a request that runs out
-	// answers 503 (code timeout). Export file downloads, /admin/ingest and
-	// long-lived streams (/v1/stream, WebSocket upgrades,
-	// text/event-stream) are exempt.
-	// Defaults to 30 seconds; a negative value disables it.
+	// answers 503 (code timeout). Exempt: export file downloads,
+	// /admin/ingest, and the long-lived streams themselves — GET
+	// /v1/stream, and WebSocket upgrades and graphql-sse requests to
+	// /graphql — whose every operation (each query, each event a
+	// subscription renders) gets this budget instead. No header exempts
+	// any other request. Defaults to 30 seconds; a negative value disables
+	// it.
 	RequestTimeout time.Duration
+	// DBStatementTimeout is PostgreSQL's statement_timeout on the server's
+	// database connections (env DB_STATEMENT_TIMEOUT): a statement still
+	// running after it is cancelled by the database itself, behind every
+	// request's time budget. Migrations run without it. Defaults to 0,
+	// which follows REQUEST_TIMEOUT (at least 1 second: the server's own
+	// background work runs under it too); a negative value disables it.
+	DBStatementTimeout time.Duration
 	// BodyReadTimeout bounds how long a request's body may take to arrive
 	// (env BODY_READ_TIMEOUT): a client that promises a body and stalls is
 	// answered 408 and its connection closed. Defaults to 60 seconds; a
@@ -209,6 +219,47 @@ type Config struct {
 	// streams are charged, in one statement per server (env
 	// STREAM_SETTLE_INTERVAL). Defaults to 1 second.
 	StreamSettleInterval time.Duration
+	// StreamMaxConnectionsPerKey caps the streaming connections (WebSocket
+	// connections and graphql-sse requests to /graphql, GET /v1/stream)
+	// one API key holds open on one server (env
+	// STREAM_MAX_CONNECTIONS_PER_KEY); one more is refused 429 before it
+	// is upgraded. Defaults to 128, above every plan's open streams per
+	// key; a negative value removes the cap.
+	StreamMaxConnectionsPerKey int
+	// StreamMaxConnectionsPerAddress caps the streaming connections one
+	// client address holds open on one server (env
+	// STREAM_MAX_CONNECTIONS_PER_ADDRESS); one more is refused 429 before
+	// it is upgraded. Behind a reverse proxy every client has the proxy's
+	// address: raise the cap or remove it there. Defaults to 256; a
+	// negative value removes the cap.
+	StreamMaxConnectionsPerAddress int
+	// StreamMaxConnections caps one server's streaming connections in
+	// total (env STREAM_MAX_CONNECTIONS); one more is refused 503 with
+	// Retry-After. Defaults to 0: half the process's open-file limit, at
+	// most 10,000, so that the other half stays free for ordinary
+	// requests, database connections and files and the server answers at
+	// its connection limit; a negative value removes the cap.
+	StreamMaxConnections int
+	// StreamIdleTimeout closes a WebSocket connection that has carried no
+	// operation for this long, with code 1000 and reason "idle" (env
+	// STREAM_IDLE_TIMEOUT). Defaults to 60 seconds; a negative value never
+	// closes one.
+	StreamIdleTimeout time.Duration
+	// ExportMaxActiveJobs bounds the export jobs one account may have
+	// requested or running at a time (env EXPORT_MAX_ACTIVE_JOBS); one more
+	// is refused 409. Defaults to 3.
+	ExportMaxActiveJobs int
+	// ExportMaxBytesPerDay bounds the bytes one account's export jobs
+	// created in a UTC day may write (env EXPORT_MAX_BYTES_PER_DAY): once
+	// the day's completed files reach it, new jobs are refused 429 until
+	// the next day, and a running job that takes the day past it fails.
+	// Defaults to 2 GiB (2147483648); a negative value removes the bound.
+	ExportMaxBytesPerDay int64
+	// AdminMaxFailedTokens is how many wrong tokens one client address may
+	// send to /admin/ingest per minute (env ADMIN_MAX_FAILED_TOKENS); past
+	// it every request from the address is refused 429 until the minute
+	// ends. Defaults to 10; a negative value removes the throttle.
+	AdminMaxFailedTokens int
 }
 
 func (c *Config) setDefaults() {
@@ -260,6 +311,64 @@ func (c *Config) setDefaults() {
 	if c.StreamSettleInterval <= 0 {
 		c.StreamSettleInterval = access.DefaultStreamSettleInterval
 	}
+	if c.StreamMaxConnectionsPerKey == 0 {
+		c.StreamMaxConnectionsPerKey = access.DefaultMaxConnectionsPerKey
+	}
+	if c.StreamMaxConnectionsPerAddress == 0 {
+		c.StreamMaxConnectionsPerAddress = access.DefaultMaxConnectionsPerAddress
+	}
+	if c.StreamIdleTimeout == 0 {
+		c.StreamIdleTimeout = resolvers.DefaultStreamIdleTimeout
+	}
+	if c.ExportMaxActiveJobs <= 0 {
+		c.ExportMaxActiveJobs = rest.DefaultExportMaxActiveJobs
+	}
+	if c.ExportMaxBytesPerDay == 0 {
+		c.ExportMaxBytesPerDay = rest.DefaultExportMaxBytesPerDay
+	}
+	if c.AdminMaxFailedTokens == 0 {
+		c.AdminMaxFailedTokens = rest.DefaultAdminMaxFailedTokens
+	}
+}
+
+// statementTimeout is PostgreSQL's statement_timeout for the server's
+// connections: DBStatementTimeout, else the request budget (at least
+// minStatementTimeout); 0 is none.
+func (c *Config) statementTimeout() time.Duration {
+	switch {
+	case c.DBStatementTimeout > 0:
+		return c.DBStatementTimeout
+	case c.DBStatementTimeout < 0 || c.RequestTimeout < 0:
+		return 0
+	}
+	return max(c.RequestTimeout, minStatementTimeout)
+}
+
+// minStatementTimeout is the least statement_timeout the request budget
+// sets: the server's background work (River, the stream hub, settlement)
+// runs under it too.
+const minStatementTimeout = time.Second
+
+// maxStreamConnections is the total cap of streaming connections:
+// StreamMaxConnections, else half the open-file limit (at most 10,000);
+// 0 is none.
+func (c *Config) maxStreamConnections() int {
+	switch {
+	case c.StreamMaxConnections > 0:
+		return c.StreamMaxConnections
+	case c.StreamMaxConnections < 0:
+		return 0
+	}
+	return defaultMaxStreamConnections(openFileLimit())
+}
+
+// defaultMaxStreamConnections is the total cap of streaming connections
+// for an open-file limit: half of it, at most 10,000 (and at least 16).
+func defaultMaxStreamConnections(openFiles uint64) int {
+	if openFiles == 0 {
+		return 10_000
+	}
+	return int(max(min(openFiles/2, 10_000), 16))
 }
 
 // Defaults of the request time limits.

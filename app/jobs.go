@@ -70,7 +70,8 @@ func (a *App) initJobs() error {
 	}
 	regs := []jobs.Registration{
 		jobs.WebhookRegistration(webhookCfg),
-		jobs.ExportRegistration(a.DB, jobs.ExportConfig{Storage: exportStorage, LinkTTL: a.Config.ExportLinkTTL, StaleAfter: a.Config.ExportStaleAfter, Logger: a.Logger}),
+		jobs.ExportRegistration(a.DB, jobs.ExportConfig{Storage: exportStorage, LinkTTL: a.Config.ExportLinkTTL, StaleAfter: a.Config.ExportStaleAfter, Logger: a.Logger,
+			MaxBytesPerDay: max(a.Config.ExportMaxBytesPerDay, 0)}),
 		observe.RegisterJobMetrics,
 	}
 	client, err := jobs.NewClient(a.DB, a.Logger, regs...)
@@ -91,6 +92,8 @@ func (a *App) initJobs() error {
 			Enqueue:           jobs.EnqueueExport(client, 0),
 			Secret:            []byte(a.Config.ExportURLSecret),
 			BaseURL:           a.Config.PublicURL,
+			MaxActiveJobs:     a.Config.ExportMaxActiveJobs,
+			MaxBytesPerDay:    max(a.Config.ExportMaxBytesPerDay, 0),
 		},
 	}
 	return nil

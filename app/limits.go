@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
 )
 
 // withTimeLimits bounds every request's time: the body must arrive within
@@ -19,10 +20,11 @@ import (
 // request's context carries a deadline Config.RequestTimeout after it
 // arrived, which every database statement, the GraphQL executor (before
 // it parses and validates a document, and during execution) and the
-// access layer observe. Exempt from the budget: export file downloads
-// (bytes streamed from storage for as long as the client reads),
-// /admin/ingest (an operator's bulk load, bounded by its body size) and
-// long-lived streams (/v1/stream, WebSocket upgrades, text/event-stream).
+// access layer observe. Exempt from the budget (budgetExempt): export
+// file downloads (bytes streamed from storage for as long as the client
+// reads), /admin/ingest (an operator's bulk load, bounded by its body
+// size) and the long-lived streams themselves, each of whose operations
+// the GraphQL executor budgets instead.
 func withTimeLimits(cfg Config, next http.Handler) http.Handler {
 	budget, bodyTimeout := cfg.RequestTimeout, cfg.BodyReadTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,11 +45,19 @@ func withTimeLimits(cfg Config, next http.Handler) http.Handler {
 }
 
 // budgetExempt reports whether r is exempt from the request time budget.
+// Only a path decides, and for /graphql what the access layer and the
+// transports take for a stream (access.IsStreamRequest): no header
+// exempts a request anywhere else. /mcp is not a stream: its clients accept
+// text/event-stream as the protocol requires, but it answers every request
+// with one JSON response under the budget.
 func budgetExempt(r *http.Request) bool {
-	return strings.HasPrefix(r.URL.Path, "/v1/export/files/") ||
-		r.URL.Path == "/admin/ingest" || r.URL.Path == "/v1/stream" ||
-		strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
-		strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	switch p := r.URL.Path; {
+	case strings.HasPrefix(p, "/v1/export/files/"), p == "/admin/ingest", p == "/v1/stream":
+		return true
+	case p == "/graphql":
+		return access.IsStreamRequest(r)
+	}
+	return false
 }
 
 // deadlineBody turns the connection's read deadline into the domain's

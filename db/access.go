@@ -248,3 +248,32 @@ func UsagePeriods(now time.Time) (day, week, month time.Time) {
 
 // dateOnly formats t's UTC date as YYYY-MM-DD for a date parameter.
 func dateOnly(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// RefundCredits gives back credits charged to key keyID on day (UTC) of
+// month: the request or operation they paid for was refused after it was
+// metered (a body that was not JSON, a stream that could not open), and a
+// refusal costs nothing. The request itself stays counted. Never takes a
+// counter below 0.
+func (d *DB) RefundCredits(ctx context.Context, keyID int64, day, month time.Time, credits int64) error {
+	CountStatement(ctx)
+	// The month's row is locked before the day's, in the order the
+	// metering statement locks them (meterSQL: rate window, month, day):
+	// a refund running beside another request of the same key must not
+	// take them the other way round, or the two deadlock. The day's
+	// update waits on the month's through a one-time filter, evaluated
+	// before its scan starts (an unreferenced data-modifying CTE would
+	// run last).
+	_, err := d.Pool.Exec(ctx, `
+		WITH m AS (
+			UPDATE usage_monthly SET credits = greatest(credits - $4, 0)
+			WHERE api_key_id = $1 AND month = $3::date
+			RETURNING 1
+		)
+		UPDATE usage_daily SET credits = greatest(credits - $4, 0)
+		WHERE (SELECT count(*) FROM m) >= 0 AND api_key_id = $1 AND day = $2::date`,
+		keyID, dateOnly(day), dateOnly(month), credits)
+	if err != nil {
+		return fmt.Errorf("error refunding credits: %w", err)
+	}
+	return nil
+}

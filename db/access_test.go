@@ -255,3 +255,48 @@ func TestMeterAsyncCommitStaysLocal(t *testing.T) {
 	require.NoError(t, store.Pool.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&setting))
 	require.Equal(t, "on", setting)
 }
+
+// TestRefundBesideMeteringNeverDeadlocks: a refund (of a refused request)
+// runs while other requests of the same key are metered. Both statements
+// lock the key's month and day usage rows; taken in opposite orders they
+// deadlocked (SQLSTATE 40P01) and the request answered 500.
+func TestRefundBesideMeteringNeverDeadlocks(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	hash := b.newKey(t, cryptointel.PlanEnterprise)
+	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
+	day, _, month := db.UsagePeriods(now)
+	first, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	keyID := first.Key.ID
+
+	const workers, rounds = 8, 40
+	errs := make(chan error, workers*rounds*2)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < rounds; i++ {
+				p := meterAt(now, hash, 1)
+				p.RateLimit = 1 << 30
+				if _, err := b.store.Meter(b.ctx, p); err != nil {
+					errs <- err
+					continue
+				}
+				if err := b.store.RefundCredits(b.ctx, keyID, day, month, 1); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	u, err := b.store.UsageFor(b.ctx, keyID, now)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, u.MonthCredits, "every charge but the first was refunded")
+	require.EqualValues(t, 1, u.TodayCredits)
+}

@@ -12,10 +12,6 @@ import (
 	"github.com/cryptointel/cryptointel"
 )
 
-// apiKeyVisiblePrefix is how many leading characters of a key are kept in
-// api_keys.prefix for support conversations.
-const apiKeyVisiblePrefix = 10
-
 // CreateAPIKey adds a new key to the account named accountName, creating the
 // account on plan when the name is new. The plaintext key is returned once
 // and never stored: the table keeps its SHA-256 and its first 10 characters.

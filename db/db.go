@@ -4,6 +4,11 @@
 // errors are domain errors (cryptointel.Error) or wrapped driver errors,
 // which it classifies as unavailable for the domain's ErrorCode. It knows
 // nothing about HTTP or GraphQL.
+//
+// The columns it reads and writes on pgx come from one table generated
+// from the domain types' bun tags (db/gen writes columns_gen.go).
+//
+//go:generate go run ./gen
 package db
 
 import (
@@ -15,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +83,10 @@ type Options struct {
 	ReplicaCheckInterval time.Duration
 	// Logger logs replicas' state changes. Defaults to slog.Default().
 	Logger *slog.Logger
+	// StatementTimeout is PostgreSQL's statement_timeout on every
+	// connection of the pools (the database cancels a statement running
+	// longer); migrations run without it. Zero: the server's setting.
+	StatementTimeout time.Duration
 }
 
 // Open connects to the database at url (and to the replicas at
@@ -144,6 +154,9 @@ func newPool(ctx context.Context, url string, opts Options, tracer *poolTracer) 
 		if _, ok := cfg.ConnConfig.RuntimeParams[k]; !ok {
 			cfg.ConnConfig.RuntimeParams[k] = v
 		}
+	}
+	if opts.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(opts.StatementTimeout.Milliseconds(), 1), 10)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

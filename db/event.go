@@ -17,10 +17,6 @@ type Keyset struct {
 // evidence_text (a copy of every post, kept only for the search vector).
 var readExcluded = []string{"evidence_text"}
 
-// eventReadColumns are the events columns raw read queries select (alias e).
-const eventReadColumns = "e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, " +
-	"e.content_type, e.latest_evidence_at, e.ingest_seq, e.created_at, e.updated_at"
-
 // Event orders.
 const (
 	// SortSignificance orders by significance (unscored last), then newest.

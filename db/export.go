@@ -37,17 +37,68 @@ func errExportNotFound() *cryptointel.Error {
 	return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export job not found")
 }
 
+// ExportBounds are the per-account bounds an export job must fit in when
+// it is created; a zero field is no bound.
+type ExportBounds struct {
+	// MaxActive is how many jobs the account may have requested or
+	// running, the new one included.
+	MaxActive int
+	// MaxBytesPerDay bounds the bytes written by the account's jobs
+	// created in the current UTC day: at it, no new job is created.
+	MaxBytesPerDay int64
+}
+
+// ExportBoundError is why an export job was not created: the account's
+// active jobs or the day's bytes, as counted under its lock.
+type ExportBoundError struct {
+	// Active is the account's jobs requested or running.
+	Active int
+	// BytesToday is the bytes written by its jobs created today (UTC).
+	BytesToday int64
+	// Bounds are the bounds it met.
+	Bounds ExportBounds
+}
+
+func (e *ExportBoundError) Error() string {
+	return fmt.Sprintf("export bounds reached: %d active jobs, %d bytes today", e.Active, e.BytesToday)
+}
+
 // CreateExportJob inserts job in status requested and, in the same pgx
 // transaction, calls enqueue so the River job that fulfills it is inserted
 // atomically with the row (client.InsertTx). job.ID, Status, CreatedAt and
 // UpdatedAt are set from the database.
-func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
+//
+// The account's row is locked first, so concurrent creations by one
+// account (on any server) are counted one after the other against bounds:
+// an *ExportBoundError is returned, and nothing inserted, when the account
+// is at MaxActive or MaxBytesPerDay.
+func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob, bounds ExportBounds, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
 	tx, err := store.Pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("error beginning export job transaction: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
 	now := store.Now().UTC().Truncate(time.Microsecond)
+	if bounds.MaxActive > 0 || bounds.MaxBytesPerDay > 0 {
+		day := now.Truncate(24 * time.Hour)
+		CountStatement(ctx)
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, job.AccountID); err != nil {
+			return fmt.Errorf("error locking account for export: %w", err)
+		}
+		var be ExportBoundError
+		CountStatement(ctx)
+		err := tx.QueryRow(ctx, `
+			SELECT (SELECT count(*) FROM export_jobs WHERE account_id = $1 AND status IN ('requested', 'running')),
+				(SELECT coalesce(sum(byte_size), 0) FROM export_jobs WHERE account_id = $1 AND created_at >= $2)`,
+			job.AccountID, day).Scan(&be.Active, &be.BytesToday)
+		if err != nil {
+			return fmt.Errorf("error counting the account's exports: %w", err)
+		}
+		if (bounds.MaxActive > 0 && be.Active >= bounds.MaxActive) || (bounds.MaxBytesPerDay > 0 && be.BytesToday >= bounds.MaxBytesPerDay) {
+			be.Bounds = bounds
+			return &be
+		}
+	}
 	CountStatement(ctx)
 	err = tx.QueryRow(ctx, `
 		INSERT INTO export_jobs (id, account_id, api_key_id, scope, format, status, requested_params, note, created_at, updated_at)
@@ -65,6 +116,22 @@ func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob,
 		return fmt.Errorf("error committing export job: %w", err)
 	}
 	return nil
+}
+
+// ExportBytesOfDay returns the bytes written by accountID's export jobs
+// created on the UTC day of day, other than job exceptID.
+func ExportBytesOfDay(ctx context.Context, idb bun.IDB, accountID int64, day time.Time, exceptID string) (int64, error) {
+	start := day.UTC().Truncate(24 * time.Hour)
+	var n int64
+	CountStatement(ctx)
+	err := idb.QueryRowContext(ctx, `
+		SELECT coalesce(sum(byte_size), 0) FROM export_jobs
+		WHERE account_id = ? AND created_at >= ? AND created_at < ? AND id::text <> ?`,
+		accountID, start, start.Add(24*time.Hour), exceptID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("error reading the account's export bytes: %w", err)
+	}
+	return n, nil
 }
 
 // ExportJobByID returns accountID's export job id.
@@ -353,7 +420,7 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 		if len(c) > 0 {
 			where = "WHERE " + strings.Join(c, " AND ")
 		}
-		return `SELECT e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, e.latest_evidence_at
+		return `SELECT ` + eventColumns + `
 			FROM events e ` + where + `
 			ORDER BY e.latest_evidence_at, e.id
 			LIMIT $` + strconv.Itoa(limitArg)
@@ -384,20 +451,15 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 		if err != nil {
 			return fmt.Errorf("error querying export events: %w", err)
 		}
-		for rows.Next() {
+		err = scanEvents(rows, "export events", func(e *cryptointel.Event) {
 			var ev wire.Event
-			if err := rows.Scan(&ev.ID, &ev.Title, &ev.EventCategory, &ev.EventSubcategory, &ev.Summary, &ev.Bullets, &ev.Significance, &ev.LatestEvidenceTimestamp); err != nil {
-				rows.Close()
-				return fmt.Errorf("error scanning export event: %w", err)
-			}
-			ev.LatestEvidenceTimestamp = ev.LatestEvidenceTimestamp.UTC()
+			wireEvent(&ev, e)
 			index[ev.ID] = len(batch)
 			ids = append(ids, ev.ID)
 			batch = append(batch, ev)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("error reading export events: %w", err)
+		})
+		if err != nil {
+			return err
 		}
 		if len(batch) == 0 {
 			return nil
@@ -426,58 +488,44 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 func loadExportEntities(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []wire.Event) error {
 	CountStatement(ctx)
 	rows, err := tx.Query(ctx, `
-		SELECT ee.event_id, ee.role, en.id, en.display_name, en.entity_type, en.aliases
-		FROM event_entities ee JOIN entities en ON en.id = ee.entity_id
+		SELECT `+eventEntityRefColumns+`, `+entityColumns+`
+		FROM event_entities ee JOIN entities n ON n.id = ee.entity_id
 		WHERE ee.event_id = ANY($1)
-		ORDER BY ee.event_id, ee.role, ee.position, en.id`, ids)
+		ORDER BY ee.event_id, ee.role, ee.position, n.id`, ids)
 	if err != nil {
 		return fmt.Errorf("error querying export event entities: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var eventID int64
-		var role string
-		var ref wire.EntityRef
-		if err := rows.Scan(&eventID, &role, &ref.ID, &ref.Label, &ref.Type, &ref.Aliases); err != nil {
-			return fmt.Errorf("error scanning export event entity: %w", err)
-		}
-		i, ok := index[eventID]
-		if !ok {
-			continue
-		}
-		cryptointel.AppendByRole(&batch[i].Owners, &batch[i].Participants, role, ref)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("error reading export event entities: %w", err)
-	}
-	return nil
+	return scan(rows, "export event entities",
+		func(r *cryptointel.EventEntityRef, dst []any) []any {
+			r.Entity = new(cryptointel.Entity)
+			return entityDest(r.Entity, eventEntityRefDest(r, dst))
+		},
+		func(r *cryptointel.EventEntityRef) {},
+		func(r *cryptointel.EventEntityRef) {
+			if i, ok := index[r.EventID]; ok {
+				var ref wire.EntityRef
+				wireEntityRef(&ref, r.Entity)
+				cryptointel.AppendByRole(&batch[i].Owners, &batch[i].Participants, r.Role, ref)
+			}
+		})
 }
 
 func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[int64]int, batch []wire.Event) error {
 	CountStatement(ctx)
 	rows, err := tx.Query(ctx, `
-		SELECT event_id, id, content, url, ts FROM evidence
-		WHERE event_id = ANY($1)
-		ORDER BY event_id, ts DESC, id`, ids)
+		SELECT `+evidenceColumns+` FROM evidence v
+		WHERE v.event_id = ANY($1)
+		ORDER BY v.event_id, v.ts DESC, v.id`, ids)
 	if err != nil {
 		return fmt.Errorf("error querying export evidence: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var eventID int64
-		var ev wire.Evidence
-		if err := rows.Scan(&eventID, &ev.ID, &ev.Content, &ev.URL, &ev.Timestamp); err != nil {
-			return fmt.Errorf("error scanning export evidence: %w", err)
-		}
-		ev.Timestamp = ev.Timestamp.UTC()
-		if i, ok := index[eventID]; ok {
+	return scan(rows, "export evidence", evidenceDest, func(*cryptointel.Evidence) {}, func(v *cryptointel.Evidence) {
+		if i, ok := index[v.EventID]; ok {
+			var ev wire.Evidence
+			wireEvidence(&ev, v)
 			batch[i].Evidence = append(batch[i].Evidence, ev)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("error reading export evidence: %w", err)
-	}
-	return nil
+	})
 }
 
 // StreamExportEntities walks every entity in id order with a keyset
@@ -501,22 +549,13 @@ func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func
 		batch = make([]cryptointel.Entity, 0, batchSize)
 		CountStatement(ctx)
 		rows, err := tx.Query(ctx, `
-			SELECT id, canonical_name, display_name, entity_type, status, aliases
-			FROM entities WHERE id > $1 ORDER BY id LIMIT $2`, after, batchSize)
+			SELECT `+entityColumns+`
+			FROM entities n WHERE n.id > $1 ORDER BY n.id LIMIT $2`, after, batchSize)
 		if err != nil {
 			return fmt.Errorf("error querying export entities: %w", err)
 		}
-		for rows.Next() {
-			var e cryptointel.Entity
-			if err := rows.Scan(&e.ID, &e.CanonicalName, &e.DisplayName, &e.EntityType, &e.Status, &e.Aliases); err != nil {
-				rows.Close()
-				return fmt.Errorf("error scanning export entity: %w", err)
-			}
-			batch = append(batch, e)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("error reading export entities: %w", err)
+		if err := scan(rows, "export entities", entityDest, utcEntity, func(e *cryptointel.Entity) { batch = append(batch, *e) }); err != nil {
+			return err
 		}
 		if len(batch) == 0 {
 			return nil

@@ -35,7 +35,7 @@ func setupExportDB(t *testing.T) *exportBundle {
 func (b *exportBundle) newJob(t *testing.T, accountID, keyID int64) *cryptointel.ExportJob {
 	t.Helper()
 	job := &cryptointel.ExportJob{AccountID: accountID, APIKeyID: keyID, Scope: cryptointel.ExportScopeOrganizationsRegistry, Format: cryptointel.ExportFormatCSV, RequestedParams: []byte(`{}`)}
-	require.NoError(t, db.CreateExportJob(b.ctx, b.store, job, func(context.Context, pgx.Tx) error { return nil }))
+	require.NoError(t, db.CreateExportJob(b.ctx, b.store, job, db.ExportBounds{}, func(context.Context, pgx.Tx) error { return nil }))
 	return job
 }
 
@@ -50,7 +50,7 @@ func TestExportJobLifecycle(t *testing.T) {
 
 	// A failing enqueue rolls the row back.
 	bad := &cryptointel.ExportJob{AccountID: b.accountID, APIKeyID: b.keyID, Scope: "x", Format: "csv", RequestedParams: []byte(`{}`)}
-	require.Error(t, db.CreateExportJob(b.ctx, b.store, bad, func(context.Context, pgx.Tx) error { return errors.New("queue down") }))
+	require.Error(t, db.CreateExportJob(b.ctx, b.store, bad, db.ExportBounds{}, func(context.Context, pgx.Tx) error { return errors.New("queue down") }))
 	list, err := db.ListExportJobs(b.ctx, b.store.Bun, b.accountID, 50, 0)
 	require.NoError(t, err)
 	require.Len(t, list, 1)

@@ -326,16 +326,10 @@ func (r *batchResult) report(summary *IngestSummary) {
 }
 
 // Row shapes sent to PostgreSQL as one JSON array per table and expanded
-// with jsonb_to_recordset: one statement per table per batch.
+// with jsonb_to_recordset: one statement per table per batch. Those of
+// entities, events and evidence are generated from the domain types
+// (columns_gen.go).
 type (
-	entityRow struct {
-		ID            int64    `json:"id"`
-		CanonicalName string   `json:"canonical_name"`
-		DisplayName   string   `json:"display_name"`
-		EntityType    string   `json:"entity_type"`
-		Status        string   `json:"status"`
-		Aliases       []string `json:"aliases"`
-	}
 	entityNameRow struct {
 		EntityID int64  `json:"entity_id"`
 		Kind     string `json:"kind"`
@@ -378,25 +372,6 @@ type (
 		SubeventID int64     `json:"subevent_id"`
 		Content    string    `json:"content"`
 		PostedAt   time.Time `json:"posted_at"`
-	}
-	eventRow struct {
-		ID               int64     `json:"id"`
-		Title            string    `json:"title"`
-		Category         string    `json:"category"`
-		Subcategory      string    `json:"subcategory"`
-		Summary          string    `json:"summary"`
-		Bullets          []string  `json:"bullets"`
-		Significance     *float64  `json:"significance"`
-		ContentType      *string   `json:"content_type"`
-		LatestEvidenceAt time.Time `json:"latest_evidence_at"`
-		EvidenceText     string    `json:"evidence_text"`
-	}
-	evidenceRow struct {
-		ID      int64     `json:"id"`
-		EventID int64     `json:"event_id"`
-		Content string    `json:"content"`
-		URL     string    `json:"url"`
-		TS      time.Time `json:"ts"`
 	}
 	eventEntityRow struct {
 		EventID          int64     `json:"event_id"`
@@ -623,9 +598,8 @@ func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var rows []entityRow
 	byID := map[int64]int{}
 	res.good(cryptointel.KindEntity, func(i int, rec cryptointel.IngestRecord) {
-		e := rec.Entity
-		rows = append(rows, entityRow{e.ID, e.CanonicalName, e.DisplayName, e.EntityType, e.Status, e.Aliases})
-		byID[e.ID] = i
+		rows = append(rows, entityRowOf(rec.Entity.Entity()))
+		byID[rec.Entity.ID] = i
 	})
 	if len(rows) == 0 {
 		return nil
@@ -635,15 +609,11 @@ func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		return err
 	}
 	changedIDs, err := queryInt64s(ctx, tx, `
-		INSERT INTO entities AS t (id, canonical_name, display_name, entity_type, status, aliases)
-		SELECT x.id, x.canonical_name, x.display_name, x.entity_type, x.status, coalesce(x.aliases, '{}')
-		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, canonical_name text, display_name text, entity_type text, status text, aliases text[])
-		ON CONFLICT (id) DO UPDATE SET
-			canonical_name = EXCLUDED.canonical_name, display_name = EXCLUDED.display_name,
-			entity_type = EXCLUDED.entity_type, status = EXCLUDED.status, aliases = EXCLUDED.aliases,
-			updated_at = now()
-		WHERE (t.canonical_name, t.display_name, t.entity_type, t.status, t.aliases)
-			IS DISTINCT FROM (EXCLUDED.canonical_name, EXCLUDED.display_name, EXCLUDED.entity_type, EXCLUDED.status, EXCLUDED.aliases)
+		INSERT INTO entities AS t (`+entityWritten+`)
+		SELECT `+entityValues+`
+		FROM jsonb_to_recordset($1::jsonb) AS x(`+entityRecord+`)
+		ON CONFLICT (id) DO UPDATE SET `+entitySet+`, updated_at = now()
+		WHERE `+entityChanged+`
 		RETURNING t.id`, param)
 	if err != nil {
 		return fmt.Errorf("error upserting entities: %w", err)
@@ -902,12 +872,12 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		e := rec.Event
 		byEvent[e.ID] = i
 		eventIDs = append(eventIDs, e.ID)
-		latest := e.LatestEvidence()
-		events = append(events, eventRow{e.ID, e.Title, e.EventCategory, e.EventSubcategory, e.Summary, nonNilStrings(e.Bullets),
-			e.Significance, e.ContentType, latest, e.EvidenceText()})
+		stored := e.Event()
+		latest := stored.LatestEvidenceAt
+		events = append(events, eventRowOf(stored))
 		for _, ev := range e.Evidence {
 			evidenceIDs = append(evidenceIDs, ev.ID)
-			evidence = append(evidence, evidenceRow{ev.ID, e.ID, ev.Content, ev.URL, ev.Timestamp})
+			evidence = append(evidence, evidenceRowOf(ev.Evidence(e.ID)))
 		}
 		for pos, id := range e.Owners {
 			links = append(links, eventEntityRow{e.ID, id, cryptointel.RoleOwner, pos, latest, e.Significance, e.ContentType, e.EventCategory})
@@ -928,21 +898,11 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	// row is inserted or actually changed.
 	CountStatement(ctx)
 	rows, err := tx.Query(ctx, `
-		INSERT INTO events AS t (id, title, category, subcategory, summary, bullets, significance, content_type,
-			latest_evidence_at, evidence_text, ingest_seq)
-		SELECT x.id, x.title, x.category, x.subcategory, x.summary, coalesce(x.bullets, '{}'), x.significance, x.content_type,
-			x.latest_evidence_at, x.evidence_text, nextval('events_ingest_seq')
-		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, title text, category text, subcategory text, summary text,
-			bullets text[], significance double precision, content_type text, latest_evidence_at timestamptz, evidence_text text)
-		ON CONFLICT (id) DO UPDATE SET
-			title = EXCLUDED.title, category = EXCLUDED.category, subcategory = EXCLUDED.subcategory,
-			summary = EXCLUDED.summary, bullets = EXCLUDED.bullets, significance = EXCLUDED.significance,
-			content_type = EXCLUDED.content_type, latest_evidence_at = EXCLUDED.latest_evidence_at,
-			evidence_text = EXCLUDED.evidence_text, ingest_seq = EXCLUDED.ingest_seq, updated_at = now()
-		WHERE (t.title, t.category, t.subcategory, t.summary, t.bullets, t.significance, t.content_type,
-				t.latest_evidence_at, t.evidence_text)
-			IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.category, EXCLUDED.subcategory, EXCLUDED.summary, EXCLUDED.bullets,
-				EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.latest_evidence_at, EXCLUDED.evidence_text)
+		INSERT INTO events AS t (`+eventWritten+`, ingest_seq)
+		SELECT `+eventValues+`, nextval('events_ingest_seq')
+		FROM jsonb_to_recordset($1::jsonb) AS x(`+eventRecord+`)
+		ON CONFLICT (id) DO UPDATE SET `+eventSet+`, ingest_seq = EXCLUDED.ingest_seq, updated_at = now()
+		WHERE `+eventChanged+`
 		RETURNING t.id, t.ingest_seq`, param)
 	if err != nil {
 		return fmt.Errorf("error upserting events: %w", err)
@@ -974,11 +934,11 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		return err
 	}
 	ids, err = queryInt64s(ctx, tx, `
-		INSERT INTO evidence AS t (id, event_id, content, url, ts)
-		SELECT x.id, x.event_id, x.content, x.url, x.ts
-		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, event_id bigint, content text, url text, ts timestamptz)
-		ON CONFLICT (id) DO UPDATE SET event_id = EXCLUDED.event_id, content = EXCLUDED.content, url = EXCLUDED.url, ts = EXCLUDED.ts
-		WHERE (t.event_id, t.content, t.url, t.ts) IS DISTINCT FROM (EXCLUDED.event_id, EXCLUDED.content, EXCLUDED.url, EXCLUDED.ts)
+		INSERT INTO evidence AS t (`+evidenceWritten+`)
+		SELECT `+evidenceValues+`
+		FROM jsonb_to_recordset($1::jsonb) AS x(`+evidenceRecord+`)
+		ON CONFLICT (id) DO UPDATE SET `+evidenceSet+`
+		WHERE `+evidenceChanged+`
 		RETURNING t.event_id`, evParam)
 	if err != nil {
 		return fmt.Errorf("error upserting evidence: %w", err)

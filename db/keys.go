@@ -347,7 +347,7 @@ func insertKey(ctx context.Context, tx bun.Tx, accountID int64, expiresAt *time.
 	if err != nil {
 		return "", nil, err
 	}
-	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:apiKeyVisiblePrefix], Hash: cryptointel.HashAPIKey(plaintext), ExpiresAt: expiresAt}
+	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:cryptointel.APIKeyVisiblePrefix], Hash: cryptointel.HashAPIKey(plaintext), ExpiresAt: expiresAt}
 	if _, err := tx.NewInsert().Model(key).Returning("id, created_at").Exec(ctx); err != nil {
 		return "", nil, fmt.Errorf("error creating api key: %w", err)
 	}

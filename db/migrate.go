@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/uptrace/bun/migrate"
@@ -30,6 +32,22 @@ const migrateLockID = 7_262_011_001
 // Migrate applies River's migrations and the service's own, under a
 // session-level advisory lock so concurrent starts don't race.
 func (d *DB) Migrate(ctx context.Context) error {
+	// Migrations (an index over a large table) may run far longer than
+	// the pools' statement_timeout: they get a pool of their own without
+	// it.
+	cfg := d.Pool.Config()
+	if v, ok := cfg.ConnConfig.RuntimeParams["statement_timeout"]; ok && v != "0" {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = "0"
+		cfg.MaxConns = 2
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("error creating migration pool: %w", err)
+		}
+		defer pool.Close()
+		m := &DB{Pool: pool, Bun: newBun(execModeConnector{stdlib.GetPoolConnector(pool)})}
+		defer m.Bun.Close()
+		return m.Migrate(ctx)
+	}
 	conn, err := d.Pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("error acquiring connection for migration: %w", err)

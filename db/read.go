@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/jackc/pgx/v5"
@@ -33,38 +32,6 @@ var (
 	_ Querier = (*Reader)(nil)
 )
 
-// eventColumns are the events columns the reads scan (alias e), in
-// scanEvent's order.
-const eventColumns = "e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, " +
-	"e.content_type, e.latest_evidence_at, e.ingest_seq, e.created_at, e.updated_at"
-
-// eventDest returns the scan destinations of eventColumns into e.
-func eventDest(e *cryptointel.Event, dst []any) []any {
-	return append(dst, &e.ID, &e.Title, &e.Category, &e.Subcategory, &e.Summary, &e.Bullets, &e.Significance,
-		&e.ContentType, &e.LatestEvidenceAt, &e.IngestSeq, &e.CreatedAt, &e.UpdatedAt)
-}
-
-// utcEvent puts e's instants in UTC, as Bun's scanning did.
-func utcEvent(e *cryptointel.Event) {
-	e.LatestEvidenceAt = e.LatestEvidenceAt.UTC()
-	e.CreatedAt = e.CreatedAt.UTC()
-	e.UpdatedAt = e.UpdatedAt.UTC()
-}
-
-// entityColumns are the entities columns the reads scan (alias n), in
-// entityDest's order.
-const entityColumns = "n.id, n.canonical_name, n.display_name, n.entity_type, n.status, n.aliases, n.event_count, n.created_at, n.updated_at"
-
-func entityDest(e *cryptointel.Entity, dst []any) []any {
-	return append(dst, &e.ID, &e.CanonicalName, &e.DisplayName, &e.EntityType, &e.Status, &e.Aliases, &e.EventCount,
-		&e.CreatedAt, &e.UpdatedAt)
-}
-
-func utcEntity(e *cryptointel.Entity) {
-	e.CreatedAt = e.CreatedAt.UTC()
-	e.UpdatedAt = e.UpdatedAt.UTC()
-}
-
 // query runs sql on q, counting it as one of the request's statements.
 func query(ctx context.Context, q Querier, sql string, args ...any) (pgx.Rows, error) {
 	CountStatement(ctx)
@@ -80,23 +47,30 @@ func (a *sqlArgs) add(v any) string {
 	return "$" + strconv.Itoa(len(*a))
 }
 
-// scanEvents reads rows of eventColumns (after lead extra columns scanned
-// into lead) into events.
-func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) error {
+// scan reads every row of rows into a fresh T through dest (a generated
+// destination function of columns_gen.go), puts its instants in UTC and
+// hands it to each. what names the rows in errors.
+func scan[T any](rows pgx.Rows, what string, dest func(*T, []any) []any, utc func(*T), each func(*T)) error {
 	defer rows.Close()
-	dst := make([]any, 0, 12)
+	var dst []any
 	for rows.Next() {
-		e := new(cryptointel.Event)
-		if err := rows.Scan(eventDest(e, dst[:0])...); err != nil {
+		x := new(T)
+		dst = dest(x, dst[:0])
+		if err := rows.Scan(dst...); err != nil {
 			return fmt.Errorf("error scanning %s: %w", what, err)
 		}
-		utcEvent(e)
-		each(e)
+		utc(x)
+		each(x)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("error selecting %s: %w", what, err)
 	}
 	return nil
+}
+
+// scanEvents reads rows of eventColumns into events.
+func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) error {
+	return scan(rows, what, eventDest, utcEvent, each)
 }
 
 // ListEvents returns one page of events matching f.
@@ -199,22 +173,13 @@ func EvidenceByEventIDs(ctx context.Context, q Querier, eventIDs []int64) ([]*cr
 	if len(eventIDs) == 0 {
 		return out, nil
 	}
-	rows, err := query(ctx, q, `SELECT id, event_id, content, url, ts FROM evidence
-		WHERE event_id = ANY($1) ORDER BY event_id, ts DESC, id`, eventIDs)
+	rows, err := query(ctx, q, `SELECT `+evidenceColumns+` FROM evidence v
+		WHERE v.event_id = ANY($1) ORDER BY v.event_id, v.ts DESC, v.id`, eventIDs)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting evidence by event ids: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		v := new(cryptointel.Evidence)
-		if err := rows.Scan(&v.ID, &v.EventID, &v.Content, &v.URL, &v.TS); err != nil {
-			return nil, fmt.Errorf("error scanning evidence: %w", err)
-		}
-		v.TS = v.TS.UTC()
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("error selecting evidence by event ids: %w", err)
+	if err := scan(rows, "evidence", evidenceDest, utcEvidence, func(v *cryptointel.Evidence) { out = append(out, v) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -227,25 +192,22 @@ func EntitiesByEventIDs(ctx context.Context, q Querier, eventIDs []int64) ([]cry
 	if len(eventIDs) == 0 {
 		return out, nil
 	}
-	rows, err := query(ctx, q, `SELECT ee.event_id, ee.role, `+entityColumns+`
+	rows, err := query(ctx, q, `SELECT `+eventEntityRefColumns+`, `+entityColumns+`
 		FROM event_entities ee JOIN entities n ON n.id = ee.entity_id
 		WHERE ee.event_id = ANY($1)
 		ORDER BY ee.event_id, ee.role, ee.position, ee.entity_id`, eventIDs)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting entities by event ids: %w", err)
 	}
-	defer rows.Close()
-	dst := make([]any, 0, 11)
-	for rows.Next() {
-		r := cryptointel.EventEntityRef{Entity: new(cryptointel.Entity)}
-		if err := rows.Scan(entityDest(r.Entity, append(dst[:0], &r.EventID, &r.Role))...); err != nil {
-			return nil, fmt.Errorf("error scanning entities by event ids: %w", err)
-		}
-		utcEntity(r.Entity)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("error selecting entities by event ids: %w", err)
+	err = scan(rows, "entities by event ids",
+		func(r *cryptointel.EventEntityRef, dst []any) []any {
+			r.Entity = new(cryptointel.Entity)
+			return entityDest(r.Entity, eventEntityRefDest(r, dst))
+		},
+		func(r *cryptointel.EventEntityRef) { utcEntity(r.Entity) },
+		func(r *cryptointel.EventEntityRef) { out = append(out, *r) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -261,18 +223,8 @@ func EntitiesByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.
 	if err != nil {
 		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
 	}
-	defer rows.Close()
-	dst := make([]any, 0, 9)
-	for rows.Next() {
-		e := new(cryptointel.Entity)
-		if err := rows.Scan(entityDest(e, dst[:0])...); err != nil {
-			return nil, fmt.Errorf("error scanning entities: %w", err)
-		}
-		utcEntity(e)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
+	if err := scan(rows, "entities", entityDest, utcEntity, func(e *cryptointel.Entity) { out = append(out, e) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -290,47 +242,31 @@ func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64,
 	if len(entityIDs) == 0 {
 		return out, nil
 	}
+	// The entity at the other end exists (the edge's foreign keys cascade),
+	// so it is joined, not outer-joined.
 	rows, err := query(ctx, q, `
-		SELECT y.entity_id, y.direction, y.related_entity_id, y.source_entity_id, y.target_entity_id,
-		       y.relationship_type, y.status, y.search_expand, y.created_at, `+entityColumns+`
+		SELECT `+relationshipColumns+`, `+entityColumns+`
 		FROM (
 			SELECT x.*, row_number() OVER (
 				PARTITION BY x.entity_id
 				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
 			FROM (`+f.edgesSQL()+`) x
 		) y
-		LEFT JOIN entities n ON n.id = y.related_entity_id
+		JOIN entities n ON n.id = y.related_entity_id
 		WHERE y.rn > $2 AND y.rn <= $2 + $3
 		ORDER BY y.entity_id, y.rn`, f.args(entityIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting relationships by entity ids: %w", err)
 	}
-	defer rows.Close()
-	dst := make([]any, 0, 18)
-	for rows.Next() {
-		r := new(cryptointel.EntityRelationship)
-		var (
-			n                      cryptointel.Entity
-			id, count              *int64
-			canon, disp, typ, stat *string
-			created, updated       *time.Time
-		)
-		err := rows.Scan(append(dst[:0], &r.EntityID, &r.Direction, &r.RelatedEntityID, &r.SourceEntityID, &r.TargetEntityID,
-			&r.RelationshipType, &r.Status, &r.SearchExpand, &r.CreatedAt,
-			&id, &canon, &disp, &typ, &stat, &n.Aliases, &count, &created, &updated)...)
-		if err != nil {
-			return nil, fmt.Errorf("error scanning relationships: %w", err)
-		}
-		r.CreatedAt = r.CreatedAt.UTC()
-		if id != nil {
-			n.ID, n.CanonicalName, n.DisplayName, n.EntityType, n.Status = *id, *canon, *disp, *typ, *stat
-			n.EventCount, n.CreatedAt, n.UpdatedAt = *count, created.UTC(), updated.UTC()
-			r.Related = &n
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("error selecting relationships by entity ids: %w", err)
+	err = scan(rows, "relationships",
+		func(r *cryptointel.EntityRelationship, dst []any) []any {
+			r.Related = new(cryptointel.Entity)
+			return entityDest(r.Related, relationshipDest(r, dst))
+		},
+		func(r *cryptointel.EntityRelationship) { utcRelationship(r); utcEntity(r.Related) },
+		func(r *cryptointel.EntityRelationship) { out = append(out, r) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -373,7 +309,7 @@ func EventsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, f Enti
 		outerOrder = "x.significance DESC NULLS LAST, " + outerOrder
 	}
 	sql := `
-		SELECT k.entity_id, ` + eventColumns + `
+		SELECT ` + entityEventColumns + `, ` + eventColumns + `
 		FROM unnest(` + ids + `::bigint[]) WITH ORDINALITY AS k(entity_id, ord)
 		CROSS JOIN LATERAL (
 			SELECT ee.event_id, ee.latest_evidence_at, ee.significance
@@ -394,17 +330,20 @@ func EventsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, f Enti
 	}
 	defer rows.Close()
 	out := make([]cryptointel.EntityEvent, 0, len(entityIDs)*max(f.Limit, 1))
-	dst := make([]any, 0, 13)
-	for rows.Next() {
-		r := cryptointel.EntityEvent{Event: new(cryptointel.Event)}
-		if err := rows.Scan(eventDest(r.Event, append(dst[:0], &r.EntityID))...); err != nil {
-			return nil, fmt.Errorf("error scanning events by entity ids: %w", err)
-		}
-		utcEvent(r.Event)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("error selecting events by entity ids: %w", err)
+	err = scan(rows, "events by entity ids",
+		func(r *cryptointel.EntityEvent, dst []any) []any {
+			r.Event = new(cryptointel.Event)
+			return eventDest(r.Event, entityEventDest(r, dst))
+		},
+		func(r *cryptointel.EntityEvent) { utcEvent(r.Event) },
+		func(r *cryptointel.EntityEvent) { out = append(out, *r) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// TableColumns returns the columns (name and type) of the tables the
+// ingest writes, as the domain types name them: the generated table's
+// check against the database.
+func TableColumns() map[string][][2]string { return tableColumns }

@@ -586,37 +586,22 @@ func WebhookEventByID(ctx context.Context, q Querier, id int64) (*wire.Event, er
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.Event{
-		ID:                      ev.ID,
-		Title:                   ev.Title,
-		EventCategory:           ev.Category,
-		EventSubcategory:        ev.Subcategory,
-		Summary:                 ev.Summary,
-		Bullets:                 webhookStrings(ev.Bullets),
-		Owners:                  []wire.EntityRef{},
-		Participants:            []wire.EntityRef{},
-		Evidence:                make([]wire.Evidence, 0, len(evidence)),
-		LatestEvidenceTimestamp: ev.LatestEvidenceAt.UTC(),
-		Significance:            ev.Significance,
-	}
+	out := &wire.Event{Owners: []wire.EntityRef{}, Participants: []wire.EntityRef{}, Evidence: make([]wire.Evidence, 0, len(evidence))}
+	wireEvent(out, ev)
 	for _, r := range refs {
-		ref := wire.EntityRef{ID: r.Entity.ID, Label: r.Entity.DisplayName, Type: r.Entity.EntityType, Aliases: webhookStrings(r.Entity.Aliases)}
+		var ref wire.EntityRef
+		wireEntityRef(&ref, r.Entity)
 		if ref.Label == "" {
 			ref.Label = r.Entity.CanonicalName
 		}
 		cryptointel.AppendByRole(&out.Owners, &out.Participants, r.Role, ref)
 	}
 	for _, e := range evidence {
-		out.Evidence = append(out.Evidence, wire.Evidence{ID: e.ID, Content: e.Content, URL: e.URL, Timestamp: e.TS.UTC()})
+		var v wire.Evidence
+		wireEvidence(&v, e)
+		out.Evidence = append(out.Evidence, v)
 	}
 	return out, nil
-}
-
-func webhookStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // ListenEvents LISTENs on PollerChannel on a dedicated connection and calls

@@ -44,397 +44,237 @@ func newFastResolvers(r ResolverRoot) fastResolvers {
 
 // o_Query writes a Query with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Query does.
-func (x *fastExec) o_Query(ctx context.Context, p *fpath, pl *plan) bool {
+func (x *fastExec) o_Query(ctx context.Context, pl *plan) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Query\"")
 		case "events":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_events_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_events(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, x.child(pl, i, eventConnectionImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_events_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_events(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "topSignals":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_topSignals_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_topSignals(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, x.child(pl, i, eventImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_topSignals_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_topSignals(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "eventsByCategory":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_eventsByCategory_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_eventsByCategory(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, x.child(pl, i, eventImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_eventsByCategory_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_eventsByCategory(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "feed":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_feed_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_feed(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, x.child(pl, i, eventConnectionImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_feed_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_feed(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "event":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_event_args)
-				if !ok {
-					x.w.Null()
-					break
-				}
-				v, err := x.r_Query_event(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, false)
-					x.w.Null()
-					break
-				}
-				x.v_marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &fp, x.child(pl, i, eventImplementors), v)
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_event_args)
+			if !ok {
+				break
+			}
+			v, err := x.r_Query_event(ctx, args)
+			if !x.failed(ctx, err, false) {
+				x.v_marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, pl.kids[i], v)
 			}
 		case "entity":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_entity_args)
-				if !ok {
-					x.w.Null()
-					break
-				}
-				v, err := x.r_Query_entity(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, false)
-					x.w.Null()
-					break
-				}
-				x.v_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, x.child(pl, i, entityImplementors), v)
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_entity_args)
+			if !ok {
+				break
+			}
+			v, err := x.r_Query_entity(ctx, args)
+			if !x.failed(ctx, err, false) {
+				x.v_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl.kids[i], v)
 			}
 		case "entities":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_entities_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_entities(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_entities_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_entities(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "resolveEntities":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_resolveEntities_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_resolveEntities(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, &fp, x.child(pl, i, entityMatchImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_resolveEntities_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_resolveEntities(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "searchEvents":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_searchEvents_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_searchEvents(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx, &fp, x.child(pl, i, eventMatchImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_searchEvents_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_searchEvents(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "searchReport":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_searchReport_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_searchReport(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx, &fp, x.child(pl, i, searchReportImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_searchReport_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_searchReport(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "organization":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_organization_args)
-				if !ok {
-					x.w.Null()
-					break
-				}
-				v, err := x.r_Query_organization(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, false)
-					x.w.Null()
-					break
-				}
-				x.v_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, x.child(pl, i, organizationImplementors), v)
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_organization_args)
+			if !ok {
+				break
+			}
+			v, err := x.r_Query_organization(ctx, args)
+			if !x.failed(ctx, err, false) {
+				x.v_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl.kids[i], v)
 			}
 		case "organizationsByName":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_organizationsByName_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_organizationsByName(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, &fp, x.child(pl, i, organizationMatchImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_organizationsByName_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_organizationsByName(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "organizations":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_organizations_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_organizations(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, x.child(pl, i, organizationImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_organizations_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_organizations(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "brief":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_brief_args)
-				if !ok {
-					x.w.Null()
-					break
-				}
-				v, err := x.r_Query_brief(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, false)
-					x.w.Null()
-					break
-				}
-				x.v_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, &fp, x.child(pl, i, briefImplementors), v)
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_brief_args)
+			if !ok {
+				break
+			}
+			v, err := x.r_Query_brief(ctx, args)
+			if !x.failed(ctx, err, false) {
+				x.v_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, pl.kids[i], v)
 			}
 		case "briefs":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_briefs_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_briefs(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx, &fp, x.child(pl, i, briefImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_briefs_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_briefs(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "marketViews":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_marketViews_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_marketViews(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx, &fp, x.child(pl, i, marketViewImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_marketViews_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_marketViews(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "marketViewsByOrganization":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Query_marketViewsByOrganization_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Query_marketViewsByOrganization(ctx, &fp, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx, &fp, x.child(pl, i, marketViewImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Query_marketViewsByOrganization_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Query_marketViewsByOrganization(ctx, args)
+			if x.failed(ctx, err, true) || x.v_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "categories":
-			{
-				v, err := x.r_Query_categories(ctx, &fp)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx, &fp, x.child(pl, i, categoryImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Query_categories(ctx)
+			if x.failed(ctx, err, true) || x.v_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "streamCursor":
-			{
-				v, err := x.r_Query_streamCursor(ctx, &fp)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNString2string(ctx, &fp, nil, v) {
-					invalid = true
-				}
+			v, err := x.r_Query_streamCursor(ctx)
+			if x.failed(ctx, err, true) || x.v_marshalNString2string(ctx, nil, v) {
+				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_Query_events(ctx context.Context, p *fpath, args map[string]any) (res *EventConnection, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_events(ctx context.Context, args map[string]any) (res *EventConnection, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.Events(ctx, args["surface"].(*Surface), args["since"].(*time.Time), args["window"].(*string), args["category"].(*string), args["entityId"].(*int), args["topic"].(*string), args["sort"].(*EventSort), args["first"].(*int), args["offset"].(*int))
 }
 
-func (x *fastExec) r_Query_topSignals(ctx context.Context, p *fpath, args map[string]any) (res []*cryptointel.Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_topSignals(ctx context.Context, args map[string]any) (res []*cryptointel.Event, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.TopSignals(ctx, args["since"].(*time.Time), args["first"].(*int))
 }
 
-func (x *fastExec) r_Query_eventsByCategory(ctx context.Context, p *fpath, args map[string]any) (res []*cryptointel.Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_eventsByCategory(ctx context.Context, args map[string]any) (res []*cryptointel.Event, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.EventsByCategory(ctx, args["category"].(string), args["surface"].(*Surface), args["since"].(*time.Time), args["first"].(*int))
 }
 
-func (x *fastExec) r_Query_feed(ctx context.Context, p *fpath, args map[string]any) (res *EventConnection, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_feed(ctx context.Context, args map[string]any) (res *EventConnection, err error) {
+	defer x.catch(ctx, &err)
 	directive0 := func(ctx context.Context) (any, error) {
 		return x.rs.Query.Feed(ctx, args["surface"].(*Surface), args["feed"].(*string), args["since"].(time.Time), args["category"].(*string), args["first"].(*int), args["offset"].(*int), args["after"].(*string))
 	}
@@ -468,84 +308,48 @@ func (x *fastExec) r_Query_feed(ctx context.Context, p *fpath, args map[string]a
 	return res, unexpectedType(tmp, res)
 }
 
-func (x *fastExec) r_Query_event(ctx context.Context, p *fpath, args map[string]any) (res *cryptointel.Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_event(ctx context.Context, args map[string]any) (res *cryptointel.Event, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.Event(ctx, args["id"].(int))
 }
 
-func (x *fastExec) r_Query_entity(ctx context.Context, p *fpath, args map[string]any) (res *cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_entity(ctx context.Context, args map[string]any) (res *cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.Entity(ctx, args["id"].(int))
 }
 
-func (x *fastExec) r_Query_entities(ctx context.Context, p *fpath, args map[string]any) (res []*cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_entities(ctx context.Context, args map[string]any) (res []*cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.Entities(ctx, args["ids"].([]int))
 }
 
-func (x *fastExec) r_Query_resolveEntities(ctx context.Context, p *fpath, args map[string]any) (res []*cryptointel.EntityMatch, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_resolveEntities(ctx context.Context, args map[string]any) (res []*cryptointel.EntityMatch, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.ResolveEntities(ctx, args["name"].(string), args["first"].(*int), args["offset"].(*int))
 }
 
-func (x *fastExec) r_Query_searchEvents(ctx context.Context, p *fpath, args map[string]any) (res []*cryptointel.EventMatch, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_searchEvents(ctx context.Context, args map[string]any) (res []*cryptointel.EventMatch, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.SearchEvents(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int))
 }
 
-func (x *fastExec) r_Query_searchReport(ctx context.Context, p *fpath, args map[string]any) (res *cryptointel.SearchResult, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_searchReport(ctx context.Context, args map[string]any) (res *cryptointel.SearchResult, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.SearchReport(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int))
 }
 
-func (x *fastExec) r_Query_organization(ctx context.Context, p *fpath, args map[string]any) (res *cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_organization(ctx context.Context, args map[string]any) (res *cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.Organization(ctx, args["id"].(int))
 }
 
-func (x *fastExec) r_Query_organizationsByName(ctx context.Context, p *fpath, args map[string]any) (res []*cryptointel.EntityMatch, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_organizationsByName(ctx context.Context, args map[string]any) (res []*cryptointel.EntityMatch, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.OrganizationsByName(ctx, args["name"].(string), args["first"].(*int))
 }
 
-func (x *fastExec) r_Query_organizations(ctx context.Context, p *fpath, args map[string]any) (res []*cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_organizations(ctx context.Context, args map[string]any) (res []*cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	directive0 := func(ctx context.Context) (any, error) {
 		return x.rs.Query.Organizations(ctx, args["first"].(*int), args["offset"].(*int))
 	}
@@ -579,12 +383,8 @@ func (x *fastExec) r_Query_organizations(ctx context.Context, p *fpath, args map
 	return res, unexpectedType(tmp, res)
 }
 
-func (x *fastExec) r_Query_brief(ctx context.Context, p *fpath, args map[string]any) (res *Brief, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_brief(ctx context.Context, args map[string]any) (res *Brief, err error) {
+	defer x.catch(ctx, &err)
 	directive0 := func(ctx context.Context) (any, error) {
 		return x.rs.Query.Brief(ctx, args["id"].(int), args["since"].(time.Time), args["first"].(*int))
 	}
@@ -618,12 +418,8 @@ func (x *fastExec) r_Query_brief(ctx context.Context, p *fpath, args map[string]
 	return res, unexpectedType(tmp, res)
 }
 
-func (x *fastExec) r_Query_briefs(ctx context.Context, p *fpath, args map[string]any) (res []*Brief, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_briefs(ctx context.Context, args map[string]any) (res []*Brief, err error) {
+	defer x.catch(ctx, &err)
 	directive0 := func(ctx context.Context) (any, error) {
 		return x.rs.Query.Briefs(ctx, args["ids"].([]int), args["since"].(time.Time), args["first"].(*int))
 	}
@@ -657,1628 +453,1530 @@ func (x *fastExec) r_Query_briefs(ctx context.Context, p *fpath, args map[string
 	return res, unexpectedType(tmp, res)
 }
 
-func (x *fastExec) r_Query_marketViews(ctx context.Context, p *fpath, args map[string]any) (res []*MarketView, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_marketViews(ctx context.Context, args map[string]any) (res []*MarketView, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.MarketViews(ctx, args["first"].(*int), args["offset"].(*int))
 }
 
-func (x *fastExec) r_Query_marketViewsByOrganization(ctx context.Context, p *fpath, args map[string]any) (res []*MarketView, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_marketViewsByOrganization(ctx context.Context, args map[string]any) (res []*MarketView, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.MarketViewsByOrganization(ctx, args["id"].(int))
 }
 
-func (x *fastExec) r_Query_categories(ctx context.Context, p *fpath) (res []*cryptointel.EventCategory, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_categories(ctx context.Context) (res []*cryptointel.EventCategory, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.Categories(ctx)
 }
 
-func (x *fastExec) r_Query_streamCursor(ctx context.Context, p *fpath) (res string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Query_streamCursor(ctx context.Context) (res string, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Query.StreamCursor(ctx)
 }
 
 // o_Brief writes a Brief with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Brief does.
-func (x *fastExec) o_Brief(ctx context.Context, p *fpath, pl *plan, obj *Brief) bool {
+func (x *fastExec) o_Brief(ctx context.Context, pl *plan, obj *Brief) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Brief\"")
 		case "organizationId":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.OrganizationID) {
+			if x.v_marshalNInt2int(ctx, nil, obj.OrganizationID) {
 				invalid = true
 			}
 		case "label":
-			x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Label)
+			x.v_marshalOString2ᚖstring(ctx, nil, obj.Label)
 		case "radar":
-			if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, x.child(pl, i, eventImplementors), obj.Radar) {
+			if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, pl.kids[i], obj.Radar) {
 				invalid = true
 			}
 		case "signal":
-			if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, x.child(pl, i, eventImplementors), obj.Signal) {
+			if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, pl.kids[i], obj.Signal) {
 				invalid = true
 			}
 		case "counts":
-			if x.v_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx, &fp, x.child(pl, i, briefCountsImplementors), obj.Counts) {
+			if x.v_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx, pl.kids[i], obj.Counts) {
 				invalid = true
 			}
 		case "error":
-			x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Error)
+			x.v_marshalOString2ᚖstring(ctx, nil, obj.Error)
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_BriefCounts writes a BriefCounts with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _BriefCounts does.
-func (x *fastExec) o_BriefCounts(ctx context.Context, p *fpath, pl *plan, obj *BriefCounts) bool {
+func (x *fastExec) o_BriefCounts(ctx context.Context, pl *plan, obj *BriefCounts) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"BriefCounts\"")
 		case "radar":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.Radar) {
+			if x.v_marshalNInt2int(ctx, nil, obj.Radar) {
 				invalid = true
 			}
 		case "signal":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.Signal) {
+			if x.v_marshalNInt2int(ctx, nil, obj.Signal) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_Category writes a Category with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Category does.
-func (x *fastExec) o_Category(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.EventCategory) bool {
+func (x *fastExec) o_Category(ctx context.Context, pl *plan, obj *cryptointel.EventCategory) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Category\"")
 		case "name":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Name) {
+			if x.v_marshalNString2string(ctx, nil, obj.Name) {
 				invalid = true
 			}
 		case "subcategories":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Subcategories) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.Subcategories) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_Entity writes a Entity with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Entity does.
-func (x *fastExec) o_Entity(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.Entity) bool {
+func (x *fastExec) o_Entity(ctx context.Context, pl *plan, obj *cryptointel.Entity) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Entity\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "canonicalName":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.CanonicalName) {
+			if x.v_marshalNString2string(ctx, nil, obj.CanonicalName) {
 				invalid = true
 			}
 		case "displayName":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			if x.v_marshalNString2string(ctx, nil, obj.DisplayName) {
 				invalid = true
 			}
 		case "label":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			if x.v_marshalNString2string(ctx, nil, obj.DisplayName) {
 				invalid = true
 			}
 		case "entityType":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			if x.v_marshalNString2string(ctx, nil, obj.EntityType) {
 				invalid = true
 			}
 		case "type":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.EntityType) {
+			if x.v_marshalNString2string(ctx, nil, obj.EntityType) {
 				invalid = true
 			}
 		case "status":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			if x.v_marshalNString2string(ctx, nil, obj.Status) {
 				invalid = true
 			}
 		case "aliases":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Aliases) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.Aliases) {
 				invalid = true
 			}
 		case "eventCount":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.EventCount) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.EventCount) {
 				invalid = true
 			}
 		case "references":
-			{
-				v, err := x.r_Entity_references(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx, &fp, x.child(pl, i, referenceImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Entity_references(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "relationships":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Entity_relationships_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Entity_relationships(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx, &fp, x.child(pl, i, relationshipImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Entity_relationships_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_relationships(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "events":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Entity_events_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Entity_events(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, x.child(pl, i, eventConnectionImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Entity_events_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_events(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "timeline":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Entity_timeline_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Entity_timeline(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, x.child(pl, i, eventConnectionImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Entity_timeline_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_timeline(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "research":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Entity_research_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Entity_research(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, x.child(pl, i, eventConnectionImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Entity_research_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_research(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "media":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Entity_media_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Entity_media(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, &fp, x.child(pl, i, eventConnectionImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Entity_media_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Entity_media(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "markets":
-			{
-				v, err := x.r_Entity_markets(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, &fp, x.child(pl, i, marketImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Entity_markets(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_Entity_references(ctx context.Context, p *fpath, obj *cryptointel.Entity) (res []*cryptointel.Reference, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Entity_references(ctx context.Context, obj *cryptointel.Entity) (res []*cryptointel.Reference, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Entity.References(ctx, obj)
 }
 
-func (x *fastExec) r_Entity_relationships(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res []*cryptointel.EntityRelationship, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Entity_relationships(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res []*cryptointel.EntityRelationship, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Entity.Relationships(ctx, obj, args["first"].(*int), args["offset"].(*int), args["relationshipType"].(*string), args["direction"].(*RelationshipDirection))
 }
 
-func (x *fastExec) r_Entity_events(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Entity_events(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Entity.Events(ctx, obj, args["surface"].(*Surface), args["since"].(*time.Time), args["category"].(*string), args["sort"].(*EventSort), args["first"].(*int), args["offset"].(*int), args["after"].(*string))
 }
 
-func (x *fastExec) r_Entity_timeline(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Entity_timeline(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Entity.Timeline(ctx, obj, args["since"].(*time.Time), args["first"].(*int), args["after"].(*string))
 }
 
-func (x *fastExec) r_Entity_research(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Entity_research(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Entity.Research(ctx, obj, args["since"].(*time.Time), args["first"].(*int), args["offset"].(*int), args["after"].(*string))
 }
 
-func (x *fastExec) r_Entity_media(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Entity_media(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res *EventConnection, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Entity.Media(ctx, obj, args["since"].(*time.Time), args["first"].(*int), args["offset"].(*int), args["after"].(*string))
 }
 
-func (x *fastExec) r_Entity_markets(ctx context.Context, p *fpath, obj *cryptointel.Entity) (res []*cryptointel.Market, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Entity_markets(ctx context.Context, obj *cryptointel.Entity) (res []*cryptointel.Market, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Entity.Markets(ctx, obj)
 }
 
 // o_EntityMatch writes a EntityMatch with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _EntityMatch does.
-func (x *fastExec) o_EntityMatch(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.EntityMatch) bool {
+func (x *fastExec) o_EntityMatch(ctx context.Context, pl *plan, obj *cryptointel.EntityMatch) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"EntityMatch\"")
 		case "entity":
-			{
-				v, err := x.r_EntityMatch_entity(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_EntityMatch_entity(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "matchedVia":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedVia) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchedVia) {
 				invalid = true
 			}
 		case "matchType":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchType) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchType) {
 				invalid = true
 			}
 		case "matchRank":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.MatchRank) {
+			if x.v_marshalNInt2int(ctx, nil, obj.MatchRank) {
 				invalid = true
 			}
 		case "matchedValue":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedValue) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchedValue) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_EntityMatch_entity(ctx context.Context, p *fpath, obj *cryptointel.EntityMatch) (res *cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_EntityMatch_entity(ctx context.Context, obj *cryptointel.EntityMatch) (res *cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.EntityMatch.Entity(ctx, obj)
 }
 
 // o_Event writes a Event with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Event does.
-func (x *fastExec) o_Event(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.Event) bool {
+func (x *fastExec) o_Event(ctx context.Context, pl *plan, obj *cryptointel.Event) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Event\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "title":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			if x.v_marshalNString2string(ctx, nil, obj.Title) {
 				invalid = true
 			}
 		case "eventCategory":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Category) {
+			if x.v_marshalNString2string(ctx, nil, obj.Category) {
 				invalid = true
 			}
 		case "eventSubcategory":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Subcategory) {
+			if x.v_marshalNString2string(ctx, nil, obj.Subcategory) {
 				invalid = true
 			}
 		case "summary":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			if x.v_marshalNString2string(ctx, nil, obj.Summary) {
 				invalid = true
 			}
 		case "bullets":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.Bullets) {
 				invalid = true
 			}
 		case "owners":
-			{
-				v, err := x.r_Event_owners(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Event_owners(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "participants":
-			{
-				v, err := x.r_Event_participants(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Event_participants(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "evidence":
-			{
-				v, err := x.r_Event_evidence(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, x.child(pl, i, evidenceImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Event_evidence(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "latestEvidenceTimestamp":
-			if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			if x.v_marshalNTime2timeᚐTime(ctx, nil, obj.LatestEvidenceAt) {
 				invalid = true
 			}
 		case "significance":
-			x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+			x.v_marshalOFloat2ᚖfloat64(ctx, nil, obj.Significance)
 		case "contentType":
-			x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.ContentType)
+			x.v_marshalOString2ᚖstring(ctx, nil, obj.ContentType)
 		case "sourceType":
-			{
-				v, err := x.r_Event_sourceType(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNString2string(ctx, &fp, nil, v) {
-					invalid = true
-				}
+			v, err := x.r_Event_sourceType(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNString2string(ctx, nil, v) {
+				invalid = true
 			}
 		case "eventSurface":
-			{
-				v, err := x.r_Event_eventSurface(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNString2string(ctx, &fp, nil, v) {
-					invalid = true
-				}
+			v, err := x.r_Event_eventSurface(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNString2string(ctx, nil, v) {
+				invalid = true
 			}
 		case "globalSummary":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Summary) {
+			if x.v_marshalNString2string(ctx, nil, obj.Summary) {
 				invalid = true
 			}
 		case "bulletSummary":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Bullets) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.Bullets) {
 				invalid = true
 			}
 		case "eventOwner":
-			{
-				v, err := x.r_Event_eventOwner(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Event_eventOwner(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "eventParticipants":
-			{
-				v, err := x.r_Event_eventParticipants(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Event_eventParticipants(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "posts":
-			{
-				v, err := x.r_Event_posts(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, &fp, x.child(pl, i, evidenceImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Event_posts(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "latestPostTimestamp":
-			if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.LatestEvidenceAt) {
+			if x.v_marshalNTime2timeᚐTime(ctx, nil, obj.LatestEvidenceAt) {
 				invalid = true
 			}
 		case "signal":
-			x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Significance)
+			x.v_marshalOFloat2ᚖfloat64(ctx, nil, obj.Significance)
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_Event_owners(ctx context.Context, p *fpath, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_owners(ctx context.Context, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Event.Owners(ctx, obj)
 }
 
-func (x *fastExec) r_Event_participants(ctx context.Context, p *fpath, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_participants(ctx context.Context, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Event.Participants(ctx, obj)
 }
 
-func (x *fastExec) r_Event_evidence(ctx context.Context, p *fpath, obj *cryptointel.Event) (res []*cryptointel.Evidence, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_evidence(ctx context.Context, obj *cryptointel.Event) (res []*cryptointel.Evidence, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Event.Evidence(ctx, obj)
 }
 
-func (x *fastExec) r_Event_sourceType(ctx context.Context, p *fpath, obj *cryptointel.Event) (res string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_sourceType(ctx context.Context, obj *cryptointel.Event) (res string, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Event.SourceType(ctx, obj)
 }
 
-func (x *fastExec) r_Event_eventSurface(ctx context.Context, p *fpath, obj *cryptointel.Event) (res string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_eventSurface(ctx context.Context, obj *cryptointel.Event) (res string, err error) {
+	defer x.catch(ctx, &err)
 	return (obj.Surface()), nil
 }
 
-func (x *fastExec) r_Event_eventOwner(ctx context.Context, p *fpath, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_eventOwner(ctx context.Context, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Event.EventOwner(ctx, obj)
 }
 
-func (x *fastExec) r_Event_eventParticipants(ctx context.Context, p *fpath, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_eventParticipants(ctx context.Context, obj *cryptointel.Event) (res []*cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Event.EventParticipants(ctx, obj)
 }
 
-func (x *fastExec) r_Event_posts(ctx context.Context, p *fpath, obj *cryptointel.Event) (res []*cryptointel.Evidence, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Event_posts(ctx context.Context, obj *cryptointel.Event) (res []*cryptointel.Evidence, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Event.Posts(ctx, obj)
 }
 
 // o_EventConnection writes a EventConnection with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _EventConnection does.
-func (x *fastExec) o_EventConnection(ctx context.Context, p *fpath, pl *plan, obj *EventConnection) bool {
+func (x *fastExec) o_EventConnection(ctx context.Context, pl *plan, obj *EventConnection) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"EventConnection\"")
 		case "nodes":
-			if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, x.child(pl, i, eventImplementors), obj.Nodes) {
+			if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, pl.kids[i], obj.Nodes) {
 				invalid = true
 			}
 		case "nextCursor":
-			x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.NextCursor)
+			x.v_marshalOString2ᚖstring(ctx, nil, obj.NextCursor)
 		case "since":
-			x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.Since)
+			x.v_marshalOTime2ᚖtimeᚐTime(ctx, nil, obj.Since)
 		case "limit":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.Limit) {
+			if x.v_marshalNInt2int(ctx, nil, obj.Limit) {
 				invalid = true
 			}
 		case "offset":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.Offset) {
+			if x.v_marshalNInt2int(ctx, nil, obj.Offset) {
 				invalid = true
 			}
 		case "window":
-			x.v_marshalOString2ᚖstring(ctx, &fp, nil, obj.Window)
+			x.v_marshalOString2ᚖstring(ctx, nil, obj.Window)
 		case "sort":
-			x.v_marshalOEventSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventSort(ctx, &fp, nil, obj.Sort)
+			x.v_marshalOEventSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventSort(ctx, nil, obj.Sort)
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_EventMatch writes a EventMatch with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _EventMatch does.
-func (x *fastExec) o_EventMatch(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.EventMatch) bool {
+func (x *fastExec) o_EventMatch(ctx context.Context, pl *plan, obj *cryptointel.EventMatch) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"EventMatch\"")
 		case "event":
-			{
-				v, err := x.r_EventMatch_event(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &fp, x.child(pl, i, eventImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_EventMatch_event(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "matchedVia":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedVia) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchedVia) {
 				invalid = true
 			}
 		case "matchType":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchType) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchType) {
 				invalid = true
 			}
 		case "matchRank":
-			if x.v_marshalNFloat2float64(ctx, &fp, nil, obj.MatchRank) {
+			if x.v_marshalNFloat2float64(ctx, nil, obj.MatchRank) {
 				invalid = true
 			}
 		case "matchedTerms":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.MatchedTerms) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.MatchedTerms) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_EventMatch_event(ctx context.Context, p *fpath, obj *cryptointel.EventMatch) (res *cryptointel.Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_EventMatch_event(ctx context.Context, obj *cryptointel.EventMatch) (res *cryptointel.Event, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.EventMatch.Event(ctx, obj)
 }
 
 // o_Evidence writes a Evidence with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Evidence does.
-func (x *fastExec) o_Evidence(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.Evidence) bool {
+func (x *fastExec) o_Evidence(ctx context.Context, pl *plan, obj *cryptointel.Evidence) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Evidence\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "content":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			if x.v_marshalNString2string(ctx, nil, obj.Content) {
 				invalid = true
 			}
 		case "url":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			if x.v_marshalNString2string(ctx, nil, obj.URL) {
 				invalid = true
 			}
 		case "timestamp":
-			if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.TS) {
+			if x.v_marshalNTime2timeᚐTime(ctx, nil, obj.TS) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_Market writes a Market with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Market does.
-func (x *fastExec) o_Market(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.Market) bool {
+func (x *fastExec) o_Market(ctx context.Context, pl *plan, obj *cryptointel.Market) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Market\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "question":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Question) {
+			if x.v_marshalNString2string(ctx, nil, obj.Question) {
 				invalid = true
 			}
 		case "url":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			if x.v_marshalNString2string(ctx, nil, obj.URL) {
 				invalid = true
 			}
 		case "outcomes":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Outcomes) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.Outcomes) {
 				invalid = true
 			}
 		case "probability":
-			x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Probability)
+			x.v_marshalOFloat2ᚖfloat64(ctx, nil, obj.Probability)
 		case "volume":
-			x.v_marshalOFloat2ᚖfloat64(ctx, &fp, nil, obj.Volume)
+			x.v_marshalOFloat2ᚖfloat64(ctx, nil, obj.Volume)
 		case "closesAt":
-			x.v_marshalOTime2ᚖtimeᚐTime(ctx, &fp, nil, obj.ClosesAt)
+			x.v_marshalOTime2ᚖtimeᚐTime(ctx, nil, obj.ClosesAt)
 		case "entity":
-			{
-				v, err := x.r_Market_entity(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Market_entity(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_Market_entity(ctx context.Context, p *fpath, obj *cryptointel.Market) (res *cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Market_entity(ctx context.Context, obj *cryptointel.Market) (res *cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Market.Entity(ctx, obj)
 }
 
 // o_MarketEvent writes a MarketEvent with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _MarketEvent does.
-func (x *fastExec) o_MarketEvent(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.MarketSubevent) bool {
+func (x *fastExec) o_MarketEvent(ctx context.Context, pl *plan, obj *cryptointel.MarketSubevent) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"MarketEvent\"")
 		case "subeventId":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "subeventLabel":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Label) {
+			if x.v_marshalNString2string(ctx, nil, obj.Label) {
 				invalid = true
 			}
 		case "subeventType":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.SubeventType) {
+			if x.v_marshalNString2string(ctx, nil, obj.SubeventType) {
 				invalid = true
 			}
 		case "normalizedTitle":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.NormalizedTitle) {
+			if x.v_marshalNString2string(ctx, nil, obj.NormalizedTitle) {
 				invalid = true
 			}
 		case "injectedSummary":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.InjectedSummary) {
+			if x.v_marshalNString2string(ctx, nil, obj.InjectedSummary) {
 				invalid = true
 			}
 		case "posts":
-			{
-				v, err := x.r_MarketEvent_posts(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx, &fp, x.child(pl, i, marketPostImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_MarketEvent_posts(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_MarketEvent_posts(ctx context.Context, p *fpath, obj *cryptointel.MarketSubevent) (res []*cryptointel.MarketPost, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_MarketEvent_posts(ctx context.Context, obj *cryptointel.MarketSubevent) (res []*cryptointel.MarketPost, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.MarketEvent.Posts(ctx, obj)
 }
 
 // o_MarketPost writes a MarketPost with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _MarketPost does.
-func (x *fastExec) o_MarketPost(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.MarketPost) bool {
+func (x *fastExec) o_MarketPost(ctx context.Context, pl *plan, obj *cryptointel.MarketPost) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"MarketPost\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "content":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Content) {
+			if x.v_marshalNString2string(ctx, nil, obj.Content) {
 				invalid = true
 			}
 		case "date":
-			if x.v_marshalNTime2timeᚐTime(ctx, &fp, nil, obj.PostedAt) {
+			if x.v_marshalNTime2timeᚐTime(ctx, nil, obj.PostedAt) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_MarketView writes a MarketView with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _MarketView does.
-func (x *fastExec) o_MarketView(ctx context.Context, p *fpath, pl *plan, obj *MarketView) bool {
+func (x *fastExec) o_MarketView(ctx context.Context, pl *plan, obj *MarketView) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"MarketView\"")
 		case "orgId":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.OrgID) {
+			if x.v_marshalNInt2int(ctx, nil, obj.OrgID) {
 				invalid = true
 			}
 		case "organization":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Organization) {
+			if x.v_marshalNString2string(ctx, nil, obj.Organization) {
 				invalid = true
 			}
 		case "markets":
-			if x.v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, &fp, x.child(pl, i, marketImplementors), obj.Markets) {
+			if x.v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx, pl.kids[i], obj.Markets) {
 				invalid = true
 			}
 		case "events":
-			if x.v_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx, &fp, x.child(pl, i, marketEventImplementors), obj.Events) {
+			if x.v_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx, pl.kids[i], obj.Events) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_Organization writes a Organization with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Organization does.
-func (x *fastExec) o_Organization(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.Entity) bool {
+func (x *fastExec) o_Organization(ctx context.Context, pl *plan, obj *cryptointel.Entity) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Organization\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "label":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.DisplayName) {
+			if x.v_marshalNString2string(ctx, nil, obj.DisplayName) {
 				invalid = true
 			}
 		case "aliases":
-			{
-				v, err := x.r_Organization_aliases(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, v) {
-					invalid = true
-				}
+			v, err := x.r_Organization_aliases(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNString2ᚕstringᚄ(ctx, nil, v) {
+				invalid = true
 			}
 		case "entity":
-			{
-				v, err := x.r_Organization_entity(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Organization_entity(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "radar":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Organization_radar_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Organization_radar(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, x.child(pl, i, eventImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Organization_radar_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Organization_radar(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "signal":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Organization_signal_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Organization_signal(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, &fp, x.child(pl, i, eventImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Organization_signal_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Organization_signal(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		case "signalHistory":
-			{
-				args, ok := x.args(ctx, &fp, pl, i, (*executionContext).field_Organization_signalHistory_args)
-				if !ok {
-					x.w.Null()
-					invalid = true
-					break
-				}
-				v, err := x.r_Organization_signalHistory(ctx, &fp, obj, args)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx, &fp, x.child(pl, i, signalHistoryDayImplementors), v) {
-					invalid = true
-				}
+			args, ok := x.args(ctx, pl, i, (*executionContext).field_Organization_signalHistory_args)
+			if !ok {
+				invalid = true
+				break
+			}
+			v, err := x.r_Organization_signalHistory(ctx, obj, args)
+			if x.failed(ctx, err, true) || x.v_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_Organization_aliases(ctx context.Context, p *fpath, obj *cryptointel.Entity) (res []string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Organization_aliases(ctx context.Context, obj *cryptointel.Entity) (res []string, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Organization.Aliases(ctx, obj)
 }
 
-func (x *fastExec) r_Organization_entity(ctx context.Context, p *fpath, obj *cryptointel.Entity) (res *cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Organization_entity(ctx context.Context, obj *cryptointel.Entity) (res *cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Organization.Entity(ctx, obj)
 }
 
-func (x *fastExec) r_Organization_radar(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res []*cryptointel.Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Organization_radar(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res []*cryptointel.Event, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Organization.Radar(ctx, obj, args["first"].(*int))
 }
 
-func (x *fastExec) r_Organization_signal(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res []*cryptointel.Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Organization_signal(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res []*cryptointel.Event, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Organization.Signal(ctx, obj, args["first"].(*int))
 }
 
-func (x *fastExec) r_Organization_signalHistory(ctx context.Context, p *fpath, obj *cryptointel.Entity, args map[string]any) (res []*SignalHistoryDay, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Organization_signalHistory(ctx context.Context, obj *cryptointel.Entity, args map[string]any) (res []*SignalHistoryDay, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Organization.SignalHistory(ctx, obj, args["days"].(*int))
 }
 
 // o_OrganizationMatch writes a OrganizationMatch with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _OrganizationMatch does.
-func (x *fastExec) o_OrganizationMatch(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.EntityMatch) bool {
+func (x *fastExec) o_OrganizationMatch(ctx context.Context, pl *plan, obj *cryptointel.EntityMatch) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"OrganizationMatch\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.EntityID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.EntityID) {
 				invalid = true
 			}
 		case "label":
-			{
-				v, err := x.r_OrganizationMatch_label(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNString2string(ctx, &fp, nil, v) {
-					invalid = true
-				}
+			v, err := x.r_OrganizationMatch_label(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNString2string(ctx, nil, v) {
+				invalid = true
 			}
 		case "type":
-			{
-				v, err := x.r_OrganizationMatch_type(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNString2string(ctx, &fp, nil, v) {
-					invalid = true
-				}
+			v, err := x.r_OrganizationMatch_type(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNString2string(ctx, nil, v) {
+				invalid = true
 			}
 		case "aliases":
-			{
-				v, err := x.r_OrganizationMatch_aliases(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, v) {
-					invalid = true
-				}
+			v, err := x.r_OrganizationMatch_aliases(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNString2ᚕstringᚄ(ctx, nil, v) {
+				invalid = true
 			}
 		case "matchedVia":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedVia) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchedVia) {
 				invalid = true
 			}
 		case "matchType":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchType) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchType) {
 				invalid = true
 			}
 		case "matchRank":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.MatchRank) {
+			if x.v_marshalNInt2int(ctx, nil, obj.MatchRank) {
 				invalid = true
 			}
 		case "matchedValue":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.MatchedValue) {
+			if x.v_marshalNString2string(ctx, nil, obj.MatchedValue) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_OrganizationMatch_label(ctx context.Context, p *fpath, obj *cryptointel.EntityMatch) (res string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_OrganizationMatch_label(ctx context.Context, obj *cryptointel.EntityMatch) (res string, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.OrganizationMatch.Label(ctx, obj)
 }
 
-func (x *fastExec) r_OrganizationMatch_type(ctx context.Context, p *fpath, obj *cryptointel.EntityMatch) (res string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_OrganizationMatch_type(ctx context.Context, obj *cryptointel.EntityMatch) (res string, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.OrganizationMatch.Type(ctx, obj)
 }
 
-func (x *fastExec) r_OrganizationMatch_aliases(ctx context.Context, p *fpath, obj *cryptointel.EntityMatch) (res []string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_OrganizationMatch_aliases(ctx context.Context, obj *cryptointel.EntityMatch) (res []string, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.OrganizationMatch.Aliases(ctx, obj)
 }
 
 // o_Reference writes a Reference with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Reference does.
-func (x *fastExec) o_Reference(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.Reference) bool {
+func (x *fastExec) o_Reference(ctx context.Context, pl *plan, obj *cryptointel.Reference) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Reference\"")
 		case "id":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.ID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.ID) {
 				invalid = true
 			}
 		case "referenceType":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.ReferenceType) {
+			if x.v_marshalNString2string(ctx, nil, obj.ReferenceType) {
 				invalid = true
 			}
 		case "title":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Title) {
+			if x.v_marshalNString2string(ctx, nil, obj.Title) {
 				invalid = true
 			}
 		case "url":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.URL) {
+			if x.v_marshalNString2string(ctx, nil, obj.URL) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_Relationship writes a Relationship with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _Relationship does.
-func (x *fastExec) o_Relationship(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.EntityRelationship) bool {
+func (x *fastExec) o_Relationship(ctx context.Context, pl *plan, obj *cryptointel.EntityRelationship) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"Relationship\"")
 		case "sourceEntityId":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.SourceEntityID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.SourceEntityID) {
 				invalid = true
 			}
 		case "targetEntityId":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.TargetEntityID) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.TargetEntityID) {
 				invalid = true
 			}
 		case "relationshipType":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.RelationshipType) {
+			if x.v_marshalNString2string(ctx, nil, obj.RelationshipType) {
 				invalid = true
 			}
 		case "status":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Status) {
+			if x.v_marshalNString2string(ctx, nil, obj.Status) {
 				invalid = true
 			}
 		case "direction":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Direction) {
+			if x.v_marshalNString2string(ctx, nil, obj.Direction) {
 				invalid = true
 			}
 		case "searchExpand":
-			if x.v_marshalNBoolean2bool(ctx, &fp, nil, obj.SearchExpand) {
+			if x.v_marshalNBoolean2bool(ctx, nil, obj.SearchExpand) {
 				invalid = true
 			}
 		case "relatedEntity":
-			{
-				v, err := x.r_Relationship_relatedEntity(ctx, &fp, obj)
-				if err != nil {
-					x.fail(ctx, &fp, err, true)
-					x.w.Null()
-					invalid = true
-					break
-				}
-				if x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &fp, x.child(pl, i, entityImplementors), v) {
-					invalid = true
-				}
+			v, err := x.r_Relationship_relatedEntity(ctx, obj)
+			if x.failed(ctx, err, true) || x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl.kids[i], v) {
+				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) r_Relationship_relatedEntity(ctx context.Context, p *fpath, obj *cryptointel.EntityRelationship) (res *cryptointel.Entity, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = x.recovered(ctx, p, r)
-		}
-	}()
+func (x *fastExec) r_Relationship_relatedEntity(ctx context.Context, obj *cryptointel.EntityRelationship) (res *cryptointel.Entity, err error) {
+	defer x.catch(ctx, &err)
 	return x.rs.Relationship.RelatedEntity(ctx, obj)
 }
 
 // o_SearchReport writes a SearchReport with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchReport does.
-func (x *fastExec) o_SearchReport(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.SearchResult) bool {
+func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointel.SearchResult) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"SearchReport\"")
 		case "query":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Query) {
+			if x.v_marshalNString2string(ctx, nil, obj.Query) {
 				invalid = true
 			}
 		case "terms":
-			if x.v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx, &fp, x.child(pl, i, searchTermImplementors), obj.Terms) {
+			if x.v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx, pl.kids[i], obj.Terms) {
 				invalid = true
 			}
 		case "unmatchedTerms":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.UnmatchedTerms) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.UnmatchedTerms) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_SearchTerm writes a SearchTerm with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchTerm does.
-func (x *fastExec) o_SearchTerm(ctx context.Context, p *fpath, pl *plan, obj *cryptointel.SearchTerm) bool {
+func (x *fastExec) o_SearchTerm(ctx context.Context, pl *plan, obj *cryptointel.SearchTerm) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"SearchTerm\"")
 		case "text":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Text) {
+			if x.v_marshalNString2string(ctx, nil, obj.Text) {
 				invalid = true
 			}
 		case "expansions":
-			if x.v_marshalNString2ᚕstringᚄ(ctx, &fp, nil, obj.Expansions) {
+			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.Expansions) {
 				invalid = true
 			}
 		case "documentFrequency":
-			if x.v_marshalNInt2int64(ctx, &fp, nil, obj.DocumentFrequency) {
+			if x.v_marshalNInt2int64(ctx, nil, obj.DocumentFrequency) {
 				invalid = true
 			}
 		case "matched":
-			if x.v_marshalNBoolean2bool(ctx, &fp, nil, obj.Matched) {
+			if x.v_marshalNBoolean2bool(ctx, nil, obj.Matched) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
 // o_SignalHistoryDay writes a SignalHistoryDay with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SignalHistoryDay does.
-func (x *fastExec) o_SignalHistoryDay(ctx context.Context, p *fpath, pl *plan, obj *SignalHistoryDay) bool {
+func (x *fastExec) o_SignalHistoryDay(ctx context.Context, pl *plan, obj *SignalHistoryDay) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		x.w.Key(f.Alias, i == 0)
-		fp := fpath{parent: p, field: f}
-		_ = fp
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
 		switch f.Name {
 		case "__typename":
 			x.w.Raw("\"SignalHistoryDay\"")
 		case "date":
-			if x.v_marshalNString2string(ctx, &fp, nil, obj.Date) {
+			if x.v_marshalNString2string(ctx, nil, obj.Date) {
 				invalid = true
 			}
 		case "signalCount":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.SignalCount) {
+			if x.v_marshalNInt2int(ctx, nil, obj.SignalCount) {
 				invalid = true
 			}
 		case "radarCount":
-			if x.v_marshalNInt2int(ctx, &fp, nil, obj.RadarCount) {
+			if x.v_marshalNInt2int(ctx, nil, obj.RadarCount) {
 				invalid = true
 			}
 		default:
 			x.w.Null()
 		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
 	}
+	x.path = x.path[:depth]
+	x.close(base)
 	if invalid {
 		x.w.Truncate(start)
 		x.w.Null()
 		return false
 	}
 	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
 	return true
 }
 
-func (x *fastExec) v_marshalNBoolean2bool(ctx context.Context, p *fpath, pl *plan, v bool) bool {
+func (x *fastExec) v_marshalNBoolean2bool(ctx context.Context, pl *plan, v bool) bool {
 	x.w.Bool(v)
 	return false
 }
 
-func (x *fastExec) v_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx context.Context, p *fpath, pl *plan, v []*Brief) bool {
+func (x *fastExec) v_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefᚄ(ctx context.Context, pl *plan, v []*Brief) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2288,28 +1986,30 @@ func (x *fastExec) v_marshalNBrief2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointe
 	return false
 }
 
-func (x *fastExec) v_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx context.Context, p *fpath, pl *plan, v *BriefCounts) bool {
+func (x *fastExec) v_marshalNBriefCounts2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBriefCounts(ctx context.Context, pl *plan, v *BriefCounts) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_BriefCounts(ctx, p, pl, v)
+	return !x.o_BriefCounts(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EventCategory) bool {
+func (x *fastExec) v_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategoryᚄ(ctx context.Context, pl *plan, v []*cryptointel.EventCategory) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2319,32 +2019,36 @@ func (x *fastExec) v_marshalNCategory2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptoi
 	return false
 }
 
-func (x *fastExec) v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+func (x *fastExec) v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, pl *plan, v []*cryptointel.Entity) bool {
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		x.v_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i])
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		x.v_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl, v[i])
 	}
+	x.path = x.path[:depth]
 	x.w.Byte(']')
 	return false
 }
 
-func (x *fastExec) v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+func (x *fastExec) v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, pl *plan, v []*cryptointel.Entity) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2354,28 +2058,30 @@ func (x *fastExec) v_marshalNEntity2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptoint
 	return false
 }
 
-func (x *fastExec) v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+func (x *fastExec) v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, pl *plan, v *cryptointel.Entity) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Entity(ctx, p, pl, v)
+	return !x.o_Entity(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, pl *plan, v []*cryptointel.EntityMatch) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2385,19 +2091,21 @@ func (x *fastExec) v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryp
 	return false
 }
 
-func (x *fastExec) v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Event) bool {
+func (x *fastExec) v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventᚄ(ctx context.Context, pl *plan, v []*cryptointel.Event) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2407,37 +2115,39 @@ func (x *fastExec) v_marshalNEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointe
 	return false
 }
 
-func (x *fastExec) v_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+func (x *fastExec) v_marshalNEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, pl *plan, v *cryptointel.Event) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Event(ctx, p, pl, v)
+	return !x.o_Event(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, p *fpath, pl *plan, v *EventConnection) bool {
+func (x *fastExec) v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventConnection(ctx context.Context, pl *plan, v *EventConnection) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_EventConnection(ctx, p, pl, v)
+	return !x.o_EventConnection(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EventMatch) bool {
+func (x *fastExec) v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx context.Context, pl *plan, v []*cryptointel.EventMatch) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2447,19 +2157,21 @@ func (x *fastExec) v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcrypt
 	return false
 }
 
-func (x *fastExec) v_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Evidence) bool {
+func (x *fastExec) v_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidenceᚄ(ctx context.Context, pl *plan, v []*cryptointel.Evidence) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2469,37 +2181,39 @@ func (x *fastExec) v_marshalNEvidence2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptoi
 	return false
 }
 
-func (x *fastExec) v_marshalNFloat2float64(ctx context.Context, p *fpath, pl *plan, v float64) bool {
+func (x *fastExec) v_marshalNFloat2float64(ctx context.Context, pl *plan, v float64) bool {
 	if !x.w.Float(float64(v)) {
-		x.addError(ctx, p, errInfiniteFloat)
+		x.addError(ctx, errInfiniteFloat)
 		x.w.Null()
 	}
 	return false
 }
 
-func (x *fastExec) v_marshalNInt2int(ctx context.Context, p *fpath, pl *plan, v int) bool {
+func (x *fastExec) v_marshalNInt2int(ctx context.Context, pl *plan, v int) bool {
 	x.w.Int(int64(v))
 	return false
 }
 
-func (x *fastExec) v_marshalNInt2int64(ctx context.Context, p *fpath, pl *plan, v int64) bool {
+func (x *fastExec) v_marshalNInt2int64(ctx context.Context, pl *plan, v int64) bool {
 	x.w.Int(int64(v))
 	return false
 }
 
-func (x *fastExec) v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Market) bool {
+func (x *fastExec) v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx context.Context, pl *plan, v []*cryptointel.Market) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2509,19 +2223,21 @@ func (x *fastExec) v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptoint
 	return false
 }
 
-func (x *fastExec) v_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.MarketSubevent) bool {
+func (x *fastExec) v_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubeventᚄ(ctx context.Context, pl *plan, v []*cryptointel.MarketSubevent) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2531,19 +2247,21 @@ func (x *fastExec) v_marshalNMarketEvent2ᚕᚖgithubᚗcomᚋcryptointelᚋcryp
 	return false
 }
 
-func (x *fastExec) v_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.MarketPost) bool {
+func (x *fastExec) v_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPostᚄ(ctx context.Context, pl *plan, v []*cryptointel.MarketPost) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2553,19 +2271,21 @@ func (x *fastExec) v_marshalNMarketPost2ᚕᚖgithubᚗcomᚋcryptointelᚋcrypt
 	return false
 }
 
-func (x *fastExec) v_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx context.Context, p *fpath, pl *plan, v []*MarketView) bool {
+func (x *fastExec) v_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketViewᚄ(ctx context.Context, pl *plan, v []*MarketView) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2575,19 +2295,21 @@ func (x *fastExec) v_marshalNMarketView2ᚕᚖgithubᚗcomᚋcryptointelᚋcrypt
 	return false
 }
 
-func (x *fastExec) v_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Entity) bool {
+func (x *fastExec) v_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityᚄ(ctx context.Context, pl *plan, v []*cryptointel.Entity) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2597,19 +2319,21 @@ func (x *fastExec) v_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcry
 	return false
 }
 
-func (x *fastExec) v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, pl *plan, v []*cryptointel.EntityMatch) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2619,19 +2343,21 @@ func (x *fastExec) v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointel�
 	return false
 }
 
-func (x *fastExec) v_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.Reference) bool {
+func (x *fastExec) v_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReferenceᚄ(ctx context.Context, pl *plan, v []*cryptointel.Reference) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2641,19 +2367,21 @@ func (x *fastExec) v_marshalNReference2ᚕᚖgithubᚗcomᚋcryptointelᚋcrypto
 	return false
 }
 
-func (x *fastExec) v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx context.Context, p *fpath, pl *plan, v []*cryptointel.EntityRelationship) bool {
+func (x *fastExec) v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationshipᚄ(ctx context.Context, pl *plan, v []*cryptointel.EntityRelationship) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2663,28 +2391,30 @@ func (x *fastExec) v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcry
 	return false
 }
 
-func (x *fastExec) v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, p *fpath, pl *plan, v *cryptointel.SearchResult) bool {
+func (x *fastExec) v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, pl *plan, v *cryptointel.SearchResult) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_SearchReport(ctx, p, pl, v)
+	return !x.o_SearchReport(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx context.Context, p *fpath, pl *plan, v []cryptointel.SearchTerm) bool {
+func (x *fastExec) v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchTerm) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2694,19 +2424,21 @@ func (x *fastExec) v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptoin
 	return false
 }
 
-func (x *fastExec) v_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx context.Context, p *fpath, pl *plan, v []*SignalHistoryDay) bool {
+func (x *fastExec) v_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDayᚄ(ctx context.Context, pl *plan, v []*SignalHistoryDay) bool {
 	start := len(x.w.B)
 	nulls := false
+	depth := len(x.path)
 	x.w.Byte('[')
 	for i := range v {
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		ep := fpath{parent: p, index: i, isIndex: true}
-		if x.v_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx, &ep, pl, v[i]) {
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
+	x.path = x.path[:depth]
 	if nulls {
 		x.w.Truncate(start)
 		x.w.Null()
@@ -2716,12 +2448,12 @@ func (x *fastExec) v_marshalNSignalHistoryDay2ᚕᚖgithubᚗcomᚋcryptointel�
 	return false
 }
 
-func (x *fastExec) v_marshalNString2string(ctx context.Context, p *fpath, pl *plan, v string) bool {
+func (x *fastExec) v_marshalNString2string(ctx context.Context, pl *plan, v string) bool {
 	x.w.String(string(v))
 	return false
 }
 
-func (x *fastExec) v_marshalNString2ᚕstringᚄ(ctx context.Context, p *fpath, pl *plan, v []string) bool {
+func (x *fastExec) v_marshalNString2ᚕstringᚄ(ctx context.Context, pl *plan, v []string) bool {
 	start := len(x.w.B)
 	nulls := false
 	x.w.Byte('[')
@@ -2729,7 +2461,7 @@ func (x *fastExec) v_marshalNString2ᚕstringᚄ(ctx context.Context, p *fpath, 
 		if i > 0 {
 			x.w.Byte(',')
 		}
-		if x.v_marshalNString2string(ctx, p, pl, v[i]) {
+		if x.v_marshalNString2string(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2742,36 +2474,36 @@ func (x *fastExec) v_marshalNString2ᚕstringᚄ(ctx context.Context, p *fpath, 
 	return false
 }
 
-func (x *fastExec) v_marshalNTime2timeᚐTime(ctx context.Context, p *fpath, pl *plan, v time.Time) bool {
+func (x *fastExec) v_marshalNTime2timeᚐTime(ctx context.Context, pl *plan, v time.Time) bool {
 	x.w.B = scalar.AppendTime(x.w.B, v)
 	return false
 }
 
-func (x *fastExec) v_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, p *fpath, pl *plan, v *Brief) bool {
+func (x *fastExec) v_marshalOBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, pl *plan, v *Brief) bool {
 	if v == nil {
 		x.w.Null()
 		return true
 	}
-	return !x.o_Brief(ctx, p, pl, v)
+	return !x.o_Brief(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+func (x *fastExec) v_marshalOEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, pl *plan, v *cryptointel.Entity) bool {
 	if v == nil {
 		x.w.Null()
 		return true
 	}
-	return !x.o_Entity(ctx, p, pl, v)
+	return !x.o_Entity(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Event) bool {
+func (x *fastExec) v_marshalOEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvent(ctx context.Context, pl *plan, v *cryptointel.Event) bool {
 	if v == nil {
 		x.w.Null()
 		return true
 	}
-	return !x.o_Event(ctx, p, pl, v)
+	return !x.o_Event(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalOEventSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventSort(ctx context.Context, p *fpath, pl *plan, v *EventSort) bool {
+func (x *fastExec) v_marshalOEventSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐEventSort(ctx context.Context, pl *plan, v *EventSort) bool {
 	if v == nil {
 		x.w.Null()
 		return true
@@ -2780,27 +2512,27 @@ func (x *fastExec) v_marshalOEventSort2ᚖgithubᚗcomᚋcryptointelᚋcryptoint
 	return false
 }
 
-func (x *fastExec) v_marshalOFloat2ᚖfloat64(ctx context.Context, p *fpath, pl *plan, v *float64) bool {
+func (x *fastExec) v_marshalOFloat2ᚖfloat64(ctx context.Context, pl *plan, v *float64) bool {
 	if v == nil {
 		x.w.Null()
 		return true
 	}
 	if !x.w.Float(float64(*v)) {
-		x.addError(ctx, p, errInfiniteFloat)
+		x.addError(ctx, errInfiniteFloat)
 		x.w.Null()
 	}
 	return false
 }
 
-func (x *fastExec) v_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+func (x *fastExec) v_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, pl *plan, v *cryptointel.Entity) bool {
 	if v == nil {
 		x.w.Null()
 		return true
 	}
-	return !x.o_Organization(ctx, p, pl, v)
+	return !x.o_Organization(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalOString2ᚖstring(ctx context.Context, p *fpath, pl *plan, v *string) bool {
+func (x *fastExec) v_marshalOString2ᚖstring(ctx context.Context, pl *plan, v *string) bool {
 	if v == nil {
 		x.w.Null()
 		return true
@@ -2809,7 +2541,7 @@ func (x *fastExec) v_marshalOString2ᚖstring(ctx context.Context, p *fpath, pl 
 	return false
 }
 
-func (x *fastExec) v_marshalOTime2ᚖtimeᚐTime(ctx context.Context, p *fpath, pl *plan, v *time.Time) bool {
+func (x *fastExec) v_marshalOTime2ᚖtimeᚐTime(ctx context.Context, pl *plan, v *time.Time) bool {
 	if v == nil {
 		x.w.Null()
 		return true
@@ -2818,132 +2550,132 @@ func (x *fastExec) v_marshalOTime2ᚖtimeᚐTime(ctx context.Context, p *fpath, 
 	return false
 }
 
-func (x *fastExec) v_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, p *fpath, pl *plan, v *Brief) bool {
+func (x *fastExec) v_marshalNBrief2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐBrief(ctx context.Context, pl *plan, v *Brief) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Brief(ctx, p, pl, v)
+	return !x.o_Brief(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EventCategory) bool {
+func (x *fastExec) v_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventCategory(ctx context.Context, pl *plan, v *cryptointel.EventCategory) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Category(ctx, p, pl, v)
+	return !x.o_Category(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, pl *plan, v *cryptointel.EntityMatch) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_EntityMatch(ctx, p, pl, v)
+	return !x.o_EntityMatch(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EventMatch) bool {
+func (x *fastExec) v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx context.Context, pl *plan, v *cryptointel.EventMatch) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_EventMatch(ctx, p, pl, v)
+	return !x.o_EventMatch(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Evidence) bool {
+func (x *fastExec) v_marshalNEvidence2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEvidence(ctx context.Context, pl *plan, v *cryptointel.Evidence) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Evidence(ctx, p, pl, v)
+	return !x.o_Evidence(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Market) bool {
+func (x *fastExec) v_marshalNMarket2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarket(ctx context.Context, pl *plan, v *cryptointel.Market) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Market(ctx, p, pl, v)
+	return !x.o_Market(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx context.Context, p *fpath, pl *plan, v *cryptointel.MarketSubevent) bool {
+func (x *fastExec) v_marshalNMarketEvent2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketSubevent(ctx context.Context, pl *plan, v *cryptointel.MarketSubevent) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_MarketEvent(ctx, p, pl, v)
+	return !x.o_MarketEvent(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx context.Context, p *fpath, pl *plan, v *cryptointel.MarketPost) bool {
+func (x *fastExec) v_marshalNMarketPost2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketPost(ctx context.Context, pl *plan, v *cryptointel.MarketPost) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_MarketPost(ctx, p, pl, v)
+	return !x.o_MarketPost(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx context.Context, p *fpath, pl *plan, v *MarketView) bool {
+func (x *fastExec) v_marshalNMarketView2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐMarketView(ctx context.Context, pl *plan, v *MarketView) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_MarketView(ctx, p, pl, v)
+	return !x.o_MarketView(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Entity) bool {
+func (x *fastExec) v_marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntity(ctx context.Context, pl *plan, v *cryptointel.Entity) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Organization(ctx, p, pl, v)
+	return !x.o_Organization(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, pl *plan, v *cryptointel.EntityMatch) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_OrganizationMatch(ctx, p, pl, v)
+	return !x.o_OrganizationMatch(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx context.Context, p *fpath, pl *plan, v *cryptointel.Reference) bool {
+func (x *fastExec) v_marshalNReference2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐReference(ctx context.Context, pl *plan, v *cryptointel.Reference) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Reference(ctx, p, pl, v)
+	return !x.o_Reference(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx context.Context, p *fpath, pl *plan, v *cryptointel.EntityRelationship) bool {
+func (x *fastExec) v_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityRelationship(ctx context.Context, pl *plan, v *cryptointel.EntityRelationship) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_Relationship(ctx, p, pl, v)
+	return !x.o_Relationship(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx context.Context, p *fpath, pl *plan, v cryptointel.SearchTerm) bool {
-	return !x.o_SearchTerm(ctx, p, pl, &v)
+func (x *fastExec) v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx context.Context, pl *plan, v cryptointel.SearchTerm) bool {
+	return !x.o_SearchTerm(ctx, pl, &v)
 }
 
-func (x *fastExec) v_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx context.Context, p *fpath, pl *plan, v *SignalHistoryDay) bool {
+func (x *fastExec) v_marshalNSignalHistoryDay2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSignalHistoryDay(ctx context.Context, pl *plan, v *SignalHistoryDay) bool {
 	if v == nil {
-		x.nullElement(ctx, p)
+		x.nullElement(ctx)
 		x.w.Null()
 		return true
 	}
-	return !x.o_SignalHistoryDay(ctx, p, pl, v)
+	return !x.o_SignalHistoryDay(ctx, pl, v)
 }

@@ -71,6 +71,10 @@ type ExportConfig struct {
 	// WriteBufferSize is the size of the buffer between the encoder and
 	// storage. Defaults to 256 KiB.
 	WriteBufferSize int
+	// MaxBytesPerDay bounds the bytes written by one account's exports
+	// created in a UTC day: a job whose file would take its day past it
+	// fails, with a message saying so. Zero or negative: no bound.
+	MaxBytesPerDay int64
 	// Logger is the structured logger. Defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -249,20 +253,34 @@ func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (d
 
 	hash := sha256.New()
 	counter := &countingWriter{w: io.MultiWriter(tmp, hash)}
+	if w.cfg.MaxBytesPerDay > 0 {
+		used, err := db.ExportBytesOfDay(ctx, w.store.Bun, ej.AccountID, ej.CreatedAt, ej.ID)
+		if err != nil {
+			return db.ExportResult{}, err
+		}
+		counter.limit = max(w.cfg.MaxBytesPerDay-used, 1)
+	}
 	bw := bufio.NewWriterSize(counter, w.cfg.WriteBufferSize)
 	enc, err := newExportEncoder(ej.Format, ej.Scope, bw, params.IncludeEvidence, w.cfg.RowGroupRows)
 	if err != nil {
 		return db.ExportResult{}, err
 	}
 	rows, err := w.pipeline(ctx, ej, params, enc)
+	if err == nil {
+		if err = enc.close(); err != nil {
+			err = fmt.Errorf("error finishing export encoding: %w", err)
+		}
+	}
+	if err == nil {
+		if err = bw.Flush(); err != nil {
+			err = fmt.Errorf("error writing export file: %w", err)
+		}
+	}
+	if counter.over {
+		return db.ExportResult{}, &permanentError{msg: fmt.Sprintf(cryptointel.MsgExportOverDailyVolumeFmt, w.cfg.MaxBytesPerDay)}
+	}
 	if err != nil {
 		return db.ExportResult{}, err
-	}
-	if err := enc.close(); err != nil {
-		return db.ExportResult{}, fmt.Errorf("error finishing export encoding: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return db.ExportResult{}, fmt.Errorf("error writing export file: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return db.ExportResult{}, err
@@ -348,12 +366,23 @@ func (w *ExportWorker) pipeline(ctx context.Context, ej *cryptointel.ExportJob, 
 	return rows, err
 }
 
+// countingWriter counts what passes through it; with a limit, a write
+// that would pass it fails (over is then set) and writes nothing.
 type countingWriter struct {
-	w io.Writer
-	n int64
+	w     io.Writer
+	n     int64
+	limit int64
+	over  bool
 }
 
+// errOverDailyVolume fails a write past the account's daily export volume.
+var errOverDailyVolume = errors.New("export over the account's daily volume")
+
 func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.limit > 0 && c.n+int64(len(p)) > c.limit {
+		c.over = true
+		return 0, errOverDailyVolume
+	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err

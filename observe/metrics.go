@@ -106,6 +106,21 @@ var (
 		Help:      "Cacheable /v1 graph reads by result: hit (served from the response cache), shared (waited for an identical request in flight), miss (computed and stored) or skip (computed, too large to store).",
 	}, []string{"result"})
 
+	mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace,
+		Subsystem: "mcp",
+		Name:      "calls_total",
+		Help:      "MCP tool calls and resource reads, by kind (tool or resource), name (the tool or resource template) and outcome (ok, invalid_arguments, payment_required, refused, not_found, bad_request or error).",
+	}, []string{"kind", "name", "outcome"})
+
+	mcpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace,
+		Subsystem: "mcp",
+		Name:      "call_duration_seconds",
+		Help:      "Time to serve an MCP tool call or resource read, by kind and name.",
+		Buckets:   latencyBuckets,
+	}, []string{"kind", "name"})
+
 	// processCollectors are registered in every registry NewRegistry builds.
 	processCollectors = []prometheus.Collector{
 		httpRequests, httpDuration, httpInFlight,
@@ -113,6 +128,7 @@ var (
 		jobOutcomes, jobDuration,
 		webhookDeliveries, webhookDuration,
 		rateLimited, responseCache,
+		mcpCalls, mcpDuration,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	}
@@ -143,6 +159,14 @@ func RateLimited() {
 // shared, miss or skip).
 func ResponseCache(result string) {
 	responseCache.WithLabelValues(result).Inc()
+}
+
+// MCPCall records one MCP tool call or resource read: kind is "tool" or
+// "resource", name the tool or resource template (a fixed set, never a
+// URI), outcome one of a few fixed words.
+func MCPCall(kind, name, outcome string, d time.Duration) {
+	mcpCalls.WithLabelValues(kind, name, outcome).Inc()
+	mcpDuration.WithLabelValues(kind, name).Observe(d.Seconds())
 }
 
 // NewRegistry returns a registry holding the process-wide metrics, the Go

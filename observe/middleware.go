@@ -71,14 +71,44 @@ func (r *request) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *request) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// RequestID returns the id of the request ctx belongs to, or "" outside a
-// request served through Middleware. Error logs and error presenters
-// include it.
+// RequestID returns the id of the request ctx belongs to (Middleware or
+// RequestIDs gave it), or "" outside one. Error logs, error presenters and
+// the access layer's logs include it; this package is its one owner.
 func RequestID(ctx context.Context) string {
 	if r, ok := ctx.Value(requestKey{}).(*request); ok {
 		return r.id
 	}
-	return ""
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+type requestIDKey struct{}
+
+// RequestIDs is Middleware's request id alone, for a handler that may also
+// be served without Middleware (the /v1 router, the access layer in their
+// own tests): a request that has an id keeps it; any other gets one as
+// Middleware gives it (assignRequestID).
+func RequestIDs(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if RequestID(r.Context()) == "" {
+			id := assignRequestID(w, r)
+			r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// assignRequestID returns r's id: its X-Request-Id when it is a plausible
+// id (ValidRequestID), otherwise a new random one, which then also replaces
+// the incoming header. It is set on the response.
+func assignRequestID(w http.ResponseWriter, r *http.Request) string {
+	id := r.Header.Get(RequestIDHeader)
+	if !ValidRequestID(id) {
+		id = newRequestID()
+		r.Header.Set(RequestIDHeader, id)
+	}
+	w.Header().Set(RequestIDHeader, id)
+	return id
 }
 
 // SetRoute names the route that serves the request, for the route label of
@@ -111,11 +141,9 @@ var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics":
 // logs:
 //
 //   - The request id is the incoming X-Request-Id when it is a plausible id
-//     (1–128 characters of letters, digits, '.', '_' and '-', the same rule
-//     as access.ValidRequestID), otherwise a new random one, which then
-//     also replaces the incoming header so later middleware keeps it. It is
-//     set on the response, put in the request context (see RequestID) and
-//     logged.
+//     (ValidRequestID), otherwise a new random one, which then also replaces
+//     the incoming header. It is set on the response, put in the request
+//     context (see RequestID; RequestIDs below keeps it) and logged.
 //   - Request count and latency are recorded by method, route pattern (never
 //     the raw URL: the mux's r.Pattern or SetRoute's, "unmatched" when no
 //     route matched) and status.
@@ -135,14 +163,7 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 		httpInFlight.Inc()
 		defer httpInFlight.Dec()
 
-		req := &request{ResponseWriter: w, id: r.Header.Get(RequestIDHeader)}
-		if !validRequestID(req.id) {
-			req.id = newRequestID()
-			// Downstream middleware that reads the incoming header (the
-			// access layer's) then keeps this id instead of minting another.
-			r.Header.Set(RequestIDHeader, req.id)
-		}
-		w.Header().Set(RequestIDHeader, req.id)
+		req := &request{ResponseWriter: w, id: assignRequestID(w, r)}
 		r2 := r.WithContext(context.WithValue(r.Context(), requestKey{}, req))
 
 		defer func() {
@@ -226,7 +247,9 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-func validRequestID(id string) bool {
+// ValidRequestID reports whether id is an acceptable client-supplied
+// request id: 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'.
+func ValidRequestID(id string) bool {
 	if id == "" || len(id) > maxRequestIDLen {
 		return false
 	}

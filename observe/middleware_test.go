@@ -95,7 +95,7 @@ func TestRequestID(t *testing.T) {
 			rec := b.do("GET", "/rid/items/1", http.Header{"X-Request-Id": {bad}})
 			id := rec.Header().Get("X-Request-Id")
 			require.NotEqual(t, bad, id)
-			require.True(t, validRequestID(id), id)
+			require.True(t, ValidRequestID(id), id)
 		}
 	})
 	t.Run("GeneratesUniqueIDs", func(t *testing.T) {

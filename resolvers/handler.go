@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,13 +23,16 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/graph/validation"
 	"github.com/cryptointel/cryptointel/live"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // Query limits. A 3-hop query (entity → relationships → relatedEntity →
@@ -54,6 +58,11 @@ const (
 	MaxFields = MaxTokens
 	// MaxBodyBytes bounds a POST /graphql body (1 MB).
 	MaxBodyBytes = 1 << 20
+	// MaxSchemaIntrospections bounds the __schema selections of an
+	// operation (distinct response names): each answers the whole schema,
+	// and one is all a client needs. access.IntrospectionSchemaCredits
+	// prices it.
+	MaxSchemaIntrospections = 1
 )
 
 // msgBodyTooLarge is the 413 message of a /graphql body over MaxBodyBytes:
@@ -68,10 +77,11 @@ const (
 	codeAliasLimit      = "ALIAS_LIMIT_EXCEEDED"
 	codeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
 	codeInvalidInput    = "INVALID_INPUT"
+	codeIntrospection   = "INTROSPECTION_LIMIT_EXCEEDED"
 )
 
 func init() {
-	for _, code := range []string{codeDepthLimit, codeAliasLimit, codeComplexityLimit, codeInvalidInput, validation.CodeDocumentLimit} {
+	for _, code := range []string{codeDepthLimit, codeAliasLimit, codeComplexityLimit, codeInvalidInput, codeIntrospection, validation.CodeDocumentLimit} {
 		errcode.RegisterErrorType(code, errcode.KindProtocol)
 	}
 }
@@ -91,9 +101,6 @@ type Config struct {
 	// MaxComplexity is the complexity limit. Defaults to
 	// DefaultMaxComplexity.
 	MaxComplexity int
-	// LoaderWait is the dataloader batch wait. Defaults to
-	// DefaultLoaderWait.
-	LoaderWait time.Duration
 	// Access authorizes fields marked @access. Defaults to PlanAccess,
 	// which reads the caller's plan from the context.
 	Access AccessFunc
@@ -117,19 +124,31 @@ type StreamConfig struct {
 	// WriteTimeout bounds one write to a stream's connection; a client that
 	// stops reading is disconnected after it. Defaults to 30 seconds.
 	WriteTimeout time.Duration
+	// OperationTimeout is the time budget of each operation a streaming
+	// transport carries — a query sent on a WebSocket or as graphql-sse,
+	// each event a subscription renders — since the connection itself has
+	// none. Zero or negative: none (the app sets its request budget).
+	OperationTimeout time.Duration
+	// IdleTimeout closes a WebSocket connection that has carried no
+	// operation for this long (code 1000, reason "idle"). Zero or
+	// negative: never.
+	IdleTimeout time.Duration
 }
 
 // Executor runs GraphQL operations against the graph: over HTTP at /graphql
-// (it is an http.Handler) and in process for the /v1 facade (Execute). Both
-// share one gqlgen executor with its parsed-query cache, limits and error
-// presenter, and attach fresh dataloaders to every operation.
+// (it is an http.Handler) and in process for the /v1 facade (Run). Both
+// share one executor with its parsed-document and plan caches and error
+// presenter, and attach fresh loaders to every operation.
 type Executor struct {
 	exec         *executor.Executor
 	schema       *graph.FastSchema
+	docs         graphql.Cache[*ast.QueryDocument]
+	presenter    graphql.ErrorPresenterFunc
+	recover      graphql.RecoverFunc
 	store        *db.DB
-	loaderWait   time.Duration
 	transports   []graphql.Transport
 	writeTimeout time.Duration
+	opTimeout    time.Duration
 	sockets      *socketSet
 	root         *Resolver
 }
@@ -172,40 +191,49 @@ func NewExecutor(cfg Config) *Executor {
 	// before any rule walks it, and the field-merging rule is the linear one.
 	exec.SetDefaultRulesFn(validation.Rules)
 	exec.Use(documentBound{cache: cache, limits: validation.Limits{MaxFragments: MaxFragments, MaxFields: MaxFields}})
-	exec.SetErrorPresenter(errorPresenter(cfg.Logger))
-	exec.SetRecoverFunc(func(ctx context.Context, v any) error {
+	presenter := errorPresenter(cfg.Logger)
+	recoverFunc := func(ctx context.Context, v any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(v))
 		return errors.New("internal error: panic in resolver")
-	})
+	}
+	exec.SetErrorPresenter(presenter)
+	exec.SetRecoverFunc(recoverFunc)
 	exec.Use(extension.Introspection{})
 	exec.Use(depthLimit{max: cfg.MaxDepth})
 	exec.Use(&complexityLimit{max: cfg.MaxComplexity})
+	// Refusals of the document come before the extensions that charge it.
+	exec.Use(subscriptionTransport{})
 	for _, ext := range cfg.Extensions {
 		exec.Use(ext)
 	}
 	e := &Executor{
 		exec:         exec,
 		schema:       schema,
+		docs:         cache,
+		presenter:    presenter,
+		recover:      recoverFunc,
 		store:        cfg.Store,
-		loaderWait:   cfg.LoaderWait,
 		writeTimeout: cfg.Streams.WriteTimeout,
-		sockets:      newSocketSet(cfg.Streams.WriteTimeout),
+		opTimeout:    cfg.Streams.OperationTimeout,
+		sockets:      newSocketSet(cfg.Streams.WriteTimeout, cfg.Streams.IdleTimeout),
 		root:         root,
 	}
 	// Innermost: it produces each result of a subscription, so the
 	// extensions above (cost, metrics) see every one.
 	exec.Use(streamsExtension{e: e})
+	// The streaming transports take exactly the requests the access layer
+	// meters as streams (access.IsWebSocketUpgrade, IsEventStreamRequest).
 	e.transports = []graphql.Transport{
-		transport.Websocket{
+		websocketTransport{transport.Websocket{
 			Implementation:   e.sockets,
 			InitFunc:         websocketInit,
 			InitTimeout:      10 * time.Second,
 			PingPongInterval: cfg.Streams.Heartbeat,
-		},
+		}},
 		transport.Options{AllowedMethods: []string{"GET", "POST", "OPTIONS"}},
-		transport.GET{},
-		transport.SSE{KeepAlivePingInterval: cfg.Streams.Heartbeat},
-		transport.POST{},
+		getTransport{},
+		sseTransport{transport.SSE{KeepAlivePingInterval: cfg.Streams.Heartbeat}},
+		postTransport{},
 	}
 	return e
 }
@@ -216,8 +244,8 @@ func NewExecutor(cfg Config) *Executor {
 // application/json otherwise.
 func NewHandler(cfg Config) http.Handler { return NewExecutor(cfg) }
 
-// SetFast turns the generated executor (graph.FastExecutableSchema) on or
-// off; off, every operation runs on gqlgen's generated executor. The
+// SetFast turns the plan executor (graph.FastExecutableSchema) on or off;
+// off, every operation runs on gqlgen's generated executor. The
 // differential test compares the two.
 func (e *Executor) SetFast(on bool) { e.schema.SetFast(on) }
 
@@ -226,7 +254,7 @@ func (e *Executor) WithRequestLoaders(ctx context.Context) context.Context {
 	if LoadersFrom(ctx) != nil {
 		return ctx
 	}
-	return WithLoaders(ctx, NewLoaders(e.store, e.loaderWait))
+	return WithLoaders(ctx, NewLoaders(e.store))
 }
 
 // ServeHTTP serves GraphQL over HTTP.
@@ -265,11 +293,16 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	switch {
-	case isWebSocket(r):
+	case access.IsWebSocketUpgrade(r):
+		if msg := badHandshake(r); msg != "" {
+			writeRequestError(w, http.StatusBadRequest, msg, cryptointel.EINVALID)
+			return
+		}
 		// One connection carries many operations: the streams extension
-		// gives each its own loaders.
-		ctx = withStreaming(ctx)
-	case (transport.SSE{}).Supports(r):
+		// gives each its own loaders and time budget, and keeps the
+		// connection's idle clock.
+		ctx = withSocketActivity(withStreaming(ctx))
+	case access.IsEventStreamRequest(r):
 		// graphql-sse: each result gets its own loaders; a client that
 		// stops reading is cut off after the write timeout.
 		ctx = withStreaming(ctx)
@@ -289,6 +322,29 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(`{"errors":[{"message":"use POST with Content-Type application/json or GET with a query parameter","extensions":{"code":"invalid"}}]}`)) //nolint:errcheck
 }
 
+// msgBadHandshake refuses a WebSocket upgrade the WebSocket protocol
+// does not allow (RFC 6455 section 4.2.1).
+const msgBadHandshake = "Invalid WebSocket handshake: send GET with Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Version: 13 and a Sec-WebSocket-Key."
+
+// badHandshake returns why upgrade request r is not a valid WebSocket
+// handshake, or "".
+func badHandshake(r *http.Request) string {
+	upgrade := false
+	for _, v := range r.Header.Values("Connection") {
+		for _, t := range strings.Split(v, ",") {
+			upgrade = upgrade || strings.EqualFold(strings.TrimSpace(t), "upgrade")
+		}
+	}
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if r.Method != http.MethodGet || !upgrade || r.Header.Get("Sec-WebSocket-Version") != "13" || len(keys) != 1 {
+		return msgBadHandshake
+	}
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return msgBadHandshake
+	}
+	return ""
+}
+
 // writeRequestError answers a request the executor cannot run, as a
 // GraphQL error with extensions.code.
 func writeRequestError(w http.ResponseWriter, status int, msg, code string) {
@@ -298,14 +354,11 @@ func writeRequestError(w http.ResponseWriter, status int, msg, code string) {
 	w.Write(b) //nolint:errcheck
 }
 
-// Execute runs one operation in process, through the same executor (parsed
-// queries cached, limits and error presenter applied) with fresh loaders
-// attached to ctx. It never returns nil. The /v1 facade calls it for every
-// graph route; a compiled operation then answers in the facade's form of
-// the data (graph.FacadeExtension).
+// Execute runs one operation in process as /graphql would (parsed queries
+// cached, limits, extensions and error presenter applied) with fresh
+// loaders attached to ctx, and returns its response. It never returns nil.
 func (e *Executor) Execute(ctx context.Context, query string, operationName string, variables map[string]any) *graphql.Response {
-	ctx = graph.WithFacade(e.WithRequestLoaders(ctx))
-	ctx = graphql.StartOperationTrace(ctx)
+	ctx = graphql.StartOperationTrace(e.WithRequestLoaders(ctx))
 	params := &graphql.RawParams{Query: query, OperationName: operationName, Variables: variables}
 	now := graphql.Now()
 	params.ReadTime = graphql.TraceTiming{Start: now, End: now}
@@ -319,6 +372,69 @@ func (e *Executor) Execute(ctx context.Context, query string, operationName stri
 		resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("operation produced no response")}}
 	}
 	return resp
+}
+
+// Run runs a surface's fixed query operation in process — the /v1
+// facade's — writing its data into w (graph.FastSchema.Run: HTML-escaped
+// when w.HTML, marked when w.Marking), with fresh loaders attached to ctx.
+// variables are Go values of the variables' types as the surface parsed
+// them (int, string, bool, time.Time, []int, []string), not a JSON
+// document's, and reach the resolvers without a round trip through JSON.
+// The document is parsed and validated once (the cache /graphql uses) and
+// planned once; the limits and extensions of /graphql (depth, aliases,
+// complexity, cost, metrics) are not applied: a surface's operations are
+// fixed and priced by the surface. It returns the operation's errors,
+// presented as /graphql presents them.
+func (e *Executor) Run(ctx context.Context, query, operationName string, variables map[string]any, w *jsonw.Writer) gqlerror.List {
+	if err := ctx.Err(); err != nil {
+		ge := gqlerror.Errorf("%s", cryptointel.ErrorMessage(err))
+		setCode(ge, cryptointel.ETIMEOUT)
+		return gqlerror.List{ge}
+	}
+	doc, errs := e.document(ctx, query)
+	if errs != nil {
+		return errs
+	}
+	op := doc.Operations.ForName(operationName)
+	if op == nil {
+		return gqlerror.List{gqlerror.Errorf("operation %s not found", operationName)}
+	}
+	vars, err := validator.VariableValues(e.schema.Schema(), op, variables)
+	if err != nil {
+		return gqlerror.List{gqlerror.WrapIfUnwrapped(err)}
+	}
+	opCtx := &graphql.OperationContext{
+		RawQuery:               query,
+		OperationName:          operationName,
+		Doc:                    doc,
+		Operation:              op,
+		Variables:              vars,
+		DisableIntrospection:   true,
+		RecoverFunc:            e.recover,
+		ResolverMiddleware:     func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) },
+		RootResolverMiddleware: func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler { return next(ctx) },
+	}
+	ctx = graphql.WithOperationContext(e.WithRequestLoaders(ctx), opCtx)
+	ctx = graphql.WithResponseContext(ctx, e.presenter, e.recover)
+	e.schema.Run(ctx, w)
+	return graphql.GetErrors(ctx)
+}
+
+// document returns query parsed and validated, from the cache /graphql
+// fills when it holds it.
+func (e *Executor) document(ctx context.Context, query string) (*ast.QueryDocument, gqlerror.List) {
+	if doc, ok := e.docs.Get(ctx, query); ok {
+		return doc, nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, MaxTokens)
+	if err != nil {
+		return nil, gqlerror.List{gqlerror.WrapIfUnwrapped(err)}
+	}
+	if errs := validator.ValidateWithRules(e.schema.Schema(), doc, validation.Rules()); len(errs) > 0 {
+		return nil, errs
+	}
+	e.docs.Add(ctx, query, doc)
+	return doc, nil
 }
 
 // errorPresenter maps *cryptointel.Error to its message with extensions.code set to
@@ -344,7 +460,7 @@ func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		code := cryptointel.ErrorCode(gqlErr.Err)
 		if code == cryptointel.EINTERNAL {
-			logger.ErrorContext(ctx, "graphql internal error", "request_id", access.RequestIDFrom(ctx),
+			logger.ErrorContext(ctx, "graphql internal error", "request_id", observe.RequestID(ctx),
 				"path", gqlErr.Path.String(), "error", gqlErr.Err)
 		}
 		gqlErr.Message = cryptointel.ErrorMessage(gqlErr.Err)
@@ -387,6 +503,11 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 		errcode.Set(err, codeDepthLimit)
 		return err
 	}
+	if n := schemaSelections(opCtx.Operation.SelectionSet, map[*ast.FragmentDefinition]bool{}, map[string]bool{}); n > MaxSchemaIntrospections {
+		err := gqlerror.Errorf("operation selects __schema %d times, which exceeds the limit of %d", n, MaxSchemaIntrospections)
+		errcode.Set(err, codeIntrospection)
+		return err
+	}
 	w := &opWalk{frags: opCtx.Doc.Fragments, memo: map[string]int{}, visiting: map[string]bool{}}
 	if n := w.aliases(opCtx.Operation.SelectionSet); n > MaxAliases {
 		err := gqlerror.Errorf("operation has %d aliased fields, which exceeds the limit of %d", n, MaxAliases)
@@ -402,6 +523,29 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 		}
 	}
 	return nil
+}
+
+// schemaSelections counts the distinct response names under which set
+// selects __schema at the root (root fragments expanded): selections with
+// one name are merged and answered once.
+func schemaSelections(set ast.SelectionSet, visiting map[*ast.FragmentDefinition]bool, names map[string]bool) int {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Name == "__schema" {
+				names[s.Alias] = true
+			}
+		case *ast.InlineFragment:
+			schemaSelections(s.SelectionSet, visiting, names)
+		case *ast.FragmentSpread:
+			if f := s.Definition; f != nil && !visiting[f] {
+				visiting[f] = true
+				schemaSelections(f.SelectionSet, visiting, names)
+				delete(visiting, f)
+			}
+		}
+	}
+	return len(names)
 }
 
 func invalidInput(msg string) *gqlerror.Error {

@@ -6,27 +6,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graph-gophers/dataloader/v7"
-
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
-	"github.com/cryptointel/cryptointel/graph"
 )
 
-// DefaultLoaderWait is how long a dataloader collects keys before it runs
-// its batch: a few hundred microseconds, since the library default (16 ms)
-// is more than a whole request costs here.
-const DefaultLoaderWait = 300 * time.Microsecond
-
-// Loaders are the per-request dataloaders, one per edge of the graph. They
-// are built fresh for every request (NewLoaders) and carried in the context
+// Loaders are the per-request loaders, one per edge of the graph. They are
+// built fresh for every request (NewLoaders) and carried in the context
 // (WithLoaders), so nothing is cached across requests.
 //
-// Besides collecting keys for a short wait, every loader batches explicitly
-// per level: resolvers register the objects of each list they return as a
-// sibling group, and a batch for any key also loads every sibling of that
-// key that is not loaded yet. A level of the query therefore costs one
-// statement even when the scheduler splits its loads into several batches.
+// Every loader batches per level: resolvers register the objects of each
+// list they return as a sibling group, and a load of any key also loads
+// every sibling of that key that is not loaded yet. A level of the query
+// therefore costs one statement, whichever of its keys is asked for first.
 type Loaders struct {
 	// EntityByID loads entities by id.
 	EntityByID *Level[int64, *cryptointel.Entity]
@@ -182,27 +173,18 @@ func (s *siblings) expand(m map[int64][]int64, ids []int64) []int64 {
 	return out
 }
 
-// Level loads one edge of the graph for a request. Its batch function
-// remembers everything it fetched (including siblings nobody asked for yet)
-// and runs one batch at a time, so a later batch of the same level finds
-// its keys already loaded.
-//
-// How a key that is not loaded yet is fetched depends on the executor. The
-// generated executor (graph.Serial) resolves fields one after another, so
-// nobody else will ask for a key while a load waits: it fetches at once,
-// the key and all its siblings in one statement, and the rest of the level
-// is then served from memory. Under gqlgen's executor, whose fields and
-// list elements run concurrently, the key goes through a dataloader that
-// collects keys for the batch wait first.
+// Level loads one edge of the graph for a request. A key that is not loaded
+// yet is fetched at once, with every sibling of it not loaded yet, in one
+// statement; the level remembers everything it fetched, so the rest of the
+// level is then served from memory. Loads run one at a time: under gqlgen's
+// executor (subscriptions, the differential test's reference), whose fields
+// and list elements run concurrently, a load that waits for another finds
+// its key loaded by it.
 type Level[K comparable, V any] struct {
 	mu     sync.Mutex
 	done   map[K]V
 	expand func([]K) []K
 	fetch  func(context.Context, []K) (map[K]V, error)
-
-	wait time.Duration
-	once sync.Once
-	dl   *dataloader.Loader[K, V]
 }
 
 // Prime records key's value, loaded with something else, unless the key is
@@ -218,60 +200,32 @@ func (b *Level[K, V]) Prime(_ context.Context, key K, v V) {
 // Load returns key's value.
 func (b *Level[K, V]) Load(ctx context.Context, key K) (V, error) {
 	b.mu.Lock()
-	v, ok := b.done[key]
-	b.mu.Unlock()
-	if ok {
+	defer b.mu.Unlock()
+	if v, ok := b.done[key]; ok {
 		return v, nil
 	}
-	if graph.Serial(ctx) {
-		res := b.batch(ctx, []K{key})
-		return res[0].Data, res[0].Error
-	}
-	b.once.Do(func() {
-		b.dl = dataloader.NewBatchedLoader(b.batch, dataloader.WithWait[K, V](b.wait))
-	})
-	return b.dl.Load(ctx, key)()
-}
-
-func (b *Level[K, V]) batch(ctx context.Context, keys []K) []*dataloader.Result[V] {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var missing []K
-	for _, k := range keys {
-		if _, ok := b.done[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	results := make([]*dataloader.Result[V], len(keys))
-	if len(missing) > 0 {
-		all := missing
-		if b.expand != nil {
-			all = nil
-			for _, k := range b.expand(missing) {
-				if _, ok := b.done[k]; !ok {
-					all = append(all, k)
-				}
+	all := []K{key}
+	if b.expand != nil {
+		all = all[:0]
+		for _, k := range b.expand([]K{key}) {
+			if _, ok := b.done[k]; !ok {
+				all = append(all, k)
 			}
 		}
-		got, err := b.fetch(ctx, all)
-		if err != nil {
-			for i := range results {
-				results[i] = &dataloader.Result[V]{Error: err}
-			}
-			return results
-		}
-		for _, k := range all {
-			b.done[k] = got[k]
-		}
 	}
-	for i, k := range keys {
-		results[i] = &dataloader.Result[V]{Data: b.done[k]}
+	got, err := b.fetch(ctx, all)
+	if err != nil {
+		var zero V
+		return zero, err
 	}
-	return results
+	for _, k := range all {
+		b.done[k] = got[k]
+	}
+	return b.done[key], nil
 }
 
-func newLevelLoader[K comparable, V any](wait time.Duration, expand func([]K) []K, fetch func(context.Context, []K) (map[K]V, error)) *Level[K, V] {
-	return &Level[K, V]{done: map[K]V{}, expand: expand, fetch: fetch, wait: wait}
+func newLevelLoader[K comparable, V any](expand func([]K) []K, fetch func(context.Context, []K) (map[K]V, error)) *Level[K, V] {
+	return &Level[K, V]{done: map[K]V{}, expand: expand, fetch: fetch}
 }
 
 // expandByEntity adds, for each key, the same key for every sibling entity.
@@ -290,12 +244,8 @@ func expandByEntity[K comparable](s *siblings, keys []K, id func(K) int64, with 
 	return out
 }
 
-// NewLoaders builds the loaders of one request over idb. wait is the batch
-// wait; zero means DefaultLoaderWait.
-func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
-	if wait <= 0 {
-		wait = DefaultLoaderWait
-	}
+// NewLoaders builds the loaders of one request over store.
+func NewLoaders(store *db.DB) *Loaders {
 	idb := store.Read   // the reads still on Bun
 	q := store.Reader() // the hot reads, on pgx (db/read.go)
 	s := &siblings{entities: map[int64][]int64{}, events: map[int64][]int64{}}
@@ -303,7 +253,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 	entityIDs := func(ids []int64) []int64 { return s.expand(s.entities, ids) }
 	eventIDs := func(ids []int64) []int64 { return s.expand(s.events, ids) }
 
-	l.EntityByID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Entity, error) {
+	l.EntityByID = newLevelLoader(entityIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Entity, error) {
 		rows, err := db.EntitiesByIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
@@ -314,7 +264,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		}
 		return m, nil
 	})
-	l.EventByID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Event, error) {
+	l.EventByID = newLevelLoader(eventIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Event, error) {
 		rows, err := db.EventsByIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
@@ -325,7 +275,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		}
 		return m, nil
 	})
-	l.EvidenceByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Evidence, error) {
+	l.EvidenceByEventID = newLevelLoader(eventIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Evidence, error) {
 		rows, err := db.EvidenceByEventIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
@@ -336,7 +286,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		}
 		return m, nil
 	})
-	l.RolesByEventID = newLevelLoader(wait, eventIDs, func(ctx context.Context, ids []int64) (map[int64]EventRoles, error) {
+	l.RolesByEventID = newLevelLoader(eventIDs, func(ctx context.Context, ids []int64) (map[int64]EventRoles, error) {
 		rows, err := db.EntitiesByEventIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
@@ -352,11 +302,10 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		l.Entities(all)
 		return m, nil
 	})
-	l.RelationshipsByEntityID = newLevelLoader(wait,
-		func(keys []RelationshipsKey) []RelationshipsKey {
-			return expandByEntity(s, keys, func(k RelationshipsKey) int64 { return k.EntityID },
-				func(k RelationshipsKey, id int64) RelationshipsKey { k.EntityID = id; return k })
-		},
+	l.RelationshipsByEntityID = newLevelLoader(func(keys []RelationshipsKey) []RelationshipsKey {
+		return expandByEntity(s, keys, func(k RelationshipsKey) int64 { return k.EntityID },
+			func(k RelationshipsKey, id int64) RelationshipsKey { k.EntityID = id; return k })
+	},
 		func(ctx context.Context, keys []RelationshipsKey) (map[RelationshipsKey][]*cryptointel.EntityRelationship, error) {
 			groups := map[db.RelationshipFilter][]int64{}
 			for _, k := range keys {
@@ -382,7 +331,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			l.Entities(related)
 			return m, nil
 		})
-	l.ReferencesByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Reference, error) {
+	l.ReferencesByEntityID = newLevelLoader(entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Reference, error) {
 		rows, err := db.ReferencesByEntityIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
@@ -393,7 +342,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		}
 		return m, nil
 	})
-	l.MarketsByEntityID = newLevelLoader(wait, entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Market, error) {
+	l.MarketsByEntityID = newLevelLoader(entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Market, error) {
 		rows, err := db.MarketsByEntityIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
@@ -404,7 +353,7 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		}
 		return m, nil
 	})
-	l.PostsBySubeventID = newLevelLoader(wait, nil, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.MarketPost, error) {
+	l.PostsBySubeventID = newLevelLoader(nil, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.MarketPost, error) {
 		rows, err := db.MarketPostsBySubeventIDs(ctx, idb, ids)
 		if err != nil {
 			return nil, err
@@ -415,11 +364,10 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 		}
 		return m, nil
 	})
-	l.EventsByEntityID = newLevelLoader(wait,
-		func(keys []EntityEventsKey) []EntityEventsKey {
-			return expandByEntity(s, keys, func(k EntityEventsKey) int64 { return k.EntityID },
-				func(k EntityEventsKey, id int64) EntityEventsKey { k.EntityID = id; return k })
-		},
+	l.EventsByEntityID = newLevelLoader(func(keys []EntityEventsKey) []EntityEventsKey {
+		return expandByEntity(s, keys, func(k EntityEventsKey) int64 { return k.EntityID },
+			func(k EntityEventsKey, id int64) EntityEventsKey { k.EntityID = id; return k })
+	},
 		func(ctx context.Context, keys []EntityEventsKey) (map[EntityEventsKey][]*cryptointel.Event, error) {
 			groups := map[EntityEventsKey][]int64{}
 			var order []EntityEventsKey
@@ -448,11 +396,10 @@ func NewLoaders(store *db.DB, wait time.Duration) *Loaders {
 			l.Events(all)
 			return m, nil
 		})
-	l.HistoryByEntityID = newLevelLoader(wait,
-		func(keys []HistoryKey) []HistoryKey {
-			return expandByEntity(s, keys, func(k HistoryKey) int64 { return k.EntityID },
-				func(k HistoryKey, id int64) HistoryKey { k.EntityID = id; return k })
-		},
+	l.HistoryByEntityID = newLevelLoader(func(keys []HistoryKey) []HistoryKey {
+		return expandByEntity(s, keys, func(k HistoryKey) int64 { return k.EntityID },
+			func(k HistoryKey, id int64) HistoryKey { k.EntityID = id; return k })
+	},
 		func(ctx context.Context, keys []HistoryKey) (map[HistoryKey][]cryptointel.HistoryDay, error) {
 			groups := map[int64][]int64{}
 			for _, k := range keys {

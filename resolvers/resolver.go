@@ -1,5 +1,5 @@
 // Package resolvers implements the GraphQL graph: hand-written gqlgen
-// resolvers (one file per GraphQL type), the per-request dataloaders, the
+// resolvers (one file per GraphQL type), the per-request loaders, the
 // opaque cursors, the query limits, the error presenter, and the
 // GraphQL-over-HTTP handler and in-process Executor that /graphql and the /v1
 // facade share.
@@ -44,7 +44,7 @@ func (r *Resolver) loaders(ctx context.Context) *Loaders {
 	if l := LoadersFrom(ctx); l != nil {
 		return l
 	}
-	return NewLoaders(r.store, 0)
+	return NewLoaders(r.store)
 }
 
 // Entity returns the Entity type's resolver.

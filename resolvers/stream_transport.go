@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ const (
 	DefaultStreamHeartbeat = 15 * time.Second
 	// DefaultStreamWriteTimeout is the default bound of one stream write.
 	DefaultStreamWriteTimeout = 30 * time.Second
+	// DefaultStreamIdleTimeout is how long a WebSocket connection may carry
+	// no operation before it is closed.
+	DefaultStreamIdleTimeout = 60 * time.Second
 )
 
 // WebSocket close codes.
@@ -31,47 +35,90 @@ const (
 	// closeServiceRestart closes connections at shutdown: RFC 6455's 1012
 	// Service Restart, which clients take as "reconnect".
 	closeServiceRestart = 1012
+
+	// closeTooManyRequests closes a connection whose key is over its rate
+	// window or connection cap at connection_init (graphql-ws's 4429).
+	closeTooManyRequests = 4429
+	// closeIdle closes a connection that carried no operation for the
+	// idle timeout: a normal closure.
+	closeIdle = 1000
 )
 
 // websocketInit authenticates a WebSocket connection from its
 // connection_init payload when the upgrade did not (access.InitWebSocket);
-// a refusal closes the connection with 4403 and the access layer's message.
+// a refusal closes the connection with 4403 (4429 for a key over its rate
+// window or connection cap) and the access layer's message.
 func websocketInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	ctx, err := access.InitWebSocket(ctx, payload)
 	if err != nil {
-		msg := cryptointel.ErrorMessage(err)
-		ctx = transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, msg), closeForbidden)
-		return ctx, nil, &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": cryptointel.ErrorCode(err)}}
+		msg, code := cryptointel.ErrorMessage(err), cryptointel.ErrorCode(err)
+		closeCode := closeForbidden
+		if code == cryptointel.ERATELIMIT {
+			closeCode = closeTooManyRequests
+		}
+		ctx = transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, msg), closeCode)
+		return ctx, nil, &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
 	}
 	return ctx, nil, nil
 }
 
-func isWebSocket(r *http.Request) bool { return r.Header.Get("Upgrade") != "" }
+// websocketTransport is gqlgen's graphql-ws transport, taking exactly the
+// requests the access layer meters as WebSocket upgrades.
+type websocketTransport struct{ transport.Websocket }
+
+// Supports implements graphql.Transport.
+func (websocketTransport) Supports(r *http.Request) bool { return access.IsWebSocketUpgrade(r) }
+
+// getTransport is gqlgen's GET transport for every GET that is not a
+// WebSocket upgrade: an Upgrade header naming another protocol (curl
+// --http2 sends "h2c") is ignored, as the HTTP server ignores it.
+type getTransport struct{ transport.GET }
+
+// Supports implements graphql.Transport.
+func (getTransport) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && !access.IsWebSocketUpgrade(r)
+}
+
+// sseTransport is gqlgen's graphql-sse transport, taking exactly the
+// requests the access layer meters as event streams.
+type sseTransport struct{ transport.SSE }
+
+// Supports implements graphql.Transport.
+func (sseTransport) Supports(r *http.Request) bool { return access.IsEventStreamRequest(r) }
 
 // socketSet accepts WebSocket connections (coder/websocket through gqlgen's
-// adapter), bounds every write by a timeout, and keeps the open connections
-// so shutdown can close them with a reconnect hint. The origin was checked
-// by the access layer (access.CheckOrigin) before the upgrade.
+// adapter) that the access layer admitted as such (access.CheckWebSocket),
+// bounds every write by a timeout, closes connections idle for the idle
+// timeout, and keeps the open connections so shutdown can close them with
+// a reconnect hint. The origin was checked by the access layer
+// (access.CheckOrigin) before the upgrade.
 type socketSet struct {
 	inner        transport.CoderWebsocketImplementation
 	writeTimeout time.Duration
+	idleTimeout  time.Duration
 
 	mu    sync.Mutex
 	conns map[*timedSocket]struct{}
 }
 
-func newSocketSet(writeTimeout time.Duration) *socketSet {
+func newSocketSet(writeTimeout, idleTimeout time.Duration) *socketSet {
 	return &socketSet{
 		inner:        transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
 		writeTimeout: writeTimeout,
+		idleTimeout:  idleTimeout,
 		conns:        map[*timedSocket]struct{}{},
 	}
 }
 
 var _ transport.WebsocketImplementation = (*socketSet)(nil)
 
-// Accept upgrades the request.
+// Accept upgrades the request, unless the access layer did not admit it as
+// a WebSocket connection: then it answers 400 and nothing is served.
 func (s *socketSet) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	if err := access.CheckWebSocket(r.Context()); err != nil {
+		writeRequestError(w, http.StatusBadRequest, cryptointel.ErrorMessage(err), cryptointel.ErrorCode(err))
+		return nil, err
+	}
 	c, err := s.inner.Accept(w, r, opts)
 	if err != nil {
 		return nil, err
@@ -80,6 +127,13 @@ func (s *socketSet) Accept(w http.ResponseWriter, r *http.Request, opts transpor
 	s.mu.Lock()
 	s.conns[ts] = struct{}{}
 	s.mu.Unlock()
+	if act := socketActivityFrom(r.Context()); act != nil && s.idleTimeout > 0 {
+		ts.activity = act
+		act.watch(s.idleTimeout, func() {
+			ts.WriteClose(closeIdle, fmt.Sprintf("idle: no operation for %s; reconnect when you need one", s.idleTimeout)) //nolint:errcheck
+			ts.Close()                                                                                                     //nolint:errcheck
+		})
+	}
 	return ts, nil
 }
 
@@ -107,7 +161,8 @@ func (s *socketSet) forget(c *timedSocket) {
 // so a client that stops reading cannot hold the server's writer forever.
 type timedSocket struct {
 	transport.WebsocketConn
-	set *socketSet
+	set      *socketSet
+	activity *socketActivity
 }
 
 var (
@@ -125,7 +180,77 @@ func (c *timedSocket) WriteJSON(v any) error {
 // Close closes the connection.
 func (c *timedSocket) Close() error {
 	c.set.forget(c)
+	if c.activity != nil {
+		c.activity.stop()
+	}
 	return c.WebsocketConn.Close()
+}
+
+// socketActivity is a WebSocket connection's idle clock: it runs while no
+// operation is in progress and closes the connection when it reaches the
+// idle timeout.
+type socketActivity struct {
+	mu     sync.Mutex
+	active int
+	idle   time.Duration
+	timer  *time.Timer
+	done   bool
+}
+
+type socketActivityKey struct{}
+
+// withSocketActivity returns ctx carrying a new idle clock for the
+// WebSocket connection it will serve.
+func withSocketActivity(ctx context.Context) context.Context {
+	return context.WithValue(ctx, socketActivityKey{}, &socketActivity{})
+}
+
+func socketActivityFrom(ctx context.Context) *socketActivity {
+	a, _ := ctx.Value(socketActivityKey{}).(*socketActivity)
+	return a
+}
+
+// watch starts the clock: onIdle runs when no operation has been in
+// progress for idle.
+func (a *socketActivity) watch(idle time.Duration, onIdle func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.idle = idle
+	a.timer = time.AfterFunc(idle, func() {
+		a.mu.Lock()
+		fire := a.active == 0 && !a.done
+		a.mu.Unlock()
+		if fire {
+			onIdle()
+		}
+	})
+}
+
+// begin marks an operation in progress, until ctx is done.
+func (a *socketActivity) begin(ctx context.Context) {
+	a.mu.Lock()
+	a.active++
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.active--; a.active == 0 && a.timer != nil && !a.done {
+			a.timer.Reset(a.idle)
+		}
+	})
+}
+
+// stop ends the clock of a closed connection.
+func (a *socketActivity) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.done = true
+	if a.timer != nil {
+		a.timer.Stop()
+	}
 }
 
 // SetReadLimit implements transport.WebsocketReadLimiter.

@@ -91,8 +91,18 @@ func (r *queryResolver) StreamCursor(ctx context.Context) (string, error) {
 	return r.encodeStreamCursor(head), nil
 }
 
-// Events opens a stream of new events.
+// Events opens a stream of new events. A stream that does not open
+// (arguments, the per-key cap, credits, shutdown) is a refusal: the
+// credits its operation was charged are given back.
 func (r *subscriptionResolver) Events(ctx context.Context, surface *graph.Surface, category *string, entityID *int, minSignificance *float64, after *string) (<-chan *cryptointel.Event, error) {
+	ch, err := r.events(ctx, surface, category, entityID, minSignificance, after)
+	if err != nil {
+		access.Refund(ctx)
+	}
+	return ch, err
+}
+
+func (r *subscriptionResolver) events(ctx context.Context, surface *graph.Surface, category *string, entityID *int, minSignificance *float64, after *string) (<-chan *cryptointel.Event, error) {
 	st := streamStateFrom(ctx)
 	if st == nil {
 		return nil, fmt.Errorf("error opening stream: subscription run outside the streams extension")
@@ -262,6 +272,7 @@ type streamState struct {
 	r        *Resolver
 	sub      *live.Subscriber
 	grant    *access.StreamGrant
+	budget   time.Duration // of each event's rendering; 0: none
 	cost     int
 	key      string
 	ch       chan *cryptointel.Event
@@ -407,7 +418,7 @@ func (st *streamState) shared(ctx context.Context, it *live.Item, render graphql
 // render runs the executor on it with loaders primed with the event's
 // entities and evidence.
 func (st *streamState) render(ctx context.Context, it *live.Item, render graphql.ResponseHandler) *renderedEvent {
-	l := NewLoaders(st.r.store, 0)
+	l := NewLoaders(st.r.store)
 	l.RolesByEventID.Prime(ctx, it.Event.ID, EventRoles{Owners: it.Owners, Participants: it.Participants})
 	l.EvidenceByEventID.Prime(ctx, it.Event.ID, it.Evidence)
 	l.EntitiesOf(append(append([]*cryptointel.Entity(nil), it.Owners...), it.Participants...))
@@ -415,6 +426,11 @@ func (st *streamState) render(ctx context.Context, it *live.Item, render graphql
 	case st.ch <- it.Event:
 	case <-ctx.Done():
 		return nil
+	}
+	if st.budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, st.budget)
+		defer cancel()
 	}
 	resp := render(WithLoaders(ctx, l))
 	if resp == nil {
@@ -444,13 +460,13 @@ func (st *streamState) closing(reason error) *graphql.Response {
 func (st *streamState) Waiting() int { return st.sub.Waiting() }
 
 // streamsExtension runs subscriptions: it gives every subscription its
-// state (and every operation of a WebSocket connection its own loaders)
-// and produces each result of a stream (see streamState.next).
+// state (and every operation of a streaming transport its own loaders and
+// time budget) and produces each result of a stream (see
+// streamState.next).
 type streamsExtension struct{ e *Executor }
 
 var _ interface {
 	graphql.HandlerExtension
-	graphql.OperationContextMutator
 	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
 } = streamsExtension{}
@@ -466,9 +482,25 @@ func withStreaming(ctx context.Context) context.Context {
 	return context.WithValue(ctx, streamingKey{}, true)
 }
 
+// subscriptionTransport refuses a subscription that arrived on a transport
+// that cannot stream its results: a refusal of the document, made before
+// the extensions that charge an operation run.
+type subscriptionTransport struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = subscriptionTransport{}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (subscriptionTransport) ExtensionName() string { return "SubscriptionTransport" }
+
+// Validate implements graphql.HandlerExtension.
+func (subscriptionTransport) Validate(graphql.ExecutableSchema) error { return nil }
+
 // MutateOperationContext refuses a subscription that arrived on a
 // transport that cannot stream its results.
-func (streamsExtension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+func (subscriptionTransport) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	if op := opCtx.Operation; op != nil && op.Operation == ast.Subscription {
 		if streaming, _ := ctx.Value(streamingKey{}).(bool); !streaming {
 			return invalidInput(msgSubscriptionTransport)
@@ -484,13 +516,37 @@ func (streamsExtension) ExtensionName() string { return "LiveStreams" }
 func (streamsExtension) Validate(graphql.ExecutableSchema) error { return nil }
 
 // InterceptOperation attaches loaders to an operation that has none (one
-// sent on a WebSocket connection) and a state to a subscription.
+// sent on a streaming transport) and a state to a subscription. On a
+// streaming transport, whose connection has no time budget, a query gets
+// the operation budget, and a subscription budgets each event it renders
+// (streamState.render); an operation on a WebSocket connection stops its
+// idle clock while it runs.
 func (x streamsExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if act := socketActivityFrom(ctx); act != nil {
+		act.begin(ctx)
+	}
 	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Subscription {
 		// Each result gets loaders of its own (streamState.render).
-		return next(context.WithValue(ctx, streamStateKey{}, &streamState{}))
+		return next(context.WithValue(ctx, streamStateKey{}, &streamState{budget: x.e.opTimeout}))
 	}
-	return next(x.e.WithRequestLoaders(ctx))
+	ctx = x.e.WithRequestLoaders(ctx)
+	if streaming, _ := ctx.Value(streamingKey{}).(bool); !streaming || x.e.opTimeout <= 0 {
+		return next(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.e.opTimeout)
+	h := next(ctx)
+	answered := false
+	return func(ctx context.Context) *graphql.Response {
+		resp := h(ctx)
+		if resp == nil && !answered && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Out of budget before it produced anything: say so.
+			resp = &graphql.Response{Errors: gqlerror.List{{Message: cryptointel.ErrorMessage(ctx.Err()),
+				Extensions: map[string]any{"code": cryptointel.ErrorCode(ctx.Err())}}}}
+		}
+		answered = true
+		cancel() // a query has one result: later calls end the stream
+		return resp
+	}
 }
 
 // InterceptResponse produces a stream's results.

@@ -5,7 +5,11 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
@@ -16,21 +20,58 @@ import (
 // through the CLI (`cryptointel ingest FILE`).
 const AdminIngestMaxBytes = 64 << 20
 
+// DefaultAdminMaxFailedTokens is how many wrong admin tokens one client
+// address may send per minute by default (AdminIngestOptions).
+const DefaultAdminMaxFailedTokens = 10
+
+// AdminIngestOptions configure NewAdminIngestHandler.
+type AdminIngestOptions struct {
+	// Token is the bearer token callers must send; empty disables the
+	// endpoint (404).
+	Token string
+	// MaxFailedTokens is how many requests with a wrong or missing token
+	// one client address may send per fixed minute (aligned to the clock);
+	// past it, every request from the address — with the right token too —
+	// is refused 429 with Retry-After until the minute ends, so tokens
+	// cannot be guessed at speed. Defaults to DefaultAdminMaxFailedTokens;
+	// negative removes the throttle.
+	MaxFailedTokens int
+	// Now returns the current time; tests inject it. Defaults to the
+	// store's clock.
+	Now func() time.Time
+}
+
 // NewAdminIngestHandler serves POST /admin/ingest: the body is JSON Lines in
 // the ingest format (see README), applied with db.DB.Ingest, and the
 // response is the JSON ingest summary with status 200 — also when some lines
 // failed: check failedCount and failed[].
 //
-// The caller must send "Authorization: Bearer <token>"; anything else is 401.
-// With an empty token the endpoint is disabled and answers 404. A body over
-// AdminIngestMaxBytes is 413 (lines before the limit are applied). The
-// endpoint is not behind the API-key access layer.
-func NewAdminIngestHandler(store *db.DB, token string) http.Handler {
-	return newAdminIngestHandler(store, token, AdminIngestMaxBytes)
+// The caller must send "Authorization: Bearer <token>"; anything else is 401,
+// and too many of those from one address in a minute are throttled (see
+// AdminIngestOptions.MaxFailedTokens). With an empty token the endpoint is
+// disabled and answers 404. A body over AdminIngestMaxBytes is 413 (lines
+// before the limit are applied). The endpoint is not behind the API-key
+// access layer.
+func NewAdminIngestHandler(store *db.DB, opts AdminIngestOptions) http.Handler {
+	return newAdminIngestHandler(store, opts, AdminIngestMaxBytes)
 }
 
-func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Handler {
+func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64) http.Handler {
+	token := opts.Token
 	tokenHash := sha256.Sum256([]byte(token))
+	if opts.MaxFailedTokens == 0 {
+		opts.MaxFailedTokens = DefaultAdminMaxFailedTokens
+	}
+	now := opts.Now
+	if now == nil {
+		now = func() time.Time {
+			if store != nil && store.Now != nil {
+				return store.Now()
+			}
+			return time.Now()
+		}
+	}
+	throttle := &failureThrottle{max: opts.MaxFailedTokens, window: time.Minute, counts: map[string]failureCount{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" {
 			WriteError(w, r, cryptointel.Errorf(cryptointel.ENOTFOUND, "Admin ingest is disabled: no ADMIN_TOKEN is configured."))
@@ -41,7 +82,15 @@ func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Hand
 			writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: "Method not allowed; use POST."})
 			return
 		}
+		addr := access.ClientAddress(r)
+		t := now()
+		if wait := throttle.blocked(addr, t); wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait)))
+			WriteError(w, r, cryptointel.Errorf(cryptointel.ERATELIMIT, msgAdminThrottledFmt, throttle.max, wait))
+			return
+		}
 		if !adminTokenMatches(r.Header.Get("Authorization"), tokenHash) {
+			throttle.fail(addr, t)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="admin"`)
 			WriteError(w, r, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "Invalid or missing admin token."))
 			return
@@ -59,6 +108,63 @@ func newAdminIngestHandler(store *db.DB, token string, maxBytes int64) http.Hand
 		}
 		writeJSON(w, http.StatusOK, summary)
 	})
+}
+
+// msgAdminThrottledFmt refuses an address over its failed admin tokens:
+// the bound per minute, the seconds to wait.
+const msgAdminThrottledFmt = "Too many requests with a wrong admin token from your address: at most %d per minute. Retry in %d seconds."
+
+// failureThrottle counts failures per client address in fixed windows.
+type failureThrottle struct {
+	max    int // 0 or negative: no throttle
+	window time.Duration
+
+	mu     sync.Mutex
+	counts map[string]failureCount
+}
+
+type failureCount struct {
+	start time.Time
+	n     int
+}
+
+// blocked returns the whole seconds (at least 1) addr must wait, or 0 when
+// it may try.
+func (f *failureThrottle) blocked(addr string, now time.Time) int64 {
+	if f.max <= 0 {
+		return 0
+	}
+	start := now.Truncate(f.window)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.counts[addr]
+	if !c.start.Equal(start) || c.n < f.max {
+		return 0
+	}
+	return max(int64(math.Ceil(start.Add(f.window).Sub(now).Seconds())), 1)
+}
+
+// fail counts a failure of addr.
+func (f *failureThrottle) fail(addr string, now time.Time) {
+	if f.max <= 0 {
+		return
+	}
+	start := now.Truncate(f.window)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.counts) > 4096 {
+		for k, c := range f.counts { // forget past windows
+			if !c.start.Equal(start) {
+				delete(f.counts, k)
+			}
+		}
+	}
+	c := f.counts[addr]
+	if !c.start.Equal(start) {
+		c = failureCount{start: start}
+	}
+	c.n++
+	f.counts[addr] = c
 }
 
 // adminTokenMatches compares a Bearer credential with the token's hash in

@@ -16,7 +16,7 @@ func TestAdminIngestTooLarge(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	line := `{"kind":"entity","id":1,"canonicalName":"One"}` + "\n"
-	h := newAdminIngestHandler(store, "tok", int64(len(line)+10))
+	h := newAdminIngestHandler(store, AdminIngestOptions{Token: "tok"}, int64(len(line)+10))
 
 	req := httptest.NewRequest(http.MethodPost, "/admin/ingest", strings.NewReader(line+line+line))
 	req.Header.Set("Authorization", "Bearer tok")

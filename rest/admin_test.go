@@ -28,7 +28,7 @@ func TestAdminIngest(t *testing.T) {
 	setup := func(t *testing.T, token string) (*db.DB, *httptest.Server) {
 		t.Helper()
 		store := dbtest.New(t)
-		srv := httptest.NewServer(rest.NewAdminIngestHandler(store, token))
+		srv := httptest.NewServer(rest.NewAdminIngestHandler(store, rest.AdminIngestOptions{Token: token}))
 		t.Cleanup(srv.Close)
 		return store, srv
 	}

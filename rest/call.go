@@ -4,9 +4,7 @@
 package rest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -85,7 +83,7 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		c.Values[p.Name] = v
 		c.Given[p.Name] = true
 		if p.Var != "" {
-			c.Vars[p.Var] = varValue(v)
+			c.Vars[p.Var] = v
 		}
 	}
 	return c, nil
@@ -318,37 +316,14 @@ func instantExamples(now time.Time) string {
 	return t.Format(time.RFC3339) + " or " + t.Format(time.DateOnly)
 }
 
-// formatTime writes t as the GraphQL Time scalar reads it.
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-// varValue converts a parsed value to a GraphQL variable value.
-func varValue(v any) any {
-	if t, ok := v.(time.Time); ok {
-		return formatTime(t)
-	}
-	return v
-}
-
-// routeHandler is the full handler of one route: its policy headers, its
-// call parsed against its params, the access layer, then its handler or
-// operation (serveRoute).
+// routeHandler is the full handler of one route: its call parsed against
+// its params, the access layer (which sets the policy headers), then its
+// handler or operation (serveRoute).
 func (rt *Router) routeHandler(route *Route) http.Handler {
-	var admitted http.Handler // the access layer around serveRoute
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setPolicyHeaders(w, route.Policy)
+	admitted := rt.wrap(route.Policy, rt.serveRoute(route))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		admitted.ServeHTTP(w, rt.withParsedCall(route, r))
 	})
-	admitted = rt.wrap(route.Policy, rt.serveRoute(route))
-	return h
-}
-
-// setPolicyHeaders writes the route policy's response headers.
-func setPolicyHeaders(w http.ResponseWriter, p access.Policy) {
-	h := w.Header()
-	h.Set("X-Api-Surface", p.Surface)
-	h.Set("X-Access-Layer", p.Layer)
-	h.Set("X-Endpoint-Policy", p.Name)
-	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
 }
 
 // serveRoute serves an admitted request: the route's handler, or its
@@ -402,6 +377,10 @@ type parsedCallKey struct{}
 func (rt *Router) withParsedCall(route *Route, r *http.Request) *http.Request {
 	c, err := parseCall(route, r, rt.now())
 	ctx := context.WithValue(r.Context(), parsedCallKey{}, &parsedCall{call: c, err: err})
+	if err != nil {
+		// Answered 400 once admitted: a refusal, which costs no credits.
+		ctx = access.WithRefused(ctx)
+	}
 	if err == nil && route.Policy.Pricing != nil {
 		if limit, ok := c.Values["limit"].(int); ok {
 			ctx = access.WithPricedLimit(ctx, limit)
@@ -458,127 +437,29 @@ func (rt *Router) runGraph(route *Route, r *http.Request) (*cachedBody, error) {
 	return &cachedBody{body: body}, nil
 }
 
-// execute runs call c's operation, builds its envelope and encodes it.
+// execute runs call c's operation into a pooled buffer, builds its
+// envelope from the marked values and encodes it.
 func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	op, ok := rt.ops[c.Operation]
 	if !ok {
 		return nil, fmt.Errorf("error running %s: unknown operation %q", c.Route.Path, c.Operation)
 	}
-	vars, err := jsonVariables(c.Vars)
+	w := jsonw.Writer{B: jsonw.Buffer(), HTML: true, Marking: true}
+	defer func() { jsonw.Release(w.B) }()
+	if errs := rt.exec.Run(ctx, op.Query, op.Name, c.Vars, &w); len(errs) > 0 {
+		return nil, graphError(op.Name, errs)
+	}
+	env, err := c.Route.Envelope(c, newData(w.B, w.Marks))
 	if err != nil {
 		return nil, err
 	}
-	resp := rt.exec.Execute(ctx, op.Query, op.Name, vars)
-	if resp == nil {
-		return nil, fmt.Errorf("error running %s: no response", op.Name)
-	}
-	if len(resp.Errors) > 0 {
-		return nil, graphError(op.Name, resp.Errors)
-	}
-	data := resp.Data
-	facade, _ := resp.Extensions[facadeExtension].(bool)
-	if !facade {
-		if data, err = withLegacyAliases(resp.Data); err != nil {
-			return nil, fmt.Errorf("error adding legacy aliases to %s: %w", op.Name, err)
-		}
-	}
-	env, err := c.Route.Envelope(c, data)
-	if err != nil {
-		return nil, err
-	}
-	if facade {
-		env = htmlSafe(env)
-	}
+	// The envelope copies what it keeps of the data, so the buffer goes
+	// back to the pool once it is encoded.
 	body, err := encodeJSON(env)
-	if pooled, _ := resp.Extensions[pooledDataExtension].(bool); pooled {
-		// The envelope has copied what it needed of the data (env refers
-		// to it, and nothing else outlives this call).
-		jsonw.Release(resp.Data)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("error encoding %s response: %w", c.Route.Path, err)
 	}
 	return body, nil
-}
-
-// facadeExtension is the response extension by which an Executor says its
-// data is in the facade's form already: event objects carry their legacy
-// aliases and strings are HTML-escaped as encoding/json escapes them (the
-// compiled operations answer so; graph.FacadeExtension).
-const facadeExtension = "facade"
-
-// pooledDataExtension is the response extension by which an Executor says
-// its data is a buffer of jsonw's pool that the facade owns and gives back
-// once it has encoded the envelope (graph.PooledDataExtension).
-const pooledDataExtension = "pooledData"
-
-// jsonVariables gives vars in the form the /graphql transport gives the
-// executor: what a JSON round trip makes of them (numbers as json.Number,
-// lists as []any). The parsed parameters' types (strings, booleans, ints,
-// integer and string lists) are converted directly, without encoding and
-// decoding every request's variables; any other value, or a string JSON
-// would have to alter (invalid UTF-8), takes the round trip itself.
-func jsonVariables(vars map[string]any) (map[string]any, error) {
-	out := make(map[string]any, len(vars))
-	for k, v := range vars {
-		jv, ok := jsonValue(v)
-		if !ok {
-			return jsonRoundTrip(vars)
-		}
-		out[k] = jv
-	}
-	return out, nil
-}
-
-// jsonValue is v after a JSON round trip, for the types the route table's
-// parsers produce; ok is false for any other.
-func jsonValue(v any) (any, bool) {
-	switch v := v.(type) {
-	case nil, bool:
-		return v, true
-	case string:
-		return v, utf8.ValidString(v)
-	case int:
-		return json.Number(strconv.Itoa(v)), true
-	case []int:
-		if v == nil {
-			return nil, true
-		}
-		out := make([]any, len(v))
-		for i, n := range v {
-			out[i] = json.Number(strconv.Itoa(n))
-		}
-		return out, true
-	case []string:
-		if v == nil {
-			return nil, true
-		}
-		out := make([]any, len(v))
-		for i, s := range v {
-			if !utf8.ValidString(s) {
-				return nil, false
-			}
-			out[i] = s
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// jsonRoundTrip encodes vars as JSON and decodes them with numbers as
-// json.Number.
-func jsonRoundTrip(vars map[string]any) (map[string]any, error) {
-	b, err := json.Marshal(vars)
-	if err != nil {
-		return nil, fmt.Errorf("error encoding variables: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var out map[string]any
-	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("error decoding variables: %w", err)
-	}
-	return out, nil
 }
 
 // graphError turns GraphQL errors into the domain error the status table

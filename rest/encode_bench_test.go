@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
 
 // latestData is what the Latest operation returns for a page of n full
@@ -58,10 +60,14 @@ func BenchmarkLatestEnvelopeEncode(b *testing.B) {
 		b.Fatal(err)
 	}
 	data := latestData(b, 25)
+	marks, err := jsonw.MarkData(data, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		body, err := route.Envelope(c, data)
+		body, err := route.Envelope(c, newData(data, marks))
 		if err != nil {
 			b.Fatal(err)
 		}

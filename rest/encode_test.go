@@ -6,19 +6,20 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/require"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
 
 // nopExecutor answers every operation with empty data; for router tests
 // that never reach the graph.
 type nopExecutor struct{}
 
-func (nopExecutor) Execute(context.Context, string, string, map[string]any) *graphql.Response {
-	return &graphql.Response{Data: []byte(`{}`)}
+func (nopExecutor) Run(_ context.Context, _, _ string, _ map[string]any, w *jsonw.Writer) gqlerror.List {
+	w.B = append(w.B, "{}"...)
+	return nil
 }
 
 func TestETagMatches(t *testing.T) {
@@ -72,7 +73,7 @@ func TestGraphErrorMapping(t *testing.T) {
 // panicExecutor panics, as a bug in a resolver might.
 type panicExecutor struct{}
 
-func (panicExecutor) Execute(context.Context, string, string, map[string]any) *graphql.Response {
+func (panicExecutor) Run(context.Context, string, string, map[string]any, *jsonw.Writer) gqlerror.List {
 	panic("resolver bug")
 }
 

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
 
 // field is one member of an ordered JSON object.
@@ -18,12 +20,11 @@ type field struct {
 // read the way the contract lists them (and golden files stay stable).
 type object []field
 
-// MarshalJSON writes the members in order. Raw members (the executor's
-// data, already compact JSON) are copied as they are, HTML-escaped the way
-// encoding/json escapes them, instead of being validated and compacted
-// again: a page of full events is tens of kilobytes, and re-scanning it
-// cost more CPU than the rest of the envelope (see tests/bench/RESULTS.md).
-// The bytes written are the same as json.Marshal's.
+// MarshalJSON writes the members in order, as json.Marshal would. Pieces
+// of an operation's data (raw, spliced) are copied as they are: the
+// executor wrote them HTML-safe already, and a page of full events is tens
+// of kilobytes that scanning again would cost more than the rest of the
+// envelope (see tests/bench/NOTES.md).
 func (o object) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(o.sizeHint())
@@ -46,22 +47,19 @@ func (o object) appendJSON(buf *bytes.Buffer) error {
 		buf.Write(k)
 		buf.WriteByte(':')
 		switch v := f.Value.(type) {
-		case json.RawMessage:
-			if len(bytes.TrimSpace(v)) == 0 {
-				buf.WriteString("null") // as json.Marshal writes a nil RawMessage
-				continue
+		case raw:
+			v.appendJSON(buf)
+		case []spliced:
+			buf.WriteByte('[')
+			for i, s := range v {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				s.appendJSON(buf)
 			}
-			appendRaw(buf, v)
-		case safeRaw:
-			if len(bytes.TrimSpace(v)) == 0 {
-				buf.WriteString("null")
-				continue
-			}
-			buf.Write(v)
-		case []json.RawMessage:
-			appendRawList(buf, v, false)
-		case []safeRaw:
-			appendRawList(buf, v, true)
+			buf.WriteByte(']')
+		case spliced:
+			v.appendJSON(buf)
 		case object:
 			if err := v.appendJSON(buf); err != nil {
 				return fmt.Errorf("error encoding %s: %w", f.Key, err)
@@ -78,66 +76,20 @@ func (o object) appendJSON(buf *bytes.Buffer) error {
 	return nil
 }
 
-// safeRaw is compact JSON that needs no HTML escaping any more: data in
-// the facade's form (see facadeExtension).
-type safeRaw []byte
-
-// htmlSafe marks every raw member of env (data in the facade's form) as
-// needing no escaping.
-func htmlSafe(env any) any {
-	switch v := env.(type) {
-	case object:
-		out := make(object, len(v))
-		for i, f := range v {
-			out[i] = field{f.Key, htmlSafe(f.Value)}
-		}
-		return out
-	case json.RawMessage:
-		return safeRaw(v)
-	case []json.RawMessage:
-		out := make([]safeRaw, len(v))
-		for i, r := range v {
-			out[i] = safeRaw(r)
-		}
-		return out
-	}
-	return env
-}
-
-// appendRawList appends a JSON array of compact values, as json.Marshal
-// writes a []json.RawMessage.
-func appendRawList[T json.RawMessage | safeRaw](buf *bytes.Buffer, list []T, safe bool) {
-	if list == nil {
-		buf.WriteString("null")
-		return
-	}
-	buf.WriteByte('[')
-	for i, v := range list {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		switch {
-		case len(bytes.TrimSpace(v)) == 0:
-			buf.WriteString("null")
-		case safe:
-			buf.Write(v)
-		default:
-			appendRaw(buf, v)
-		}
-	}
-	buf.WriteByte(']')
-}
-
 // sizeHint estimates the encoded size so the buffer grows once.
 func (o object) sizeHint() int {
 	n := 3 // braces and the body's newline
 	for _, f := range o {
 		n += len(f.Key) + 16
 		switch v := f.Value.(type) {
-		case json.RawMessage:
+		case raw:
 			n += len(v)
-		case safeRaw:
-			n += len(v)
+		case spliced:
+			n += v.size()
+		case []spliced:
+			for _, s := range v {
+				n += s.size() + 1
+			}
 		case object:
 			n += v.sizeHint()
 		}
@@ -145,279 +97,159 @@ func (o object) sizeHint() int {
 	return n
 }
 
-// appendRaw appends compact JSON raw to buf with <, >, & and U+2028/U+2029
-// escaped, as json.Marshal writes a RawMessage.
-func appendRaw(buf *bytes.Buffer, raw []byte) {
-	for _, c := range raw {
-		// 0xE2 leads the UTF-8 encodings of U+2028 and U+2029.
-		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
-			json.HTMLEscape(buf, raw)
-			return
-		}
+// raw is a value of an operation's data: compact JSON, HTML-safe (the
+// executor writes the facade's data so), copied as it is. Empty is null.
+type raw []byte
+
+func (r raw) appendJSON(buf *bytes.Buffer) {
+	if len(r) == 0 {
+		buf.WriteString("null")
+		return
 	}
-	buf.Write(raw)
+	buf.Write(r)
 }
 
-// members decodes a JSON object into its raw members; null decodes to nil.
-// Compact objects from the executor are split by a byte scanner (each
-// member's value is skipped, not decoded); anything it does not expect
-// falls back to encoding/json.
-func members(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	if m, ok := splitObject(raw); ok {
-		return m, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("error decoding operation data: %w", err)
-	}
-	return m, nil
-}
-
-// splitObject splits a compact JSON object (no whitespace between tokens,
-// keys without escapes) into its members. ok is false for anything else,
-// including invalid JSON; the caller then decodes it the slow way.
-func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
-	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
-		return nil, false
-	}
-	m := map[string]json.RawMessage{}
-	i := 1
-	if raw[i] == '}' {
-		return m, i+1 == len(raw)
-	}
-	for {
-		if raw[i] != '"' {
-			return nil, false
-		}
-		end := bytes.IndexByte(raw[i+1:], '"')
-		if end < 0 {
-			return nil, false
-		}
-		key := raw[i+1 : i+1+end]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false
-		}
-		i += end + 2
-		if i >= len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		i++
-		vend, ok := skipValue(raw, i)
-		if !ok {
-			return nil, false
-		}
-		m[string(key)] = json.RawMessage(raw[i:vend])
-		i = vend
-		if i >= len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i++
-		case '}':
-			return m, i+1 == len(raw)
-		default:
-			return nil, false
-		}
-	}
-}
-
-// skipValue returns the end of the compact JSON value starting at raw[i]:
-// strings are skipped to their closing quote, objects and arrays to their
-// matching bracket, literals and numbers to the next delimiter. It checks
-// structure only as far as it needs to find the end.
-func skipValue(raw []byte, i int) (int, bool) {
-	if i >= len(raw) {
-		return 0, false
-	}
-	switch raw[i] {
-	case '"':
-		return skipString(raw, i)
-	case '{', '[':
-		depth := 0
-		for i < len(raw) {
-			switch raw[i] {
-			case '"':
-				end, ok := skipString(raw, i)
-				if !ok {
-					return 0, false
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			case ' ', '\t', '\n', '\r':
-				return 0, false // not compact: let encoding/json handle it
-			}
-			i++
-		}
-		return 0, false
-	default:
-		start := i
-		for i < len(raw) && raw[i] != ',' && raw[i] != '}' && raw[i] != ']' {
-			switch c := raw[i]; {
-			case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
-			default:
-				return 0, false
-			}
-			i++
-		}
-		return i, i > start
-	}
-}
-
-// skipString returns the index after the string starting at raw[i] (a
-// quote), honouring backslash escapes. It jumps from quote to quote with
-// bytes.IndexByte (vectorized) and counts the backslashes before each: an
-// odd run escapes the quote.
-func skipString(raw []byte, i int) (int, bool) {
-	i++
-	for {
-		j := bytes.IndexByte(raw[i:], '"')
-		if j < 0 {
-			return 0, false
-		}
-		q := i + j
-		n := 0
-		for k := q - 1; k >= i && raw[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, true
-		}
-		i = q + 1
-	}
-}
-
-// dig follows keys through nested objects of raw; a missing member or a
-// null on the way yields null.
-func dig(raw json.RawMessage, keys ...string) (json.RawMessage, error) {
-	for _, k := range keys {
-		m, err := members(raw)
-		if err != nil {
-			return nil, err
-		}
-		v, ok := m[k]
-		if !ok {
-			return json.RawMessage("null"), nil
-		}
-		raw = v
-	}
-	if len(raw) == 0 {
-		return json.RawMessage("null"), nil
-	}
-	return raw, nil
-}
-
-// isNull reports whether raw is absent or the JSON null.
-func isNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
-}
+// isNull reports whether r is absent or the JSON null.
+func (r raw) isNull() bool { return len(r) == 0 || string(r) == "null" }
 
 // orEmptyList turns null into [] so data lists are always arrays.
-func orEmptyList(raw json.RawMessage) json.RawMessage {
-	if isNull(raw) {
-		return json.RawMessage("[]")
+func (r raw) orEmptyList() raw {
+	if r.isNull() {
+		return raw("[]")
 	}
-	return raw
+	return r
 }
 
-// splice returns the JSON object obj with the members of extra appended,
-// keeping obj's member order.
-func splice(obj json.RawMessage, extra object) (json.RawMessage, error) {
-	obj = bytes.TrimSpace(obj)
+// spliced is an object of the data with members appended (a match's
+// fields after its entity's or event's): written as obj without its
+// closing brace, then extra's members.
+type spliced struct {
+	obj   raw
+	extra object
+}
+
+func (s spliced) appendJSON(buf *bytes.Buffer) {
+	obj := s.obj
 	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
-		return nil, fmt.Errorf("error splicing: not a JSON object")
+		obj = raw("{}") // never from the executor: a match's object is non-null
 	}
-	if len(extra) == 0 {
-		return obj, nil
+	buf.Write(obj[:len(obj)-1])
+	for i, f := range s.extra {
+		if i > 0 || len(obj) > 2 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.Key)
+		buf.Write(k)
+		buf.WriteByte(':')
+		f.Value.(raw).appendJSON(buf)
 	}
-	tail, err := extra.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(obj)+len(tail))
-	out = append(out, obj[:len(obj)-1]...)
-	if len(bytes.TrimSpace(obj[1:len(obj)-1])) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, tail[1:]...)
-	return out, nil
+	buf.WriteByte('}')
 }
 
-// flattenMatches turns [{<inner>: {...}, m1: v1, ...}] into
-// [{..., m1: v1, ...}]: the inner object with the match fields appended in
-// the order matchFields lists them. A compact array from the executor is
-// split by the byte scanner (members); anything else is decoded by
-// encoding/json.
-func flattenMatches(raw json.RawMessage, inner string, matchFields ...string) ([]json.RawMessage, error) {
-	var items []map[string]json.RawMessage
-	if !isNull(raw) {
-		var ok bool
-		if items, ok = splitArrayOfObjects(raw); !ok {
-			items = nil
-			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, fmt.Errorf("error decoding matches: %w", err)
-			}
-		}
+func (s spliced) size() int {
+	n := len(s.obj)
+	for _, f := range s.extra {
+		n += len(f.Key) + 4 + len(f.Value.(raw))
 	}
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
-		extra := make(object, 0, len(matchFields))
-		for _, f := range matchFields {
-			extra = append(extra, field{f, it[f]})
-		}
-		merged, err := splice(it[inner], extra)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, merged)
-	}
-	return out, nil
+	return n
 }
 
-// splitArrayOfObjects splits a compact JSON array of objects into each
-// object's members (splitObject); ok is false for anything else.
-func splitArrayOfObjects(raw []byte) ([]map[string]json.RawMessage, bool) {
-	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
-		return nil, false
-	}
-	var out []map[string]json.RawMessage
-	i := 1
-	if raw[i] == ']' {
-		return out, i+1 == len(raw)
-	}
-	for {
-		end, ok := skipValue(raw, i)
-		if !ok {
-			return nil, false
-		}
-		m, ok := splitObject(raw[i:end])
-		if !ok {
-			return nil, false
-		}
-		out = append(out, m)
-		if end >= len(raw) {
-			return nil, false
-		}
-		switch raw[end] {
-		case ',':
-			i = end + 1
-		case ']':
-			return out, end+1 == len(raw)
-		default:
-			return nil, false
+// Data is an operation's data as an envelope reads it: the bytes the
+// executor wrote (compact JSON, HTML-safe) and the marks it left on the
+// values an envelope may want (jsonw.Writer.Marks: every member reached
+// without crossing a list, and the elements of a root field's list and
+// their members), so that an envelope picks what it needs and never scans
+// the data again.
+type Data struct {
+	marks []jsonw.Mark
+	b     []byte
+}
+
+// newData returns the data written in b with its marks.
+func newData(b []byte, marks []jsonw.Mark) *Data { return &Data{b: b, marks: marks} }
+
+// Get returns the value at path — response keys joined by "." from the
+// root ("events.nodes"), crossing no list — or null when there is none
+// (a null or missing object on the way).
+func (d *Data) Get(path string) raw {
+	// A value's members are marked before it, so a root field's mark
+	// comes after everything below it: look from the end.
+	for i := len(d.marks) - 1; i >= 0; i-- {
+		if m := d.marks[i]; m.Path == path {
+			return raw(d.b[m.Start:m.End])
 		}
 	}
+	return raw("null")
+}
+
+// Items returns the object elements of the list of root field key, each
+// with its members, in order.
+func (d *Data) Items(key string) []Item {
+	var (
+		items []Item
+		from  int
+	)
+	elem := key + "[]"
+	for i, m := range d.marks {
+		if m.Path == elem {
+			items = append(items, Item{d: d, span: m, members: d.marks[from:i], prefix: len(elem) + 1})
+			from = i + 1
+		} else if !strings.HasPrefix(m.Path, elem) {
+			from = i + 1
+		}
+	}
+	return items
+}
+
+// Item is an element of a root field's list (Data.Items).
+type Item struct {
+	d       *Data
+	span    jsonw.Mark
+	members []jsonw.Mark
+	prefix  int
+}
+
+// Get returns the element's member key (crossing no list), or null.
+func (it Item) Get(key string) raw {
+	for _, m := range it.members {
+		if len(m.Path) == it.prefix+len(key) && m.Path[it.prefix:] == key {
+			return raw(it.d.b[m.Start:m.End])
+		}
+	}
+	return raw("null")
+}
+
+// dataList wraps the list at path as {"data": [...]}.
+func dataList(path string) func(*Call, *Data) (any, error) {
+	return func(_ *Call, d *Data) (any, error) {
+		return object{{"data", d.Get(path).orEmptyList()}}, nil
+	}
+}
+
+// pick returns the members of the object at path named by keys, as an
+// ordered object.
+func pick(d *Data, path string, keys ...string) object {
+	o := make(object, 0, len(keys))
+	for _, k := range keys {
+		o = append(o, field{k, d.Get(path + "." + k)})
+	}
+	return o
+}
+
+// flattenMatches turns the list of root field key, [{<inner>: {...}, m1:
+// v1, ...}], into [{..., m1: v1, ...}]: each inner object with the match
+// fields appended in the order matchFields lists them.
+func flattenMatches(d *Data, key, inner string, matchFields ...string) []spliced {
+	items := d.Items(key)
+	out := make([]spliced, len(items))
+	for i, it := range items {
+		extra := make(object, len(matchFields))
+		for j, f := range matchFields {
+			extra[j] = field{f, it.Get(f)}
+		}
+		out[i] = spliced{obj: it.Get(inner), extra: extra}
+	}
+	return out
 }
 
 // notFound is the 404 a route returns when its resource is null.

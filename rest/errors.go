@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // statusByCode is the one table that maps domain error codes (cryptointel.Error codes,
@@ -54,7 +55,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.As(err, &de) || status >= 500 {
 		logger := loggerFrom(r.Context())
 		logger.ErrorContext(r.Context(), "request failed",
-			slog.String("request_id", RequestID(r.Context())),
+			slog.String("request_id", observe.RequestID(r.Context())),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.String("code", code),

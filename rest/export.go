@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -33,6 +34,40 @@ const (
 	ExportMaxOrganizationIDs = 1000
 )
 
+// Per-account export bounds (ExportHandlers.MaxActiveJobs and
+// MaxBytesPerDay; app's EXPORT_MAX_ACTIVE_JOBS and
+// EXPORT_MAX_BYTES_PER_DAY default to them).
+const (
+	// DefaultExportMaxActiveJobs is how many export jobs an account may
+	// have requested or running at a time.
+	DefaultExportMaxActiveJobs = 3
+	// DefaultExportMaxBytesPerDay bounds the bytes an account's export jobs
+	// created in a UTC day write: 2 GiB.
+	DefaultExportMaxBytesPerDay = 2 << 30
+)
+
+// Messages of an export job refused by the account's bounds.
+const (
+	// msgExportTooManyActiveFmt: active jobs, bound.
+	msgExportTooManyActiveFmt = "Too many export jobs in progress: this account has %d requested or running, and at most %d may be at a time. Wait for one to complete or fail (GET /v1/export/jobs), then retry."
+	// msgExportDailyVolumeFmt: bytes written today, bound.
+	msgExportDailyVolumeFmt = "Daily export volume reached: this account's export jobs created today (UTC) wrote %s, and at most %s may be written per day. New export jobs are accepted again at 00:00 UTC (see Retry-After)."
+)
+
+// formatBytes writes n bytes for people: "1.5 GiB", "37.8 MiB", "512 B".
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
 // ExportHandlers serves /v1/export/*: creating and reading an account's
 // export jobs and downloading their files through signed, expiring URLs.
 type ExportHandlers struct {
@@ -54,6 +89,13 @@ type ExportHandlers struct {
 	// "https://api.example.com". Empty derives it from the request (Host,
 	// TLS or X-Forwarded-Proto).
 	BaseURL string
+	// MaxActiveJobs bounds the jobs an account may have requested or
+	// running: one more is refused 409. Zero or negative: no bound.
+	MaxActiveJobs int
+	// MaxBytesPerDay bounds the bytes written by an account's jobs created
+	// in a UTC day: once reached, new jobs are refused 429 with
+	// Retry-After until the next day. Zero or negative: no bound.
+	MaxBytesPerDay int64
 }
 
 func (h *ExportHandlers) now() time.Time {
@@ -86,11 +128,11 @@ func ExportRoutes(h *ExportHandlers) []Route {
 			Method:        http.MethodPost,
 			Path:          "/v1/export/jobs",
 			Summary:       "Request a bulk export (fulfilled asynchronously)",
-			Description:   "Records an export job in status requested and queues its fulfillment. The job moves to running, then completed (with a signed, expiring downloadUrl, rowCount, byteSize and sha256) or failed (with error); a completed job becomes expired when its link lifetime ends.",
+			Description:   "Records an export job in status requested and queues its fulfillment. The job moves to running, then completed (with a signed, expiring downloadUrl, rowCount, byteSize and sha256) or failed (with error); a completed job becomes expired when its link lifetime ends. An account may have a bounded number of jobs requested or running (409 beyond it) and its jobs of one UTC day may write a bounded number of bytes (429 with Retry-After once reached); refusals cost no credits.",
 			Policy:        exportPolicy("export.jobs", 10),
 			Handler:       h.Create,
 			SuccessStatus: http.StatusCreated,
-			ErrorStatuses: []int{http.StatusRequestEntityTooLarge},
+			ErrorStatuses: []int{http.StatusConflict, http.StatusRequestEntityTooLarge},
 			RequestBody:   exportRequestSchema,
 		},
 		{
@@ -339,10 +381,19 @@ func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 		AccountID: caller.AccountID, APIKeyID: caller.APIKeyID,
 		Scope: scope, Format: format, RequestedParams: raw, Note: note,
 	}
-	err = db.CreateExportJob(r.Context(), h.Store, job, func(ctx context.Context, tx pgx.Tx) error {
+	bounds := db.ExportBounds{MaxActive: max(h.MaxActiveJobs, 0), MaxBytesPerDay: max(h.MaxBytesPerDay, 0)}
+	err = db.CreateExportJob(r.Context(), h.Store, job, bounds, func(ctx context.Context, tx pgx.Tx) error {
 		return h.Enqueue(ctx, tx, job.ID)
 	})
-	if err != nil {
+	var be *db.ExportBoundError
+	switch {
+	case errors.As(err, &be) && bounds.MaxActive > 0 && be.Active >= bounds.MaxActive:
+		return cryptointel.Errorf(cryptointel.ECONFLICT, msgExportTooManyActiveFmt, be.Active, bounds.MaxActive)
+	case errors.As(err, &be):
+		now := h.now().UTC()
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(now.Truncate(24*time.Hour).Add(24*time.Hour).Sub(now).Seconds()))))
+		return cryptointel.Errorf(cryptointel.ERATELIMIT, msgExportDailyVolumeFmt, formatBytes(be.BytesToday), formatBytes(bounds.MaxBytesPerDay))
+	case err != nil:
 		return err
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"data": h.present(r, job)})

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/validator"
@@ -37,3 +38,13 @@ func loadOperations(schema *ast.Schema) (map[string]*operation, error) {
 	}
 	return all, nil
 }
+
+// fixedOperations are the embedded operations, loaded once (for the route
+// table's own checks; New loads and validates them again).
+var fixedOperations = sync.OnceValue(func() map[string]*operation {
+	all, err := ops.Load()
+	if err != nil {
+		panic(fmt.Sprintf("rest: the embedded operations do not load: %v", err))
+	}
+	return all
+})

@@ -57,24 +57,3 @@ func BenchmarkParseCallBriefBatch(b *testing.B) {
 		}
 	}
 }
-
-// The variables round trip through JSON that every graph route pays.
-func BenchmarkJSONVariables(b *testing.B) {
-	route := routeFor(b, "GET", "/v1/latest")
-	req := httptest.NewRequest("GET", "/v1/latest?limit=25", nil)
-	c, err := parseCall(route, req, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if route.Prepare != nil {
-		if err := route.Prepare(c); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := jsonVariables(c.Vars); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

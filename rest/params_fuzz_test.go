@@ -3,7 +3,6 @@ package rest
 import (
 	"errors"
 	"net/http/httptest"
-	"reflect"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -73,12 +72,15 @@ func FuzzParseCall(f *testing.F) {
 				}
 			}
 		}
-		vars, err := jsonVariables(c.Vars)
-		if err != nil {
-			t.Fatalf("variables of %q do not encode: %v", rawQuery, err)
-		}
-		if want, _ := jsonRoundTrip(c.Vars); !reflect.DeepEqual(vars, want) {
-			t.Fatalf("variables of %q: %#v, a JSON round trip gives %#v", rawQuery, vars, want)
+		// The variables reach the executor in the parsed values' own
+		// types, which its coercion and the operations' variable checks
+		// take as they are.
+		for name, v := range c.Vars {
+			switch v.(type) {
+			case int, string, bool, time.Time, []int, []string:
+			default:
+				t.Fatalf("variable %s of %q is a %T", name, rawQuery, v)
+			}
 		}
 	})
 }

@@ -5,7 +5,6 @@
 package rest
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -47,10 +46,11 @@ type Route struct {
 	// directly, may pick another embedded operation (compact mode), and may
 	// reject combinations with a *cryptointel.Error.
 	Prepare func(c *Call) error
-	// Envelope builds the response body from the operation's data. It
-	// returns a *cryptointel.Error (for example not_found when the operation returned
-	// null for the requested resource). Required when Operation is set.
-	Envelope func(c *Call, data json.RawMessage) (any, error)
+	// Envelope builds the response body from the operation's data, read
+	// through its marks (Data). It returns a *cryptointel.Error (for
+	// example not_found when the operation returned null for the
+	// requested resource). Required when Operation is set.
+	Envelope func(c *Call, data *Data) (any, error)
 	// Response is the JSON Schema (OpenAPI 3.1 dialect) of the success body;
 	// nil documents a generic object. For a text/event-stream route it is
 	// the schema of each message's data.
@@ -127,7 +127,9 @@ type Call struct {
 	Values map[string]any
 	// Given tells which parameters the client sent.
 	Given map[string]bool
-	// Vars are the GraphQL variables of the operation.
+	// Vars are the GraphQL variables of the operation, in the parsed
+	// values' own types (int, string, bool, time.Time, []int, []string):
+	// the executor takes them as they are, with no JSON round trip.
 	Vars map[string]any
 	// Operation is the embedded operation that will run. Defaults to
 	// Route.Operation.

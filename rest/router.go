@@ -11,18 +11,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
-// Executor runs a GraphQL operation in process, the way the /graphql
-// endpoint would: same resolvers, loaders and error presenter. Errors carry
-// the cryptointel.Error code in extensions.code.
+// Executor runs the routes' fixed operations in process, with the
+// resolvers, loaders and error presenter /graphql has
+// (resolvers.Executor.Run).
 type Executor interface {
-	Execute(ctx context.Context, query, operationName string, variables map[string]any) *graphql.Response
+	// Run runs operationName of query with variables as the route table
+	// parsed them (Call.Vars), writing its data into w: the facade's
+	// writer, which asks for HTML-safe strings and for the marks its
+	// envelopes read (Data). It returns the operation's errors, each with
+	// the cryptointel.Error code in extensions.code.
+	Run(ctx context.Context, query, operationName string, variables map[string]any, w *jsonw.Writer) gqlerror.List
 }
 
 // Config configures the /v1 router.
@@ -33,8 +39,8 @@ type Config struct {
 	// startup so a mismatch fails fast. Optional.
 	Schema *ast.Schema
 	// Wrap wraps each route's handler with the access layer (authentication,
-	// plan gate, rate window, credits, metering headers). Defaults to no
-	// wrapping.
+	// plan gate, rate window, credits, policy and metering headers).
+	// Defaults to the policy headers alone.
 	Wrap func(access.Policy, http.Handler) http.Handler
 	// Routes are extra routes served beside the graph reads (usage,
 	// webhooks, export jobs); they are part of the table, the OpenAPI
@@ -87,7 +93,12 @@ func New(cfg Config) (*Router, error) {
 		cache:  newResponseCache(cfg.Cache),
 	}
 	if rt.wrap == nil {
-		rt.wrap = func(_ access.Policy, h http.Handler) http.Handler { return h }
+		rt.wrap = func(p access.Policy, h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				access.SetPolicyHeaders(w.Header(), p)
+				h.ServeHTTP(w, r)
+			})
+		}
 	}
 	if rt.logger == nil {
 		rt.logger = slog.Default()
@@ -174,11 +185,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.frame(observe.Routed(rt.mux)).ServeHTTP(w, r)
 }
 
-// frame gives every response its request id (the access layer's rule: a
-// valid incoming X-Request-Id is echoed, anything else replaced), logger
-// and encoding (ETag, 304, gzip).
+// frame gives every response its request id (observe's: a valid incoming
+// X-Request-Id is echoed, anything else replaced, one assigned by
+// observe.Middleware kept), logger and encoding (ETag, 304, gzip).
 func (rt *Router) frame(next http.Handler) http.Handler {
-	return access.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return observe.RequestIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fs := &frameState{logger: rt.logger}
 		r = r.WithContext(context.WithValue(r.Context(), frameKey{}, fs))
 		ew := newEncodingWriter(w, r)
@@ -236,13 +247,13 @@ func (rt *Router) buildMux() {
 				h.ServeHTTP(w, r)
 				return
 			}
-			setPolicyHeaders(w, access.Policy{Surface: first.Surface, Layer: first.Layer, Name: first.Name})
+			access.SetPolicyHeaders(w.Header(), access.Policy{Surface: first.Surface, Layer: first.Layer, Name: first.Name})
 			w.Header().Set("Allow", allowHeader)
 			writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: msgMethodNotAllowed})
 		}))
 	}
 	rt.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setPolicyHeaders(w, notFoundPolicy)
+		access.SetPolicyHeaders(w.Header(), notFoundPolicy)
 		writeJSON(w, http.StatusNotFound, ErrorBody{Error: msgNotFound})
 	}))
 }
@@ -263,10 +274,6 @@ type frameState struct {
 }
 
 type frameKey struct{}
-
-// RequestID returns the id of ctx's request (echoed from a valid
-// X-Request-Id header, else generated), as the access layer assigns it.
-func RequestID(ctx context.Context) string { return access.RequestIDFrom(ctx) }
 
 func loggerFrom(ctx context.Context) *slog.Logger {
 	if fs, ok := ctx.Value(frameKey{}).(*frameState); ok && fs.logger != nil {

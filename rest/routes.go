@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // Exact messages of the contract (section 7) and of this facade.
@@ -116,105 +116,78 @@ func compactParam() Param {
 		Description: "Omit " + canonical + " and their legacy aliases (" + legacy + "). A bare `compact` means true."}
 }
 
-// Envelope builders.
-
-// dataList wraps the list at path as {"data": [...]}.
-func dataList(path ...string) func(*Call, json.RawMessage) (any, error) {
-	return func(_ *Call, data json.RawMessage) (any, error) {
-		list, err := dig(data, path...)
-		if err != nil {
-			return nil, err
+// legacyParam is `legacy`, the lean event shape: false drops the legacy
+// aliases from every event of the response. It feeds $legacy, which the
+// event fragments' aliases are conditioned on (rest/ops/fragments).
+func legacyParam() Param {
+	var names []string
+	for _, f := range wire.EventFields {
+		if f.Legacy != "" {
+			names = append(names, f.Legacy)
 		}
-		return object{{"data", orEmptyList(list)}}, nil
+	}
+	return Param{Name: legacyVar, In: "query", Type: TypeBoolean, Default: true, Var: legacyVar,
+		Description: "false omits the legacy aliases of the event fields (" + strings.Join(names, ", ") +
+			") from every event: the lean shape for new clients, about half the bytes of a page of full events. " +
+			"Default true: the contract's shape, canonical and legacy names together."}
+}
+
+// legacyVar is the variable (and parameter) the lean event shape is asked
+// with.
+const legacyVar = "legacy"
+
+// withLegacyParam declares legacyParam on r when its operation (or any it
+// may switch to, as compact briefs do) can leave the legacy aliases out:
+// exactly the routes whose events carry them.
+func withLegacyParam(r *Route) {
+	for _, name := range []string{r.Operation, r.Operation + "_compact"} {
+		op, ok := fixedOperations()[name]
+		if ok && op.Doc.Operations[0].VariableDefinitions.ForName(legacyVar) != nil {
+			r.Params = append(r.Params, legacyParam())
+			return
+		}
 	}
 }
 
-// pick returns the named members of m as an ordered object.
-func pick(m map[string]json.RawMessage, keys ...string) object {
-	o := make(object, 0, len(keys))
-	for _, k := range keys {
-		v, ok := m[k]
-		if !ok {
-			v = json.RawMessage("null")
-		}
-		o = append(o, field{k, v})
-	}
-	return o
-}
+// Envelope builders (see also dataList and pick in envelope.go).
 
 var entitySummaryKeys = []string{"id", "canonicalName", "displayName", "entityType", "status"}
 
 // entityEvents is the envelope of the per-organization event routes.
-func entityEvents(_ *Call, data json.RawMessage) (any, error) {
-	entity, err := dig(data, "entity")
-	if err != nil {
-		return nil, err
-	}
-	if isNull(entity) {
+func entityEvents(_ *Call, d *Data) (any, error) {
+	if d.Get("entity").isNull() {
 		return nil, notFound(cryptointel.MsgOrganizationNotFound)
 	}
-	nodes, err := dig(entity, "events", "nodes")
-	if err != nil {
-		return nil, err
-	}
-	return object{{"data", orEmptyList(nodes)}}, nil
+	return object{{"data", d.Get("entity.events.nodes").orEmptyList()}}, nil
 }
 
 // feedEnvelope is the envelope of the bulk feeds and replay.
-func feedEnvelope(_ *Call, data json.RawMessage) (any, error) {
-	conn, err := members(mustDig(data, "feed"))
-	if err != nil {
-		return nil, err
-	}
+func feedEnvelope(_ *Call, d *Data) (any, error) {
 	return object{
-		{"limit", conn["limit"]},
-		{"offset", conn["offset"]},
-		{"since", conn["since"]},
-		{"next_cursor", nullIfMissing(conn["nextCursor"])},
-		{"data", orEmptyList(conn["nodes"])},
+		{"limit", d.Get("feed.limit")},
+		{"offset", d.Get("feed.offset")},
+		{"since", d.Get("feed.since")},
+		{"next_cursor", d.Get("feed.nextCursor")},
+		{"data", d.Get("feed.nodes").orEmptyList()},
 	}, nil
 }
 
 // entityConnection is the envelope of the entity-scoped cursor routes
 // (research, media, timeline): entity, limit, since, next_cursor, data.
-func entityConnection(connKey, notFoundMsg string) func(*Call, json.RawMessage) (any, error) {
-	return func(_ *Call, data json.RawMessage) (any, error) {
-		entity, err := members(mustDig(data, "entity"))
-		if err != nil {
-			return nil, err
-		}
-		if entity == nil {
+func entityConnection(connKey, notFoundMsg string) func(*Call, *Data) (any, error) {
+	conn := "entity." + connKey + "."
+	return func(_ *Call, d *Data) (any, error) {
+		if d.Get("entity").isNull() {
 			return nil, notFound(notFoundMsg)
 		}
-		conn, err := members(entity[connKey])
-		if err != nil {
-			return nil, err
-		}
 		return object{
-			{"entity", pick(entity, entitySummaryKeys...)},
-			{"limit", conn["limit"]},
-			{"since", conn["since"]},
-			{"next_cursor", nullIfMissing(conn["nextCursor"])},
-			{"data", orEmptyList(conn["nodes"])},
+			{"entity", pick(d, "entity", entitySummaryKeys...)},
+			{"limit", d.Get(conn + "limit")},
+			{"since", d.Get(conn + "since")},
+			{"next_cursor", d.Get(conn + "nextCursor")},
+			{"data", d.Get(conn + "nodes").orEmptyList()},
 		}, nil
 	}
-}
-
-// mustDig is dig that yields null on malformed data; the envelope then
-// reports the missing piece.
-func mustDig(raw json.RawMessage, keys ...string) json.RawMessage {
-	v, err := dig(raw, keys...)
-	if err != nil {
-		return json.RawMessage("null")
-	}
-	return v
-}
-
-func nullIfMissing(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("null")
-	}
-	return raw
 }
 
 // Prepare helpers.
@@ -304,10 +277,13 @@ func pageSchema(item string, withOffset, withSince bool) schema {
 //
 // A priced route's Pricing gets its MaxLimit and DefaultLimit from the
 // route's `limit` parameter, so a range price follows the route's own caps.
+// A route whose events carry legacy aliases gets the `legacy` parameter
+// (withLegacyParam).
 func Routes() []Route {
 	routes := graphRoutes()
 	for i := range routes {
 		r := &routes[i]
+		withLegacyParam(r)
 		if r.Policy.Pricing == nil {
 			continue
 		}
@@ -350,28 +326,24 @@ func graphRoutes() []Route {
 			return nil
 		}
 	}
-	latestEnvelope := func(withSurface bool) func(*Call, json.RawMessage) (any, error) {
-		return func(c *Call, data json.RawMessage) (any, error) {
-			conn, err := members(mustDig(data, "events"))
-			if err != nil {
-				return nil, err
-			}
+	latestEnvelope := func(withSurface bool) func(*Call, *Data) (any, error) {
+		return func(c *Call, d *Data) (any, error) {
 			var window any = c.String("window")
-			if !isNull(conn["window"]) {
-				window = conn["window"]
+			if w := d.Get("events.window"); !w.isNull() {
+				window = w
 			}
 			o := object{
 				{"window", window},
 				{"sort", c.String("sort")},
 				{"mode", c.String("mode")},
-				{"limit", conn["limit"]},
-				{"offset", conn["offset"]},
-				{"since", conn["since"]},
+				{"limit", d.Get("events.limit")},
+				{"offset", d.Get("events.offset")},
+				{"since", d.Get("events.since")},
 			}
 			if withSurface {
 				o = append(o, field{"surface", cryptointel.SurfaceSignal})
 			}
-			return append(o, field{"data", orEmptyList(conn["nodes"])}), nil
+			return append(o, field{"data", d.Get("events.nodes").orEmptyList()}), nil
 		}
 	}
 	latestSchema := func(withSurface bool) schema {
@@ -439,9 +411,9 @@ func graphRoutes() []Route {
 		}
 	}
 
-	briefEnvelope := func(_ *Call, data json.RawMessage) (any, error) {
-		b := mustDig(data, "brief")
-		if isNull(b) {
+	briefEnvelope := func(_ *Call, d *Data) (any, error) {
+		b := d.Get("brief")
+		if b.isNull() {
 			return nil, notFound(cryptointel.MsgOrganizationNotFound)
 		}
 		return object{{"data", b}}, nil
@@ -487,12 +459,9 @@ func graphRoutes() []Route {
 				sinceParam("Start of the window; default the last "+cryptointel.Days(cryptointel.HistoryLookback)+".", 0),
 			},
 			Operation: "search",
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
-				items, err := flattenMatches(mustDig(data, "searchEvents"), "event", "matchedVia", "matchType", "matchRank", "matchedTerms")
-				if err != nil {
-					return nil, err
-				}
-				return object{{"query", c.String("query")}, {"unmatchedTerms", mustDig(mustDig(data, "searchReport"), "unmatchedTerms")},
+			Envelope: func(c *Call, d *Data) (any, error) {
+				items := flattenMatches(d, "searchEvents", "event", "matchedVia", "matchType", "matchRank", "matchedTerms")
+				return object{{"query", c.String("query")}, {"unmatchedTerms", d.Get("searchReport.unmatchedTerms")},
 					{"limit", c.Int("limit")}, {"data", items}}, nil
 			},
 			Response: envelope(p("query", str()),
@@ -507,8 +476,8 @@ func graphRoutes() []Route {
 				sinceParam("Start of the window; default the last "+hours(cryptointel.TopSignalsLookback)+".", 0),
 			},
 			Operation: "signal_top",
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
-				return object{{"limit", c.Int("limit")}, {"data", orEmptyList(mustDig(data, "topSignals"))}}, nil
+			Envelope: func(c *Call, d *Data) (any, error) {
+				return object{{"limit", c.Int("limit")}, {"data", d.Get("topSignals").orEmptyList()}}, nil
 			},
 			Response: envelope(p("limit", integer()), p("data", listOf("Event"))),
 		},
@@ -626,11 +595,8 @@ func graphRoutes() []Route {
 				offsetParam(cryptointel.ResolveEntitiesOffset),
 			},
 			Operation: "entities_by_name",
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
-				items, err := flattenMatches(mustDig(data, "resolveEntities"), "entity", "matchedVia", "matchType", "matchRank", "matchedValue")
-				if err != nil {
-					return nil, err
-				}
+			Envelope: func(c *Call, d *Data) (any, error) {
+				items := flattenMatches(d, "resolveEntities", "entity", "matchedVia", "matchType", "matchRank", "matchedValue")
 				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")}, {"data", items}}, nil
 			},
 			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", listOf("EntityMatch"))),
@@ -650,11 +616,8 @@ func graphRoutes() []Route {
 				c.Vars["offset"] = 0
 				return nil
 			},
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
-				items, err := flattenMatches(mustDig(data, "resolveEntities"), "entity", "matchedVia", "matchType", "matchRank", "matchedValue")
-				if err != nil {
-					return nil, err
-				}
+			Envelope: func(c *Call, d *Data) (any, error) {
+				items := flattenMatches(d, "resolveEntities", "entity", "matchedVia", "matchType", "matchRank", "matchedValue")
 				if len(items) == 0 {
 					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
@@ -668,9 +631,9 @@ func graphRoutes() []Route {
 			Policy:    policy(surfaceLookup, access.LayerEvaluation, "entities.byId", 1, "", nil),
 			Params:    []Param{idQueryParam("entity")},
 			Operation: "entity",
-			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
-				e := mustDig(data, "entity")
-				if isNull(e) {
+			Envelope: func(_ *Call, d *Data) (any, error) {
+				e := d.Get("entity")
+				if e.isNull() {
 					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
 				return object{{"data", e}}, nil
@@ -695,19 +658,15 @@ func graphRoutes() []Route {
 				}
 				return nil
 			},
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
-				entity, err := members(mustDig(data, "entity"))
-				if err != nil {
-					return nil, err
-				}
-				if entity == nil {
+			Envelope: func(c *Call, d *Data) (any, error) {
+				if d.Get("entity").isNull() {
 					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
 				return object{
-					{"entity", pick(entity, entitySummaryKeys...)},
+					{"entity", pick(d, "entity", entitySummaryKeys...)},
 					{"limit", c.Int("limit")},
 					{"offset", c.Int("offset")},
-					{"data", orEmptyList(entity["relationships"])},
+					{"data", d.Get("entity.relationships").orEmptyList()},
 				}, nil
 			},
 			Response: envelope(p("entity", ref("EntitySummary")), p("limit", integer()), p("offset", integer()),
@@ -719,17 +678,13 @@ func graphRoutes() []Route {
 			Policy:    policy(surfaceLookup, access.LayerEvaluation, "entities.references", 1, "", nil),
 			Params:    []Param{idPathParam("entity")},
 			Operation: "entity_references",
-			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
-				entity, err := members(mustDig(data, "entity"))
-				if err != nil {
-					return nil, err
-				}
-				if entity == nil {
+			Envelope: func(_ *Call, d *Data) (any, error) {
+				if d.Get("entity").isNull() {
 					return nil, notFound(cryptointel.MsgEntityNotFound)
 				}
 				return object{
-					{"entity", pick(entity, entitySummaryKeys...)},
-					{"data", orEmptyList(entity["references"])},
+					{"entity", pick(d, "entity", entitySummaryKeys...)},
+					{"data", d.Get("entity.references").orEmptyList()},
 				}, nil
 			},
 			Response:      envelope(p("entity", ref("EntitySummary")), p("data", listOf("Reference"))),
@@ -766,20 +721,16 @@ func graphRoutes() []Route {
 				c.Vars["signal"] = slices.Contains(include, "signal")
 				return nil
 			},
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
-				org, err := members(mustDig(data, "organization"))
-				if err != nil {
-					return nil, err
-				}
-				if org == nil {
+			Envelope: func(c *Call, d *Data) (any, error) {
+				if d.Get("organization").isNull() {
 					return nil, notFound(cryptointel.MsgOrganizationNotFound)
 				}
-				o := object{{"data", pick(org, "id", "label", "aliases")}}
+				o := object{{"data", pick(d, "organization", "id", "label", "aliases")}}
 				if c.Vars["radar"] == true {
-					o = append(o, field{"radar", orEmptyList(org["radar"])})
+					o = append(o, field{"radar", d.Get("organization.radar").orEmptyList()})
 				}
 				if c.Vars["signal"] == true {
-					o = append(o, field{"signal", orEmptyList(org["signal"])})
+					o = append(o, field{"signal", d.Get("organization.signal").orEmptyList()})
 				}
 				return o, nil
 			},
@@ -806,9 +757,9 @@ func graphRoutes() []Route {
 			Policy:    policy(surfaceLookup, access.LayerPremium, "organizations.all", 5, access.FeaturePremiumFeeds, nil),
 			Params:    []Param{limitParam(cryptointel.OrganizationsFirst), offsetParam(cryptointel.OrganizationsOffset)},
 			Operation: "organizations",
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+			Envelope: func(c *Call, d *Data) (any, error) {
 				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")},
-					{"data", orEmptyList(mustDig(data, "organizations"))}}, nil
+					{"data", d.Get("organizations").orEmptyList()}}, nil
 			},
 			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", listOf("DirectoryEntry"))),
 		},
@@ -821,18 +772,14 @@ func graphRoutes() []Route {
 					cryptointel.SignalHistoryDays.Min, cryptointel.SignalHistoryDays.Max, cryptointel.SignalHistoryDays.Default)),
 			},
 			Operation: "signal_history",
-			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
-				org, err := members(mustDig(data, "organization"))
-				if err != nil {
-					return nil, err
-				}
-				if org == nil {
+			Envelope: func(_ *Call, d *Data) (any, error) {
+				if d.Get("organization").isNull() {
 					return nil, notFound(cryptointel.MsgOrganizationNotFound)
 				}
 				return object{{"data", object{
-					{"organizationId", org["id"]},
-					{"label", org["label"]},
-					{"history", orEmptyList(org["signalHistory"])},
+					{"organizationId", d.Get("organization.id")},
+					{"label", d.Get("organization.label")},
+					{"history", d.Get("organization.signalHistory").orEmptyList()},
 				}}}, nil
 			},
 			Response:      envelope(p("data", ref("SignalHistory"))),
@@ -878,8 +825,8 @@ func graphRoutes() []Route {
 				}
 				return nil
 			},
-			Envelope: func(_ *Call, data json.RawMessage) (any, error) {
-				return object{{"data", object{{"organizations", orEmptyList(mustDig(data, "briefs"))}}}}, nil
+			Envelope: func(_ *Call, d *Data) (any, error) {
+				return object{{"data", object{{"organizations", d.Get("briefs").orEmptyList()}}}}, nil
 			},
 			Response: envelope(p("data", obj(p("organizations", anyOf(
 				listOf("BatchBrief"), listOf("BatchBriefCompact")))))),
@@ -891,9 +838,9 @@ func graphRoutes() []Route {
 			Policy:    policy(surfaceLookup, access.LayerEvaluation, "pmarket.all", 1, "", nil),
 			Params:    []Param{limitParam(cryptointel.MarketViewsFirst), offsetParam(cryptointel.MarketViewsOffset)},
 			Operation: "market_views",
-			Envelope: func(c *Call, data json.RawMessage) (any, error) {
+			Envelope: func(c *Call, d *Data) (any, error) {
 				return object{{"limit", c.Int("limit")}, {"offset", c.Int("offset")},
-					{"data", orEmptyList(mustDig(data, "marketViews"))}}, nil
+					{"data", d.Get("marketViews").orEmptyList()}}, nil
 			},
 			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", listOf("MarketView"))),
 		},

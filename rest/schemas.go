@@ -115,25 +115,34 @@ func wireSchema(f wire.Field) schema {
 }
 
 // wireProps are the properties of the wire fields that keep reports true
-// for, in table order, then the legacy aliases of those with one (equal in
-// value; the facade adds them, see legacyAliases).
-func wireProps(fields []wire.Field, keep func(wire.Field) bool) []prop {
-	var props, legacy []prop
+// for, in table order, and the legacy aliases of those with one (equal in
+// value; the operations select them as GraphQL aliases, see
+// rest/ops/fragments).
+func wireProps(fields []wire.Field, keep func(wire.Field) bool) (canonical, legacy []prop) {
 	for _, f := range fields {
 		if !keep(f) {
 			continue
 		}
-		props = append(props, p(f.Name, wireSchema(f)))
+		canonical = append(canonical, p(f.Name, wireSchema(f)))
 		if f.Legacy != "" {
 			legacy = append(legacy, p(f.Legacy, describe(wireSchema(f), "Legacy name of "+f.Name+".")))
 		}
 	}
-	return append(props, legacy...)
+	return canonical, legacy
 }
 
-// eventProps are the properties of the full event: wire.EventFields, then
-// their legacy aliases.
-func eventProps() []prop { return wireProps(wire.EventFields, func(wire.Field) bool { return true }) }
+// eventShape is the schema of an event made of the wire.EventFields keep
+// reports true for, then extra: with their legacy aliases after them (the
+// default), or without any (legacy=false, legacyParam), each shape closed.
+func eventShape(description string, keep func(wire.Field) bool, extra ...prop) schema {
+	canonical, legacy := wireProps(wire.EventFields, keep)
+	return describe(anyOf(
+		obj(concat(concat(canonical, legacy...), extra...)...),
+		obj(concat(canonical, extra...)...)),
+		description+" Without the legacy aliases when the request asks for the lean shape (legacy=false).")
+}
+
+func allFields(wire.Field) bool { return true }
 
 // compactDropped lists what the compact brief item drops: the
 // wire.EventFields not marked Compact and their legacy aliases.
@@ -203,6 +212,8 @@ func componentSchemas() schema {
 		}
 		return props
 	}
+	entityRefProps, _ := wireProps(wire.EntityRefFields, allFields)
+	evidenceProps, _ := wireProps(wire.EvidenceFields, allFields)
 	marketViewProps := []prop{
 		p("organization", str()),
 		p("markets", arr(ref("Market"))),
@@ -216,21 +227,19 @@ func componentSchemas() schema {
 				"slow_consumer and shutting_down: reconnect and resume; quota_exceeded, unauthorized, forbidden: the key may not stream any more; unavailable: retry shortly.")),
 			p("cursor", describe(str(), "The cursor to resume from: the last event delivered, or the stream's start."))),
 			"The data of the `close` message that ends a stream the server closed."),
-		"EntityRef": obj(wireProps(wire.EntityRefFields, func(wire.Field) bool { return true })...),
-		"Evidence":  obj(wireProps(wire.EvidenceFields, func(wire.Field) bool { return true })...),
-		"Event": describe(obj(eventProps()...),
-			"A radar event (a signal when significance is set), with canonical and legacy fields."),
-		"EventCompact": describe(obj(wireProps(wire.EventFields, func(f wire.Field) bool { return f.Compact })...),
-			compactDescription()),
-		"SearchEvent": obj(concat(eventProps(),
+		"EntityRef":    obj(entityRefProps...),
+		"Evidence":     obj(evidenceProps...),
+		"Event":        eventShape("A radar event (a signal when significance is set), with canonical and legacy fields.", allFields),
+		"EventCompact": eventShape(compactDescription(), func(f wire.Field) bool { return f.Compact }),
+		"SearchEvent": eventShape("An event that matched a search, and how.", allFields,
 			p("matchedVia", describe(str(), "text, entity or related_entity")),
 			p("matchType", str()),
 			p("matchRank", describe(number(), "Lower is stronger; the results are in its order.")),
-			p("matchedTerms", describe(arr(str()), "The query terms the event matched (by text, synonym or entity link).")))...),
-		"ContentEvent": obj(concat(eventProps(),
+			p("matchedTerms", describe(arr(str()), "The query terms the event matched (by text, synonym or entity link)."))),
+		"ContentEvent": eventShape("A research or media item: the event and where it comes from.", allFields,
 			p("sourceType", str()),
 			p("contentType", nullStr()),
-			p("eventSurface", strEnum("radar", "signal")))...),
+			p("eventSurface", strEnum("radar", "signal"))),
 		"Reference": obj(
 			p("id", integer()), p("referenceType", str()), p("title", str()), p("url", str())),
 		"Entity": obj(entityProps()...),

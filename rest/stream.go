@@ -14,6 +14,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/live"
 )
 
@@ -68,7 +69,7 @@ const streamOperation = "stream"
 // streamRoute is GET /v1/stream: the live stream of new events in the /v1
 // event shape, as Server-Sent Events.
 func (rt *Router) streamRoute() Route {
-	return Route{
+	r := Route{
 		Method: http.MethodGet, Path: "/v1/stream",
 		Summary: "Live stream of new events (Server-Sent Events)",
 		Description: "Pushes radar events (or signal events with surface=signal) as they are ingested, in ingest order, " +
@@ -101,6 +102,8 @@ func (rt *Router) streamRoute() Route {
 		Response:      ref("Event"),
 		ErrorStatuses: []int{http.StatusNotFound},
 	}
+	withLegacyParam(&r)
+	return r
 }
 
 // serveStream serves GET /v1/stream.
@@ -111,13 +114,9 @@ func (rt *Router) serveStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c.Vars["surface"] = strings.ToUpper(c.String("surface"))
-	vars, err := jsonVariables(c.Vars)
-	if err != nil {
-		return err
-	}
 	op := rt.ops[streamOperation]
 	ctx := access.WithStreamEventCost(r.Context(), streamEventCost)
-	s, refused := rt.streamCfg.Subscribe(ctx, op.Query, op.Name, vars)
+	s, refused := rt.streamCfg.Subscribe(ctx, op.Query, op.Name, c.Vars)
 	if refused != nil {
 		return graphError(op.Name, refused.Errors)
 	}
@@ -223,15 +222,15 @@ const maxBurst = 16 << 10
 var burstPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // eventFrame is the SSE message of one event: its cursor as id and the
-// event in the /v1 shape (legacy aliases added by the facade's one owner of
-// them) as data; nil when the result cannot be encoded.
+// event in the /v1 shape (the operation selects its legacy aliases) as
+// data; nil when the result cannot be encoded.
 func eventFrame(resp *graphql.Response) []byte {
-	data, err := withLegacyAliases(resp.Data)
+	marks, err := jsonw.MarkData(resp.Data, 0)
 	if err != nil {
 		return nil
 	}
-	ev, err := dig(data, "events")
-	if err != nil || isNull(ev) {
+	ev := newData(resp.Data, marks).Get("events")
+	if ev.isNull() {
 		return nil
 	}
 	cursor, _ := resp.Extensions["cursor"].(string)

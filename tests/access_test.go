@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -40,7 +39,7 @@ func startAccessServer(t *testing.T, databaseURL string, fac *accesstest.Facilit
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:        databaseURL,
 		DBMaxConns:         8,
-		Logger:             slog.New(slog.DiscardHandler),
+		Logger:             testLogger(t),
 		ShutdownTimeout:    15 * time.Second,
 		X402FacilitatorURL: fac.URL,
 		MPPVerifierURL:     fac.MPPURL(),

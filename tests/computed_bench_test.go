@@ -84,18 +84,21 @@ func BenchmarkComputedRead(b *testing.B) {
 	})
 	require.NoError(b, err)
 	threeHop := `{"query":` + jsonString(threeHopQuery) + `,"variables":{"id":101,"n":5}}`
+	latest25 := `{"query":` + jsonString(queries.Latest25) + `}`
 
 	for _, bc := range []struct {
 		name, target string
 		body         string // POST /graphql when set
 	}{
 		{"latest", "/v1/latest?limit=25", ""},
+		{"latest_lean", "/v1/latest?limit=25&legacy=false", ""},
 		{"signal_top", "/v1/signal/top", ""},
 		{"search", "/v1/search?q=Ethereum", ""},
 		{"by_name", "/v1/entities/byName?name=Solana", ""},
 		{"relationships", "/v1/entities/101/relationships", ""},
 		{"brief_batch", "/v1/brief/batch?ids=101,102,103,104,105&since=2026-11-13T00:00:00Z", ""},
 		{"graphql_3hop", "/graphql", threeHop},
+		{"graphql_latest25", "/graphql", latest25},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var h http.Handler = router

@@ -25,17 +25,18 @@ import (
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/demo"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
 	"github.com/cryptointel/cryptointel/rest/ops"
 )
 
 // The differential test: every /v1 route (each parameter, valid and
-// invalid) and a set of /graphql documents run through the service's
-// executor — the generated executor and the compiled /v1 operations
-// (graph/gen) — and through gqlgen's own executor over the same data, and
-// their responses must be the same bytes, errors included. FuzzDifferential
-// feeds it parameters.
+// invalid) and a set of /graphql documents run through the service's one
+// executor — each document planned once, the plan cached and run by the
+// generated per-type code (graph/plan.go, graph/gen) — and through gqlgen's
+// own executor over the same data, and their responses must be the same
+// bytes, errors included. FuzzDifferential feeds it parameters.
 
 // diffNow is the differential test's clock; the demo data is anchored
 // to it.
@@ -47,11 +48,12 @@ const diffDenyHeader = "X-Diff-Deny-Premium"
 
 type denyKey struct{}
 
-// diffPair is the same service twice: fast (generated executor, compiled
-// operations) and reference (gqlgen's executor).
+// diffPair is the same service twice: fast (the plan executor) and
+// reference (gqlgen's executor).
 type diffPair struct {
-	fast, ref http.Handler
-	routes    []rest.Route
+	fast, ref         http.Handler
+	fastExec, refExec *resolvers.Executor
+	routes            []rest.Route
 }
 
 // diffSeed is the demo data both sides read.
@@ -78,9 +80,15 @@ func newDiffPair(t testing.TB) *diffPair {
 		}
 		return nil
 	}
+	p := &diffPair{}
 	build := func(fast bool) http.Handler {
 		exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "differential", Access: access})
 		exec.SetFast(fast)
+		if fast {
+			p.fastExec = exec
+		} else {
+			p.refExec = exec
+		}
 		router, err := rest.New(rest.Config{
 			Executor: exec,
 			Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
@@ -97,7 +105,7 @@ func newDiffPair(t testing.TB) *diffPair {
 			mux.ServeHTTP(w, r)
 		})
 	}
-	p := &diffPair{fast: build(true), ref: build(false)}
+	p.fast, p.ref = build(true), build(false)
 	for _, r := range rest.Routes() {
 		if r.Method == http.MethodGet && r.Handler == nil {
 			p.routes = append(p.routes, r)
@@ -231,6 +239,9 @@ func diffValues(p rest.Param) []string {
 		}
 		if p.Name == "category" {
 			vals = append(vals, "partnership", "funding", "listing")
+		}
+		if p.Name == "relationshipType" {
+			vals = append(vals, "FOUNDATION_OF", "PARTNER_OF", "LISTED_ON", "foundation_of")
 		}
 	case rest.TypeBoolean:
 		vals = append(vals, "true", "false", "1", "0", "yes", "TRUE")
@@ -392,6 +403,14 @@ var diffDocuments = []struct{ query, vars string }{
 	{`{ resolveEntities(name: "eth", first: 5) { entity { id label } matchedVia matchType matchRank matchedValue } }`, ``},
 	{`{ resolveEntities(name: "") { matchRank } }`, ``},
 	{`{ searchEvents(query: "ethereum upgrade", first: 5) { event { id title } matchedVia matchType matchRank } }`, ``},
+	{`{ searchEvents(query: "ethereum hack", first: 5) { event { id } matchedTerms } searchReport(query: "ethereum hack", first: 5) { query terms { text expansions documentFrequency matched __typename } unmatchedTerms } }`, ``},
+	{`query($q: String!) { r: searchReport(query: $q, since: "2026-11-01T00:00:00Z", first: 3) { query unmatchedTerms } }`, `{"q":"solana outage zzzunknownword"}`},
+	{`{ searchReport(query: "the of and") { query } }`, ``},
+	{`{ categories { name subcategories __typename } c: categories { name } }`, ``},
+	{`{ eventsByCategory(category: "partnerships", first: 2) { id } }`, ``},
+	{`{ entity(id: 101) { all: relationships(first: 5) { relationshipType direction } inbound: relationships(relationshipType: "FOUNDATION_OF", direction: INBOUND) { sourceEntityId relationshipType direction relatedEntity { id label } } outbound: relationships(direction: OUTBOUND, first: 2, offset: 1) { targetEntityId direction } none: relationships(relationshipType: "NO_SUCH_TYPE") { relationshipType } } }`, ``},
+	{`query($d: RelationshipDirection) { entity(id: 102) { relationships(direction: $d) { relationshipType direction relatedEntity { id } } } }`, `{"d":"OUTBOUND"}`},
+	{`{ entity(id: 101) { relationships(direction: SIDEWAYS) { direction } } }`, ``},
 	{`{ organization(id: 101) { id label aliases entity { id } radar(first: 2) { id signal } signal(first: 2) { id } signalHistory(days: 5) { date signalCount radarCount } } }`, ``},
 	{`{ organizationsByName(name: "foundation", first: 3) { id label type aliases matchedVia matchType matchRank matchedValue } }`, ``},
 	{`{ organizations(first: 3, offset: 2) { id label } }`, ``},
@@ -431,57 +450,110 @@ func TestDifferentialGraphQL(t *testing.T) {
 	}
 }
 
-// TestDifferentialCompiledOverGraphQL sends each fixed /v1 operation's
-// exact text to /graphql: the generated side runs it compiled (in its
-// plain GraphQL form, not the facade's), the reference through gqlgen.
-func TestDifferentialCompiledOverGraphQL(t *testing.T) {
+// TestDifferentialFixedOperationsOverGraphQL sends each fixed /v1
+// operation's exact text to /graphql, with and without its legacy aliases:
+// the service runs the plan the facade runs (in plain GraphQL form, not the
+// facade's), the reference runs it through gqlgen.
+func TestDifferentialFixedOperationsOverGraphQL(t *testing.T) {
 	t.Parallel()
 	p := newDiffPair(t)
+	n := 0
+	for _, op := range fixedQueries(t) {
+		vars := fixedOperationVars(op)
+		for _, legacy := range []bool{true, false} {
+			if _, ok := vars["legacy"]; ok {
+				vars["legacy"] = legacy
+			} else if !legacy {
+				continue
+			}
+			b, err := json.Marshal(map[string]any{"query": op.Query, "operationName": op.Name, "variables": vars})
+			require.NoError(t, err)
+			res := p.compare(t, http.MethodPost, "/graphql", string(b), nil)
+			require.Equal(t, http.StatusOK, res.status, "%s: %s", op.Name, res.body)
+			n++
+		}
+	}
+	require.Greater(t, n, 15)
+}
+
+// fixedQueries are the fixed /v1 operations that are queries.
+func fixedQueries(t *testing.T) []*ops.Operation {
+	t.Helper()
 	all, err := ops.Load()
 	require.NoError(t, err)
-	n := 0
+	var out []*ops.Operation
 	for _, op := range all {
-		if op.Doc.Operations[0].Operation != ast.Query {
-			continue
+		if op.Doc.Operations[0].Operation == ast.Query {
+			out = append(out, op)
 		}
-		vars := map[string]any{}
-		for _, v := range op.Doc.Operations[0].VariableDefinitions {
-			switch v.Type.Name() {
-			case "Int":
-				if v.Type.Elem != nil {
-					vars[v.Variable] = []int{101, 102, 999999}
-				} else if strings.Contains(strings.ToLower(v.Variable), "id") {
-					vars[v.Variable] = 101
-				} else {
-					vars[v.Variable] = 3
-				}
-			case "Time":
-				vars[v.Variable] = diffNow.Add(-72 * time.Hour).Format(time.RFC3339)
-			case "String":
-				switch v.Variable {
-				case "window":
-					vars[v.Variable] = "7d"
-				case "feed":
-					vars[v.Variable] = "all"
-				case "category":
-					vars[v.Variable] = "funding"
-				case "after":
-					continue
-				default:
-					vars[v.Variable] = "Ethereum"
-				}
-			case "Surface":
-				vars[v.Variable] = "RADAR"
-			case "EventSort":
-				vars[v.Variable] = "RECENCY"
-			case "Boolean":
-				vars[v.Variable] = true
+	}
+	return out
+}
+
+// fixedOperationVars are valid variables for a fixed /v1 operation, as a
+// JSON request would carry them.
+func fixedOperationVars(op *ops.Operation) map[string]any {
+	vars := map[string]any{}
+	for _, v := range op.Doc.Operations[0].VariableDefinitions {
+		switch v.Type.Name() {
+		case "Int":
+			if v.Type.Elem != nil {
+				vars[v.Variable] = []int{101, 102, 999999}
+			} else if strings.Contains(strings.ToLower(v.Variable), "id") {
+				vars[v.Variable] = 101
+			} else {
+				vars[v.Variable] = 3
 			}
+		case "Time":
+			vars[v.Variable] = diffNow.Add(-72 * time.Hour).Format(time.RFC3339)
+		case "String":
+			switch v.Variable {
+			case "window":
+				vars[v.Variable] = "7d"
+			case "feed":
+				vars[v.Variable] = "all"
+			case "category":
+				vars[v.Variable] = "funding"
+			case "after":
+				continue
+			case "relationshipType":
+				vars[v.Variable] = "FOUNDATION_OF"
+			default:
+				vars[v.Variable] = "Ethereum"
+			}
+		case "Surface":
+			vars[v.Variable] = "RADAR"
+		case "EventSort":
+			vars[v.Variable] = "RECENCY"
+		case "RelationshipDirection":
+			vars[v.Variable] = "INBOUND"
+		case "Boolean":
+			vars[v.Variable] = true
 		}
-		b, err := json.Marshal(map[string]any{"query": op.Query, "operationName": op.Name, "variables": vars})
-		require.NoError(t, err)
-		res := p.compare(t, http.MethodPost, "/graphql", string(b), nil)
-		require.Equal(t, http.StatusOK, res.status, "%s: %s", op.Name, res.body)
+	}
+	return vars
+}
+
+// TestDifferentialMarks runs each fixed /v1 operation in process as the
+// facade does (HTML-safe, marked) on both executors: the data and the
+// marks the plan executor records as it writes must be what
+// jsonw.MarkData finds in gqlgen's data, mark for mark.
+func TestDifferentialMarks(t *testing.T) {
+	t.Parallel()
+	p := newDiffPair(t)
+	n := 0
+	for _, op := range fixedQueries(t) {
+		vars := fixedOperationVars(op)
+		run := func(e *resolvers.Executor) jsonw.Writer {
+			w := jsonw.Writer{HTML: true, Marking: true}
+			errs := e.Run(context.Background(), op.Query, op.Name, vars, &w)
+			require.Empty(t, errs, op.Name)
+			return w
+		}
+		fast, ref := run(p.fastExec), run(p.refExec)
+		require.Equal(t, string(ref.B), string(fast.B), op.Name)
+		require.Equal(t, ref.Marks, fast.Marks, op.Name)
+		require.NotEmpty(t, fast.Marks, op.Name)
 		n++
 	}
 	require.Greater(t, n, 15)
@@ -498,6 +570,10 @@ func FuzzDifferential(f *testing.F) {
 	f.Add(uint8(9), "id=101&include=radar,signal&includeLimit=2")
 	f.Add(uint8(12), "since=2026-11-16T00:00:00Z&limit=2&offset=1")
 	f.Add(uint8(255), `{"id":101,"n":3}`)
+	f.Add(diffRouteIndex(f, "/v1/latest"), "legacy=false&limit=3")
+	f.Add(diffRouteIndex(f, "/v1/search"), "q=ethereum+hack&legacy=false&limit=3")
+	f.Add(diffRouteIndex(f, "/v1/entities/{id}/relationships"), "relationshipType=FOUNDATION_OF&direction=inbound&limit=2")
+	f.Add(diffRouteIndex(f, cryptointel.CategoriesPath), "_=1")
 	p := newDiffPair(f) // once per process: each fuzzing worker has its own
 	f.Fuzz(func(t *testing.T, route uint8, raw string) {
 		if int(route) >= len(p.routes) {
@@ -515,6 +591,25 @@ func FuzzDifferential(f *testing.F) {
 		}
 		p.compare(t, http.MethodGet, path+"?"+raw, "", nil)
 	})
+}
+
+// diffRouteIndex is the index of the graph route at path among the routes
+// the differential test compares (diffPair.routes), for FuzzDifferential's
+// seeds.
+func diffRouteIndex(t testing.TB, path string) uint8 {
+	t.Helper()
+	i := 0
+	for _, r := range rest.Routes() {
+		if r.Method != http.MethodGet || r.Handler != nil {
+			continue
+		}
+		if r.Path == path {
+			return uint8(i)
+		}
+		i++
+	}
+	t.Fatalf("no graph route %s", path)
+	return 0
 }
 
 // TestDifferentialDetectsADifference proves the comparison can fail: a

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
@@ -24,6 +24,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/exportstore"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/rest"
 )
@@ -42,12 +43,13 @@ type exportServer struct {
 	now      *atomic.Pointer[time.Time]
 }
 
-// exportNoExecutor satisfies rest.Executor; the export routes never run a
-// graph operation.
-type exportNoExecutor struct{}
+// noExecutor satisfies rest.Executor for routers serving only handler
+// routes (exports, webhooks), which never run a graph operation.
+type noExecutor struct{}
 
-func (exportNoExecutor) Execute(context.Context, string, string, map[string]any) *graphql.Response {
-	return &graphql.Response{Data: []byte(`null`)}
+func (noExecutor) Run(_ context.Context, _, _ string, _ map[string]any, w *jsonw.Writer) gqlerror.List {
+	w.B = append(w.B, "null"...)
+	return nil
 }
 
 type exportServerOpts struct {
@@ -61,6 +63,9 @@ type exportServerOpts struct {
 	// redirect answers downloads with a redirect to a presigned URL
 	// (EXPORT_DOWNLOAD_REDIRECT).
 	redirect bool
+	// maxBytesPerDay bounds the worker's bytes per account and day
+	// (EXPORT_MAX_BYTES_PER_DAY).
+	maxBytesPerDay int64
 }
 
 func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
@@ -85,8 +90,9 @@ func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
 	if opts.storage != nil {
 		workerStorage = opts.storage(local)
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client, err := jobs.NewClient(store, logger, jobs.ExportRegistration(store, jobs.ExportConfig{Storage: workerStorage, BatchSize: 7, RowGroupRows: 10, WriteBufferSize: 4096, LinkTTL: time.Hour, Logger: logger}))
+	logger := testLogger(t)
+	client, err := jobs.NewClient(store, logger, jobs.ExportRegistration(store, jobs.ExportConfig{Storage: workerStorage, BatchSize: 7, RowGroupRows: 10, WriteBufferSize: 4096, LinkTTL: time.Hour, Logger: logger,
+		MaxBytesPerDay: opts.maxBytesPerDay}))
 	require.NoError(t, err)
 	if !opts.noStart {
 		require.NoError(t, client.Start(context.Background()))
@@ -98,7 +104,7 @@ func startExportServer(t *testing.T, opts exportServerOpts) *exportServer {
 	}
 	h := &rest.ExportHandlers{Store: store, Storage: local, RedirectDownloads: opts.redirect, Enqueue: jobs.EnqueueExport(client, 0), Secret: []byte("export-test-secret")}
 	svc := access.New(store, access.Config{Now: store.Now, Logger: logger, RateLimit: 1 << 20})
-	router, err := rest.New(rest.Config{Executor: exportNoExecutor{}, Wrap: svc.Wrap, Routes: rest.ExportRoutes(h), Logger: logger, Now: store.Now})
+	router, err := rest.New(rest.Config{Executor: noExecutor{}, Wrap: svc.Wrap, Routes: rest.ExportRoutes(h), Logger: logger, Now: store.Now})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", router)

@@ -59,6 +59,7 @@ func TestHostileInput(t *testing.T) {
 	t.Parallel()
 	s := startHostileServer(t)
 	key := s.newKey(t, cryptointel.PlanEnterprise)
+	free := s.newKey(t, cryptointel.PlanFree)
 
 	// A webhook of the caller's account, so updates reach validation.
 	hook := s.send(t, key, hostileRequest{Method: http.MethodPost, Path: "/v1/webhooks", ContentType: "application/json",
@@ -92,6 +93,7 @@ func TestHostileInput(t *testing.T) {
 			Header: map[string]string{"Authorization": "Bearer\t" + key}}},
 		hostileCase{name: "bearer<TAB>key on admin ingest", key: "-", want: want200, req: hostileRequest{Method: http.MethodPost,
 			Path: "/admin/ingest", ContentType: "application/x-ndjson", Body: []byte("\n"), Header: map[string]string{"Authorization": "Bearer\t" + hostileAdminToken}}})
+	cases = append(cases, meteringCases(free)...)
 	require.GreaterOrEqual(t, len(cases), 150, "the table must hold at least 150 cases")
 
 	var tried, got2xx, got4xx, got5xx int
@@ -132,6 +134,75 @@ func TestHostileInput(t *testing.T) {
 	require.NotContains(t, logs, secret, "the webhook secret appears in the logs")
 	require.NotContains(t, logs, "goroutine ", "a stack trace was logged")
 	require.NotContains(t, logs, "panic", "a panic was logged")
+}
+
+// meteringCases are the classes of the second hardening round: protocol
+// upgrades and event streams asked for where they do not apply (served,
+// metered and budgeted as plain requests, or refused), WebSocket handshakes
+// the protocol does not allow, introspection over its bound, a field the
+// plan lacks (free is the free plan's key), and wrong admin tokens (fewer
+// than the throttle allows in a minute; the throttle has its own test).
+func meteringCases(free string) []hostileCase {
+	typename := "/graphql?query=" + url.QueryEscape("{ __typename }")
+	gqlAccept := "application/graphql-response+json"
+	upgrade := func(name, path, upgrade string, want int) hostileCase {
+		return hostileCase{name: name, want: want, req: hostileRequest{Method: http.MethodGet, Path: path,
+			Header: map[string]string{"Upgrade": upgrade, "Connection": "Upgrade", "Accept": gqlAccept}}}
+	}
+	cs := []hostileCase{
+		upgrade("h2c upgrade on a read route", "/v1/latest", "h2c", want200),
+		upgrade("WebSocket upgrade on a read route", "/v1/latest", "websocket", want200),
+		upgrade("WebSocket upgrade listed second on a read route", "/v1/search?query=eth", "foo, websocket", want200),
+		upgrade("h2c upgrade on /graphql", typename, "h2c", want200),
+		upgrade("unknown upgrade on /graphql", typename, "foo", want200),
+		upgrade("WebSocket handshake without a key", typename, "websocket", wantGQLRequestError),
+		upgrade("WebSocket handshake listed second without a key", typename, "foo, websocket", wantGQLRequestError),
+		{name: "WebSocket upgrade of a POST", want: wantGQLRequestError, req: hostileRequest{Method: http.MethodPost, Path: "/graphql",
+			ContentType: "application/json", Body: []byte(`{"query":"{ entity(id: 101) { canonicalName } }"}`),
+			Header: map[string]string{"Upgrade": "foo, websocket", "Connection": "Upgrade", "Accept": gqlAccept,
+				"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"}}},
+		{name: "WebSocket handshake of another version", want: wantGQLRequestError, req: hostileRequest{Method: http.MethodGet, Path: typename,
+			Header: map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Accept": gqlAccept,
+				"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "8"}}},
+		{name: "event stream asked of a read route", want: want200, req: hostileRequest{Method: http.MethodGet, Path: "/v1/latest",
+			Header: map[string]string{"Accept": "text/event-stream"}}},
+		{name: "event stream asked with GET of /graphql", want: want200, req: hostileRequest{Method: http.MethodGet, Path: typename,
+			Header: map[string]string{"Accept": "text/event-stream"}}},
+		gql("__schema twice", map[string]any{"query": "{ a: __schema { types { name } } b: __schema { types { name } } }"}, wantGQLRequestError),
+		gql("__schema 100 times", map[string]any{"query": aliasedSchema(100)}, wantGQLRequestError),
+		gql("__schema once", map[string]any{"query": "{ __schema { queryType { name } } }"}, want200),
+	}
+	for _, c := range []hostileCase{
+		gql("a field the plan lacks", map[string]any{"query": fmt.Sprintf(`{ feed(since: %q) { nodes { id } } }`, ts(-24*time.Hour))}, wantGQLRequestError),
+		gql("a field the plan lacks beside one it has", map[string]any{"query": fmt.Sprintf(`{ entity(id: 101) { id } brief(id: 101, since: %q) { label } }`, ts(-24*time.Hour))}, wantGQLRequestError),
+		gql("a subscription the plan lacks, over POST", map[string]any{"query": "subscription { events { id } }"}, wantGQLRequestError),
+	} {
+		c.key = free
+		c.status = http.StatusForbidden
+		if strings.Contains(c.name, "POST") {
+			c.status = http.StatusBadRequest // refused for its transport first
+		}
+		cs = append(cs, c)
+	}
+	for _, auth := range []string{"Bearer wrong-token", "Bearer " + hostileAdminToken + "x", "Basic " + hostileAdminToken, "Bearer " + repeat("t", 100*1024)} {
+		cs = append(cs, hostileCase{name: "admin ingest with a wrong token", key: "-", want: want4xx, status: http.StatusUnauthorized,
+			req: hostileRequest{Method: http.MethodPost, Path: "/admin/ingest", ContentType: "application/x-ndjson", Body: []byte("\n"),
+				Header: map[string]string{"Authorization": auth}}})
+	}
+	for i := range cs {
+		cs[i].name = "metering: " + cs[i].name
+	}
+	return cs
+}
+
+// aliasedSchema selects __schema n times under aliases.
+func aliasedSchema(n int) string {
+	var b strings.Builder
+	b.WriteString("{ ")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "s%d: __schema { types { name } } ", i)
+	}
+	return b.String() + "}"
 }
 
 // nextCursor returns the next_cursor of a first page.

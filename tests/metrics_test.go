@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -36,7 +35,7 @@ func startObserveServer(t *testing.T, databaseURL string) *observeServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:     databaseURL,
-		Logger:          slog.New(slog.DiscardHandler),
+		Logger:          testLogger(t),
 		ShutdownTimeout: 15 * time.Second,
 	})
 	require.NoError(t, err)
@@ -59,7 +58,7 @@ func startObserveHandler(t *testing.T, databaseURL string) *observeServer {
 	t.Helper()
 	a, err := app.New(context.Background(), app.Config{
 		DatabaseURL: databaseURL,
-		Logger:      slog.New(slog.DiscardHandler),
+		Logger:      testLogger(t),
 	})
 	require.NoError(t, err)
 	srv := httptest.NewServer(a.Handler)

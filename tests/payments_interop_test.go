@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"os"
@@ -126,7 +125,7 @@ func startPaymentsInterop(t *testing.T) *paymentsEnv {
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:         dbtest.NewURL(t),
 		DBMaxConns:          8,
-		Logger:              slog.New(slog.DiscardHandler),
+		Logger:              testLogger(t),
 		ShutdownTimeout:     15 * time.Second,
 		X402FacilitatorURL:  e.fac.URL,
 		MPPSecret:           "interop-secret",
@@ -242,17 +241,7 @@ func (e *paymentsEnv) settlements(t *testing.T) (int, int) {
 // price reads the price of a request from its 402 (x402 v1 body).
 func (e *paymentsEnv) price(t *testing.T, method, path, body string) int64 {
 	t.Helper()
-	r := e.send(t, method, path, body, nil)
-	require.Equal(t, http.StatusPaymentRequired, r.status, "%s", r.body)
-	var b struct {
-		Accepts []struct {
-			MaxAmountRequired string `json:"maxAmountRequired"`
-		} `json:"accepts"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &b))
-	n, err := strconv.ParseInt(b.Accepts[0].MaxAmountRequired, 10, 64)
-	require.NoError(t, err)
-	return n
+	return quotedPrice(t, &accessServer{base: e.base}, method, path, body)
 }
 
 // requireRefused checks a 402 that carries no data, a fresh offer and, in

@@ -83,6 +83,9 @@ func TestThreeReplicas(t *testing.T) {
 		"WEBHOOK_POLL_INTERVAL=1s",
 		// One export directory, as replicas would share an object store.
 		"EXPORT_DIR=" + t.TempDir(),
+		// Thirty jobs of one account in flight at once: the per-account
+		// bound (its own test is TestExportBoundsPerAccount) is lifted.
+		"EXPORT_MAX_ACTIVE_JOBS=1000",
 	}
 	logDir := t.TempDir()
 	var procs []*serveProc

@@ -5,13 +5,20 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/rest"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 func init() {
@@ -63,6 +70,9 @@ var restGoldenRequests = map[string]string{
 	"brief_batch":                   "/v1/brief/batch?ids=104,999&limit=1&since=" + url.QueryEscape(ts(-restDay)),
 	"brief_batch_compact":           "/v1/brief/batch?ids=104,999&limit=1&compact=true&since=" + url.QueryEscape(ts(-restDay)),
 	"pmarket_all":                   "/v1/pmarket/all",
+	"latest_lean":                   "/v1/latest?limit=3&legacy=false",
+	"search_lean":                   "/v1/search?q=Solana&limit=2&legacy=false",
+	"brief_compact_lean":            "/v1/brief?id=103&limit=1&compact=true&legacy=false&since=" + url.QueryEscape(ts(-restDay)),
 	"pmarket_by_organization_id":    "/v1/pmarket/byOrganizationId?id=101",
 	"error_bulk_since_required":     "/v1/radar/all",
 	"error_batch_too_many":          "/v1/brief/batch?since=2026-11-20T00:00:00Z&ids=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26",
@@ -112,4 +122,93 @@ func TestRESTGolden(t *testing.T) {
 		require.NoError(t, err, "missing golden file; run go test ./tests -run TestRESTGolden -update")
 		require.Equal(t, string(want), string(got), "%s differs from %s (run with -update if the change is intended)", path, file)
 	}
+}
+
+// TestRESTLeanShape: legacy=false answers every event route with the
+// default response less the legacy aliases of each event — nothing else
+// changes — and in fewer bytes; any other value of legacy, or none, is the
+// default shape.
+func TestRESTLeanShape(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	legacyNames := map[string]bool{}
+	for _, f := range wire.EventFields {
+		if f.Legacy != "" {
+			legacyNames[f.Legacy] = true
+		}
+	}
+	// strip removes the legacy aliases from every event (an object with
+	// latestEvidenceTimestamp) in v.
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			_, event := x["latestEvidenceTimestamp"]
+			for k, c := range x {
+				if event && legacyNames[k] {
+					delete(x, k)
+					continue
+				}
+				x[k] = strip(c)
+			}
+		case []any:
+			for i := range x {
+				x[i] = strip(x[i])
+			}
+		}
+		return v
+	}
+	n := 0
+	for _, r := range rest.Routes() {
+		if !slices.ContainsFunc(r.Params, func(p rest.Param) bool { return p.Name == "legacy" }) {
+			continue
+		}
+		path := restRouteExample(t, r)
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		full, lean := s.get(t, path), s.get(t, path+sep+"legacy=false")
+		require.Equal(t, http.StatusOK, full.Status, "%s: %s", path, full.Body)
+		require.Equal(t, http.StatusOK, lean.Status, "%s: %s", path, lean.Body)
+		require.Equal(t, full.Body, s.get(t, path+sep+"legacy=true").Body, path)
+		var fullV, leanV any
+		require.NoError(t, json.Unmarshal(full.Body, &fullV))
+		require.NoError(t, json.Unmarshal(lean.Body, &leanV))
+		require.Equal(t, strip(fullV), leanV, path)
+		if bytes.Contains(full.Body, []byte(`"latestEvidenceTimestamp"`)) {
+			require.Less(t, len(lean.Body), len(full.Body), path)
+			n++
+		}
+	}
+	require.GreaterOrEqual(t, n, 10, "event routes with events in their example")
+}
+
+// restRouteExample is a request of route r against the REST fixture that
+// answers 200: its required parameters set to fixture values.
+func restRouteExample(t *testing.T, r rest.Route) string {
+	t.Helper()
+	path := strings.ReplaceAll(r.Path, "{id}", strconv.Itoa(entEthereum))
+	q := url.Values{}
+	for _, p := range r.Params {
+		if !p.Required || p.In != "query" {
+			continue
+		}
+		switch {
+		case p.Name == "ids":
+			q.Set(p.Name, fmt.Sprintf("%d,%d", entEthereum, entSolana))
+		case p.Type == rest.TypeInteger:
+			q.Set(p.Name, strconv.Itoa(entEthereum))
+		case p.Type == rest.TypeDateTime:
+			q.Set(p.Name, ts(-6*restDay))
+		case p.Name == "category":
+			q.Set(p.Name, "partnership")
+		default:
+			q.Set(p.Name, "Solana")
+		}
+	}
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -55,7 +54,7 @@ func startRESTServerWith(t *testing.T, load func(store *db.DB), opts ...func(*ap
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := app.Config{
 		DatabaseURL:     dbtest.NewURL(t),
-		Logger:          slog.New(slog.DiscardHandler),
+		Logger:          testLogger(t),
 		ShutdownTimeout: 15 * time.Second,
 	}
 	for _, opt := range opts {

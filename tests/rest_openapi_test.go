@@ -105,7 +105,7 @@ func TestRESTOpenAPIDocument(t *testing.T) {
 		in[pm["name"].(string)] = pm["in"].(string)
 	}
 	require.Equal(t, map[string]string{"surface": "query", "category": "query", "organizationId": "query",
-		"entityId": "query", "cursor": "query", "Last-Event-ID": "header"}, in)
+		"entityId": "query", "cursor": "query", "legacy": "query", "Last-Event-ID": "header"}, in)
 	require.Contains(t, stream["responses"], "429", "the per-key cap of open streams")
 
 	search := paths["/v1/search"].(map[string]any)["get"].(map[string]any)["x-payment-info"].(map[string]any)

@@ -130,7 +130,7 @@ func TestStreamBadInput(t *testing.T) {
 		msg              string
 	}{
 		{"unknown parameter", pro, "?organisationId=1", nil, 400,
-			`unknown parameter "organisationId": /v1/stream accepts surface, category, organizationId, entityId, cursor`},
+			`unknown parameter "organisationId": /v1/stream accepts surface, category, organizationId, entityId, cursor, legacy`},
 		{"bad surface", pro, "?surface=all", nil, 400, "surface must be one of: radar, signal"},
 		{"bad organizationId", pro, "?organizationId=abc", nil, 400, "organizationId must be an integer"},
 		{"unknown organization", pro, "?organizationId=424242", nil, 404, msgNoEntity},

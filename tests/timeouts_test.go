@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -26,7 +25,7 @@ func startLimitsServer(t *testing.T, cfg app.Config) (*app.App, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.DatabaseURL = dbtest.NewURL(t)
 	cfg.DBMaxConns = 6
-	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.Logger = testLogger(t)
 	cfg.ShutdownTimeout = 15 * time.Second
 	cfg.ExportDir = t.TempDir()
 	cfg.AdminToken = hostileAdminToken

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
@@ -100,12 +99,6 @@ type webhookServer struct {
 	recv    *webhookReceiver
 }
 
-type webhookNoExecutor struct{}
-
-func (webhookNoExecutor) Execute(context.Context, string, string, map[string]any) *graphql.Response {
-	return &graphql.Response{Data: []byte(`null`)}
-}
-
 // webhookTimeScale runs the 15 s / 1 min / 5 min / 30 min schedule in
 // 15 ms / 60 ms / 300 ms / 1.8 s.
 const webhookTimeScale = 0.001
@@ -162,7 +155,7 @@ func startWebhookServer(t *testing.T, opts webhookServerOpts) *webhookServer {
 	})
 	h := &rest.WebhookHandlers{DB: store.Bun, Queue: &jobs.WebhookDispatcher{Store: store, Client: s.clients[0]}, Guard: guard}
 	svc := access.New(store, access.Config{Logger: logger})
-	router, err := rest.New(rest.Config{Executor: webhookNoExecutor{}, Wrap: svc.Wrap, Routes: rest.WebhookRoutes(h), Logger: logger})
+	router, err := rest.New(rest.Config{Executor: noExecutor{}, Wrap: svc.Wrap, Routes: rest.WebhookRoutes(h), Logger: logger})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", router)

@@ -203,23 +203,27 @@ func TestEventWireShape(t *testing.T) {
 
 	t.Run("openapi schemas", func(t *testing.T) {
 		t.Parallel()
+		type shape struct {
+			Properties map[string]map[string]any `json:"properties"`
+			Required   []string                  `json:"required"`
+			// An event is either shape: with its legacy aliases (the
+			// default) or without them (legacy=false).
+			AnyOf []shape `json:"anyOf"`
+		}
 		var doc struct {
 			Components struct {
-				Schemas map[string]struct {
-					Properties map[string]map[string]any `json:"properties"`
-					Required   []string                  `json:"required"`
-				} `json:"schemas"`
+				Schemas map[string]shape `json:"schemas"`
 			} `json:"components"`
 		}
 		require.NoError(t, json.Unmarshal(fetchOpenAPI(t, s), &doc))
-		check := func(name string, fields []wire.Field) {
-			sch, ok := doc.Components.Schemas[name]
-			require.True(t, ok, "OpenAPI lacks %s", name)
-			require.Equal(t, wireKeys(fields, &wire.API, true), sch.Required, "OpenAPI %s members", name)
+		checkShape := func(name string, sch shape, fields []wire.Field, legacy bool) {
+			enc := wire.API
+			enc.Legacy = legacy
+			require.Equal(t, wireKeys(fields, &enc, true), sch.Required, "OpenAPI %s members (legacy aliases: %t)", name, legacy)
 			require.Len(t, sch.Properties, len(sch.Required))
 			for _, f := range fields {
 				for _, name := range []string{f.Name, f.Legacy} {
-					if name == "" {
+					if name == "" || (name == f.Legacy && !legacy) {
 						continue
 					}
 					pr := sch.Properties[name]
@@ -229,6 +233,17 @@ func TestEventWireShape(t *testing.T) {
 					}
 				}
 			}
+		}
+		check := func(name string, fields []wire.Field) {
+			sch, ok := doc.Components.Schemas[name]
+			require.True(t, ok, "OpenAPI lacks %s", name)
+			if len(sch.AnyOf) == 0 {
+				checkShape(name, sch, fields, true)
+				return
+			}
+			require.Len(t, sch.AnyOf, 2, name)
+			checkShape(name, sch.AnyOf[0], fields, true)
+			checkShape(name, sch.AnyOf[1], fields, false)
 		}
 		for _, o := range wire.Objects {
 			check(o.Name, o.Fields)

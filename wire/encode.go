@@ -114,8 +114,34 @@ func AppendTime(dst []byte, t time.Time, layout string) ([]byte, error) {
 		return dst, ErrUnsupportedValue
 	}
 	dst = append(dst, '"')
-	dst = t.AppendFormat(dst, layout)
+	if layout == TimeLayout {
+		dst = AppendTimeLayout(dst, t)
+	} else {
+		dst = t.AppendFormat(dst, layout)
+	}
 	return append(dst, '"'), nil
+}
+
+// AppendTimeLayout appends t in TimeLayout, in UTC, unquoted: the bytes of
+// t.UTC().AppendFormat(dst, TimeLayout), written without interpreting the
+// layout (the API writes an instant per event and per post). Years outside
+// 0–9999 are written by AppendFormat.
+func AppendTimeLayout(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, TimeLayout)
+	}
+	hour, minute, second := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(dst,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
+		byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':',
+		byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+second/10), byte('0'+second%10), '.',
+		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // AppendStrings appends a JSON array of strings; nil is [].

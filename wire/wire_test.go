@@ -283,3 +283,22 @@ func TestGeneratedUpToDate(t *testing.T) {
 		require.Equal(t, string(want), string(got), "rest/ops/fragments/%s is stale: run go generate ./rest", e.Name())
 	}
 }
+
+// TestAppendTimeLayout: the API's instant form is written as
+// t.UTC().AppendFormat(TimeLayout) writes it, whatever the zone, the
+// sub-millisecond part or the year.
+func TestAppendTimeLayout(t *testing.T) {
+	t.Parallel()
+	zone := time.FixedZone("x", -5*3600-30*60)
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 999_999_999, zone),
+		time.Date(1, 1, 1, 0, 0, 0, 1_000_000, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 123_456_789, time.UTC),
+		time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-3, 1, 1, 0, 0, 0, 0, time.UTC),
+		{},
+	} {
+		require.Equal(t, tm.UTC().Format(wire.TimeLayout), string(wire.AppendTimeLayout(nil, tm)), tm.String())
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/mcp"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -61,6 +62,7 @@ database is always DATABASE_URL (--database-url).`,
 		m.seedCommand(cfg),
 		m.keysCommand(cfg),
 		m.healthcheckCommand(),
+		m.mcpCommand(),
 		m.versionCommand(),
 	)
 	return root
@@ -806,4 +808,40 @@ func versionString() string {
 		}
 	}
 	return fmt.Sprintf("cryptointel %s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func (m *Main) mcpCommand() *cobra.Command {
+	var url, key string
+	cmd := &cobra.Command{
+		Use:   "mcp --url URL [--key KEY]",
+		Short: "Bridge an MCP client on standard input and output to a server's /mcp",
+		Long: `mcp connects a desktop MCP client that launches servers as local processes
+(stdio) to a cryptointel server's Streamable HTTP endpoint: it reads JSON-RPC
+messages from standard input, one per line, posts each to URL (/mcp is added
+to a URL without a path) with the key as a Bearer key, and writes the answers
+to standard output. Without a key, the server must take payments per call.
+A refusal at the HTTP level (a wrong key) is answered as a JSON-RPC error
+carrying the server's message. Flags win over CRYPTOINTEL_URL and
+CRYPTOINTEL_API_KEY.`,
+		Example: `  cryptointel mcp --url https://api.example.com --key ci_...
+  CRYPTOINTEL_URL=http://localhost:8080 CRYPTOINTEL_API_KEY=ci_... cryptointel mcp`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if url == "" {
+				url = m.Getenv("CRYPTOINTEL_URL")
+			}
+			if key == "" {
+				key = m.Getenv("CRYPTOINTEL_API_KEY")
+			}
+			if url == "" {
+				return fmt.Errorf("no server: set --url or CRYPTOINTEL_URL")
+			}
+			return mcp.Bridge(cmd.Context(), m.Stdin, m.Stdout, mcp.BridgeConfig{
+				URL: url, Key: key, UserAgent: "cryptointel-mcp-bridge/" + version,
+			})
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "the server's URL, e.g. https://api.example.com (env CRYPTOINTEL_URL)")
+	cmd.Flags().StringVar(&key, "key", "", "the API key (env CRYPTOINTEL_API_KEY)")
+	return cmd
 }

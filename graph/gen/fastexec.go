@@ -16,8 +16,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// plugin is the gqlgen plugin that writes fastexec_gen.go and ops_gen.go
-// beside gqlgen's generated.go.
+// plugin is the gqlgen plugin that writes fastexec_gen.go beside gqlgen's
+// generated.go.
 type plugin struct{}
 
 // Name implements plugin.Plugin.
@@ -31,14 +31,7 @@ func (*plugin) GenerateCode(data *codegen.Data) error {
 	if err != nil {
 		return fmt.Errorf("error generating the fast executor: %w", err)
 	}
-	if err := g.write("fastexec_gen.go", src); err != nil {
-		return err
-	}
-	ops, err := g.compiledOps()
-	if err != nil {
-		return fmt.Errorf("error compiling the /v1 operations: %w", err)
-	}
-	return g.write("ops_gen.go", ops)
+	return g.write("fastexec_gen.go", src)
 }
 
 // gen holds what one generation run knows and has emitted.
@@ -184,13 +177,9 @@ func hasResolvers(o *codegen.Object) bool {
 // capitalizes the first letter).
 func templatesToGo(name string) string { return strings.ToUpper(name[:1]) + name[1:] }
 
-// implementors is the name of gqlgen's implementors variable of a type.
-func implementors(name string) string {
-	return strings.ToLower(name[:1]) + name[1:] + "Implementors"
-}
-
-// object emits the writer of one object type: its fields in the order the
-// plan collected them, each resolved and written in turn.
+// object emits the writer of one object type: the fields of its plan in
+// order, each resolved and written in turn, or copied when the plan says
+// it repeats an earlier one.
 func (g *gen) object(b *bytes.Buffer, o *codegen.Object) error {
 	if len(o.Implements) > 0 {
 		return fmt.Errorf("%s implements an interface: interfaces and unions are not supported by the generated executor yet", o.Name)
@@ -200,9 +189,11 @@ func (g *gen) object(b *bytes.Buffer, o *codegen.Object) error {
 		objParam = ", obj " + g.typ(o.Reference())
 	}
 	fmt.Fprintf(b, "// o_%s writes a %s with the fields of pl; false when it came out null\n// (a non-null field failed), as gqlgen's _%s does.\n", o.Name, o.Name, o.Name)
-	fmt.Fprintf(b, "func (x *fastExec) o_%s(ctx context.Context, p *fpath, pl *plan%s) bool {\n", o.Name, objParam)
-	b.WriteString("\tstart := len(x.w.B)\n\tx.w.Byte('{')\n\tinvalid := false\n")
-	b.WriteString("\tfor i := range pl.fields {\n\t\tf := &pl.fields[i]\n\t\tx.w.Key(f.Alias, i == 0)\n\t\tfp := fpath{parent: p, field: f}\n\t\t_ = fp\n\t\tswitch f.Name {\n")
+	fmt.Fprintf(b, "func (x *fastExec) o_%s(ctx context.Context, pl *plan%s) bool {\n", o.Name, objParam)
+	b.WriteString("\tstart := len(x.w.B)\n\tx.w.Byte('{')\n\tinvalid := false\n\tbase, nerr, depth := x.open(pl), x.nerr, len(x.path)\n")
+	b.WriteString("\tfor i := range pl.fields {\n\t\tf := &pl.fields[i]\n\t\tx.w.Raw(pl.keys[i])\n\t\tvs := len(x.w.B)\n\t\tx.path = append(x.path[:depth], pathElem{field: f})\n")
+	b.WriteString("\t\tif pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {\n\t\t\tx.noted(pl, i, base, vs)\n\t\t\tcontinue\n\t\t}\n")
+	b.WriteString("\t\tswitch f.Name {\n")
 	fmt.Fprintf(b, "\t\tcase \"__typename\":\n\t\t\tx.w.Raw(%q)\n", strconv.Quote(o.Name))
 	for _, f := range o.Fields {
 		if strings.HasPrefix(f.Name, "__") {
@@ -213,8 +204,10 @@ func (g *gen) object(b *bytes.Buffer, o *codegen.Object) error {
 			return fmt.Errorf("%s.%s: %w", o.Name, f.Name, err)
 		}
 	}
-	b.WriteString("\t\tdefault:\n\t\t\tx.w.Null()\n\t\t}\n\t}\n")
-	b.WriteString("\tif invalid {\n\t\tx.w.Truncate(start)\n\t\tx.w.Null()\n\t\treturn false\n\t}\n\tx.w.Byte('}')\n\treturn true\n}\n\n")
+	b.WriteString("\t\tdefault:\n\t\t\tx.w.Null()\n\t\t}\n")
+	b.WriteString("\t\tif pl.extra[i] {\n\t\t\tx.noted(pl, i, base, vs)\n\t\t}\n\t}\n\tx.path = x.path[:depth]\n\tx.close(base)\n")
+	b.WriteString("\tif invalid {\n\t\tx.w.Truncate(start)\n\t\tx.w.Null()\n\t\treturn false\n\t}\n\tx.w.Byte('}')\n")
+	b.WriteString("\tif pl.self != \"\" {\n\t\tx.markSelf(pl, start)\n\t}\n\treturn true\n}\n\n")
 	for _, f := range o.Fields {
 		if strings.HasPrefix(f.Name, "__") || !needsCall(f) {
 			continue
@@ -234,10 +227,10 @@ func needsCall(f *codegen.Field) bool {
 }
 
 // childPlan is the expression of the plan a field's value is written with:
-// the collected fields of its selection for an object type, else nil.
+// the field's child plan for an object type, else nil.
 func childPlan(ref *config.TypeReference) string {
 	if ref.Definition.Kind == ast.Object {
-		return fmt.Sprintf("x.child(pl, i, %s)", implementors(ref.Definition.Name))
+		return "pl.kids[i]"
 	}
 	return "nil"
 }
@@ -250,55 +243,42 @@ func (g *gen) field(b *bytes.Buffer, o *codegen.Object, f *codegen.Field) error 
 	if err != nil {
 		return err
 	}
-	markInvalid := ""
-	if nn {
-		markInvalid = "\t\t\t\tinvalid = true\n"
-	}
 	if !needsCall(f) {
 		if f.GoFieldType != codegen.GoFieldVariable {
 			return fmt.Errorf("unsupported binding (map)")
 		}
 		if nn {
-			fmt.Fprintf(b, "\t\t\tif x.%s(ctx, &fp, %s, obj.%s) {\n\t\t\t\tinvalid = true\n\t\t\t}\n", vname, childPlan(ref), f.GoFieldName)
+			fmt.Fprintf(b, "\t\t\tif x.%s(ctx, %s, obj.%s) {\n\t\t\t\tinvalid = true\n\t\t\t}\n", vname, childPlan(ref), f.GoFieldName)
 		} else {
-			fmt.Fprintf(b, "\t\t\tx.%s(ctx, &fp, %s, obj.%s)\n", vname, childPlan(ref), f.GoFieldName)
+			fmt.Fprintf(b, "\t\t\tx.%s(ctx, %s, obj.%s)\n", vname, childPlan(ref), f.GoFieldName)
 		}
 		return nil
 	}
-	b.WriteString("\t\t\t{\n")
-	argsCall := ""
-	if len(f.Args) > 0 {
-		argsCall = fmt.Sprintf("x.args(ctx, &fp, pl, i, (*executionContext).%s)", f.ArgsFunc())
-	}
-	resolveCall(b, "\t\t\t", o, f, argsCall, markInvalid, nn, vname, childPlan(ref))
-	b.WriteString("\t\t\t}\n")
-	return nil
-}
-
-// resolveCall emits, at indent, the call of f's resolver r_<Type>_<field>
-// (its arguments from argsCall when f has any) and the write of its value
-// by vname with plan; a failed call or argument writes null and breaks out
-// of the enclosing block, adding markInvalid for a non-null field. The
-// executor and the compiled operations share it: only where the arguments
-// and the plan come from differs.
-func resolveCall(b *bytes.Buffer, indent string, o *codegen.Object, f *codegen.Field, argsCall, markInvalid string, nn bool, vname, plan string) {
+	// The call of the field's resolver r_<Type>_<field> (with its
+	// arguments when it has any) and the write of its value; a failed
+	// argument or call writes null (marking a non-null field's object
+	// invalid).
 	argsArg := ""
-	if argsCall != "" {
-		fmt.Fprintf(b, "%sargs, ok := %s\n", indent, argsCall)
-		fmt.Fprintf(b, "%[1]sif !ok {\n%[1]s\tx.w.Null()\n%[2]s%[1]s\tbreak\n%[1]s}\n", indent, markInvalid)
+	if len(f.Args) > 0 {
+		fmt.Fprintf(b, "\t\t\targs, ok := x.args(ctx, pl, i, (*executionContext).%s)\n", f.ArgsFunc())
+		if nn {
+			b.WriteString("\t\t\tif !ok {\n\t\t\t\tinvalid = true\n\t\t\t\tbreak\n\t\t\t}\n")
+		} else {
+			b.WriteString("\t\t\tif !ok {\n\t\t\t\tbreak\n\t\t\t}\n")
+		}
 		argsArg = ", args"
 	}
 	objArg := ""
 	if !o.Root {
 		objArg = ", obj"
 	}
-	fmt.Fprintf(b, "%sv, err := x.r_%s_%s(ctx, &fp%s%s)\n", indent, o.Name, f.Name, objArg, argsArg)
-	fmt.Fprintf(b, "%[1]sif err != nil {\n%[1]s\tx.fail(ctx, &fp, err, %[2]t)\n%[1]s\tx.w.Null()\n%[3]s%[1]s\tbreak\n%[1]s}\n", indent, nn, markInvalid)
+	fmt.Fprintf(b, "\t\t\tv, err := x.r_%s_%s(ctx%s%s)\n", o.Name, f.Name, objArg, argsArg)
 	if nn {
-		fmt.Fprintf(b, "%[1]sif x.%[2]s(ctx, &fp, %[3]s, v) {\n%[1]s\tinvalid = true\n%[1]s}\n", indent, vname, plan)
+		fmt.Fprintf(b, "\t\t\tif x.failed(ctx, err, true) || x.%s(ctx, %s, v) {\n\t\t\t\tinvalid = true\n\t\t\t}\n", vname, childPlan(ref))
 	} else {
-		fmt.Fprintf(b, "%sx.%s(ctx, &fp, %s, v)\n", indent, vname, plan)
+		fmt.Fprintf(b, "\t\t\tif !x.failed(ctx, err, false) {\n\t\t\t\tx.%s(ctx, %s, v)\n\t\t\t}\n", vname, childPlan(ref))
 	}
+	return nil
 }
 
 // resolveFunc emits r_<Type>_<field>: the field's resolver, method or
@@ -306,7 +286,7 @@ func resolveCall(b *bytes.Buffer, indent string, o *codegen.Object, f *codegen.F
 // recorded as gqlgen records it.
 func (g *gen) resolveFunc(b *bytes.Buffer, o *codegen.Object, f *codegen.Field) error {
 	ret := g.typ(f.TypeReference.GO)
-	params := "ctx context.Context, p *fpath"
+	params := "ctx context.Context"
 	if !o.Root {
 		params += ", obj " + g.typ(o.Reference())
 	}
@@ -314,7 +294,7 @@ func (g *gen) resolveFunc(b *bytes.Buffer, o *codegen.Object, f *codegen.Field) 
 		params += ", args map[string]any"
 	}
 	fmt.Fprintf(b, "func (x *fastExec) r_%s_%s(%s) (res %s, err error) {\n", o.Name, f.Name, params, ret)
-	b.WriteString("\tdefer func() {\n\t\tif r := recover(); r != nil {\n\t\t\terr = x.recovered(ctx, p, r)\n\t\t}\n\t}()\n")
+	b.WriteString("\tdefer x.catch(ctx, &err)\n")
 
 	var call []string
 	for _, a := range f.Args {
@@ -416,26 +396,21 @@ func goLiteral(v any) (string, error) {
 	return "", fmt.Errorf("unsupported literal %T", v)
 }
 
-// valueSpec is a value writer to emit: the shape of ref; objects are
-// written by sel (a compiled selection function) when set, else by the
-// object's writer with a plan.
+// valueSpec is a value writer to emit: the shape of ref.
 type valueSpec struct {
-	ref    *config.TypeReference
-	prefix string
-	sel    string
+	ref *config.TypeReference
 }
 
 // value returns the name of the writer of values of ref, queueing it.
 func (g *gen) value(ref *config.TypeReference) (string, error) {
-	return g.valueWith("v_", ref, ""), nil
+	return g.valueOf(ref), nil
 }
 
-// valueWith returns the name of the writer of ref whose objects sel
-// writes, queueing it.
-func (g *gen) valueWith(prefix string, ref *config.TypeReference, sel string) string {
-	name := prefix + ref.MarshalFunc()
+// valueOf returns the name of the writer of ref, queueing it.
+func (g *gen) valueOf(ref *config.TypeReference) string {
+	name := "v_" + ref.MarshalFunc()
 	if _, ok := g.values[name]; !ok {
-		g.values[name] = valueSpec{ref: ref, prefix: prefix, sel: sel}
+		g.values[name] = valueSpec{ref: ref}
 	}
 	return name
 }
@@ -469,16 +444,16 @@ func (g *gen) flushValues(b *bytes.Buffer) error {
 func (g *gen) valueFunc(b *bytes.Buffer, name string, spec valueSpec) error {
 	ref := spec.ref
 	nn := ref.GQL.NonNull
-	fmt.Fprintf(b, "func (x *fastExec) %s(ctx context.Context, p *fpath, pl *plan, v %s) bool {\n", name, g.typ(ref.GO))
+	fmt.Fprintf(b, "func (x *fastExec) %s(ctx context.Context, pl *plan, v %s) bool {\n", name, g.typ(ref.GO))
 	defer b.WriteString("}\n\n")
 	switch {
 	case ref.IsPtrToSlice() || ref.IsPtrToIntf():
-		elem := g.valueWith(spec.prefix, ref.Elem(), spec.sel)
-		fmt.Fprintf(b, "\tif v == nil {\n\t\tx.w.Null()\n\t\treturn true\n\t}\n\treturn x.%s(ctx, p, pl, *v)\n", elem)
+		elem := g.valueOf(ref.Elem())
+		fmt.Fprintf(b, "\tif v == nil {\n\t\tx.w.Null()\n\t\treturn true\n\t}\n\treturn x.%s(ctx, pl, *v)\n", elem)
 		return nil
 	case ref.IsSlice():
 		elemRef := ref.Elem()
-		elem := g.valueWith(spec.prefix, elemRef, spec.sel)
+		elem := g.valueOf(elemRef)
 		if !nn {
 			b.WriteString("\tif v == nil {\n\t\tx.w.Null()\n\t\treturn true\n\t}\n")
 		}
@@ -486,18 +461,23 @@ func (g *gen) valueFunc(b *bytes.Buffer, name string, spec valueSpec) error {
 		if track {
 			b.WriteString("\tstart := len(x.w.B)\n\tnulls := false\n")
 		}
+		if elemRef.Definition.Kind == ast.Object {
+			b.WriteString("\tdepth := len(x.path)\n")
+		}
 		b.WriteString("\tx.w.Byte('[')\n\tfor i := range v {\n\t\tif i > 0 {\n\t\t\tx.w.Byte(',')\n\t\t}\n")
 		// gqlgen gives each element of a list of objects a field context
 		// with its index; scalar elements share the list's.
-		elemPath := "p"
-		if elemRef.Definition.Kind == ast.Object {
-			b.WriteString("\t\tep := fpath{parent: p, index: i, isIndex: true}\n")
-			elemPath = "&ep"
+		indexed := elemRef.Definition.Kind == ast.Object
+		if indexed {
+			b.WriteString("\t\tx.path = append(x.path[:depth], pathElem{index: i, isIndex: true})\n")
 		}
 		if track {
-			fmt.Fprintf(b, "\t\tif x.%s(ctx, %s, pl, v[i]) {\n\t\t\tnulls = true\n\t\t}\n\t}\n", elem, elemPath)
+			fmt.Fprintf(b, "\t\tif x.%s(ctx, pl, v[i]) {\n\t\t\tnulls = true\n\t\t}\n\t}\n", elem)
 		} else {
-			fmt.Fprintf(b, "\t\tx.%s(ctx, %s, pl, v[i])\n\t}\n", elem, elemPath)
+			fmt.Fprintf(b, "\t\tx.%s(ctx, pl, v[i])\n\t}\n", elem)
+		}
+		if indexed {
+			b.WriteString("\tx.path = x.path[:depth]\n")
 		}
 		if track {
 			b.WriteString("\tif nulls {\n\t\tx.w.Truncate(start)\n\t\tx.w.Null()\n\t\treturn true\n\t}\n")
@@ -511,14 +491,14 @@ func (g *gen) valueFunc(b *bytes.Buffer, name string, spec valueSpec) error {
 	if ref.IsNilable() {
 		b.WriteString("\tif v == nil {\n")
 		if nn {
-			b.WriteString("\t\tx.nullElement(ctx, p)\n")
+			b.WriteString("\t\tx.nullElement(ctx)\n")
 		}
 		b.WriteString("\t\tx.w.Null()\n\t\treturn true\n\t}\n")
 	}
 	switch {
 	case ref.IsMarshaler:
 		if ref.IsContext {
-			b.WriteString("\tif err := v.MarshalGQLContext(x.errCtx(ctx, p), &x.w); err != nil {\n\t\tx.addError(ctx, p, err)\n\t\tx.w.Null()\n\t}\n\treturn false\n")
+			b.WriteString("\tif err := v.MarshalGQLContext(x.errCtx(ctx), &x.w); err != nil {\n\t\tx.addError(ctx, err)\n\t\tx.w.Null()\n\t}\n\treturn false\n")
 			return nil
 		}
 		b.WriteString("\tv.MarshalGQL(&x.w)\n\treturn false\n")
@@ -542,11 +522,7 @@ func (g *gen) valueFunc(b *bytes.Buffer, name string, spec valueSpec) error {
 		if !ref.IsNilable() {
 			deref = "&v"
 		}
-		if spec.sel != "" {
-			fmt.Fprintf(b, "\treturn !x.%s(ctx, p, %s)\n", spec.sel, deref)
-		} else {
-			fmt.Fprintf(b, "\treturn !x.o_%s(ctx, p, pl, %s)\n", ref.Definition.Name, deref)
-		}
+		fmt.Fprintf(b, "\treturn !x.o_%s(ctx, pl, %s)\n", ref.Definition.Name, deref)
 		return nil
 	}
 	return fmt.Errorf("unsupported type %s", ref.GO)
@@ -569,7 +545,7 @@ func (g *gen) scalar(b *bytes.Buffer, ref *config.TypeReference, v string) error
 		fmt.Fprintf(b, "\tx.w.Bool(%s)\n\treturn false\n", v)
 		return nil
 	case "github.com/99designs/gqlgen/graphql.MarshalFloatContext":
-		fmt.Fprintf(b, "\tif !x.w.Float(float64(%s)) {\n\t\tx.addError(ctx, p, errInfiniteFloat)\n\t\tx.w.Null()\n\t}\n\treturn false\n", v)
+		fmt.Fprintf(b, "\tif !x.w.Float(float64(%s)) {\n\t\tx.addError(ctx, errInfiniteFloat)\n\t\tx.w.Null()\n\t}\n\treturn false\n", v)
 		return nil
 	}
 	// A custom scalar whose package has AppendX beside MarshalX writes
@@ -585,11 +561,11 @@ func (g *gen) scalar(b *bytes.Buffer, ref *config.TypeReference, v string) error
 	fmt.Fprintf(b, "\tres := %s.%s(%s)\n", pkg, m.Name(), v)
 	if ref.GQL.NonNull {
 		g.use("github.com/99designs/gqlgen/graphql", "graphql")
-		b.WriteString("\tif res == graphql.Null {\n\t\tx.nullElement(ctx, p)\n\t\tx.w.Null()\n\t\treturn true\n\t}\n")
+		b.WriteString("\tif res == graphql.Null {\n\t\tx.nullElement(ctx)\n\t\tx.w.Null()\n\t\treturn true\n\t}\n")
 	}
 	if ref.IsContext {
 		g.use("github.com/99designs/gqlgen/graphql", "graphql")
-		b.WriteString("\tgraphql.WrapContextMarshaler(x.errCtx(ctx, p), res).MarshalGQL(&x.w)\n\treturn false\n")
+		b.WriteString("\tgraphql.WrapContextMarshaler(x.errCtx(ctx), res).MarshalGQL(&x.w)\n\treturn false\n")
 	} else {
 		b.WriteString("\tres.MarshalGQL(&x.w)\n\treturn false\n")
 	}

@@ -1,20 +1,15 @@
 // Command gen is the code generator behind `go generate` for package graph
-// (its go:generate directive is in rest/ops/ops.go). It runs gqlgen on gqlgen.yml exactly as
-// `gqlgen generate` does, with one plugin added that writes, from the same
-// schema and bindings:
-//
-//   - graph/fastexec_gen.go: an executor for query operations, one function
-//     per object type and per value shape, that resolves fields one after
-//     another in document order and appends the response to one buffer
-//     (graph/jsonw): no field context, goroutine or marshaler per field. It
-//     calls the same resolvers, argument coercion and directives as gqlgen's
-//     generated.go and reproduces its bytes, nulls and errors.
-//   - graph/ops_gen.go: the fixed operations of the /v1 facade
-//     (rest/ops/*.graphql), compiled: each operation's selection set is
-//     walked here, once, and written out as straight-line calls.
-//
-// Both are checked byte for byte against gqlgen's executor by
-// tests/differential_test.go.
+// (its go:generate directive is in graph/doc.go). It runs gqlgen on
+// gqlgen.yml exactly as `gqlgen generate` does, with one plugin added that
+// writes, from the same schema and bindings, graph/fastexec_gen.go: the
+// per-type code of the executor every query runs on, one function per
+// object type and per value shape, that writes the fields of a cached plan
+// (graph/plan.go) one after another, in document order, into one buffer
+// (graph/jsonw): no field context, goroutine or marshaler per field. It
+// calls the same resolvers, argument coercion and directives as gqlgen's
+// generated.go and reproduces its bytes, nulls and errors, which
+// tests/differential_test.go checks byte for byte against gqlgen's
+// executor.
 package main
 
 import (

@@ -1,15 +1,18 @@
-// Package jsonw is the byte writer of the generated executor (graph's
-// fastexec_gen.go and ops_gen.go): values are appended to one buffer in
-// exactly the bytes gqlgen's marshalers write, so a response is built
-// without a graphql.Marshaler, a closure or a map per value. An object that
-// turns out null (a non-null field inside it failed) is cut back with
-// Truncate.
+// Package jsonw is the byte writer of the executor (graph's fastexec.go and
+// fastexec_gen.go): values are appended to one buffer in exactly the bytes
+// gqlgen's marshalers write, so a response is built without a
+// graphql.Marshaler, a closure or a map per value. An object that turns out
+// null (a non-null field inside it failed) is cut back with Truncate.
+//
+// The writer belongs to whoever asked for the data: a surface that wraps
+// the data in a form of its own (the /v1 facade's envelopes) brings a
+// Writer with HTML set and its own buffer, and reads the Marks the
+// executor left on the way instead of scanning the data again.
 package jsonw
 
 import (
 	"math"
 	"strconv"
-	"time"
 	"unicode/utf8"
 )
 
@@ -21,6 +24,25 @@ type Writer struct {
 	// as encoding/json does by default, so the bytes are what
 	// json.Marshal would make of a json.RawMessage holding them.
 	HTML bool
+	// Marking, when set, asks the writer of the data to record Marks.
+	Marking bool
+	// Marks are the spans of the values the executor marked, each
+	// recorded once its value is written (so a value's members come
+	// before it). See graph's Run for which values are marked.
+	Marks []Mark
+}
+
+// Mark is the span B[Start:End] of one value and its path: the response
+// keys from the root joined by ".", with "[]" after a list's key for an
+// element of it ("events.nodes", "searchEvents[].event").
+type Mark struct {
+	Path       string
+	Start, End int
+}
+
+// Mark records the span from start to the end of B under path.
+func (w *Writer) Mark(path string, start int) {
+	w.Marks = append(w.Marks, Mark{Path: path, Start: start, End: len(w.B)})
 }
 
 // Write appends p; Writer is an io.Writer for the marshalers it falls back
@@ -74,14 +96,6 @@ func (w *Writer) Float(f float64) bool {
 	return true
 }
 
-// Time appends t in UTC in layout, quoted (layout must yield no byte that
-// JSON escapes).
-func (w *Writer) Time(t time.Time, layout string) {
-	w.B = append(w.B, '"')
-	w.B = t.UTC().AppendFormat(w.B, layout)
-	w.B = append(w.B, '"')
-}
-
 // Key appends "name": for an object member whose name needs no escaping
 // (a GraphQL name or alias), preceded by a comma unless first.
 func (w *Writer) Key(name string, first bool) {
@@ -98,16 +112,32 @@ const (
 	hexLower = "0123456789abcdef" // encoding/json's HTML escapes
 )
 
+// plain[c] reports that byte c is written as it is in a string (no
+// escape); htmlPlain[c] the same under HTML (where <, >, & and the lead
+// byte of U+2028 and U+2029 need a look).
+var plain, htmlPlain [256]bool
+
+func init() {
+	for c := 0x20; c < 256; c++ {
+		plain[c] = c != '\\' && c != '"'
+		htmlPlain[c] = plain[c] && c != '<' && c != '>' && c != '&' && c != 0xE2
+	}
+}
+
 // String appends s quoted the way gqlgen's MarshalString does: \t, \r, \n,
 // \\ and \" escaped, other control characters as \u00XX (upper-case hex),
 // everything else (invalid UTF-8 included) as it is. With HTML set it then
 // escapes as encoding/json's HTML-safe compaction would.
 func (w *Writer) String(s string) {
+	set := &plain
+	if w.HTML {
+		set = &htmlPlain
+	}
 	w.B = append(w.B, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '\\' && c != '"' && (!w.HTML || (c != '<' && c != '>' && c != '&' && c != 0xE2)) {
+		if set[c] {
 			continue
 		}
 		switch c {

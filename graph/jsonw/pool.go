@@ -2,8 +2,8 @@ package jsonw
 
 import "sync"
 
-// Pooled buffers. A compiled /v1 operation writes its whole response into
-// one buffer that the facade copies into its envelope and then drops: a
+// Pooled buffers. A /v1 route's operation writes its whole data into one
+// buffer that the facade copies into its envelope and then drops: a
 // brief of 25 organizations is half a megabyte, and growing a fresh buffer
 // to that size by doubling allocated about twice the body per request
 // (tests/bench/NOTES.md). The facade hands the buffer back with Release

@@ -31,14 +31,18 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 // executor (graph/fastexec_gen.go) writes Time values through it.
 func AppendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, TimeLayout)
+	b = wire.AppendTimeLayout(b, t)
 	return append(b, '"')
 }
 
 // UnmarshalTime reads an ISO 8601 date-time string (any offset, optional
 // fractional seconds; see cryptointel.ParseInstant) within the instant
-// bounds.
+// bounds, or takes a time.Time as it is (in UTC): an in-process surface
+// passes the instant it parsed with the same parser.
 func UnmarshalTime(v any) (time.Time, error) {
+	if t, ok := v.(time.Time); ok {
+		return t.UTC(), nil
+	}
 	s, ok := v.(string)
 	if !ok {
 		return time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "invalid timestamp: use an ISO 8601 date-time string such as 2026-11-20T10:00:00Z")

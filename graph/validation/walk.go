@@ -166,3 +166,48 @@ func safeAdd(a, b int) int {
 	}
 	return int(^uint(0) >> 1)
 }
+
+// EachSelection calls visit for every selection of set — fields, inline
+// fragments and fragment spreads, then what they select — in document
+// order, with the fragments of frags expanded where they are spread: each
+// fragment's selections once per place kind (at the top of the operation,
+// where root is true, or below it). A fragment that is not defined is
+// visited as a spread only. visit returning false stops the walk, and
+// EachSelection then returns false.
+func EachSelection(set ast.SelectionSet, frags ast.FragmentDefinitionList, visit func(sel ast.Selection, root bool) bool) bool {
+	w := selectionWalker{frags: byName(frags), seen: map[depthKey]bool{}, visit: visit}
+	return w.walk(set, true)
+}
+
+type selectionWalker struct {
+	frags map[string]*ast.FragmentDefinition
+	seen  map[depthKey]bool
+	visit func(ast.Selection, bool) bool
+}
+
+func (w *selectionWalker) walk(set ast.SelectionSet, root bool) bool {
+	for _, sel := range set {
+		if !w.visit(sel, root) {
+			return false
+		}
+		var ok bool
+		switch s := sel.(type) {
+		case *ast.Field:
+			ok = w.walk(s.SelectionSet, false)
+		case *ast.InlineFragment:
+			ok = w.walk(s.SelectionSet, root)
+		case *ast.FragmentSpread:
+			key := depthKey{s.Name, root}
+			f := w.frags[s.Name]
+			if w.seen[key] || f == nil {
+				continue
+			}
+			w.seen[key] = true
+			ok = w.walk(f.SelectionSet, root)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,18 +1,8 @@
 // Package ops holds the fixed GraphQL operations of the /v1 facade: one
 // operation per file (named after the file) and shared fragments in
 // fragments/, appended to each operation that spreads them. The facade
-// (package rest) runs them; the generator (graph/gen) compiles them into
-// straight-line code (graph/ops_gen.go) from the same assembled text, so a
-// compiled operation is found by its exact query text.
-//
-// The generation of package graph runs from here, after package rest has
-// generated the fragments of the event's wire shape (go generate visits
-// packages in import-path order: rest, then rest/ops): gqlgen's
-// generated.go and the generator's fastexec_gen.go and ops_gen.go, all from
-// schema.graphqls and gqlgen.yml (found by walking up from this
-// directory). Hand-written resolvers are never touched.
-//
-//go:generate go run ../../graph/gen
+// (package rest) runs them through the executor like any document: planned
+// once, the plan cached.
 package ops
 
 import (

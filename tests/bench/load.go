@@ -32,6 +32,9 @@ type scenario struct {
 	next func(w *worker) (*http.Request, error)
 	// after, when set, reads the response body (cursor walks).
 	after func(w *worker, body []byte)
+	// check, when set, finds an error in a 200 response's body (an MCP
+	// tool error); such a response counts as an error.
+	check func(body []byte) error
 }
 
 // worker is one closed-loop client: it sends a request, waits for the whole
@@ -279,6 +282,15 @@ func loop(ctx context.Context, client *http.Client, base string, sc scenario, wo
 					}
 					w.cursor = ""
 					continue
+				}
+				if sc.check != nil {
+					if err := sc.check(w.buf.Bytes()); err != nil {
+						p.errors++
+						if p.firstError == "" {
+							p.firstError = fmt.Sprintf("%s %s: %v", req.Method, req.URL.RequestURI(), err)
+						}
+						continue
+					}
 				}
 				if sc.after != nil {
 					sc.after(w, w.buf.Bytes())

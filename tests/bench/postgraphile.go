@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cryptointel/cryptointel/tests/bench/queries"
 )
 
 // PostGraphile 5 beside the service: `make bench` installs it from npm
@@ -146,15 +148,8 @@ type queryPair struct {
 	pglVarsForID     func(id int64) map[string]any
 }
 
-const latest25Service = `query Latest25 {
-  events(first: 25, sort: RECENCY, window: "30d") {
-    nodes {
-      id title latestEvidenceTimestamp significance
-      owners { id label }
-      evidence { id url timestamp }
-    }
-  }
-}`
+// latest25Service is the service's side of the pair (queries.Latest25).
+const latest25Service = queries.Latest25
 
 const latest25PostGraphile = `query Latest25 {
   allEvents(first: 25, orderBy: [LATEST_EVIDENCE_AT_DESC, ROW_ID_DESC]) {

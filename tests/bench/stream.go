@@ -93,7 +93,10 @@ func runStream(ctx context.Context, o options) error {
 		return nil
 	}
 	machine := describeMachine()
-	o.serverEnv = append(append([]string{}, o.serverEnv...), "ADMIN_TOKEN="+streamAdminToken, "STATEMENT_COUNT_HEADER=false")
+	// Every subscriber comes from this one address: the per-address cap on
+	// streaming connections is lifted for the scenario.
+	o.serverEnv = append(append([]string{}, o.serverEnv...), "ADMIN_TOKEN="+streamAdminToken, "STATEMENT_COUNT_HEADER=false",
+		"STREAM_MAX_CONNECTIONS_PER_ADDRESS=-1")
 	// -pprof-addr profiles this server too.
 	srv, err := startServer(ctx, o, "server-stream.log")
 	if err != nil {

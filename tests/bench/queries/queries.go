@@ -31,3 +31,15 @@ const ThreeHop = `query ThreeHop($id: Int!, $n: Int) {
     }
   }
 }`
+
+// Latest25 is the /graphql document of the 25 latest events with their
+// owners and evidence (the load harness's pair with PostGraphile 5).
+const Latest25 = `query Latest25 {
+  events(first: 25, sort: RECENCY, window: "30d") {
+    nodes {
+      id title latestEvidenceTimestamp significance
+      owners { id label }
+      evidence { id url timestamp }
+    }
+  }
+}`

@@ -1,0 +1,45 @@
+package access
+
+import (
+	"context"
+	"crypto/subtle"
+
+	"github.com/cryptointel/cryptointel"
+)
+
+// Authenticate checks an Authorization header value the way Wrap checks a
+// request's, without counting it in the rate window, metering it or
+// charging it: the door of a surface whose own requests are free (the MCP
+// endpoint's initialize and list requests) while every priced call it
+// makes still goes through Wrap.
+//
+// A valid `Bearer` key returns nil. Without a key it returns nil when
+// pay-per-request is enabled (each priced call is then answered with the
+// payment requirements), else EUNAUTHORIZED with MsgMissingKey. An unknown
+// key is EUNAUTHORIZED with MsgInvalidKey, a revoked one with
+// MsgRevokedKey; an unreachable database is EUNAVAILABLE or an internal
+// error.
+func (s *Service) Authenticate(ctx context.Context, authorization string) error {
+	scheme, key := ParseAuthorization(authorization)
+	if scheme != "bearer" || key == "" {
+		if s.pay.enabled() {
+			return nil
+		}
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKey)
+	}
+	hash := cryptointel.HashAPIKey(key)
+	k, err := s.store.KeyByHash(ctx, hash)
+	switch {
+	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1):
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey)
+	case err != nil:
+		return err
+	case k.Revoked:
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
+	}
+	return nil
+}
+
+// PaymentsEnabled reports whether pay-per-request (x402, MPP or both) is
+// on: a request without a key may then pay for each priced call.
+func (s *Service) PaymentsEnabled() bool { return s.pay.enabled() }

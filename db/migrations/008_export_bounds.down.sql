@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS export_jobs_active_idx;

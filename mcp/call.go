@@ -1,0 +1,351 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The x402 MCP transport's metadata keys and error code.
+const (
+	// MetaPayment is the params._meta key of an x402 PaymentPayload.
+	MetaPayment = "x402/payment"
+	// MetaPaymentResponse is the result._meta key of the settlement.
+	MetaPaymentResponse = "x402/payment-response"
+	// CodePaymentRequired is the JSON-RPC error code of a call that needs a
+	// payment (or whose payment was refused).
+	CodePaymentRequired = 402
+)
+
+// legacyParam is the /v1 routes' query parameter that, false, leaves the
+// legacy aliases out of every event of the response: the lean shape the
+// tools return.
+const legacyParam = "legacy"
+
+// tlsState marks an in-process route call as made over TLS when the /mcp
+// request was (the route's payment offers name an https resource).
+var tlsState = &tls.ConnectionState{}
+
+// msgPaymentRequired is the 402's reason when the call carried no payment.
+const msgPaymentRequired = `Payment required: pay with x402 in params._meta["x402/payment"] (or send an API key)`
+
+// routeResponse is a route's answer to an in-process call.
+type routeResponse struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// Header implements http.ResponseWriter.
+func (r *routeResponse) Header() http.Header { return r.header }
+
+// WriteHeader implements http.ResponseWriter.
+func (r *routeResponse) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+// Write implements http.ResponseWriter.
+func (r *routeResponse) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body = append(r.body, p...)
+	return len(p), nil
+}
+
+// message is the route's {"error": "..."} message.
+func (r *routeResponse) message() string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(r.body, &e) != nil || e.Error == "" {
+		return http.StatusText(r.status)
+	}
+	return e.Error
+}
+
+// payment is the x402 payment a call carries, as the route's header.
+type payment struct{ header, value string }
+
+// paymentOf reads params._meta["x402/payment"]: a PaymentPayload object
+// becomes the route's X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2)
+// header, base64 JSON as on HTTP. Absent is nil; anything else is a
+// JSON-RPC invalid-params error, as the transport specifies.
+func paymentOf(meta sdk.Meta) (*payment, error) {
+	v, ok := meta[MetaPayment]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(v)
+	var p struct {
+		X402Version *int `json:"x402Version"`
+	}
+	if err != nil || !bytes.HasPrefix(raw, []byte("{")) || json.Unmarshal(raw, &p) != nil || p.X402Version == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: `Invalid parameters: malformed payment payload in _meta["x402/payment"]: expected an x402 PaymentPayload object`}
+	}
+	header := "PAYMENT-SIGNATURE"
+	if *p.X402Version == 1 {
+		header = "X-PAYMENT"
+	}
+	return &payment{header: header, value: base64.StdEncoding.EncodeToString(raw)}, nil
+}
+
+// do runs one route call in process, as the caller: its Authorization,
+// the request id of the /mcp request, and its payment. A route whose
+// events carry legacy aliases is asked for the lean shape (legacyParam):
+// its operation leaves them out, so neither the executor nor the lean
+// pass spends anything on them.
+func (s *Server) do(ctx context.Context, info *requestInfo, authorization string, op *operation, params map[string]string, pay *payment) *routeResponse {
+	path := op.path
+	q := url.Values{}
+	if p := op.params[legacyParam]; p != nil && p.In == "query" {
+		q.Set(legacyParam, "false")
+	}
+	for name, v := range params {
+		if v == "" {
+			continue
+		}
+		if p := op.params[name]; p != nil && p.In == "path" {
+			path = strings.Replace(path, "{"+name+"}", url.PathEscape(v), 1)
+			continue
+		}
+		q.Set(name, v)
+	}
+	target := path
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	return s.serve(ctx, info, authorization, op.method, target, nil, pay)
+}
+
+// serve sends one request to the API in process.
+func (s *Server) serve(ctx context.Context, info *requestInfo, authorization, method, target string, body []byte, pay *payment) *routeResponse {
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	if err != nil {
+		return &routeResponse{status: http.StatusBadRequest, body: []byte(`{"error":"invalid request"}`)}
+	}
+	req.Host, req.RemoteAddr = info.host, info.remoteAddr
+	if info.tls {
+		req.TLS = tlsState
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	if info.requestID != "" {
+		req.Header.Set("X-Request-Id", info.requestID)
+	}
+	if info.proto != "" {
+		req.Header.Set("X-Forwarded-Proto", info.proto)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if pay != nil {
+		req.Header.Set(pay.header, pay.value)
+	}
+	res := &routeResponse{header: http.Header{}}
+	s.cfg.API.ServeHTTP(res, req)
+	if res.status == 0 {
+		res.status = http.StatusOK
+	}
+	return res
+}
+
+// toolHandler serves tools/call for t through the SDK.
+func (s *Server) toolHandler(t *tool) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		ctx, info, cancel := callContext(ctx)
+		defer cancel()
+		authorization := ""
+		if req.Extra != nil {
+			authorization = req.Extra.Header.Get("Authorization")
+		}
+		c := s.runTool(ctx, info, authorization, t, req.Params.Arguments, req.Params.Meta)
+		return c.res, c.err
+	}
+}
+
+// toolCall is the outcome of one tool call.
+type toolCall struct {
+	res     *sdk.CallToolResult
+	err     error  // a JSON-RPC error
+	outcome string // as logs and metrics name it
+	routes  int    // the route calls made
+	// unauthorized is the message of a route that refused the key (401).
+	unauthorized string
+}
+
+// runTool makes one tool call and writes its log line and metrics.
+func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
+	start := time.Now()
+	c := s.callTool(ctx, info, authorization, t, arguments, meta)
+	size := 0
+	if c.res != nil {
+		if b, ok := c.res.StructuredContent.(json.RawMessage); ok {
+			size = len(b)
+		}
+		for _, content := range c.res.Content {
+			if tc, ok := content.(*sdk.TextContent); ok {
+				size += len(tc.Text)
+			}
+		}
+	}
+	s.logCall(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, time.Since(start))
+	return c
+}
+
+// callTool checks the arguments, makes the tool's route calls and turns
+// their answers into the tool's result.
+func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
+	a, err := parseArgs(t.def.Name, t.args, arguments)
+	if err != nil {
+		return toolCall{res: toolError(err.Error()), outcome: outcomeInvalid}
+	}
+	pay, err := paymentOf(meta)
+	if err != nil {
+		return toolCall{err: err, outcome: outcomeInvalid}
+	}
+	calls := t.plan(a)
+	bodies := make([][]byte, 0, len(calls))
+	var settlement json.RawMessage
+	for i, c := range calls {
+		res := s.do(ctx, info, authorization, t.routes[c.route], c.params, pay)
+		switch res.status {
+		case http.StatusOK:
+		case http.StatusPaymentRequired:
+			return toolCall{err: paymentRequired(t, res, pay != nil), outcome: outcomePaymentRequired, routes: i + 1}
+		default:
+			tc := toolCall{res: routeError(res), outcome: outcomeOf(res.status), routes: i + 1}
+			if res.status == http.StatusUnauthorized {
+				tc.unauthorized = res.message()
+			}
+			return tc
+		}
+		if v := res.header.Get("PAYMENT-RESPONSE"); v != "" {
+			settlement = decodeReceipt(v)
+		}
+		bodies = append(bodies, res.body)
+	}
+	summary := t.def.Detail && a.detail() == DetailSummary
+	var lean leanResult
+	if t.def.Compose == nil {
+		lean, _ = walk(bodies[0], summary, true)
+	} else {
+		for i, b := range bodies {
+			bodies[i] = leanBody(b, summary)
+		}
+		lean = leanResult{body: t.def.Compose(a, bodies)}
+		lean.text = render(lean.body)
+	}
+	b, cut := bound(lean.body, MaxResultBytes)
+	if cut != "" {
+		lean = leanResult{body: b, text: render(b)}
+	}
+	hint := ""
+	if t.def.Hint != nil {
+		hint = t.def.Hint(a, lean)
+	}
+	if cut != "" {
+		hint = strings.TrimSpace(cut + " " + hint)
+	}
+	if summary && hint == "" && hasEvents(lean.body) {
+		hint = `Events are in summary form: call again with detail="full" for their bullets, owners, participants and evidence.`
+	}
+	structured := lean.body
+	if hint != "" {
+		structured = withMember(structured, "hint", hint)
+	}
+	text := structured
+	if lean.text != nil {
+		text = lean.text
+		if hint != "" {
+			text = append(append(append(text, "hint: "...), hint...), '\n')
+		}
+	}
+	res := &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: string(bytes.TrimRight(text, "\n"))}},
+		StructuredContent: json.RawMessage(structured),
+	}
+	if settlement != nil {
+		res.Meta = sdk.Meta{MetaPaymentResponse: settlement}
+	}
+	return toolCall{res: res, outcome: outcomeOK, routes: len(calls)}
+}
+
+// plan returns the tool's route calls for a.
+func (t *tool) plan(a args) []routeCall {
+	if t.def.Plan != nil {
+		return t.def.Plan(a)
+	}
+	names := make([]string, len(t.args))
+	for i, s := range t.args {
+		names[i] = s.name
+	}
+	return []routeCall{{route: t.def.Routes[0], params: a.params(names...)}}
+}
+
+// toolError is a tool result reporting msg: an error the agent reads.
+func toolError(msg string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
+}
+
+// routeError is the tool error of a route's refusal: its exact message,
+// and when to retry after a 429.
+func routeError(res *routeResponse) *sdk.CallToolResult {
+	r := toolError(res.message())
+	if after := res.header.Get("Retry-After"); after != "" && res.status == http.StatusTooManyRequests {
+		r.Content = append(r.Content, &sdk.TextContent{Text: "Retry after " + after + " seconds."})
+	}
+	return r
+}
+
+// paymentRequired is the JSON-RPC 402 error of a route's 402: the x402 v2
+// PaymentRequired of the route (its PAYMENT-REQUIRED header) naming the
+// tool as the resource, with the settlement when one failed.
+func paymentRequired(t *tool, res *routeResponse, paid bool) error {
+	data := map[string]any{}
+	if raw, err := base64.StdEncoding.DecodeString(res.header.Get("PAYMENT-REQUIRED")); err == nil {
+		json.Unmarshal(raw, &data) //nolint:errcheck // an empty object says no x402 offer
+	}
+	if _, ok := data["x402Version"]; !ok {
+		data = map[string]any{"x402Version": 2, "accepts": []any{}}
+	}
+	resource, _ := data["resource"].(map[string]any)
+	if resource == nil {
+		resource = map[string]any{"mimeType": "application/json"}
+	}
+	resource["url"] = "mcp://tool/" + t.def.Name
+	resource["description"] = "cryptointel " + t.def.Name + " (one call)"
+	data["resource"] = resource
+	msg := res.message()
+	if !paid {
+		msg = msgPaymentRequired
+	}
+	data["error"] = msg
+	if v := res.header.Get("X-PAYMENT-RESPONSE"); v != "" {
+		data[MetaPaymentResponse] = decodeReceipt(v)
+	}
+	b, _ := json.Marshal(data)
+	return &jsonrpc.Error{Code: CodePaymentRequired, Message: msg, Data: b}
+}
+
+// decodeReceipt decodes a base64 JSON settlement header.
+func decodeReceipt(v string) json.RawMessage {
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || !json.Valid(raw) {
+		return nil
+	}
+	return raw
+}

@@ -1,0 +1,163 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/wire"
+)
+
+// The common case answered directly: a POST holding one tools/call request
+// of a handshake-era protocol version (every version before 2026-07-28;
+// stateless, so nothing of a session is involved) runs the same tool call
+// as the SDK's handler would, and its JSON-RPC response is written in one
+// pass: the structured content, already compact JSON, is copied once
+// rather than compacted again at each layer of the SDK's encoding, which
+// cost several times the route's own CPU per call (see
+// tests/bench/NOTES.md). Everything else — initialize, the lists,
+// resources, prompts, batches, the 2026-07-28 protocol, anything the SDK
+// would refuse — goes to the SDK's handler. TestFastPathAnswersAsTheSDK
+// holds the two answers equal.
+
+// legacyVersions are the handshake-era protocol versions the SDK serves.
+var legacyVersions = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+
+// fastRequest is a single tools/call request.
+type fastRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  *struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      sdk.Meta        `json:"_meta"`
+	} `json:"params"`
+}
+
+// fastTool returns the tool of a request the fast path answers, and the
+// request; nil when the SDK's handler should serve it.
+func (s *Server) fastTool(r *http.Request, body []byte) (*tool, *fastRequest) {
+	if r.Method != http.MethodPost || len(body) == 0 || bytes.TrimSpace(body)[0] != '{' ||
+		!bytes.Contains(body, []byte(`"tools/call"`)) {
+		return nil, nil
+	}
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(legacyVersions, v) {
+		return nil, nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, nil
+	}
+	accept := strings.Join(r.Header.Values("Accept"), ",")
+	if !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
+		return nil, nil
+	}
+	var req fastRequest
+	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || req.Params == nil || !plainID(req.ID) {
+		return nil, nil
+	}
+	t := s.byName[req.Params.Name]
+	if t == nil {
+		return nil, nil
+	}
+	return t, &req
+}
+
+// plainID reports whether id is a JSON-RPC request id: a string or a
+// number.
+func plainID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return false
+	}
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case string, float64:
+		return true
+	}
+	return false
+}
+
+// serveFast runs the call and writes its JSON-RPC response. A call that
+// presents a key is not checked up front: its route checks the key as it
+// meters the call (one statement instead of two), and a route's 401 is
+// answered as the up-front check answers, with HTTP 401 and its
+// challenge; a call that reached no route is checked then.
+func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, info *requestInfo, t *tool, req *fastRequest) {
+	authorization := r.Header.Get("Authorization")
+	c := s.runTool(r.Context(), info, authorization, t, req.Params.Arguments, req.Params.Meta)
+	switch {
+	case c.unauthorized != "":
+		s.refuse(w, r, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", c.unauthorized))
+		return
+	case c.routes == 0:
+		if err := s.authenticate(r.Context(), authorization); err != nil {
+			s.refuse(w, r, err)
+			return
+		}
+	}
+	res, err := c.res, c.err
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(appendResponse(nil, bytes.TrimSpace(req.ID), res, err)) //nolint:errcheck // the client went away
+}
+
+// appendResponse appends the JSON-RPC response of a tool call: its result,
+// or its error (a *jsonrpc.Error; any other is an internal error).
+func appendResponse(b []byte, id json.RawMessage, res *sdk.CallToolResult, err error) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	if err != nil {
+		e, ok := err.(*jsonrpc.Error)
+		if !ok {
+			e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+		}
+		b = append(b, `,"error":{"code":`...)
+		b = strconv.AppendInt(b, e.Code, 10)
+		b = append(b, `,"message":`...)
+		b = wire.AppendString(b, e.Message, false)
+		if len(e.Data) > 0 {
+			b = append(b, `,"data":`...)
+			b = append(b, e.Data...)
+		}
+		return append(b, "}}"...)
+	}
+	b = append(b, `,"result":{`...)
+	if len(res.Meta) > 0 {
+		meta, _ := json.Marshal(res.Meta)
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
+	}
+	b = append(b, `"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"text","text":`...)
+		b = wire.AppendString(b, c.(*sdk.TextContent).Text, false)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if raw, ok := res.StructuredContent.(json.RawMessage); ok && len(raw) > 0 {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, raw...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, "}}"...)
+}

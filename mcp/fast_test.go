@@ -1,0 +1,96 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/rest"
+)
+
+// testServer is a Server over a stand-in API that answers the search
+// route with one event, the latest route with a 402 and the entity route
+// with a 404.
+func testServer(t *testing.T) *Server {
+	t.Helper()
+	doc, err := json.Marshal(rest.OpenAPI(append(rest.Routes(), rest.UsageRoute(nil))))
+	require.NoError(t, err)
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/search":
+			if r.Header.Get("PAYMENT-SIGNATURE") != "" {
+				w.Header().Set("PAYMENT-RESPONSE", base64.StdEncoding.EncodeToString([]byte(`{"success":true,"transaction":"0x1","network":"eip155:8453"}`)))
+			}
+			w.Write([]byte(`{"query":"q","limit":10,"data":[` + sampleEvent + `]}` + "\n")) //nolint:errcheck
+		case "/v1/latest":
+			req, _ := json.Marshal(map[string]any{"x402Version": 2, "error": "PAYMENT-SIGNATURE header is required",
+				"resource": map[string]any{"url": "http://x/v1/latest", "description": "d", "mimeType": "application/json"},
+				"accepts":  []any{map[string]any{"scheme": "exact", "network": "eip155:8453", "amount": "5000"}}})
+			w.Header().Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(req))
+			w.WriteHeader(http.StatusPaymentRequired)
+			w.Write([]byte(`{"error":"X-PAYMENT header is required"}`)) //nolint:errcheck
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"error":"Entity not found"}`)) //nolint:errcheck
+		}
+	})
+	s, err := New(Config{API: api, OpenAPI: doc, Authenticate: func(context.Context, string) error { return nil }, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	return s
+}
+
+// post serves one /mcp POST and returns the decoded JSON-RPC response.
+func post(t *testing.T, s *Server, body string) map[string]any {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	require.Equal(t, "application/json", w.Header().Get("Content-Type"))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &m), w.Body.String())
+	return m
+}
+
+// TestFastPathAnswersAsTheSDK: a tools/call the server answers directly
+// gets the very response the SDK's handler gives for it: results, tool
+// errors, payment requirements, settlements and protocol errors.
+func TestFastPathAnswersAsTheSDK(t *testing.T) {
+	s := testServer(t)
+	payment := `{"x402Version":2,"accepted":{},"payload":{}}`
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"q"}}}`,
+		`{"jsonrpc":"2.0","id":"a-b","method":"tools/call","params":{"name":"search_events","arguments":{"query":"q","detail":"full"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"q"},"_meta":{"x402/payment":` + payment + `}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_events","arguments":{"limit":"x"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"latest_events"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_entity","arguments":{"id":1}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"q"},"_meta":{"x402/payment":"nope"}}}`,
+	} {
+		s.noFastPath = false
+		fast := post(t, s, body)
+		s.noFastPath = true
+		slow := post(t, s, body)
+		require.Equal(t, slow, fast, body)
+	}
+	s.noFastPath = false
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events"}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	tl, _ := s.fastTool(r, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events"}}`))
+	require.NotNil(t, tl, "a plain tools/call takes the fast path")
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	tl, _ = s.fastTool(r, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events"}}`))
+	require.Nil(t, tl, "the 2026-07-28 protocol is the SDK's")
+}

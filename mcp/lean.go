@@ -1,0 +1,416 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/cryptointel/cryptointel/wire"
+)
+
+// A route's body becomes a tool's structured content in one pass over its
+// JSON: at detail summary, event objects lose the canonical fields the
+// wire table does not mark Compact. The tools ask their routes for the
+// lean event shape (legacy=false, Server.do), so events arrive without the
+// legacy aliases the /v1 envelopes carry by default; an event that still
+// carries them (a body from a route without that parameter) loses them
+// here (the wire table names them). Everything else is copied byte for
+// byte, and an event with nothing to leave out is not rewritten.
+
+// eventMarker is the member that makes a JSON object an event: no other
+// shape of the API has a member of that name.
+const eventMarker = "latestEvidenceTimestamp"
+
+var (
+	// legacyNames are the legacy aliases of the event fields.
+	legacyNames = map[string]bool{}
+	// fullOnly are the event fields the compact form leaves out.
+	fullOnly = map[string]bool{}
+)
+
+func init() {
+	for _, f := range wire.EventFields {
+		if f.Legacy != "" {
+			legacyNames[f.Legacy] = true
+		}
+		if !f.Compact {
+			fullOnly[f.Name] = true
+		}
+	}
+	if !slices.ContainsFunc(wire.EventFields, func(f wire.Field) bool { return f.Name == eventMarker && f.Compact }) {
+		panic("mcp: the event marker " + eventMarker + " must be a compact field of wire.EventFields")
+	}
+}
+
+// leanBody returns the lean form of a route's JSON body (compact JSON, as
+// the routes write it); a body that does not parse is returned as it is.
+func leanBody(body []byte, summary bool) []byte {
+	lean, _ := walk(body, summary, false)
+	return lean.body
+}
+
+// leanResult is a body after the lean pass: the body, its text rendering
+// when asked for and it holds events (nil otherwise), and the root
+// object's members.
+type leanResult struct {
+	body []byte
+	text []byte
+	top  map[string]topMember
+}
+
+// topMember is a member of the root object: its raw value and, for a
+// list, its length (-1 otherwise).
+type topMember struct {
+	raw   []byte
+	items int
+}
+
+// count returns the number of items of the root's list name (0 when it
+// is absent or not a list).
+func (r leanResult) count(name string) int {
+	if m, ok := r.top[name]; ok {
+		return max(m.items, 0)
+	}
+	if r.top != nil {
+		return 0
+	}
+	return count(r.body, name)
+}
+
+// field returns the raw value of the root's member name (nil when absent).
+func (r leanResult) field(name string) []byte {
+	if r.top != nil {
+		return r.top[name].raw
+	}
+	return fieldOf(r.body, name)
+}
+
+// walk makes the lean pass over body and, with text set, renders the text
+// as it goes (text.go); a body that holds no event is returned as it is,
+// without text.
+func walk(body []byte, summary, text bool) (leanResult, bool) {
+	body = bytes.TrimSpace(body)
+	if !bytes.Contains(body, []byte(eventMemberPrefix)) {
+		return leanResult{body: body}, false // no event: nothing to drop or render
+	}
+	l := leaner{src: body, dst: make([]byte, 0, len(body)), summary: summary, text: text, top: map[string]topMember{}}
+	if text {
+		l.tx = make([]byte, 0, len(body)/3)
+	}
+	end, ok := l.value(0)
+	if !ok || end != len(body) {
+		return leanResult{body: body}, false
+	}
+	r := leanResult{body: l.dst, top: l.top}
+	if text && l.events > 0 {
+		r.text = l.tx
+	}
+	return r, true
+}
+
+// leaner copies compact JSON from src to dst, leaving out what an event
+// object's lean form drops, and, with text set, writes the text rendering
+// to tx: each event as a paragraph under the path of its list, and every
+// other value that holds no event as one "path: value" line.
+type leaner struct {
+	src, dst []byte
+	summary  bool
+	spans    []memberSpan // a stack of the open objects' members
+	depth    int
+	items    int // the length of the list value() copied last
+	top      map[string]topMember
+
+	text      bool
+	tx        []byte
+	path      []byte // the path of the value being copied, e.g. data.organizations[0].radar
+	quiet     int    // >0 inside an object that looks like an event: no lines for its members
+	events    int    // events rendered so far
+	container string // the list the last event rendered belongs to
+	num       int    // the last event's number in it
+}
+
+// memberSpan is one copied member of an object: where its name is in src,
+// and where the member starts and ends in dst (the comma before it
+// included).
+type memberSpan struct {
+	nameStart, nameEnd int
+	start, end         int
+	items              int // a list's length, -1 for another value
+}
+
+// markerName is eventMarker as bytes.
+var markerName = []byte(eventMarker)
+
+// value copies the value at src[i] and returns the index after it.
+func (l *leaner) value(i int) (int, bool) {
+	if i >= len(l.src) {
+		return i, false
+	}
+	l.items = -1
+	switch c := l.src[i]; {
+	case c == '{':
+		return l.object(i)
+	case c == '[':
+		return l.array(i)
+	case c == '"':
+		end, ok := stringEnd(l.src, i)
+		l.dst = append(l.dst, l.src[i:end]...)
+		return end, ok
+	default: // number, true, false, null
+		j := i
+		for j < len(l.src) && l.src[j] != ',' && l.src[j] != '}' && l.src[j] != ']' {
+			j++
+		}
+		l.dst = append(l.dst, l.src[i:j]...)
+		return j, j > i
+	}
+}
+
+// array copies the array at src[i].
+func (l *leaner) array(i int) (int, bool) {
+	l.dst = append(l.dst, '[')
+	i++
+	if i < len(l.src) && l.src[i] == ']' {
+		l.dst = append(l.dst, ']')
+		l.items = 0
+		return i + 1, true
+	}
+	pathLen := len(l.path)
+	n := 0
+	for {
+		if l.text {
+			l.path = append(l.path, '[')
+			l.path = strconv.AppendInt(l.path, int64(n), 10)
+			l.path = append(l.path, ']')
+		}
+		var ok bool
+		i, ok = l.value(i)
+		l.path = l.path[:pathLen]
+		n++
+		if !ok || i >= len(l.src) {
+			return i, false
+		}
+		if l.src[i] == ']' {
+			l.dst = append(l.dst, ']')
+			l.items = n
+			return i + 1, true
+		}
+		if l.src[i] != ',' {
+			return i, false
+		}
+		l.dst = append(l.dst, ',')
+		i++
+	}
+}
+
+// object copies the object at src[i], then drops the members an event
+// does not keep once it knows the object is one.
+func (l *leaner) object(i int) (int, bool) {
+	base := len(l.spans)
+	defer func() { l.spans = l.spans[:base] }()
+	start, mark := len(l.dst), len(l.tx)
+	predicted := l.text && looksLikeEvent(l.src[i:])
+	if predicted {
+		l.quiet++
+		defer func() { l.quiet-- }()
+	}
+	l.depth++
+	defer func() { l.depth-- }()
+	l.dst = append(l.dst, '{')
+	i++
+	if i < len(l.src) && l.src[i] == '}' {
+		l.dst = append(l.dst, '}')
+		return i + 1, true
+	}
+	event := false
+	for {
+		if i >= len(l.src) || l.src[i] != '"' {
+			return i, false
+		}
+		keyEnd, ok := stringEnd(l.src, i)
+		if !ok || keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
+			return i, false
+		}
+		s := memberSpan{nameStart: i + 1, nameEnd: keyEnd - 1, start: len(l.dst)}
+		if len(l.spans) > base {
+			s.start-- // the comma before it
+		}
+		name := l.src[s.nameStart:s.nameEnd]
+		event = event || bytes.Equal(name, markerName)
+		l.dst = append(l.dst, l.src[i:keyEnd+1]...)
+		pathLen, lineMark, eventsBefore, valueStart := len(l.path), len(l.tx), l.events, len(l.dst)
+		if l.text {
+			if pathLen > 0 {
+				l.path = append(l.path, '.')
+			}
+			l.path = append(l.path, name...)
+		}
+		if i, ok = l.value(keyEnd + 1); !ok || i >= len(l.src) {
+			return i, false
+		}
+		if l.text && l.quiet == 0 && l.events == eventsBefore {
+			// No event inside: the value on one line.
+			l.tx = append(append(l.tx[:lineMark], l.path...), ": "...)
+			l.tx = appendValueText(l.tx, l.dst[valueStart:])
+			l.tx = append(l.tx, '\n')
+		}
+		if l.depth == 1 {
+			l.top[string(name)] = topMember{raw: l.dst[valueStart:len(l.dst):len(l.dst)], items: l.items}
+		}
+		l.path = l.path[:pathLen]
+		s.end, s.items = len(l.dst), l.items
+		l.spans = append(l.spans, s)
+		if l.src[i] == '}' {
+			break
+		}
+		if l.src[i] != ',' {
+			return i, false
+		}
+		l.dst = append(l.dst, ',')
+		i++
+	}
+	if event {
+		if l.text {
+			l.tx = l.tx[:mark]
+			l.renderEvent(base)
+		}
+		l.drop(start, base)
+	}
+	l.dst = append(l.dst, '}')
+	l.items = -1
+	return i + 1, true
+}
+
+// looksLikeEvent reports whether the object at b starts as every event the
+// API writes does, {"id":<n>,"title":, so that its members need no lines
+// of their own (the object's end tells for sure).
+func looksLikeEvent(b []byte) bool {
+	const head = `{"id":`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return false
+	}
+	j := len(head)
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return bytes.HasPrefix(b[j:], []byte(`,"title":`))
+}
+
+// drop rewrites the event object started at dst[start] without the
+// members its lean form leaves out, when it has any.
+func (l *leaner) drop(start, base int) {
+	spans := l.spans[base:]
+	if !slices.ContainsFunc(spans, l.dropped) {
+		return
+	}
+	w := start + 1
+	first := true
+	for _, s := range spans {
+		if l.dropped(s) {
+			continue
+		}
+		from := s.start
+		if l.dst[from] == ',' {
+			from++
+		}
+		if !first {
+			l.dst[w] = ','
+			w++
+		}
+		first = false
+		w += copy(l.dst[w:], l.dst[from:s.end])
+	}
+	l.dst = l.dst[:w]
+}
+
+// dropped reports whether an event's lean form leaves member s out: a
+// legacy alias, or at detail summary a field only the full form has.
+func (l *leaner) dropped(s memberSpan) bool {
+	name := l.src[s.nameStart:s.nameEnd] // event member names have no escapes
+	return legacyNames[string(name)] || (l.summary && fullOnly[string(name)])
+}
+
+// member is one member of an object a tool composes, or of its schema.
+type member struct {
+	name  string
+	value any // []byte for values, map[string]any for schemas
+}
+
+// fieldOf returns the raw JSON of a top-level member of body (nil when
+// absent).
+func fieldOf(body []byte, name string) []byte {
+	r := gjson.GetBytes(body, gjson.Escape(name))
+	if !r.Exists() {
+		return nil
+	}
+	return []byte(r.Raw)
+}
+
+// count returns the number of items of the list at path (0 when absent).
+func count(body []byte, path string) int {
+	r := gjson.GetBytes(body, path)
+	if !r.IsArray() {
+		return 0
+	}
+	return int(r.Get("#").Int())
+}
+
+// composeObject writes a JSON object of raw members (absent values as
+// null).
+func composeObject(members ...member) []byte {
+	b := []byte{'{'}
+	for i, m := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, _ := json.Marshal(m.name)
+		b = append(b, name...)
+		b = append(b, ':')
+		raw, _ := m.value.([]byte)
+		if len(raw) == 0 {
+			raw = []byte("null")
+		}
+		b = append(b, raw...)
+	}
+	return append(b, '}')
+}
+
+// withMember appends a string member to a JSON object.
+func withMember(obj []byte, name, value string) []byte {
+	obj = bytes.TrimSpace(obj)
+	if len(obj) < 2 || obj[len(obj)-1] != '}' {
+		return obj
+	}
+	out := append([]byte{}, obj[:len(obj)-1]...)
+	if len(bytes.TrimSpace(out)) > 1 {
+		out = append(out, ',')
+	}
+	out = wire.AppendString(out, name, false)
+	out = append(out, ':')
+	out = wire.AppendString(out, value, false)
+	return append(out, '}')
+}
+
+// stringEnd returns the index after the JSON string starting at b[i]: the
+// first quote not escaped by an odd run of backslashes.
+func stringEnd(b []byte, i int) (int, bool) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b), false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1, true
+		}
+		j++
+	}
+}

@@ -1,0 +1,128 @@
+package mcp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const sampleEvent = `{"id":7,"title":"T <b>","eventCategory":"funding","eventSubcategory":"seed","summary":"S","bullets":["b1"],` +
+	`"owners":[{"id":1,"label":"Acme","type":"project","aliases":[]}],"participants":[],"evidence":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}],` +
+	`"latestEvidenceTimestamp":"2026-11-20T10:00:00.000Z","significance":0.5,` +
+	`"globalSummary":"S","bulletSummary":["b1"],"eventOwner":[{"id":1,"label":"Acme","type":"project","aliases":[]}],"eventParticipants":[],` +
+	`"posts":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}],"latestPostTimestamp":"2026-11-20T10:00:00.000Z","signal":0.5,"matchedVia":"text"}`
+
+func TestLeanDropsAliasesAndProjectsSummaries(t *testing.T) {
+	body := []byte(`{"query":"q","data":[` + sampleEvent + `],"nested":{"organizations":[{"label":"A","radar":[` + sampleEvent + `]}]}}` + "\n")
+	full := leanBody(body, false)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(full, &m), "%s", full)
+	ev := m["data"].([]any)[0].(map[string]any)
+	for _, legacy := range []string{"globalSummary", "bulletSummary", "eventOwner", "eventParticipants", "posts", "latestPostTimestamp", "signal"} {
+		require.NotContains(t, ev, legacy)
+	}
+	require.Contains(t, ev, "evidence")
+	require.Equal(t, "text", ev["matchedVia"], "members that are not event fields stay")
+	require.Contains(t, string(full), `"title":"T <b>"`, "values are copied byte for byte")
+	require.NotContains(t, string(full), "eventOwner", "nested events too")
+
+	summary := leanBody(body, true)
+	require.NoError(t, json.Unmarshal(summary, &m))
+	ev = m["data"].([]any)[0].(map[string]any)
+	require.ElementsMatch(t, []string{"id", "title", "eventCategory", "eventSubcategory", "summary", "latestEvidenceTimestamp", "significance", "matchedVia"}, keys(ev))
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestRenderEvents(t *testing.T) {
+	res := leanBody([]byte(`{"limit":1,"data":[`+sampleEvent+`],"x":{"organizations":[{"label":"Acme","radar":[`+sampleEvent+`]}]}}`), false)
+	text := string(render(res))
+	event := "1. #7 · 2026-11-20 10:00Z · funding/seed · significance 0.5 · matchedVia text\n   T <b>\n   S\n   owners: Acme (1)\n   • b1\n   evidence: 1 post, newest https://x/9\n"
+	require.Equal(t, "limit: 1\ndata:\n"+event+"x.organizations[0].label: Acme\nx.organizations[0].radar:\n"+event, text)
+	require.Equal(t, `{"a":1}`, string(render([]byte(`{"a":1}`))), "a result without events is its JSON")
+	summary, _ := walk([]byte(`{"data":[`+sampleEvent+`]}`), true, true)
+	require.NotContains(t, string(summary.text), "owners", "the text shows what the result keeps")
+	require.Equal(t, 1, summary.count("data"))
+}
+
+func TestBoundKeepsTheFirstItemsThatFit(t *testing.T) {
+	items := make([]string, 50)
+	for i := range items {
+		items[i] = `{"i":` + strings.Repeat("1", 1) + `,"pad":"` + strings.Repeat("x", 100) + `"}`
+	}
+	body := []byte(`{"limit":50,"data":[` + strings.Join(items, ",") + `]}`)
+	out, note := bound(body, 1000)
+	require.LessOrEqual(t, len(out), 1000)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out, &m))
+	n := len(m["data"].([]any))
+	require.Greater(t, n, 0)
+	require.Contains(t, note, "keeps its first "+itoa(n)+" items")
+	same, note := bound(body, len(body))
+	require.Equal(t, body, same)
+	require.Empty(t, note)
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestBridgeEndpoint(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://localhost:8080":       "http://localhost:8080/mcp",
+		"https://api.example.com/":    "https://api.example.com/mcp",
+		"https://api.example.com/mcp": "https://api.example.com/mcp",
+		"https://example.com/x/mcp":   "https://example.com/x/mcp",
+	} {
+		got, err := bridgeEndpoint(in)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	for _, bad := range []string{"", "localhost:8080", "ftp://x", "http://"} {
+		_, err := bridgeEndpoint(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestSSEData(t *testing.T) {
+	got := sseData([]byte("event: message\nid: 1\ndata: {\"a\":1}\n\ndata: {\"b\":\ndata: 2}\r\n\r\n"))
+	require.Equal(t, []string{`{"a":1}`, "{\"b\":\n2}"}, []string{string(got[0]), string(got[1])})
+}
+
+func TestParseArgs(t *testing.T) {
+	lo, hi := 1, 20
+	spec := []*argSpec{
+		{name: "query", param: "query", kind: "string", required: true},
+		{name: "limit", param: "limit", kind: "integer", min: &lo, max: &hi, def: 10},
+		{name: "ids", param: "ids", kind: "integers", maxItems: 2},
+	}
+	a, err := parseArgs("t", spec, json.RawMessage(`{"query":"x","limit":3.0,"ids":[1,2]}`))
+	require.NoError(t, err)
+	require.Equal(t, 3, a.int("limit"))
+	require.Equal(t, "1,2", a.raw("ids"))
+	require.Equal(t, map[string]string{"query": "x", "limit": "3", "ids": "1,2"}, a.params("query", "limit", "ids"))
+	a, err = parseArgs("t", spec, json.RawMessage(`{"query":"x","limit":null}`))
+	require.NoError(t, err)
+	require.Equal(t, 10, a.int("limit"), "null is absent: the default")
+	require.Equal(t, map[string]string{"query": "x"}, a.params("query", "limit"), "a default is the route's to apply")
+	_, err = parseArgs("t", spec, json.RawMessage(`{"query":"x","limit":2147483648}`))
+	require.EqualError(t, err, "limit must be an integer")
+	_, err = parseArgs("t", spec, json.RawMessage(`"x"`))
+	require.EqualError(t, err, "arguments must be a JSON object")
+}
+
+func TestStringEnd(t *testing.T) {
+	for in, want := range map[string]int{`"a"x`: 3, `"a\"b"x`: 6, `"a\\"x`: 5, `"a\\\"b"x`: 8, `""`: 2} {
+		got, ok := stringEnd([]byte(in), 0)
+		require.True(t, ok, in)
+		require.Equal(t, want, got, in)
+	}
+	_, ok := stringEnd([]byte(`"abc\"`), 0)
+	require.False(t, ok)
+}

@@ -1,0 +1,118 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The prompts: ready-made research tasks a user picks in a client. They
+// only write instructions naming the tools; they read nothing themselves
+// and cost nothing.
+
+// promptDef declares one prompt.
+type promptDef struct {
+	prompt *sdk.Prompt
+	text   func(args map[string]string) (string, error)
+}
+
+var promptDefs = []promptDef{
+	{
+		prompt: &sdk.Prompt{
+			Name: "daily_brief", Title: "Daily brief of a watchlist",
+			Description: "What happened in the last 24 hours to the organizations of a watchlist, most significant first.",
+			Arguments: []*sdk.PromptArgument{
+				{Name: "watchlist", Title: "Watchlist", Required: true,
+					Description: "Organizations, tokens or protocols to follow, by name or ticker, comma-separated (e.g. \"Ethereum, Uniswap, SOL\")."},
+			},
+		},
+		text: func(a map[string]string) (string, error) {
+			names := splitList(a["watchlist"])
+			if len(names) == 0 {
+				return "", fmt.Errorf("watchlist must name at least one organization")
+			}
+			return "Write my daily brief for this watchlist: " + strings.Join(names, ", ") + ".\n\n" +
+				"1. Resolve each name with " + toolResolve + " (limit 3) and keep the strongest organization match; say which names matched nothing.\n" +
+				"2. Call " + toolBrief + " once with all the ids and since set to 24 hours before now (ISO 8601, UTC).\n" +
+				"3. Call " + toolTopSignals + " (limit 10) for the most significant signals across the market in the same window.\n" +
+				"4. Write one short section per organization: what happened, with event ids and dates, the most significant first; " +
+				"then a short \"across the market\" section from the top signals. Say plainly when an organization had no events.", nil
+		},
+	},
+	{
+		prompt: &sdk.Prompt{
+			Name: "what_happened", Title: "What happened to X this week",
+			Description: "A dated account of the last days of one organization, token, person or protocol.",
+			Arguments: []*sdk.PromptArgument{
+				{Name: "subject", Title: "Subject", Required: true, Description: "The name or ticker to look into (e.g. \"Aave\")."},
+				{Name: "days", Title: "Days", Description: "How many days back to look; 7 when absent."},
+			},
+		},
+		text: func(a map[string]string) (string, error) {
+			subject := strings.TrimSpace(a["subject"])
+			if subject == "" {
+				return "", fmt.Errorf("subject is required")
+			}
+			days := strings.TrimSpace(a["days"])
+			if days == "" {
+				days = "7"
+			}
+			return "What happened to " + subject + " in the last " + days + " days?\n\n" +
+				"1. Resolve \"" + subject + "\" with " + toolResolve + "; if several entities match, pick the strongest match and say which.\n" +
+				"2. Call " + toolTimeline + " with its id and since set to " + days + " days before now (follow the hint for more), and " +
+				toolSignalHistory + " with days=" + days + ".\n" +
+				"3. Call " + toolSearch + " with the name for coverage the timeline does not link, in the same window.\n" +
+				"4. Answer with a dated timeline (event ids and dates), the most significant developments first, how attention moved " +
+				"day by day, and the related entities involved. Use get_entity if its relationships explain an event.", nil
+		},
+	},
+	{
+		prompt: &sdk.Prompt{
+			Name: "market_pulse", Title: "Market pulse",
+			Description: "The most significant signals of the last 24 hours, grouped by theme.",
+			Arguments: []*sdk.PromptArgument{
+				{Name: "category", Title: "Category", Description: "Only this category (e.g. funding, listing, partnership); all when absent."},
+			},
+		},
+		text: func(a map[string]string) (string, error) {
+			filter := ""
+			if c := strings.TrimSpace(a["category"]); c != "" {
+				filter = " with category=\"" + c + "\""
+			}
+			return "Give me the market pulse of the last 24 hours.\n\n" +
+				"1. Call " + toolLatest + " with surface=\"signal\", window=\"24h\", sort=\"significance\" and limit 25" + filter + ".\n" +
+				"2. Group the events by theme (funding, listings, partnerships, technology, regulation...) and name the organizations involved.\n" +
+				"3. End with the three developments most worth a closer look and why, citing event ids.", nil
+		},
+	},
+}
+
+// addPrompts registers the prompts.
+func (s *Server) addPrompts() {
+	for _, pd := range promptDefs {
+		pd := pd
+		s.mcp.AddPrompt(pd.prompt, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			text, err := pd.text(req.Params.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			return &sdk.GetPromptResult{
+				Description: pd.prompt.Description,
+				Messages:    []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}},
+			}, nil
+		})
+	}
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

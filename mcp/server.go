@@ -1,0 +1,372 @@
+// Package mcp is the Model Context Protocol surface: Streamable HTTP at
+// /mcp (the official Go SDK, stateless), agent-oriented tools over the
+// /v1 routes, resource templates for an entity and an event, and prompts.
+//
+// One implementation of every query: a tool call runs the /v1 route it
+// corresponds to in process, through the access layer, with the caller's
+// Authorization (or, paid per call with x402, the payment of
+// params._meta["x402/payment"] as the route's payment header). The route's
+// answer becomes the tool's: 200 its envelope as structured content (events
+// without their legacy aliases: the route is asked for its lean shape,
+// legacy=false) with a compact text rendering, 402 a
+// JSON-RPC error of code 402 carrying the payment requirements, any other
+// status a tool error with the route's message. Parsing, bounds, plan
+// gates, the rate window, credits, usage, prices, payment checks, replay
+// records and the response cache are therefore the route's, by
+// construction.
+//
+// The endpoint authenticates every HTTP request, free: a wrong key is 401
+// with WWW-Authenticate, and so is a missing key unless pay-per-request is
+// enabled (a lone tools/call with a key has it checked by its route's
+// metering statement, answered the same way). initialize, the list
+// requests, prompts and pings cost nothing and do not count in the rate
+// window; each tools/call and resources/read costs what its routes cost.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/observe"
+)
+
+// MaxBodyBytes bounds the body of an /mcp request (1 MB).
+const MaxBodyBytes = 1 << 20
+
+// msgBodyTooLarge is the 413 message of a body over MaxBodyBytes.
+var msgBodyTooLarge = fmt.Sprintf("request body too large (max %d MB)", MaxBodyBytes>>20)
+
+// Realm is the realm of the WWW-Authenticate challenge of a 401.
+const Realm = "cryptointel"
+
+// Config configures the MCP surface.
+type Config struct {
+	// API serves the routes the tools call, in process: /v1/ (the route
+	// table behind the access layer) and /graphql. Required.
+	API http.Handler
+	// OpenAPI is the /v1 OpenAPI document: the tools' argument schemas,
+	// bounds, output schemas and prices derive from it. Required.
+	OpenAPI []byte
+	// Authenticate checks a request's Authorization header up front
+	// without charging it (access.Service.Authenticate). Required.
+	Authenticate func(ctx context.Context, authorization string) error
+	// Logger logs one line per tool call and per resource read. Defaults
+	// to slog.Default().
+	Logger *slog.Logger
+	// Version is the server version reported to clients. Defaults to
+	// "dev".
+	Version string
+}
+
+// Server is the MCP surface; it serves /mcp.
+type Server struct {
+	cfg     Config
+	logger  *slog.Logger
+	tools   []*tool
+	byName  map[string]*tool
+	mcp     *sdk.Server
+	handler http.Handler
+
+	// noFastPath sends every request to the SDK's handler (the tests
+	// compare the two).
+	noFastPath bool
+
+	authMu sync.Mutex
+	authOK map[[32]byte]time.Time // accepted Authorization values, until
+}
+
+// New builds the tools from the route table and the MCP server. A tool
+// whose route or parameter is missing from the table fails here, at
+// start.
+func New(cfg Config) (*Server, error) {
+	if cfg.API == nil || cfg.Authenticate == nil {
+		return nil, errors.New("error building the MCP server: API and Authenticate are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	doc, err := parseOpenAPI(cfg.OpenAPI)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := buildTools(toolDefs, doc)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{}}
+	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "cryptointel", Title: "cryptointel", Version: cfg.Version}, &sdk.ServerOptions{
+		Instructions: instructions,
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	for _, t := range tools {
+		s.byName[t.def.Name] = t
+		s.mcp.AddTool(t.sdk, s.toolHandler(t))
+	}
+	if err := s.addResources(doc); err != nil {
+		return nil, err
+	}
+	s.addPrompts()
+	s.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		MaxRequestBodyBytes:        MaxBodyBytes,
+		DisableLocalhostProtection: true, // every request carries a key or pays: a rebound page gains nothing
+		Logger:                     slog.New(slog.DiscardHandler),
+	})
+	return s, nil
+}
+
+// instructions is what the server tells a client about itself.
+const instructions = "Crypto intelligence: entities (organizations, tokens, people, protocols), their relationships, and dated " +
+	"radar and signal events about them. Resolve names to ids with resolve_entity first; then use get_entity, entity_timeline, " +
+	"latest_events (with entityId), organization_brief, signal_history or prediction_markets. search_events answers free-text " +
+	"questions. Lists are bounded: follow a result's hint to get more. Calls cost credits of the key's plan (usage tells the " +
+	"budget); without a key, priced tools are payable per call with x402."
+
+// Tools lists the tools as clients see them.
+func (s *Server) Tools() []*sdk.Tool {
+	out := make([]*sdk.Tool, len(s.tools))
+	for i, t := range s.tools {
+		out[i] = t.sdk
+	}
+	return out
+}
+
+// ServeHTTP serves /mcp: the up-front authentication, the body bound, then
+// the SDK's Streamable HTTP handler (stateless, JSON responses).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	observe.SetRoute(ctx, "/mcp") // the /v1 routes called in process must not name the request
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		if r.ContentLength > MaxBodyBytes {
+			writeError(w, http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+			return
+		}
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			switch {
+			case errors.As(err, &mbe):
+				writeError(w, http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+			case cryptointel.ErrorCode(err) == cryptointel.EBODYTIMEOUT:
+				writeError(w, http.StatusRequestTimeout, cryptointel.ErrorMessage(err))
+			default:
+				writeError(w, http.StatusBadRequest, "request body could not be read")
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	info := &requestInfo{ctx: ctx, host: r.Host, remoteAddr: r.RemoteAddr, tls: r.TLS != nil,
+		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx)}
+	var (
+		t   *tool
+		req *fastRequest
+	)
+	if !s.noFastPath {
+		t, req = s.fastTool(r, body)
+	}
+	// A tools/call with a key answered directly has its key checked by its
+	// route (serveFast); every other request is checked here.
+	if _, key := splitBearer(r.Header.Get("Authorization")); t == nil || key == "" {
+		if err := s.authenticate(ctx, r.Header.Get("Authorization")); err != nil {
+			s.refuse(w, r, err)
+			return
+		}
+	}
+	if t != nil {
+		s.serveFast(w, r, info, t, req)
+		return
+	}
+	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestInfoKey{}, info)))
+}
+
+// authCacheTTL is how long the up-front check remembers a key it
+// accepted. It only spares the free requests (initialize, lists) a lookup:
+// every tool call is authenticated again by its route, so a key revoked
+// meanwhile gets the route's 401 message at once.
+const authCacheTTL = 10 * time.Second
+
+// maxAuthCache bounds the remembered keys; past it the memory starts over.
+const maxAuthCache = 10000
+
+// authenticate is cfg.Authenticate, remembering accepted keys for
+// authCacheTTL.
+func (s *Server) authenticate(ctx context.Context, authorization string) error {
+	if authorization == "" {
+		return s.cfg.Authenticate(ctx, authorization)
+	}
+	h := sha256.Sum256([]byte(authorization))
+	now := time.Now()
+	s.authMu.Lock()
+	until, ok := s.authOK[h]
+	s.authMu.Unlock()
+	if ok && now.Before(until) {
+		return nil
+	}
+	if err := s.cfg.Authenticate(ctx, authorization); err != nil {
+		return err
+	}
+	s.authMu.Lock()
+	if len(s.authOK) >= maxAuthCache {
+		clear(s.authOK)
+	}
+	s.authOK[h] = now.Add(authCacheTTL)
+	s.authMu.Unlock()
+	return nil
+}
+
+// refuse answers a request the up-front check refused: 401 with a Bearer
+// challenge and the access layer's message, or the error's status.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	code := cryptointel.ErrorCode(err)
+	if code == cryptointel.EUNAUTHORIZED {
+		challenge := `Bearer realm="` + Realm + `"`
+		if _, key := splitBearer(r.Header.Get("Authorization")); key != "" {
+			challenge += `, error="invalid_token", error_description="` + cryptointel.ErrorMessage(err) + `"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		writeError(w, http.StatusUnauthorized, cryptointel.ErrorMessage(err))
+		return
+	}
+	s.logger.ErrorContext(r.Context(), "mcp authentication failed", "request_id", observe.RequestID(r.Context()), "error", err)
+	status := http.StatusInternalServerError
+	if code == cryptointel.EUNAVAILABLE || code == cryptointel.ETIMEOUT {
+		status = http.StatusServiceUnavailable
+	}
+	writeError(w, status, cryptointel.ErrorMessage(err))
+}
+
+// requestInfo is what a tool call needs of the HTTP request that carried
+// it: the SDK gives handlers its context's values, not its deadline or its
+// cancellation, nor its host.
+type requestInfo struct {
+	ctx        context.Context
+	host       string
+	remoteAddr string
+	tls        bool
+	proto      string
+	requestID  string
+}
+
+type requestInfoKey struct{}
+
+// callContext returns ctx bounded by the HTTP request's deadline and
+// cancelled when the request ends (the client went away), and the
+// request's info.
+func callContext(ctx context.Context) (context.Context, *requestInfo, context.CancelFunc) {
+	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	if info == nil {
+		info = &requestInfo{ctx: context.Background()}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	if d, ok := info.ctx.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		ctx, cancelDeadline = context.WithDeadline(ctx, d)
+		prev := cancel
+		cancel = func() { cancelDeadline(); prev() }
+	}
+	stop := context.AfterFunc(info.ctx, cancel)
+	return ctx, info, func() { stop(); cancel() }
+}
+
+// keyPrefix is what the logs show of a key: the prefix api_keys keeps for
+// support (cryptointel.APIKeyVisiblePrefix characters), never the key; "-"
+// for a credential that is not a key, "" for none.
+func keyPrefix(authorization string) string {
+	scheme, key := splitBearer(authorization)
+	switch {
+	case scheme == "":
+		return ""
+	case len(key) > cryptointel.APIKeyVisiblePrefix:
+		return key[:cryptointel.APIKeyVisiblePrefix]
+	}
+	return "-"
+}
+
+// splitBearer returns the scheme and the key of a Bearer Authorization.
+func splitBearer(authorization string) (scheme, key string) {
+	scheme, key = access.ParseAuthorization(authorization)
+	if scheme != "bearer" {
+		return scheme, ""
+	}
+	return scheme, key
+}
+
+// logCall writes the one log line of a tool call or resource read and
+// records it in the metrics.
+func (s *Server) logCall(ctx context.Context, info *requestInfo, kind, name, authorization, outcome string, bytes int, d time.Duration) {
+	observe.MCPCall(kind, name, outcome, d)
+	level := slog.LevelInfo
+	if outcome == outcomeError {
+		level = slog.LevelError
+	}
+	if !s.logger.Enabled(ctx, level) {
+		return
+	}
+	s.logger.LogAttrs(ctx, level, "mcp "+kind,
+		slog.String("request_id", info.requestID),
+		slog.String(kind, name),
+		slog.String("key_prefix", keyPrefix(authorization)),
+		slog.String("outcome", outcome),
+		slog.Int("bytes", bytes),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+	)
+}
+
+// Outcomes of a call, as logs and metrics name them.
+const (
+	outcomeOK              = "ok"
+	outcomeInvalid         = "invalid_arguments"
+	outcomePaymentRequired = "payment_required"
+	outcomeRefused         = "refused"   // 401, 403 or 429: the access layer said no
+	outcomeNotFound        = "not_found" // 404
+	outcomeBadRequest      = "bad_request"
+	outcomeError           = "error" // 5xx
+)
+
+// outcomeOf names the outcome of a route's status.
+func outcomeOf(status int) string {
+	switch {
+	case status == http.StatusOK:
+		return outcomeOK
+	case status == http.StatusPaymentRequired:
+		return outcomePaymentRequired
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusTooManyRequests:
+		return outcomeRefused
+	case status == http.StatusNotFound:
+		return outcomeNotFound
+	case status >= 500:
+		return outcomeError
+	}
+	return outcomeBadRequest
+}
+
+// writeError writes {"error": msg} with status.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)                    // messages quote "Bearer <API_KEY>"
+	enc.Encode(map[string]string{"error": msg}) //nolint:errcheck // a map of strings always encodes
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes()) //nolint:errcheck
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// The MCP rows: the search and the latest-events tools called over /mcp
+// (Streamable HTTP, one tools/call per request, as a stateless client
+// makes it) beside the /v1 routes they run, with the same parameters and
+// the same data (detail full), on the service as shipped (response cache
+// on) and computing every request. A tool call is its route run in
+// process plus the protocol: the target is server CPU per call at most
+// 1.2 times the route's.
+
+// mcpTargetRatio is the most server CPU a tool call may cost per call, as
+// a multiple of its route's.
+const mcpTargetRatio = 1.2
+
+func init() {
+	registerSuite(suite{name: "mcp tools", order: 150, run: runMCP})
+}
+
+// mcpPair is a route and the tool call that runs it.
+type mcpPair struct {
+	route, tool scenario
+}
+
+// mcpPairs are the measured pairs: the same parameters per worker and
+// iteration on both sides.
+func mcpPairs(fx *fixtures) []mcpPair {
+	call := func(tool string, args map[string]any) (*http.Request, error) {
+		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": tool, "arguments": args}})
+		if err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		return req, nil
+	}
+	get := func(path string, q url.Values) (*http.Request, error) {
+		return http.NewRequest(http.MethodGet, path+"?"+q.Encode(), nil)
+	}
+	return []mcpPair{
+		{
+			route: scenario{name: "GET /v1/search?q=…", key: true, next: func(w *worker) (*http.Request, error) {
+				return get("/v1/search", url.Values{"q": {fx.names[pick(w, len(fx.names))]}})
+			}},
+			tool: scenario{name: "MCP search_events (detail full)", key: true, check: mcpCheck, next: func(w *worker) (*http.Request, error) {
+				return call("search_events", map[string]any{"query": fx.names[pick(w, len(fx.names))], "detail": "full"})
+			}},
+		},
+		{
+			route: scenario{name: "GET /v1/latest?limit=25", key: true, next: func(w *worker) (*http.Request, error) {
+				return get("/v1/latest", url.Values{"limit": {"25"}})
+			}},
+			tool: scenario{name: "MCP latest_events limit 25 (detail full)", key: true, check: mcpCheck, next: func(w *worker) (*http.Request, error) {
+				return call("latest_events", map[string]any{"limit": 25, "detail": "full"})
+			}},
+		},
+	}
+}
+
+// mcpCheck fails a tool call answered with a JSON-RPC error or a tool
+// error (both come with status 200).
+func mcpCheck(body []byte) error {
+	var r struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+		Result *struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return fmt.Errorf("not a JSON-RPC response: %w", err)
+	}
+	switch {
+	case r.Error != nil:
+		return errors.New("JSON-RPC error: " + r.Error.Message)
+	case r.Result == nil:
+		return errors.New("no result")
+	case r.Result.IsError:
+		msg := ""
+		if len(r.Result.Content) > 0 {
+			msg = r.Result.Content[0].Text
+		}
+		return errors.New("tool error: " + msg)
+	case len(r.Result.StructuredContent) == 0:
+		return errors.New("no structured content")
+	}
+	return nil
+}
+
+// runMCP measures each pair, route then tool at each concurrency, on a
+// server as shipped and on one computing every request.
+func runMCP(ctx context.Context, env *benchEnv) (*section, error) {
+	sec := &section{title: "MCP tools beside their /v1 routes"}
+	var ratios strings.Builder
+	for _, srv := range []struct{ label, env string }{{"as shipped", ""}, {"computed", "RESPONSE_CACHE_TTL=-1s"}} {
+		var extra []string
+		if srv.env != "" {
+			extra = append(extra, srv.env)
+		}
+		p, err := env.startServer(ctx, "server-mcp-"+strings.ReplaceAll(srv.label, " ", "-")+".log", extra...)
+		if err != nil {
+			return nil, err
+		}
+		for _, pair := range mcpPairs(env.fx) {
+			for _, c := range env.opts.concs {
+				var cpu [2]float64
+				for i, sc := range []scenario{pair.route, pair.tool} {
+					row := sc
+					row.name = sc.name + " (" + srv.label + ")"
+					res, err := env.measure(ctx, p.base, row, c, p.pid())
+					if err != nil {
+						p.stop()
+						return nil, err
+					}
+					log.Print(res.logLine())
+					sec.rows = append(sec.rows, res)
+					cpu[i] = float64(res.cpuPerReq().Microseconds()) / 1000
+				}
+				ratio := 0.0
+				if cpu[0] > 0 {
+					ratio = cpu[1] / cpu[0]
+				}
+				met := "✅"
+				if ratio > mcpTargetRatio || ratio == 0 {
+					met = "❌"
+				}
+				fmt.Fprintf(&ratios, "| %s | %s | %d | %.2f | %.2f | %.2f× | %s |\n", pair.tool.name, srv.label, c, cpu[0], cpu[1], ratio, met)
+			}
+		}
+		p.stop()
+	}
+	sec.markdown = "Each tool call is one `tools/call` POST to `/mcp` (Streamable HTTP, stateless, JSON response) with the key as a Bearer key, " +
+		"running its /v1 route in process with the same parameters (`detail` full: the same events, without their legacy aliases); " +
+		"the route rows are the plain GETs, measured just before on the same server. Server CPU per call of the tool over the route's " +
+		fmt.Sprintf("(target ≤ %.1f×):\n\n", mcpTargetRatio) +
+		"| tool | server | c | route CPU ms/req | tool CPU ms/req | ratio | met |\n|---|---|--:|--:|--:|--:|:-:|\n" + ratios.String()
+	return sec, nil
+}
