@@ -25,13 +25,14 @@ const (
 	// walks each named bucket's entry along the word's postings.
 	maxGroupCodes = 6
 	// maxProbeGroups bounds the groups of a probe, each reaching
-	// groupGrowth times as far back as all before it; a conjunction asks
-	// maxConjunctionGroups, since GIN walks the words' postings in a
-	// group's buckets whether or not they come together, and words that
-	// have not come together within those seldom do.
-	maxProbeGroups       = 4
-	maxConjunctionGroups = 2
-	groupGrowth          = 4
+	// groupGrowth times as far back as all before it. A conjunction asks
+	// as many as a single term: GIN walks the words' postings in a
+	// group's buckets whether or not they come together, so its later
+	// groups cost more, but at a million events a conjunction cut to two
+	// groups lost a tenth of the judged set's recall@10 (paraphrases 0.93
+	// to 0.83, several entities 0.86 to 0.50; tests/bench/NOTES.md).
+	maxProbeGroups = 4
+	groupGrowth    = 4
 )
 
 // floorDiv is a/b rounded down.
@@ -212,11 +213,7 @@ func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k
 	span := math.Max(a.lastAt.Sub(a.firstAt).Seconds(), float64(bucketWidths[0]))
 	reach := time.Duration(float64(probeSafety*k) / math.Max(most, 1) * span * float64(time.Second))
 	end, before := a.lastAt, time.Time{}
-	groups := maxProbeGroups
-	if len(dfs) > 1 {
-		groups = maxConjunctionGroups
-	}
-	for range groups {
+	for range maxProbeGroups {
 		from := end.Add(-reach)
 		if from.Before(since) {
 			from = since
