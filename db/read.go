@@ -93,7 +93,7 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 			" AND latest_evidence_at >= " + since + ")")
 	}
 	if strings.TrimSpace(f.Topic) != "" {
-		cond, err := topicFilter(&a, f.Topic, f.Since)
+		cond, err := topicFilter(&a, f.Topic, f.Since, f.Sort == SortRecency)
 		if err != nil {
 			return nil, err
 		}
