@@ -111,8 +111,11 @@ func TestStreamSlowConsumer(t *testing.T) {
 
 	pprof := freeLoopbackAddr(t)
 	const buffer = 256
+	// The write timeout must outlast the ingest and the healthy reader's
+	// walk (on a loaded machine, well over 20 s), since the /v1 subscriber's
+	// close message waits in a blocked write until the test reads again.
 	srv := startServeProc(t, bin, []string{"DATABASE_URL=" + dbURL, "WEBHOOK_POLL_INTERVAL=1h", "EXPORT_DIR=" + t.TempDir(),
-		"STREAM_BUFFER=" + strconv.Itoa(buffer), "STREAM_WRITE_TIMEOUT=20s", "STREAM_HEARTBEAT=5s", "PPROF_ADDR=" + pprof,
+		"STREAM_BUFFER=" + strconv.Itoa(buffer), "STREAM_WRITE_TIMEOUT=60s", "STREAM_HEARTBEAT=5s", "PPROF_ADDR=" + pprof,
 		"GOGC=100"}, filepath.Join(t.TempDir(), "serve.log"))
 	t.Cleanup(func() {
 		srv.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
@@ -234,7 +237,7 @@ func TestStreamSlowConsumer(t *testing.T) {
 	require.Equal(t, want[len(seen):], eventIDs(t, rest), "resuming from the cursor gives exactly the rest")
 
 	// The stalled WebSocket is disconnected by the write timeout.
-	ws.waitClosed(t, 90*time.Second)
+	ws.waitClosed(t, 2*time.Minute)
 }
 
 // stalledWebSocket is a graphql-ws subscription on a tiny socket buffer
