@@ -54,6 +54,8 @@ type DB struct {
 
 	tracer *poolTracer
 	reads  *readPools
+	// searchMemo keeps query analyses per content version (search_memo.go).
+	searchMemo searchMemo
 }
 
 // DefaultMaxConns is the size of the primary's pool and of each read pool

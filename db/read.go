@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/jackc/pgx/v5"
@@ -74,11 +73,6 @@ func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) err
 	return scan(rows, what, eventDest, utcEvent, each)
 }
 
-// topicBucketWindow is the longest window whose topic filter is answered
-// within its time buckets (events_search_idx's second key); a longer one
-// reads the words' matches whole.
-const topicBucketWindow = 8 * 24 * time.Hour
-
 // ListEvents returns one page of events matching f.
 func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.Event, error) {
 	var (
@@ -99,16 +93,11 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 			" AND latest_evidence_at >= " + since + ")")
 	}
 	if strings.TrimSpace(f.Topic) != "" {
-		tsq, err := topicTSQuery(&a, f.Topic)
+		cond, err := topicFilter(&a, f.Topic, f.Since, f.Sort == SortRecency)
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(" AND e.search @@ " + tsq)
-		if time.Since(f.Since) <= topicBucketWindow {
-			// A short window: the index walks its time buckets and skips
-			// through the words' postings instead of reading every match.
-			b.WriteString(" AND search_bucket(e.latest_evidence_at) >= search_bucket(" + since + ")")
-		}
+		b.WriteString(" AND " + cond)
 	}
 	if f.Sort == SortRecency {
 		b.WriteString(" ORDER BY e.latest_evidence_at DESC, e.id DESC")

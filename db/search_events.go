@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,26 +37,15 @@ const (
 	// (the rarest are chosen); every term still counts in the score.
 	maxTermProbes = 4
 
-	// bucketSeconds is the width of search_bucket's time slices
-	// (migration 009).
-	bucketSeconds = 600
-	// probeSafety asks a bucket range for this many times the matches a
-	// probe keeps, so an uneven rate still fills it.
+	// probeSafety sizes a probe's first buckets to hold this many times
+	// the matches it keeps, so an uneven rate still fills them.
 	probeSafety = 2
-	// plainMaxMatches and plainMaxPostings: a probe expected to match at
-	// most this many events, whose words' posting lists together hold at
-	// most this many entries, is fetched whole from the index (no bucket
-	// range): cheaper than a range that would hold its few matches.
+	// plainMaxMatches and plainMaxPostings: a probe that matches at most
+	// this many events, whose words' posting lists together hold at most
+	// this many entries, is fetched whole from the index (no buckets):
+	// cheaper than the buckets that would hold its few matches.
 	plainMaxMatches  = 400
 	plainMaxPostings = 8000
-	// fallbackMaxMatches and fallbackMaxPostings: when a bucket range
-	// found fewer matches than wanted (the words are rare lately), the
-	// whole index is asked if the probe stays within these.
-	fallbackMaxMatches  = 1500
-	fallbackMaxPostings = 8000
-	// maxRangeEvents bounds the events a bucket range may span (GIN reads
-	// each of their bucket entries).
-	maxRangeEvents = 40000
 
 	// BM25's k1 (term frequency saturation). Its b is 0: an event grows
 	// with its evidence posts, and a length normalization would rank a
@@ -106,62 +94,62 @@ type linkedEntity struct {
 //     words by exact name or alias) and to their related entities
 //     (relationships with search_expand);
 //   - candidates are the newest events of each linked entity and the
-//     newest matches of each term and of all terms together, each fetched
-//     from events_search_idx within a short range of time buckets sized by
-//     the term's document frequency (or whole, for a rare term), so they
-//     cost what the matches cost;
-//   - each candidate is scored by BM25 over the terms (IDF from
-//     search_terms, term frequency weighted title 1, summary 0.5, bullets
-//     0.25, evidence 0.1, saturated by k1, normalized by length), a term
-//     also matching through an entity link, times the recency and
+//     newest matches of the terms together and of the rarest alone (of
+//     the others only when together they match too few), each fetched
+//     from events_search_idx group of time buckets by group, newest first,
+//     the first group sized by the terms' document frequency (or whole,
+//     for a rare term), so they cost what the matches cost;
+//   - each candidate is scored in the service from its search vector by
+//     BM25 over the terms (IDF from search_terms, term frequency weighted
+//     title 1, summary 0.5, bullets 0.25, evidence 0.1, saturated by k1),
+//     a term also matching through an entity link, times the recency and
 //     significance boosts.
 //
 // limit <= 0 means cryptointel.SearchEventsFirst.Default. Two statements,
-// whatever the limit.
+// whatever the limit: the analysis and the search statement (one when
+// DB.SearchEvents kept the analysis).
 //
 // Returns EINVALID when the query is empty, longer than
 // cryptointel.SearchQueryMaxRunes, has more than SearchQueryMaxWords words,
 // no words at all, or only stop words and names no entity.
 func SearchEvents(ctx context.Context, q Querier, text string, since time.Time, limit int) (*cryptointel.SearchResult, error) {
-	sq, err := parseSearchQuery(text)
-	if err != nil {
-		return nil, err
-	}
+	return searchEvents(ctx, q, nil, 0, text, since, limit)
+}
+
+// searchEvents is SearchEvents, reading and keeping the query's analysis in
+// memo for content version version when both are set.
+func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int64, text string, since time.Time, limit int) (*cryptointel.SearchResult, error) {
 	if limit <= 0 {
 		limit = cryptointel.SearchEventsFirst.Default
 	}
-	a, err := analyzeSearch(ctx, q, sq)
-	if err != nil {
-		return nil, err
+	a := memo.get(version, text)
+	if a == nil {
+		sq, err := parseSearchQuery(text)
+		if err != nil {
+			return nil, err
+		}
+		if a, err = analyzeSearch(ctx, q, sq); err != nil {
+			return nil, err
+		}
+		memo.put(version, text, a)
 	}
 	if len(a.terms) == 0 && len(a.links) == 0 {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryOnlyStopWords}
 	}
-	res := &cryptointel.SearchResult{Query: sq.Text, Matches: []cryptointel.EventMatch{}, Terms: []cryptointel.SearchTerm{}, UnmatchedTerms: []string{}}
-	for _, t := range a.terms {
-		res.Terms = append(res.Terms, a.report(t))
-	}
-	rows, err := query(ctx, q, rankSQL, a.rankArgs(since, limit)...)
+	args, links := a.candidateArgs(since, limit)
+	cands, err := a.fetchCandidates(ctx, q, args)
 	if err != nil {
-		return nil, fmt.Errorf("error searching events: %w", err)
+		return nil, err
 	}
-	var matched int64
-	var m cryptointel.EventMatch
-	var mask int64
-	if _, err := pgx.ForEachRow(rows, []any{&m.EventID, &m.LatestEvidenceAt, &m.MatchRank, &m.MatchedVia, &m.MatchType, &m.EntityID, &mask}, func() error {
-		m.LatestEvidenceAt = m.LatestEvidenceAt.UTC()
-		m.MatchedTerms = a.termTexts(mask)
-		matched |= mask
-		res.Matches = append(res.Matches, m)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("error searching events: %w", err)
-	}
+	page, matched := a.rank(cands, links, limit)
+	res := &cryptointel.SearchResult{Query: a.q.Text, Matches: page, Terms: make([]cryptointel.SearchTerm, 0, len(a.terms)), UnmatchedTerms: []string{}}
 	for i, t := range a.terms {
-		res.Terms[i].Matched = matched&(1<<i) != 0
-		if !res.Terms[i].Matched {
+		st := a.report(t)
+		st.Matched = matched&(1<<i) != 0
+		if !st.Matched {
 			res.UnmatchedTerms = append(res.UnmatchedTerms, t.Text)
 		}
+		res.Terms = append(res.Terms, st)
 	}
 	return res, nil
 }
@@ -199,6 +187,8 @@ type searchAnalysis struct {
 	// corpus statistics.
 	docs, lexemes   int64
 	firstAt, lastAt time.Time
+	// scorer reads the terms' frequencies from candidates' vectors.
+	scorer *scorer
 }
 
 // analyzeSQL is the first statement: ?1 the whole query, $2 its phrases,
@@ -482,6 +472,7 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 		}
 		a.masks[k] = out
 	}
+	a.scorer = newScorer(a.terms)
 	return a, nil
 }
 
@@ -521,321 +512,12 @@ func (a *searchAnalysis) entityFillsPage(limit int) bool {
 	return events >= int64(entityFillFactor*limit)
 }
 
-// probe is one candidate fetch of the ranking statement.
-type probe struct {
-	tsq      string
-	lo       *int32
-	fallback bool
-}
-
-// probes sizes the candidate fetches: the rarest terms' own (up to
-// maxTermProbes), and all probed terms together when there are several.
-func (a *searchAnalysis) probes(since time.Time, k int) []probe {
-	var idx []int
-	for i, t := range a.terms {
-		if len(t.Alts) > 0 {
-			idx = append(idx, i)
-		}
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return a.terms[idx[x]].DF < a.terms[idx[y]].DF })
-	if len(idx) > maxTermProbes {
-		idx = idx[:maxTermProbes]
-	}
-	var out []probe
-	// A term is probed by its typed words (and forms, and its entity's
-	// names) when they match enough events by themselves: their matches
-	// outrank the synonyms', and every synonym is one more posting list
-	// for the index to walk. Otherwise the synonyms join the probe.
-	termQuery := func(t rankedTerm) (string, float64) {
-		typed := 0.0
-		for _, alt := range t.Alts {
-			if alt.Weight == weightTyped {
-				typed += float64(alt.DF)
-			}
-		}
-		var parts []string
-		postings := 0.0
-		for _, alt := range t.Alts {
-			if alt.Weight == weightTyped || typed < plainMaxMatches {
-				parts = append(parts, "("+alt.TSQ+")")
-				postings += float64(alt.DF)
-			}
-		}
-		return strings.Join(parts, " | "), postings
-	}
-	n := math.Max(float64(a.docs), 1)
-	for _, i := range idx {
-		// A probe matches every alternative, synonyms included: its
-		// expected matches are their postings together.
-		q, postings := termQuery(a.terms[i])
-		out = append(out, a.sizeProbe(q, math.Min(n, postings), postings, since, k))
-	}
-	if len(idx) >= 2 {
-		parts := make([]string, len(idx))
-		est, postings := n, 0.0
-		for j, i := range idx {
-			q, p := termQuery(a.terms[i])
-			parts[j] = "(" + q + ")"
-			est = math.Min(est, p)
-			postings += p
-		}
-		// Words of one story come together far more often than
-		// independence says; a tenth of the rarest term's matches is
-		// the estimate.
-		out = append(out, a.sizeProbe(strings.Join(parts, " & "), math.Max(1, est/10), postings, since, k))
-	}
-	return out
-}
-
-// sizeProbe picks how a tsquery expected to match est events, whose words'
-// posting lists hold postings entries, is fetched: whole from the index
-// when both are small, else within the newest bucket range that should
-// hold probeSafety·k matches at the corpus's event rate.
-func (a *searchAnalysis) sizeProbe(tsq string, est, postings float64, since time.Time, k int) probe {
-	p := probe{tsq: tsq}
-	if (est <= plainMaxMatches && postings <= plainMaxPostings) || a.lastAt.IsZero() {
-		return p
-	}
-	n := math.Max(float64(a.docs), 1)
-	span := math.Max(1, a.lastAt.Sub(a.firstAt).Seconds()/bucketSeconds)
-	rate := math.Max(n/span, 1)
-	events := math.Min(float64(probeSafety*k)*n/est, maxRangeEvents)
-	buckets := int32(math.Ceil(events / rate))
-	lo := int32(a.lastAt.Unix()/bucketSeconds) - buckets
-	if s := int32(since.Unix() / bucketSeconds); lo < s {
-		lo = s
-	}
-	p.lo = &lo
-	p.fallback = est <= fallbackMaxMatches && postings <= fallbackMaxPostings
-	return p
-}
-
-// rankArgs are the ranking statement's arguments.
-func (a *searchAnalysis) rankArgs(since time.Time, limit int) []any {
-	k := max(2*limit, 24)
-	var ps []probe
-	if !a.entityFillsPage(limit) {
-		ps = a.probes(since, k)
-	}
-	var (
-		pq  []string
-		plo []*int32
-		pfb []bool
-	)
-	for _, p := range ps {
-		pq, plo, pfb = append(pq, p.tsq), append(plo, p.lo), append(pfb, p.fallback)
-	}
-	var (
-		lid   []int64
-		lband []string
-		lmask []int64
-		lstr  []float64
-		ltype []string
-	)
-	for i, l := range a.links {
-		band, s := bandPart, linkExact
-		switch {
-		case l.Related:
-			band, s = bandRelated, linkRelated
-			if !l.Whole {
-				s *= 0.7
-			}
-		case l.Whole:
-			band = bandWhole
-		}
-		switch {
-		case l.Rank == cryptointel.RankPrefix || l.Rank == cryptointel.RankToken || l.Rank == cryptointel.RankSubstring:
-			s *= linkPrefix
-		case l.Rank >= cryptointel.RankFuzzyBase:
-			s *= linkFuzzy
-		}
-		typ := linkMatchType(l)
-		if l.Related {
-			typ = cryptointel.MatchTypeExpansion
-		}
-		lid, lband, lmask, lstr, ltype = append(lid, l.EntityID), append(lband, band), append(lmask, a.masks[i]), append(lstr, s), append(ltype, typ)
-	}
-	var (
-		aq   []string
-		at   []int32
-		aw   []float64
-		asyn []bool
-		idf  []float64
-	)
-	for i, t := range a.terms {
-		idf = append(idf, t.IDF)
-		for _, alt := range t.Alts {
-			aq, at, aw, asyn = append(aq, alt.TSQ), append(at, int32(i)), append(aw, alt.Weight), append(asyn, alt.Weight != weightTyped)
-		}
-	}
-	now := a.lastAt
-	if now.IsZero() {
-		now = since
-	}
-	return []any{
-		since, limit, k, max(2*limit, 20),
-		nonNil(lid), nonNilStrings(lband), nonNil(lmask), nonNilFloats(lstr), nonNilStrings(ltype),
-		nonNilStrings(pq), plo, nonNilBools(pfb),
-		nonNilStrings(aq), at, nonNilFloats(aw), nonNilBools(asyn), nonNilFloats(idf),
-		now,
-	}
-}
-
-// Link bands passed to the ranking statement.
+// Link bands of the ranking.
 const (
 	bandWhole   = "whole"   // the whole query names the entity
 	bandPart    = "part"    // a run of the query's words names the entity
 	bandRelated = "related" // related to a linked entity
 )
-
-// rankSQL is the ranking statement. Arguments: $1 since, $2 limit, $3 the
-// matches kept per probe, $4 the events kept per linked entity; the links
-// ($5 entity ids, $6 bands, $7 term masks, $8 strengths, $9 match types);
-// the probes ($10 tsqueries, $11 lowest bucket or NULL for the whole index,
-// $12 whether a short range falls back to the whole index); the
-// alternatives ($13 tsqueries, $14 term index, $15 weights, $16 whether a
-// synonym); $17 each term's IDF; $18 the time recency is measured from.
-//
-// Candidates are fetched by primary key and scored once each. The probes
-// order by latest_evidence_at + 0 so that no plan walks the recency index
-// for them: a range is answered by events_search_idx alone.
-var rankSQL = `
-	WITH links AS MATERIALIZED (
-		SELECT * FROM unnest($5::bigint[], $6::text[], $7::bigint[], $8::float8[], $9::text[])
-		       AS l(entity_id, band, mask, strength, type)
-	),
-	probes AS MATERIALIZED (
-		SELECT p.i, p.q::tsquery AS q, p.lo, p.fb
-		FROM unnest($10::text[], $11::int[], $12::bool[]) WITH ORDINALITY AS p(q, lo, fb, i)
-	),
-	pb AS MATERIALIZED (
-		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (
-			SELECT e.id FROM events e
-			WHERE e.search @@ p.q AND search_bucket(e.latest_evidence_at) >= p.lo
-			  AND e.latest_evidence_at + '0 s'::interval >= $1
-			ORDER BY e.latest_evidence_at + '0 s'::interval DESC
-			LIMIT $3
-		) x
-		WHERE p.lo IS NOT NULL
-	),
-	pp AS MATERIALIZED (
-		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (
-			SELECT e.id FROM events e
-			WHERE e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1
-			ORDER BY e.latest_evidence_at + '0 s'::interval DESC
-			LIMIT $3
-		) x
-		WHERE p.lo IS NULL OR (p.fb AND (SELECT count(*) FROM pb WHERE pb.i = p.i) < $3)
-	),
-	ent AS (
-		SELECT x.event_id AS id
-		FROM links l CROSS JOIN LATERAL (
-			SELECT ee.event_id FROM event_entities ee
-			WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
-			ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
-			LIMIT $4
-		) x
-	),
-	cand AS MATERIALIZED (
-		SELECT e.id, e.latest_evidence_at, e.significance, e.search
-		FROM events e
-		WHERE e.id = ANY (ARRAY(SELECT id FROM pb UNION SELECT id FROM pp UNION SELECT id FROM ent))
-		  AND e.latest_evidence_at >= $1
-	),
-	alts AS MATERIALIZED (
-		SELECT a.q::tsquery AS q, a.t, a.w, a.syn
-		FROM unnest($13::text[], $14::int[], $15::float8[], $16::bool[]) AS a(q, t, w, syn)
-	),
-	terms AS MATERIALIZED (
-		SELECT (t.i - 1)::int AS t, t.idf FROM unnest($17::float8[]) WITH ORDINALITY AS t(idf, i)
-	),
-	tf AS (
-		SELECT h.id, h.t, sum(h.w * h.r) AS tf, bool_or(NOT h.syn) AS typed
-		FROM (
-			SELECT c.id, a.t, a.w, a.syn, ts_rank_cd('{0.1,0.25,0.5,1}', c.search, a.q, 0) AS r
-			FROM cand c JOIN alts a ON c.search @@ a.q
-		) h
-		GROUP BY h.id, h.t
-	),
-	lk AS MATERIALIZED (
-		SELECT ee.event_id AS id, l.entity_id, l.band, l.mask, l.type,
-		       l.strength * CASE ee.role WHEN 'owner' THEN ` + f64(linkOwner) + ` ELSE ` + f64(linkParticipant) + ` END AS s
-		FROM cand c JOIN event_entities ee ON ee.event_id = c.id JOIN links l ON l.entity_id = ee.entity_id
-	),
-	lkb AS MATERIALIZED (
-		SELECT DISTINCT ON (lk.id, lk.band) lk.id, lk.band, lk.entity_id, lk.type, lk.s
-		FROM lk ORDER BY lk.id, lk.band, lk.s DESC, lk.entity_id
-	),
-	lkt AS (
-		SELECT lk.id, tm.t, max(lk.s) AS ls
-		FROM lk JOIN terms tm ON (lk.mask >> tm.t) & 1 = 1
-		WHERE lk.band <> 'related'
-		GROUP BY lk.id, tm.t
-	),
-	ct AS (
-		SELECT c.id, tm.t, tm.idf, coalesce(lkt.ls, 0) AS ls, coalesce(tf.typed, false) AS typed,
-		       coalesce(tf.tf, 0) / (coalesce(tf.tf, 0) + ` + f64(bm25K1) + `) AS bm
-		FROM cand c CROSS JOIN terms tm
-		LEFT JOIN tf ON tf.id = c.id AND tf.t = tm.t
-		LEFT JOIN lkt ON lkt.id = c.id AND lkt.t = tm.t
-	),
-	sc AS (
-		SELECT ct.id,
-		       sum(ct.idf * (greatest(ct.bm, ct.ls) + 0.25 * least(ct.bm, ct.ls))) AS base,
-		       sum(ct.idf * ct.bm) AS textpart, sum(ct.idf * ct.ls) AS linkpart,
-		       bool_or(ct.typed AND ct.bm > 0) AS typed,
-		       bit_or(CASE WHEN ct.bm > 0 OR ct.ls > 0 THEN 1::bigint << ct.t ELSE 0 END) AS matched
-		FROM ct GROUP BY ct.id
-	),
-	maxidf AS (SELECT coalesce(max(idf), 1) AS v FROM terms),
-	ranked AS (
-		SELECT c.id, c.latest_evidence_at, s.matched,
-		       w.entity_id AS whole_id, w.type AS whole_type,
-		       r.entity_id AS rel_id, r.s AS rel_s,
-		       p.entity_id AS part_id, p.type AS part_type,
-		       (CASE WHEN coalesce(s.base, 0) > 0 THEN s.base ELSE coalesce(r.s, 0) * (SELECT v FROM maxidf) END + 0.01 * coalesce(w.s, 0))
-		         * (1 + ` + f64(recencyBoost) + ` * power(0.5, extract(epoch FROM ($18::timestamptz - c.latest_evidence_at)) / ` + f64(recencyHalfLife.Seconds()) + `))
-		         * (1 + ` + f64(significanceBoost) + ` * coalesce(c.significance, 0) / 10) AS score,
-		       coalesce(s.textpart, 0) AS textpart, coalesce(s.linkpart, 0) AS linkpart, coalesce(s.typed, false) AS typed
-		FROM cand c
-		LEFT JOIN sc s ON s.id = c.id
-		LEFT JOIN lkb w ON w.id = c.id AND w.band = 'whole'
-		LEFT JOIN lkb r ON r.id = c.id AND r.band = 'related'
-		LEFT JOIN lkb p ON p.id = c.id AND p.band = 'part'
-	),
-	tiered AS (
-		SELECT rk.*,
-		       CASE WHEN rk.whole_id IS NOT NULL THEN 0
-		            WHEN NOT EXISTS (SELECT 1 FROM links WHERE band = 'whole') THEN 0
-		            WHEN rk.rel_id IS NOT NULL THEN 1 ELSE 2 END AS tier,
-		       CASE WHEN rk.whole_id IS NOT NULL
-		            THEN row_number() OVER (PARTITION BY rk.whole_id ORDER BY rk.score DESC, rk.latest_evidence_at DESC, rk.id DESC)
-		       END AS nth
-		FROM ranked rk
-		WHERE rk.score > 0
-	)
-	SELECT t.id, t.latest_evidence_at,
-	       (CASE WHEN t.nth IS NOT NULL AND (SELECT count(*) FROM links WHERE band = 'whole') > 1
-	             THEN 0.02 * (t.nth - 1) + 0.02 / (1 + t.score)
-	             ELSE t.tier + 1 / (1 + t.score) END)::float8 AS rank,
-	       CASE WHEN t.whole_id IS NOT NULL THEN 'entity'
-	            WHEN t.part_id IS NOT NULL AND t.linkpart >= t.textpart THEN 'entity'
-	            WHEN t.textpart > 0 THEN 'text'
-	            WHEN t.rel_id IS NOT NULL THEN 'related_entity'
-	            ELSE 'entity' END AS via,
-	       CASE WHEN t.whole_id IS NOT NULL THEN t.whole_type
-	            WHEN t.part_id IS NOT NULL AND t.linkpart >= t.textpart THEN t.part_type
-	            WHEN t.textpart > 0 THEN CASE WHEN t.typed THEN 'fulltext' ELSE 'synonym' END
-	            WHEN t.rel_id IS NOT NULL THEN 'expansion'
-	            ELSE coalesce(t.part_type, 'exact') END AS type,
-	       CASE WHEN t.whole_id IS NOT NULL THEN t.whole_id
-	            WHEN t.part_id IS NOT NULL AND t.linkpart >= t.textpart THEN t.part_id
-	            WHEN t.textpart > 0 THEN 0
-	            ELSE coalesce(t.rel_id, t.part_id, 0) END AS entity_id,
-	       coalesce(t.matched, 0) AS matched
-	FROM tiered t
-	ORDER BY 3, t.latest_evidence_at DESC, t.id DESC
-	LIMIT $2`
 
 // f64 writes a tuning constant into SQL text.
 func f64(v float64) string { return fmt.Sprintf("%g", v) }
@@ -858,9 +540,16 @@ func linkMatchType(l linkedEntity) string {
 	}
 }
 
-func nonNilFloats(s []float64) []float64 {
+func nonNilPtrs(s []*string) []*string {
 	if s == nil {
-		return []float64{}
+		return []*string{}
+	}
+	return s
+}
+
+func nonNil32(s []int32) []int32 {
+	if s == nil {
+		return []int32{}
 	}
 	return s
 }

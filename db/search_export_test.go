@@ -29,8 +29,8 @@ type SearchStatementForTest struct {
 }
 
 // SearchStatementsForTest returns the two statements SearchEvents runs for
-// query: the analysis (entity linking, stems, statistics) and the ranking
-// with what the first found.
+// query: the analysis (entity linking, stems, statistics) and the search
+// statement (candidates) with what the first found.
 func SearchStatementsForTest(ctx context.Context, q Querier, query string, since time.Time, limit int) (analyze, rank SearchStatementForTest, err error) {
 	sq, err := parseSearchQuery(query)
 	if err != nil {
@@ -41,7 +41,8 @@ func SearchStatementsForTest(ctx context.Context, q Querier, query string, since
 		return analyze, rank, err
 	}
 	sql, args := analyzeStatement(sq)
-	return SearchStatementForTest{sql, args}, SearchStatementForTest{rankSQL, a.rankArgs(since, limit)}, nil
+	cargs, _ := a.candidateArgs(since, limit)
+	return SearchStatementForTest{sql, args}, SearchStatementForTest{candidateSQL, cargs}, nil
 }
 
 // ParseSearchQueryForTest returns the terms of query: each term's text and
@@ -61,3 +62,22 @@ func ParseSearchQueryForTest(query string) (terms []string, alts [][]string, err
 	}
 	return terms, alts, nil
 }
+
+// TermFrequencyForTest is the weighted frequency search reads from a
+// search vector in binary form for an alternative whose tsquery (written
+// by phraseto_tsquery) is tsq; ok is false when it cannot read tsq.
+func TermFrequencyForTest(vec []byte, tsq string) (float64, bool) {
+	s := newScorer([]rankedTerm{{Alts: []rankedAlt{{searchAlt: searchAlt{Weight: weightTyped}, TSQ: tsq}}}})
+	if len(s.alts) == 0 {
+		return 0, false
+	}
+	pos := make([][]byte, len(s.lexemes))
+	if err := s.vectorPositions(vec, pos); err != nil {
+		return 0, false
+	}
+	return altFrequency(&s.alts[0], pos), true
+}
+
+// BucketCodeForTest is the code of level's time bucket holding t, as the
+// probes and the feeds' topic name it.
+func BucketCodeForTest(level int, t time.Time) int32 { return bucketCode(level, t) }

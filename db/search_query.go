@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -326,4 +327,51 @@ func topicTSQuery(a *sqlArgs, topic string) (string, error) {
 				WHERE u.typed
 			) y WHERE y.q <> '' GROUP BY y.t
 		) x)`, nil
+}
+
+// topicBucketWindow is the longest window whose topic filter names the
+// window's time buckets: an hour of buckets for a window of up to
+// topicHourWindow, days up to this; a longer one reads the words' matches
+// whole.
+const (
+	topicBucketWindow = 8 * 24 * time.Hour
+	topicHourWindow   = 26 * time.Hour
+	// topicAhead is how far past the clock the buckets reach: ingest
+	// takes evidence dated up to cryptointel.MaxPublishedAhead ahead.
+	topicAhead = 2 * time.Hour
+)
+
+// topicFilter returns the SQL condition a feed's topic adds to a statement
+// over events e whose window starts at sinceAt: the topic's tsquery
+// (topicTSQuery) and, for a window of at most topicBucketWindow, the
+// index's time buckets that cover it up to the clock (topicAhead past it),
+// hours for a window of a day, days for a longer one, so the index reads
+// the words' postings within the window only. A feed in recency order
+// (recency) names buckets for a window of a day only: over days, walking
+// the recency index and testing the words on each row finds the newest
+// matches sooner than the index finds every match of the window's days
+// (tests/bench/NOTES.md: 1–2 ms against 4–23 ms for a 7-day poll).
+//
+// Returns EINVALID when the topic is too long, has too many words or none.
+func topicFilter(a *sqlArgs, topic string, sinceAt time.Time, recency bool) (string, error) {
+	tsq, err := topicTSQuery(a, topic)
+	if err != nil {
+		return "", err
+	}
+	cond := "e.search @@ " + tsq
+	until := time.Now()
+	if until.Before(sinceAt) {
+		until = sinceAt
+	}
+	until = until.Add(topicAhead)
+	if window := until.Sub(sinceAt); window <= topicBucketWindow+topicAhead {
+		level := 2
+		if window <= topicHourWindow+topicAhead {
+			level = 1
+		} else if recency {
+			return cond, nil
+		}
+		cond += " AND search_buckets(e.latest_evidence_at) && " + a.add(bucketCodes(level, sinceAt, until)) + "::int[]"
+	}
+	return cond, nil
 }

@@ -687,3 +687,110 @@ func TestSearchStatsDoNotSerializeWriters(t *testing.T) {
 	require.NoError(t, first.Commit(b.ctx))
 	require.Equal(t, int64(2), df())
 }
+
+// TestSearchAnalysisKeptPerContentVersion checks that a query searched again
+// at the same content version costs the search statement alone, that a
+// write (a new version) is seen at once, and that a search metered at an
+// older version neither reads nor replaces the analyses kept.
+func TestSearchAnalysisKeptPerContentVersion(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	version := func() int64 {
+		var v int64
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT version FROM data_version").Scan(&v))
+		return v
+	}
+	search := func(v int64, q string) (*cryptointel.SearchResult, int64) {
+		ctx, n := db.WithStatementCounter(b.ctx)
+		res, err := b.store.SearchEvents(ctx, v, q, b.now.Add(-30*24*time.Hour), 10)
+		require.NoError(t, err, q)
+		return res, n.Load()
+	}
+	v1 := version()
+	first, n := search(v1, "bridge exploit")
+	require.Equal(t, int64(2), n, "analysis and search")
+	again, n := search(v1, "bridge exploit")
+	require.Equal(t, int64(1), n, "the analysis is kept for the version")
+	require.Equal(t, first, again)
+	_, n = search(0, "bridge exploit")
+	require.Equal(t, int64(2), n, "an unknown version keeps nothing")
+
+	_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at) VALUES (50, 'Walrus bridge exploit', 'security', $1)`, b.now)
+	require.NoError(t, err)
+	v2 := version()
+	require.Greater(t, v2, v1)
+	res, n := search(v2, "walrus exploit")
+	require.Equal(t, int64(2), n)
+	require.Equal(t, int64(50), res.Matches[0].EventID, "the write is searched at once")
+	require.Empty(t, res.UnmatchedTerms)
+	_, n = search(v2, "walrus exploit")
+	require.Equal(t, int64(1), n)
+	_, n = search(v1, "walrus exploit")
+	require.Equal(t, int64(2), n, "an older version is computed")
+	_, n = search(v2, "walrus exploit")
+	require.Equal(t, int64(1), n, "and does not replace the newer analyses")
+}
+
+// TestSearchProbesFindTheNewestMatches checks that a word common enough to
+// be probed bucket by bucket (beyond the whole-index threshold) brings its
+// newest matches, however its events spread over time: the newest weeks
+// hold many, then none for days, then a few old ones.
+func TestSearchProbesFindTheNewestMatches(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	var ids []int64
+	var ats []time.Time
+	for i := range 900 {
+		age := time.Duration(i) * 17 * time.Minute // ~10.6 days, newest first
+		if i >= 880 {
+			age = 20*24*time.Hour + time.Duration(i)*time.Hour // a few, weeks old
+		}
+		ids, ats = append(ids, int64(1000+i)), append(ats, b.now.Add(-age))
+	}
+	_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at)
+		SELECT id, 'Walrus sighting report', 'analysis', at FROM unnest($1::bigint[], $2::timestamptz[]) AS x(id, at)`, ids, ats)
+	require.NoError(t, err)
+	res := b.searchResult(t, "walrus", 10)
+	require.Equal(t, ids[:10], matchEventIDs(res.Matches), "the newest ten, newest first")
+	res, err = db.SearchEvents(b.ctx, b.store.Pool, "walrus", b.now.Add(-90*24*time.Hour), 20)
+	require.NoError(t, err)
+	require.Equal(t, ids[:20], matchEventIDs(res.Matches))
+
+	// Only the old ones hold the second word: the conjunction's newest
+	// buckets hold none, the words alone bring them.
+	_, err = b.store.Pool.Exec(b.ctx, `UPDATE events SET title = 'Walrus sighting report: tusk count' WHERE id >= 1880`)
+	require.NoError(t, err)
+	res, err = db.SearchEvents(b.ctx, b.store.Pool, "walrus tusk", b.now.Add(-90*24*time.Hour), 10)
+	require.NoError(t, err)
+	require.Equal(t, ids[880:890], matchEventIDs(res.Matches), "the events holding both words first")
+}
+
+// TestSearchTopicFeedWithinItsBuckets checks that a feed's topic over a
+// short window, which names the window's hours or days to the index, keeps
+// exactly the window's matches, at both sorts.
+func TestSearchTopicFeedWithinItsBuckets(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	now := time.Now().UTC()
+	ages := map[int64]time.Duration{60: time.Minute, 61: 23 * time.Hour, 62: 25 * time.Hour, 63: 6 * 24 * time.Hour,
+		64: 7*24*time.Hour + time.Hour, 65: 20 * 24 * time.Hour, 66: -30 * time.Minute}
+	for id, age := range ages {
+		_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at, significance) VALUES ($1, 'Walrus bridge exploit', 'security', $2, $3)`,
+			id, now.Add(-age), float64(id))
+		require.NoError(t, err)
+	}
+	list := func(window time.Duration, sort string) []int64 {
+		evs, err := db.ListEvents(b.ctx, b.store.Pool, db.EventFilter{Since: now.Add(-window), Topic: "walrus hack", Sort: sort, Limit: 20})
+		require.NoError(t, err)
+		var ids []int64
+		for _, e := range evs {
+			ids = append(ids, e.ID)
+		}
+		return ids
+	}
+	require.Equal(t, []int64{66, 60, 61}, list(24*time.Hour, db.SortRecency))
+	require.Equal(t, []int64{66, 61, 60}, list(24*time.Hour, db.SortSignificance))
+	require.Equal(t, []int64{66, 60, 61, 62, 63}, list(7*24*time.Hour, db.SortRecency))
+	require.Equal(t, []int64{66, 60, 61, 62, 63, 64}, list(10*24*time.Hour, db.SortRecency))
+	require.Equal(t, []int64{66, 60, 61, 62, 63, 64, 65}, list(30*24*time.Hour, db.SortRecency))
+}

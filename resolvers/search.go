@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/access"
 )
 
 // searchKey is a search's arguments as given (a missing since is the zero
@@ -33,7 +33,9 @@ type searchCall struct {
 }
 
 // search runs (once per request and arguments) the search of query since
-// since (default HistoryLookback) with first results.
+// since (default HistoryLookback) with first results. The query's analysis
+// is kept for the content version the request was metered at, so a query
+// searched again before the content changes costs one statement.
 func (r *queryResolver) search(ctx context.Context, query string, since *time.Time, first *int) (*cryptointel.SearchResult, error) {
 	key := searchKey{query: query, first: cryptointel.SearchEventsFirst.Clamp(first)}
 	if since != nil {
@@ -55,7 +57,11 @@ func (r *queryResolver) search(ctx context.Context, query string, since *time.Ti
 		if since == nil {
 			start = r.now().Add(-cryptointel.HistoryLookback)
 		}
-		c.res, c.err = db.SearchEvents(ctx, r.store.Reader(), key.query, start, key.first)
+		var version int64
+		if caller, ok := access.CallerFrom(ctx); ok {
+			version = caller.DataVersion
+		}
+		c.res, c.err = r.store.SearchEvents(ctx, version, key.query, start, key.first)
 		if c.err != nil {
 			c.err = fmt.Errorf("error searching events: %w", c.err)
 		}

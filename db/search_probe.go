@@ -1,0 +1,421 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/cryptointel/cryptointel"
+)
+
+// Time buckets of events_search_idx (migration 012): search_buckets names
+// an event's ten-minute, hour, day and week buckets, each code the
+// bucket's number times four plus its level.
+var bucketWidths = [...]int64{600, 3600, 86400, 604800}
+
+// Probe planning (docs/api/search.md, "Candidates").
+const (
+	// maxGroupCodes bounds the buckets one group of a probe names: GIN
+	// walks each named bucket's entry along the word's postings.
+	maxGroupCodes = 6
+	// maxProbeGroups bounds the groups of a probe, each reaching
+	// groupGrowth times as far back as all before it. A conjunction asks
+	// as many as a single term: GIN walks the words' postings in a
+	// group's buckets whether or not they come together, so its later
+	// groups cost more, but at a million events a conjunction cut to two
+	// groups lost a tenth of the judged set's recall@10 (paraphrases 0.93
+	// to 0.83, several entities 0.86 to 0.50; tests/bench/NOTES.md).
+	maxProbeGroups = 4
+	groupGrowth    = 4
+)
+
+// floorDiv is a/b rounded down.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// bucketCode is the code of level's bucket holding t (search_buckets).
+func bucketCode(level int, t time.Time) int32 {
+	return int32(floorDiv(t.Unix(), bucketWidths[level])*4) + int32(level)
+}
+
+// bucketStart is the start of level's bucket holding t.
+func bucketStart(level int, t time.Time) time.Time {
+	return time.Unix(floorDiv(t.Unix(), bucketWidths[level])*bucketWidths[level], 0)
+}
+
+// bucketCount is how many of level's buckets cover [from, to].
+func bucketCount(level int, from, to time.Time) int64 {
+	w := bucketWidths[level]
+	return floorDiv(to.Unix(), w) - floorDiv(from.Unix(), w) + 1
+}
+
+// bucketCodes are the codes of level's buckets covering [from, to],
+// newest first.
+func bucketCodes(level int, from, to time.Time) []int32 {
+	w := bucketWidths[level]
+	lo, hi := floorDiv(from.Unix(), w), floorDiv(to.Unix(), w)
+	out := make([]int32, 0, max(hi-lo+1, 0))
+	for b := hi; b >= lo; b-- {
+		out = append(out, int32(b*4)+int32(level))
+	}
+	return out
+}
+
+// codesLiteral writes codes as an int[] literal, NULL (the whole index)
+// when nil.
+func codesLiteral(codes []int32) *string {
+	if codes == nil {
+		return nil
+	}
+	b := make([]byte, 0, 10*len(codes)+2)
+	b = append(b, '{')
+	for i, c := range codes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(c), 10)
+	}
+	s := string(append(b, '}'))
+	return &s
+}
+
+// probe is one candidate fetch: the newest matches of a tsquery.
+type probe struct {
+	tsq string
+	// stage 1 probes always run; stage 2 probes (each term alone) only
+	// when stage 1 found fewer than the matches kept.
+	stage int
+	// groups are the buckets asked, newest first, until one has found
+	// the matches kept; none: the whole index.
+	groups []probeGroup
+}
+
+// probeGroup is a step of a probe: the matches in some buckets, older than
+// the buckets of the steps before.
+type probeGroup struct {
+	codes  []int32
+	before time.Time
+}
+
+// probes plans the candidate fetches (the rarest maxTermProbes terms are
+// probed): all of them together and the rarest alone first (stage 1);
+// when all together match fewer than k, all but the commonest together
+// and each other term alone (stage 2), since an event that lacks a common
+// word can still outrank one that holds every word.
+func (a *searchAnalysis) probes(since time.Time, k int) []probe {
+	var (
+		qs       []string
+		dfs, idf []float64
+	)
+	for i, t := range a.terms {
+		if len(t.Alts) == 0 {
+			continue
+		}
+		if q, df := a.termQuery(i); q != "" {
+			qs, dfs, idf = append(qs, q), append(dfs, df), append(idf, t.IDF)
+		}
+	}
+	// The rarest terms (the highest IDF, the typed words' rarity) weigh
+	// most in the score: they are probed.
+	order := make([]int, len(qs))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(x, y int) bool { return idf[order[x]] > idf[order[y]] })
+	if len(order) > maxTermProbes {
+		order = order[:maxTermProbes]
+	}
+	sq, sdf := make([]string, len(order)), make([]float64, len(order))
+	for j, o := range order {
+		sq[j], sdf[j] = qs[o], dfs[o]
+	}
+	var out []probe
+	if len(sq) >= 2 {
+		out = append(out, a.planProbe(conjunction(sq), sdf, since, k, 1))
+	}
+	for j := range sq {
+		stage := 2
+		if j == 0 {
+			stage = 1
+		}
+		out = append(out, a.planProbe(sq[j], sdf[j:j+1], since, k, stage))
+	}
+	if len(sq) >= 3 {
+		out = append(out, a.planProbe(conjunction(sq[:len(sq)-1]), sdf[:len(sdf)-1], since, k, 2))
+	}
+	return out
+}
+
+// conjunction joins term queries with &.
+func conjunction(qs []string) string {
+	parts := make([]string, len(qs))
+	for j, q := range qs {
+		parts[j] = "(" + q + ")"
+	}
+	return strings.Join(parts, " & ")
+}
+
+// termQuery is the tsquery a term is probed by, and its words' postings
+// together: the words typed (with their forms and the entity's names) when
+// those match enough events by themselves — their matches outrank the
+// synonyms', and every synonym is one more posting list for the index to
+// walk — otherwise the synonyms too.
+func (a *searchAnalysis) termQuery(i int) (string, float64) {
+	t := a.terms[i]
+	typed := 0.0
+	for _, alt := range t.Alts {
+		if alt.Weight == weightTyped {
+			typed += float64(alt.DF)
+		}
+	}
+	var parts []string
+	postings := 0.0
+	for _, alt := range t.Alts {
+		if alt.Weight == weightTyped || typed < plainMaxMatches {
+			parts = append(parts, "("+alt.TSQ+")")
+			postings += float64(alt.DF)
+		}
+	}
+	return strings.Join(parts, " | "), postings
+}
+
+// planProbe plans the probe of tsq whose terms' words have dfs postings
+// each. It matches at most as many events as its rarest term: when those
+// are few (and the posting lists short) it reads the whole index. Otherwise
+// it asks the newest buckets that would hold probeSafety·k matches were
+// every match of the rarest term a match of the probe, then, while it has
+// found fewer than k, groups of older buckets reaching groupGrowth times as
+// far back, up to maxProbeGroups: a probe whose words come together costs
+// a few lookups, one whose words seldom do reads further back. Each group
+// names the buckets of the finest width (ten minutes, an hour, a day, a
+// week) that covers its time in at most maxGroupCodes.
+func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k, stage int) probe {
+	p := probe{tsq: tsq, stage: stage}
+	n := math.Max(float64(a.docs), 1)
+	most, postings := n, 0.0
+	for _, df := range dfs {
+		most, postings = math.Min(most, df), postings+df
+	}
+	if (most <= plainMaxMatches && postings <= plainMaxPostings) || a.lastAt.IsZero() || a.lastAt.Before(since) {
+		return p
+	}
+	span := math.Max(a.lastAt.Sub(a.firstAt).Seconds(), float64(bucketWidths[0]))
+	reach := time.Duration(float64(probeSafety*k) / math.Max(most, 1) * span * float64(time.Second))
+	end, before := a.lastAt, time.Time{}
+	for range maxProbeGroups {
+		from := end.Add(-reach)
+		if from.Before(since) {
+			from = since
+		}
+		last := end
+		if !before.IsZero() {
+			last = end.Add(-time.Nanosecond)
+		}
+		level := len(bucketWidths) - 1
+		for l := range bucketWidths {
+			if bucketCount(l, from, last) <= maxGroupCodes {
+				level = l
+				break
+			}
+		}
+		p.groups = append(p.groups, probeGroup{codes: bucketCodes(level, from, last), before: before})
+		start := bucketStart(level, from)
+		if !start.After(since) {
+			break
+		}
+		end, before = start, start
+		reach = a.lastAt.Sub(start) * (groupGrowth - 1)
+	}
+	return p
+}
+
+// candidateProbeSQL is the newest $3 matches of probe p: group by group of
+// its buckets (groups), newest first, until $3 are found — the nested loop
+// over the groups runs in their order and stops at the limit — or, when it
+// has no groups, from the whole index. Both branches are written out so
+// that each is answered by events_search_idx; only the one whose gate holds
+// runs. The probes order and filter by latest_evidence_at + 0 so that no
+// plan walks the recency index for them.
+const candidateProbeSQL = `
+			SELECT y.id FROM groups g CROSS JOIN LATERAL (
+				SELECT e.id, e.latest_evidence_at + '0 s'::interval AS t FROM events e
+				WHERE e.search @@ p.q AND search_buckets(e.latest_evidence_at) && g.b
+				  AND e.latest_evidence_at + '0 s'::interval >= $1
+				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)
+				ORDER BY 2 DESC LIMIT $3
+			) y
+			WHERE g.i = p.i
+			UNION ALL (
+			SELECT e.id FROM events e
+			WHERE NOT p.grouped AND e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1
+			ORDER BY e.latest_evidence_at + '0 s'::interval DESC)
+			LIMIT $3`
+
+// candidateSQL is the search statement: it fetches the candidates and
+// returns each with its time, significance, search vector and the linked
+// entities it names (entity id times two, plus one for an owner); the
+// service ranks them. Arguments: $1 since, $2 the events kept per linked
+// entity, $3 the matches kept per probe; the probes ($4 tsqueries, $5
+// stages); their groups ($6 probe, $7 buckets, $8 older than); $9 the
+// linked entities.
+//
+// Stage 1 probes run first; stage 2 probes only when the first probe (all
+// the terms together) found fewer than $3.
+var candidateSQL = `
+	WITH probes AS MATERIALIZED (
+		SELECT p.i::int AS i, p.stage, p.q::tsquery AS q, EXISTS (SELECT 1 FROM unnest($6::int[]) x WHERE x = p.i) AS grouped
+		FROM unnest($4::text[], $5::int[]) WITH ORDINALITY AS p(q, stage, i)
+	),
+	groups AS MATERIALIZED (
+		SELECT g.i, g.b::int[] AS b, g.before
+		FROM unnest($6::int[], $7::text[], $8::timestamptz[]) AS g(i, b, before)
+	),
+	s1 AS MATERIALIZED (
+		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + candidateProbeSQL + `) x
+		WHERE p.stage = 1
+	),
+	s2 AS MATERIALIZED (
+		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + candidateProbeSQL + `) x
+		WHERE p.stage = 2 AND (SELECT count(*) < $3 FROM s1 WHERE s1.i = 1)
+	),
+	ent AS (
+		SELECT x.event_id AS id
+		FROM unnest($9::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
+			SELECT ee.event_id FROM event_entities ee
+			WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
+			ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
+			LIMIT $2
+		) x
+	)
+	SELECT e.id, e.latest_evidence_at, coalesce(e.significance, 0), e.search,
+	       CASE WHEN cardinality($9::bigint[]) > 0 THEN ARRAY(
+	           SELECT ee.entity_id * 2 + (ee.role = 'owner')::int FROM event_entities ee
+	           WHERE ee.event_id = e.id AND ee.entity_id = ANY ($9::bigint[])) END
+	FROM events e
+	WHERE e.id = ANY (ARRAY(SELECT id FROM s1 UNION SELECT id FROM s2 UNION SELECT id FROM ent))
+	  AND e.latest_evidence_at >= $1`
+
+// candidateArgs are the search statement's arguments, with the links the
+// ranking reads.
+func (a *searchAnalysis) candidateArgs(since time.Time, limit int) ([]any, []rankLink) {
+	k := max(2*limit, 24)
+	var ps []probe
+	if !a.entityFillsPage(limit) {
+		ps = a.probes(since, k)
+	}
+	var (
+		pq, gb  []*string
+		pst, gi []int32
+		gbefore []*time.Time
+	)
+	for i, p := range ps {
+		pq, pst = append(pq, &ps[i].tsq), append(pst, int32(p.stage))
+		for _, g := range p.groups {
+			var before *time.Time
+			if !g.before.IsZero() {
+				before = &g.before
+			}
+			gi, gb, gbefore = append(gi, int32(i+1)), append(gb, codesLiteral(g.codes)), append(gbefore, before)
+		}
+	}
+	links := a.rankLinks()
+	ids := make([]int64, len(links))
+	for i, l := range links {
+		ids[i] = l.entityID
+	}
+	if gbefore == nil {
+		gbefore = []*time.Time{}
+	}
+	return []any{since, max(2*limit, 20), k, nonNilPtrs(pq), nonNil32(pst), nonNil32(gi), nonNilPtrs(gb), gbefore, ids}, links
+}
+
+// rankLinks are the links as the ranking reads them: band, term mask,
+// strength and match type.
+func (a *searchAnalysis) rankLinks() []rankLink {
+	out := make([]rankLink, 0, len(a.links))
+	for i, l := range a.links {
+		band, s := bandPart, linkExact
+		switch {
+		case l.Related:
+			band, s = bandRelated, linkRelated
+			if !l.Whole {
+				s *= 0.7
+			}
+		case l.Whole:
+			band = bandWhole
+		}
+		switch {
+		case l.Rank == cryptointel.RankPrefix || l.Rank == cryptointel.RankToken || l.Rank == cryptointel.RankSubstring:
+			s *= linkPrefix
+		case l.Rank >= cryptointel.RankFuzzyBase:
+			s *= linkFuzzy
+		}
+		typ := linkMatchType(l)
+		if l.Related {
+			typ = cryptointel.MatchTypeExpansion
+		}
+		out = append(out, rankLink{entityID: l.EntityID, band: band, mask: a.masks[i], strength: s, typ: typ})
+	}
+	return out
+}
+
+// fetchCandidates runs the search statement and reads each candidate's
+// term frequencies from its search vector.
+func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, args []any) ([]*candidate, error) {
+	rows, err := query(ctx, q, candidateSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("error searching events: %w", err)
+	}
+	defer rows.Close()
+	sc := a.scorer
+	pos := make([][]byte, len(sc.lexemes))
+	binaryVector := rows.FieldDescriptions()[3].Format == pgtype.BinaryFormatCode
+	var out []*candidate
+	for rows.Next() {
+		c := &candidate{tf: make([]float64, len(a.terms)), typed: make([]bool, len(a.terms))}
+		var vec pgtype.TSVector
+		dst := []any{&c.id, &c.at, &c.significance, nil, &c.ents}
+		if !binaryVector {
+			dst[3] = &vec
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return nil, fmt.Errorf("error scanning search candidates: %w", err)
+		}
+		if binaryVector {
+			if raw := rows.RawValues()[3]; raw != nil {
+				if err := sc.vectorPositions(raw, pos); err != nil {
+					return nil, fmt.Errorf("error reading event %d's search vector: %w", c.id, err)
+				}
+			} else {
+				clear(pos)
+			}
+		} else {
+			sc.textPositions(vec, pos)
+		}
+		for i := range sc.alts {
+			alt := &sc.alts[i]
+			if f := altFrequency(alt, pos); f > 0 {
+				c.tf[alt.term] += alt.weight * f
+				if !alt.syn {
+					c.typed[alt.term] = true
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error searching events: %w", err)
+	}
+	return out, nil
+}

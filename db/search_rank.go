@@ -1,0 +1,491 @@
+package db
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/cryptointel/cryptointel"
+)
+
+// Ranking happens here, in the service, over the candidates the candidate
+// statement returns with their search vectors (docs/api/search.md,
+// "Ranking"): PostgreSQL fetches, the service scores. The term frequency of
+// an alternative is what ts_rank_cd('{0.1,0.25,0.5,1}', search, q, 0)
+// returns for it (TestSearchTermFrequencyIsTsRankCD holds the two equal), so
+// the statement no longer evaluates every alternative on every candidate.
+
+// fieldWeights are the weights of a search vector's position classes D, C,
+// B, A: evidence, bullets, summary, title (events_search_update, migration
+// 001).
+var fieldWeights = [4]float64{0.1, 0.25, 0.5, 1}
+
+// phraseWord is a word of an alternative's tsquery: a lexeme and its
+// distance from the previous word (0 for the first).
+type phraseWord struct {
+	lexeme string
+	gap    int
+}
+
+// parsePhrase reads the tsquery text phraseto_tsquery writes: quoted
+// lexemes joined by <-> or <N>. It reports false for anything else.
+func parsePhrase(tsq string) ([]phraseWord, bool) {
+	var out []phraseWord
+	s := strings.TrimSpace(tsq)
+	gap := 0
+	for len(s) > 0 {
+		if s[0] != '\'' {
+			return nil, false
+		}
+		var lex strings.Builder
+		i := 1
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c == '\\' && i+1 < len(s) {
+				i++
+				lex.WriteByte(s[i])
+				continue
+			}
+			if c == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					lex.WriteByte('\'')
+					i++
+					continue
+				}
+				break
+			}
+			lex.WriteByte(c)
+		}
+		if i >= len(s) {
+			return nil, false
+		}
+		out = append(out, phraseWord{lexeme: lex.String(), gap: gap})
+		s = strings.TrimSpace(s[i+1:])
+		if s == "" {
+			break
+		}
+		switch {
+		case strings.HasPrefix(s, "<->"):
+			gap, s = 1, s[3:]
+		case strings.HasPrefix(s, "<"):
+			end := strings.IndexByte(s, '>')
+			if end < 0 {
+				return nil, false
+			}
+			if _, err := fmt.Sscanf(s[1:end], "%d", &gap); err != nil || gap < 0 {
+				return nil, false
+			}
+			s = s[end+1:]
+		default:
+			return nil, false
+		}
+		s = strings.TrimSpace(s)
+	}
+	return out, len(out) > 0
+}
+
+// scoredAlt is an alternative as the scorer reads it.
+type scoredAlt struct {
+	term   int
+	weight float64
+	syn    bool
+	// lex are the indexes of its words' lexemes (scorer.lexemes), gap
+	// their distances from the previous word.
+	lex []int
+	gap []int
+}
+
+// scorer scores candidates for one analysed query.
+type scorer struct {
+	// lexemes maps every lexeme of the alternatives to an index.
+	lexemes map[string]int
+	alts    []scoredAlt
+	nterms  int
+}
+
+// newScorer reads the alternatives of terms; one whose tsquery it cannot
+// read (not written by phraseto_tsquery) scores nothing.
+func newScorer(terms []rankedTerm) *scorer {
+	s := &scorer{lexemes: map[string]int{}, nterms: len(terms)}
+	for i, t := range terms {
+		for _, alt := range t.Alts {
+			words, ok := parsePhrase(alt.TSQ)
+			if !ok {
+				continue
+			}
+			sa := scoredAlt{term: i, weight: alt.Weight, syn: alt.Weight != weightTyped}
+			for _, w := range words {
+				idx, ok := s.lexemes[w.lexeme]
+				if !ok {
+					idx = len(s.lexemes)
+					s.lexemes[w.lexeme] = idx
+				}
+				sa.lex = append(sa.lex, idx)
+				sa.gap = append(sa.gap, w.gap)
+			}
+			s.alts = append(s.alts, sa)
+		}
+	}
+	return s
+}
+
+// vectorPositions finds the query's lexemes in a search vector in binary
+// form (tsvectorsend: a count, then each lexeme NUL-terminated with its
+// position count and positions, two bytes each) and sets pos[i] to lexeme
+// i's positions, still encoded (nil when absent; empty when the lexeme has
+// no positions).
+func (s *scorer) vectorPositions(vec []byte, pos [][]byte) error {
+	for i := range pos {
+		pos[i] = nil
+	}
+	if len(vec) < 4 {
+		return fmt.Errorf("short search vector (%d bytes)", len(vec))
+	}
+	n := int(binary.BigEndian.Uint32(vec))
+	b := vec[4:]
+	for range n {
+		end := 0
+		for end < len(b) && b[end] != 0 {
+			end++
+		}
+		if end+3 > len(b) {
+			return fmt.Errorf("truncated search vector")
+		}
+		lex := b[:end]
+		npos := int(binary.BigEndian.Uint16(b[end+1:]))
+		b = b[end+3:]
+		if 2*npos > len(b) {
+			return fmt.Errorf("truncated search vector")
+		}
+		if idx, ok := s.lexemes[string(lex)]; ok {
+			pos[idx] = b[: 2*npos : 2*npos]
+		}
+		b = b[2*npos:]
+	}
+	return nil
+}
+
+// textPositions is vectorPositions for a vector read in text form.
+func (s *scorer) textPositions(v pgtype.TSVector, pos [][]byte) {
+	for i := range pos {
+		pos[i] = nil
+	}
+	for _, l := range v.Lexemes {
+		idx, ok := s.lexemes[l.Word]
+		if !ok {
+			continue
+		}
+		enc := make([]byte, 0, 2*len(l.Positions))
+		for _, p := range l.Positions {
+			w := map[pgtype.TSVectorWeight]uint16{pgtype.TSVectorWeightA: 3, pgtype.TSVectorWeightB: 2, pgtype.TSVectorWeightC: 1}[p.Weight]
+			enc = binary.BigEndian.AppendUint16(enc, w<<14|uint16(p.Position)&0x3fff)
+		}
+		pos[idx] = enc
+	}
+}
+
+// altFrequency is ts_rank_cd('{0.1,0.25,0.5,1}', vector, alt, 0): for a
+// word, the sum of its occurrences' field weights; for a phrase, over each
+// occurrence, the harmonic mean of its words' weights divided by one plus
+// the words it skips (<2> skips one).
+func altFrequency(a *scoredAlt, pos [][]byte) float64 {
+	first := pos[a.lex[0]]
+	if first == nil {
+		return 0
+	}
+	if len(a.lex) == 1 {
+		if len(first) == 0 {
+			return fieldWeights[0] // a lexeme without positions counts once, as evidence
+		}
+		tf := 0.0
+		for j := 0; j < len(first); j += 2 {
+			tf += fieldWeights[binary.BigEndian.Uint16(first[j:])>>14]
+		}
+		return tf
+	}
+	for _, l := range a.lex[1:] {
+		if len(pos[l]) == 0 {
+			return 0
+		}
+	}
+	span := 0
+	for _, g := range a.gap[1:] {
+		span += g
+	}
+	tf := 0.0
+	for j := 0; j < len(first); j += 2 {
+		p0 := binary.BigEndian.Uint16(first[j:])
+		at := int(p0 & 0x3fff)
+		inv := 1 / fieldWeights[p0>>14]
+		ok := true
+		for k := 1; k < len(a.lex); k++ {
+			at += a.gap[k]
+			w, found := weightAt(pos[a.lex[k]], at)
+			if !found {
+				ok = false
+				break
+			}
+			inv += 1 / w
+		}
+		if ok {
+			n := float64(len(a.lex))
+			tf += (n / inv) / float64(1+span-(len(a.lex)-1))
+		}
+	}
+	return tf
+}
+
+// weightAt returns the field weight of position at in encoded positions
+// (sorted ascending), if present.
+func weightAt(enc []byte, at int) (float64, bool) {
+	lo, hi := 0, len(enc)/2
+	for lo < hi {
+		mid := (lo + hi) / 2
+		p := int(binary.BigEndian.Uint16(enc[2*mid:]) & 0x3fff)
+		switch {
+		case p == at:
+			return fieldWeights[binary.BigEndian.Uint16(enc[2*mid:])>>14], true
+		case p < at:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, false
+}
+
+// candidate is an event the candidate statement returned.
+type candidate struct {
+	id           int64
+	at           time.Time
+	significance float64
+	// ents are the linked entities the event names, entity id times two
+	// plus one for an owner.
+	ents []int64
+	// tf is each term's weighted frequency, typed whether a typed word
+	// (not only a synonym) of it matched.
+	tf    []float64
+	typed []bool
+}
+
+// rankLink is a link as the ranking reads it.
+type rankLink struct {
+	entityID int64
+	band     string
+	mask     int64
+	strength float64
+	typ      string
+}
+
+// bandLink is a candidate's strongest link of one band.
+type bandLink struct {
+	ok       bool
+	entityID int64
+	s        float64
+	typ      string
+}
+
+// scoredCandidate is a candidate with its score and how it matched.
+type scoredCandidate struct {
+	c                   *candidate
+	score               float64
+	textpart, linkpart  float64
+	typed               bool
+	matched             int64
+	whole, related, prt bandLink
+	tier                int
+	nth                 int
+}
+
+// rank scores the candidates and returns the page — BM25 over the terms
+// (a term also matched through an entity link), the recency and
+// significance boosts, then tiers (docs/api/search.md, "Ranking") — and
+// the mask of the terms its events matched.
+func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, limit int) ([]cryptointel.EventMatch, int64) {
+	now := a.lastAt
+	maxIDF := 1.0
+	if len(a.terms) > 0 {
+		maxIDF = a.terms[0].IDF
+		for _, t := range a.terms[1:] {
+			maxIDF = math.Max(maxIDF, t.IDF)
+		}
+	}
+	wholeLinks := 0
+	for _, l := range links {
+		if l.band == bandWhole {
+			wholeLinks++
+		}
+	}
+	ls := make([]float64, len(a.terms))
+	out := make([]scoredCandidate, 0, len(cands))
+	for _, c := range cands {
+		sc := scoredCandidate{c: c}
+		for i := range ls {
+			ls[i] = 0
+		}
+		for _, l := range links {
+			s := -1.0
+			for _, e := range c.ents {
+				if e>>1 != l.entityID {
+					continue
+				}
+				r := linkParticipant
+				if e&1 == 1 {
+					r = linkOwner
+				}
+				s = math.Max(s, l.strength*r)
+			}
+			if s < 0 {
+				continue
+			}
+			var b *bandLink
+			switch l.band {
+			case bandWhole:
+				b = &sc.whole
+			case bandRelated:
+				b = &sc.related
+			default:
+				b = &sc.prt
+			}
+			if !b.ok || s > b.s || (s == b.s && l.entityID < b.entityID) {
+				*b = bandLink{ok: true, entityID: l.entityID, s: s, typ: l.typ}
+			}
+			if l.band != bandRelated {
+				for t := range ls {
+					if l.mask&(1<<t) != 0 {
+						ls[t] = math.Max(ls[t], s)
+					}
+				}
+			}
+		}
+		base := 0.0
+		for t, term := range a.terms {
+			bm := c.tf[t] / (c.tf[t] + bm25K1)
+			base += term.IDF * (math.Max(bm, ls[t]) + 0.25*math.Min(bm, ls[t]))
+			sc.textpart += term.IDF * bm
+			sc.linkpart += term.IDF * ls[t]
+			if c.typed[t] && bm > 0 {
+				sc.typed = true
+			}
+			if bm > 0 || ls[t] > 0 {
+				sc.matched |= 1 << t
+			}
+		}
+		if base <= 0 {
+			base = 0
+			if sc.related.ok {
+				base = sc.related.s * maxIDF
+			}
+		}
+		if sc.whole.ok {
+			base += 0.01 * sc.whole.s
+		}
+		age := now.Sub(c.at).Seconds()
+		sc.score = base * (1 + recencyBoost*math.Pow(0.5, age/recencyHalfLife.Seconds())) *
+			(1 + significanceBoost*c.significance/10)
+		if sc.score <= 0 {
+			continue
+		}
+		switch {
+		case sc.whole.ok, wholeLinks == 0:
+			sc.tier = 0
+		case sc.related.ok:
+			sc.tier = 1
+		default:
+			sc.tier = 2
+		}
+		out = append(out, sc)
+	}
+	// Events of each entity the whole query names are numbered by score,
+	// so several entities behind one name are interleaved.
+	byScore := func(x, y *scoredCandidate) bool {
+		if x.score != y.score {
+			return x.score > y.score
+		}
+		if !x.c.at.Equal(y.c.at) {
+			return x.c.at.After(y.c.at)
+		}
+		return x.c.id > y.c.id
+	}
+	if wholeLinks > 0 {
+		idx := make([]int, 0, len(out))
+		for i := range out {
+			if out[i].whole.ok {
+				idx = append(idx, i)
+			}
+		}
+		sort.Slice(idx, func(x, y int) bool {
+			a, b := &out[idx[x]], &out[idx[y]]
+			if a.whole.entityID != b.whole.entityID {
+				return a.whole.entityID < b.whole.entityID
+			}
+			return byScore(a, b)
+		})
+		for j, i := range idx {
+			if j > 0 && out[idx[j-1]].whole.entityID == out[i].whole.entityID {
+				out[i].nth = out[idx[j-1]].nth + 1
+			} else {
+				out[i].nth = 1
+			}
+		}
+	}
+	ranks := make([]float64, len(out))
+	for i := range out {
+		sc := &out[i]
+		if sc.nth > 0 && wholeLinks > 1 {
+			ranks[i] = 0.02*float64(sc.nth-1) + 0.02/(1+sc.score)
+		} else {
+			ranks[i] = float64(sc.tier) + 1/(1+sc.score)
+		}
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(x, y int) bool {
+		i, j := order[x], order[y]
+		if ranks[i] != ranks[j] {
+			return ranks[i] < ranks[j]
+		}
+		if !out[i].c.at.Equal(out[j].c.at) {
+			return out[i].c.at.After(out[j].c.at)
+		}
+		return out[i].c.id > out[j].c.id
+	})
+	if len(order) > limit {
+		order = order[:limit]
+	}
+	page := make([]cryptointel.EventMatch, 0, len(order))
+	var matched int64
+	for _, i := range order {
+		sc := &out[i]
+		matched |= sc.matched
+		m := cryptointel.EventMatch{EventID: sc.c.id, LatestEvidenceAt: sc.c.at.UTC(), MatchRank: ranks[i]}
+		switch {
+		case sc.whole.ok:
+			m.MatchedVia, m.MatchType, m.EntityID = cryptointel.MatchedViaEntity, sc.whole.typ, sc.whole.entityID
+		case sc.prt.ok && sc.linkpart >= sc.textpart:
+			m.MatchedVia, m.MatchType, m.EntityID = cryptointel.MatchedViaEntity, sc.prt.typ, sc.prt.entityID
+		case sc.textpart > 0:
+			m.MatchedVia, m.MatchType = cryptointel.MatchedViaText, cryptointel.MatchTypeSynonym
+			if sc.typed {
+				m.MatchType = cryptointel.MatchTypeFulltext
+			}
+		case sc.related.ok:
+			m.MatchedVia, m.MatchType, m.EntityID = cryptointel.MatchedViaRelatedEntity, cryptointel.MatchTypeExpansion, sc.related.entityID
+		default:
+			m.MatchedVia, m.MatchType = cryptointel.MatchedViaEntity, cryptointel.MatchTypeExact
+			if sc.prt.ok {
+				m.MatchType, m.EntityID = sc.prt.typ, sc.prt.entityID
+			}
+		}
+		m.MatchedTerms = a.termTexts(sc.matched)
+		page = append(page, m)
+	}
+	return page, matched
+}
