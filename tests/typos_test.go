@@ -51,7 +51,7 @@ func TestUnknownParametersAreLoud(t *testing.T) {
 	// The traps the issue met: limt silently answered the default 10, and
 	// type= filtered nothing.
 	resp := s.get(t, "/v1/latest?limt=5")
-	require.Equal(t, `unknown parameter "limt": /v1/latest accepts window, since, limit, offset, category, entityId, topic, sort, mode`, resp.Error(t))
+	require.Equal(t, `unknown parameter "limt": /v1/latest accepts window, since, limit, offset, category, entityId, topic, sort, mode, legacy`, resp.Error(t))
 	resp = s.get(t, "/v1/entities/101/relationships?type=FOUNDATION_OF")
 	require.Equal(t, `unknown parameter "type": /v1/entities/{id}/relationships accepts limit, offset, relationshipType, direction`, resp.Error(t))
 	resp = s.get(t, "/v1/latest?limit=3&window=30d&_=1732096800000")
