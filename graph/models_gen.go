@@ -96,7 +96,7 @@ type SignalHistoryDay struct {
 // Streams need a plan with streams (pro or higher); each key may hold its
 // plan's number of open streams (pro 5, business 25, enterprise 100), and every
 // event pushed costs the subscription's complexity in credits, like a query for
-// that one event. See the README (Live push).
+// that one event. See docs/api/live-push.md.
 type Subscription struct {
 }
 

@@ -1,0 +1,78 @@
+package rest
+
+import (
+	"go/constant"
+	"go/types"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/go/packages"
+)
+
+// errorsPage is the caller's reference of every error code and message.
+var errorsPage = filepath.Join("..", "docs", "api", "errors.md")
+
+// errorCodeName matches the names of the domain's error code constants
+// (cryptointel.EINVALID, …).
+var errorCodeName = regexp.MustCompile(`^E[A-Z]+$`)
+
+// TestErrorsPageIsCurrent holds docs/api/errors.md to the code: every error
+// code of the domain appears in its table with the status statusByCode
+// gives it, and every message constant (an exported string constant named
+// Msg…, in any package of the module) appears word for word. A new code or
+// message, or a changed one, fails here until the page says it.
+func TestErrorsPageIsCurrent(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(errorsPage)
+	require.NoError(t, err)
+	page := string(raw)
+
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}, "./...")
+	require.NoError(t, err)
+	var codes, messages []string
+	for _, p := range pkgs {
+		require.Empty(t, p.Errors, "loading %s", p.PkgPath)
+		if p.Types == nil || strings.Contains(p.PkgPath, "/tools/") {
+			continue
+		}
+		scope := p.Types.Scope()
+		for _, name := range scope.Names() {
+			c, ok := scope.Lookup(name).(*types.Const)
+			if !ok || !c.Exported() || c.Val().Kind() != constant.String {
+				continue
+			}
+			val := constant.StringVal(c.Val())
+			switch {
+			case p.Name == "cryptointel" && errorCodeName.MatchString(name):
+				codes = append(codes, val)
+			case strings.HasPrefix(name, "Msg"):
+				messages = append(messages, p.Name+"."+name+"\x00"+val)
+			}
+		}
+	}
+	require.NotEmpty(t, codes, "no error codes found in package cryptointel")
+	require.Len(t, codes, len(statusByCode), "every error code has a status in statusByCode")
+	require.NotEmpty(t, messages, "no message constants found")
+	sort.Strings(codes)
+	sort.Strings(messages)
+	var missing []string
+	for _, code := range codes {
+		if row := "| `" + code + "` | " + strconv.Itoa(StatusOf(code)) + " |"; !strings.Contains(page, row) {
+			missing = append(missing, "code table row "+row)
+		}
+	}
+	for _, m := range messages {
+		name, val, _ := strings.Cut(m, "\x00")
+		if !strings.Contains(page, "`"+val+"`") {
+			missing = append(missing, name+": `"+val+"`")
+		}
+	}
+	require.Empty(t, missing, "docs/api/errors.md lacks these (quote each message in backquotes, word for word)")
+	t.Logf("errors page: %d codes and %d messages checked", len(codes), len(messages))
+}
