@@ -25,7 +25,7 @@ func ConfigReference() string {
 	b.WriteString("Flags are the variable's name in kebab case (`DB_MAX_CONNS` → `--db-max-conns`);\n")
 	b.WriteString("`cryptointel serve --help` prints the same text. Durations use Go's syntax (`500ms`, `30s`,\n")
 	b.WriteString("`24h`); lists are comma-separated.\n\n")
-	b.WriteString("Example:\n\n```sh\nDATABASE_URL=postgres://cryptointel:secret@db:5432/cryptointel \\\n")
+	b.WriteString("Example:\n\n```sh illustrative\nDATABASE_URL=postgres://cryptointel:secret@db:5432/cryptointel \\\n")
 	b.WriteString("CURSOR_SECRET=$(openssl rand -hex 32) EXPORT_URL_SECRET=$(openssl rand -hex 32) \\\n")
 	b.WriteString("  cryptointel serve --addr :8080 --request-timeout 20s\n```\n\n")
 	settings := ConfigSettings()
