@@ -61,8 +61,11 @@ type Block struct {
 	Body string
 }
 
-// Runs reports whether the docs runner executes b.
-func (b Block) Runs() bool { return b.Mode == ModeRun || b.Mode == ModeRunStream }
+// Runs reports whether the docs runner executes b: a shell block marked
+// run or run stream.
+func (b Block) Runs() bool {
+	return ShellLanguages[b.Lang] && (b.Mode == ModeRun || b.Mode == ModeRunStream)
+}
 
 // Link is a link of the page outside code: an inline [text](target), an
 // image, a reference definition or an HTML href.
