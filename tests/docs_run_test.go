@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,56 +237,154 @@ func (o *docOutput) pending() string {
 // (so no page meets another's rate window), failing at the first block
 // that fails or outlasts docBlockTimeout.
 func runDocPage(t *testing.T, srv *docServer, p *doccheck.Page) {
-	script, blocks := docScript(p, srv.addr)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "doc-session.sh")
-	require.NoError(t, os.WriteFile(path, []byte(script), 0o644))
 	key, _ := accesstest.NewKey(t, srv.store, cryptointel.PlanEnterprise)
 	freeKey, _ := accesstest.NewKey(t, srv.store, cryptointel.PlanFree)
-
-	r, w, err := os.Pipe()
+	err := runDocSession(p, srv.addr, t.TempDir(), docBlockTimeout, t.Logf,
+		"KEY="+key, "FREE_KEY="+freeKey, "ADMIN_TOKEN="+docAdminToken)
 	require.NoError(t, err)
+}
+
+// runDocSession runs p's run blocks (localhost:8080 meaning addr) in one
+// bash session in dir, with env added to a minimal environment, each block
+// bounded by timeout. It logs each block's output through logf, and
+// returns the first failure with the block's text and output.
+func runDocSession(p *doccheck.Page, addr, dir string, timeout time.Duration, logf func(string, ...any), env ...string) error {
+	script, blocks := docScript(p, addr)
+	path := filepath.Join(dir, "doc-session.sh")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		return fmt.Errorf("error writing the session: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("error creating the output pipe: %w", err)
+	}
+	defer r.Close()
 	cmd := exec.Command("bash", path)
 	cmd.Dir = dir
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8",
-		"KEY=" + key, "FREE_KEY=" + freeKey, "ADMIN_TOKEN=" + docAdminToken,
-	}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8"}, env...)
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
+	err = cmd.Start()
 	w.Close()
+	if err != nil {
+		return fmt.Errorf("error starting bash: %w", err)
+	}
+	// kill ends the session and whatever its blocks left in the background
+	// (which would otherwise hold the output pipe open).
 	kill := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } //nolint:errcheck
-	t.Cleanup(kill)
-	out := &docOutput{done: make(chan int, len(blocks))}
+	defer kill()
+	out := &docOutput{done: make(chan int, len(blocks)+1)}
 	go out.read(r)
-
-	fail := func(i int, why, output string) {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var (
+		waitErr error
+		ended   bool
+	)
+	failure := func(i int, why string) error {
 		b := blocks[i]
-		t.Fatalf("%s:%d: block %d of %d %s\n--- block\n%s--- output\n%s", p.Path, b.Line, i+1, len(blocks), why, b.Body, output)
+		return fmt.Errorf("%s:%d: block %d of %d %s\n--- block\n%s--- output\n%s", p.Path, b.Line, i+1, len(blocks), why, b.Body, out.pending())
 	}
 	for i := range blocks {
-		timer := time.NewTimer(docBlockTimeout)
-		select {
-		case id, ok := <-out.done:
-			timer.Stop()
-			if !ok {
-				err := cmd.Wait()
-				fail(i, fmt.Sprintf("failed (%v)", err), out.pending())
+		timer := time.NewTimer(timeout)
+		for done := false; !done; {
+			select {
+			case id, ok := <-out.done:
+				if !ok { // the output ended before the block's marker
+					timer.Stop()
+					if !ended {
+						waitErr, ended = <-exited, true
+					}
+					return failure(i, fmt.Sprintf("failed (%v)", waitErr))
+				}
+				if id != i {
+					timer.Stop()
+					return fmt.Errorf("%s: block %d's marker came while block %d ran", p.Path, id+1, i+1)
+				}
+				done = true
+				out.mu.Lock()
+				logf("%s:%d: block %d ran; output:\n%s", p.Path, blocks[i].Line, i+1, abbreviate(out.outs[i]))
+				out.mu.Unlock()
+			case waitErr = <-exited:
+				// bash ended: end what it left behind, so the reader
+				// reaches the end of the output and its markers.
+				ended, exited = true, nil
+				kill()
+			case <-timer.C:
+				kill()
+				return failure(i, fmt.Sprintf("ran longer than %s", timeout))
 			}
-			require.Equal(t, i, id, "the session's markers come in order")
-			out.mu.Lock()
-			t.Logf("%s:%d: block %d ran; output:\n%s", p.Path, blocks[i].Line, i+1, abbreviate(out.outs[i]))
-			out.mu.Unlock()
-		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	if !ended {
+		select {
+		case waitErr = <-exited:
+		case <-time.After(10 * time.Second):
 			kill()
-			fail(i, fmt.Sprintf("ran longer than %s", docBlockTimeout), out.pending())
+			return fmt.Errorf("%s: the session did not end after its last block", p.Path)
 		}
 	}
-	kill() // what a block left in the background
-	for range out.done {
+	if waitErr != nil {
+		return fmt.Errorf("%s: the session ended with %v after its last block:\n%s", p.Path, waitErr, out.pending())
 	}
-	if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "killed") {
-		t.Fatalf("%s: the session ended with %v after its last block:\n%s", p.Path, err, out.pending())
+	return nil
+}
+
+// TestDocRunnerFails holds the runner to its promises on pages of its own,
+// against a stub server: variables carry from block to block; a failing
+// command, an HTTP error and a block that runs too long each fail the page
+// with the block's output, and stop it there; a `run stream` block may end
+// by curl's timeout once it printed something, and only then.
+func TestDocRunnerFails(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/fail", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom: the body of a 500", http.StatusInternalServerError) })
+	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "data: 1\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("/silent", func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+
+	run := func(name, page string, timeout time.Duration) error {
+		p := doccheck.Parse(name, page)
+		return runDocSession(p, addr, t.TempDir(), timeout, t.Logf)
 	}
+	block := func(mode, body string) string { return "```sh " + mode + "\n" + body + "\n```\n\n" }
+
+	require.NoError(t, run("carry.md", block("run", "N=2")+block("illustrative", "false")+
+		block("run", `test "$N" = 2`+"\ncurl localhost:8080/ok | grep -x ok"), 30*time.Second))
+
+	for _, c := range []struct {
+		name, page string
+		timeout    time.Duration
+		want       []string
+	}{
+		{"false.md", block("run", "echo before\nfalse\necho after") + block("run", "echo never"), 30 * time.Second,
+			[]string{"false.md:1: block 1 of 2 failed (exit status 1)", "--- output\nbefore\n"}},
+		{"http.md", block("run", "curl localhost:8080/ok") + block("run", "curl localhost:8080/fail"), 30 * time.Second,
+			[]string{"http.md:5: block 2 of 2 failed (exit status 22)", "boom: the body of a 500", "curl " + addr + "/fail"}},
+		{"slow.md", block("run", "echo waiting\nsleep 30"), time.Second,
+			[]string{"slow.md:1: block 1 of 1 ran longer than 1s", "--- output\nwaiting\n"}},
+		{"stream-not-marked.md", block("run", "curl -N --max-time 1 localhost:8080/stream"), 30 * time.Second,
+			[]string{"block 1 of 1 failed (exit status 28)", "data: 1"}},
+		{"stream-silent.md", block("run stream", "curl -N --max-time 1 localhost:8080/silent"), 30 * time.Second,
+			[]string{"block 1 of 1 failed (exit status 28)"}},
+	} {
+		err := run(c.name, c.page, c.timeout)
+		require.Error(t, err, c.name)
+		for _, w := range c.want {
+			require.Contains(t, err.Error(), w, c.name)
+		}
+		require.NotContains(t, err.Error(), "never", c.name)
+	}
+	require.NoError(t, run("stream.md", block("run stream", "curl -N --max-time 1 localhost:8080/stream")+block("run", "echo next"), 30*time.Second))
 }
