@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -152,16 +151,8 @@ func startDocServer(t *testing.T) *docServer {
 	res, err := demo.Seed(ctx, a.DB, demo.Options{})
 	require.NoError(t, err)
 	require.False(t, res.Skipped)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-		a.Close() //nolint:errcheck
-	})
-	return &docServer{addr: ln.Addr().String(), store: a.DB}
+	base := serveApp(t, ctx, cancel, a)
+	return &docServer{addr: strings.TrimPrefix(base, "http://"), store: a.DB}
 }
 
 // docScript is a page's run blocks as one bash script: the prelude, then
