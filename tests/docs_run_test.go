@@ -217,6 +217,15 @@ func (o *docOutput) read(r *os.File) {
 	}
 }
 
+// lastBytes is the end of s, at most n bytes of it: where a failing
+// block's error is.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("…(%d bytes before)\n%s", len(s)-n, s[len(s)-n:])
+}
+
 // pending is the output of the block running now.
 func (o *docOutput) pending() string {
 	o.mu.Lock()
@@ -274,7 +283,7 @@ func runDocSession(p *doccheck.Page, addr, dir string, timeout time.Duration, lo
 	)
 	failure := func(i int, why string) error {
 		b := blocks[i]
-		return fmt.Errorf("%s:%d: block %d of %d %s\n--- block\n%s--- output\n%s", p.Path, b.Line, i+1, len(blocks), why, b.Body, out.pending())
+		return fmt.Errorf("%s:%d: block %d of %d %s\n--- block\n%s--- output\n%s", p.Path, b.Line, i+1, len(blocks), why, b.Body, lastBytes(out.pending(), 16<<10))
 	}
 	for i := range blocks {
 		timer := time.NewTimer(timeout)
