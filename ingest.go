@@ -26,7 +26,7 @@ const (
 var IngestKinds = []string{KindEntity, KindRelationship, KindReference, KindMarket, KindEvent}
 
 // IngestEntity is an "entity" line: a canonical profile, upserted by id.
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestEntity struct {
 	Kind          string   `json:"kind"`
@@ -40,7 +40,7 @@ type IngestEntity struct {
 
 // IngestRelationship is a "relationship" line: a directed, typed edge,
 // upserted by (sourceEntityId, targetEntityId, relationshipType).
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestRelationship struct {
 	Kind             string `json:"kind"`
@@ -52,7 +52,7 @@ type IngestRelationship struct {
 }
 
 // IngestEvidence is one evidence post of an event line.
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestEvidence struct {
 	ID        int64     `json:"id"`
@@ -64,7 +64,7 @@ type IngestEvidence struct {
 // IngestEvent is an "event" line: a radar event (a signal when
 // significance is set), upserted by id. The line is the whole truth about
 // the event: evidence and entity roles missing from it are removed.
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestEvent struct {
 	Kind             string           `json:"kind"`
@@ -86,7 +86,7 @@ type IngestEvent struct {
 
 // IngestReference is a "reference" line: an external reference about an
 // entity, upserted by id.
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestReference struct {
 	Kind          string `json:"kind"`
@@ -98,7 +98,7 @@ type IngestReference struct {
 }
 
 // IngestMarketPost is one post of a market sub-event.
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestMarketPost struct {
 	ID      int64     `json:"id"`
@@ -107,7 +107,7 @@ type IngestMarketPost struct {
 }
 
 // IngestSubevent is one sub-event of a market line.
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestSubevent struct {
 	ID              int64              `json:"id"`
@@ -121,7 +121,7 @@ type IngestSubevent struct {
 // IngestMarket is a "market" line: a prediction market about an entity
 // with its sub-events and their posts, upserted by id. Like an event line it
 // is the whole truth: sub-events and posts missing from it are removed.
-// Each field is the JSON key in its tag; README.md (Ingest format) documents
+// Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
 type IngestMarket struct {
 	Kind        string           `json:"kind"`

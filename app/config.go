@@ -21,7 +21,7 @@ import (
 
 // Config is every setting of the service in one place. Each field is filled
 // from a flag or its environment variable by the CLI (see `cryptointel serve
-// --help`), and listed in the README.
+// --help`), and listed in docs/operations/configuration.md.
 type Config struct {
 	// DatabaseURL is the PostgreSQL URL (env DATABASE_URL).
 	DatabaseURL string

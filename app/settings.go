@@ -11,7 +11,8 @@ import (
 )
 
 // configSource is config.go itself: the field comments of Config are the
-// one place each setting is documented, and the CLI's help and the README
+// one place each setting is documented, and the CLI's help and the
+// configuration reference (docs/operations/configuration.md)
 // are generated from them.
 //
 //go:embed config.go

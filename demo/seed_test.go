@@ -119,7 +119,7 @@ func TestSeedDemo(t *testing.T) {
 		require.Equal(t, 4, q("SELECT count(DISTINCT content_type) FROM events"))
 		require.Equal(t, 1, q("SELECT count(*) FROM entities WHERE entity_type = 'government_institution' AND 'SEC' = ANY(aliases)"))
 
-		// The README's example ids; FOUNDATION_OF expands search.
+		// The ingest page's example ids; FOUNDATION_OF expands search.
 		require.Equal(t, 1, q("SELECT count(*) FROM entities WHERE id = 101 AND canonical_name = 'Ethereum'"))
 		require.Equal(t, 1, q("SELECT count(*) FROM relationships WHERE source_entity_id = 102 AND target_entity_id = 101 AND relationship_type = 'FOUNDATION_OF' AND search_expand"))
 		for _, typ := range []string{"FOUNDATION_OF", "LISTED_ON", "INVESTED_IN", "REGULATES", "PARTNER_OF", "BUILT_ON"} {

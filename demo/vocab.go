@@ -23,7 +23,7 @@ const (
 )
 
 // seedNamedEntities get ids from 100 in this order, so Ethereum is 101 and
-// the Ethereum Foundation 102 as in the README's ingest example. Projects are
+// the Ethereum Foundation 102 as in the ingest page's examples. Projects are
 // listed roughly by popularity: events favour the head of the list. Two
 // tickers are deliberately shared (ATOM, NOVA) to exercise ambiguous name
 // resolution.

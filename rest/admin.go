@@ -42,7 +42,7 @@ type AdminIngestOptions struct {
 }
 
 // NewAdminIngestHandler serves POST /admin/ingest: the body is JSON Lines in
-// the ingest format (see README), applied with db.DB.Ingest, and the
+// the ingest format (docs/operations/ingest.md), applied with db.DB.Ingest, and the
 // response is the JSON ingest summary with status 200 — also when some lines
 // failed: check failedCount and failed[].
 //

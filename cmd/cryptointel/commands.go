@@ -197,7 +197,7 @@ func (m *Main) ingestCommand(cfg *app.Config) *cobra.Command {
 		Long: `ingest reads JSON Lines from FILE, or from standard input with "-", and
 upserts every record by id in batches, one transaction each. Re-ingesting
 the same lines changes nothing. The line kinds are entity, relationship,
-event, reference and market; the README documents each shape.
+event, reference and market; docs/operations/ingest.md documents each shape.
 
 A bad line (invalid JSON, a missing field, an entity id that is neither
 stored nor defined by an earlier line…) is reported with its line number

@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -315,29 +314,6 @@ func TestBinary(t *testing.T) {
 
 	_, code = run("", "no-such-command")
 	require.Equal(t, 1, code)
-}
-
-// TestREADME keeps the README's configuration table and ingest format in
-// step with the code: every setting's variable, every ingest kind and the
-// plans' stream caps.
-func TestREADME(t *testing.T) {
-	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	require.NoError(t, err)
-	readme := string(raw)
-	for _, s := range app.Settings() {
-		if s.Field == "Logger" || strings.HasSuffix(s.Field, "TLSConfig") {
-			continue
-		}
-		require.Contains(t, readme, "| `"+s.Env+"` |", "README.md Configuration lacks %s (Config.%s)", s.Env, s.Field)
-	}
-	for _, kind := range cryptointel.IngestKinds {
-		require.Contains(t, readme, "### `"+kind+"`", "README.md Ingest format lacks the %s line", kind)
-	}
-	// The live-push table quotes the plans' stream caps, which
-	// cryptointel.PlanStreamCaps owns (and the migration seeds).
-	require.Contains(t, readme, "| Open streams per key | "+cryptointel.StreamCapsText()+" (`plans.max_streams`)",
-		"README.md's live-push table quotes other stream caps than cryptointel.PlanStreamCaps")
 }
 
 // TestServeRefusesForgeableSecrets: outside demo mode serve does not start

@@ -1,0 +1,181 @@
+package doccheck
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/app"
+)
+
+// root is the repository root, where README.md and docs/ live.
+const root = "../.."
+
+// untilTheRewriteLands lists the pages the link and code-block checks skip
+// until the rewrite lands: the README being split into docs/api still holds
+// unmarked shell blocks and links to the deployment page's old place, and
+// docs/api/mcp.md an unmarked shell block. Remove the list (and its uses)
+// when the rewrite lands; no other page may be added to it.
+var untilTheRewriteLands = map[string]bool{
+	"README.md":       true,
+	"docs/api/mcp.md": true,
+}
+
+func checked(t *testing.T) []*Page {
+	t.Helper()
+	pages, err := Pages(root)
+	require.NoError(t, err)
+	var out []*Page
+	for _, p := range pages {
+		if !untilTheRewriteLands[p.Path] {
+			out = append(out, p)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+func problems(ps []Problem) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
+}
+
+// TestDocLinks: every relative link of README.md and docs/**/*.md names a
+// file or directory of the repository, and every #anchor a heading (or an
+// explicit anchor) of the page it points into, as GitHub renders them.
+func TestDocLinks(t *testing.T) {
+	t.Parallel()
+	pages, err := Pages(root)
+	require.NoError(t, err)
+	all := CheckLinks(root, pages)
+	var found []Problem
+	for _, p := range all {
+		if !untilTheRewriteLands[p.Page] {
+			found = append(found, p)
+		}
+	}
+	require.Empty(t, found, "broken links:%s", problems(found))
+}
+
+// TestDocCodeBlocks: every sh, bash, shell, console or http block of
+// README.md and docs/**/*.md says whether the docs runner runs it (run,
+// run stream) or not (illustrative); no other block carries a mode, and no
+// unlabelled or text block hides a command.
+func TestDocCodeBlocks(t *testing.T) {
+	t.Parallel()
+	found := CheckBlocks(checked(t))
+	require.Empty(t, found, "code blocks breaking the convention (see internal/doccheck):%s", problems(found))
+}
+
+// TestDocsHoldTheFacts keeps the pages that document the code's tables in
+// step with them: the configuration reference names every setting of
+// app.Config, the ingest page has a section per ingest kind, and exactly
+// one page quotes the plans' stream caps, as cryptointel.PlanStreamCaps
+// owns them.
+func TestDocsHoldTheFacts(t *testing.T) {
+	t.Parallel()
+	read := func(p string) string {
+		raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		require.NoError(t, err)
+		return string(raw)
+	}
+	config := read("docs/operations/configuration.md")
+	for _, s := range app.Settings() {
+		if s.Field == "Logger" || strings.HasSuffix(s.Field, "TLSConfig") {
+			continue
+		}
+		require.Contains(t, config, "\n## "+s.Env+"\n", "docs/operations/configuration.md lacks %s (Config.%s): run go generate ./tools/configdoc", s.Env, s.Field)
+	}
+	ingest := read("docs/operations/ingest.md")
+	for _, kind := range cryptointel.IngestKinds {
+		require.Contains(t, ingest, "\n### `"+kind+"`\n", "docs/operations/ingest.md lacks the section of the %s line", kind)
+	}
+
+	pages, err := Pages(root)
+	require.NoError(t, err)
+	row := "| Open streams per key | " + cryptointel.StreamCapsText() + " (`plans.max_streams`)"
+	var holders []string
+	for _, p := range pages {
+		if strings.Contains(strings.Join(p.Lines, "\n"), row) {
+			holders = append(holders, p.Path)
+		}
+	}
+	require.Len(t, holders, 1, "exactly one page (the live-push page) quotes the plans' stream caps as %q; found in %v", row, holders)
+}
+
+// The checks find what they are for: a page with broken links and blocks
+// breaking the convention.
+func TestChecksFindProblems(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "docs", "ops"), 0o755))
+	write := func(p, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), []byte(text), 0o644))
+	}
+	write("README.md", "# Title\n\nSee [ops](docs/ops/a.md#the-one-place), [gone](docs/gone.md), [self](#title), [bad self](#nope),\n"+
+		"[up](../outside.md), [web](https://example.com/x#y), `[code](not/a/link.md)`.\n\n[ref]: docs/ops/a.md#missing\n")
+	write("docs/ops/a.md", "# A\n\n## The one place\n\n## Twice\n\n## Twice\n\n"+
+		"[back](../../README.md#title) [twice](#twice-1) [thrice](#twice-2) [dir](../ops) <a href=\"../nowhere.md\">x</a>\n\n"+
+		"```sh\nmake test\n```\n\n```bash run\ncurl localhost:8080/healthz\n```\n\n```sh illustrative\nmake run\n```\n\n"+
+		"```sh ran\nmake run\n```\n\n```json run\n{}\n```\n\n```\n$ curl localhost:8080/readyz\n```\n\n```text\nplain output\n```\n\n"+
+		"````markdown\n```sh\ninside a four-backtick block\n```\n````\n\n  ```http\n  GET /healthz\n  ```\n")
+	pages, err := Pages(dir)
+	require.NoError(t, err)
+	require.Len(t, pages, 2)
+
+	var links []string
+	for _, p := range CheckLinks(dir, pages) {
+		links = append(links, p.String())
+	}
+	require.Equal(t, []string{
+		`README.md:3: link "docs/gone.md": docs/gone.md does not exist`,
+		`README.md:3: link "#nope": README.md has no heading or anchor #nope`,
+		`README.md:4: link "../outside.md" leaves the repository`,
+		`README.md:6: link "docs/ops/a.md#missing": docs/ops/a.md has no heading or anchor #missing`,
+		`docs/ops/a.md:9: link "#twice-2": docs/ops/a.md has no heading or anchor #twice-2`,
+		`docs/ops/a.md:9: link "../nowhere.md": docs/nowhere.md does not exist`,
+	}, links)
+
+	var blocks []string
+	for _, p := range CheckBlocks(pages) {
+		blocks = append(blocks, p.String())
+	}
+	require.Equal(t, []string{
+		"docs/ops/a.md:11: ```sh block without a mode: write ```sh run (a test runs it) or ```sh illustrative",
+		"docs/ops/a.md:23: ```sh ran block with the unknown mode \"ran\": the modes are run, run stream and illustrative",
+		"docs/ops/a.md:27: ```json run: only bash, console, http, sh, shell blocks take a mode",
+		`docs/ops/a.md:32: a command in a block labelled "": label the block sh run or sh illustrative`,
+		"docs/ops/a.md:45: ```http block without a mode: write ```http run (a test runs it) or ```http illustrative",
+	}, blocks)
+
+	var runs []string
+	for _, b := range pages[1].Blocks {
+		if b.Runs() {
+			runs = append(runs, b.Body)
+		}
+	}
+	require.Equal(t, []string{"curl localhost:8080/healthz\n"}, runs)
+}
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	for heading, want := range map[string]string{
+		"Two commands":                           "two-commands",
+		"`entity`":                               "entity",
+		"MCP: tools for agents":                  "mcp-tools-for-agents",
+		"Playground, metrics, logs and health":   "playground-metrics-logs-and-health",
+		"DATABASE_URL":                           "database_url",
+		"Architecture: one executor — one owner": "architecture-one-executor--one-owner",
+		"See [the page](x.md) now":               "see-the-page-now",
+		"Résumé 2.0 (x402 v1/v2)":                "résumé-20-x402-v1v2",
+	} {
+		require.Equal(t, want, Slug(heading), heading)
+	}
+}
