@@ -15,28 +15,12 @@ import (
 // root is the repository root, where README.md and docs/ live.
 const root = "../.."
 
-// untilTheRewriteLands lists the pages the link and code-block checks skip
-// until the rewrite lands: the README being split into docs/api still holds
-// unmarked shell blocks and links to the deployment page's old place, and
-// docs/api/mcp.md an unmarked shell block. Remove the list (and its uses)
-// when the rewrite lands; no other page may be added to it.
-var untilTheRewriteLands = map[string]bool{
-	"README.md":       true,
-	"docs/api/mcp.md": true,
-}
-
 func checked(t *testing.T) []*Page {
 	t.Helper()
 	pages, err := Pages(root)
 	require.NoError(t, err)
-	var out []*Page
-	for _, p := range pages {
-		if !untilTheRewriteLands[p.Path] {
-			out = append(out, p)
-		}
-	}
-	require.NotEmpty(t, out)
-	return out
+	require.NotEmpty(t, pages)
+	return pages
 }
 
 func problems(ps []Problem) string {
@@ -54,13 +38,7 @@ func TestDocLinks(t *testing.T) {
 	t.Parallel()
 	pages, err := Pages(root)
 	require.NoError(t, err)
-	all := CheckLinks(root, pages)
-	var found []Problem
-	for _, p := range all {
-		if !untilTheRewriteLands[p.Page] {
-			found = append(found, p)
-		}
-	}
+	found := CheckLinks(root, pages)
 	require.Empty(t, found, "broken links:%s", problems(found))
 }
 
