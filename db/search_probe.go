@@ -380,9 +380,16 @@ func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, args []
 	defer rows.Close()
 	sc := a.scorer
 	pos := make([][]byte, len(sc.lexemes))
-	binaryVector := rows.FieldDescriptions()[3].Format == pgtype.BinaryFormatCode
 	var out []*candidate
+	binaryVector := false
 	for rows.Next() {
+		if out == nil {
+			// The format is known once a row came: a statement that failed
+			// before its first (a connection lost after it was sent)
+			// describes no columns, and says why in rows.Err.
+			binaryVector = rows.FieldDescriptions()[3].Format == pgtype.BinaryFormatCode
+			out = []*candidate{}
+		}
 		c := &candidate{tf: make([]float64, len(a.terms)), typed: make([]bool, len(a.terms))}
 		var vec pgtype.TSVector
 		dst := []any{&c.id, &c.at, &c.significance, nil, &c.ents}

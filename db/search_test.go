@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
@@ -793,4 +795,55 @@ func TestSearchTopicFeedWithinItsBuckets(t *testing.T) {
 	require.Equal(t, []int64{66, 60, 61, 62, 63}, list(7*24*time.Hour, db.SortRecency))
 	require.Equal(t, []int64{66, 60, 61, 62, 63, 64}, list(10*24*time.Hour, db.SortRecency))
 	require.Equal(t, []int64{66, 60, 61, 62, 63, 64, 65}, list(30*24*time.Hour, db.SortRecency))
+}
+
+// severedQuerier runs statements on one connection of its own and, before
+// its statement number cut (counted from 1), terminates that connection's
+// backend from the pool: the statement is sent on a connection the server
+// has closed, as when a replica stops between a search's two statements.
+type severedQuerier struct {
+	t    *testing.T
+	conn *pgx.Conn
+	pool *pgxpool.Pool
+	cut  int
+	n    int
+}
+
+func (s *severedQuerier) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	s.n++
+	if s.n == s.cut {
+		pid := s.conn.PgConn().PID()
+		_, err := s.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid)
+		require.NoError(s.t, err)
+		require.Eventually(s.t, func() bool {
+			var alive bool
+			require.NoError(s.t, s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, pid).Scan(&alive))
+			return !alive
+		}, 10*time.Second, 10*time.Millisecond)
+	}
+	return s.conn.Query(ctx, sql, args...)
+}
+
+// TestSearchEventsConnectionLostBetweenStatements: a search whose
+// connection is lost after its analysis answers an error, never a panic
+// (the candidates' statement failed before its first row, so its rows
+// describe no columns).
+func TestSearchEventsConnectionLostBetweenStatements(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	for _, cut := range []int{1, 2} {
+		conn, err := pgx.Connect(b.ctx, b.store.Pool.Config().ConnConfig.ConnString())
+		require.NoError(t, err)
+		q := &severedQuerier{t: t, conn: conn, pool: b.store.Pool}
+		// The statements are prepared and cached on the connection first,
+		// so that the severed one is sent without waiting for an answer.
+		_, err = db.SearchEvents(b.ctx, q, "Ethereum staking", b.now.Add(-30*24*time.Hour), 5)
+		require.NoError(t, err)
+		q.n, q.cut = 0, cut
+		require.NotPanics(t, func() {
+			_, err = db.SearchEvents(b.ctx, q, "Ethereum staking", b.now.Add(-30*24*time.Hour), 5)
+		}, "statement %d sent on a closed connection", cut)
+		require.Error(t, err, "statement %d sent on a closed connection", cut)
+		conn.Close(b.ctx) //nolint:errcheck // already closed by the server
+	}
 }
