@@ -115,9 +115,11 @@ image:
 	  -f deploy/Containerfile -t $(IMAGE):$(VERSION) -t $(IMAGE):latest $(IMAGE_CONTEXT)
 
 ## packaging-tools: install what the packaging test uses when it is missing: podman (builds the
-## image; it cannot run containers here), systemd-analyze (verifies the unit) and the CA bundle
+## image; it cannot run containers here), systemd-analyze (verifies the unit) and the CA bundle;
+## and jq, which the docs' runnable examples pipe their answers through
 packaging-tools:
 	@missing=; \
+	command -v jq >/dev/null || missing="$$missing jq"; \
 	command -v podman >/dev/null || missing="$$missing podman"; \
 	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
 	test -f /etc/ssl/certs/ca-certificates.crt || missing="$$missing ca-certificates"; \
