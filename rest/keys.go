@@ -71,7 +71,7 @@ func KeyRoutes(h *KeyHandlers) []Route {
 			Method: http.MethodPost, Path: "/v1/keys/{id}/rotate", Summary: "Replace one of the account's keys with a new one",
 			Description: "Creates a key on the account and retires this one: revoked at once, or with `graceSeconds` still working that long and then expired (`" +
 				access.MsgExpiredKey + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). A key revoked, expired or rotated already is a 409.",
-			Policy: KeyPolicy("keys.rotate"),
+			Policy:  KeyPolicy("keys.rotate"),
 			Handler: h.Rotate,
 			Params: []Param{id, boundedParam("graceSeconds", "", cryptointel.KeyRotationGraceSeconds,
 				boundsDesc("Seconds the old key keeps working", cryptointel.KeyRotationGraceSeconds))},

@@ -103,7 +103,7 @@ func TestParseCallRules(t *testing.T) {
 		"q=a&Limit=5" + since:            `unknown parameter "Limit": /v1/test accepts query, q, limit, offset, since, window, compact`,
 		"q=a&__=1" + since:               `unknown parameter "__": /v1/test accepts query, q, limit, offset, since, window, compact`,
 		"limt=5":                         `unknown parameter "limt": /v1/test accepts query, q, limit, offset, since, window, compact`, // before missing ones
-		"q=a&zz=1&aa=2&mm=3" + since:     `unknown parameter "zz": /v1/test accepts query, q, limit, offset, since, window, compact`, // the first in the query
+		"q=a&zz=1&aa=2&mm=3" + since:     `unknown parameter "zz": /v1/test accepts query, q, limit, offset, since, window, compact`,   // the first in the query
 		"q=a&%7A=1" + since:              `unknown parameter "z": /v1/test accepts query, q, limit, offset, since, window, compact`,
 		"q=a&since=2026-11-12T11:59:59Z": "since must be within the last 7 days",
 		"q=a&limit=1.5" + since:          "limit must be an integer",

@@ -340,7 +340,9 @@ func TestDocRunnerFails(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/fail", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom: the body of a 500", http.StatusInternalServerError) })
+	mux.HandleFunc("/fail", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "boom: the body of a 500", http.StatusInternalServerError)
+	})
 	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "data: 1\n\n")
 		w.(http.Flusher).Flush()
