@@ -381,14 +381,13 @@ func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, args []
 	sc := a.scorer
 	pos := make([][]byte, len(sc.lexemes))
 	var out []*candidate
-	binaryVector := false
+	binaryVector, described := false, false
 	for rows.Next() {
-		if out == nil {
+		if !described {
 			// The format is known once a row came: a statement that failed
 			// before its first (a connection lost after it was sent)
 			// describes no columns, and says why in rows.Err.
-			binaryVector = rows.FieldDescriptions()[3].Format == pgtype.BinaryFormatCode
-			out = []*candidate{}
+			binaryVector, described = rows.FieldDescriptions()[3].Format == pgtype.BinaryFormatCode, true
 		}
 		c := &candidate{tf: make([]float64, len(a.terms)), typed: make([]bool, len(a.terms))}
 		var vec pgtype.TSVector
