@@ -225,9 +225,10 @@ func analyzeSQL(fuzzy bool) string {
 			JOIN entity_names en ON en.norm = norm_text(p.t)
 			WHERE numnode(plainto_tsquery('english', p.t)) > 0
 		), part_fuzzy AS (
-			-- A single word that no event holds and no name matches
-			-- exactly is a misspelt name when one is close enough:
-			-- "Solanna outage".
+			-- A single word that no event holds, no name matches
+			-- exactly and the thesaurus does not list ($5) is a
+			-- misspelt name when one is close enough: "Solanna
+			-- outage", but not "raised money" (Monero).
 			SELECT f.entity_id, f.kind, f.value, p.i::int AS pidx, 7 AS rank
 			FROM unnest($2::text[]) WITH ORDINALITY AS p(t, i)
 			CROSS JOIN LATERAL (
@@ -236,6 +237,7 @@ func analyzeSQL(fuzzy bool) string {
 				ORDER BY 4 DESC, en.entity_id LIMIT 1
 			) f
 			WHERE char_length(p.t) >= 5 AND strpos(p.t, ' ') = 0 AND f.sim >= ` + f64(linkPartFuzzyMinSimilarity) + `
+			  AND p.t <> ALL ($5::text[])
 			  AND NOT EXISTS (SELECT 1 FROM part_exact x WHERE x.pidx = p.i)
 			  AND NOT EXISTS (SELECT 1 FROM unnest(tsvector_to_array(to_tsvector('english', p.t))) x
 			                  JOIN search_terms st ON st.term = x WHERE st.df > 0)
@@ -334,7 +336,33 @@ func analyzeStatement(sq *searchQuery) (string, []any) {
 	if utf8.RuneCountInString(whole) > maxNameRunes {
 		whole = string([]rune(whole)[:maxNameRunes])
 	}
-	return sql, []any{whole, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " ")}
+	var known []string
+	for _, p := range phrases {
+		if searchThesaurus.knows(p) {
+			known = append(known, p)
+		}
+	}
+	return sql, []any{whole, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " "), nonNilStrings(known)}
+}
+
+// lostToStopWords reports whether a thesaurus phrase searched as a synonym
+// keeps a single word once the stemmer drops its stop words: "goes down"
+// would search "goes" alone and find "mainnet goes live", so such a
+// phrase is not searched (the words typed always are). A dropped single
+// letter names a class and leaves the phrase its meaning: "Series A"
+// searches "series".
+func lostToStopWords(alt searchAlt, stems map[string]rankedAlt) bool {
+	s, ok := stems[strings.ToLower(alt.Text)]
+	if !ok || strings.Count(s.TSQ, "'") > 2 {
+		return false
+	}
+	words := 0
+	for _, w := range queryWords(alt.Text) {
+		if utf8.RuneCountInString(w) > 1 {
+			words++
+		}
+	}
+	return words > 1
 }
 
 // analyzeSearch runs the first statement and builds the ranked terms.
@@ -433,7 +461,7 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 			rt.Entities = append(rt.Entities, name)
 		}
 		for _, alt := range st.Alts {
-			if alt.Weight != weightTyped && !typedElsewhere[thesaurusKey(queryWords(alt.Text))] {
+			if alt.Weight != weightTyped && !typedElsewhere[thesaurusKey(queryWords(alt.Text))] && !lostToStopWords(alt, stems) {
 				add(alt)
 			}
 		}

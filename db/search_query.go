@@ -100,6 +100,19 @@ func parseThesaurus(text string) (*thesaurus, error) {
 	return t, nil
 }
 
+// knows reports whether the thesaurus lists the single word w, as a
+// member of a group or one of a word's forms: such a word is vocabulary,
+// never read as a misspelt entity name.
+func (t *thesaurus) knows(w string) bool {
+	words := queryWords(w)
+	if len(words) != 1 {
+		return false
+	}
+	k := strings.Join(t.normalizeForms(words), " ")
+	_, form := t.formGroups[k]
+	return len(t.byKey[k]) > 0 || form
+}
+
 // normalizeForms replaces each irregular form among words by its group's
 // first form.
 func (t *thesaurus) normalizeForms(words []string) []string {

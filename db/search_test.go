@@ -595,6 +595,51 @@ func TestSearchThesaurusAndRarity(t *testing.T) {
 	}
 }
 
+// TestSearchSynonymPhrasesKeepTheirMeaning checks that a thesaurus phrase
+// the stemmer would cut to one word is not searched as a synonym: "stalled"
+// lists "goes down", which without its stop word "down" would find the
+// upgrade that "goes live"; "Series A" keeps its meaning without "a".
+func TestSearchSynonymPhrasesKeepTheirMeaning(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	b.insertEvents(t, []searchFixtureEvent{
+		{id: 60, title: "Chain halts after a consensus bug", age: 2 * time.Hour, owner: entTerra},
+		{id: 61, title: "Lender closes its Series A", age: 2 * time.Hour, owner: entUniswapLabs},
+	})
+	res := b.searchResult(t, "stalled", 10)
+	require.Equal(t, []int64{60}, matchEventIDs(res.Matches), "the halt, not the upgrade that goes live")
+	require.NotContains(t, res.Terms[0].Expansions, "goes down")
+	require.Contains(t, res.Terms[0].Expansions, "halt")
+
+	require.Contains(t, matchEventIDs(b.search(t, "seed round", 10)), int64(61), "series a is searched as a synonym")
+}
+
+// TestSearchVocabularyIsNotAMisspeltName checks that a word the thesaurus
+// lists is never read as a misspelt entity name, however close the name:
+// "raised money" must not search Monero's events, while "Monerro" still
+// finds them.
+func TestSearchVocabularyIsNotAMisspeltName(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	const entMonero = 900
+	b.insertEntities(t, []searchFixtureEntity{{entMonero, "Monero", "Monero", []string{"XMR"}, 1, "project"}})
+	b.insertEvents(t, []searchFixtureEvent{{id: 50, title: "Wallet release ships view keys", age: time.Hour, owner: entMonero}})
+
+	res := b.searchResult(t, "grants money", 10)
+	require.NotEmpty(t, res.Matches, "the grants round matches")
+	for _, m := range res.Matches {
+		require.NotEqual(t, int64(entMonero), m.EntityID, "%+v", m)
+		require.NotEqual(t, int64(50), m.EventID, "%+v", m)
+	}
+	require.Equal(t, "money", res.Terms[1].Text)
+	require.NotContains(t, res.Terms[1].Expansions, "Monero")
+	require.Contains(t, res.Terms[1].Expansions, "funding", "money is a funding word")
+
+	m, _ := findEventMatch(t, b.search(t, "Monerro wallet", 10), 50)
+	require.Equal(t, cryptointel.MatchTypeFuzzy, m.MatchType, "a misspelt name still links")
+	require.Equal(t, int64(entMonero), m.EntityID)
+}
+
 // TestSearchTopicFeedSpeaksTheVocabulary checks that the feeds' topic reads
 // words like search: a synonym finds the event, a refused topic is EINVALID.
 func TestSearchTopicFeedSpeaksTheVocabulary(t *testing.T) {

@@ -265,14 +265,15 @@ func loadEvalFixture(t *testing.T, store *db.DB) {
 }
 
 // Thresholds of the judged set (testdata/search_judged.json, written before
-// the ranking was tuned), a little under its first measurement on the
-// evaluation data: recall@10 0.824, MRR 0.977, nDCG@10 0.855; paraphrases
-// recall@10 0.798 (the goal is 0.9: see tests/bench/NOTES.md).
+// the ranking was tuned), a little under its measurement on the evaluation
+// data: recall@10 0.846, MRR 0.977, nDCG@10 0.872; paraphrases recall@10
+// 0.848 (first measured 0.824, 0.977, 0.855 and 0.798; the goal is 0.9:
+// see tests/bench/NOTES.md).
 const (
-	minJudgedRecall           = 0.81
+	minJudgedRecall           = 0.83
 	minJudgedMRR              = 0.95
-	minJudgedNDCG             = 0.83
-	minJudgedParaphraseRecall = 0.78
+	minJudgedNDCG             = 0.85
+	minJudgedParaphraseRecall = 0.83
 )
 
 // TestSearchJudgedSet runs the judged set — paraphrases, ticker-only,
