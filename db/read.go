@@ -75,6 +75,25 @@ func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) err
 
 // ListEvents returns one page of events matching f.
 func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.Event, error) {
+	sql, a, err := listEventsStatement(f)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := query(ctx, q, sql, a...)
+	if err != nil {
+		return nil, fmt.Errorf("error listing events: %w", err)
+	}
+	out := make([]*cryptointel.Event, 0, f.Limit)
+	if err := scanEvents(rows, "events", func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// listEventsStatement is ListEvents' statement for f. The significance
+// order is events_significance_recency_idx's, so a page reads its rows from
+// the index without a sort whatever the window (migration 014).
+func listEventsStatement(f EventFilter) (string, sqlArgs, error) {
 	var (
 		a sqlArgs
 		b strings.Builder
@@ -95,7 +114,7 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 	if strings.TrimSpace(f.Topic) != "" {
 		cond, err := topicFilter(&a, f.Topic, f.Since, f.Sort == SortRecency)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		b.WriteString(" AND " + cond)
 	}
@@ -105,15 +124,7 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 		b.WriteString(" ORDER BY e.significance DESC NULLS LAST, e.latest_evidence_at DESC, e.id DESC")
 	}
 	b.WriteString(" LIMIT " + a.add(f.Limit) + " OFFSET " + a.add(f.Offset))
-	rows, err := query(ctx, q, b.String(), a...)
-	if err != nil {
-		return nil, fmt.Errorf("error listing events: %w", err)
-	}
-	out := make([]*cryptointel.Event, 0, f.Limit)
-	if err := scanEvents(rows, "events", func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return b.String(), a, nil
 }
 
 // FeedEvents returns one page of a bulk feed, ascending by

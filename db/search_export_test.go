@@ -81,3 +81,10 @@ func TermFrequencyForTest(vec []byte, tsq string) (float64, bool) {
 // BucketCodeForTest is the code of level's time bucket holding t, as the
 // probes and the feeds' topic name it.
 func BucketCodeForTest(level int, t time.Time) int32 { return bucketCode(level, t) }
+
+// ListEventsStatementForTest is ListEvents' statement for f with its
+// arguments.
+func ListEventsStatementForTest(f EventFilter) (SearchStatementForTest, error) {
+	sql, a, err := listEventsStatement(f)
+	return SearchStatementForTest{SQL: sql, Args: a}, err
+}
