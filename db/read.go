@@ -75,6 +75,20 @@ func scanEvents(rows pgx.Rows, what string, each func(e *cryptointel.Event)) err
 
 // ListEvents returns one page of events matching f.
 func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.Event, error) {
+	if f.EntityID != 0 && strings.TrimSpace(f.Topic) == "" {
+		// An entity's events are walked from event_entities in the page's
+		// order (EventsByEntityIDs): the events of a busy entity in the
+		// window are never all read.
+		rows, err := EventsByEntityIDs(ctx, q, []int64{f.EntityID}, f.entityFilter())
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*cryptointel.Event, len(rows))
+		for i := range rows {
+			out[i] = rows[i].Event
+		}
+		return out, nil
+	}
 	sql, a, err := listEventsStatement(f)
 	if err != nil {
 		return nil, err
@@ -88,6 +102,16 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 		return nil, err
 	}
 	return out, nil
+}
+
+// entityFilter is f as the filter of its entity's events (f.EntityID set,
+// no topic): the same window, category, signal filter, order and page.
+func (f EventFilter) entityFilter() EntityEventFilter {
+	sort := SortSignificance
+	if f.Sort == SortRecency {
+		sort = SortRecency
+	}
+	return EntityEventFilter{SignalOnly: f.SignalOnly, Since: f.Since, Category: f.Category, Sort: sort, Limit: f.Limit, Offset: f.Offset}
 }
 
 // listEventsStatement is ListEvents' statement for f. The significance
@@ -293,6 +317,31 @@ func EventsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, f Enti
 	if len(entityIDs) == 0 {
 		return []cryptointel.EntityEvent{}, nil
 	}
+	sql, a := entityEventsStatement(entityIDs, f)
+	rows, err := query(ctx, q, sql, a...)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting events by entity ids: %w", err)
+	}
+	defer rows.Close()
+	out := make([]cryptointel.EntityEvent, 0, len(entityIDs)*max(f.Limit, 1))
+	err = scan(rows, "events by entity ids",
+		func(r *cryptointel.EntityEvent, dst []any) []any {
+			r.Event = new(cryptointel.Event)
+			return eventDest(r.Event, entityEventDest(r, dst))
+		},
+		func(r *cryptointel.EntityEvent) { utcEvent(r.Event) },
+		func(r *cryptointel.EntityEvent) { out = append(out, *r) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// entityEventsStatement is EventsByEntityIDs' statement. The significance
+// order walks event_entities_entity_significance_idx and the recency order
+// event_entities_entity_recency_idx, the window an index condition of each
+// (migration 015).
+func entityEventsStatement(entityIDs []int64, f EntityEventFilter) (string, sqlArgs) {
 	var (
 		a     sqlArgs
 		where strings.Builder
@@ -335,23 +384,7 @@ func EventsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, f Enti
 		) x
 		JOIN events e ON e.id = x.event_id
 		ORDER BY k.ord, ` + outerOrder
-	rows, err := query(ctx, q, sql, a...)
-	if err != nil {
-		return nil, fmt.Errorf("error selecting events by entity ids: %w", err)
-	}
-	defer rows.Close()
-	out := make([]cryptointel.EntityEvent, 0, len(entityIDs)*max(f.Limit, 1))
-	err = scan(rows, "events by entity ids",
-		func(r *cryptointel.EntityEvent, dst []any) []any {
-			r.Event = new(cryptointel.Event)
-			return eventDest(r.Event, entityEventDest(r, dst))
-		},
-		func(r *cryptointel.EntityEvent) { utcEvent(r.Event) },
-		func(r *cryptointel.EntityEvent) { out = append(out, *r) })
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sql, a
 }
 
 // TableColumns returns the columns (name and type) of the tables the

@@ -85,6 +85,16 @@ func BucketCodeForTest(level int, t time.Time) int32 { return bucketCode(level, 
 // ListEventsStatementForTest is ListEvents' statement for f with its
 // arguments.
 func ListEventsStatementForTest(f EventFilter) (SearchStatementForTest, error) {
+	if f.EntityID != 0 && strings.TrimSpace(f.Topic) == "" {
+		return EntityEventsStatementForTest([]int64{f.EntityID}, f.entityFilter()), nil
+	}
 	sql, a, err := listEventsStatement(f)
 	return SearchStatementForTest{SQL: sql, Args: a}, err
+}
+
+// EntityEventsStatementForTest is EventsByEntityIDs' statement for ids and
+// f with its arguments.
+func EntityEventsStatementForTest(ids []int64, f EntityEventFilter) SearchStatementForTest {
+	sql, a := entityEventsStatement(ids, f)
+	return SearchStatementForTest{SQL: sql, Args: a}
 }
