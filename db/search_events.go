@@ -136,8 +136,8 @@ func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int6
 	if len(a.terms) == 0 && len(a.links) == 0 {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryOnlyStopWords}
 	}
-	args, links := a.candidateArgs(since, limit)
-	cands, err := a.fetchCandidates(ctx, q, args)
+	sql, args, links := a.candidateStatement(since, limit)
+	cands, err := a.fetchCandidates(ctx, q, sql, args)
 	if err != nil {
 		return nil, err
 	}

@@ -41,8 +41,8 @@ func SearchStatementsForTest(ctx context.Context, q Querier, query string, since
 		return analyze, rank, err
 	}
 	sql, args := analyzeStatement(sq)
-	cargs, _ := a.candidateArgs(since, limit)
-	return SearchStatementForTest{sql, args}, SearchStatementForTest{candidateSQL, cargs}, nil
+	csql, cargs, _ := a.candidateStatement(since, limit)
+	return SearchStatementForTest{sql, args}, SearchStatementForTest{csql, cargs}, nil
 }
 
 // ParseSearchQueryForTest returns the terms of query: each term's text and

@@ -99,6 +99,11 @@ type probe struct {
 	// groups are the buckets asked, newest first, until one has found
 	// the matches kept; none: the whole index.
 	groups []probeGroup
+	// restMax: when the first group found at most this many matches (and
+	// fewer than kept), the time before it is read from the whole index
+	// in one step instead of group by group: the first group's rate
+	// predicts at most plainMaxMatches matches there. -1: never.
+	restMax int32
 }
 
 // probeGroup is a step of a probe: the matches in some buckets, older than
@@ -201,7 +206,7 @@ func (a *searchAnalysis) termQuery(i int) (string, float64) {
 // names the buckets of the finest width (ten minutes, an hour, a day, a
 // week) that covers its time in at most maxGroupCodes.
 func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k, stage int) probe {
-	p := probe{tsq: tsq, stage: stage}
+	p := probe{tsq: tsq, stage: stage, restMax: -1}
 	n := math.Max(float64(a.docs), 1)
 	most, postings := n, 0.0
 	for _, df := range dfs {
@@ -237,61 +242,153 @@ func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k
 		end, before = start, start
 		reach = a.lastAt.Sub(start) * (groupGrowth - 1)
 	}
+	p.restMax = restMax(p.groups, len(dfs), a.lastAt, a.firstAt, since, k)
 	return p
 }
 
-// candidateProbeSQL is the newest $3 matches of probe p: group by group of
-// its buckets (groups), newest first, until $3 are found — the nested loop
-// over the groups runs in their order and stops at the limit — or, when it
-// has no groups, from the whole index. Both branches are written out so
-// that each is answered by events_search_idx; only the one whose gate holds
-// runs. The probes order and filter by latest_evidence_at + 0 so that no
-// plan walks the recency index for them.
-const candidateProbeSQL = `
+// restMax is how many matches the first of a conjunction's groups may
+// find for the time before it to be read from the whole index at once
+// (probe.restMax). The words come together at the first group's rate: n
+// matches there predict about (n+1)·rest/first in the rest of the window
+// (first and rest their spans; one more than seen, so that a first group
+// that saw none still predicts some), read whole when that is at most
+// plainMaxMatches. A conjunction whose words seldom meet thus costs two
+// index reads, not one per group: each group walks the words' postings in
+// its buckets whether or not they meet, at about the cost of the whole
+// index (tests/bench/NOTES.md). A term alone is not: its matches are
+// known to be many, and a first group that found few only says they are
+// older.
+func restMax(groups []probeGroup, terms int, lastAt, firstAt, since time.Time, k int) int32 {
+	if terms < 2 || len(groups) < 2 {
+		return -1
+	}
+	start := groups[1].before
+	from := since
+	if firstAt.After(from) {
+		from = firstAt
+	}
+	first, rest := lastAt.Sub(start).Seconds(), start.Sub(from).Seconds()
+	if rest <= 0 {
+		return -1
+	}
+	return int32(math.Min(math.Floor(plainMaxMatches*math.Max(first, 1)/rest)-1, float64(k-1)))
+}
+
+// groupSQL is the newest $4 matches of probe p in its groups that pass
+// the condition written after it, group by group, newest first: the
+// nested loop over the groups runs in their order and stops at the limit.
+// The probes order and filter by latest_evidence_at + 0 so that no plan
+// walks the recency index for them.
+const groupSQL = `
 			SELECT y.id FROM groups g CROSS JOIN LATERAL (
 				SELECT e.id, e.latest_evidence_at + '0 s'::interval AS t FROM events e
 				WHERE e.search @@ p.q AND search_buckets(e.latest_evidence_at) && g.b
 				  AND e.latest_evidence_at + '0 s'::interval >= $1
 				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)
-				ORDER BY 2 DESC LIMIT $3
+				ORDER BY 2 DESC LIMIT $4
 			) y
-			WHERE g.i = p.i
-			UNION ALL (
-			SELECT e.id FROM events e
-			WHERE NOT p.grouped AND e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1
-			ORDER BY e.latest_evidence_at + '0 s'::interval DESC)
-			LIMIT $3`
+			WHERE g.i = p.i AND `
 
-// candidateSQL is the search statement: it fetches the candidates and
-// returns each with its time, significance, search vector and the linked
-// entities it names (entity id times two, plus one for an owner); the
-// service ranks them. Arguments: $1 since, $2 the events kept per linked
-// entity, $3 the matches kept per probe; the probes ($4 tsqueries, $5
-// stages); their groups ($6 probe, $7 buckets, $8 older than); $9 the
-// linked entities.
+// wholeSQL is the newest matches of probe p from the whole index since $1,
+// older than p.restbefore when set, when the condition written after it
+// holds.
+const wholeSQL = `
+			SELECT e.id FROM events e
+			WHERE e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1
+			  AND (p.restbefore IS NULL OR e.latest_evidence_at + '0 s'::interval < p.restbefore)
+			  AND `
+
+// wholeOrder orders wholeSQL's matches, newest first.
+const wholeOrder = `
+			ORDER BY e.latest_evidence_at + '0 s'::interval DESC`
+
+// probeSQL is the newest $4 matches of probe p: group by group of its
+// buckets, newest first, until $4 are found, or, when it has no groups,
+// from the whole index. With rest, the older groups run only when the
+// first group (the one without an older-than bound) found more than
+// p.restmax matches, and otherwise the time before it is read from the
+// whole index. Every branch is answered by events_search_idx; only those
+// whose gates hold run.
+func probeSQL(rest bool) string {
+	if !rest {
+		return groupSQL + `true
+			UNION ALL (` + wholeSQL + `NOT p.grouped` + wholeOrder + `)
+			LIMIT $4`
+	}
+	return `
+			WITH f AS MATERIALIZED (` + groupSQL + `g.before IS NULL LIMIT $4)
+			SELECT id FROM f
+			UNION ALL (` + groupSQL + `g.before IS NOT NULL
+				AND (SELECT count(*) FROM f) < $4 AND (SELECT count(*) FROM f) > p.restmax)
+			UNION ALL (` + wholeSQL + `(NOT p.grouped OR (SELECT count(*) FROM f) <= p.restmax)` + wholeOrder + `)
+			LIMIT $4`
+}
+
+// searchShape is the shape of a search statement: it holds only the steps
+// its probes need, since PostgreSQL plans the statement at every run and
+// each step's plan costs (at a million events, 0.15 ms to plan without
+// probes, 0.55 ms with both stages, 0.85 ms with both stages and the rest
+// read whole).
+type searchShape struct {
+	// probes: any probes; stage2: any of stage 2; rest: any probe whose
+	// rest may be read whole (probe.restMax).
+	probes, stage2, rest bool
+}
+
+// candidateSQL is the search statement of each shape: it fetches the
+// candidates and returns each with its time, significance, search vector
+// and the linked entities it names (entity id times two, plus one for an
+// owner); the service ranks them. Arguments: $1 since, $2 the events kept
+// per linked entity, $3 the linked entities; with probes, $4 the matches
+// kept per probe, the probes ($5 tsqueries, $6 stages, $7 the first
+// group's matches up to which the rest is read whole) and their groups
+// ($8 probe, $9 buckets, $10 older than).
 //
 // Stage 1 probes run first; stage 2 probes only when the first probe (all
-// the terms together) found fewer than $3.
-var candidateSQL = `
-	WITH probes AS MATERIALIZED (
-		SELECT p.i::int AS i, p.stage, p.q::tsquery AS q, EXISTS (SELECT 1 FROM unnest($6::int[]) x WHERE x = p.i) AS grouped
-		FROM unnest($4::text[], $5::int[]) WITH ORDINALITY AS p(q, stage, i)
+// the terms together) found fewer than $4.
+var candidateSQL = func() map[searchShape]string {
+	out := map[searchShape]string{{}: candidateStatement("", "")}
+	for _, stage2 := range []bool{false, true} {
+		for _, rest := range []bool{false, true} {
+			ctes, ids := probesSQL+`,
+	s1 AS MATERIALIZED (`+stageSQL("1", rest)+`)`, "SELECT id FROM s1 UNION "
+			if stage2 {
+				ctes, ids = ctes+`,
+	s2 AS MATERIALIZED (`+stageSQL("2", rest)+` AND (SELECT count(*) < $4 FROM s1 WHERE s1.i = 1))`, ids+"SELECT id FROM s2 UNION "
+			}
+			out[searchShape{probes: true, stage2: stage2, rest: rest}] = candidateStatement(ctes+",", ids)
+		}
+	}
+	return out
+}()
+
+// probesSQL are the probes and their groups as tables.
+const probesSQL = `
+	probes AS MATERIALIZED (
+		SELECT p.i::int AS i, p.stage, p.q::tsquery AS q, p.restmax,
+		       EXISTS (SELECT 1 FROM unnest($8::int[]) x WHERE x = p.i) AS grouped,
+		       (SELECT max(g.before) FROM unnest($8::int[], $10::timestamptz[]) AS g(i, before) WHERE g.i = p.i) AS restbefore
+		FROM unnest($5::text[], $6::int[], $7::int[]) WITH ORDINALITY AS p(q, stage, restmax, i)
 	),
 	groups AS MATERIALIZED (
 		SELECT g.i, g.b::int[] AS b, g.before
-		FROM unnest($6::int[], $7::text[], $8::timestamptz[]) AS g(i, b, before)
-	),
-	s1 AS MATERIALIZED (
-		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + candidateProbeSQL + `) x
-		WHERE p.stage = 1
-	),
-	s2 AS MATERIALIZED (
-		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + candidateProbeSQL + `) x
-		WHERE p.stage = 2 AND (SELECT count(*) < $3 FROM s1 WHERE s1.i = 1)
-	),
+		FROM unnest($8::int[], $9::text[], $10::timestamptz[]) AS g(i, b, before)
+	)`
+
+// stageSQL are the matches of the probes of a stage.
+func stageSQL(stage string, rest bool) string {
+	return `SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + probeSQL(rest) + `) x
+		WHERE p.stage = ` + stage
+}
+
+// candidateStatement is the search statement whose probes' matches are
+// found by the CTEs ctes and listed by ids (both empty without probes).
+func candidateStatement(ctes, ids string) string {
+	return `
+	WITH ` + ctes + `
 	ent AS (
 		SELECT x.event_id AS id
-		FROM unnest($9::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
+		FROM unnest($3::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
 			SELECT ee.event_id FROM event_entities ee
 			WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
 			ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
@@ -299,28 +396,41 @@ var candidateSQL = `
 		) x
 	)
 	SELECT e.id, e.latest_evidence_at, coalesce(e.significance, 0), e.search,
-	       CASE WHEN cardinality($9::bigint[]) > 0 THEN ARRAY(
+	       CASE WHEN cardinality($3::bigint[]) > 0 THEN ARRAY(
 	           SELECT ee.entity_id * 2 + (ee.role = 'owner')::int FROM event_entities ee
-	           WHERE ee.event_id = e.id AND ee.entity_id = ANY ($9::bigint[])) END
+	           WHERE ee.event_id = e.id AND ee.entity_id = ANY ($3::bigint[])) END
 	FROM events e
-	WHERE e.id = ANY (ARRAY(SELECT id FROM s1 UNION SELECT id FROM s2 UNION SELECT id FROM ent))
+	WHERE e.id = ANY (ARRAY(` + ids + `SELECT id FROM ent))
 	  AND e.latest_evidence_at >= $1`
+}
 
-// candidateArgs are the search statement's arguments, with the links the
-// ranking reads.
-func (a *searchAnalysis) candidateArgs(since time.Time, limit int) ([]any, []rankLink) {
+// candidateStatement is the search statement of the shape its probes need
+// and its arguments, with the links the ranking reads.
+func (a *searchAnalysis) candidateStatement(since time.Time, limit int) (string, []any, []rankLink) {
 	k := max(2*limit, 24)
 	var ps []probe
 	if !a.entityFillsPage(limit) {
 		ps = a.probes(since, k)
 	}
+	links := a.rankLinks()
+	ids := make([]int64, len(links))
+	for i, l := range links {
+		ids[i] = l.entityID
+	}
+	args := []any{since, max(2*limit, 20), ids}
+	if len(ps) == 0 {
+		return candidateSQL[searchShape{}], args, links
+	}
 	var (
-		pq, gb  []*string
-		pst, gi []int32
-		gbefore []*time.Time
+		pq, gb         []*string
+		pst, prest, gi []int32
+		gbefore        = []*time.Time{}
 	)
+	shape := searchShape{probes: true}
 	for i, p := range ps {
-		pq, pst = append(pq, &ps[i].tsq), append(pst, int32(p.stage))
+		pq, pst, prest = append(pq, &ps[i].tsq), append(pst, int32(p.stage)), append(prest, p.restMax)
+		shape.stage2 = shape.stage2 || p.stage == 2
+		shape.rest = shape.rest || p.restMax >= 0
 		for _, g := range p.groups {
 			var before *time.Time
 			if !g.before.IsZero() {
@@ -329,15 +439,8 @@ func (a *searchAnalysis) candidateArgs(since time.Time, limit int) ([]any, []ran
 			gi, gb, gbefore = append(gi, int32(i+1)), append(gb, codesLiteral(g.codes)), append(gbefore, before)
 		}
 	}
-	links := a.rankLinks()
-	ids := make([]int64, len(links))
-	for i, l := range links {
-		ids[i] = l.entityID
-	}
-	if gbefore == nil {
-		gbefore = []*time.Time{}
-	}
-	return []any{since, max(2*limit, 20), k, nonNilPtrs(pq), nonNil32(pst), nonNil32(gi), nonNilPtrs(gb), gbefore, ids}, links
+	args = append(args, k, pq, pst, prest, nonNil32(gi), nonNilPtrs(gb), gbefore)
+	return candidateSQL[shape], args, links
 }
 
 // rankLinks are the links as the ranking reads them: band, term mask,
@@ -372,8 +475,8 @@ func (a *searchAnalysis) rankLinks() []rankLink {
 
 // fetchCandidates runs the search statement and reads each candidate's
 // term frequencies from its search vector.
-func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, args []any) ([]*candidate, error) {
-	rows, err := query(ctx, q, candidateSQL, args...)
+func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, sql string, args []any) ([]*candidate, error) {
+	rows, err := query(ctx, q, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("error searching events: %w", err)
 	}

@@ -917,6 +917,59 @@ func TestSearchProbesFindTheNewestMatches(t *testing.T) {
 	require.Equal(t, ids[880:890], matchEventIDs(res.Matches), "the events holding both words first")
 }
 
+// TestSearchRareConjunctionReadsTheRestAtOnce checks that words common
+// alone but seldom together are not looked for group after group of ever
+// older buckets: when the conjunction's newest buckets predict few matches
+// before them, the rest of the window is read from the whole index in one
+// step (each group walks the words' postings whether or not they meet, at
+// about the cost of the whole index), and its old matches still come first.
+func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	var ids, ats []any
+	add := func(title string, first int64, n int, age func(i int) time.Duration) {
+		for i := range n {
+			ids, ats = append(ids, first+int64(i)), append(ats, b.now.Add(-age(i)))
+		}
+		_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at)
+			SELECT id, $3, 'analysis', at FROM unnest($1::bigint[], $2::timestamptz[]) AS x(id, at)`, ids, ats, title)
+		require.NoError(t, err)
+		ids, ats = ids[:0], ats[:0]
+	}
+	every17min := func(i int) time.Duration { return time.Duration(i) * 17 * time.Minute }
+	add("Walrus sighting report", 1000, 900, every17min)
+	add("Tusk measurement log", 3000, 900, every17min)
+	add("Walrus tusk found on the shore", 5000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
+
+	since := b.now.Add(-90 * 24 * time.Hour)
+	res, err := db.SearchEvents(b.ctx, b.store.Pool, "walrus tusk", since, 10)
+	require.NoError(t, err)
+	require.Equal(t, []int64{5000, 5001, 5002, 5003, 5004}, matchEventIDs(res.Matches)[:5], "the events holding both words first")
+
+	_, rk, err := db.SearchStatementsForTest(b.ctx, b.store.Pool, "walrus tusk", since, 10)
+	require.NoError(t, err)
+	var plan []map[string]any
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+rk.SQL, rk.Args...).Scan(&plan))
+	var reads func(n map[string]any) float64
+	reads = func(n map[string]any) float64 {
+		r := 0.0
+		if n["Index Name"] == "events_search_idx" {
+			r = n["Actual Loops"].(float64)
+		}
+		for _, key := range []string{"Plans"} {
+			kids, _ := n[key].([]any)
+			for _, k := range kids {
+				r += reads(k.(map[string]any))
+			}
+		}
+		return r
+	}
+	// Both words together: the newest buckets, then the rest at once (2);
+	// the rarer word alone (1); the other word alone, since together they
+	// found too few (1). Group by group, the conjunction alone read 4.
+	require.Equal(t, 4.0, reads(plan[0]["Plan"].(map[string]any)), "reads of events_search_idx")
+}
+
 // TestSearchTopicFeedWithinItsBuckets checks that a feed's topic over a
 // short window, which names the window's hours or days to the index, keeps
 // exactly the window's matches, at both sorts.
