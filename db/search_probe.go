@@ -99,11 +99,12 @@ type probe struct {
 	// groups are the buckets asked, newest first, until one has found
 	// the matches kept; none: the whole index.
 	groups []probeGroup
-	// restMax: when the first group found at most this many matches (and
-	// fewer than kept), the time before it is read from the whole index
-	// in one step instead of group by group: the first group's rate
-	// predicts at most plainMaxMatches matches there. -1: never.
-	restMax int32
+	// restMax: when the first firstGroups groups found at most this many
+	// matches (and fewer than kept), the time before them (restBefore on)
+	// is read from the whole index in one step instead of group by group:
+	// their rate predicts few matches there. -1: never.
+	restMax    int32
+	restBefore time.Time
 }
 
 // probeGroup is a step of a probe: the matches in some buckets, older than
@@ -242,27 +243,41 @@ func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k
 		end, before = start, start
 		reach = a.lastAt.Sub(start) * (groupGrowth - 1)
 	}
-	p.restMax = restMax(p.groups, len(dfs), a.lastAt, a.firstAt, since, k)
+	// The matches the conjunction would have were its words independent.
+	joint := n
+	for _, df := range dfs {
+		joint *= df / n
+	}
+	if len(p.groups) > firstGroups && len(dfs) >= 2 && joint <= plainMaxMatches {
+		p.restBefore = p.groups[firstGroups].before
+		p.restMax = restMax(p.restBefore, a.lastAt, a.firstAt, since)
+	}
 	return p
 }
 
-// restMax is how many matches the first of a conjunction's groups may
-// find for the time before it to be read from the whole index at once
-// (probe.restMax). The words come together at the first group's rate: n
-// matches there predict about (n+1)·rest/first in the rest of the window
-// (first and rest their spans; one more than seen, so that a first group
-// that saw none still predicts some), read whole when that is at most
-// plainMaxMatches. A conjunction whose words seldom meet thus costs two
-// index reads, not one per group: each group walks the words' postings in
-// its buckets whether or not they meet, at about the cost of the whole
-// index (tests/bench/NOTES.md). A term alone is not: its matches are
-// known to be many, and a first group that found few only says they are
-// older.
-func restMax(groups []probeGroup, terms int, lastAt, firstAt, since time.Time, k int) int32 {
-	if terms < 2 || len(groups) < 2 {
-		return -1
-	}
-	start := groups[1].before
+// firstGroups is how many groups a probe asks before the rest of its
+// window may be read whole (probe.restMax). Two made the news-style
+// queries slower than one at a million events (tests/bench/NOTES.md): the
+// second group costs what it saves.
+const firstGroups = 1
+
+// restMax is how many matches the first firstGroups groups of a
+// conjunction, reaching back to start, may find for the time before start
+// to be read from the whole index at once (probe.restMax). The words come
+// together at those groups' rate: n matches predict about (n+1)·rest/first
+// in the rest of the window (first and rest their spans; one more than
+// seen, so that groups that saw none still predict some), read whole when
+// that is at most plainMaxMatches. It is asked only of a conjunction whose
+// words, were they independent, would meet in at most plainMaxMatches
+// events (planProbe), so that words that are common together (`bitcoin
+// price`) are never read whole. The whole index costs the words' postings:
+// less than the older groups when the words seldom meet (each group walks
+// the postings in its buckets whether or not they meet, and the older ones
+// name day and week buckets whose postings are long), more than the one or
+// two more groups that find the matches of words that often do
+// (tests/bench/NOTES.md). A term alone is not read so: its matches are
+// known to be many, and groups that found few only say they are older.
+func restMax(start, lastAt, firstAt, since time.Time) int32 {
 	from := since
 	if firstAt.After(from) {
 		from = firstAt
@@ -271,7 +286,7 @@ func restMax(groups []probeGroup, terms int, lastAt, firstAt, since time.Time, k
 	if rest <= 0 {
 		return -1
 	}
-	return int32(math.Min(math.Floor(plainMaxMatches*math.Max(first, 1)/rest)-1, float64(k-1)))
+	return int32(math.Floor(plainMaxMatches*math.Max(first, 1)/rest) - 1)
 }
 
 // groupSQL is the newest $4 matches of probe p in its groups that pass
@@ -304,31 +319,33 @@ const wholeOrder = `
 
 // probeSQL is the newest $4 matches of probe p: group by group of its
 // buckets, newest first, until $4 are found, or, when it has no groups,
-// from the whole index. With rest, the older groups run only when the
-// first group (the one without an older-than bound) found more than
-// p.restmax matches, and otherwise the time before it is read from the
-// whole index. Every branch is answered by events_search_idx; only those
-// whose gates hold run.
-func probeSQL(rest bool) string {
-	if !rest {
-		return groupSQL + `true
+// from the whole index. Both branches are answered by events_search_idx;
+// only the one whose gate holds runs.
+const probeSQL = groupSQL + `true
 			UNION ALL (` + wholeSQL + `NOT p.grouped` + wholeOrder + `)
 			LIMIT $4`
-	}
-	return `
-			WITH f AS MATERIALIZED (` + groupSQL + `g.before IS NULL LIMIT $4)
-			SELECT id FROM f
-			UNION ALL (` + groupSQL + `g.before IS NOT NULL
-				AND (SELECT count(*) FROM f) < $4 AND (SELECT count(*) FROM f) > p.restmax)
-			UNION ALL (` + wholeSQL + `(NOT p.grouped OR (SELECT count(*) FROM f) <= p.restmax)` + wholeOrder + `)
+
+// firstSQL is the first step of probe p when its rest may be read whole:
+// the matches of its groups newer than p.restbefore (all when it is null)
+// or, when it has no groups, from the whole index.
+const firstSQL = groupSQL + `(p.restbefore IS NULL OR g.before IS NULL OR g.before > p.restbefore)
+			UNION ALL (` + wholeSQL + `NOT p.grouped` + wholeOrder + `)
 			LIMIT $4`
-}
+
+// restSQL is the rest of grouped probe p when its first step found c.n
+// matches, fewer than $4: its groups older than p.restbefore one by one,
+// or, when c.n is at most p.restmax, the time before p.restbefore from
+// the whole index.
+const restSQL = groupSQL + `g.before <= p.restbefore AND c.n > p.restmax
+			UNION ALL (` + wholeSQL + `c.n <= p.restmax AND p.restbefore IS NOT NULL` + wholeOrder + `)
+			LIMIT $4 - c.n`
 
 // searchShape is the shape of a search statement: it holds only the steps
-// its probes need, since PostgreSQL plans the statement at every run and
-// each step's plan costs (at a million events, 0.15 ms to plan without
-// probes, 0.55 ms with both stages, 0.85 ms with both stages and the rest
-// read whole).
+// its probes need. Each shape is prepared and planned once per connection
+// (the pools force generic plans, db.go); a step that does not run still
+// costs its setup at every run, and a search whose entities fill the page
+// ran in 0.33 ms instead of 0.41 at a million events without the probes'
+// steps.
 type searchShape struct {
 	// probes: any probes; stage2: any of stage 2; rest: any probe whose
 	// rest may be read whole (probe.restMax).
@@ -341,8 +358,8 @@ type searchShape struct {
 // owner); the service ranks them. Arguments: $1 since, $2 the events kept
 // per linked entity, $3 the linked entities; with probes, $4 the matches
 // kept per probe, the probes ($5 tsqueries, $6 stages, $7 the first
-// group's matches up to which the rest is read whole) and their groups
-// ($8 probe, $9 buckets, $10 older than).
+// step's matches up to which the rest is read whole, $11 the time the rest
+// is older than) and their groups ($8 probe, $9 buckets, $10 older than).
 //
 // Stage 1 probes run first; stage 2 probes only when the first probe (all
 // the terms together) found fewer than $4.
@@ -351,10 +368,10 @@ var candidateSQL = func() map[searchShape]string {
 	for _, stage2 := range []bool{false, true} {
 		for _, rest := range []bool{false, true} {
 			ctes, ids := probesSQL+`,
-	s1 AS MATERIALIZED (`+stageSQL("1", rest)+`)`, "SELECT id FROM s1 UNION "
+	`+stageSQL("1", "true", rest), "SELECT id FROM s1 UNION "
 			if stage2 {
 				ctes, ids = ctes+`,
-	s2 AS MATERIALIZED (`+stageSQL("2", rest)+` AND (SELECT count(*) < $4 FROM s1 WHERE s1.i = 1))`, ids+"SELECT id FROM s2 UNION "
+	`+stageSQL("2", "(SELECT count(*) < $4 FROM s1 WHERE s1.i = 1)", rest), ids+"SELECT id FROM s2 UNION "
 			}
 			out[searchShape{probes: true, stage2: stage2, rest: rest}] = candidateStatement(ctes+",", ids)
 		}
@@ -367,18 +384,35 @@ const probesSQL = `
 	probes AS MATERIALIZED (
 		SELECT p.i::int AS i, p.stage, p.q::tsquery AS q, p.restmax,
 		       EXISTS (SELECT 1 FROM unnest($8::int[]) x WHERE x = p.i) AS grouped,
-		       (SELECT max(g.before) FROM unnest($8::int[], $10::timestamptz[]) AS g(i, before) WHERE g.i = p.i) AS restbefore
-		FROM unnest($5::text[], $6::int[], $7::int[]) WITH ORDINALITY AS p(q, stage, restmax, i)
+		       p.restbefore
+		FROM unnest($5::text[], $6::int[], $7::int[], $11::timestamptz[]) WITH ORDINALITY AS p(q, stage, restmax, restbefore, i)
 	),
 	groups AS MATERIALIZED (
 		SELECT g.i, g.b::int[] AS b, g.before
 		FROM unnest($8::int[], $9::text[], $10::timestamptz[]) AS g(i, b, before)
 	)`
 
-// stageSQL are the matches of the probes of a stage.
-func stageSQL(stage string, rest bool) string {
-	return `SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + probeSQL(rest) + `) x
-		WHERE p.stage = ` + stage
+// stageSQL defines s<stage>, the matches of the probes of a stage, found
+// when gate holds. With rest, the first steps of the probes come first
+// (f<stage>), then the rest of each that found fewer than $4; the count
+// reads a CTE of the statement's top level, so it is counted again for
+// each probe.
+func stageSQL(stage, gate string, rest bool) string {
+	if !rest {
+		return `s` + stage + ` AS MATERIALIZED (
+		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + probeSQL + `) x
+		WHERE p.stage = ` + stage + ` AND ` + gate + `)`
+	}
+	return `f` + stage + ` AS MATERIALIZED (
+		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + firstSQL + `) x
+		WHERE p.stage = ` + stage + ` AND ` + gate + `),
+	s` + stage + ` AS MATERIALIZED (
+		SELECT i, id FROM f` + stage + `
+		UNION ALL
+		SELECT p.i, x.id FROM probes p
+		CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM f` + stage + ` f WHERE f.i = p.i) c
+		CROSS JOIN LATERAL (` + restSQL + `) x
+		WHERE p.stage = ` + stage + ` AND p.grouped AND c.n < $4 AND ` + gate + `)`
 }
 
 // candidateStatement is the search statement whose probes' matches are
@@ -424,11 +458,17 @@ func (a *searchAnalysis) candidateStatement(since time.Time, limit int) (string,
 	var (
 		pq, gb         []*string
 		pst, prest, gi []int32
+		prb            []*time.Time
 		gbefore        = []*time.Time{}
 	)
 	shape := searchShape{probes: true}
 	for i, p := range ps {
 		pq, pst, prest = append(pq, &ps[i].tsq), append(pst, int32(p.stage)), append(prest, p.restMax)
+		var rb *time.Time
+		if !p.restBefore.IsZero() {
+			rb = &ps[i].restBefore
+		}
+		prb = append(prb, rb)
 		shape.stage2 = shape.stage2 || p.stage == 2
 		shape.rest = shape.rest || p.restMax >= 0
 		for _, g := range p.groups {
@@ -439,7 +479,7 @@ func (a *searchAnalysis) candidateStatement(since time.Time, limit int) (string,
 			gi, gb, gbefore = append(gi, int32(i+1)), append(gb, codesLiteral(g.codes)), append(gbefore, before)
 		}
 	}
-	args = append(args, k, pq, pst, prest, nonNil32(gi), nonNilPtrs(gb), gbefore)
+	args = append(args, k, pq, pst, prest, nonNil32(gi), nonNilPtrs(gb), gbefore, prb)
 	return candidateSQL[shape], args, links
 }
 

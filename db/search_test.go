@@ -921,8 +921,8 @@ func TestSearchProbesFindTheNewestMatches(t *testing.T) {
 // alone but seldom together are not looked for group after group of ever
 // older buckets: when the conjunction's newest buckets predict few matches
 // before them, the rest of the window is read from the whole index in one
-// step (each group walks the words' postings whether or not they meet, at
-// about the cost of the whole index), and its old matches still come first.
+// step (each group walks the words' postings whether or not they meet),
+// and its old matches still come first.
 func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
@@ -940,6 +940,10 @@ func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 	add("Walrus sighting report", 1000, 900, every17min)
 	add("Tusk measurement log", 3000, 900, every17min)
 	add("Walrus tusk found on the shore", 5000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
+	// Events of neither word: among 5,000 events, two words of 900 each
+	// would meet in about 160 were they independent (few enough to be read
+	// whole; among 1,800, 450 would not be).
+	add("Heron census", 10000, 3200, func(i int) time.Duration { return time.Duration(i) * 5 * time.Minute })
 
 	since := b.now.Add(-90 * 24 * time.Hour)
 	res, err := db.SearchEvents(b.ctx, b.store.Pool, "walrus tusk", since, 10)
@@ -968,6 +972,36 @@ func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 	// the rarer word alone (1); the other word alone, since together they
 	// found too few (1). Group by group, the conjunction alone read 4.
 	require.Equal(t, 4.0, reads(plan[0]["Plan"].(map[string]any)), "reads of events_search_idx")
+}
+
+// TestSearchEachProbeWeighsItsOwnFirstStep checks that whether a probe
+// reads on past its newest buckets depends on what that probe found there,
+// not on what another probe of its stage found: three words common alone,
+// two of them together only in old events. All three never meet; the
+// second stage probes each word alone (filling its newest buckets) and the
+// two rarer words together, whose newest buckets hold none, so their old
+// events must be read.
+func TestSearchEachProbeWeighsItsOwnFirstStep(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	insert := func(title string, first int64, n int, age func(i int) time.Duration) {
+		var ids, ats []any
+		for i := range n {
+			ids, ats = append(ids, first+int64(i)), append(ats, b.now.Add(-age(i)))
+		}
+		_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at)
+			SELECT id, $3, 'analysis', at FROM unnest($1::bigint[], $2::timestamptz[]) AS x(id, at)`, ids, ats, title)
+		require.NoError(t, err)
+	}
+	every17min := func(i int) time.Duration { return time.Duration(i) * 17 * time.Minute }
+	insert("Walrus sighting report", 1000, 900, every17min)
+	insert("Tusk measurement log", 3000, 900, every17min)
+	insert("Pelican migration note", 5000, 1000, every17min)
+	insert("Walrus tusk found on the shore", 7000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
+
+	res, err := db.SearchEvents(b.ctx, b.store.Pool, "walrus tusk pelican", b.now.Add(-90*24*time.Hour), 10)
+	require.NoError(t, err)
+	require.Equal(t, []int64{7000, 7001, 7002, 7003, 7004}, matchEventIDs(res.Matches)[:5], "the events holding two of the words first")
 }
 
 // TestSearchTopicFeedWithinItsBuckets checks that a feed's topic over a
