@@ -364,7 +364,7 @@ type searchShape struct {
 // Stage 1 probes run first; stage 2 probes only when the first probe (all
 // the terms together) found fewer than $4.
 var candidateSQL = func() map[searchShape]string {
-	out := map[searchShape]string{{}: candidateStatement("", "")}
+	out := map[searchShape]string{{}: candidateStatementSQL("", "")}
 	for _, stage2 := range []bool{false, true} {
 		for _, rest := range []bool{false, true} {
 			ctes, ids := probesSQL+`,
@@ -373,7 +373,7 @@ var candidateSQL = func() map[searchShape]string {
 				ctes, ids = ctes+`,
 	`+stageSQL("2", "(SELECT count(*) < $4 FROM s1 WHERE s1.i = 1)", rest), ids+"SELECT id FROM s2 UNION "
 			}
-			out[searchShape{probes: true, stage2: stage2, rest: rest}] = candidateStatement(ctes+",", ids)
+			out[searchShape{probes: true, stage2: stage2, rest: rest}] = candidateStatementSQL(ctes+",", ids)
 		}
 	}
 	return out
@@ -415,9 +415,9 @@ func stageSQL(stage, gate string, rest bool) string {
 		WHERE p.stage = ` + stage + ` AND p.grouped AND c.n < $4 AND ` + gate + `)`
 }
 
-// candidateStatement is the search statement whose probes' matches are
+// candidateStatementSQL is the search statement whose probes' matches are
 // found by the CTEs ctes and listed by ids (both empty without probes).
-func candidateStatement(ctes, ids string) string {
+func candidateStatementSQL(ctes, ids string) string {
 	return `
 	WITH ` + ctes + `
 	ent AS (

@@ -157,6 +157,22 @@ func (b *searchBundle) searchResult(t *testing.T, query string, limit int) *cryp
 	return res
 }
 
+// insertTitled inserts n events titled title, ids from first on, the i-th
+// age(i) old, with no entities.
+func (b *searchBundle) insertTitled(t *testing.T, title string, first int64, n int, age func(i int) time.Duration) {
+	t.Helper()
+	ids, ats := make([]int64, n), make([]time.Time, n)
+	for i := range n {
+		ids[i], ats[i] = first+int64(i), b.now.Add(-age(i))
+	}
+	_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at)
+		SELECT id, $3, 'analysis', at FROM unnest($1::bigint[], $2::timestamptz[]) AS x(id, at)`, ids, ats, title)
+	require.NoError(t, err)
+}
+
+// every17min is an age for insertTitled: the i-th event 17·i minutes old.
+func every17min(i int) time.Duration { return time.Duration(i) * 17 * time.Minute }
+
 func matchEntityIDs(ms []cryptointel.EntityMatch) []int64 {
 	out := make([]int64, len(ms))
 	for i, m := range ms {
@@ -926,24 +942,13 @@ func TestSearchProbesFindTheNewestMatches(t *testing.T) {
 func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
-	var ids, ats []any
-	add := func(title string, first int64, n int, age func(i int) time.Duration) {
-		for i := range n {
-			ids, ats = append(ids, first+int64(i)), append(ats, b.now.Add(-age(i)))
-		}
-		_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at)
-			SELECT id, $3, 'analysis', at FROM unnest($1::bigint[], $2::timestamptz[]) AS x(id, at)`, ids, ats, title)
-		require.NoError(t, err)
-		ids, ats = ids[:0], ats[:0]
-	}
-	every17min := func(i int) time.Duration { return time.Duration(i) * 17 * time.Minute }
-	add("Walrus sighting report", 1000, 900, every17min)
-	add("Tusk measurement log", 3000, 900, every17min)
-	add("Walrus tusk found on the shore", 5000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
+	b.insertTitled(t, "Walrus sighting report", 1000, 900, every17min)
+	b.insertTitled(t, "Tusk measurement log", 3000, 900, every17min)
+	b.insertTitled(t, "Walrus tusk found on the shore", 5000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
 	// Events of neither word: among 5,000 events, two words of 900 each
 	// would meet in about 160 were they independent (few enough to be read
 	// whole; among 1,800, 450 would not be).
-	add("Heron census", 10000, 3200, func(i int) time.Duration { return time.Duration(i) * 5 * time.Minute })
+	b.insertTitled(t, "Heron census", 10000, 3200, func(i int) time.Duration { return time.Duration(i) * 5 * time.Minute })
 
 	since := b.now.Add(-90 * 24 * time.Hour)
 	res, err := db.SearchEvents(b.ctx, b.store.Pool, "walrus tusk", since, 10)
@@ -960,11 +965,9 @@ func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 		if n["Index Name"] == "events_search_idx" {
 			r = n["Actual Loops"].(float64)
 		}
-		for _, key := range []string{"Plans"} {
-			kids, _ := n[key].([]any)
-			for _, k := range kids {
-				r += reads(k.(map[string]any))
-			}
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			r += reads(k.(map[string]any))
 		}
 		return r
 	}
@@ -984,20 +987,10 @@ func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 func TestSearchEachProbeWeighsItsOwnFirstStep(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
-	insert := func(title string, first int64, n int, age func(i int) time.Duration) {
-		var ids, ats []any
-		for i := range n {
-			ids, ats = append(ids, first+int64(i)), append(ats, b.now.Add(-age(i)))
-		}
-		_, err := b.store.Pool.Exec(b.ctx, `INSERT INTO events (id, title, category, latest_evidence_at)
-			SELECT id, $3, 'analysis', at FROM unnest($1::bigint[], $2::timestamptz[]) AS x(id, at)`, ids, ats, title)
-		require.NoError(t, err)
-	}
-	every17min := func(i int) time.Duration { return time.Duration(i) * 17 * time.Minute }
-	insert("Walrus sighting report", 1000, 900, every17min)
-	insert("Tusk measurement log", 3000, 900, every17min)
-	insert("Pelican migration note", 5000, 1000, every17min)
-	insert("Walrus tusk found on the shore", 7000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
+	b.insertTitled(t, "Walrus sighting report", 1000, 900, every17min)
+	b.insertTitled(t, "Tusk measurement log", 3000, 900, every17min)
+	b.insertTitled(t, "Pelican migration note", 5000, 1000, every17min)
+	b.insertTitled(t, "Walrus tusk found on the shore", 7000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
 
 	res, err := db.SearchEvents(b.ctx, b.store.Pool, "walrus tusk pelican", b.now.Add(-90*24*time.Hour), 10)
 	require.NoError(t, err)
