@@ -225,7 +225,8 @@ func TestNoPlaintextKeyStored(t *testing.T) {
 			(SELECT string_agg(t::text, E'\n') FROM accounts t),
 			(SELECT string_agg(t::text, E'\n') FROM rate_windows t),
 			(SELECT string_agg(t::text, E'\n') FROM usage_daily t),
-			(SELECT string_agg(t::text, E'\n') FROM usage_monthly t))`).Scan(&dump)
+			(SELECT string_agg(t::text, E'\n') FROM account_rate_windows t),
+			(SELECT string_agg(t::text, E'\n') FROM account_usage_monthly t))`).Scan(&dump)
 	require.NoError(t, err)
 	secret := strings.TrimPrefix(key, cryptointel.APIKeyPrefix)
 	require.NotContains(t, dump, key)
