@@ -201,7 +201,7 @@ func New(store *db.DB, cfg Config) *Service {
 // authenticates `Authorization: Bearer <key>` (a valid key always wins over
 // payment); without a key, takes a payment on priced routes (402 challenge,
 // x402 or MPP) or refuses with 401; gates the plan (403 naming the plan
-// needed); counts the request in the key's rate window (429) and charges its
+// needed); counts the request in the account's rate window (429) and charges its
 // credits (403 when the month's credits are used up) in one statement; sets
 // the access headers; and attaches the Caller to the request context.
 //
