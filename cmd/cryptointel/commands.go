@@ -542,9 +542,10 @@ func (m *Main) keysListCommand(cfg *app.Config) *cobra.Command {
 		Long: `list prints every key (of the account NAME with --account), newest first:
 id, account, plan, prefix, status (active, revoked or expired), when it was
 created, when it expires, when it was last used (to the minute: the start
-of the rate window of its last request) and the key a rotation replaced it
-with. --active leaves out revoked and expired keys; --json prints a JSON
-array of the same fields.`,
+of the rate window of its last request), the key a rotation replaced it
+with and its scopes (and surfaces, for a restricted key). --active leaves
+out revoked and expired keys; --json prints a JSON array of the same
+fields.`,
 		Example: `  cryptointel keys list
   cryptointel keys list --account acme --active
   cryptointel keys list --json | jq '.[] | select(.lastUsedAt == null) | .id'`,
@@ -574,14 +575,18 @@ array of the same fields.`,
 // printKeys writes keys as an aligned table.
 func printKeys(out io.Writer, keys []*cryptointel.APIKeyView) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tACCOUNT\tPLAN\tPREFIX\tSTATUS\tCREATED\tEXPIRES\tLAST USED\tREPLACED BY")
+	fmt.Fprintln(tw, "ID\tACCOUNT\tPLAN\tPREFIX\tSTATUS\tCREATED\tEXPIRES\tLAST USED\tREPLACED BY\tSCOPES")
 	for _, k := range keys {
 		replaced := "-"
 		if k.ReplacedBy != nil {
 			replaced = strconv.FormatInt(*k.ReplacedBy, 10)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Account, k.Plan, k.Prefix, k.Status,
-			k.CreatedAt.Format(time.RFC3339), timeOrDash(k.ExpiresAt, "never"), timeOrDash(k.LastUsedAt, "never"), replaced)
+		scopes := strings.Join(k.Scopes, ",")
+		if k.Surfaces != nil {
+			scopes += " (restricted: " + strings.Join(k.Surfaces, ",") + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Account, k.Plan, k.Prefix, k.Status,
+			k.CreatedAt.Format(time.RFC3339), timeOrDash(k.ExpiresAt, "never"), timeOrDash(k.LastUsedAt, "never"), replaced, scopes)
 	}
 	tw.Flush() //nolint:errcheck
 }

@@ -78,6 +78,7 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "LAST USED")
 	require.Contains(t, out, "2026-11-20T10:05:00Z")
+	require.Contains(t, out, "data,management")
 
 	// Rotation with grace: the old key works until its new expiry, then is
 	// refused as expired; it cannot be rotated twice.
