@@ -117,7 +117,62 @@ type APIKey struct {
 	ExpiresAt *time.Time `bun:"expires_at"`
 	// ReplacedBy is the id of the key a rotation replaced this one with.
 	ReplacedBy *int64 `bun:"replaced_by"`
+	// Scopes are what the key may do: ScopeData, ScopeManagement.
+	Scopes []string `bun:"scopes,array,nullzero"`
+	// Surfaces, when not nil, restricts the key to reading those API
+	// surfaces (a restricted key).
+	Surfaces []string `bun:"surfaces,array"`
 }
+
+// Key scopes (APIKey.Scopes).
+const (
+	// ScopeData reads the API: every surface the account's plan grants
+	// (and writes its webhooks and export jobs, unless the key is
+	// restricted).
+	ScopeData = "data"
+	// ScopeManagement manages the account's keys: lists them and their
+	// audit trail, creates restricted keys, rotates and revokes any of
+	// them. A key without it may only rotate or revoke itself.
+	ScopeManagement = "management"
+)
+
+// Surfaces a restricted key may be limited to (the X-Api-Surface values of
+// the data API). The account surfaces, keys and usage, are open to every
+// key whatever its restriction: a key can always read its own usage and
+// rotate or revoke itself.
+var RestrictableSurfaces = []string{"lookup", "query", "feed", "timeline", "replay", "brief", "delivery", "export", "graphql", "stream"}
+
+// AccountSurfaces are the surfaces open to every key, whatever its scopes
+// or restriction: a key can always read its account's usage, and the key
+// routes check the management scope themselves.
+var AccountSurfaces = []string{"keys", "usage"}
+
+// DefaultMaxActiveKeys is how many keys one account may have active (not
+// revoked, not expired) at a time, unless configured otherwise
+// (API_KEYS_MAX_ACTIVE): a rotation with a grace period keeps two active
+// until the old one expires.
+const DefaultMaxActiveKeys = 10
+
+// Exact messages of key management.
+const (
+	// MsgTooManyKeys (409) refuses a key beyond the account's active keys:
+	// the account's count and the cap.
+	MsgTooManyKeys = "Too many active API keys: this account has %d, and at most %d may be active at a time. Revoke a key (or rotate without graceSeconds) first."
+	// MsgKeyNeedsManagement (403) refuses a key without the management
+	// scope that manages another key, lists the account's keys' audit or
+	// creates a key.
+	MsgKeyNeedsManagement = "This API key lacks the management scope: it may only rotate or revoke itself."
+	// MsgKeyNeedsData (403) refuses a key without the data scope on a data
+	// route.
+	MsgKeyNeedsData = "This API key lacks the data scope: it may only manage keys and read usage."
+	// MsgKeyRestricted (403) refuses a restricted key outside its surfaces,
+	// or writing: the key's surfaces.
+	MsgKeyRestricted = "This restricted API key may only read the %s surfaces."
+	// MsgSuccessorOutlives (400) refuses a rotation or a restricted key
+	// whose expiry is later than the key it comes from: the expiry asked
+	// for, the key and its expiry.
+	MsgSuccessorOutlives = "expiry %s is later than key %d's (%s): a key never outlives the key it comes from."
+)
 
 // Key states (APIKeyView.Status).
 const (
@@ -151,6 +206,11 @@ type APIKeyView struct {
 	LastUsedAt *time.Time `json:"lastUsedAt"`
 	// ReplacedBy is the key a rotation replaced this one with.
 	ReplacedBy *int64 `json:"replacedBy"`
+	// Scopes are what the key may do: "data", "management".
+	Scopes []string `json:"scopes"`
+	// Surfaces, when not null, restricts the key to reading those
+	// surfaces (a restricted key).
+	Surfaces []string `json:"surfaces"`
 }
 
 // Actions of the key audit trail (KeyAuditEntry.Action).
@@ -159,6 +219,9 @@ const (
 	AuditKeyRevoked = "key.revoked"
 	AuditKeyRotated = "key.rotated"
 	AuditPlanSet    = "account.plan_set"
+	// AuditKeysRecovered is an operator's recovery of an account (keys
+	// recover): every key revoked, one new management key.
+	AuditKeysRecovered = "account.keys_recovered"
 )
 
 // Actors of the key audit trail besides "api_key:<id>" (a change made

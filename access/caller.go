@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"slices"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -13,6 +14,11 @@ type Caller struct {
 	AccountID int64
 	// APIKeyID is the key used; 0 for a pay-per-request caller.
 	APIKeyID int64
+	// Scopes are the key's scopes (cryptointel.ScopeData,
+	// cryptointel.ScopeManagement).
+	Scopes []string
+	// Surfaces, when not nil, restricts the key to reading those surfaces.
+	Surfaces []string
 	// Plan is the account's plan.
 	Plan cryptointel.Plan
 	// Paid is true when the request is paid per request (x402 or MPP)
@@ -30,6 +36,11 @@ type Caller struct {
 	// svc is the access layer that admitted the caller; streams opened by
 	// the caller are metered through it.
 	svc *Service
+}
+
+// Manages reports whether the caller's key holds the management scope.
+func (c *Caller) Manages() bool {
+	return c != nil && slices.Contains(c.Scopes, cryptointel.ScopeManagement)
 }
 
 type callerKey struct{}

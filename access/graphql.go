@@ -267,6 +267,7 @@ func (m *deferredMeter) charge(ctx context.Context, q *quote) (*charge, error) {
 	}
 	m.res = res
 	m.caller.AccountID, m.caller.APIKeyID, m.caller.Plan = res.Key.AccountID, res.Key.ID, planNamed(m.plans, res.Key.Plan)
+	m.caller.Scopes, m.caller.Surfaces = res.Key.Scopes, res.Key.Surfaces
 	if refusal != nil {
 		m.refusal, m.fieldRefusal = refusal, q.refusedField != ""
 		return nil, refusal
@@ -300,6 +301,7 @@ func (s *Service) meterQuote(ctx context.Context, now time.Time, hash []byte, pl
 		allowed = kept
 	}
 	mp := s.meterParams(now, hash, credits, allowed)
+	mp.Surface = p.Surface // a GraphQL operation reads: the schema has no mutations
 	res, err = s.store.Meter(ctx, mp)
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1):
@@ -308,6 +310,9 @@ func (s *Service) meterQuote(ctx context.Context, now time.Time, hash []byte, pl
 		return nil, nil, nil, false, err
 	case res.Key.Revoked:
 		return nil, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired)), true, nil
+	}
+	if derr := keyRefusal(res.Key, p.Surface, false); derr != nil {
+		return res, nil, derr, true, nil
 	}
 	plan := planNamed(plans, res.Key.Plan)
 	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {

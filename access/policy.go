@@ -13,11 +13,15 @@
 //     A route needs its layer in the plan's layers, its feature flag and its
 //     plan floor; otherwise 403 "This endpoint requires the <plan> plan or
 //     higher." naming the lowest plan that grants it.
+//   - Scopes: a key without the data scope, or a restricted key outside
+//     its surfaces or writing, is refused 403 (keyRefusal, db.KeyAdmits),
+//     counted in the window and charged nothing.
 //   - One SQL statement per request (db.Meter) counts the request in the
-//     key's fixed 60-second window (aligned to UTC minutes, shared by every
-//     process) and, only when the plan grants the route, the window holds at
-//     most 100 requests and the month's credits cover the cost, adds the
-//     request and its credits to the daily and monthly usage. Over the
+//     account's fixed 60-second window (all its keys together; aligned to
+//     UTC minutes, shared by every process) and, only when the plan grants
+//     the route, the window holds at most 100 requests and the month's
+//     credits cover the cost, adds the request and its credits to the
+//     account's monthly and the key's daily usage. Over the
 //     window: 429 "Rate limit exceeded. Maximum 100 requests per 60
 //     seconds." with Retry-After. Credits exhausted (used + cost > monthly
 //     allowance): 403 "API usage limit reached. Please upgrade your plan or

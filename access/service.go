@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,7 +201,7 @@ func New(store *db.DB, cfg Config) *Service {
 // authenticates `Authorization: Bearer <key>` (a valid key always wins over
 // payment); without a key, takes a payment on priced routes (402 challenge,
 // x402 or MPP) or refuses with 401; gates the plan (403 naming the plan
-// needed); counts the request in the key's rate window (429) and charges its
+// needed); counts the request in the account's rate window (429) and charges its
 // credits (403 when the month's credits are used up) in one statement; sets
 // the access headers; and attaches the Caller to the request context.
 //
@@ -298,6 +299,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		cost = 0 // refused before its work: counted, not charged
 	}
 	mp := s.meterParams(now, hash, cost, allowedPlans(plans, p))
+	mp.Surface, mp.Write = p.Surface, IsWrite(r)
 	res, err := s.store.Meter(ctx, mp)
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
 		s.refuseKey(w, r, p, next, now, MsgInvalidKey)
@@ -314,11 +316,15 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 	// X-Credit-Cost is the route's cost (contract: per route); what this
 	// request was charged shows in X-Monthly-Used.
 	s.setMeterHeaders(w.Header(), now, res, int64(p.CreditCost))
+	if derr := keyRefusal(res.Key, p.Surface, mp.Write); derr != nil {
+		writeDBError(w, derr, s.resetSeconds(now))
+		return
+	}
 	if derr := s.decide(plans, plan, p, res); derr != nil {
 		writeDBError(w, derr, s.resetSeconds(now))
 		return
 	}
-	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, DataVersion: res.DataVersion, plans: plans, svc: s})
+	ctx = WithCaller(ctx, keyCaller(res, plan, plans, s))
 	if s.replicaReads(r, p) {
 		// Content reads may use a replica that has replayed what this
 		// request's metering statement saw on the primary.
@@ -331,6 +337,35 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		rw.ctx, w = ctx, rw
 	}
 	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// keyCaller is the Caller of a request admitted with the key of res.
+func keyCaller(res *db.MeterResult, plan cryptointel.Plan, plans []cryptointel.Plan, s *Service) *Caller {
+	return &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, DataVersion: res.DataVersion,
+		Scopes: res.Key.Scopes, Surfaces: res.Key.Surfaces, plans: plans, svc: s}
+}
+
+// IsWrite reports whether r writes: any method but GET, HEAD and OPTIONS.
+// (A /graphql POST reads: the schema has no mutations; the GraphQL path
+// meters it as a read.)
+func IsWrite(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// keyRefusal is the 403 of a key whose scopes or restriction do not admit
+// a request on surface (db.KeyAdmits), or nil.
+func keyRefusal(k db.KeyInfo, surface string, write bool) *cryptointel.Error {
+	if db.KeyAdmits(k, surface, write) {
+		return nil
+	}
+	if !slices.Contains(k.Scopes, cryptointel.ScopeData) {
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", cryptointel.MsgKeyNeedsData)
+	}
+	return cryptointel.Errorf(cryptointel.EFORBIDDEN, cryptointel.MsgKeyRestricted, strings.Join(k.Surfaces, ", "))
 }
 
 type refusedKey struct{}

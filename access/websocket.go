@@ -130,7 +130,9 @@ func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []c
 		return ctx, res, refusal
 	}
 	plan := planNamed(plans, res.Key.Plan)
-	ctx = WithCaller(ctx, &Caller{AccountID: res.Key.AccountID, APIKeyID: res.Key.ID, Plan: plan, plans: plans, svc: s})
+	c := keyCaller(res, plan, plans, s)
+	c.DataVersion = 0
+	ctx = WithCaller(ctx, c)
 	return context.WithValue(ctx, operationMeterKey{}, &operationMeter{s: s, p: p, hash: hash, plans: plans}), res, nil
 }
 

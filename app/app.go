@@ -153,7 +153,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
 		Wrap:     a.Access.Wrap,
 		Routes: append(append(append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)), a.ExportRoutes()...),
-			rest.KeyRoutes(&rest.KeyHandlers{DB: a.DB.Bun})...),
+			rest.KeyRoutes(&rest.KeyHandlers{DB: a.DB.Bun, MaxActiveKeys: a.Config.KeysMaxActive})...),
 		Logger: a.Logger,
 		Now:    func() time.Time { return a.DB.Now() },
 		Cache:  rest.CacheConfig{TTL: a.Config.ResponseCacheTTL, Entries: a.Config.ResponseCacheEntries},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -260,6 +261,12 @@ type Config struct {
 	// it every request from the address is refused 429 until the minute
 	// ends. Defaults to 10; a negative value removes the throttle.
 	AdminMaxFailedTokens int
+	// KeysMaxActive caps the API keys one account may have active (not
+	// revoked, not expired) at a time (env KEYS_MAX_ACTIVE): one more — a
+	// key created, or a rotation with a grace period — is refused 409; the
+	// keys commands read it too. Defaults to 10; a negative value removes
+	// the cap.
+	KeysMaxActive int
 }
 
 func (c *Config) setDefaults() {
@@ -325,6 +332,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.ExportMaxBytesPerDay == 0 {
 		c.ExportMaxBytesPerDay = rest.DefaultExportMaxBytesPerDay
+	}
+	if c.KeysMaxActive == 0 {
+		c.KeysMaxActive = cryptointel.DefaultMaxActiveKeys
 	}
 	if c.AdminMaxFailedTokens == 0 {
 		c.AdminMaxFailedTokens = rest.DefaultAdminMaxFailedTokens

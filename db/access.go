@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +28,12 @@ type KeyInfo struct {
 	Revoked bool
 	// Expired is true when the key's expiry passed and it was not revoked.
 	Expired bool
+	// Scopes are what the key may do (cryptointel.ScopeData,
+	// cryptointel.ScopeManagement).
+	Scopes []string
+	// Surfaces, when not nil, restricts the key to those API surfaces and
+	// to reading (a restricted key).
+	Surfaces []string
 }
 
 // keyUnusableSQL and keyExpiredSQL are KeyInfo.Revoked and KeyInfo.Expired
@@ -44,9 +52,9 @@ func (d *DB) KeyByHash(ctx context.Context, hash []byte) (*KeyInfo, error) {
 	CountStatement(ctx)
 	var k KeyInfo
 	err := d.Pool.QueryRow(ctx, `
-		SELECT ak.id, ak.account_id, ak.hash, a.plan, `+keyUnusableSQL+`, `+keyExpiredSQL+`
+		SELECT ak.id, ak.account_id, ak.hash, a.plan, `+keyUnusableSQL+`, `+keyExpiredSQL+`, ak.scopes, ak.surfaces
 		FROM api_keys ak JOIN accounts a ON a.id = ak.account_id
-		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked, &k.Expired)
+		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked, &k.Expired, &k.Scopes, &k.Surfaces)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
 	} else if err != nil {
@@ -74,7 +82,8 @@ type MeterParams struct {
 	AllowedPlans []string
 	// WindowStart is the start of the current fixed rate window.
 	WindowStart time.Time
-	// RateLimit is the number of requests a key may make per window.
+	// RateLimit is the number of requests an account (all its keys
+	// together) may make per window.
 	RateLimit int
 	// Cost is the request's credit cost (0 for free routes).
 	Cost int64
@@ -82,7 +91,33 @@ type MeterParams struct {
 	Day time.Time
 	// Month is the first day of the current UTC month.
 	Month time.Time
+	// Surface is the route's surface (X-Api-Surface) and Write whether the
+	// request writes (a POST, PATCH or DELETE outside /graphql): a key
+	// whose scopes or restriction do not admit them (KeyAdmits) is counted
+	// in the window like a key whose plan lacks the route, and not charged.
+	Surface string
+	Write   bool
 }
+
+// KeyAdmits reports whether key k's scopes and restriction admit a request
+// on surface that writes or not: the account surfaces (keys, usage) admit
+// every key (the key routes check the management scope themselves); the
+// others need the data scope and, for a restricted key, one of its
+// surfaces and a read. meterSQL computes the same (keyAdmitsSQL).
+func KeyAdmits(k KeyInfo, surface string, write bool) bool {
+	if slices.Contains(cryptointel.AccountSurfaces, surface) {
+		return true
+	}
+	if !slices.Contains(k.Scopes, cryptointel.ScopeData) {
+		return false
+	}
+	return k.Surfaces == nil || (slices.Contains(k.Surfaces, surface) && !write)
+}
+
+// keyAdmitsSQL is KeyAdmits of the api_keys row ak for surface $8 and
+// write $9.
+var keyAdmitsSQL = `($8::text = ANY('{` + strings.Join(cryptointel.AccountSurfaces, ",") + `}'::text[])
+		OR ('` + cryptointel.ScopeData + `' = ANY(ak.scopes) AND (ak.surfaces IS NULL OR ($8::text = ANY(ak.surfaces) AND NOT $9::bool))))`
 
 // MeterResult is what the metering statement decided.
 type MeterResult struct {
@@ -90,15 +125,16 @@ type MeterResult struct {
 	Key KeyInfo
 	// MonthlyLimit is the plan's monthly credit allowance.
 	MonthlyLimit int64
-	// WindowRequests is the number of requests the key has made in the
-	// current window, this one included (0 when the key is revoked).
+	// WindowRequests is the number of requests the key's account (all its
+	// keys together) has made in the current window, this one included (0
+	// when the key is revoked).
 	WindowRequests int
 	// Charged is true when the request was admitted: the plan includes the
 	// route, it is within the rate limit and within the monthly credits. Its
 	// request and credits were then added to the daily and monthly usage.
 	Charged bool
-	// MonthUsed is the key's credits used this month, after this request's
-	// charge when Charged.
+	// MonthUsed is the account's credits used this month (all its keys
+	// together), after this request's charge when Charged.
 	MonthUsed int64
 	// DataVersion is the content version (table data_version) as the
 	// statement saw it: every write to the content tables bumps it in the
@@ -109,20 +145,32 @@ type MeterResult struct {
 }
 
 // meterSQL is the single statement that authenticates a key by hash and,
-// atomically, counts the request in the key's fixed rate window and — only
-// when the plan includes the route, the window is within the limit and the
-// month's credits cover the cost — adds the request and its credits to
-// usage_monthly and usage_daily.
+// atomically, counts the request in its account's fixed rate window and —
+// only when the plan includes the route, the window is within the limit and
+// the month's credits cover the cost — adds the request and its credits to
+// the account's month (account_usage_monthly) and the key's day
+// (usage_daily). The request is also counted in the key's own window row
+// (rate_windows), the record of the key's last use.
+//
+// The meters belong to the account, not the key: every key of an account
+// (a rotation's successor beside its predecessor in its grace period, a
+// restricted key beside the key that made it) draws on one window and one
+// allowance, so creating, rotating or revoking keys never resets or
+// multiplies them.
 //
 // Exactness under concurrency (several server processes on one database)
 // comes from the row locks INSERT … ON CONFLICT DO UPDATE takes: concurrent
-// upserts of one key's window row serialize, and each sees the latest
+// upserts of one account's window row serialize, and each sees the latest
 // count in RETURNING; the monthly upsert's WHERE is re-evaluated on the
 // latest row version, so two requests can never both take the last credits.
+// Every other upsert reads the account window's result, so each statement
+// locks its rows in one order — account window, key window, account month,
+// key day — and two requests of one account cannot deadlock.
 //
 // A request refused for the plan still counts toward the rate window (it
-// is a request the key made) but is not metered as usage. $7 are the plan
-// names that include the route. The statement also reads the content
+// is a request the key made) but is not metered as usage, and so is one
+// its scopes or restriction refuse (KeyAdmits, for surface $8 and write
+// $9). $7 are the plan names that include the route. The statement also reads the content
 // version (data_version) for response caching, at no extra round trip.
 //
 // Its transaction commits asynchronously (synchronous_commit off, set
@@ -133,25 +181,31 @@ type MeterResult struct {
 // the last moments before it (at most three wal_writer_delay, 600 ms by
 // default), and a database recovered from such a crash is consistent.
 // Everything else the service writes commits synchronously.
-const meterSQL = `
+var meterSQL = `
 WITH k AS (
 	SELECT ak.id, ak.account_id, ak.hash, a.plan, ` + keyUnusableSQL + ` AS revoked, ` + keyExpiredSQL + ` AS expired,
-		pl.monthly_credits, a.plan = ANY($7::text[]) AS allowed,
+		ak.scopes, ak.surfaces,
+		pl.monthly_credits, a.plan = ANY($7::text[]) AND ` + keyAdmitsSQL + ` AS allowed,
 		set_config('synchronous_commit', 'off', true) AS async_commit
 	FROM api_keys ak
 	JOIN accounts a ON a.id = ak.account_id
 	JOIN plans pl ON pl.name = a.plan
 	WHERE ak.hash = $1
+), aw AS (
+	INSERT INTO account_rate_windows AS r (account_id, window_start, requests)
+	SELECT k.account_id, $2::timestamptz, 1 FROM k WHERE NOT k.revoked
+	ON CONFLICT (account_id, window_start) DO UPDATE SET requests = r.requests + 1
+	RETURNING r.requests
 ), rw AS (
 	INSERT INTO rate_windows AS r (api_key_id, window_start, requests)
-	SELECT k.id, $2::timestamptz, 1 FROM k WHERE NOT k.revoked
+	SELECT k.id, $2::timestamptz, 1 FROM k, aw
 	ON CONFLICT (api_key_id, window_start) DO UPDATE SET requests = r.requests + 1
-	RETURNING r.requests
+	RETURNING 1
 ), um AS (
-	INSERT INTO usage_monthly AS m (api_key_id, month, requests, credits)
-	SELECT k.id, $6::date, 1, $4::bigint FROM k, rw
-	WHERE k.allowed AND rw.requests <= $3::int AND $4::bigint <= k.monthly_credits
-	ON CONFLICT (api_key_id, month) DO UPDATE
+	INSERT INTO account_usage_monthly AS m (account_id, month, requests, credits)
+	SELECT k.account_id, $6::date, 1, $4::bigint FROM k, aw, (SELECT count(*) FROM rw) AS rwn
+	WHERE k.allowed AND aw.requests <= $3::int AND $4::bigint <= k.monthly_credits
+	ON CONFLICT (account_id, month) DO UPDATE
 		SET requests = m.requests + 1, credits = m.credits + excluded.credits
 		WHERE excluded.credits = 0
 			OR m.credits + excluded.credits <= (SELECT monthly_credits FROM k)
@@ -163,11 +217,11 @@ WITH k AS (
 		SET requests = u.requests + 1, credits = u.credits + excluded.credits
 	RETURNING 1
 )
-SELECT k.id, k.account_id, k.hash, k.plan, k.revoked, k.expired, k.monthly_credits,
-	coalesce((SELECT requests FROM rw), 0),
+SELECT k.id, k.account_id, k.hash, k.plan, k.revoked, k.expired, k.scopes, k.surfaces, k.monthly_credits,
+	coalesce((SELECT requests FROM aw), 0),
 	EXISTS (SELECT 1 FROM um),
 	coalesce((SELECT credits FROM um),
-		(SELECT credits FROM usage_monthly WHERE api_key_id = k.id AND month = $6::date), 0),
+		(SELECT credits FROM account_usage_monthly WHERE account_id = k.account_id AND month = $6::date), 0),
 	(SELECT version FROM data_version)
 FROM k`
 
@@ -185,8 +239,9 @@ func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	var res MeterResult
 	err := d.Pool.QueryRow(ctx, meterSQL,
 		p.KeyHash, p.WindowStart.UTC(), p.RateLimit, p.Cost,
-		dateOnly(p.Day), dateOnly(p.Month), allowed,
+		dateOnly(p.Day), dateOnly(p.Month), allowed, p.Surface, p.Write,
 	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked, &res.Key.Expired,
+		&res.Key.Scopes, &res.Key.Surfaces,
 		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed, &res.DataVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
@@ -196,7 +251,8 @@ func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	return &res, nil
 }
 
-// Usage is a key's request counts and the month's credit use.
+// Usage is an account's request counts and the month's credit use (all its
+// keys together).
 type Usage struct {
 	// Today counts requests since midnight UTC.
 	Today int64
@@ -211,8 +267,9 @@ type Usage struct {
 	TodayCredits, WeekCredits int64
 }
 
-// UsageFor returns the usage of key keyID as of now: today, this week
-// (weeks start on Monday, UTC) and this month, in one statement.
+// UsageFor returns the usage of key keyID's account — every key of it
+// together, as the meters count — as of now: today, this week (weeks start
+// on Monday, UTC) and this month, in one statement.
 func (d *DB) UsageFor(ctx context.Context, keyID int64, now time.Time) (*Usage, error) {
 	CountStatement(ctx)
 	day, week, month := UsagePeriods(now)
@@ -222,11 +279,13 @@ func (d *DB) UsageFor(ctx context.Context, keyID int64, now time.Time) (*Usage, 
 			coalesce(sum(requests) FILTER (WHERE day = $2::date), 0),
 			coalesce(sum(requests) FILTER (WHERE day >= $3::date), 0),
 			coalesce(sum(requests) FILTER (WHERE day >= $4::date), 0),
-			coalesce((SELECT credits FROM usage_monthly WHERE api_key_id = $1 AND month = $4::date), 0),
+			coalesce((SELECT m.credits FROM account_usage_monthly m JOIN api_keys ak ON ak.account_id = m.account_id
+				WHERE ak.id = $1 AND m.month = $4::date), 0),
 			coalesce(sum(credits) FILTER (WHERE day = $2::date), 0),
 			coalesce(sum(credits) FILTER (WHERE day >= $3::date), 0)
 		FROM usage_daily
-		WHERE api_key_id = $1 AND day >= least($3::date, $4::date) AND day <= $2::date`,
+		WHERE api_key_id IN (SELECT id FROM api_keys WHERE account_id = (SELECT account_id FROM api_keys WHERE id = $1))
+			AND day >= least($3::date, $4::date) AND day <= $2::date`,
 		keyID, dateOnly(day), dateOnly(week), dateOnly(month),
 	).Scan(&u.Today, &u.ThisWeek, &u.ThisMonth, &u.MonthCredits, &u.TodayCredits, &u.WeekCredits)
 	if err != nil {
@@ -249,24 +308,24 @@ func UsagePeriods(now time.Time) (day, week, month time.Time) {
 // dateOnly formats t's UTC date as YYYY-MM-DD for a date parameter.
 func dateOnly(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
-// RefundCredits gives back credits charged to key keyID on day (UTC) of
-// month: the request or operation they paid for was refused after it was
+// RefundCredits gives back credits charged to key keyID (to its account's
+// month and the key's day) on day (UTC) of month: the request or operation they paid for was refused after it was
 // metered (a body that was not JSON, a stream that could not open), and a
 // refusal costs nothing. The request itself stays counted. Never takes a
 // counter below 0.
 func (d *DB) RefundCredits(ctx context.Context, keyID int64, day, month time.Time, credits int64) error {
 	CountStatement(ctx)
 	// The month's row is locked before the day's, in the order the
-	// metering statement locks them (meterSQL: rate window, month, day):
-	// a refund running beside another request of the same key must not
+	// metering statement locks them (meterSQL: rate windows, month, day):
+	// a refund running beside another request of the same account must not
 	// take them the other way round, or the two deadlock. The day's
 	// update waits on the month's through a one-time filter, evaluated
 	// before its scan starts (an unreferenced data-modifying CTE would
 	// run last).
 	_, err := d.Pool.Exec(ctx, `
 		WITH m AS (
-			UPDATE usage_monthly SET credits = greatest(credits - $4, 0)
-			WHERE api_key_id = $1 AND month = $3::date
+			UPDATE account_usage_monthly SET credits = greatest(credits - $4, 0)
+			WHERE account_id = (SELECT account_id FROM api_keys WHERE id = $1) AND month = $3::date
 			RETURNING 1
 		)
 		UPDATE usage_daily SET credits = greatest(credits - $4, 0)

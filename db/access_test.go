@@ -225,7 +225,8 @@ func TestNoPlaintextKeyStored(t *testing.T) {
 			(SELECT string_agg(t::text, E'\n') FROM accounts t),
 			(SELECT string_agg(t::text, E'\n') FROM rate_windows t),
 			(SELECT string_agg(t::text, E'\n') FROM usage_daily t),
-			(SELECT string_agg(t::text, E'\n') FROM usage_monthly t))`).Scan(&dump)
+			(SELECT string_agg(t::text, E'\n') FROM account_rate_windows t),
+			(SELECT string_agg(t::text, E'\n') FROM account_usage_monthly t))`).Scan(&dump)
 	require.NoError(t, err)
 	secret := strings.TrimPrefix(key, cryptointel.APIKeyPrefix)
 	require.NotContains(t, dump, key)
@@ -299,4 +300,71 @@ func TestRefundBesideMeteringNeverDeadlocks(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, u.MonthCredits, "every charge but the first was refunded")
 	require.EqualValues(t, 1, u.TodayCredits)
+}
+
+// TestMeterAccountWindowAcrossKeys meters 150 concurrent requests spread
+// over four keys of one account, a rotation's successor among them: the
+// window and the month are the account's, so exactly 100 are admitted and
+// every key reports the account's numbers; refunds beside them never
+// deadlock.
+func TestMeterAccountWindowAcrossKeys(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	_, first, err := db.CreateAPIKey(b.ctx, b.store.Bun, "shared", cryptointel.PlanPro)
+	require.NoError(t, err)
+	hashes := [][]byte{}
+	ids := []int64{}
+	for i := 0; i < 3; i++ {
+		plaintext, key, err := db.CreateAPIKey(b.ctx, b.store.Bun, "shared", "")
+		require.NoError(t, err)
+		hashes, ids = append(hashes, cryptointel.HashAPIKey(plaintext)), append(ids, key.ID)
+	}
+	plaintext, _, _, err := db.RotateAPIKey(b.ctx, b.store.Bun, db.KeyRotation{KeyID: first.ID, Grace: time.Hour})
+	require.NoError(t, err)
+	hashes = append(hashes, cryptointel.HashAPIKey(plaintext))
+	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
+	day, _, month := db.UsagePeriods(now)
+
+	var passed, refunded atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < 150; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res, err := b.store.Meter(b.ctx, meterAt(now, hashes[i%len(hashes)], 2))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if res.Charged {
+				passed.Add(1)
+				if i%10 == 0 {
+					if err := b.store.RefundCredits(b.ctx, ids[i%len(ids)], day, month, 1); err != nil {
+						t.Error(err)
+					}
+					refunded.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 100, passed.Load(), "one window for the account, whichever key")
+	for _, h := range hashes {
+		res, err := b.store.Meter(b.ctx, meterAt(now, h, 1))
+		require.NoError(t, err)
+		require.False(t, res.Charged)
+		require.Greater(t, res.WindowRequests, 150)
+	}
+	res, err := b.store.Meter(b.ctx, meterAt(now.Add(time.Minute), hashes[0], 0))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.Equal(t, 1, res.WindowRequests)
+	u, err := b.store.UsageFor(b.ctx, ids[0], now)
+	require.NoError(t, err)
+	require.EqualValues(t, 101, u.ThisMonth, "every key's requests, the account's month")
+	require.Equal(t, 200-refunded.Load(), u.MonthCredits)
+	require.Equal(t, u.MonthCredits, res.MonthUsed)
 }

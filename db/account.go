@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -23,10 +24,15 @@ func CreateAPIKey(ctx context.Context, idb bun.IDB, accountName, plan string) (p
 	return CreateAPIKeyWith(ctx, idb, NewAPIKey{Account: accountName, Plan: plan})
 }
 
-// CreateAPIKeyWith is CreateAPIKey with the options of nk: an expiry, and
-// the actor the audit trail records (the creation of the key, and of its
-// account on nk.Plan when the name is new). Returns EINVALID also for an
-// expiry that is not in the future.
+// CreateAPIKeyWith is CreateAPIKey with the options of nk: an expiry,
+// scopes, a restriction, the cap on the account's active keys, and the
+// actor the audit trail records (the creation of the key, and of its
+// account on nk.Plan when the name is new). Without scopes the account's
+// first key — while it has no active key with the management scope —
+// gets the data and management scopes, later ones the data scope. Returns
+// EINVALID also for an expiry that is not in the future, unknown scopes or
+// surfaces, or a restricted key with the management scope; ECONFLICT when
+// the account already has nk.MaxActive active keys.
 func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext string, key *cryptointel.APIKey, err error) {
 	accountName := strings.TrimSpace(nk.Account)
 	plan := strings.TrimSpace(nk.Plan)
@@ -35,6 +41,23 @@ func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext
 	}
 	if err := checkExpiry(nk.ExpiresAt); err != nil {
 		return "", nil, err
+	}
+	scopes, err := checkScopes(nk.Scopes)
+	if err != nil {
+		return "", nil, err
+	}
+	surfaces, err := checkSurfaces(nk.Surfaces)
+	if err != nil {
+		return "", nil, err
+	}
+	if surfaces != nil {
+		if len(surfaces) == 0 {
+			return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "a restricted key needs one or more surfaces: %s.", strings.Join(cryptointel.RestrictableSurfaces, ", "))
+		}
+		if slices.Contains(scopes, cryptointel.ScopeManagement) {
+			return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "a restricted key cannot hold the management scope.")
+		}
+		scopes = []string{cryptointel.ScopeData}
 	}
 	err = idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		account := new(cryptointel.Account)
@@ -69,10 +92,27 @@ func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext
 			}
 		}
 
-		if plaintext, key, err = insertKey(ctx, tx, account.ID, nk.ExpiresAt); err != nil {
+		if err := checkActiveKeys(ctx, tx, account.ID, nk.MaxActive); err != nil {
 			return err
 		}
-		return audit(ctx, tx, account.ID, &key.ID, cryptointel.AuditKeyCreated, nk.Actor, keyCreatedDetail(nk.ExpiresAt, nil))
+		keyScopes := scopes
+		if len(keyScopes) == 0 {
+			var managed bool
+			if err := tx.QueryRowContext(ctx, `
+				SELECT EXISTS (SELECT 1 FROM api_keys
+					WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+						AND ? = ANY(scopes))`, account.ID, cryptointel.ScopeManagement).Scan(&managed); err != nil {
+				return fmt.Errorf("error reading the account's keys: %w", err)
+			}
+			keyScopes = []string{cryptointel.ScopeData}
+			if !managed {
+				keyScopes = append(keyScopes, cryptointel.ScopeManagement)
+			}
+		}
+		if plaintext, key, err = insertKey(ctx, tx, account.ID, keySpec{ExpiresAt: nk.ExpiresAt, Scopes: keyScopes, Surfaces: surfaces}); err != nil {
+			return err
+		}
+		return audit(ctx, tx, account.ID, &key.ID, cryptointel.AuditKeyCreated, nk.Actor, keyCreatedDetail(key, nil))
 	})
 	if err != nil {
 		return "", nil, err

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -36,12 +38,24 @@ type NewAPIKey struct {
 	// Actor is who creates it, for the audit trail. Defaults to
 	// cryptointel.ActorCLI.
 	Actor string
+	// Scopes are the key's scopes (ScopeData, ScopeManagement). Empty
+	// gives both when the account has no active key with the management
+	// scope (its first key), else ScopeData alone.
+	Scopes []string
+	// Surfaces, when set, makes it a restricted key: reading those
+	// surfaces only (cryptointel.RestrictableSurfaces), data scope only.
+	Surfaces []string
+	// MaxActive caps the account's active keys (0:
+	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	MaxActive int
 }
 
 // KeyFilter selects the keys ListAPIKeys returns.
 type KeyFilter struct {
 	// AccountID, when non-zero, keeps the keys of that account.
 	AccountID int64
+	// KeyID, when non-zero, keeps that key alone.
+	KeyID int64
 	// Account, when set, keeps the keys of the account of that name.
 	Account string
 	// ActiveOnly leaves out revoked and expired keys.
@@ -62,15 +76,19 @@ const keyViewSQL = `
 		     ELSE 'active' END,
 		ak.created_at, ak.expires_at, ak.revoked_at,
 		(SELECT max(rw.window_start) FROM rate_windows rw WHERE rw.api_key_id = ak.id),
-		ak.replaced_by
+		ak.replaced_by, ak.scopes, ak.surfaces
 	FROM api_keys ak JOIN accounts a ON a.id = ak.account_id`
 
 func scanKeyView(row interface{ Scan(...any) error }) (*cryptointel.APIKeyView, error) {
 	k := new(cryptointel.APIKeyView)
 	err := row.Scan(&k.ID, &k.AccountID, &k.Account, &k.Plan, &k.Prefix, &k.Status,
-		&k.CreatedAt, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt, &k.ReplacedBy)
+		&k.CreatedAt, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt, &k.ReplacedBy,
+		pgdialect.Array(&k.Scopes), pgdialect.Array(&k.Surfaces))
 	if err != nil {
 		return nil, err
+	}
+	if k.Scopes == nil {
+		k.Scopes = []string{}
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
 	for _, t := range []**time.Time{&k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt} {
@@ -91,6 +109,9 @@ func ListAPIKeys(ctx context.Context, idb bun.IDB, f KeyFilter) ([]*cryptointel.
 	}
 	if f.Account != "" {
 		where, args = append(where, "a.name = ?"), append(args, f.Account)
+	}
+	if f.KeyID != 0 {
+		where, args = append(where, "ak.id = ?"), append(args, f.KeyID)
 	}
 	if f.ActiveOnly {
 		where = append(where, "ak.revoked_at IS NULL AND (ak.expires_at IS NULL OR ak.expires_at > now())")
@@ -193,17 +214,27 @@ type KeyRotation struct {
 	// Grace is how long the old key keeps working (0 to MaxRotationGrace):
 	// it then expires. Zero revokes it at once.
 	Grace time.Duration
-	// ExpiresAt is the new key's expiry; nil for none.
+	// ExpiresAt, when set, is the new key's expiry: at most the old key's.
+	// Nil keeps the old key's expiry (none when it had none).
 	ExpiresAt *time.Time
 	// Actor is who rotates it. Defaults to cryptointel.ActorCLI.
 	Actor string
+	// MaxActive caps the account's active keys (0:
+	// cryptointel.DefaultMaxActiveKeys, negative: no cap). A rotation
+	// without grace retires the old key first, so it never meets the cap.
+	MaxActive int
 }
 
 // RotateAPIKey creates a key on the same account to replace r.KeyID and
 // retires the old one: revoked at once, or expiring after r.Grace. The new
+// key inherits the old one whole: its scopes, its restriction and its
+// expiry (r.ExpiresAt may shorten it, never extend it); the account's plan
+// and meters are the account's, so a rotation changes neither. The new
 // key's plaintext is returned once. Returns ENOTFOUND for an unknown key
 // (or another account's), ECONFLICT for a key that is revoked, expired or
-// already rotated, EINVALID for a grace out of bounds or a past expiry.
+// already rotated, or when a rotation with grace would take the account
+// past its active keys, EINVALID for a grace out of bounds or an expiry
+// in the past or after the old key's.
 func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext string, created, old *cryptointel.APIKeyView, err error) {
 	if r.Grace < 0 || r.Grace > MaxRotationGrace {
 		return "", nil, nil, cryptointel.Errorf(cryptointel.EINVALID, "grace must be between 0 and %s.", fmtDuration(MaxRotationGrace))
@@ -213,6 +244,9 @@ func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext st
 	}
 	var newID int64
 	err = idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockKeyAccount(ctx, tx, r.KeyID, r.AccountID); err != nil {
+			return err
+		}
 		k, err := lockKey(ctx, tx, r.KeyID, r.AccountID)
 		if err != nil {
 			return err
@@ -225,29 +259,39 @@ func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext st
 		case k.expired:
 			return cryptointel.Errorf(cryptointel.ECONFLICT, "API key %d has expired: create a new key instead.", r.KeyID)
 		}
+		expiresAt, err := inheritedExpiry(r.KeyID, k.ExpiresAt, r.ExpiresAt)
+		if err != nil {
+			return err
+		}
+		// The old key is retired first: without grace it no longer counts
+		// among the account's active keys when the new one is counted.
+		retire := "revoked_at = now()"
+		args := []any{}
+		if r.Grace > 0 {
+			retire = "expires_at = least(coalesce(expires_at, 'infinity'), now() + ?::interval)"
+			args = append(args, fmt.Sprintf("%d microseconds", r.Grace.Microseconds()))
+		}
+		args = append(args, r.KeyID)
+		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET "+retire+" WHERE id = ?", args...); err != nil {
+			return fmt.Errorf("error retiring rotated api key: %w", err)
+		}
+		if err := checkActiveKeys(ctx, tx, k.AccountID, r.MaxActive); err != nil {
+			return err
+		}
 		var key *cryptointel.APIKey
-		plaintext, key, err = insertKey(ctx, tx, k.AccountID, r.ExpiresAt)
+		plaintext, key, err = insertKey(ctx, tx, k.AccountID, keySpec{ExpiresAt: expiresAt, Scopes: k.Scopes, Surfaces: k.Surfaces})
 		if err != nil {
 			return err
 		}
 		newID = key.ID
-		retire := "revoked_at = now()"
-		if r.Grace > 0 {
-			retire = "expires_at = least(coalesce(expires_at, 'infinity'), now() + ?::interval)"
-		}
-		args := []any{}
-		if r.Grace > 0 {
-			args = append(args, fmt.Sprintf("%d microseconds", r.Grace.Microseconds()))
-		}
-		args = append(args, newID, r.KeyID)
-		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET "+retire+", replaced_by = ? WHERE id = ?", args...); err != nil {
-			return fmt.Errorf("error retiring rotated api key: %w", err)
+		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET replaced_by = ? WHERE id = ?", newID, r.KeyID); err != nil {
+			return fmt.Errorf("error linking rotated api key: %w", err)
 		}
 		if err := audit(ctx, tx, k.AccountID, &r.KeyID, cryptointel.AuditKeyRotated, r.Actor,
 			map[string]any{"newKeyId": newID, "graceSeconds": int64(r.Grace / time.Second)}); err != nil {
 			return err
 		}
-		return audit(ctx, tx, k.AccountID, &newID, cryptointel.AuditKeyCreated, r.Actor, keyCreatedDetail(r.ExpiresAt, &r.KeyID))
+		return audit(ctx, tx, k.AccountID, &newID, cryptointel.AuditKeyCreated, r.Actor, keyCreatedDetail(key, &r.KeyID))
 	})
 	if err != nil {
 		return "", nil, nil, err
@@ -259,6 +303,156 @@ func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext st
 		return "", nil, nil, err
 	}
 	return plaintext, created, old, nil
+}
+
+// RestrictedKey is a restricted key to create from a key of the account.
+type RestrictedKey struct {
+	// AccountID is the account.
+	AccountID int64
+	// FromKeyID is the key that creates it: the new key never outlives it
+	// and, when it is restricted itself, never reaches beyond its
+	// surfaces.
+	FromKeyID int64
+	// Surfaces are the surfaces the new key may read
+	// (cryptointel.RestrictableSurfaces).
+	Surfaces []string
+	// ExpiresAt, when set, is the new key's expiry: at most FromKeyID's.
+	// Nil takes FromKeyID's.
+	ExpiresAt *time.Time
+	// Actor is who creates it. Defaults to cryptointel.ActorCLI.
+	Actor string
+	// MaxActive caps the account's active keys (0:
+	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	MaxActive int
+}
+
+// CreateRestrictedKey adds a restricted key to an account: data scope,
+// reading rk.Surfaces only. Its plaintext is returned once. Returns
+// EINVALID for surfaces that are empty, unknown or beyond the creating
+// key's, or an expiry in the past or after the creating key's; ECONFLICT
+// at the account's active keys; ENOTFOUND when rk.FromKeyID is not a key
+// of the account.
+func CreateRestrictedKey(ctx context.Context, idb bun.IDB, rk RestrictedKey) (plaintext string, created *cryptointel.APIKeyView, err error) {
+	surfaces, err := checkSurfaces(rk.Surfaces)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(surfaces) == 0 {
+		return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "surfaces is required: one or more of %s.", strings.Join(cryptointel.RestrictableSurfaces, ", "))
+	}
+	if err := checkExpiry(rk.ExpiresAt); err != nil {
+		return "", nil, err
+	}
+	var newID int64
+	err = idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockKeyAccount(ctx, tx, rk.FromKeyID, rk.AccountID); err != nil {
+			return err
+		}
+		from, err := lockKey(ctx, tx, rk.FromKeyID, rk.AccountID)
+		if err != nil {
+			return err
+		}
+		if from.Surfaces != nil {
+			for _, s := range surfaces {
+				if !slices.Contains(from.Surfaces, s) {
+					return cryptointel.Errorf(cryptointel.EINVALID, "surface %q is beyond key %d's (%s): a restricted key never reaches further than the key that creates it.",
+						s, rk.FromKeyID, strings.Join(from.Surfaces, ", "))
+				}
+			}
+		}
+		expiresAt, err := inheritedExpiry(rk.FromKeyID, from.ExpiresAt, rk.ExpiresAt)
+		if err != nil {
+			return err
+		}
+		if err := checkActiveKeys(ctx, tx, from.AccountID, rk.MaxActive); err != nil {
+			return err
+		}
+		var key *cryptointel.APIKey
+		plaintext, key, err = insertKey(ctx, tx, from.AccountID, keySpec{ExpiresAt: expiresAt, Scopes: []string{cryptointel.ScopeData}, Surfaces: surfaces})
+		if err != nil {
+			return err
+		}
+		newID = key.ID
+		return audit(ctx, tx, from.AccountID, &newID, cryptointel.AuditKeyCreated, rk.Actor, keyCreatedDetail(key, nil))
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if created, err = APIKeyByID(ctx, idb, newID, 0); err != nil {
+		return "", nil, err
+	}
+	return plaintext, created, nil
+}
+
+// Recovery is the recovery of an account whose keys were stolen.
+type Recovery struct {
+	// Account is the account's name.
+	Account string
+	// ExpiresAt, when set, is the new key's expiry.
+	ExpiresAt *time.Time
+	// Reason is recorded with each revocation. Defaults to "recovery".
+	Reason string
+	// Actor is who recovers it. Defaults to cryptointel.ActorCLI.
+	Actor string
+}
+
+// RecoverAccount revokes every key of an account that is not revoked yet
+// (active, in a rotation's grace period, or expired) and creates one new
+// key with the data and management scopes, in one transaction: whoever
+// held the old keys is out from the next request on, on every replica, and
+// the owner gets the account back with the new key. The account's plan,
+// meters, webhooks and export jobs are untouched. Returns the new key's
+// plaintext (shown once), the key and the ids of the keys revoked;
+// ENOTFOUND for an unknown account.
+func RecoverAccount(ctx context.Context, idb bun.IDB, rc Recovery) (plaintext string, key *cryptointel.APIKey, revoked []int64, err error) {
+	if rc.Reason == "" {
+		rc.Reason = "recovery"
+	}
+	if err := checkExpiry(rc.ExpiresAt); err != nil {
+		return "", nil, nil, err
+	}
+	err = idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var accountID int64
+		err := tx.QueryRowContext(ctx, "SELECT id FROM accounts WHERE name = ? FOR UPDATE", rc.Account).Scan(&accountID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return cryptointel.Errorf(cryptointel.ENOTFOUND, "account %q not found", rc.Account)
+		} else if err != nil {
+			return fmt.Errorf("error reading account: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE api_keys SET revoked_at = now() WHERE account_id = ? AND revoked_at IS NULL RETURNING id`, accountID)
+		if err != nil {
+			return fmt.Errorf("error revoking the account's keys: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("error revoking the account's keys: %w", err)
+			}
+			revoked = append(revoked, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("error revoking the account's keys: %w", err)
+		}
+		slices.Sort(revoked)
+		for _, id := range revoked {
+			if err := audit(ctx, tx, accountID, &id, cryptointel.AuditKeyRevoked, rc.Actor, map[string]any{"reason": rc.Reason}); err != nil {
+				return err
+			}
+		}
+		if plaintext, key, err = insertKey(ctx, tx, accountID, keySpec{ExpiresAt: rc.ExpiresAt, Scopes: []string{cryptointel.ScopeData, cryptointel.ScopeManagement}}); err != nil {
+			return err
+		}
+		if err := audit(ctx, tx, accountID, &key.ID, cryptointel.AuditKeyCreated, rc.Actor, keyCreatedDetail(key, nil)); err != nil {
+			return err
+		}
+		return audit(ctx, tx, accountID, nil, cryptointel.AuditKeysRecovered, rc.Actor, map[string]any{"revoked": revoked, "newKeyId": key.ID})
+	})
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return plaintext, key, revoked, nil
 }
 
 // SetAccountPlan moves the account named account to plan and records it;
@@ -322,6 +516,9 @@ type lockedKey struct {
 	AccountID  int64
 	RevokedAt  *time.Time
 	ReplacedBy *int64
+	ExpiresAt  *time.Time
+	Scopes     []string
+	Surfaces   []string
 	expired    bool
 }
 
@@ -329,9 +526,9 @@ type lockedKey struct {
 func lockKey(ctx context.Context, tx bun.Tx, id, accountID int64) (*lockedKey, error) {
 	var k lockedKey
 	err := tx.QueryRowContext(ctx, `
-		SELECT account_id, revoked_at, replaced_by, coalesce(expires_at <= now(), false)
+		SELECT account_id, revoked_at, replaced_by, expires_at, scopes, surfaces, coalesce(expires_at <= now(), false)
 		FROM api_keys WHERE id = ? AND (? = 0 OR account_id = ?) FOR UPDATE`, id, accountID, accountID).
-		Scan(&k.AccountID, &k.RevokedAt, &k.ReplacedBy, &k.expired)
+		Scan(&k.AccountID, &k.RevokedAt, &k.ReplacedBy, &k.ExpiresAt, pgdialect.Array(&k.Scopes), pgdialect.Array(&k.Surfaces), &k.expired)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errKeyNotFound(id)
 	} else if err != nil {
@@ -340,14 +537,81 @@ func lockKey(ctx context.Context, tx bun.Tx, id, accountID int64) (*lockedKey, e
 	return &k, nil
 }
 
+// lockKeyAccount locks the account of key id (of accountID when non-zero),
+// before the key: every change that adds a key takes the account's row
+// first (the active keys are counted under it), then key rows.
+func lockKeyAccount(ctx context.Context, tx bun.Tx, id, accountID int64) error {
+	var locked int64
+	err := tx.QueryRowContext(ctx, `
+		SELECT a.id FROM accounts a
+		WHERE a.id = (SELECT account_id FROM api_keys WHERE id = ? AND (? = 0 OR account_id = ?))
+		FOR UPDATE`, id, accountID, accountID).Scan(&locked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errKeyNotFound(id)
+	} else if err != nil {
+		return fmt.Errorf("error locking account: %w", err)
+	}
+	return nil
+}
+
+// checkActiveKeys refuses one more key on account accountID when it has
+// maxActive active keys (0: cryptointel.DefaultMaxActiveKeys; negative: no
+// cap). The caller holds the account's row lock, so the count is exact
+// among concurrent creations; it runs in its own statement, whose snapshot
+// follows the lock.
+func checkActiveKeys(ctx context.Context, tx bun.Tx, accountID int64, maxActive int) error {
+	if maxActive < 0 {
+		return nil
+	}
+	if maxActive == 0 {
+		maxActive = cryptointel.DefaultMaxActiveKeys
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `
+		SELECT count(*) FROM api_keys
+		WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`, accountID).Scan(&n); err != nil {
+		return fmt.Errorf("error counting active api keys: %w", err)
+	}
+	if n >= maxActive {
+		return cryptointel.Errorf(cryptointel.ECONFLICT, cryptointel.MsgTooManyKeys, n, maxActive)
+	}
+	return nil
+}
+
+// inheritedExpiry is the expiry of a key made from key fromID, which
+// expires at from (nil: never): asked when set, which must not be later
+// than from, else from.
+func inheritedExpiry(fromID int64, from, asked *time.Time) (*time.Time, error) {
+	if asked == nil {
+		return from, nil
+	}
+	if from != nil && asked.After(*from) {
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgSuccessorOutlives,
+			asked.UTC().Format(time.RFC3339), fromID, from.UTC().Format(time.RFC3339))
+	}
+	return asked, nil
+}
+
+// keySpec is what a new key carries besides its account.
+type keySpec struct {
+	ExpiresAt *time.Time
+	Scopes    []string
+	Surfaces  []string
+}
+
 // insertKey adds a fresh key to account accountID and returns its
 // plaintext, shown once.
-func insertKey(ctx context.Context, tx bun.Tx, accountID int64, expiresAt *time.Time) (string, *cryptointel.APIKey, error) {
+func insertKey(ctx context.Context, tx bun.Tx, accountID int64, spec keySpec) (string, *cryptointel.APIKey, error) {
 	plaintext, err := cryptointel.NewAPIKeyPlaintext()
 	if err != nil {
 		return "", nil, err
 	}
-	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:cryptointel.APIKeyVisiblePrefix], Hash: cryptointel.HashAPIKey(plaintext), ExpiresAt: expiresAt}
+	scopes := spec.Scopes
+	if len(scopes) == 0 {
+		scopes = []string{cryptointel.ScopeData}
+	}
+	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:cryptointel.APIKeyVisiblePrefix], Hash: cryptointel.HashAPIKey(plaintext),
+		ExpiresAt: spec.ExpiresAt, Scopes: scopes, Surfaces: spec.Surfaces}
 	if _, err := tx.NewInsert().Model(key).Returning("id, created_at").Exec(ctx); err != nil {
 		return "", nil, fmt.Errorf("error creating api key: %w", err)
 	}
@@ -374,16 +638,57 @@ func audit(ctx context.Context, tx bun.Tx, accountID int64, keyID *int64, action
 	return nil
 }
 
-// keyCreatedDetail is the audit detail of a created key.
-func keyCreatedDetail(expiresAt *time.Time, rotatedFrom *int64) map[string]any {
-	d := map[string]any{}
-	if expiresAt != nil {
-		d["expiresAt"] = expiresAt.UTC().Format(time.RFC3339)
+// keyCreatedDetail is the audit detail of a created key: its expiry,
+// scopes and restriction, and the key it replaces.
+func keyCreatedDetail(key *cryptointel.APIKey, rotatedFrom *int64) map[string]any {
+	d := map[string]any{"scopes": key.Scopes}
+	if key.ExpiresAt != nil {
+		d["expiresAt"] = key.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	if key.Surfaces != nil {
+		d["surfaces"] = key.Surfaces
 	}
 	if rotatedFrom != nil {
 		d["rotatedFrom"] = *rotatedFrom
 	}
 	return d
+}
+
+// checkScopes returns scopes validated and in a fixed order; empty stays
+// empty.
+func checkScopes(scopes []string) ([]string, error) {
+	var out []string
+	for _, s := range []string{cryptointel.ScopeData, cryptointel.ScopeManagement} {
+		if slices.Contains(scopes, s) {
+			out = append(out, s)
+		}
+	}
+	for _, s := range scopes {
+		if s != cryptointel.ScopeData && s != cryptointel.ScopeManagement {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown scope %q (one of %s, %s).", s, cryptointel.ScopeData, cryptointel.ScopeManagement)
+		}
+	}
+	return out, nil
+}
+
+// checkSurfaces returns surfaces validated, deduplicated and in
+// cryptointel.RestrictableSurfaces' order; nil stays nil.
+func checkSurfaces(surfaces []string) ([]string, error) {
+	if surfaces == nil {
+		return nil, nil
+	}
+	for _, s := range surfaces {
+		if !slices.Contains(cryptointel.RestrictableSurfaces, s) {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown surface %q (one of %s).", s, strings.Join(cryptointel.RestrictableSurfaces, ", "))
+		}
+	}
+	out := []string{}
+	for _, s := range cryptointel.RestrictableSurfaces {
+		if slices.Contains(surfaces, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // checkExpiry refuses an expiry that is not in the future.

@@ -114,8 +114,8 @@ func (d *DB) OpenStreamLease(ctx context.Context, keyID int64, month time.Time, 
 	err = tx.QueryRow(ctx, `
 		WITH k AS (
 			SELECT ak.id, pl.max_streams,
-			       pl.monthly_credits - coalesce((SELECT credits FROM usage_monthly
-			                                      WHERE api_key_id = ak.id AND month = $2::date), 0) AS remaining
+			       pl.monthly_credits - coalesce((SELECT credits FROM account_usage_monthly
+			                                      WHERE account_id = ak.account_id AND month = $2::date), 0) AS remaining
 			FROM api_keys ak JOIN accounts a ON a.id = ak.account_id JOIN plans pl ON pl.name = a.plan
 			WHERE ak.id = $1
 		), gone AS (
@@ -187,8 +187,8 @@ type StreamBalance struct {
 	Plan string
 }
 
-// SettleStreamCredits adds each charge's credits to its key's usage of the
-// month and of the day (as credits, not requests: pushed events are not
+// SettleStreamCredits adds each charge's credits to its key's account's
+// usage of the month and to the key's usage of the day (as credits, not requests: pushed events are not
 // requests) and returns, for every charged key, its remaining credits, whether
 // it was revoked and its plan — one statement for every key. Charges of 0
 // credits only read the balance. Keys that no longer exist are absent from
@@ -206,23 +206,28 @@ func (d *DB) SettleStreamCredits(ctx context.Context, charges []StreamCharge, no
 	CountStatement(ctx)
 	rows, err := d.Pool.Query(ctx, `
 		WITH x AS (
-			SELECT api_key_id, sum(credits)::bigint AS credits
+			SELECT x.api_key_id, ak.account_id, sum(x.credits)::bigint AS credits
 			FROM unnest($1::bigint[], $2::bigint[]) AS x(api_key_id, credits)
-			GROUP BY api_key_id
+			JOIN api_keys ak ON ak.id = x.api_key_id
+			GROUP BY x.api_key_id, ak.account_id
+		), xa AS (
+			SELECT account_id, sum(credits)::bigint AS credits FROM x GROUP BY account_id
 		), um AS (
-			INSERT INTO usage_monthly AS m (api_key_id, month, requests, credits)
-			SELECT x.api_key_id, $4::date, 0, x.credits FROM x JOIN api_keys ak ON ak.id = x.api_key_id WHERE x.credits > 0
-			ON CONFLICT (api_key_id, month) DO UPDATE SET credits = m.credits + excluded.credits
-			RETURNING m.api_key_id, m.credits
+			INSERT INTO account_usage_monthly AS m (account_id, month, requests, credits)
+			SELECT xa.account_id, $4::date, 0, xa.credits FROM xa WHERE xa.credits > 0
+			ORDER BY xa.account_id
+			ON CONFLICT (account_id, month) DO UPDATE SET credits = m.credits + excluded.credits
+			RETURNING m.account_id, m.credits
 		), ud AS (
 			INSERT INTO usage_daily AS u (api_key_id, day, requests, credits)
-			SELECT x.api_key_id, $3::date, 0, x.credits FROM x JOIN api_keys ak ON ak.id = x.api_key_id WHERE x.credits > 0
+			SELECT x.api_key_id, $3::date, 0, x.credits FROM x, (SELECT count(*) FROM um) AS umn WHERE x.credits > 0
+			ORDER BY x.api_key_id
 			ON CONFLICT (api_key_id, day) DO UPDATE SET credits = u.credits + excluded.credits
 			RETURNING 1
 		)
 		SELECT x.api_key_id,
-		       pl.monthly_credits - coalesce((SELECT um.credits FROM um WHERE um.api_key_id = x.api_key_id),
-		                                     (SELECT m.credits FROM usage_monthly m WHERE m.api_key_id = x.api_key_id AND m.month = $4::date), 0),
+		       pl.monthly_credits - coalesce((SELECT um.credits FROM um WHERE um.account_id = x.account_id),
+		                                     (SELECT m.credits FROM account_usage_monthly m WHERE m.account_id = x.account_id AND m.month = $4::date), 0),
 		       `+keyUnusableSQL+`, `+keyExpiredSQL+`, a.plan
 		FROM x JOIN api_keys ak ON ak.id = x.api_key_id
 		JOIN accounts a ON a.id = ak.account_id JOIN plans pl ON pl.name = a.plan`,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -13,20 +14,28 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
-// KeyHandlers serve /v1/keys: an account's keys managed with any of its
-// active keys.
+// KeyHandlers serve /v1/keys: an account's keys managed with its keys.
 //
-// Access model: an account is its keys' owner, and each active key speaks
-// for the account (as it does for the account's webhooks and export jobs),
-// so any of them may list the account's keys, rotate one or revoke one,
-// itself included. Plans are billing decisions: changing one is an
-// operator's command (cryptointel keys set-plan), not a route. Creating
-// keys is an operator's too; rotation hands out the one that replaces a
-// key. Every change is recorded in the audit trail with the acting key
+// Access model: an account is its keys' owner; what a key may do is its
+// scopes. A key with the management scope lists the account's keys and
+// their audit trail, creates restricted keys and rotates or revokes any
+// key of the account. Any other key (the data scope alone, a restricted
+// key) sees only itself in the list and may rotate or revoke only itself:
+// a leaked data key cannot take the account's other keys. A successor
+// inherits its predecessor's scopes, restriction and expiry, and the
+// account's meters are the account's, so no key operation resets or
+// multiplies credits or the rate window; the account's active keys are
+// capped (MaxActiveKeys). Plans are billing decisions: changing one is an
+// operator's command (cryptointel keys set-plan), and so is creating an
+// unrestricted key or recovering an account (cryptointel keys recover).
+// Every change is recorded in the audit trail with the acting key
 // ("api_key:<id>") and applies to the next request on every replica.
 type KeyHandlers struct {
 	// DB runs the key statements.
 	DB bun.IDB
+	// MaxActiveKeys caps an account's active keys (0:
+	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	MaxActiveKeys int
 }
 
 // KeyPolicy is the policy of the /v1/keys routes named name: every plan,
@@ -44,7 +53,8 @@ func KeyRoutes(h *KeyHandlers) []Route {
 		{
 			Method: http.MethodGet, Path: "/v1/keys", Summary: "The calling account's API keys, newest first",
 			Description: "Every key of the account (never the keys themselves): status (active, revoked or expired), expiry, last use " +
-				"(the start of the rate window of its last request) and the key a rotation replaced it with.",
+				"(the start of the rate window of its last request), the key a rotation replaced it with, its scopes and, for a restricted key, its surfaces. " +
+				"A key without the `management` scope sees only itself.",
 			Policy:   KeyPolicy("keys.list"),
 			Handler:  h.List,
 			Params:   []Param{boundedParam("limit", "", cryptointel.KeysLimit, boundsDesc("Keys to return", cryptointel.KeysLimit)), boundedParam("offset", "", cryptointel.KeysOffset, boundsDesc("Keys to skip", cryptointel.KeysOffset))},
@@ -52,32 +62,57 @@ func KeyRoutes(h *KeyHandlers) []Route {
 		},
 		{
 			Method: http.MethodGet, Path: "/v1/keys/audit", Summary: "The calling account's key and plan changes, newest first",
-			Policy:   KeyPolicy("keys.audit"),
-			Handler:  h.Audit,
-			Params:   []Param{boundedParam("limit", "", cryptointel.KeyAuditLimit, boundsDesc("Changes to return", cryptointel.KeyAuditLimit))},
-			Response: envelope(p("data", arr(ref("KeyAuditEntry")))),
+			Description: "Each change with the acting key (`api_key:<id>`, or `cli` for an operator). Needs the `management` scope (403 `" +
+				cryptointel.MsgKeyNeedsManagement + "`).",
+			Policy:        KeyPolicy("keys.audit"),
+			Handler:       h.Audit,
+			Params:        []Param{boundedParam("limit", "", cryptointel.KeyAuditLimit, boundsDesc("Changes to return", cryptointel.KeyAuditLimit))},
+			Response:      envelope(p("data", arr(ref("KeyAuditEntry")))),
+			ErrorStatuses: []int{http.StatusForbidden},
+		},
+		{
+			Method: http.MethodPost, Path: "/v1/keys", Summary: "Create a restricted key on the account",
+			Description: "A restricted key reads only the `surfaces` given (any of " + strings.Join(cryptointel.RestrictableSurfaces, ", ") +
+				"; `keys` and `usage` are open to every key) and writes nothing (403 `" + cryptointel.MsgKeyRestricted + "`). It has the `data` scope alone, " +
+				"never reaches beyond a restricted creator's surfaces, expires when the creating key does (or sooner, with `expiresInSeconds`) and draws on the account's credits and rate window. " +
+				"Needs the `management` scope. The response shows the new key once (`data.key`). One key beyond the account's active keys is a 409.",
+			Policy:  KeyPolicy("keys.create"),
+			Handler: h.Create,
+			Params: []Param{
+				{Name: "surfaces", In: "query", Type: TypeStringList, Required: true, Enum: cryptointel.RestrictableSurfaces, MaxItems: len(cryptointel.RestrictableSurfaces),
+					Description: "The surfaces the key may read, comma-separated."},
+				{Name: "expiresInSeconds", In: "query", Type: TypeInteger,
+					Description: "Seconds until the key expires (1 or more); at most the creating key's remaining life."},
+			},
+			SuccessStatus: http.StatusCreated,
+			Response:      envelope(p("data", ref("NewAPIKey"))),
+			ErrorStatuses: []int{http.StatusForbidden, http.StatusConflict},
 		},
 		{
 			Method: http.MethodDelete, Path: "/v1/keys/{id}", Summary: "Revoke one of the account's keys at once",
 			Description: "The key is refused from the next request on, on every replica (401 `" + access.MsgRevokedKey + "`); its open streams close within a second. " +
-				"A key may revoke itself. Another account's key is not found; a revoked key is a 409.",
+				"A key may revoke itself; revoking another key needs the `management` scope (403 `" + cryptointel.MsgKeyNeedsManagement + "`). " +
+				"Another account's key is not found; a revoked key is a 409.",
 			Policy:        KeyPolicy("keys.revoke"),
 			Handler:       h.Revoke,
 			Params:        []Param{id, {Name: "reason", In: "query", Type: TypeString, Description: "Why, kept in the audit trail."}},
 			Response:      envelope(p("data", keyView)),
-			ErrorStatuses: []int{http.StatusNotFound, http.StatusConflict},
+			ErrorStatuses: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict},
 		},
 		{
 			Method: http.MethodPost, Path: "/v1/keys/{id}/rotate", Summary: "Replace one of the account's keys with a new one",
 			Description: "Creates a key on the account and retires this one: revoked at once, or with `graceSeconds` still working that long and then expired (`" +
-				access.MsgExpiredKey + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). A key revoked, expired or rotated already is a 409.",
+				access.MsgExpiredKey + "`). The new key inherits the old one whole: its scopes, its restriction and its expiry (a rotation never removes or extends `expiresAt`); " +
+				"the account's plan, credits and rate window are the account's and do not change. A key may rotate itself; rotating another key needs the `management` scope (403 `" +
+				cryptointel.MsgKeyNeedsManagement + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). " +
+				"A key revoked, expired or rotated already is a 409, and so is a rotation with grace beyond the account's active keys.",
 			Policy:  KeyPolicy("keys.rotate"),
 			Handler: h.Rotate,
 			Params: []Param{id, boundedParam("graceSeconds", "", cryptointel.KeyRotationGraceSeconds,
 				boundsDesc("Seconds the old key keeps working", cryptointel.KeyRotationGraceSeconds))},
 			SuccessStatus: http.StatusCreated,
 			Response:      envelope(p("data", ref("NewAPIKey")), p("replaced", keyView)),
-			ErrorStatuses: []int{http.StatusNotFound, http.StatusConflict},
+			ErrorStatuses: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict},
 		},
 	}
 }
@@ -119,13 +154,26 @@ func keyTarget(r *http.Request) (*access.Caller, int64, *Call, error) {
 	return c, int64(call.Int("id")), call, nil
 }
 
+// mayManage refuses a caller without the management scope acting on
+// another key than its own (target 0: on the account's keys at large).
+func mayManage(c *access.Caller, target int64) error {
+	if c.Manages() || (target != 0 && target == c.APIKeyID) {
+		return nil
+	}
+	return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", cryptointel.MsgKeyNeedsManagement)
+}
+
 // List serves GET /v1/keys.
 func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	c, call, err := keyCall(r)
 	if err != nil {
 		return err
 	}
-	keys, err := db.ListAPIKeys(r.Context(), h.DB, db.KeyFilter{AccountID: c.AccountID, Limit: call.Int("limit"), Offset: call.Int("offset")})
+	f := db.KeyFilter{AccountID: c.AccountID, Limit: call.Int("limit"), Offset: call.Int("offset")}
+	if !c.Manages() {
+		f.KeyID = c.APIKeyID
+	}
+	keys, err := db.ListAPIKeys(r.Context(), h.DB, f)
 	if err != nil {
 		return err
 	}
@@ -136,6 +184,9 @@ func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
 func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) error {
 	c, call, err := keyCall(r)
 	if err != nil {
+		return err
+	}
+	if err := mayManage(c, 0); err != nil {
 		return err
 	}
 	entries, err := db.KeyAudit(r.Context(), h.DB, c.AccountID, call.Int("limit"))
@@ -149,6 +200,9 @@ func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) error {
 func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) error {
 	c, id, call, err := keyTarget(r)
 	if err != nil {
+		return err
+	}
+	if err := mayManage(c, id); err != nil {
 		return err
 	}
 	k, err := db.RevokeAPIKey(r.Context(), h.DB, db.KeyRevocation{
@@ -174,13 +228,45 @@ func (h *KeyHandlers) Rotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := mayManage(c, id); err != nil {
+		return err
+	}
 	plaintext, created, old, err := db.RotateAPIKey(r.Context(), h.DB, db.KeyRotation{
 		KeyID: id, AccountID: c.AccountID, Grace: time.Duration(call.Int("graceSeconds")) * time.Second,
-		Actor: cryptointel.ActorAPIKey(c.APIKeyID),
+		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
 	})
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/v1/keys/"+strconv.FormatInt(created.ID, 10))
 	return writeResponse(w, http.StatusCreated, object{{"data", NewAPIKeyJSON{created, plaintext}}, {"replaced", old}})
+}
+
+// Create serves POST /v1/keys: a restricted key made by a management key.
+func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) error {
+	c, call, err := keyCall(r)
+	if err != nil {
+		return err
+	}
+	if err := mayManage(c, 0); err != nil {
+		return err
+	}
+	var expiresAt *time.Time
+	if call.Given["expiresInSeconds"] {
+		if call.Int("expiresInSeconds") < 1 {
+			return cryptointel.Errorf(cryptointel.EINVALID, "expiresInSeconds must be 1 or more.")
+		}
+		t := time.Now().Add(time.Duration(call.Int("expiresInSeconds")) * time.Second)
+		expiresAt = &t
+	}
+	surfaces, _ := call.Values["surfaces"].([]string)
+	plaintext, created, err := db.CreateRestrictedKey(r.Context(), h.DB, db.RestrictedKey{
+		AccountID: c.AccountID, FromKeyID: c.APIKeyID, Surfaces: surfaces, ExpiresAt: expiresAt,
+		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/keys/"+strconv.FormatInt(created.ID, 10))
+	return writeResponse(w, http.StatusCreated, object{{"data", NewAPIKeyJSON{created, plaintext}}})
 }

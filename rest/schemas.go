@@ -194,6 +194,10 @@ func apiKeyProps() []prop {
 		p("revokedAt", nullDateTime()),
 		p("lastUsedAt", describe(nullDateTime(), "The start of the rate window (the minute) of the key's last request; null when never used.")),
 		p("replacedBy", describe(nullInt, "The key a rotation replaced this one with.")),
+		p("scopes", describe(arr(strEnum(cryptointel.ScopeData, cryptointel.ScopeManagement)),
+			"What the key may do: data (read the API), management (manage the account's keys). A successor keeps its predecessor's.")),
+		p("surfaces", describe(nullable(arr(strEnum(cryptointel.RestrictableSurfaces...))),
+			"A restricted key's surfaces: it reads only these and writes nothing. Null for an unrestricted key.")),
 	}
 }
 

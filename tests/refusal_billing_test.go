@@ -59,21 +59,21 @@ var refusalSurfaces = []struct {
 	{"mcp", mcpRefusals},
 }
 
-// keyCredits is a key's credits used, all months.
+// keyCredits is the credits used by a key's account, all months.
 func keyCredits(t *testing.T, env *refusalEnv, keyID int64) int64 {
 	t.Helper()
 	var n int64
 	require.NoError(t, env.s.store.Pool.QueryRow(context.Background(),
-		`SELECT coalesce(sum(credits), 0) FROM usage_monthly WHERE api_key_id = $1`, keyID).Scan(&n))
+		`SELECT coalesce(sum(credits), 0) FROM account_usage_monthly WHERE account_id = (SELECT account_id FROM api_keys WHERE id = $1)`, keyID).Scan(&n))
 	return n
 }
 
-// exhaustCredits uses up the key's monthly credits.
+// exhaustCredits uses up the key's account's monthly credits.
 func exhaustCredits(t *testing.T, env *refusalEnv, _ string, keyID int64) {
 	t.Helper()
 	_, err := env.s.store.Pool.Exec(context.Background(), `
-		INSERT INTO usage_monthly (api_key_id, month, requests, credits)
-		SELECT $1, date_trunc('month', $2::timestamptz AT TIME ZONE 'UTC')::date, 0, p.monthly_credits
+		INSERT INTO account_usage_monthly (account_id, month, requests, credits)
+		SELECT k.account_id, date_trunc('month', $2::timestamptz AT TIME ZONE 'UTC')::date, 0, p.monthly_credits
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN plans p ON p.name = a.plan WHERE k.id = $1`,
 		keyID, restNow.Add(time.Duration(env.s.offset.Load())))
 	require.NoError(t, err)

@@ -15,23 +15,23 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
-// monthCredits returns a key's credits used this month.
+// monthCredits returns the credits a key's account used this month.
 func monthCredits(t *testing.T, store *db.DB, keyID int64) int64 {
 	t.Helper()
 	var n int64
 	require.NoError(t, store.Pool.QueryRow(context.Background(),
-		`SELECT coalesce((SELECT credits FROM usage_monthly WHERE api_key_id = $1 AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)`,
+		`SELECT coalesce((SELECT credits FROM account_usage_monthly WHERE account_id = (SELECT account_id FROM api_keys WHERE id = $1) AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)`,
 		keyID).Scan(&n))
 	return n
 }
 
-// setMonthCredits sets a key's credits used this month.
+// setMonthCredits sets the credits a key's account used this month.
 func setMonthCredits(t *testing.T, store *db.DB, keyID, credits int64) {
 	t.Helper()
 	_, err := store.Pool.Exec(context.Background(), `
-		INSERT INTO usage_monthly (api_key_id, month, requests, credits)
-		VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 0, $2)
-		ON CONFLICT (api_key_id, month) DO UPDATE SET credits = excluded.credits`, keyID, credits)
+		INSERT INTO account_usage_monthly (account_id, month, requests, credits)
+		SELECT account_id, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 0, $2 FROM api_keys WHERE id = $1
+		ON CONFLICT (account_id, month) DO UPDATE SET credits = excluded.credits`, keyID, credits)
 	require.NoError(t, err)
 }
 

@@ -71,7 +71,7 @@ func TestUpgradeSpellings(t *testing.T) {
 	credits := func() int64 {
 		var n int64
 		require.NoError(t, s.store.Pool.QueryRow(ctx,
-			`SELECT coalesce(sum(credits), 0) FROM usage_monthly WHERE api_key_id = $1`, keyID).Scan(&n))
+			`SELECT coalesce(sum(credits), 0) FROM account_usage_monthly WHERE account_id = (SELECT account_id FROM api_keys WHERE id = $1)`, keyID).Scan(&n))
 		return n
 	}
 

@@ -343,11 +343,38 @@ to the next request on every server process: no process caches a key.`,
   cryptointel keys rotate 12 --grace 24h
   cryptointel keys revoke 12 --reason "leaked in a build log"
   cryptointel keys set-plan acme business
-  cryptointel keys audit --account acme`,
+  cryptointel keys audit --account acme
+  cryptointel keys recover --account acme`,
 	}
 	keys.AddCommand(m.keysCreateCommand(cfg), m.keysListCommand(cfg), m.keysRevokeCommand(cfg),
-		m.keysRotateCommand(cfg), m.keysSetPlanCommand(cfg), m.keysAuditCommand(cfg))
+		m.keysRotateCommand(cfg), m.keysSetPlanCommand(cfg), m.keysAuditCommand(cfg), m.keysRecoverCommand(cfg))
 	return keys
+}
+
+// keysMaxActive is the cap on an account's active keys the keys commands
+// apply: KEYS_MAX_ACTIVE, as the server reads it.
+func (m *Main) keysMaxActive() (int, error) {
+	v := strings.TrimSpace(m.Getenv("KEYS_MAX_ACTIVE"))
+	if v == "" {
+		return cryptointel.DefaultMaxActiveKeys, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("KEYS_MAX_ACTIVE: want an integer, got %q", v)
+	}
+	return n, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items; an
+// empty value is nil.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // expiryFlags are --expires-in and --expires-at.
@@ -410,7 +437,7 @@ func userError(err error) error {
 }
 
 func (m *Main) keysCreateCommand(cfg *app.Config) *cobra.Command {
-	var plan, account string
+	var plan, account, scopes, surfaces string
 	var asJSON bool
 	var exp expiryFlags
 	create := &cobra.Command{
@@ -424,12 +451,21 @@ its plan; asking for another plan is an error (use keys set-plan).
 --expires-in or --expires-at make the key stop working at that time
 ("API key has expired."); without them it works until revoked.
 
+--scopes sets what the key may do: data (read the API), management (manage
+the account's keys through /v1/keys). Without it the account's first key
+(while it has no active management key) gets data,management and later
+keys get data. --surfaces makes a restricted key: reading only those
+surfaces (lookup, query, feed, timeline, replay, brief, delivery, export,
+graphql, stream), data scope only. An account has at most KEYS_MAX_ACTIVE
+(10) active keys.
+
 The key is shown once: it is stored only as a SHA-256 hash. The new key is
 printed alone on the last line of standard output; --json prints
-{"account","plan","keyId","key","expiresAt"} instead.`,
+{"account","plan","keyId","key","expiresAt","scopes","surfaces"} instead.`,
 		Example: `  cryptointel keys create --plan pro --account acme
   KEY=$(cryptointel keys create --plan free | tail -n1)
-  cryptointel keys create --plan business --account acme-bi --expires-in 90d --json | jq -r .key`,
+  cryptointel keys create --plan business --account acme-bi --expires-in 90d --json | jq -r .key
+  cryptointel keys create --plan pro --account acme --surfaces lookup,query --expires-in 30d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			expiresAt, err := exp.expiry()
@@ -443,11 +479,20 @@ printed alone on the last line of standard output; --json prints
 				}
 				account = "account-" + hex.EncodeToString(b[:])
 			}
+			maxActive, err := m.keysMaxActive()
+			if err != nil {
+				return err
+			}
 			store, err := m.openStore(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			plaintext, key, err := db.CreateAPIKeyWith(cmd.Context(), store.Bun, db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: expiresAt, Actor: cryptointel.ActorCLI})
+			nk := db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: expiresAt, Actor: cryptointel.ActorCLI,
+				Scopes: splitList(scopes), MaxActive: maxActive}
+			if cmd.Flags().Changed("surfaces") {
+				nk.Surfaces = append([]string{}, splitList(surfaces)...)
+			}
+			plaintext, key, err := db.CreateAPIKeyWith(cmd.Context(), store.Bun, nk)
 			if err != nil {
 				return userError(err)
 			}
@@ -463,9 +508,14 @@ printed alone on the last line of standard output; --json prints
 					KeyID     int64      `json:"keyId"`
 					Key       string     `json:"key"`
 					ExpiresAt *time.Time `json:"expiresAt"`
-				}{acct.Name, acct.Plan, key.ID, plaintext, expiresAt})
+					Scopes    []string   `json:"scopes"`
+					Surfaces  []string   `json:"surfaces"`
+				}{acct.Name, acct.Plan, key.ID, plaintext, expiresAt, key.Scopes, key.Surfaces})
 			}
-			fmt.Fprintf(out, "account: %s (plan %s)\nkey id:  %d\nprefix:  %s\n", acct.Name, acct.Plan, key.ID, key.Prefix)
+			fmt.Fprintf(out, "account: %s (plan %s)\nkey id:  %d\nprefix:  %s\nscopes:  %s\n", acct.Name, acct.Plan, key.ID, key.Prefix, strings.Join(key.Scopes, ","))
+			if key.Surfaces != nil {
+				fmt.Fprintf(out, "restricted to: %s (read only)\n", strings.Join(key.Surfaces, ","))
+			}
 			if expiresAt != nil {
 				fmt.Fprintf(out, "expires: %s\n", expiresAt.Format(time.RFC3339))
 			}
@@ -475,7 +525,9 @@ printed alone on the last line of standard output; --json prints
 	}
 	create.Flags().StringVar(&plan, "plan", "", "plan of a new account: free, pro, business or enterprise (required)")
 	create.Flags().StringVar(&account, "account", "", "account name (default: a new generated name)")
-	create.Flags().BoolVar(&asJSON, "json", false, `print {"account","plan","keyId","key","expiresAt"} as JSON`)
+	create.Flags().BoolVar(&asJSON, "json", false, `print {"account","plan","keyId","key","expiresAt","scopes","surfaces"} as JSON`)
+	create.Flags().StringVar(&scopes, "scopes", "", "comma-separated scopes: data, management (default: data,management for the account's first key, else data)")
+	create.Flags().StringVar(&surfaces, "surfaces", "", "make a restricted key reading only these comma-separated surfaces (e.g. lookup,query)")
 	exp.bind(create)
 	create.MarkFlagRequired("plan") //nolint:errcheck
 	return create
@@ -490,9 +542,10 @@ func (m *Main) keysListCommand(cfg *app.Config) *cobra.Command {
 		Long: `list prints every key (of the account NAME with --account), newest first:
 id, account, plan, prefix, status (active, revoked or expired), when it was
 created, when it expires, when it was last used (to the minute: the start
-of the rate window of its last request) and the key a rotation replaced it
-with. --active leaves out revoked and expired keys; --json prints a JSON
-array of the same fields.`,
+of the rate window of its last request), the key a rotation replaced it
+with and its scopes (and surfaces, for a restricted key). --active leaves
+out revoked and expired keys; --json prints a JSON array of the same
+fields.`,
 		Example: `  cryptointel keys list
   cryptointel keys list --account acme --active
   cryptointel keys list --json | jq '.[] | select(.lastUsedAt == null) | .id'`,
@@ -522,14 +575,18 @@ array of the same fields.`,
 // printKeys writes keys as an aligned table.
 func printKeys(out io.Writer, keys []*cryptointel.APIKeyView) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tACCOUNT\tPLAN\tPREFIX\tSTATUS\tCREATED\tEXPIRES\tLAST USED\tREPLACED BY")
+	fmt.Fprintln(tw, "ID\tACCOUNT\tPLAN\tPREFIX\tSTATUS\tCREATED\tEXPIRES\tLAST USED\tREPLACED BY\tSCOPES")
 	for _, k := range keys {
 		replaced := "-"
 		if k.ReplacedBy != nil {
 			replaced = strconv.FormatInt(*k.ReplacedBy, 10)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Account, k.Plan, k.Prefix, k.Status,
-			k.CreatedAt.Format(time.RFC3339), timeOrDash(k.ExpiresAt, "never"), timeOrDash(k.LastUsedAt, "never"), replaced)
+		scopes := strings.Join(k.Scopes, ",")
+		if k.Surfaces != nil {
+			scopes += " (restricted: " + strings.Join(k.Surfaces, ",") + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Account, k.Plan, k.Prefix, k.Status,
+			k.CreatedAt.Format(time.RFC3339), timeOrDash(k.ExpiresAt, "never"), timeOrDash(k.LastUsedAt, "never"), replaced, scopes)
 	}
 	tw.Flush() //nolint:errcheck
 }
@@ -584,8 +641,13 @@ func (m *Main) keysRotateCommand(cfg *app.Config) *cobra.Command {
 		Long: `rotate creates a new key on the key's account and retires the old one:
 revoked at once, or, with --grace, still working for that long (at most
 168h) and then expired, so clients can move over without a gap. The new key
-is shown once, alone on the last line of standard output; --json prints
-{"keyId","key","expiresAt","replaced":{…the old key…}} instead.`,
+inherits the old one's scopes, restriction and expiry: --expires-in or
+--expires-at may bring the expiry closer, never later or away. The
+account's credits and rate window are the account's and do not change. A
+rotation with --grace needs room under KEYS_MAX_ACTIVE (10) active keys.
+The new key is shown once, alone on the last line of standard output;
+--json prints {"keyId","key","expiresAt","replaced":{…the old key…}}
+instead.`,
 		Example: `  cryptointel keys rotate 12
   NEW=$(cryptointel keys rotate 12 --grace 24h | tail -n1)`,
 		Args: cobra.ExactArgs(1),
@@ -604,11 +666,15 @@ is shown once, alone on the last line of standard output; --json prints
 			if err != nil {
 				return err
 			}
+			maxActive, err := m.keysMaxActive()
+			if err != nil {
+				return err
+			}
 			store, err := m.openStore(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			plaintext, created, old, err := db.RotateAPIKey(cmd.Context(), store.Bun, db.KeyRotation{KeyID: id, Grace: g, ExpiresAt: expiresAt, Actor: cryptointel.ActorCLI})
+			plaintext, created, old, err := db.RotateAPIKey(cmd.Context(), store.Bun, db.KeyRotation{KeyID: id, Grace: g, ExpiresAt: expiresAt, Actor: cryptointel.ActorCLI, MaxActive: maxActive})
 			if err != nil {
 				return userError(err)
 			}
@@ -626,7 +692,11 @@ is shown once, alone on the last line of standard output; --json prints
 			} else {
 				fmt.Fprintf(out, "key %d keeps working until %s\n", old.ID, timeOrDash(old.ExpiresAt, "-"))
 			}
-			fmt.Fprintf(out, "account: %s (plan %s)\nkey id:  %d\nprefix:  %s\n%s\n", created.Account, created.Plan, created.ID, created.Prefix, plaintext)
+			fmt.Fprintf(out, "account: %s (plan %s)\nkey id:  %d\nprefix:  %s\n", created.Account, created.Plan, created.ID, created.Prefix)
+			if created.ExpiresAt != nil {
+				fmt.Fprintf(out, "expires: %s\n", created.ExpiresAt.Format(time.RFC3339))
+			}
+			fmt.Fprintln(out, plaintext)
 			return nil
 		},
 	}
@@ -634,6 +704,71 @@ is shown once, alone on the last line of standard output; --json prints
 	rotate.Flags().BoolVar(&asJSON, "json", false, "print the new key and the replaced one as JSON")
 	exp.bind(rotate)
 	return rotate
+}
+
+func (m *Main) keysRecoverCommand(cfg *app.Config) *cobra.Command {
+	var account, reason string
+	var asJSON bool
+	var exp expiryFlags
+	cmdRecover := &cobra.Command{
+		Use:   "recover --account NAME [--reason TEXT] [--expires-in D | --expires-at T] [--json]",
+		Short: "Take an account back from whoever holds its keys: revoke them all, issue one management key",
+		Long: `recover is for an owner whose keys were stolen. In one transaction it
+revokes every key of the account that is not revoked yet (active ones,
+ones in a rotation's grace period, restricted ones) and creates one new key
+with the data and management scopes: whoever held the old keys gets 401
+"API key has been revoked." from the next request on, on every server
+process, and their open streams close within a second. The account's plan,
+credits, rate window, webhooks and export jobs are untouched. Each
+revocation and the new key are recorded in the audit trail (reason
+"recovery" unless --reason). Give the new key to the owner over a channel
+you trust; it is shown once, alone on the last line of standard output;
+--json prints {"account","keyId","key","expiresAt","revoked":[…ids…]}.`,
+		Example: `  cryptointel keys recover --account acme
+  cryptointel keys recover --account acme --reason "keys leaked in a public repo" --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			expiresAt, err := exp.expiry()
+			if err != nil {
+				return err
+			}
+			store, err := m.openStore(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			plaintext, key, revoked, err := db.RecoverAccount(cmd.Context(), store.Bun, db.Recovery{Account: account, ExpiresAt: expiresAt, Reason: reason, Actor: cryptointel.ActorCLI})
+			if err != nil {
+				return userError(err)
+			}
+			out := cmd.OutOrStdout()
+			if revoked == nil {
+				revoked = []int64{}
+			}
+			if asJSON {
+				return json.NewEncoder(out).Encode(struct {
+					Account   string     `json:"account"`
+					KeyID     int64      `json:"keyId"`
+					Key       string     `json:"key"`
+					ExpiresAt *time.Time `json:"expiresAt"`
+					Revoked   []int64    `json:"revoked"`
+				}{account, key.ID, plaintext, key.ExpiresAt, revoked})
+			}
+			ids := make([]string, len(revoked))
+			for i, id := range revoked {
+				ids[i] = strconv.FormatInt(id, 10)
+			}
+			fmt.Fprintf(out, "account %s: %d keys revoked (%s)\nkey id:  %d\nprefix:  %s\nscopes:  %s\n", account, len(revoked), strings.Join(ids, ", "),
+				key.ID, key.Prefix, strings.Join(key.Scopes, ","))
+			fmt.Fprintln(out, plaintext)
+			return nil
+		},
+	}
+	cmdRecover.Flags().StringVar(&account, "account", "", "the account to recover (required)")
+	cmdRecover.Flags().StringVar(&reason, "reason", "", `why, for the audit trail (default "recovery")`)
+	cmdRecover.Flags().BoolVar(&asJSON, "json", false, "print the new key and the revoked key ids as JSON")
+	exp.bind(cmdRecover)
+	cmdRecover.MarkFlagRequired("account") //nolint:errcheck
+	return cmdRecover
 }
 
 func (m *Main) keysSetPlanCommand(cfg *app.Config) *cobra.Command {
@@ -673,7 +808,7 @@ func (m *Main) keysAuditCommand(cfg *app.Config) *cobra.Command {
 		Use:   "audit [--account NAME] [--limit N] [--json]",
 		Short: "Show the audit trail of key and plan changes, newest first",
 		Long: `audit prints the recorded changes (key.created, key.revoked, key.rotated,
-account.plan_set), newest first: when, account, key, action, actor ("cli",
+account.plan_set, account.keys_recovered), newest first: when, account, key, action, actor ("cli",
 or "api_key:<id>" for a change made through /v1/keys) and details.`,
 		Example: `  cryptointel keys audit --account acme --limit 20`,
 		Args:    cobra.NoArgs,

@@ -78,6 +78,7 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "LAST USED")
 	require.Contains(t, out, "2026-11-20T10:05:00Z")
+	require.Contains(t, out, "data,management")
 
 	// Rotation with grace: the old key works until its new expiry, then is
 	// refused as expired; it cannot be rotated twice.
@@ -165,4 +166,133 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, `key.revoked`)
 	require.Contains(t, out, `{"reason":"leaked"}`)
+}
+
+// TestCLIRotationKeepsExpiry rotates a key created with --expires-in 1h,
+// with and without grace: each successor expires when the first key did
+// (a rotation never removes or extends an expiry), --expires-in may bring
+// it closer but not later, and the scopes carry over.
+func TestCLIRotationKeepsExpiry(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	ctx := context.Background()
+	_, _, err := b.run(t, ctx, "", "migrate")
+	require.NoError(t, err)
+	type keyJSON struct {
+		KeyID     int64      `json:"keyId"`
+		Key       string     `json:"key"`
+		ExpiresAt *time.Time `json:"expiresAt"`
+		Scopes    []string   `json:"scopes"`
+	}
+	run := func(args ...string) keyJSON {
+		t.Helper()
+		out, _, err := b.run(t, ctx, "", append(args, "--json")...)
+		require.NoError(t, err)
+		var k keyJSON
+		require.NoError(t, json.Unmarshal([]byte(out), &k))
+		return k
+	}
+	owner := run("keys", "create", "--plan", "free", "--account", "expiring")
+	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, owner.Scopes, "the account's first key manages it")
+	first := run("keys", "create", "--plan", "free", "--account", "expiring", "--expires-in", "1h")
+	require.Equal(t, []string{cryptointel.ScopeData}, first.Scopes, "later keys read data")
+	require.NotNil(t, first.ExpiresAt)
+
+	second := run("keys", "rotate", strconv.FormatInt(first.KeyID, 10))
+	require.NotNil(t, second.ExpiresAt, "the successor keeps the expiry")
+	require.True(t, first.ExpiresAt.Equal(*second.ExpiresAt), "%s != %s", first.ExpiresAt, second.ExpiresAt)
+	third := run("keys", "rotate", strconv.FormatInt(second.KeyID, 10), "--grace", "24h")
+	require.NotNil(t, third.ExpiresAt)
+	require.True(t, first.ExpiresAt.Equal(*third.ExpiresAt))
+	_, _, err = b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(third.KeyID, 10), "--expires-in", "2h")
+	require.ErrorContains(t, err, "a key never outlives the key it comes from.")
+	fourth := run("keys", "rotate", strconv.FormatInt(third.KeyID, 10), "--expires-in", "30m")
+	require.True(t, fourth.ExpiresAt.Before(*first.ExpiresAt))
+
+	keys, err := db.ListAPIKeys(ctx, mustStore(t, b).Bun, db.KeyFilter{KeyID: fourth.KeyID})
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	require.Equal(t, []string{cryptointel.ScopeData}, keys[0].Scopes, "a successor keeps its predecessor's scopes")
+	require.True(t, fourth.ExpiresAt.Equal(*keys[0].ExpiresAt))
+}
+
+// TestCLIKeysRecoverAndCap takes an account back with keys recover (every
+// key revoked, one new management key) and holds the cap on active keys
+// (KEYS_MAX_ACTIVE) on create, on a rotation with grace, not on one
+// without; restricted keys are made with --surfaces.
+func TestCLIKeysRecoverAndCap(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	b.env["KEYS_MAX_ACTIVE"] = "3"
+	ctx := context.Background()
+	_, _, err := b.run(t, ctx, "", "migrate")
+	require.NoError(t, err)
+	store := mustStore(t, b)
+	create := func(args ...string) (string, int64, error) {
+		out, _, err := b.run(t, ctx, "", append([]string{"keys", "create", "--plan", "pro", "--account", "stolen", "--json"}, args...)...)
+		if err != nil {
+			return "", 0, err
+		}
+		var k struct {
+			KeyID int64  `json:"keyId"`
+			Key   string `json:"key"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &k))
+		return k.Key, k.KeyID, nil
+	}
+	owner, ownerID, err := create()
+	require.NoError(t, err)
+	_, _, err = create("--surfaces", "lookup,query", "--scopes", "management")
+	require.ErrorContains(t, err, "a restricted key cannot hold the management scope.")
+	_, _, err = create("--surfaces", "keys")
+	require.ErrorContains(t, err, `unknown surface "keys"`)
+	restricted, _, err := create("--surfaces", "query,lookup")
+	require.NoError(t, err)
+	k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(restricted))
+	require.NoError(t, err)
+	require.Equal(t, []string{"lookup", "query"}, k.Surfaces)
+	require.Equal(t, []string{cryptointel.ScopeData}, k.Scopes)
+	third, thirdID, err := create()
+	require.NoError(t, err)
+	_, _, err = create()
+	require.ErrorContains(t, err, "Too many active API keys: this account has 3, and at most 3 may be active at a time.")
+	_, _, err = b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(thirdID, 10), "--grace", "1h")
+	require.ErrorContains(t, err, "Too many active API keys")
+	out, _, err := b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(thirdID, 10))
+	require.NoError(t, err, "a rotation without grace retires the old key first")
+	successor := lastLine(out)
+
+	out, _, err = b.run(t, ctx, "", "keys", "recover", "--account", "stolen", "--json")
+	require.NoError(t, err)
+	var rec struct {
+		KeyID   int64   `json:"keyId"`
+		Key     string  `json:"key"`
+		Revoked []int64 `json:"revoked"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rec))
+	require.Len(t, rec.Revoked, 3, "the owner's, the restricted and the successor: the rotated one was revoked already")
+	require.Contains(t, rec.Revoked, ownerID)
+	for _, old := range []string{owner, restricted, third, successor} {
+		k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(old))
+		require.NoError(t, err)
+		require.True(t, k.Revoked)
+	}
+	k, err = store.KeyByHash(ctx, cryptointel.HashAPIKey(rec.Key))
+	require.NoError(t, err)
+	require.False(t, k.Revoked)
+	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, k.Scopes)
+	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "stolen", "--limit", "1")
+	require.NoError(t, err)
+	require.Contains(t, out, cryptointel.AuditKeysRecovered)
+	_, _, err = b.run(t, ctx, "", "keys", "recover", "--account", "nobody")
+	require.ErrorContains(t, err, `account "nobody" not found`)
+}
+
+// mustStore opens the CLI bundle's database.
+func mustStore(t *testing.T, b *cliBundle) *db.DB {
+	t.Helper()
+	store, err := db.Open(context.Background(), b.env["DATABASE_URL"], db.Options{MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	return store
 }

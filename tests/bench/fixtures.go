@@ -14,8 +14,8 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
-// benchAccount owns the harness's keys. Its keys are deleted and created
-// again at the start of every run.
+// benchAccount names the harness's accounts ("bench-harness-<i>", one per
+// key), deleted and created again at the start of every run.
 const benchAccount = "bench-harness"
 
 // perKeyBudget is how many requests the harness sends with one key per rate
@@ -48,13 +48,12 @@ func prepareFixtures(ctx context.Context, o options) (*fixtures, error) {
 		return nil, err
 	}
 	defer store.Close()
-	// Keys of earlier runs go with their rate windows and usage rows.
-	if _, err := store.Bun.NewDelete().TableExpr("api_keys").
-		Where("account_id IN (SELECT id FROM accounts WHERE name = ?)", benchAccount).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("error deleting earlier bench keys: %w", err)
-	}
-	if _, _, err := db.CreateAPIKey(ctx, store.Bun, benchAccount, "enterprise"); err != nil {
-		return nil, fmt.Errorf("error creating the bench account: %w", err)
+	// Every key is an account of its own ("bench-harness-<i>"): the rate
+	// window and the credits belong to the account, so the harness's keys
+	// each get their own. Accounts of earlier runs go with their keys,
+	// meters and usage rows.
+	if _, err := store.Pool.Exec(ctx, `DELETE FROM accounts WHERE name = $1 OR name LIKE $1 || '-%'`, benchAccount); err != nil {
+		return nil, fmt.Errorf("error deleting earlier bench accounts: %w", err)
 	}
 	keys := make([]string, o.keys)
 	errs := make([]error, o.keys)
@@ -65,7 +64,7 @@ func prepareFixtures(ctx context.Context, o options) (*fixtures, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			keys[i], _, errs[i] = db.CreateAPIKey(ctx, store.Bun, benchAccount, "enterprise")
+			keys[i], _, errs[i] = db.CreateAPIKey(ctx, store.Bun, fmt.Sprintf("%s-%d", benchAccount, i), "enterprise")
 		}()
 	}
 	wg.Wait()

@@ -143,7 +143,7 @@ type soakWriter struct {
 // stored event and evidence id, and registers the soak webhook through
 // the API.
 func (w *soakWriter) setup(ctx context.Context, stats *pgx.Conn) error {
-	if _, err := stats.Exec(ctx, `DELETE FROM webhooks WHERE account_id IN (SELECT id FROM accounts WHERE name = $1)`, benchAccount); err != nil {
+	if _, err := stats.Exec(ctx, `DELETE FROM webhooks WHERE account_id IN (SELECT id FROM accounts WHERE name = $1 OR name LIKE $1 || '-%')`, benchAccount); err != nil {
 		return fmt.Errorf("error deleting earlier soak webhooks: %w", err)
 	}
 	// Ids stay below 2^31: GraphQL's Int is 32-bit.

@@ -51,7 +51,8 @@ func streamFlags(s *streamOptions) {
 	flag.StringVar(&s.out, "stream-out", "tests/bench/STREAM.md", "live push: where its report is written")
 }
 
-// streamAccount owns the scenario's keys (enterprise: 100 streams each).
+// streamAccount names the scenario's accounts ("bench-streams-<i>", one
+// per key; enterprise: 100 streams each).
 const streamAccount = "bench-streams"
 
 // streamAdminToken guards the scenario server's /admin/ingest.
@@ -133,15 +134,17 @@ func streamFixtures(ctx context.Context, o options, n int) ([]string, int64, err
 		return nil, 0, err
 	}
 	defer store.Close()
-	if _, err := store.Pool.Exec(ctx, `DELETE FROM api_keys WHERE account_id IN (SELECT id FROM accounts WHERE name = $1)`, streamAccount); err != nil {
-		return nil, 0, fmt.Errorf("error deleting earlier stream keys: %w", err)
+	// Every key is an account of its own: the rate window and the credits
+	// belong to the account.
+	if _, err := store.Pool.Exec(ctx, `DELETE FROM accounts WHERE name = $1 OR name LIKE $1 || '-%'`, streamAccount); err != nil {
+		return nil, 0, fmt.Errorf("error deleting earlier stream accounts: %w", err)
 	}
 	if _, err := store.Pool.Exec(ctx, `DELETE FROM events WHERE id >= $1`, streamEventBase); err != nil {
 		return nil, 0, fmt.Errorf("error deleting earlier stream events: %w", err)
 	}
 	keys := make([]string, n)
 	for i := range keys {
-		if keys[i], _, err = db.CreateAPIKey(ctx, store.Bun, streamAccount, cryptointel.PlanEnterprise); err != nil {
+		if keys[i], _, err = db.CreateAPIKey(ctx, store.Bun, fmt.Sprintf("%s-%d", streamAccount, i), cryptointel.PlanEnterprise); err != nil {
 			return nil, 0, fmt.Errorf("error creating stream keys: %w", err)
 		}
 	}
