@@ -121,6 +121,12 @@ type Config struct {
 	// MPPRealm is the realm of MPP challenges (env MPP_REALM). Defaults to
 	// the host name of PublicURL, or of each request.
 	MPPRealm string
+	// PaymentMaxFailedPerMinute is how many refused payments (malformed,
+	// forged, mismatched, expired, replayed) one client address, and one
+	// payer, may present per minute (env PAYMENT_MAX_FAILED_PER_MINUTE);
+	// past it their payments are refused 429 until the minute ends.
+	// Defaults to 30; a negative value removes the throttle.
+	PaymentMaxFailedPerMinute int
 	// PaymentPayTo is the address receiving payments (env PAYMENT_PAY_TO).
 	PaymentPayTo string
 	// PaymentNetwork is the chain payments are made on (env
@@ -460,5 +466,6 @@ func (c *Config) payment() access.PaymentConfig {
 		FacilitatorURL: c.X402FacilitatorURL, MPPVerifierURL: c.MPPVerifierURL, MPPSecret: c.MPPSecret, MPPRealm: c.MPPRealm,
 		PayTo: c.PaymentPayTo, Network: c.PaymentNetwork, Asset: c.PaymentAsset,
 		AssetName: c.PaymentAssetName, AssetVersion: c.PaymentAssetVersion, PublicURL: c.PublicURL,
+		MaxFailedPayments: c.PaymentMaxFailedPerMinute,
 	}
 }
