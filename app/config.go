@@ -199,6 +199,12 @@ type Config struct {
 	// then stop verifying when the process restarts and on other replicas.
 	// Defaults to false: never use it in production.
 	Demo bool
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// (env METRICS_TOKEN): a scrape without "Authorization: Bearer <token>"
+	// is refused 401. Defaults to none: /metrics is open, and the server
+	// logs a warning at start — set it, or block /metrics at the load
+	// balancer, wherever the port is reachable by others.
+	MetricsToken string `json:"-"`
 	// PprofAddr serves net/http/pprof on this address, e.g. 127.0.0.1:6060
 	// (env PPROF_ADDR). Defaults to empty: off. Use a loopback address.
 	PprofAddr string
@@ -210,6 +216,15 @@ type Config struct {
 	// another Origin is refused with 403. Requests without Origin (not from
 	// a browser) are not affected.
 	StreamAllowedOrigins []string
+	// MCPAllowedOrigins are the hosts, besides the service's own origin,
+	// whose browser pages may call /mcp, comma-separated host patterns such
+	// as "app.example.com,*.example.org:8443" (env MCP_ALLOWED_ORIGINS).
+	// Defaults to none: an /mcp request carrying another Origin is refused
+	// with 403, as the MCP transport asks against DNS rebinding; requests
+	// without Origin (not from a browser) are not affected. On a server
+	// listening on a loopback address, the Host of an /mcp request must be
+	// localhost or a loopback address, or match one of these.
+	MCPAllowedOrigins []string
 	// StreamBuffer is how many events one stream may have waiting before it
 	// is closed as a slow consumer (env STREAM_BUFFER). Defaults to 2048.
 	StreamBuffer int
@@ -263,8 +278,9 @@ type Config struct {
 	ExportMaxBytesPerDay int64
 	// AdminMaxFailedTokens is how many wrong tokens one client address may
 	// send to /admin/ingest per minute (env ADMIN_MAX_FAILED_TOKENS); past
-	// it every request from the address is refused 429 until the minute
-	// ends. Defaults to 10; a negative value removes the throttle.
+	// it the address's wrong tokens are refused 429 until the minute ends,
+	// while the right token still gets through. Defaults to 10; a negative
+	// value removes the throttle.
 	AdminMaxFailedTokens int
 }
 
