@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/netip"
@@ -82,4 +84,109 @@ func loopbackHost(hostport string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
+}
+
+// msgInvalidParams replaces a protocol library's invalid-params message
+// that quotes the client's params or names Go types.
+const msgInvalidParams = "Invalid params: params must be a JSON object as the method's schema describes."
+
+// maxErrorMessage bounds the message of a JSON-RPC error the SDK wrote.
+const maxErrorMessage = 256
+
+// plainErrors holds the SDK handler's response and rewrites its JSON-RPC
+// errors before they go out: a message quoting the client's input at full
+// size (the SDK echoes unparseable params whole) or naming Go types is
+// replaced or cut, so no error is larger than its bound.
+type plainErrors struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+}
+
+func (p *plainErrors) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
+}
+
+func (p *plainErrors) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return p.buf.Write(b)
+}
+
+// finish writes the held response, its errors rewritten.
+func (p *plainErrors) finish() {
+	body := p.buf.Bytes()
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	if bytes.Contains(body, []byte(`"error"`)) && strings.HasPrefix(p.Header().Get("Content-Type"), "application/json") {
+		if out, ok := rewriteErrors(body); ok {
+			body = out
+			p.Header().Del("Content-Length")
+		}
+	}
+	p.ResponseWriter.WriteHeader(p.status)
+	p.ResponseWriter.Write(body) //nolint:errcheck
+}
+
+// rewriteErrors rewrites the error messages of a JSON-RPC response or
+// batch; ok is false when nothing changed.
+func rewriteErrors(body []byte) ([]byte, bool) {
+	trimmed := bytes.TrimSpace(body)
+	var msgs []map[string]json.RawMessage
+	batch := len(trimmed) > 0 && trimmed[0] == '['
+	if batch {
+		if json.Unmarshal(trimmed, &msgs) != nil {
+			return nil, false
+		}
+	} else {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(trimmed, &m) != nil {
+			return nil, false
+		}
+		msgs = []map[string]json.RawMessage{m}
+	}
+	changed := false
+	for _, m := range msgs {
+		raw, ok := m["error"]
+		if !ok {
+			continue
+		}
+		var e struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data,omitempty"`
+		}
+		if json.Unmarshal(raw, &e) != nil {
+			continue
+		}
+		msg := e.Message
+		if e.Code == -32602 && (len(msg) > maxErrorMessage || strings.Contains(msg, "unmarshal") || strings.Contains(msg, "Go value")) {
+			msg = msgInvalidParams
+		} else if len(msg) > maxErrorMessage {
+			msg = clip(msg)
+		}
+		if msg == e.Message && len(e.Data) <= maxErrorMessage {
+			continue
+		}
+		e.Message = msg
+		if len(e.Data) > maxErrorMessage {
+			e.Data = nil
+		}
+		m["error"], _ = json.Marshal(e)
+		changed = true
+	}
+	if !changed {
+		return nil, false
+	}
+	var out []byte
+	if batch {
+		out, _ = json.Marshal(msgs)
+	} else {
+		out, _ = json.Marshal(msgs[0])
+	}
+	return out, true
 }

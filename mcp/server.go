@@ -206,7 +206,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveFast(w, r, info, t, req)
 		return
 	}
-	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestInfoKey{}, info)))
+	pw := &plainErrors{ResponseWriter: w}
+	s.handler.ServeHTTP(pw, r.WithContext(context.WithValue(ctx, requestInfoKey{}, info)))
+	pw.finish()
 }
 
 // authCacheTTL is how long the up-front check remembers a key it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/rest"
 )
 
 // TestMCPExpiredKeyCalledExpired: an expired key on the MCP endpoint's
@@ -55,4 +57,32 @@ func TestMetricsBehindToken(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(body), "cryptointel_")
+}
+
+// TestQueryEdgesAnsweredPlainly: a ';' in a query string is a clear 400
+// (Go's URL parser dropped its pair without a word); an id beyond 32 bits
+// is out of range, never another id (/v1/keys/9223372036854775808 named
+// key 2147483647); a 100 KB parameter name is quoted cut, not whole.
+func TestQueryEdgesAnsweredPlainly(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	r := s.get(t, "/v1/latest?limit=5;category=funding")
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	require.Equal(t, rest.MsgQuerySemicolon, r.Error(t))
+
+	r = s.get(t, "/v1/entities/byId?id=2147483648")
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	require.Equal(t, "id must be at most 2147483647", r.Error(t))
+	r = s.do(t, http.MethodDelete, "/v1/keys/9223372036854775808")
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	require.Equal(t, "id must be at most 2147483647", r.Error(t))
+	r = s.get(t, "/v1/entities/byId?id=-9223372036854775809")
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	require.Equal(t, "id must be at least -2147483648", r.Error(t))
+
+	r = s.get(t, "/v1/latest?"+strings.Repeat("n", 100<<10)+"=1")
+	require.Equal(t, http.StatusBadRequest, r.Status)
+	require.Less(t, len(r.Body), 512, "%.200s", r.Body)
+	require.Contains(t, r.Error(t), `unknown parameter "nnnn`)
+	require.Contains(t, r.Error(t), `…"`)
 }
