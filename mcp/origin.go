@@ -169,12 +169,13 @@ func rewriteErrors(body []byte) ([]byte, bool) {
 		} else if len(msg) > maxErrorMessage {
 			msg = clip(msg)
 		}
-		if msg == e.Message && len(e.Data) <= maxErrorMessage {
+		invalidData := e.Code == -32602 && len(e.Data) > maxErrorMessage
+		if msg == e.Message && !invalidData {
 			continue
 		}
 		e.Message = msg
-		if len(e.Data) > maxErrorMessage {
-			e.Data = nil
+		if invalidData {
+			e.Data = nil // a refusal of the params may quote them; others (402 requirements) are the server's
 		}
 		m["error"], _ = json.Marshal(e)
 		changed = true
