@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -85,4 +86,36 @@ func TestQueryEdgesAnsweredPlainly(t *testing.T) {
 	require.Less(t, len(r.Body), 512, "%.200s", r.Body)
 	require.Contains(t, r.Error(t), `unknown parameter "nnnn`)
 	require.Contains(t, r.Error(t), `…"`)
+}
+
+// TestRevokedKeyClosesItsWebSocket: a key revoked while its WebSocket
+// connection is open has the connection closed (4403, the access layer's
+// message) at its next operation, instead of left open answering each
+// operation with an error.
+func TestRevokedKeyClosesItsWebSocket(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	key, id := accesstest.NewKey(t, s.store, "pro")
+	_, _, sock := rawHandshake(t, s.base, http.MethodGet, "/graphql", "Authorization: Bearer "+key, "Upgrade: websocket", "Connection: Upgrade")
+	require.NotNil(t, sock)
+	defer sock.closeNow()
+	sock.init(t, nil)
+	res := sock.query(t, "1", "{ __typename }")
+	require.Nil(t, res["errors"], "%v", res)
+
+	_, err := s.store.Pool.Exec(context.Background(), `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, id)
+	require.NoError(t, err)
+	sock.send(t, map[string]any{"id": "2", "type": "subscribe", "payload": map[string]any{"query": "{ __typename }"}})
+	for {
+		m, closed, err := sock.recv(20 * time.Second)
+		require.NoError(t, err, "the connection is closed with a close frame, in bounded time")
+		if closed != nil {
+			require.Equal(t, 4403, closed.code)
+			require.Equal(t, access.MsgRevokedKey, closed.reason)
+			return
+		}
+		if p, ok := m["payload"].(map[string]any); ok && m["type"] == "next" {
+			require.Nil(t, p["data"], "a revoked key is served nothing: %v", m)
+		}
+	}
 }
