@@ -271,9 +271,11 @@ type Config struct {
 	// is refused 409. Defaults to 3.
 	ExportMaxActiveJobs int
 	// ExportMaxBytesPerDay bounds the bytes one account's export jobs
-	// created in a UTC day may write (env EXPORT_MAX_BYTES_PER_DAY): once
-	// the day's completed files reach it, new jobs are refused 429 until
-	// the next day, and a running job that takes the day past it fails.
+	// created in a UTC day may write, whatever their outcome (env
+	// EXPORT_MAX_BYTES_PER_DAY): once the day's bytes — failed jobs' and
+	// retried attempts' included — reach it, new jobs are refused 429
+	// until the next day, and a running job that takes the day past it
+	// fails.
 	// Defaults to 2 GiB (2147483648); a negative value removes the bound.
 	ExportMaxBytesPerDay int64
 	// AdminMaxFailedTokens is how many wrong tokens one client address may
