@@ -225,23 +225,24 @@ func (s *argSpec) parseInt(raw json.RawMessage, what string) (int, error) {
 	if json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) {
 		return 0, fmt.Errorf("%s must be an integer", what)
 	}
-	if f > math.MaxInt32 {
-		return 0, fmt.Errorf("%s must be at most %d", what, math.MaxInt32)
-	} else if f < math.MinInt32 {
-		return 0, fmt.Errorf("%s must be at least %d", what, math.MinInt32)
+	lo, hi := float64(math.MinInt32), float64(math.MaxInt32) // ids are 32-bit
+	if s.min != nil {
+		lo = float64(*s.min)
 	}
-	n := int(f)
-	if (s.min != nil && n < *s.min) || (s.max != nil && n > *s.max) {
+	if s.max != nil {
+		hi = float64(*s.max)
+	}
+	if f < lo || f > hi {
 		switch {
 		case s.min != nil && s.max != nil:
-			return 0, fmt.Errorf("%s must be between %d and %d (got %d)", what, *s.min, *s.max, n)
-		case s.min != nil:
-			return 0, fmt.Errorf("%s must be at least %d (got %d)", what, *s.min, n)
+			return 0, fmt.Errorf("%s must be between %d and %d (got %.0f)", what, *s.min, *s.max, f)
+		case f < lo:
+			return 0, fmt.Errorf("%s must be at least %.0f (got %.0f)", what, lo, f)
 		default:
-			return 0, fmt.Errorf("%s must be at most %d (got %d)", what, *s.max, n)
+			return 0, fmt.Errorf("%s must be at most %.0f (got %.0f)", what, hi, f)
 		}
 	}
-	return n, nil
+	return int(f), nil
 }
 
 func (s *argSpec) checkEnum(v string) error {

@@ -34,7 +34,7 @@ func TestAttackerInputNotEchoedWhole(t *testing.T) {
 		require.NotContains(t, out, "mcp.", name)
 	}
 	res := post(t, s, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_entity","arguments":{"id":9223372036854775807}}}`)
-	require.Contains(t, fmtJSON(res), "id must be at most 2147483647")
+	require.Contains(t, fmtJSON(res), "id must be at most 2147483647 (got 9223372036854775808)")
 }
 
 // fmtJSON renders a decoded JSON value as text for matching.
