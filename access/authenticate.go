@@ -13,15 +13,21 @@ import (
 // endpoint's initialize and list requests) while every priced call it
 // makes still goes through Wrap.
 //
-// A valid `Bearer` key returns nil. Without a key it returns nil when
-// pay-per-request is enabled (each priced call is then answered with the
-// payment requirements), else EUNAUTHORIZED with MsgMissingKey. An unknown
-// key is EUNAUTHORIZED with MsgInvalidKey, a revoked one with
-// MsgRevokedKey; an unreachable database is EUNAVAILABLE or an internal
-// error.
+// A valid `Bearer` key returns nil. A credential without the Bearer
+// scheme (a bare key, `Token <key>`) is EUNAUTHORIZED with
+// MsgBearerMissing, payments on or off: a client that holds a key is never
+// asked to pay. Without a key it returns nil when pay-per-request is
+// enabled (each priced call is then answered with the payment
+// requirements), else EUNAUTHORIZED with MsgMissingKey. An unknown key is
+// EUNAUTHORIZED with MsgInvalidKey, a revoked one with MsgRevokedKey, an
+// expired one with MsgExpiredKey; an unreachable database is EUNAVAILABLE
+// or an internal error.
 func (s *Service) Authenticate(ctx context.Context, authorization string) error {
 	scheme, key := ParseAuthorization(authorization)
 	if scheme != "bearer" || key == "" {
+		if bearerMissing(scheme) {
+			return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgBearerMissing)
+		}
 		if s.pay.enabled() {
 			return nil
 		}
@@ -35,7 +41,7 @@ func (s *Service) Authenticate(ctx context.Context, authorization string) error 
 	case err != nil:
 		return err
 	case k.Revoked:
-		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgRevokedKey)
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(k.Expired))
 	}
 	return nil
 }

@@ -214,15 +214,24 @@ func (pm *payments) checkMPPCredential(raw string, expect mppExpect, now time.Ti
 
 // verifyMPP checks a Payment credential, claims its authorization in the
 // replay record and has the facilitator verify it.
-func (pm *payments) verifyMPP(ctx context.Context, r *http.Request, p Policy, amount int64, now time.Time, raw string) (pay *verifiedPayment, refusal, unavailable string, err error) {
+func (pm *payments) verifyMPP(ctx context.Context, r *http.Request, p Policy, amount int64, now time.Time, raw string) verification {
 	expect := mppExpect{realm: pm.realm(r), request: pm.mppRequest(p, amount), amount: amount}
 	auth, cred, refusal := pm.checkMPPCredential(raw, expect, now)
 	if refusal != "" {
-		return nil, refusal, "", nil
+		v := verification{refusal: refusal}
+		if auth != nil {
+			v.payer = auth.From.Hex()
+		}
+		return v
+	}
+	v := verification{payer: auth.From.Hex()}
+	if v.wait = pm.payerFailures.blocked(v.payer, now); v.wait > 0 {
+		return v
 	}
 	key, used, err := pm.claim(ctx, protocolMPP, auth, now)
 	if err != nil || used != "" {
-		return nil, "invalid-challenge: " + used + ".", "", err
+		v.refusal, v.err = "invalid-challenge: "+used+".", err
+		return v
 	}
 	// As mppx's server does: the authorization as an x402 v2 exact payment.
 	requirements := map[string]any{
@@ -243,12 +252,13 @@ func (pm *payments) verifyMPP(ctx context.Context, r *http.Request, p Policy, am
 	if invalid != "" || unavailable != "" {
 		pm.release(ctx, &verifiedPayment{claimKey: key})
 		if invalid != "" {
-			return nil, "verification-failed: the facilitator refused the authorization: " + invalid, "", nil
+			v.refusal = "verification-failed: the facilitator refused the authorization: " + invalid
 		}
-		return nil, "", unavailable, nil
+		v.unavailable = unavailable
+		return v
 	}
 	challengeID, chainID := cred.Challenge.ID, pm.network.chainID
-	return &verifiedPayment{
+	v.pay = &verifiedPayment{
 		protocol: protocolMPP, claimKey: key, facilitator: facilitator, request: request,
 		receipt: func(h http.Header, s settleResponse) {
 			receipt, _ := json.Marshal(map[string]any{
@@ -257,5 +267,6 @@ func (pm *payments) verifyMPP(ctx context.Context, r *http.Request, p Policy, am
 			})
 			h.Set("Payment-Receipt", base64.RawURLEncoding.EncodeToString(receipt))
 		},
-	}, "", "", nil
+	}
+	return v
 }

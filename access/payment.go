@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +70,13 @@ type PaymentConfig struct {
 	// Set the same value on every replica. Defaults to a random per-process
 	// secret (challenges then only verify on the process that issued them).
 	MPPSecret string
+	// MaxFailedPayments is how many refused payments (malformed, forged,
+	// mismatched, expired, replayed or refused by the facilitator) one
+	// client address, and one payer, may present per fixed minute; past
+	// it, their payments are refused 429 with Retry-After, unchecked,
+	// until the minute ends. Defaults to DefaultMaxFailedPayments;
+	// negative removes the throttle.
+	MaxFailedPayments int
 }
 
 // Enabled reports whether c turns payments on (x402, MPP or both): a
@@ -152,6 +160,26 @@ type payments struct {
 	network paymentNetwork
 	domain  eip3009.Domain
 	secret  []byte
+
+	// addressFailures and payerFailures throttle refused payments per
+	// client address and per payer (PaymentConfig.MaxFailedPayments).
+	addressFailures, payerFailures *failureThrottle
+}
+
+// verification is the outcome of checking a request's payment.
+type verification struct {
+	pay *verifiedPayment // the payment, valid for the price
+	// payer is the authorization's `from`, once it parsed.
+	payer string
+	// refusal is why the payment was refused (a 402).
+	refusal string
+	// unavailable is the 503's message: a facilitator could not be reached.
+	unavailable string
+	// wait, when set, is the seconds the payer must wait: it presented too
+	// many refused payments (a 429).
+	wait int64
+	// err is an internal error (the replay record).
+	err error
 }
 
 func newPayments(s *Service, cfg PaymentConfig) *payments {
@@ -166,7 +194,12 @@ func newPayments(s *Service, cfg PaymentConfig) *payments {
 		secret = make([]byte, 32)
 		rand.Read(secret) //nolint:errcheck // crypto/rand.Read never fails
 	}
-	return &payments{s: s, cfg: resolved, network: network, domain: domain, secret: secret}
+	maxFailed := cfg.MaxFailedPayments
+	if maxFailed == 0 {
+		maxFailed = DefaultMaxFailedPayments
+	}
+	return &payments{s: s, cfg: resolved, network: network, domain: domain, secret: secret,
+		addressFailures: newFailureThrottle(maxFailed, time.Minute), payerFailures: newFailureThrottle(maxFailed, time.Minute)}
 }
 
 func (pm *payments) x402On() bool { return pm.cfg.FacilitatorURL != "" && pm.cfg.PayTo != "" }
@@ -251,6 +284,7 @@ type paidRequest struct {
 	refusal     string // the 402's reason: the request is not paid
 	forbidden   error  // a field a paying caller may not read: refused before pricing
 	unavailable string // the 503's message: a facilitator could not be reached
+	throttled   int64  // the 429's Retry-After: too many refused payments
 	err         error  // an internal error (the replay record)
 	pay         *verifiedPayment
 }
@@ -285,7 +319,11 @@ func (s *Service) servePaid(w http.ResponseWriter, r *http.Request, p Policy, ne
 	ctx := context.WithValue(r.Context(), paidRequestKey{}, pr)
 	ctx = s.paidContext(ctx, r, p)
 	bw := newBufferedWriter()
-	if p.CostByComplexity {
+	if refusedAhead(ctx) {
+		// Its parameters did not parse: answered as it is, free, before
+		// any payment is looked at, verified or claimed.
+		next.ServeHTTP(bw, r.WithContext(ctx))
+	} else if p.CostByComplexity {
 		// Priced by Charge once the operation's cost is known; an operation
 		// that never gets there (a parse or validation error) is answered
 		// as it is, free, and nothing is verified or settled.
@@ -322,27 +360,33 @@ func (pr *paidRequest) charge(ctx context.Context, q *quote) error {
 }
 
 // authorize prices the request at amount and verifies its payment against
-// that price: true when the route may run.
+// that price: true when the route may run. A client address or payer that
+// presented too many refused payments this minute is refused before its
+// payment is checked; each refusal counts against both.
 func (pr *paidRequest) authorize(ctx context.Context, amount int64) bool {
 	pm, r := pr.pm, pr.r
-	var (
-		pay         *verifiedPayment
-		refusal     string
-		unavailable string
-		err         error
-	)
+	var v verification
 	scheme, cred := authorization(r)
+	addr := ClientAddress(r)
+	paying := pm.hasX402(r) || (scheme == "payment" && pm.mppOn())
 	switch {
+	case !paying:
+	case pm.addressFailures.blocked(addr, pr.now) > 0:
+		v.wait = pm.addressFailures.blocked(addr, pr.now)
 	case pm.hasX402(r):
-		pay, refusal, unavailable, err = pm.verifyX402(ctx, r, pr.p, amount, pr.now)
-	case scheme == "payment" && pm.mppOn():
-		pay, refusal, unavailable, err = pm.verifyMPP(ctx, r, pr.p, amount, pr.now, cred)
+		v = pm.verifyX402(ctx, r, pr.p, amount, pr.now)
+	default:
+		v = pm.verifyMPP(ctx, r, pr.p, amount, pr.now, cred)
+	}
+	if v.refusal != "" && v.err == nil {
+		pm.addressFailures.fail(addr, pr.now)
+		pm.payerFailures.fail(v.payer, pr.now)
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.priced, pr.amount = true, amount
-	pr.pay, pr.refusal, pr.unavailable, pr.err = pay, refusal, unavailable, err
-	return pay != nil
+	pr.pay, pr.refusal, pr.unavailable, pr.throttled, pr.err = v.pay, v.refusal, v.unavailable, v.wait, v.err
+	return v.pay != nil
 }
 
 // finish answers the request: the challenge when it is not paid, or the
@@ -360,6 +404,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 	pm, r := pr.pm, pr.r
 	pr.mu.Lock()
 	priced, amount, refusal, unavailable, err, pay, forbidden := pr.priced, pr.amount, pr.refusal, pr.unavailable, pr.err, pr.pay, pr.forbidden
+	throttled := pr.throttled
 	pr.mu.Unlock()
 	switch {
 	case err != nil:
@@ -367,6 +412,10 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		return
 	case unavailable != "":
 		writeError(w, http.StatusServiceUnavailable, unavailable)
+		return
+	case throttled > 0:
+		w.Header().Set("Retry-After", strconv.FormatInt(throttled, 10))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf(msgPaymentThrottledFmt, pm.addressFailures.max, throttled))
 		return
 	case !priced:
 		if forbidden != nil {

@@ -271,6 +271,12 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 			s.serveWebSocket(w, r, p, next, now, gov)
 		case scheme == "bearer" && cred != "":
 			s.serveKey(w, r, p, next, now, cred)
+		case bearerMissing(scheme):
+			// A key sent without its scheme is a key, not a missing one:
+			// never answered with a payment offer an auto-paying client
+			// holding a key would pay.
+			s.setAnonymousHeaders(w.Header(), now, TierNone)
+			writeError(w, http.StatusUnauthorized, MsgBearerMissing)
 		case p.Pricing != nil && s.pay.enabled() && !stream:
 			s.servePaid(w, r, p, next, now)
 		default:
@@ -609,6 +615,13 @@ func missingKeyMessage(scheme, cred, missing string) string {
 		return missing
 	}
 	return MsgBearerMissing
+}
+
+// bearerMissing reports whether an Authorization scheme (as
+// ParseAuthorization lower-cases it) is a credential without the Bearer
+// scheme: anything but none, "bearer" and MPP's "payment".
+func bearerMissing(scheme string) bool {
+	return scheme != "" && scheme != "bearer" && scheme != "payment"
 }
 
 // authorization splits the Authorization header into a lowercased scheme

@@ -84,8 +84,33 @@ type governed struct {
 	// connection, metered operation by operation.
 	socket bool
 
-	mu       sync.Mutex
-	releases []func()
+	mu        sync.Mutex
+	releases  []func()
+	onRefused func(msg string) // OnKeyRefused's
+}
+
+// OnKeyRefused registers f to run, once and on its own goroutine, when an
+// operation of the WebSocket connection ctx serves is refused because its
+// key is no longer usable (revoked or expired), with the refusal's
+// message: the transport closes the connection rather than leave it open
+// answering errors. It does nothing for another request.
+func OnKeyRefused(ctx context.Context, f func(msg string)) {
+	if g, ok := ctx.Value(governedKey{}).(*governed); ok {
+		g.mu.Lock()
+		g.onRefused = f
+		g.mu.Unlock()
+	}
+}
+
+// keyRefused runs the OnKeyRefused function, once.
+func (g *governed) keyRefused(msg string) {
+	g.mu.Lock()
+	f := g.onRefused
+	g.onRefused = nil
+	g.mu.Unlock()
+	if f != nil {
+		go f(msg)
+	}
 }
 
 // onRelease registers f (freeing a connection's place) to run when the

@@ -44,15 +44,21 @@ type operationMeter struct {
 	p     Policy
 	hash  []byte
 	plans []cryptointel.Plan
+	gov   *governed // the connection's: told when its key is refused
 }
 
-// charge meters one operation of quote q.
+// charge meters one operation of quote q. An operation refused because
+// the key is no longer usable (revoked, expired) is refused, and the
+// connection is closed (see OnKeyRefused): it would only answer errors.
 func (m *operationMeter) charge(ctx context.Context, q *quote) (*charge, error) {
 	_, rec, refusal, _, err := m.s.meterQuote(ctx, m.s.now(), m.hash, m.plans, m.p, q)
 	if err != nil {
 		return nil, err
 	}
 	if refusal != nil {
+		if refusal.Code == cryptointel.EUNAUTHORIZED && m.gov != nil {
+			m.gov.keyRefused(refusal.Message)
+		}
 		return nil, refusal
 	}
 	return rec, nil
@@ -133,7 +139,8 @@ func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []c
 	c := keyCaller(res, plan, plans, s)
 	c.DataVersion = 0
 	ctx = WithCaller(ctx, c)
-	return context.WithValue(ctx, operationMeterKey{}, &operationMeter{s: s, p: p, hash: hash, plans: plans}), res, nil
+	gov, _ := ctx.Value(governedKey{}).(*governed)
+	return context.WithValue(ctx, operationMeterKey{}, &operationMeter{s: s, p: p, hash: hash, plans: plans, gov: gov}), res, nil
 }
 
 // InitWebSocket authenticates a WebSocket connection from its

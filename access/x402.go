@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/cryptointel/cryptointel/access/eip3009"
 )
@@ -90,9 +93,12 @@ func (pm *payments) requirementsV2(r *http.Request, p Policy, amount int64) x402
 	}
 }
 
-// verifyX402 checks an x402 payment against the requirements at amount,
-// claims it in the replay record and has the facilitator verify it.
-func (pm *payments) verifyX402(ctx context.Context, r *http.Request, p Policy, amount int64, now time.Time) (pay *verifiedPayment, refusal, unavailable string, err error) {
+// verifyX402 checks an x402 payment against the requirements at amount —
+// in Go first (checkX402: recipient, asset, amount, validity window and
+// the EIP-712 signature), so that a forged or mismatched payment costs
+// neither a replay-record statement nor a facilitator call — then claims
+// it in the replay record and has the facilitator verify it.
+func (pm *payments) verifyX402(ctx context.Context, r *http.Request, p Policy, amount int64, now time.Time) verification {
 	raw := r.Header.Get("X-PAYMENT")
 	if raw == "" {
 		raw = r.Header.Get("PAYMENT-SIGNATURE") // x402 v2 header
@@ -103,14 +109,15 @@ func (pm *payments) verifyX402(ctx context.Context, r *http.Request, p Policy, a
 		err = json.Unmarshal(b, &payload)
 	}
 	if err != nil || len(payload.Payload) == 0 {
-		return nil, "Invalid payment header: expected base64-encoded JSON payment payload.", "", nil
+		return verification{refusal: "Invalid payment header: expected base64-encoded JSON payment payload."}
 	}
 	var requirements any
+	valueCode := "invalid_exact_evm_authorization_value"
 	switch {
 	case payload.X402Version == 1:
 		req := pm.requirementsV1(r, p, amount)
 		if payload.Scheme != req.Scheme || payload.Network != req.Network {
-			return nil, "Unsupported payment scheme or network: this service takes exact payments on " + req.Network + ".", "", nil
+			return verification{refusal: "Unsupported payment scheme or network: this service takes exact payments on " + req.Network + "."}
 		}
 		requirements = req
 	case payload.X402Version == 2 && payload.Accepted != nil:
@@ -118,38 +125,79 @@ func (pm *payments) verifyX402(ctx context.Context, r *http.Request, p Policy, a
 		a := payload.Accepted
 		if a.Scheme != req.Scheme || a.Network != req.Network || a.Amount != req.Amount ||
 			!strings.EqualFold(a.PayTo, req.PayTo) || !strings.EqualFold(a.Asset, req.Asset) {
-			return nil, "Payment does not match the payment requirements: it accepts " + a.Amount + " on " + a.Network +
-				", this request costs " + req.Amount + " on " + req.Network + ".", "", nil
+			return verification{refusal: "Payment does not match the payment requirements: it accepts " + truncate(a.Amount) + " on " + truncate(a.Network) +
+				", this request costs " + req.Amount + " on " + req.Network + "."}
 		}
 		requirements = req
+		valueCode = "invalid_exact_evm_payload_authorization_value_mismatch"
 	default:
-		return nil, "Unsupported x402Version: this service speaks x402 versions 1 and 2.", "", nil
+		return verification{refusal: "Unsupported x402Version: this service speaks x402 versions 1 and 2."}
 	}
 	var exact exactEVMPayload
 	if err := json.Unmarshal(payload.Payload, &exact); err != nil || exact.Authorization == nil {
-		return nil, "Unsupported payment payload: expected an exact-scheme EIP-3009 authorization and its signature.", "", nil
+		return verification{refusal: "Unsupported payment payload: expected an exact-scheme EIP-3009 authorization and its signature."}
 	}
 	auth, err := exact.Authorization.Parse()
 	if err != nil {
-		return nil, "Invalid payment payload: " + err.Error() + ".", "", nil
+		return verification{refusal: "Invalid payment payload: " + err.Error() + "."}
+	}
+	v := verification{payer: auth.From.Hex()}
+	if v.wait = pm.payerFailures.blocked(v.payer, now); v.wait > 0 {
+		return v
+	}
+	if v.refusal = pm.checkX402(auth, exact.Signature, amount, valueCode, now); v.refusal != "" {
+		return v
 	}
 	key, used, err := pm.claim(ctx, protocolX402, auth, now)
 	if err != nil || used != "" {
-		return nil, "Payment refused: " + used + ".", "", err
+		v.refusal, v.err = "Payment refused: "+used+".", err
+		return v
 	}
 	request := map[string]any{"x402Version": payload.X402Version, "paymentPayload": json.RawMessage(b), "paymentRequirements": requirements}
 	invalid, unavailable := pm.facilitatorVerify(ctx, pm.cfg.FacilitatorURL, request)
 	if invalid != "" || unavailable != "" {
 		pm.release(ctx, &verifiedPayment{claimKey: key})
 		if invalid != "" {
-			return nil, "Payment verification failed: " + invalid, "", nil
+			v.refusal = "Payment verification failed: " + invalid
 		}
-		return nil, "", unavailable, nil
+		v.unavailable = unavailable
+		return v
 	}
-	return &verifiedPayment{
+	v.pay = &verifiedPayment{
 		protocol: protocolX402, claimKey: key, facilitator: pm.cfg.FacilitatorURL, request: request,
 		receipt: setX402Receipt,
-	}, "", "", nil
+	}
+	return v
+}
+
+// checkX402 verifies an exact-scheme EIP-3009 authorization as x402's
+// facilitator would, without the chain: it pays PayTo exactly amount, its
+// window holds now (validBefore at least 6 seconds ahead, as x402 asks),
+// and its 65-byte signature recovers to `from` under the token's EIP-712
+// domain (which binds the chain and the token contract). It returns ""
+// or the refusal, led by x402's reason code. Smart-contract wallet
+// signatures (EIP-1271, ERC-6492), which only the chain can check, are
+// refused.
+func (pm *payments) checkX402(auth *eip3009.Parsed, signature string, amount int64, valueCode string, now time.Time) string {
+	const failed = "Payment verification failed: "
+	if auth.To != common.HexToAddress(pm.cfg.PayTo) {
+		return failed + "invalid_exact_evm_recipient_mismatch: the authorization pays another recipient."
+	}
+	unix := now.Unix()
+	if auth.ValidBefore.Cmp(big.NewInt(unix+6)) < 0 {
+		return failed + "invalid_exact_evm_payload_authorization_valid_before: the authorization has expired."
+	}
+	if auth.ValidAfter.Cmp(big.NewInt(unix)) > 0 {
+		return failed + "invalid_exact_evm_payload_authorization_valid_after: the authorization is not valid yet."
+	}
+	if auth.Value.Cmp(big.NewInt(amount)) != 0 {
+		return failed + valueCode + ": the authorization is for " + truncate(auth.Value.String()) + ", the request costs " + strconv.FormatInt(amount, 10) + "."
+	}
+	signer, err := auth.Recover(pm.domain, signature)
+	if err != nil || signer != auth.From {
+		return failed + "invalid_exact_evm_signature: the signature is not a 65-byte signature by `from` under the token's EIP-712 domain."
+	}
+	return ""
 }
 
 // setX402Receipt sets the settlement receipt headers of x402 v1

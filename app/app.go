@@ -127,7 +127,10 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	if a.DB.HasReadPools() {
 		collectors = append(collectors, observe.NewReadPoolsCollector(a.DB))
 	}
-	mux.Handle("GET /metrics", observe.Handler(observe.NewRegistry(collectors...)))
+	mux.Handle("GET /metrics", metricsGuard(a.Config.MetricsToken, observe.Handler(observe.NewRegistry(collectors...))))
+	if a.Config.MetricsToken == "" {
+		a.Logger.Warn("GET /metrics is open to anyone who reaches the port: set METRICS_TOKEN, or block /metrics at the load balancer")
+	}
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
 	if a.Access == nil {
@@ -186,6 +189,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// mux in process, behind the same access layer.
 	mcpServer, err := mcp.New(mcp.Config{
 		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Logger: a.Logger, Version: rest.OpenAPIVersion,
+		AllowedOrigins: a.Config.MCPAllowedOrigins,
 	})
 	if err != nil {
 		return fmt.Errorf("error building the MCP server: %w", err)

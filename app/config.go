@@ -122,6 +122,12 @@ type Config struct {
 	// MPPRealm is the realm of MPP challenges (env MPP_REALM). Defaults to
 	// the host name of PublicURL, or of each request.
 	MPPRealm string
+	// PaymentMaxFailedPerMinute is how many refused payments (malformed,
+	// forged, mismatched, expired, replayed) one client address, and one
+	// payer, may present per minute (env PAYMENT_MAX_FAILED_PER_MINUTE);
+	// past it their payments are refused 429 until the minute ends.
+	// Defaults to 30; a negative value removes the throttle.
+	PaymentMaxFailedPerMinute int
 	// PaymentPayTo is the address receiving payments (env PAYMENT_PAY_TO).
 	PaymentPayTo string
 	// PaymentNetwork is the chain payments are made on (env
@@ -194,6 +200,12 @@ type Config struct {
 	// then stop verifying when the process restarts and on other replicas.
 	// Defaults to false: never use it in production.
 	Demo bool
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// (env METRICS_TOKEN): a scrape without "Authorization: Bearer <token>"
+	// is refused 401. Defaults to none: /metrics is open, and the server
+	// logs a warning at start — set it, or block /metrics at the load
+	// balancer, wherever the port is reachable by others.
+	MetricsToken string `json:"-"`
 	// PprofAddr serves net/http/pprof on this address, e.g. 127.0.0.1:6060
 	// (env PPROF_ADDR). Defaults to empty: off. Use a loopback address.
 	PprofAddr string
@@ -205,6 +217,15 @@ type Config struct {
 	// another Origin is refused with 403. Requests without Origin (not from
 	// a browser) are not affected.
 	StreamAllowedOrigins []string
+	// MCPAllowedOrigins are the hosts, besides the service's own origin,
+	// whose browser pages may call /mcp, comma-separated host patterns such
+	// as "app.example.com,*.example.org:8443" (env MCP_ALLOWED_ORIGINS).
+	// Defaults to none: an /mcp request carrying another Origin is refused
+	// with 403, as the MCP transport asks against DNS rebinding; requests
+	// without Origin (not from a browser) are not affected. On a server
+	// listening on a loopback address, the Host of an /mcp request must be
+	// localhost or a loopback address, or match one of these.
+	MCPAllowedOrigins []string
 	// StreamBuffer is how many events one stream may have waiting before it
 	// is closed as a slow consumer (env STREAM_BUFFER). Defaults to 2048.
 	StreamBuffer int
@@ -251,15 +272,18 @@ type Config struct {
 	// is refused 409. Defaults to 3.
 	ExportMaxActiveJobs int
 	// ExportMaxBytesPerDay bounds the bytes one account's export jobs
-	// created in a UTC day may write (env EXPORT_MAX_BYTES_PER_DAY): once
-	// the day's completed files reach it, new jobs are refused 429 until
-	// the next day, and a running job that takes the day past it fails.
+	// created in a UTC day may write, whatever their outcome (env
+	// EXPORT_MAX_BYTES_PER_DAY): once the day's bytes — failed jobs' and
+	// retried attempts' included — reach it, new jobs are refused 429
+	// until the next day, and a running job that takes the day past it
+	// fails.
 	// Defaults to 2 GiB (2147483648); a negative value removes the bound.
 	ExportMaxBytesPerDay int64
 	// AdminMaxFailedTokens is how many wrong tokens one client address may
 	// send to /admin/ingest per minute (env ADMIN_MAX_FAILED_TOKENS); past
-	// it every request from the address is refused 429 until the minute
-	// ends. Defaults to 10; a negative value removes the throttle.
+	// it the address's wrong tokens are refused 429 until the minute ends,
+	// while the right token still gets through. Defaults to 10; a negative
+	// value removes the throttle.
 	AdminMaxFailedTokens int
 	// KeysMaxActive caps the API keys one account may have active (not
 	// revoked, not expired) at a time (env KEYS_MAX_ACTIVE): one more — a
@@ -470,5 +494,6 @@ func (c *Config) payment() access.PaymentConfig {
 		FacilitatorURL: c.X402FacilitatorURL, MPPVerifierURL: c.MPPVerifierURL, MPPSecret: c.MPPSecret, MPPRealm: c.MPPRealm,
 		PayTo: c.PaymentPayTo, Network: c.PaymentNetwork, Asset: c.PaymentAsset,
 		AssetName: c.PaymentAssetName, AssetVersion: c.PaymentAssetVersion, PublicURL: c.PublicURL,
+		MaxFailedPayments: c.PaymentMaxFailedPerMinute,
 	}
 }

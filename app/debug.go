@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -110,4 +114,29 @@ func (a *App) startPprof(ctx context.Context) error {
 		srv.Close() //nolint:errcheck
 	}()
 	return nil
+}
+
+// MsgMetricsToken is the 401 message of a /metrics scrape without the
+// METRICS_TOKEN bearer token.
+const MsgMetricsToken = "Metrics require the METRICS_TOKEN: send Authorization: Bearer <METRICS_TOKEN>."
+
+// metricsGuard requires "Authorization: Bearer <token>" of /metrics when
+// token is set, compared in constant time.
+func metricsGuard(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, cred := access.ParseAuthorization(r.Header.Get("Authorization"))
+		got := sha256.Sum256([]byte(cred))
+		if scheme != "bearer" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			json.NewEncoder(w).Encode(map[string]string{"error": MsgMetricsToken}) //nolint:errcheck
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

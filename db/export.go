@@ -44,7 +44,8 @@ type ExportBounds struct {
 	// running, the new one included.
 	MaxActive int
 	// MaxBytesPerDay bounds the bytes written by the account's jobs
-	// created in the current UTC day: at it, no new job is created.
+	// created in the current UTC day, whatever their outcome (failed
+	// jobs and retried attempts count): at it, no new job is created.
 	MaxBytesPerDay int64
 }
 
@@ -89,7 +90,7 @@ func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob,
 		CountStatement(ctx)
 		err := tx.QueryRow(ctx, `
 			SELECT (SELECT count(*) FROM export_jobs WHERE account_id = $1 AND status IN ('requested', 'running')),
-				(SELECT coalesce(sum(byte_size), 0) FROM export_jobs WHERE account_id = $1 AND created_at >= $2)`,
+				(SELECT coalesce(sum(bytes_written), 0) FROM export_jobs WHERE account_id = $1 AND created_at >= $2)`,
 			job.AccountID, day).Scan(&be.Active, &be.BytesToday)
 		if err != nil {
 			return fmt.Errorf("error counting the account's exports: %w", err)
@@ -119,15 +120,16 @@ func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob,
 }
 
 // ExportBytesOfDay returns the bytes written by accountID's export jobs
-// created on the UTC day of day, other than job exceptID.
-func ExportBytesOfDay(ctx context.Context, idb bun.IDB, accountID int64, day time.Time, exceptID string) (int64, error) {
+// created on the UTC day of day, by every attempt recorded so far
+// (AddExportBytes), whatever its outcome.
+func ExportBytesOfDay(ctx context.Context, idb bun.IDB, accountID int64, day time.Time) (int64, error) {
 	start := day.UTC().Truncate(24 * time.Hour)
 	var n int64
 	CountStatement(ctx)
 	err := idb.QueryRowContext(ctx, `
-		SELECT coalesce(sum(byte_size), 0) FROM export_jobs
-		WHERE account_id = ? AND created_at >= ? AND created_at < ? AND id::text <> ?`,
-		accountID, start, start.Add(24*time.Hour), exceptID).Scan(&n)
+		SELECT coalesce(sum(bytes_written), 0) FROM export_jobs
+		WHERE account_id = ? AND created_at >= ? AND created_at < ?`,
+		accountID, start, start.Add(24*time.Hour)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("error reading the account's export bytes: %w", err)
 	}
@@ -215,6 +217,20 @@ func ReportExportProgress(ctx context.Context, idb bun.IDB, id string, rows int6
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("error reporting export progress: %w", err)
+	}
+	return nil
+}
+
+// AddExportBytes adds n to the bytes job id's attempts wrote: every
+// attempt records what it wrote, completed or not, so the account's daily
+// volume counts it.
+func AddExportBytes(ctx context.Context, idb bun.IDB, id string, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	CountStatement(ctx)
+	if _, err := idb.ExecContext(ctx, `UPDATE export_jobs SET bytes_written = bytes_written + ? WHERE id::text = ?`, n, id); err != nil {
+		return fmt.Errorf("error recording export bytes: %w", err)
 	}
 	return nil
 }

@@ -223,6 +223,17 @@ func (w *ExportWorker) fail(id, msg string) {
 	}
 }
 
+// addBytes records what an attempt wrote (and the write past the day's
+// volume that stopped it) against its job.
+func (w *ExportWorker) addBytes(id string, c *countingWriter) {
+	// The attempt's context may be cancelled; record the bytes anyway.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.AddExportBytes(ctx, w.store.Bun, id, c.n+c.refused); err != nil {
+		w.cfg.Logger.Error("error recording export bytes", slog.String("job_id", id), slog.String("error", err.Error()))
+	}
+}
+
 type permanentError struct{ msg string }
 
 func (e *permanentError) Error() string { return e.msg }
@@ -254,12 +265,15 @@ func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (d
 	hash := sha256.New()
 	counter := &countingWriter{w: io.MultiWriter(tmp, hash)}
 	if w.cfg.MaxBytesPerDay > 0 {
-		used, err := db.ExportBytesOfDay(ctx, w.store.Bun, ej.AccountID, ej.CreatedAt, ej.ID)
+		used, err := db.ExportBytesOfDay(ctx, w.store.Bun, ej.AccountID, ej.CreatedAt)
 		if err != nil {
 			return db.ExportResult{}, err
 		}
 		counter.limit = max(w.cfg.MaxBytesPerDay-used, 1)
 	}
+	// What this attempt wrote counts against the account's day whatever
+	// its outcome: failed and retried attempts too.
+	defer w.addBytes(ej.ID, counter)
 	bw := bufio.NewWriterSize(counter, w.cfg.WriteBufferSize)
 	enc, err := newExportEncoder(ej.Format, ej.Scope, bw, params.IncludeEvidence, w.cfg.RowGroupRows)
 	if err != nil {
@@ -369,10 +383,11 @@ func (w *ExportWorker) pipeline(ctx context.Context, ej *cryptointel.ExportJob, 
 // countingWriter counts what passes through it; with a limit, a write
 // that would pass it fails (over is then set) and writes nothing.
 type countingWriter struct {
-	w     io.Writer
-	n     int64
-	limit int64
-	over  bool
+	w       io.Writer
+	n       int64
+	limit   int64
+	over    bool
+	refused int64 // the bytes of the write refused past limit
 }
 
 // errOverDailyVolume fails a write past the account's daily export volume.
@@ -381,6 +396,7 @@ var errOverDailyVolume = errors.New("export over the account's daily volume")
 func (c *countingWriter) Write(p []byte) (int, error) {
 	if c.limit > 0 && c.n+int64(len(p)) > c.limit {
 		c.over = true
+		c.refused = int64(len(p))
 		return 0, errOverDailyVolume
 	}
 	n, err := c.w.Write(p)

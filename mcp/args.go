@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // argSpec is an argument as a built tool checks it: its JSON Schema and
@@ -104,11 +105,14 @@ func parseArgs(tool string, spec []*argSpec, raw json.RawMessage) (args, error) 
 	var unknown []string
 	for name := range members {
 		if !slices.ContainsFunc(spec, func(s *argSpec) bool { return s.name == name }) {
-			unknown = append(unknown, strconv.Quote(name))
+			unknown = append(unknown, strconv.Quote(clip(name)))
 		}
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
+		if len(unknown) > maxEchoed {
+			unknown = append(unknown[:maxEchoed], fmt.Sprintf("and %d more", len(unknown)-maxEchoed))
+		}
 		names := make([]string, len(spec))
 		for i, s := range spec {
 			names[i] = s.name
@@ -193,26 +197,52 @@ func (s *argSpec) parse(raw json.RawMessage) (any, error) {
 	}
 }
 
+// maxEcho is how much of a client's input a message quotes, and
+// maxEchoed how many of its names.
+const (
+	maxEcho   = 64
+	maxEchoed = 8
+)
+
+// clip returns s cut to maxEcho bytes (on a rune boundary) with an
+// ellipsis: a message quotes what a client sent, never all of it.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // parseInt reads an integer within the argument's bounds. 3.0 is 3; 3.5,
 // strings and out-of-range values are refused (a route would cap or clamp
 // them silently; a tool says so).
 func (s *argSpec) parseInt(raw json.RawMessage, what string) (int, error) {
 	var f float64
-	if json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+	if json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) {
 		return 0, fmt.Errorf("%s must be an integer", what)
 	}
-	n := int(f)
-	if (s.min != nil && n < *s.min) || (s.max != nil && n > *s.max) {
+	lo, hi := float64(math.MinInt32), float64(math.MaxInt32) // ids are 32-bit
+	if s.min != nil {
+		lo = float64(*s.min)
+	}
+	if s.max != nil {
+		hi = float64(*s.max)
+	}
+	if f < lo || f > hi {
 		switch {
 		case s.min != nil && s.max != nil:
-			return 0, fmt.Errorf("%s must be between %d and %d (got %d)", what, *s.min, *s.max, n)
-		case s.min != nil:
-			return 0, fmt.Errorf("%s must be at least %d (got %d)", what, *s.min, n)
+			return 0, fmt.Errorf("%s must be between %d and %d (got %.0f)", what, *s.min, *s.max, f)
+		case f < lo:
+			return 0, fmt.Errorf("%s must be at least %.0f (got %.0f)", what, lo, f)
 		default:
-			return 0, fmt.Errorf("%s must be at most %d (got %d)", what, *s.max, n)
+			return 0, fmt.Errorf("%s must be at most %.0f (got %.0f)", what, hi, f)
 		}
 	}
-	return n, nil
+	return int(f), nil
 }
 
 func (s *argSpec) checkEnum(v string) error {

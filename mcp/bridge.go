@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +39,9 @@ type BridgeConfig struct {
 	// UserAgent is sent with every request. Defaults to
 	// "cryptointel-mcp-bridge".
 	UserAgent string
+	// Warnings receives the bridge's warnings (a key sent over plain
+	// http:// to a host that is not this machine). Defaults to os.Stderr.
+	Warnings io.Writer
 }
 
 // Bridge relays messages between in and out and the server until in ends
@@ -48,9 +54,21 @@ func Bridge(ctx context.Context, in io.Reader, out io.Writer, cfg BridgeConfig) 
 	if err != nil {
 		return err
 	}
-	b := &bridge{cfg: cfg, endpoint: endpoint, out: out, client: cfg.HTTPClient}
-	if b.client == nil {
-		b.client = &http.Client{Timeout: 2 * time.Minute}
+	b := &bridge{cfg: cfg, endpoint: endpoint, out: out}
+	client := http.Client{Timeout: 2 * time.Minute}
+	if cfg.HTTPClient != nil {
+		client = *cfg.HTTPClient
+	}
+	// The key goes to the configured server only: a redirect to another
+	// host, or from https to http, is not followed.
+	client.CheckRedirect = sameServerRedirect
+	b.client = &client
+	if warn := plainHTTPWarning(endpoint, cfg.Key != ""); warn != "" {
+		w := cfg.Warnings
+		if w == nil {
+			w = os.Stderr
+		}
+		fmt.Fprintln(w, warn) //nolint:errcheck
 	}
 	if b.cfg.UserAgent == "" {
 		b.cfg.UserAgent = "cryptointel-mcp-bridge"
@@ -104,6 +122,41 @@ func bridgeEndpoint(u string) (string, error) {
 		pu.Path = "/mcp"
 	}
 	return pu.String(), nil
+}
+
+// sameServerRedirect follows a redirect only to the scheme and host of
+// the request it answers, so the key is never sent elsewhere.
+func sameServerRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if !strings.EqualFold(req.URL.Host, first.Host) || (first.Scheme == "https" && req.URL.Scheme != "https") {
+		return fmt.Errorf("refusing to follow a redirect from %s to %s: the key is sent only to the configured server", first.Host, req.URL.Host)
+	}
+	return nil
+}
+
+// plainHTTPWarning is the warning for an endpoint that would carry the
+// key (or payments) in clear: an http:// URL whose host is not this
+// machine; "" otherwise.
+func plainHTTPWarning(endpoint string, key bool) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != "http" {
+		return ""
+	}
+	host := strings.Trim(strings.ToLower(u.Hostname()), "[]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return ""
+	}
+	if a, err := netip.ParseAddr(host); err == nil && a.IsLoopback() {
+		return ""
+	}
+	what := "payments"
+	if key {
+		what = "the API key"
+	}
+	return "warning: " + u.Redacted() + " is plain http to another machine: " + what + " and every answer travel unencrypted; use https://"
 }
 
 type bridge struct {

@@ -112,7 +112,7 @@ func TestParseArgs(t *testing.T) {
 	require.Equal(t, 10, a.int("limit"), "null is absent: the default")
 	require.Equal(t, map[string]string{"query": "x"}, a.params("query", "limit"), "a default is the route's to apply")
 	_, err = parseArgs("t", spec, json.RawMessage(`{"query":"x","limit":2147483648}`))
-	require.EqualError(t, err, "limit must be an integer")
+	require.EqualError(t, err, "limit must be between 1 and 20 (got 2147483648)", "out of range, not \"not an integer\"")
 	_, err = parseArgs("t", spec, json.RawMessage(`"x"`))
 	require.EqualError(t, err, "arguments must be a JSON object")
 }

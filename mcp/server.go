@@ -69,6 +69,11 @@ type Config struct {
 	// Version is the server version reported to clients. Defaults to
 	// "dev".
 	Version string
+	// AllowedOrigins are the hosts, besides the service's own origin,
+	// whose browser pages may call /mcp: host patterns in path.Match
+	// syntax such as "app.example.com" or "*.example.org:8443". A request
+	// with another Origin is refused 403 (see checkOrigin).
+	AllowedOrigins []string
 }
 
 // Server is the MCP surface; it serves /mcp.
@@ -126,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 		Stateless:                  true,
 		JSONResponse:               true,
 		MaxRequestBodyBytes:        MaxBodyBytes,
-		DisableLocalhostProtection: true, // every request carries a key or pays: a rebound page gains nothing
+		DisableLocalhostProtection: true, // ServeHTTP checks Origin and Host first (checkOrigin)
 		Logger:                     slog.New(slog.DiscardHandler),
 	})
 	return s, nil
@@ -148,11 +153,16 @@ func (s *Server) Tools() []*sdk.Tool {
 	return out
 }
 
-// ServeHTTP serves /mcp: the up-front authentication, the body bound, then
-// the SDK's Streamable HTTP handler (stateless, JSON responses).
+// ServeHTTP serves /mcp: the Origin and Host check, the up-front
+// authentication, the body bound, then the SDK's Streamable HTTP handler
+// (stateless, JSON responses).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	observe.SetRoute(ctx, "/mcp") // the /v1 routes called in process must not name the request
+	if msg := checkOrigin(r, s.cfg.AllowedOrigins); msg != "" {
+		writeError(w, http.StatusForbidden, msg)
+		return
+	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
 		if r.ContentLength > MaxBodyBytes {
@@ -196,7 +206,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveFast(w, r, info, t, req)
 		return
 	}
-	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestInfoKey{}, info)))
+	pw := &plainErrors{ResponseWriter: w}
+	s.handler.ServeHTTP(pw, r.WithContext(context.WithValue(ctx, requestInfoKey{}, info)))
+	pw.finish()
 }
 
 // authCacheTTL is how long the up-front check remembers a key it

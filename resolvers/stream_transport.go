@@ -127,6 +127,13 @@ func (s *socketSet) Accept(w http.ResponseWriter, r *http.Request, opts transpor
 	s.mu.Lock()
 	s.conns[ts] = struct{}{}
 	s.mu.Unlock()
+	// A key revoked or expired while the connection is open: closed at its
+	// first refused operation with the access layer's message, as an
+	// unusable key is at connection_init.
+	access.OnKeyRefused(r.Context(), func(msg string) {
+		ts.WriteClose(closeForbidden, msg) //nolint:errcheck
+		ts.Close()                         //nolint:errcheck
+	})
 	if act := socketActivityFrom(r.Context()); act != nil && s.idleTimeout > 0 {
 		ts.activity = act
 		act.watch(s.idleTimeout, func() {

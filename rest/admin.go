@@ -31,10 +31,11 @@ type AdminIngestOptions struct {
 	Token string
 	// MaxFailedTokens is how many requests with a wrong or missing token
 	// one client address may send per fixed minute (aligned to the clock);
-	// past it, every request from the address — with the right token too —
-	// is refused 429 with Retry-After until the minute ends, so tokens
-	// cannot be guessed at speed. Defaults to DefaultAdminMaxFailedTokens;
-	// negative removes the throttle.
+	// past it, the address's requests with a wrong or missing token are
+	// refused 429 with Retry-After until the minute ends, so tokens cannot
+	// be guessed at speed, while the right token still gets through (a
+	// guesser cannot lock the operator out). Defaults to
+	// DefaultAdminMaxFailedTokens; negative removes the throttle.
 	MaxFailedTokens int
 	// Now returns the current time; tests inject it. Defaults to the
 	// store's clock.
@@ -84,12 +85,14 @@ func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64
 		}
 		addr := access.ClientAddress(r)
 		t := now()
-		if wait := throttle.blocked(addr, t); wait > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(wait)))
-			WriteError(w, r, cryptointel.Errorf(cryptointel.ERATELIMIT, msgAdminThrottledFmt, throttle.max, wait))
-			return
-		}
 		if !adminTokenMatches(r.Header.Get("Authorization"), tokenHash) {
+			// The comparison is constant-time and costs a hash: a wrong
+			// token is throttled, the right one never is.
+			if wait := throttle.blocked(addr, t); wait > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(wait)))
+				WriteError(w, r, cryptointel.Errorf(cryptointel.ERATELIMIT, msgAdminThrottledFmt, throttle.max, wait))
+				return
+			}
 			throttle.fail(addr, t)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="admin"`)
 			WriteError(w, r, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "Invalid or missing admin token."))

@@ -89,6 +89,26 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 	return c, nil
 }
 
+// MsgQuerySemicolon is the 400 message of a query string holding ';',
+// which Go's URL parser would drop with its pair.
+const MsgQuerySemicolon = "The query string contains ';': separate parameters with '&', and send a ';' inside a value as %3B."
+
+// maxEcho is how much of a client's input a message quotes.
+const maxEcho = 64
+
+// clip returns s cut to maxEcho bytes (on a rune boundary) with an
+// ellipsis: a message quotes what a client sent, never all of it.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // CacheBustParam is the query parameter HTTP libraries append to defeat
 // caches (jQuery's `cache: false` sends `_=<milliseconds>`). Every route
 // accepts and ignores it, so those clients keep working while any other
@@ -103,6 +123,11 @@ const CacheBustParam = "_"
 // undeclared name in the query's order is reported; a pair whose name does
 // not decode is skipped, as url.ParseQuery skips it.
 func checkQueryNames(rt *Route, rawQuery string) error {
+	if strings.Contains(rawQuery, ";") {
+		// Go's URL parser drops a pair holding ';' without a word: say so
+		// rather than answer as if it had not been sent.
+		return cryptointel.Errorf(cryptointel.EINVALID, "%s", MsgQuerySemicolon)
+	}
 	for rawQuery != "" {
 		var pair string
 		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
@@ -117,6 +142,7 @@ func checkQueryNames(rt *Route, rawQuery string) error {
 				known = append(append(known, p.Name), p.Aliases...)
 			}
 		}
+		name = clip(name)
 		if len(known) == 0 {
 			return cryptointel.Errorf(cryptointel.EINVALID, "unknown parameter %q: %s accepts no query parameters", name, rt.Path)
 		}
@@ -193,6 +219,13 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 		n, err := parseInt(p.Name, raw)
 		if err != nil {
 			return nil, err
+		}
+		if p.Max == nil && (n == maxInt || n == minInt) {
+			// An unbounded integer (an id) is never capped: a value out of
+			// the 32-bit range would name another id.
+			if err := checkInt32(p.Name, raw); err != nil {
+				return nil, err
+			}
 		}
 		return clampInt(p, n), nil
 	case TypeBoolean:
@@ -282,6 +315,18 @@ func parseInt(name, raw string) (int, error) {
 		return minInt, nil
 	}
 	return int(n), nil
+}
+
+// checkInt32 refuses a base-10 integer outside the 32-bit range.
+func checkInt32(name, raw string) error {
+	n, err := strconv.ParseInt(raw, 10, 64)
+	switch {
+	case (err != nil && !strings.HasPrefix(raw, "-")) || n > maxInt:
+		return cryptointel.Errorf(cryptointel.EINVALID, "%s must be at most %d", name, maxInt)
+	case err != nil || n < minInt:
+		return cryptointel.Errorf(cryptointel.EINVALID, "%s must be at least %d", name, minInt)
+	}
+	return nil
 }
 
 // Integers are bounded to 32 bits, the range of a GraphQL Int.

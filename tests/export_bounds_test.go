@@ -107,4 +107,23 @@ func TestExportBoundsPerAccount(t *testing.T) {
 		require.NotNil(t, job.Error)
 		require.Equal(t, fmt.Sprintf(cryptointel.MsgExportOverDailyVolumeFmt, bound), *job.Error)
 	})
+
+	t.Run("failing jobs count against the day", func(t *testing.T) {
+		t.Parallel()
+		const bound = 200
+		s := startExportServer(t, exportServerOpts{maxBytesPerDay: bound})
+		s.handlers.MaxBytesPerDay = bound
+		exportSeed(t, s.store, since, 40)
+		key, _ := exportEnterpriseKey(t, s.store)
+		job := s.waitDone(t, key, s.create(t, key, exportJobRequest(since)).ID)
+		require.Equal(t, cryptointel.ExportStatusFailed, job.Status)
+		// The failed job's bytes count: the day is spent, the next job is
+		// refused. (Nine jobs failing at the bound once wrote 273 MB
+		// against a 30 MB day.)
+		body, _ := json.Marshal(exportJobRequest(since))
+		status, h, resp := s.do(t, http.MethodPost, "/v1/export/jobs", key, body)
+		require.Equal(t, http.StatusTooManyRequests, status, "%s", resp)
+		require.Contains(t, string(resp), "Daily export volume reached")
+		require.NotEmpty(t, h.Get("Retry-After"))
+	})
 }

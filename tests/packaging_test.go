@@ -182,28 +182,62 @@ func TestPackaging(t *testing.T) {
 				} `yaml:"healthcheck"`
 				StopGracePeriod string   `yaml:"stop_grace_period"`
 				Profiles        []string `yaml:"profiles"`
+				ReadOnly        bool     `yaml:"read_only"`
+				CapDrop         []string `yaml:"cap_drop"`
+				SecurityOpt     []string `yaml:"security_opt"`
+				Secrets         []string `yaml:"secrets"`
+				PullPolicy      string   `yaml:"pull_policy"`
 			} `yaml:"services"`
 			Volumes map[string]any `yaml:"volumes"`
+			Secrets map[string]struct {
+				File string `yaml:"file"`
+			} `yaml:"secrets"`
 		}
 		require.NoError(t, yaml.Unmarshal([]byte(readText(t, composeFile)), &compose))
 		svc, ok := compose.Services["cryptointel"]
 		require.True(t, ok)
-		require.Equal(t, "cryptointel:latest", svc.Image, "the tag make image builds")
+		require.Equal(t, "cryptointel:${CRYPTOINTEL_VERSION:?set CRYPTOINTEL_VERSION to the tag make image built (git describe --always --dirty)}", svc.Image,
+			"the version tag make image builds, never :latest")
+		require.Equal(t, "never", svc.PullPolicy, "the image is built locally")
 		require.Equal(t, []string{"CMD", imageBinary, "healthcheck"}, svc.Healthcheck.Test)
 		require.Equal(t, "service_healthy", svc.DependsOn["postgres"].Condition)
 		var env []string
 		for name := range svc.Environment {
 			env = append(env, name)
 		}
-		requireSettings(t, env, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+		requireSettings(t, env, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "PGPASSFILE")
 		require.Contains(t, svc.Environment["DATABASE_URL"], "@postgres:5432/")
+		// Least privilege: the service's own database role, its password
+		// in a secret file; no default password anywhere.
+		require.True(t, strings.HasPrefix(svc.Environment["DATABASE_URL"], "postgres://cryptointel_app@"), "no password in the URL, not the superuser")
+		require.Equal(t, "/run/secrets/app_pgpass", svc.Environment["PGPASSFILE"])
+		require.Contains(t, svc.Secrets, "app_pgpass")
+		require.Equal(t, "/run/secrets/postgres_password", compose.Services["postgres"].Environment["POSTGRES_PASSWORD_FILE"])
+		require.NotContains(t, compose.Services["postgres"].Environment, "POSTGRES_USER", "the superuser is postgres; the service never uses it")
+		for name, sec := range compose.Secrets {
+			require.True(t, strings.HasPrefix(sec.File, "./secrets/"), "secret %s is a file the operator creates", name)
+		}
+		text := readText(t, composeFile)
+		require.NotRegexp(t, `(?i)password[^\n]*:-`, text, "no default password")
+		require.NotRegexp(t, `SECRET[A-Z_]*:\s*\$\{[A-Z_]+:-[^}]`, text, "no default secret")
+		// Hardened containers.
+		require.True(t, svc.ReadOnly, "read-only root file system")
+		require.Equal(t, []string{"ALL"}, svc.CapDrop)
+		require.Contains(t, svc.SecurityOpt, "no-new-privileges:true")
+		require.NotEmpty(t, svc.Environment["METRICS_TOKEN"], "/metrics behind a token")
 		requireGrace(t, svc.StopGracePeriod, svc.Environment["SHUTDOWN_TIMEOUT"])
 		require.Contains(t, compose.Services, "postgres")
 		require.Equal(t, []string{"replica"}, compose.Services["replica"].Profiles)
 		require.Equal(t, []string{"s3"}, compose.Services["s3"].Profiles)
 		for name, s := range compose.Services {
 			require.NotEmpty(t, s.Image, name)
+			require.NotContains(t, s.Image, ":latest", "%s: pinned images only", name)
+			require.Regexp(t, `:[^:/]+$`, s.Image, "%s: a version tag", name)
+			require.Equal(t, []string{"ALL"}, s.CapDrop, "%s drops every capability (and adds back only what it needs)", name)
+			require.Contains(t, s.SecurityOpt, "no-new-privileges:true", name)
 		}
+		role := readText(t, "../deploy/postgres-app-role.sh")
+		require.Contains(t, role, "NOSUPERUSER NOCREATEDB NOCREATEROLE")
 	})
 }
 

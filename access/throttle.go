@@ -1,0 +1,95 @@
+package access
+
+import (
+	"math"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxFailedPayments is how many refused payments one client
+// address, or one payer, may present per minute by default
+// (PaymentConfig.MaxFailedPayments).
+const DefaultMaxFailedPayments = 30
+
+// msgPaymentThrottledFmt refuses a client address or payer over its
+// refused payments: the bound per minute, the seconds to wait.
+const msgPaymentThrottledFmt = "Too many refused payments from your address or payer: at most %d per minute. Retry in %d seconds."
+
+// failureThrottle counts failures per key (a client address, a payer) in
+// fixed windows aligned to the clock; past max in a window, the key is
+// refused until the window ends.
+type failureThrottle struct {
+	max    int // 0 or negative: no throttle
+	window time.Duration
+
+	mu     sync.Mutex
+	counts map[string]failureCount
+}
+
+type failureCount struct {
+	start time.Time
+	n     int
+}
+
+func newFailureThrottle(maxFailures int, window time.Duration) *failureThrottle {
+	return &failureThrottle{max: maxFailures, window: window, counts: map[string]failureCount{}}
+}
+
+// blocked returns the whole seconds (at least 1) key must wait, or 0 when
+// it may try.
+func (f *failureThrottle) blocked(key string, now time.Time) int64 {
+	if f == nil || f.max <= 0 || key == "" {
+		return 0
+	}
+	start := now.Truncate(f.window)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.counts[key]
+	if !c.start.Equal(start) || c.n < f.max {
+		return 0
+	}
+	return max(int64(math.Ceil(start.Add(f.window).Sub(now).Seconds())), 1)
+}
+
+// fail counts a failure of key.
+func (f *failureThrottle) fail(key string, now time.Time) {
+	if f == nil || f.max <= 0 || key == "" {
+		return
+	}
+	start := now.Truncate(f.window)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.counts) > 8192 {
+		for k, c := range f.counts { // forget past windows
+			if !c.start.Equal(start) {
+				delete(f.counts, k)
+			}
+		}
+		if len(f.counts) > 8192 {
+			clear(f.counts) // a flood of distinct keys: start over rather than grow
+		}
+	}
+	c := f.counts[key]
+	if !c.start.Equal(start) {
+		c = failureCount{start: start}
+	}
+	c.n++
+	f.counts[key] = c
+}
+
+// maxEcho is how much of a client's own input a message quotes.
+const maxEcho = 64
+
+// truncate returns s cut to maxEcho bytes (on a rune boundary) with an
+// ellipsis: a message quotes what a client sent, never all of it.
+func truncate(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,1 @@
+ALTER TABLE export_jobs DROP COLUMN bytes_written;
