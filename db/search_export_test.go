@@ -41,7 +41,7 @@ func SearchStatementsForTest(ctx context.Context, q Querier, query string, since
 		return analyze, rank, err
 	}
 	sql, args := analyzeStatement(sq)
-	csql, cargs, _ := a.candidateStatement(since, limit)
+	csql, cargs, _ := a.candidateStatement(since, limit, searchFilters{})
 	return SearchStatementForTest{sql, args}, SearchStatementForTest{csql, cargs}, nil
 }
 

@@ -870,7 +870,7 @@ func TestSearchAnalysisKeptPerContentVersion(t *testing.T) {
 	}
 	search := func(v int64, q string) (*cryptointel.SearchResult, int64) {
 		ctx, n := db.WithStatementCounter(b.ctx)
-		res, err := b.store.SearchEvents(ctx, v, q, b.now.Add(-30*24*time.Hour), 10)
+		res, err := b.store.SearchEvents(ctx, v, q, cryptointel.SearchOptions{Since: b.now.Add(-30 * 24 * time.Hour), Limit: 10})
 		require.NoError(t, err, q)
 		return res, n.Load()
 	}
@@ -992,7 +992,9 @@ func TestSearchEachProbeWeighsItsOwnFirstStep(t *testing.T) {
 	b.insertTitled(t, "Pelican migration note", 5000, 1000, every17min)
 	b.insertTitled(t, "Walrus tusk found on the shore", 7000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
 
-	res, err := db.SearchEvents(b.ctx, b.store.Pool, "walrus tusk pelican", b.now.Add(-90*24*time.Hour), 10)
+	// Five reports of one story: listed each, not collapsed.
+	res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "walrus tusk pelican",
+		cryptointel.SearchOptions{Since: b.now.Add(-90 * 24 * time.Hour), Limit: 10, NoCollapse: true})
 	require.NoError(t, err)
 	require.Equal(t, []int64{7000, 7001, 7002, 7003, 7004}, matchEventIDs(res.Matches)[:5], "the events holding two of the words first")
 }

@@ -61,7 +61,7 @@ func (r *queryResolver) search(ctx context.Context, query string, since *time.Ti
 		if caller, ok := access.CallerFrom(ctx); ok {
 			version = caller.DataVersion
 		}
-		c.res, c.err = r.store.SearchEvents(ctx, version, key.query, start, key.first)
+		c.res, c.err = r.store.SearchEvents(ctx, version, key.query, cryptointel.SearchOptions{Since: start, Limit: key.first, SinceDefault: since == nil, Now: r.now()})
 		if c.err != nil {
 			c.err = fmt.Errorf("error searching events: %w", c.err)
 		}
