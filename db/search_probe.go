@@ -318,7 +318,7 @@ const groupSQL = `
 				SELECT e.id, e.latest_evidence_at + '0 s'::interval AS t FROM events e
 				WHERE e.search @@ p.q AND search_buckets(e.latest_evidence_at) && g.b
 				  AND e.latest_evidence_at + '0 s'::interval >= $1
-				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)`+filterSQL+`
+				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)` + filterSQL + `
 				ORDER BY 2 DESC LIMIT $8
 			) y
 			WHERE g.i = p.i AND `
@@ -329,7 +329,7 @@ const groupSQL = `
 const wholeSQL = `
 			SELECT e.id FROM events e
 			WHERE e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1
-			  AND (p.restbefore IS NULL OR e.latest_evidence_at + '0 s'::interval < p.restbefore)`+filterSQL+`
+			  AND (p.restbefore IS NULL OR e.latest_evidence_at + '0 s'::interval < p.restbefore)` + filterSQL + `
 			  AND `
 
 // wholeOrder orders wholeSQL's matches, newest first.
