@@ -98,3 +98,15 @@ func EntityEventsStatementForTest(ids []int64, f EntityEventFilter) SearchStatem
 	sql, a := entityEventsStatement(ids, f)
 	return SearchStatementForTest{SQL: sql, Args: a}
 }
+
+// ThesaurusForTest returns the thesaurus' synonym groups and form lines,
+// members as written.
+func ThesaurusForTest() (groups, forms [][]string) {
+	for _, g := range searchThesaurus.groups {
+		groups = append(groups, append([]string(nil), g...))
+	}
+	for _, f := range searchThesaurus.formGroups {
+		forms = append(forms, append([]string(nil), f...))
+	}
+	return groups, forms
+}

@@ -64,12 +64,29 @@ func mustParseThesaurus(text string) *thesaurus {
 // the forms of one word, "#" lines are comments.
 func parseThesaurus(text string) (*thesaurus, error) {
 	t := &thesaurus{byKey: map[string][]int{}, forms: map[string]string{}, formGroups: map[string][]string{}, longest: 1}
-	for n, line := range strings.Split(text, "\n") {
+	// Form lines first: a group's members are keyed with every form
+	// known, as queries are ("stolen funds" is keyed "steal fund" wherever
+	// the form line stands).
+	lines := strings.Split(text, "\n")
+	for _, formPass := range []bool{true, false} {
+		if err := t.parseLines(lines, formPass); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// parseLines reads the form lines of lines (formPass) or their groups.
+func (t *thesaurus) parseLines(lines []string, formPass bool) error {
+	for n, line := range lines {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		forms := strings.HasPrefix(line, "=")
+		if forms != formPass {
+			continue
+		}
 		line = strings.TrimPrefix(line, "=")
 		var members []string
 		for _, m := range strings.Split(line, ",") {
@@ -78,7 +95,7 @@ func parseThesaurus(text string) (*thesaurus, error) {
 			}
 		}
 		if len(members) < 2 {
-			return nil, fmt.Errorf("search thesaurus line %d: a group needs at least two members", n+1)
+			return fmt.Errorf("search thesaurus line %d: a group needs at least two members", n+1)
 		}
 		if forms {
 			head := thesaurusKey(queryWords(members[0]))
@@ -97,7 +114,7 @@ func parseThesaurus(text string) (*thesaurus, error) {
 			t.longest = max(t.longest, len(words))
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // knows reports whether the thesaurus lists the single word w, as a

@@ -34,6 +34,11 @@ var questionKeepAfterVerb = wordSet(`list`)
 // recencyWords read as "prefer the newest".
 var recencyWords = wordSet(`recently recent lately latest newest currently`)
 
+// whatsNew are the words before which "new" asks for the newest ("what
+// is new", "what's new", "anything new"); elsewhere it is a word ("new
+// listing").
+var whatsNew = wordSet(`is what's whats anything something`)
+
 // monthNames maps month words to months; "may" only after a preposition
 // or before a year (it is a verb too).
 var monthNames = map[string]time.Month{
@@ -120,11 +125,26 @@ func readQuery(words []string) (kept []string, r queryReading) {
 		}
 		i++
 	}
+	// A question word inside a thesaurus phrase ("going public", "ask
+	// me anything") is part of what is asked about.
+	inPhrase := make([]bool, len(words))
+	th := searchThesaurus
+	norm := th.normalizeForms(words)
+	for i := range words {
+		for size := min(th.longest, len(words)-i); size >= 2; size-- {
+			if _, ok := th.byKey[strings.Join(norm[i:i+size], " ")]; ok {
+				for j := i; j < i+size; j++ {
+					inPhrase[j] = true
+				}
+				break
+			}
+		}
+	}
 	var question []cryptointel.SearchDropped
 	for i, w := range words {
 		switch {
 		case isTime[i]:
-		case questionWords[lower[i]] && !(questionKeepAfterVerb[lower[i]] && len(kept) > 0):
+		case questionWords[lower[i]] && !inPhrase[i] && !(questionKeepAfterVerb[lower[i]] && len(kept) > 0):
 			question = append(question, cryptointel.SearchDropped{Text: w, Reason: cryptointel.DroppedQuestion})
 		default:
 			kept = append(kept, w)
@@ -165,6 +185,9 @@ func readTime(lower, orig []string, i int) (int, timeExpr) {
 	}
 	switch {
 	case recencyWords[w]:
+		return 1, timeExpr{Text: text(1), Recency: true}
+	case w == "new" && i > 0 && whatsNew[lower[i-1]]:
+		// "what is new with X", "anything new": the newest of X.
 		return 1, timeExpr{Text: text(1), Recency: true}
 	case w == "right" && next(1) == "now", w == "these" && next(1) == "days":
 		return 2, timeExpr{Text: text(2), Recency: true}

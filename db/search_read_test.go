@@ -298,3 +298,55 @@ func TestSearchManyThesaurusWords(t *testing.T) {
 	require.NotEmpty(t, res.Matches)
 	require.Contains(t, matchEventIDs(res.Matches), int64(3), "the exploit")
 }
+
+// TestSearchThesaurusEveryEntryIsUsed: every line of the thesaurus is
+// loaded and used: each member, typed as a query, is read as one term that
+// searches its group (a synonym of its line, or every form of its word),
+// and holds a word the stemmer keeps (a member of stop words only would
+// never be searched).
+func TestSearchThesaurusEveryEntryIsUsed(t *testing.T) {
+	t.Parallel()
+	groups, forms := db.ThesaurusForTest()
+	require.GreaterOrEqual(t, len(groups)+len(forms), 400, "the vocabulary of the field")
+	var members []string
+	check := func(line []string, all bool) {
+		for _, m := range line {
+			members = append(members, m)
+			terms, alts, err := db.ParseSearchQueryForTest(m)
+			require.NoError(t, err, m)
+			require.Equal(t, []string{strings.Join(strings.Fields(m), " ")}, terms, "%q is read as one term", m)
+			got := map[string]bool{}
+			for _, a := range alts[0] {
+				got[strings.ToLower(a)] = true
+			}
+			found := 0
+			for _, o := range line {
+				if !strings.EqualFold(o, m) && got[strings.ToLower(o)] {
+					found++
+				}
+			}
+			if all {
+				require.Equal(t, len(line)-1, found, "%q searches every form of its word: %v", m, alts[0])
+			} else {
+				require.Positive(t, found, "%q searches its group %v: %v", m, line, alts[0])
+			}
+		}
+	}
+	for _, g := range groups {
+		check(g, false)
+	}
+	for _, f := range forms {
+		check(f, true)
+	}
+	b := setupSearch(t)
+	var empty []string
+	rows, err := b.store.Pool.Query(b.ctx, `SELECT m FROM unnest($1::text[]) m WHERE numnode(phraseto_tsquery('english', m)) = 0`, members)
+	require.NoError(t, err)
+	for rows.Next() {
+		var m string
+		require.NoError(t, rows.Scan(&m))
+		empty = append(empty, m)
+	}
+	require.NoError(t, rows.Err())
+	require.Empty(t, empty, "members the stemmer keeps no word of")
+}

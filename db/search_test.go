@@ -516,9 +516,9 @@ func TestSearchOddInput(t *testing.T) {
 
 func TestParseSearchQueryTermsAndThesaurus(t *testing.T) {
 	t.Parallel()
-	terms, alts, err := db.ParseSearchQueryForTest("Solana chain went down, froze funds?")
+	terms, alts, err := db.ParseSearchQueryForTest("Solana chain went down, froze wallets?")
 	require.NoError(t, err)
-	require.Equal(t, []string{"Solana", "chain", "went down", "froze", "funds"}, terms)
+	require.Equal(t, []string{"Solana", "chain", "went down", "froze", "wallets"}, terms)
 	require.Contains(t, alts[1], "blockchain", "a synonym group")
 	require.Contains(t, alts[2], "outage", "a thesaurus phrase is one term")
 	require.Subset(t, alts[3], []string{"freeze", "frozen"}, "irregular forms")
