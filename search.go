@@ -164,6 +164,9 @@ type SearchResult struct {
 	Offset int
 	// Facets are the facet counts, when asked.
 	Facets *SearchFacets
+	// NextCursor is the token of the next page, set by the API layer
+	// (nil on the last page).
+	NextCursor *string
 }
 
 // SearchTerm is a term of a search query: a word, or a thesaurus phrase
@@ -317,4 +320,7 @@ var (
 	// MsgSearchQueryRange is the message of a query whose time words
 	// leave no time in the window given.
 	MsgSearchQueryRange = "the query's time words and the window given do not overlap (the window is empty)"
+	// MsgSearchEntity is the message (a format of the value) of an entity
+	// filter that names no entity.
+	MsgSearchEntity = "entity %q names no entity: use an entity id, or a name, alias or ticker"
 )
