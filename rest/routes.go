@@ -509,7 +509,7 @@ func graphRoutes() []Route {
 					"How the query was read.")),
 				p("limit", integer()),
 				p("next_cursor", describe(nullable(str()), "Cursor of the next page; null on the last.")),
-				p("facets", describe(obj(
+				optional("facets", describe(obj(
 					p("categories", arr(obj(p("value", str()), p("count", integer())))),
 					p("entities", arr(obj(p("value", str()), p("count", integer())))),
 					p("days", arr(obj(p("value", str()), p("count", integer()))))),
