@@ -222,7 +222,10 @@ func readTime(lower, orig []string, i int) (int, timeExpr) {
 		if n == 0 {
 			if w == "since" || w == "after" || w == "before" || w == "until" {
 				// since yesterday, before last week…
-				if m, e := readTime(lower, orig, i+1); m > 0 && !e.Recency && i+1 < len(lower) {
+				if i+1 >= len(lower) {
+					return 0, timeExpr{}
+				}
+				if m, e := readTime(lower, orig, i+1); m > 0 && !e.Recency {
 					n, f = m, e.resolve
 				}
 			}

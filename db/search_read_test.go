@@ -261,6 +261,21 @@ func TestSearchRefusesBadOptions(t *testing.T) {
 	}
 }
 
+// TestSearchTimeWordsAtTheEdges: time words cut short, or out of
+// range, are words or windows, never a panic.
+func TestSearchTimeWordsAtTheEdges(t *testing.T) {
+	t.Parallel()
+	b := setupReading(t)
+	for _, q := range []string{"hack since", "hack before", "hack in", "hack last", "hack next", "hack past 0 days",
+		"hack last 99999 days", "hack since since", "hack after today", "hack before yesterday", "hack until last week",
+		"hack in may", "hack may 2025", "hack this quarter", "hack next 3 weeks", "exploit since the", "unlock in the last month"} {
+		_, err := db.SearchEventsWith(b.ctx, b.store.Pool, q, cryptointel.SearchOptions{Since: b.now.Add(-30 * 24 * time.Hour), Now: b.now})
+		if err != nil {
+			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q: %v", q, err)
+		}
+	}
+}
+
 // TestSearchTopicKeepsPhrasesWhole: the feeds' topic reads synonyms as
 // search does, so "outage" does not find "goes live" or "go to
 // investors" through its phrase "goes down", cut to "goes" by the
