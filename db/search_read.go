@@ -23,7 +23,7 @@ var questionWords = wordSet(`which who whom whose what whats when where why how
 	any anything anyone anybody some something there here
 	show shows find tell give list me my i we you please
 	happen happens happened happening going
-	news story stories article articles headline headlines
+	news article articles headline headlines
 	about much many`)
 
 // questionKeep are question words kept when they follow a word that
