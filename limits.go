@@ -130,6 +130,10 @@ const (
 	SearchQueryMaxRunes = 256
 	// SearchQueryMaxWords is the most words a query may have.
 	SearchQueryMaxWords = 32
+	// SearchMaxDepth is how deep a search's ranking may be paged (the
+	// cursor walks up to this many events; each page's candidates are
+	// fetched for its depth).
+	SearchMaxDepth = 200
 )
 
 // MaxAliasHint is how many aliases the compatibility views (Organization,

@@ -130,6 +130,10 @@ type EventMatch struct {
 	// MatchedTerms are the query terms (SearchTerm.Text) the event
 	// matched, by text, synonym or entity link, in query order.
 	MatchedTerms []string
+	// AlsoReportedAs are the other events that tell the same story (same
+	// owner, overlapping time, near-duplicate title), collapsed into this
+	// hit; empty when none or when collapsing is off.
+	AlsoReportedAs []int64
 }
 
 // SearchResult is an event search: the matches, strongest first, and how
@@ -144,6 +148,25 @@ type SearchResult struct {
 	Terms []SearchTerm
 	// UnmatchedTerms are the texts of the Terms no match matched.
 	UnmatchedTerms []string
+	// Dropped are the query's words that were not searched, and why
+	// (time words, question words, stop words).
+	Dropped []SearchDropped
+	// Filters are what became a filter or a preference, from the query's
+	// words or from the request's parameters.
+	Filters []SearchFilter
+	// Sort is the order of Matches (SearchSortRelevance or
+	// SearchSortRecency).
+	Sort string
+	// More is whether the ranking goes on after this page (a next page
+	// may be asked from Offset+len(Matches), after the last match).
+	More bool
+	// Offset is the rows of the ranking before this page.
+	Offset int
+	// Facets are the facet counts, when asked.
+	Facets *SearchFacets
+	// NextCursor is the token of the next page, set by the API layer
+	// (nil on the last page).
+	NextCursor *string
 }
 
 // SearchTerm is a term of a search query: a word, or a thesaurus phrase
@@ -162,3 +185,142 @@ type SearchTerm struct {
 	// Matched is whether any returned event matched it.
 	Matched bool
 }
+
+// Sort orders of a search (SearchOptions.Sort).
+const (
+	// SearchSortRelevance orders by score, recency blended in: among
+	// equally good matches the newer wins.
+	SearchSortRelevance = "relevance"
+	// SearchSortRecency orders the best matches newest first: the events
+	// that match as much of the query as the best match does.
+	SearchSortRecency = "recency"
+)
+
+// SearchSorts are the sort orders a search takes.
+var SearchSorts = []string{SearchSortRelevance, SearchSortRecency}
+
+// Surfaces a search may be narrowed to (SearchOptions.Surface).
+const (
+	SearchSurfaceRadar  = "radar"
+	SearchSurfaceSignal = "signal"
+)
+
+// SearchOptions narrow and order a search (Query.searchEvents, /v1/search,
+// the MCP search tool). The zero value is the plain search: relevance,
+// collapsed, every surface, no facets, the data's clock.
+type SearchOptions struct {
+	// Since is the start of the window (since or from); Until, when set,
+	// its end (exclusive). SinceDefault tells that Since is the default
+	// window's start, which a window the query's time words name
+	// replaces.
+	Since, Until time.Time
+	SinceDefault bool
+	// Limit is the page size; Offset the rows of the ranking before the
+	// page (a cursor's depth); AfterID, when set, the last event of the
+	// previous page, after which the page starts when it is still ranked.
+	Limit, Offset int
+	AfterID       int64
+	// Sort is SearchSortRelevance (default) or SearchSortRecency.
+	Sort string
+	// Category keeps the events of this category only.
+	Category string
+	// EntityIDs keep the events these entities own or take part in.
+	EntityIDs []int64
+	// Surface keeps signal events only when SearchSurfaceSignal (radar is
+	// every event).
+	Surface string
+	// NoCollapse lists every report of a story instead of one hit per
+	// story (EventMatch.AlsoReportedAs).
+	NoCollapse bool
+	// Facets asks for the facet counts (SearchResult.Facets).
+	Facets bool
+	// Now is the clock time words are read against ("recently", "next
+	// week"); zero: the newest event's time.
+	Now time.Time
+	// Filters name the options that came from request parameters, as the
+	// report lists them (the caller's spelling: "category", "entity"…).
+	Filters []SearchFilter
+}
+
+// Reasons a query word was not searched (SearchDropped.Reason).
+const (
+	// DroppedQuestion is a question or filler word (which, who, show…).
+	DroppedQuestion = "question"
+	// DroppedStopWord is a word too common to search (the, of, and).
+	DroppedStopWord = "stop_word"
+	// DroppedTime is a time word, read as a filter or a preference.
+	DroppedTime = "time"
+)
+
+// SearchDropped is a word (or phrase) of the query that was not searched,
+// and why.
+type SearchDropped struct {
+	Text   string
+	Reason string
+}
+
+// Search filter names (SearchFilter.Name).
+const (
+	SearchFilterFrom               = "from"
+	SearchFilterTo                 = "to"
+	SearchFilterRecency            = "recency"
+	SearchFilterCategory           = "category"
+	SearchFilterCategoryPreference = "category_preference"
+	SearchFilterEntity             = "entity"
+	SearchFilterSurface            = "surface"
+)
+
+// Where a filter came from (SearchFilter.Source).
+const (
+	SearchSourceQuery     = "query"
+	SearchSourceParameter = "parameter"
+)
+
+// SearchFilter is what became a filter or a preference: a window bound
+// (from, to), a recency preference, a category or its preference, an
+// entity, a surface.
+type SearchFilter struct {
+	// Name is one of the SearchFilter* names.
+	Name string
+	// Value is the filter's value: an RFC 3339 instant, a category, an
+	// entity id, a surface, "prefer newer".
+	Value string
+	// Source is query (read from the query's words) or parameter.
+	Source string
+	// Text is the words of the query that made it ("next week"), empty for
+	// a parameter.
+	Text string
+}
+
+// SearchFacets count the matches a search ranked (before paging) by
+// category, by entity (owner or participant) and by day.
+type SearchFacets struct {
+	Categories, Entities, Days []SearchFacet
+}
+
+// SearchFacet is one value of a facet and how many matches have it.
+type SearchFacet struct {
+	// Value is the category, the entity id, or the day (YYYY-MM-DD, UTC).
+	Value string
+	Count int
+}
+
+// Messages of the search options.
+var (
+	// MsgQueryOnlyTimeWords is the message of a query whose words are
+	// all time words (recently, next week) or question words.
+	MsgQueryOnlyTimeWords = "query has no words to search for (only time or question words such as recently, last week, which: use from and to for a window alone, or add what to search for)"
+	// MsgSearchSort is the message of an unknown sort.
+	MsgSearchSort = "sort must be relevance or recency"
+	// MsgSearchSurface is the message of an unknown surface.
+	MsgSearchSurface = "surface must be radar or signal"
+	// MsgSearchRange is the message of a window that ends before it
+	// starts.
+	MsgSearchRange = "from must be before to (the window is empty)"
+	// MsgSearchQueryRange is the message of a query whose time words
+	// leave no time in the window given.
+	MsgSearchQueryRange = "the query's time words and the window given do not overlap (the window is empty)"
+	// MsgSearchEntity is the message (a format of the value) of an entity
+	// filter that names no entity.
+	MsgSearchEntity = "entity %q names no entity: use an entity id, or a name, alias or ticker"
+)

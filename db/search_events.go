@@ -111,17 +111,52 @@ type linkedEntity struct {
 //
 // Returns EINVALID when the query is empty, longer than
 // cryptointel.SearchQueryMaxRunes, has more than SearchQueryMaxWords words,
-// no words at all, or only stop words and names no entity.
+// no words at all, only time or question words, or only stop words and
+// names no entity.
 func SearchEvents(ctx context.Context, q Querier, text string, since time.Time, limit int) (*cryptointel.SearchResult, error) {
-	return searchEvents(ctx, q, nil, 0, text, since, limit)
+	return searchEvents(ctx, q, nil, 0, text, cryptointel.SearchOptions{Since: since, Limit: limit})
 }
 
-// searchEvents is SearchEvents, reading and keeping the query's analysis in
-// memo for content version version when both are set.
-func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int64, text string, since time.Time, limit int) (*cryptointel.SearchResult, error) {
+// SearchEventsWith is SearchEvents with the options: a window, filters,
+// the sort, paging, collapsing and facets (cryptointel.SearchOptions).
+//
+// Returns EINVALID, beside SearchEvents' refusals, for an unknown sort or
+// surface, a window that ends before it starts, or time words that leave
+// the window empty.
+func SearchEventsWith(ctx context.Context, q Querier, text string, o cryptointel.SearchOptions) (*cryptointel.SearchResult, error) {
+	return searchEvents(ctx, q, nil, 0, text, o)
+}
+
+// CheckSearchOptions returns EINVALID for options no search can take: an
+// unknown sort or surface, a window that ends before it starts.
+func CheckSearchOptions(o cryptointel.SearchOptions) error {
+	switch o.Sort {
+	case "", cryptointel.SearchSortRelevance, cryptointel.SearchSortRecency:
+	default:
+		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgSearchSort}
+	}
+	switch o.Surface {
+	case "", cryptointel.SearchSurfaceRadar, cryptointel.SearchSurfaceSignal:
+	default:
+		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgSearchSurface}
+	}
+	if !o.Until.IsZero() && !o.Until.After(o.Since) {
+		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgSearchRange}
+	}
+	return nil
+}
+
+// searchEvents is SearchEventsWith, reading and keeping the query's
+// analysis in memo for content version version when both are set.
+func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int64, text string, o cryptointel.SearchOptions) (*cryptointel.SearchResult, error) {
+	if err := CheckSearchOptions(o); err != nil {
+		return nil, err
+	}
+	limit := o.Limit
 	if limit <= 0 {
 		limit = cryptointel.SearchEventsFirst.Default
 	}
+	offset := min(max(o.Offset, 0), cryptointel.SearchMaxDepth)
 	a := memo.get(version, text)
 	if a == nil {
 		sq, err := parseSearchQuery(text)
@@ -136,16 +171,46 @@ func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int6
 	if len(a.terms) == 0 && len(a.links) == 0 {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryOnlyStopWords}
 	}
-	sql, args, links := a.candidateStatement(since, limit)
+	now := o.Now
+	if now.IsZero() {
+		now = a.lastAt
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	win, err := a.q.Read.window(now, o.Since, o.Until, o.SinceDefault)
+	if err != nil {
+		return nil, err
+	}
+	f := searchFilters{until: win.until, category: o.Category, signal: o.Surface == cryptointel.SearchSurfaceSignal, entities: o.EntityIDs}
+	sql, args, links := a.candidateStatement(win.since, offset+limit, f)
 	cands, err := a.fetchCandidates(ctx, q, sql, args)
 	if err != nil {
 		return nil, err
 	}
-	page, matched := a.rank(cands, links, limit)
-	res := &cryptointel.SearchResult{Query: a.q.Text, Matches: page, Terms: make([]cryptointel.SearchTerm, 0, len(a.terms)), UnmatchedTerms: []string{}}
+	ro := rankOptions{limit: limit, offset: offset, afterID: o.AfterID, recencySort: o.Sort == cryptointel.SearchSortRecency,
+		now: now, preferNewer: win.recency, history: win.history, collapse: !o.NoCollapse, facets: o.Facets}
+	if o.Category == "" {
+		ro.category = a.q.Read.Category
+	}
+	rk := a.rank(cands, links, ro)
+	res := &cryptointel.SearchResult{Query: a.q.Text, Matches: rk.page, Terms: make([]cryptointel.SearchTerm, 0, len(a.terms)), UnmatchedTerms: []string{},
+		Dropped: append([]cryptointel.SearchDropped{}, a.q.Read.Dropped...), Sort: cryptointel.SearchSortRelevance,
+		Offset: rk.offset, More: rk.more && rk.offset+len(rk.page) < cryptointel.SearchMaxDepth, Facets: rk.facets}
+	if ro.recencySort {
+		res.Sort = cryptointel.SearchSortRecency
+	}
+	for _, d := range a.dropped {
+		res.Dropped = append(res.Dropped, cryptointel.SearchDropped{Text: d, Reason: cryptointel.DroppedStopWord})
+	}
+	res.Filters = append(append([]cryptointel.SearchFilter{}, win.filters...), o.Filters...)
+	if ro.category != "" {
+		res.Filters = append(res.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterCategoryPreference, Value: ro.category,
+			Source: cryptointel.SearchSourceQuery, Text: a.q.Read.CategoryText})
+	}
 	for i, t := range a.terms {
 		st := a.report(t)
-		st.Matched = matched&(1<<i) != 0
+		st.Matched = rk.matched&(1<<i) != 0
 		if !st.Matched {
 			res.UnmatchedTerms = append(res.UnmatchedTerms, t.Text)
 		}
@@ -189,6 +254,8 @@ type searchAnalysis struct {
 	firstAt, lastAt time.Time
 	// scorer reads the terms' frequencies from candidates' vectors.
 	scorer *scorer
+	// dropped are the query's terms of stop words only.
+	dropped []string
 }
 
 // analyzeSQL is the first statement: ?1 the whole query, $2 its phrases,
@@ -329,10 +396,10 @@ func analyzeStatement(sq *searchQuery) (string, []any) {
 		}
 	}
 	sql := analyzeExactSQL
-	if utf8.RuneCountInString(sq.Text) >= minFuzzyRunes && len(sq.Words) <= maxFuzzyWholeWords {
+	if utf8.RuneCountInString(sq.Whole) >= minFuzzyRunes && len(sq.Words) <= maxFuzzyWholeWords {
 		sql = analyzeFuzzySQL
 	}
-	whole := sq.Text
+	whole := sq.Whole
 	if utf8.RuneCountInString(whole) > maxNameRunes {
 		whole = string([]rune(whole)[:maxNameRunes])
 	}
@@ -466,6 +533,7 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 			}
 		}
 		if len(rt.Alts) == 0 && entityNames[i] == nil {
+			a.dropped = append(a.dropped, st.Text)
 			continue // only stop words
 		}
 		// The term's rarity is that of the words typed (and of the

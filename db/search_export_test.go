@@ -32,6 +32,16 @@ type SearchStatementForTest struct {
 // query: the analysis (entity linking, stems, statistics) and the search
 // statement (candidates) with what the first found.
 func SearchStatementsForTest(ctx context.Context, q Querier, query string, since time.Time, limit int) (analyze, rank SearchStatementForTest, err error) {
+	return searchStatementsForTest(ctx, q, query, since, limit, searchFilters{})
+}
+
+// FilteredSearchStatementsForTest is SearchStatementsForTest with every
+// filter set: a window's end, a category, signals only and an entity.
+func FilteredSearchStatementsForTest(ctx context.Context, q Querier, query string, since, until time.Time, limit int, entity int64) (analyze, rank SearchStatementForTest, err error) {
+	return searchStatementsForTest(ctx, q, query, since, limit, searchFilters{until: until, category: "other", signal: true, entities: []int64{entity}})
+}
+
+func searchStatementsForTest(ctx context.Context, q Querier, query string, since time.Time, limit int, f searchFilters) (analyze, rank SearchStatementForTest, err error) {
 	sq, err := parseSearchQuery(query)
 	if err != nil {
 		return analyze, rank, err
@@ -41,7 +51,7 @@ func SearchStatementsForTest(ctx context.Context, q Querier, query string, since
 		return analyze, rank, err
 	}
 	sql, args := analyzeStatement(sq)
-	csql, cargs, _ := a.candidateStatement(since, limit)
+	csql, cargs, _ := a.candidateStatement(since, limit, f)
 	return SearchStatementForTest{sql, args}, SearchStatementForTest{csql, cargs}, nil
 }
 
@@ -97,4 +107,16 @@ func ListEventsStatementForTest(f EventFilter) (SearchStatementForTest, error) {
 func EntityEventsStatementForTest(ids []int64, f EntityEventFilter) SearchStatementForTest {
 	sql, a := entityEventsStatement(ids, f)
 	return SearchStatementForTest{SQL: sql, Args: a}
+}
+
+// ThesaurusForTest returns the thesaurus' synonym groups and form lines,
+// members as written.
+func ThesaurusForTest() (groups, forms [][]string) {
+	for _, g := range searchThesaurus.groups {
+		groups = append(groups, append([]string(nil), g...))
+	}
+	for _, f := range searchThesaurus.formGroups {
+		forms = append(forms, append([]string(nil), f...))
+	}
+	return groups, forms
 }

@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -64,6 +63,6 @@ func (m *searchMemo) put(version int64, text string, a *searchAnalysis) {
 // request's metering statement read (access.Caller.DataVersion; 0 when
 // unknown, which keeps nothing) — so that a query searched again before the
 // content changes costs one statement (searchMemo).
-func (d *DB) SearchEvents(ctx context.Context, version int64, text string, since time.Time, limit int) (*cryptointel.SearchResult, error) {
-	return searchEvents(ctx, d.Reader(), &d.searchMemo, version, text, since, limit)
+func (d *DB) SearchEvents(ctx context.Context, version int64, text string, o cryptointel.SearchOptions) (*cryptointel.SearchResult, error) {
+	return searchEvents(ctx, d.Reader(), &d.searchMemo, version, text, o)
 }

@@ -119,7 +119,7 @@ type probeGroup struct {
 // when all together match fewer than k, all but the commonest together
 // and each other term alone (stage 2), since an event that lacks a common
 // word can still outrank one that holds every word.
-func (a *searchAnalysis) probes(since time.Time, k int) []probe {
+func (a *searchAnalysis) probes(since, until time.Time, k int) []probe {
 	var (
 		qs       []string
 		dfs, idf []float64
@@ -128,7 +128,10 @@ func (a *searchAnalysis) probes(since time.Time, k int) []probe {
 		if len(t.Alts) == 0 {
 			continue
 		}
-		if q, df := a.termQuery(i); q != "" {
+		// A term whose words no event holds is not probed: it would take
+		// a probe from a term that can match (and its IDF is the
+		// highest), so 32 such words together found nothing.
+		if q, df := a.termQuery(i); q != "" && df > 0 {
 			qs, dfs, idf = append(qs, q), append(dfs, df), append(idf, t.IDF)
 		}
 	}
@@ -148,17 +151,17 @@ func (a *searchAnalysis) probes(since time.Time, k int) []probe {
 	}
 	var out []probe
 	if len(sq) >= 2 {
-		out = append(out, a.planProbe(conjunction(sq), sdf, since, k, 1))
+		out = append(out, a.planProbe(conjunction(sq), sdf, since, until, k, 1))
 	}
 	for j := range sq {
 		stage := 2
 		if j == 0 {
 			stage = 1
 		}
-		out = append(out, a.planProbe(sq[j], sdf[j:j+1], since, k, stage))
+		out = append(out, a.planProbe(sq[j], sdf[j:j+1], since, until, k, stage))
 	}
 	if len(sq) >= 3 {
-		out = append(out, a.planProbe(conjunction(sq[:len(sq)-1]), sdf[:len(sdf)-1], since, k, 2))
+		out = append(out, a.planProbe(conjunction(sq[:len(sq)-1]), sdf[:len(sdf)-1], since, until, k, 2))
 	}
 	return out
 }
@@ -206,19 +209,24 @@ func (a *searchAnalysis) termQuery(i int) (string, float64) {
 // a few lookups, one whose words seldom do reads further back. Each group
 // names the buckets of the finest width (ten minutes, an hour, a day, a
 // week) that covers its time in at most maxGroupCodes.
-func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k, stage int) probe {
+func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since, until time.Time, k, stage int) probe {
 	p := probe{tsq: tsq, stage: stage, restMax: -1}
+	// The newest time asked: the newest event, or the window's end.
+	lastAt := a.lastAt
+	if !until.IsZero() && until.Before(lastAt) {
+		lastAt = until
+	}
 	n := math.Max(float64(a.docs), 1)
 	most, postings := n, 0.0
 	for _, df := range dfs {
 		most, postings = math.Min(most, df), postings+df
 	}
-	if (most <= plainMaxMatches && postings <= plainMaxPostings) || a.lastAt.IsZero() || a.lastAt.Before(since) {
+	if (most <= plainMaxMatches && postings <= plainMaxPostings) || a.lastAt.IsZero() || lastAt.Before(since) {
 		return p
 	}
 	span := math.Max(a.lastAt.Sub(a.firstAt).Seconds(), float64(bucketWidths[0]))
 	reach := time.Duration(float64(probeSafety*k) / math.Max(most, 1) * span * float64(time.Second))
-	end, before := a.lastAt, time.Time{}
+	end, before := lastAt, time.Time{}
 	for range maxProbeGroups {
 		from := end.Add(-reach)
 		if from.Before(since) {
@@ -241,7 +249,7 @@ func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k
 			break
 		}
 		end, before = start, start
-		reach = a.lastAt.Sub(start) * (groupGrowth - 1)
+		reach = lastAt.Sub(start) * (groupGrowth - 1)
 	}
 	// The matches the conjunction would have were its words independent.
 	joint := n
@@ -250,7 +258,7 @@ func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since time.Time, k
 	}
 	if len(p.groups) > firstGroups && len(dfs) >= 2 && joint <= plainMaxMatches {
 		p.restBefore = p.groups[firstGroups].before
-		p.restMax = restMax(p.restBefore, a.lastAt, a.firstAt, since)
+		p.restMax = restMax(p.restBefore, lastAt, a.firstAt, since)
 	}
 	return p
 }
@@ -289,7 +297,18 @@ func restMax(start, lastAt, firstAt, since time.Time) int32 {
 	return int32(math.Floor(plainMaxMatches*math.Max(first, 1)/rest) - 1)
 }
 
-// groupSQL is the newest $4 matches of probe p in its groups that pass
+// filterSQL is the search's filters on event e: $4 the end of the window
+// (exclusive), $5 a category, $6 signal events only, $7 entities it must
+// name; each null (false) when not asked. They filter the rows an index
+// found; none of them makes a statement read the table whole.
+const filterSQL = `
+				  AND ($4::timestamptz IS NULL OR e.latest_evidence_at + '0 s'::interval < $4::timestamptz)
+				  AND ($5::text IS NULL OR e.category = $5::text)
+				  AND (NOT $6::bool OR e.significance IS NOT NULL)
+				  AND ($7::bigint[] IS NULL OR EXISTS (SELECT 1 FROM event_entities fe
+				       WHERE fe.event_id = e.id AND fe.entity_id = ANY ($7::bigint[])))`
+
+// groupSQL is the newest $8 matches of probe p in its groups that pass
 // the condition written after it, group by group, newest first: the
 // nested loop over the groups runs in their order and stops at the limit.
 // The probes order and filter by latest_evidence_at + 0 so that no plan
@@ -299,8 +318,8 @@ const groupSQL = `
 				SELECT e.id, e.latest_evidence_at + '0 s'::interval AS t FROM events e
 				WHERE e.search @@ p.q AND search_buckets(e.latest_evidence_at) && g.b
 				  AND e.latest_evidence_at + '0 s'::interval >= $1
-				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)
-				ORDER BY 2 DESC LIMIT $4
+				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)` + filterSQL + `
+				ORDER BY 2 DESC LIMIT $8
 			) y
 			WHERE g.i = p.i AND `
 
@@ -310,35 +329,35 @@ const groupSQL = `
 const wholeSQL = `
 			SELECT e.id FROM events e
 			WHERE e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1
-			  AND (p.restbefore IS NULL OR e.latest_evidence_at + '0 s'::interval < p.restbefore)
+			  AND (p.restbefore IS NULL OR e.latest_evidence_at + '0 s'::interval < p.restbefore)` + filterSQL + `
 			  AND `
 
 // wholeOrder orders wholeSQL's matches, newest first.
 const wholeOrder = `
 			ORDER BY e.latest_evidence_at + '0 s'::interval DESC`
 
-// probeSQL is the newest $4 matches of probe p: group by group of its
-// buckets, newest first, until $4 are found, or, when it has no groups,
+// probeSQL is the newest $8 matches of probe p: group by group of its
+// buckets, newest first, until $8 are found, or, when it has no groups,
 // from the whole index. Both branches are answered by events_search_idx;
 // only the one whose gate holds runs.
 const probeSQL = groupSQL + `true
 			UNION ALL (` + wholeSQL + `NOT p.grouped` + wholeOrder + `)
-			LIMIT $4`
+			LIMIT $8`
 
 // firstSQL is the first step of probe p when its rest may be read whole:
 // the matches of its groups newer than p.restbefore (all when it is null)
 // or, when it has no groups, from the whole index.
 const firstSQL = groupSQL + `(p.restbefore IS NULL OR g.before IS NULL OR g.before > p.restbefore)
 			UNION ALL (` + wholeSQL + `NOT p.grouped` + wholeOrder + `)
-			LIMIT $4`
+			LIMIT $8`
 
 // restSQL is the rest of grouped probe p when its first step found c.n
-// matches, fewer than $4: its groups older than p.restbefore one by one,
+// matches, fewer than $8: its groups older than p.restbefore one by one,
 // or, when c.n is at most p.restmax, the time before p.restbefore from
 // the whole index.
 const restSQL = groupSQL + `g.before <= p.restbefore AND c.n > p.restmax
 			UNION ALL (` + wholeSQL + `c.n <= p.restmax AND p.restbefore IS NOT NULL` + wholeOrder + `)
-			LIMIT $4 - c.n`
+			LIMIT $8 - c.n`
 
 // searchShape is the shape of a search statement: it holds only the steps
 // its probes need. Each shape is prepared and planned once per connection
@@ -356,13 +375,13 @@ type searchShape struct {
 // candidates and returns each with its time, significance, search vector
 // and the linked entities it names (entity id times two, plus one for an
 // owner); the service ranks them. Arguments: $1 since, $2 the events kept
-// per linked entity, $3 the linked entities; with probes, $4 the matches
-// kept per probe, the probes ($5 tsqueries, $6 stages, $7 the first
-// step's matches up to which the rest is read whole, $11 the time the rest
-// is older than) and their groups ($8 probe, $9 buckets, $10 older than).
+// per linked entity, $3 the linked entities; with probes, $8 the matches
+// kept per probe, the probes ($9 tsqueries, $10 stages, $11 the first
+// step's matches up to which the rest is read whole, $15 the time the rest
+// is older than) and their groups ($12 probe, $13 buckets, $14 older than).
 //
 // Stage 1 probes run first; stage 2 probes only when the first probe (all
-// the terms together) found fewer than $4.
+// the terms together) found fewer than $8.
 var candidateSQL = func() map[searchShape]string {
 	out := map[searchShape]string{{}: candidateStatementSQL("", "")}
 	for _, stage2 := range []bool{false, true} {
@@ -371,7 +390,7 @@ var candidateSQL = func() map[searchShape]string {
 	`+stageSQL("1", "true", rest), "SELECT id FROM s1 UNION "
 			if stage2 {
 				ctes, ids = ctes+`,
-	`+stageSQL("2", "(SELECT count(*) < $4 FROM s1 WHERE s1.i = 1)", rest), ids+"SELECT id FROM s2 UNION "
+	`+stageSQL("2", "(SELECT count(*) < $8 FROM s1 WHERE s1.i = 1)", rest), ids+"SELECT id FROM s2 UNION "
 			}
 			out[searchShape{probes: true, stage2: stage2, rest: rest}] = candidateStatementSQL(ctes+",", ids)
 		}
@@ -383,18 +402,18 @@ var candidateSQL = func() map[searchShape]string {
 const probesSQL = `
 	probes AS MATERIALIZED (
 		SELECT p.i::int AS i, p.stage, p.q::tsquery AS q, p.restmax,
-		       EXISTS (SELECT 1 FROM unnest($8::int[]) x WHERE x = p.i) AS grouped,
+		       EXISTS (SELECT 1 FROM unnest($12::int[]) x WHERE x = p.i) AS grouped,
 		       p.restbefore
-		FROM unnest($5::text[], $6::int[], $7::int[], $11::timestamptz[]) WITH ORDINALITY AS p(q, stage, restmax, restbefore, i)
+		FROM unnest($9::text[], $10::int[], $11::int[], $15::timestamptz[]) WITH ORDINALITY AS p(q, stage, restmax, restbefore, i)
 	),
 	groups AS MATERIALIZED (
 		SELECT g.i, g.b::int[] AS b, g.before
-		FROM unnest($8::int[], $9::text[], $10::timestamptz[]) AS g(i, b, before)
+		FROM unnest($12::int[], $13::text[], $14::timestamptz[]) AS g(i, b, before)
 	)`
 
 // stageSQL defines s<stage>, the matches of the probes of a stage, found
 // when gate holds. With rest, the first steps of the probes come first
-// (f<stage>), then the rest of each that found fewer than $4; the count
+// (f<stage>), then the rest of each that found fewer than $8; the count
 // reads a CTE of the statement's top level, so it is counted again for
 // each probe.
 func stageSQL(stage, gate string, rest bool) string {
@@ -412,7 +431,7 @@ func stageSQL(stage, gate string, rest bool) string {
 		SELECT p.i, x.id FROM probes p
 		CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM f` + stage + ` f WHERE f.i = p.i) c
 		CROSS JOIN LATERAL (` + restSQL + `) x
-		WHERE p.stage = ` + stage + ` AND p.grouped AND c.n < $4 AND ` + gate + `)`
+		WHERE p.stage = ` + stage + ` AND p.grouped AND c.n < $8 AND ` + gate + `)`
 }
 
 // candidateStatementSQL is the search statement whose probes' matches are
@@ -422,36 +441,64 @@ func candidateStatementSQL(ctes, ids string) string {
 	WITH ` + ctes + `
 	ent AS (
 		SELECT x.event_id AS id
-		FROM unnest($3::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
+		FROM unnest($3::bigint[] || coalesce($7::bigint[], '{}')) AS l(entity_id) CROSS JOIN LATERAL (
 			SELECT ee.event_id FROM event_entities ee
 			WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
+			  AND ($4::timestamptz IS NULL OR ee.latest_evidence_at < $4::timestamptz)
 			ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
 			LIMIT $2
 		) x
 	)
 	SELECT e.id, e.latest_evidence_at, coalesce(e.significance, 0), e.search,
-	       CASE WHEN cardinality($3::bigint[]) > 0 THEN ARRAY(
-	           SELECT ee.entity_id * 2 + (ee.role = 'owner')::int FROM event_entities ee
-	           WHERE ee.event_id = e.id AND ee.entity_id = ANY ($3::bigint[])) END
+	       ARRAY(SELECT ee.entity_id * 2 + (ee.role = 'owner')::int FROM event_entities ee
+	             WHERE ee.event_id = e.id ORDER BY ee.role = 'owner' DESC, ee.position, ee.entity_id),
+	       e.title, e.category
 	FROM events e
 	WHERE e.id = ANY (ARRAY(` + ids + `SELECT id FROM ent))
-	  AND e.latest_evidence_at >= $1`
+	  AND e.latest_evidence_at >= $1` + filterSQL
+}
+
+// searchFilters are a search's filters as the search statement takes
+// them (filterSQL).
+type searchFilters struct {
+	until    time.Time
+	category string
+	signal   bool
+	entities []int64
+}
+
+// args are the filters' arguments, $4 to $7.
+func (f searchFilters) args() []any {
+	var until *time.Time
+	if !f.until.IsZero() {
+		until = &f.until
+	}
+	var cat *string
+	if f.category != "" {
+		cat = &f.category
+	}
+	var ents []int64
+	if len(f.entities) > 0 {
+		ents = f.entities
+	}
+	return []any{until, cat, f.signal, ents}
 }
 
 // candidateStatement is the search statement of the shape its probes need
-// and its arguments, with the links the ranking reads.
-func (a *searchAnalysis) candidateStatement(since time.Time, limit int) (string, []any, []rankLink) {
-	k := max(2*limit, 24)
+// and its arguments, with the links the ranking reads: the candidates of a
+// ranking deep enough to show depth events.
+func (a *searchAnalysis) candidateStatement(since time.Time, depth int, f searchFilters) (string, []any, []rankLink) {
+	k := max(2*depth, 24)
 	var ps []probe
-	if !a.entityFillsPage(limit) {
-		ps = a.probes(since, k)
+	if !a.entityFillsPage(depth) {
+		ps = a.probes(since, f.until, k)
 	}
 	links := a.rankLinks()
 	ids := make([]int64, len(links))
 	for i, l := range links {
 		ids[i] = l.entityID
 	}
-	args := []any{since, max(2*limit, 20), ids}
+	args := append([]any{since, max(2*depth, 20), ids}, f.args()...)
 	if len(ps) == 0 {
 		return candidateSQL[searchShape{}], args, links
 	}
@@ -534,7 +581,7 @@ func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, sql str
 		}
 		c := &candidate{tf: make([]float64, len(a.terms)), typed: make([]bool, len(a.terms))}
 		var vec pgtype.TSVector
-		dst := []any{&c.id, &c.at, &c.significance, nil, &c.ents}
+		dst := []any{&c.id, &c.at, &c.significance, nil, &c.ents, &c.title, &c.category}
 		if !binaryVector {
 			dst[3] = &vec
 		}

@@ -64,12 +64,29 @@ func mustParseThesaurus(text string) *thesaurus {
 // the forms of one word, "#" lines are comments.
 func parseThesaurus(text string) (*thesaurus, error) {
 	t := &thesaurus{byKey: map[string][]int{}, forms: map[string]string{}, formGroups: map[string][]string{}, longest: 1}
-	for n, line := range strings.Split(text, "\n") {
+	// Form lines first: a group's members are keyed with every form
+	// known, as queries are ("stolen funds" is keyed "steal fund" wherever
+	// the form line stands).
+	lines := strings.Split(text, "\n")
+	for _, formPass := range []bool{true, false} {
+		if err := t.parseLines(lines, formPass); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// parseLines reads the form lines of lines (formPass) or their groups.
+func (t *thesaurus) parseLines(lines []string, formPass bool) error {
+	for n, line := range lines {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		forms := strings.HasPrefix(line, "=")
+		if forms != formPass {
+			continue
+		}
 		line = strings.TrimPrefix(line, "=")
 		var members []string
 		for _, m := range strings.Split(line, ",") {
@@ -78,7 +95,7 @@ func parseThesaurus(text string) (*thesaurus, error) {
 			}
 		}
 		if len(members) < 2 {
-			return nil, fmt.Errorf("search thesaurus line %d: a group needs at least two members", n+1)
+			return fmt.Errorf("search thesaurus line %d: a group needs at least two members", n+1)
 		}
 		if forms {
 			head := thesaurusKey(queryWords(members[0]))
@@ -97,7 +114,7 @@ func parseThesaurus(text string) (*thesaurus, error) {
 			t.longest = max(t.longest, len(words))
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // knows reports whether the thesaurus lists the single word w, as a
@@ -184,6 +201,12 @@ type searchQuery struct {
 	Words []string
 	// Terms are its terms in order.
 	Terms []searchTerm
+	// Read is what was read off the query before its words were searched:
+	// time expressions, question words, a category preference.
+	Read queryReading
+	// Whole is the text the whole query is linked to entities by: the
+	// query, or its words searched when some were read off.
+	Whole string
 }
 
 // queryWordSeparators split a query into words: space and the operator and
@@ -228,7 +251,15 @@ func parseSearchQuery(query string) (*searchQuery, error) {
 	if len(words) > cryptointel.SearchQueryMaxWords {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryTooManyWords}
 	}
-	q := &searchQuery{Text: query, Words: words}
+	kept, read := readQuery(words)
+	if len(kept) == 0 {
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryOnlyTimeWords}
+	}
+	q := &searchQuery{Text: query, Words: kept, Read: read, Whole: query}
+	if len(kept) < len(words) {
+		q.Whole = strings.Join(kept, " ")
+	}
+	words = kept
 	th := searchThesaurus
 	norm := th.normalizeForms(words)
 	for i := 0; i < len(words); {
@@ -314,24 +345,29 @@ func topicTSQuery(a *sqlArgs, topic string) (string, error) {
 		alts  []string
 		terms []int32
 		typed []bool
+		words []int32
 	)
 	for i, t := range sq.Terms {
 		for _, alt := range t.Alts {
 			alts, terms, typed = append(alts, alt.Text), append(terms, int32(i)), append(typed, alt.Weight == weightTyped)
+			words = append(words, int32(multiLetterWords(alt.Text)))
 		}
 	}
-	as, ts, ty := a.add(alts), a.add(terms), a.add(typed)
+	as, ts, ty, ws := a.add(alts), a.add(terms), a.add(typed), a.add(words)
 	// Synonyms join a term only when its typed words are rare (as in
-	// search's probes): each is one more posting list to read.
+	// search's probes): each is one more posting list to read. A synonym
+	// phrase that the stemmer cuts to fewer words than it has ("goes
+	// down" without its stop word "down") is not searched, as in search
+	// (lostToStopWords): it would find every event that "goes live".
 	return `(SELECT string_agg('(' || x.q || ')', ' & ')::tsquery FROM (
 			SELECT y.t, string_agg(DISTINCT '(' || y.q || ')', ' | ') AS q FROM (
 				SELECT u.t, phraseto_tsquery('english', u.a)::text AS q
-				FROM unnest(` + as + `::text[], ` + ts + `::int[], ` + ty + `::bool[]) AS u(a, t, typed)
-				WHERE u.typed OR (
+				FROM unnest(` + as + `::text[], ` + ts + `::int[], ` + ty + `::bool[], ` + ws + `::int[]) AS u(a, t, typed, w)
+				WHERE u.typed OR (length(to_tsvector('english', u.a)) >= least(u.w, 2) AND (
 					SELECT coalesce(sum((SELECT st.df FROM search_terms st WHERE st.term = x)), 0)
 					FROM unnest(` + as + `::text[], ` + ts + `::int[], ` + ty + `::bool[]) AS v(a, t, typed),
 					     unnest(tsvector_to_array(to_tsvector('english', v.a))) AS x
-					WHERE v.t = u.t AND v.typed) < ` + fmt.Sprint(plainMaxMatches) + `
+					WHERE v.t = u.t AND v.typed) < ` + fmt.Sprint(plainMaxMatches) + `)
 				UNION
 				SELECT u.t, phraseto_tsquery('english', n2.value)::text
 				FROM unnest(` + as + `::text[], ` + ts + `::int[], ` + ty + `::bool[]) AS u(a, t, typed)
@@ -340,6 +376,19 @@ func topicTSQuery(a *sqlArgs, topic string) (string, error) {
 				WHERE u.typed
 			) y WHERE y.q <> '' GROUP BY y.t
 		) x)`, nil
+}
+
+// multiLetterWords counts the words of s longer than one letter: a phrase
+// of two or more keeps its meaning only while the stemmer keeps two words
+// of it (a dropped single letter names a class: "series a").
+func multiLetterWords(s string) int {
+	n := 0
+	for _, w := range queryWords(s) {
+		if utf8.RuneCountInString(w) > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // topicBucketWindow is the longest window whose topic filter names the

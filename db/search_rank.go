@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -264,9 +265,12 @@ type candidate struct {
 	id           int64
 	at           time.Time
 	significance float64
-	// ents are the linked entities the event names, entity id times two
-	// plus one for an owner.
+	// ents are the entities the event names, entity id times two plus one
+	// for an owner, owners first.
 	ents []int64
+	// title and category, for collapsing reports of one story and the
+	// facets.
+	title, category string
 	// tf is each term's weighted frequency, typed whether a typed word
 	// (not only a synonym) of it matched.
 	tf    []float64
@@ -306,7 +310,7 @@ type scoredCandidate struct {
 // (a term also matched through an entity link), the recency and
 // significance boosts, then tiers (docs/api/search.md, "Ranking") — and
 // the mask of the terms its events matched.
-func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, limit int) ([]cryptointel.EventMatch, int64) {
+func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, ro rankOptions) rankResult {
 	now := a.lastAt
 	maxIDF := 1.0
 	if len(a.terms) > 0 {
@@ -385,9 +389,10 @@ func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, limit int) (
 		if sc.whole.ok {
 			base += 0.01 * sc.whole.s
 		}
-		age := now.Sub(c.at).Seconds()
-		sc.score = base * (1 + recencyBoost*math.Pow(0.5, age/recencyHalfLife.Seconds())) *
-			(1 + significanceBoost*c.significance/10)
+		sc.score = base * ro.recency(now, c.at) * (1 + significanceBoost*c.significance/10)
+		if ro.category != "" && c.category == ro.category {
+			sc.score *= 1 + categoryBoost
+		}
 		if sc.score <= 0 {
 			continue
 		}
@@ -457,15 +462,38 @@ func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, limit int) (
 		}
 		return out[i].c.id > out[j].c.id
 	})
-	if len(order) > limit {
-		order = order[:limit]
+	if ro.recencySort {
+		order = a.bestNewestFirst(out, order)
 	}
-	page := make([]cryptointel.EventMatch, 0, len(order))
-	var matched int64
+	var also map[int][]int64
+	if ro.collapse {
+		order, also = collapseStories(out, order)
+	}
+	res := rankResult{offset: ro.offset}
+	if ro.facets {
+		res.facets = facetCounts(out, order)
+	}
+	if ro.afterID != 0 {
+		for j, i := range order {
+			if out[i].c.id == ro.afterID {
+				res.offset = j + 1
+				break
+			}
+		}
+	}
+	res.offset = min(res.offset, len(order))
+	order = order[res.offset:]
+	if len(order) > ro.limit {
+		order, res.more = order[:ro.limit], true
+	}
+	res.page = make([]cryptointel.EventMatch, 0, len(order))
 	for _, i := range order {
 		sc := &out[i]
-		matched |= sc.matched
-		m := cryptointel.EventMatch{EventID: sc.c.id, LatestEvidenceAt: sc.c.at.UTC(), MatchRank: ranks[i]}
+		res.matched |= sc.matched
+		m := cryptointel.EventMatch{EventID: sc.c.id, LatestEvidenceAt: sc.c.at.UTC(), MatchRank: ranks[i], AlsoReportedAs: also[i]}
+		if m.AlsoReportedAs == nil {
+			m.AlsoReportedAs = []int64{}
+		}
 		switch {
 		case sc.whole.ok:
 			m.MatchedVia, m.MatchType, m.EntityID = cryptointel.MatchedViaEntity, sc.whole.typ, sc.whole.entityID
@@ -485,7 +513,206 @@ func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, limit int) (
 			}
 		}
 		m.MatchedTerms = a.termTexts(sc.matched)
-		page = append(page, m)
+		res.page = append(res.page, m)
 	}
-	return page, matched
+	return res
 }
+
+// Ranking options beyond the plain search's.
+const (
+	// preferBoost and preferHalfLife: a query that asks for the newest
+	// ("recently", or a window still to come) boosts an event by up to
+	// +preferBoost, halving every preferHalfLife of age before the clock.
+	preferBoost    = 1.0
+	preferHalfLife = 7 * 24 * time.Hour
+	// categoryBoost: an event of the category a query word names ("hack":
+	// security) ranks this much higher.
+	categoryBoost = 0.1
+	// storyWindow: reports of one story lie at most this far apart.
+	storyWindow = 48 * time.Hour
+	// storyTitleSimilarity: the share of title words two reports of one
+	// story (same owners) have in common. Events that name no entity are
+	// never folded: nothing says they are about the same thing.
+	storyTitleSimilarity = 0.5
+)
+
+// rankOptions are how a ranking is cut and ordered.
+type rankOptions struct {
+	limit, offset int
+	afterID       int64
+	recencySort   bool
+	// now is the request's clock; preferNewer and history come from the
+	// query's time words.
+	now                  time.Time
+	preferNewer, history bool
+	category             string
+	collapse, facets     bool
+}
+
+// recency is the recency factor of an event at at: the plain boost (up to
+// +recencyBoost, relative to the newest event), none when the query named
+// a past window, a strong one when it asked for the newest.
+func (ro rankOptions) recency(newest, at time.Time) float64 {
+	switch {
+	case ro.history:
+		return 1
+	case ro.preferNewer:
+		age := math.Max(ro.now.Sub(at).Seconds(), 0)
+		return 1 + preferBoost*math.Pow(0.5, age/preferHalfLife.Seconds())
+	default:
+		return 1 + recencyBoost*math.Pow(0.5, newest.Sub(at).Seconds()/recencyHalfLife.Seconds())
+	}
+}
+
+// rankResult is a ranked page.
+type rankResult struct {
+	page []cryptointel.EventMatch
+	// matched is the mask of the terms the page matched.
+	matched int64
+	offset  int
+	more    bool
+	facets  *cryptointel.SearchFacets
+}
+
+// bestNewestFirst keeps, of the ranking order, the events that match as
+// much of the query as the best match does (the sum of the IDF of the
+// terms they match, by text or entity), newest first.
+func (a *searchAnalysis) bestNewestFirst(out []scoredCandidate, order []int) []int {
+	coverage := func(sc *scoredCandidate) float64 {
+		c := 0.0
+		for t, term := range a.terms {
+			if sc.matched&(1<<t) != 0 {
+				c += term.IDF
+			}
+		}
+		return c
+	}
+	best := 0.0
+	for _, i := range order {
+		best = math.Max(best, coverage(&out[i]))
+	}
+	kept := make([]int, 0, len(order))
+	for _, i := range order {
+		if coverage(&out[i]) >= best*(1-1e-9) {
+			kept = append(kept, i)
+		}
+	}
+	sort.SliceStable(kept, func(x, y int) bool {
+		i, j := &out[kept[x]], &out[kept[y]]
+		if !i.c.at.Equal(j.c.at) {
+			return i.c.at.After(j.c.at)
+		}
+		return i.c.id > j.c.id
+	})
+	return kept
+}
+
+// collapseStories folds the reports of one story into the best-ranked of
+// them: the same owners and participants (at least one), at most storyWindow apart, and
+// titles sharing storyTitleSimilarity of their words. It returns the order
+// without the folded reports and, for each hit kept, the ids folded into
+// it.
+func collapseStories(out []scoredCandidate, order []int) ([]int, map[int][]int64) {
+	keys := make(map[int]map[string]bool, len(order))
+	kept := make([]int, 0, len(order))
+	var also map[int][]int64
+	for _, i := range order {
+		keys[i] = titleKeys(out[i].c.title)
+		folded := false
+		for _, k := range kept {
+			if sameStory(out[k].c, out[i].c, keys[k], keys[i]) {
+				if also == nil {
+					also = map[int][]int64{}
+				}
+				also[k] = append(also[k], out[i].c.id)
+				folded = true
+				break
+			}
+		}
+		if !folded {
+			kept = append(kept, i)
+		}
+	}
+	return kept, also
+}
+
+// sameStory reports whether x and y tell the same story.
+func sameStory(x, y *candidate, kx, ky map[string]bool) bool {
+	d := x.at.Sub(y.at)
+	if d < 0 {
+		d = -d
+	}
+	if d > storyWindow || len(x.ents) == 0 || len(x.ents) != len(y.ents) || len(kx) == 0 || len(ky) == 0 {
+		return false
+	}
+	for j := range x.ents {
+		if x.ents[j] != y.ents[j] {
+			return false
+		}
+	}
+	common := 0
+	for k := range kx {
+		if ky[k] {
+			common++
+		}
+	}
+	return float64(common)/float64(len(kx)+len(ky)-common) >= storyTitleSimilarity
+}
+
+// titleStopWords are left out of a title's words when reports are
+// compared.
+var titleStopWords = wordSet(`a an the of to in on for and or as at by with from after its it is are be new`)
+
+// titleKeys are the words of a title as reports are compared: keyed as
+// the thesaurus keys them (wordKey), stop words left out.
+func titleKeys(title string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range queryWords(title) {
+		if lw := strings.ToLower(w); !titleStopWords[lw] {
+			out[wordKey(lw)] = true
+		}
+	}
+	return out
+}
+
+// facetCounts counts the ranked hits by category, entity and day.
+func facetCounts(out []scoredCandidate, order []int) *cryptointel.SearchFacets {
+	cats, ents, days := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, i := range order {
+		c := out[i].c
+		cats[c.category]++
+		seen := map[int64]bool{}
+		for _, e := range c.ents {
+			if id := e >> 1; !seen[id] {
+				seen[id] = true
+				ents[strconv.FormatInt(id, 10)]++
+			}
+		}
+		days[c.at.UTC().Format(time.DateOnly)]++
+	}
+	return &cryptointel.SearchFacets{Categories: facetList(cats, false), Entities: facetList(ents, false), Days: facetList(days, true)}
+}
+
+// facetList lists counts, the largest first (byValue: newest day first).
+func facetList(m map[string]int, byValue bool) []cryptointel.SearchFacet {
+	out := make([]cryptointel.SearchFacet, 0, len(m))
+	for v, n := range m {
+		out = append(out, cryptointel.SearchFacet{Value: v, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if byValue {
+			return out[i].Value > out[j].Value
+		}
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Value < out[j].Value
+	})
+	if len(out) > maxFacetValues {
+		out = out[:maxFacetValues]
+	}
+	return out
+}
+
+// maxFacetValues bounds the values a facet lists.
+const maxFacetValues = 20

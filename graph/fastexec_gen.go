@@ -330,12 +330,12 @@ func (x *fastExec) r_Query_resolveEntities(ctx context.Context, args map[string]
 
 func (x *fastExec) r_Query_searchEvents(ctx context.Context, args map[string]any) (res []*cryptointel.EventMatch, err error) {
 	defer x.catch(ctx, &err)
-	return x.rs.Query.SearchEvents(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int))
+	return x.rs.Query.SearchEvents(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int), args["from"].(*time.Time), args["to"].(*time.Time), args["sort"].(*SearchSort), args["category"].(*string), args["entity"].(*string), args["surface"].(*Surface), args["collapse"].(*bool), args["after"].(*string))
 }
 
 func (x *fastExec) r_Query_searchReport(ctx context.Context, args map[string]any) (res *cryptointel.SearchResult, err error) {
 	defer x.catch(ctx, &err)
-	return x.rs.Query.SearchReport(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int))
+	return x.rs.Query.SearchReport(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int), args["from"].(*time.Time), args["to"].(*time.Time), args["sort"].(*SearchSort), args["category"].(*string), args["entity"].(*string), args["surface"].(*Surface), args["collapse"].(*bool), args["after"].(*string))
 }
 
 func (x *fastExec) r_Query_organization(ctx context.Context, args map[string]any) (res *cryptointel.Entity, err error) {
@@ -1132,6 +1132,10 @@ func (x *fastExec) o_EventMatch(ctx context.Context, pl *plan, obj *cryptointel.
 			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.MatchedTerms) {
 				invalid = true
 			}
+		case "alsoReportedAs":
+			if x.v_marshalNInt2ᚕint64ᚄ(ctx, nil, obj.AlsoReportedAs) {
+				invalid = true
+			}
 		default:
 			x.w.Null()
 		}
@@ -1797,6 +1801,210 @@ func (x *fastExec) r_Relationship_relatedEntity(ctx context.Context, obj *crypto
 	return x.rs.Relationship.RelatedEntity(ctx, obj)
 }
 
+// o_SearchDroppedWord writes a SearchDroppedWord with the fields of pl; false when it came out null
+// (a non-null field failed), as gqlgen's _SearchDroppedWord does.
+func (x *fastExec) o_SearchDroppedWord(ctx context.Context, pl *plan, obj *cryptointel.SearchDropped) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
+	for i := range pl.fields {
+		f := &pl.fields[i]
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			x.w.Raw("\"SearchDroppedWord\"")
+		case "text":
+			if x.v_marshalNString2string(ctx, nil, obj.Text) {
+				invalid = true
+			}
+		case "reason":
+			if x.v_marshalNString2string(ctx, nil, obj.Reason) {
+				invalid = true
+			}
+		default:
+			x.w.Null()
+		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
+	}
+	x.path = x.path[:depth]
+	x.close(base)
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
+	return true
+}
+
+// o_SearchFacet writes a SearchFacet with the fields of pl; false when it came out null
+// (a non-null field failed), as gqlgen's _SearchFacet does.
+func (x *fastExec) o_SearchFacet(ctx context.Context, pl *plan, obj *cryptointel.SearchFacet) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
+	for i := range pl.fields {
+		f := &pl.fields[i]
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			x.w.Raw("\"SearchFacet\"")
+		case "value":
+			if x.v_marshalNString2string(ctx, nil, obj.Value) {
+				invalid = true
+			}
+		case "count":
+			if x.v_marshalNInt2int(ctx, nil, obj.Count) {
+				invalid = true
+			}
+		default:
+			x.w.Null()
+		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
+	}
+	x.path = x.path[:depth]
+	x.close(base)
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
+	return true
+}
+
+// o_SearchFacets writes a SearchFacets with the fields of pl; false when it came out null
+// (a non-null field failed), as gqlgen's _SearchFacets does.
+func (x *fastExec) o_SearchFacets(ctx context.Context, pl *plan, obj *cryptointel.SearchFacets) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
+	for i := range pl.fields {
+		f := &pl.fields[i]
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			x.w.Raw("\"SearchFacets\"")
+		case "categories":
+			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Categories) {
+				invalid = true
+			}
+		case "entities":
+			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Entities) {
+				invalid = true
+			}
+		case "days":
+			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Days) {
+				invalid = true
+			}
+		default:
+			x.w.Null()
+		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
+	}
+	x.path = x.path[:depth]
+	x.close(base)
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
+	return true
+}
+
+// o_SearchFilter writes a SearchFilter with the fields of pl; false when it came out null
+// (a non-null field failed), as gqlgen's _SearchFilter does.
+func (x *fastExec) o_SearchFilter(ctx context.Context, pl *plan, obj *cryptointel.SearchFilter) bool {
+	start := len(x.w.B)
+	x.w.Byte('{')
+	invalid := false
+	base, nerr, depth := x.open(pl), x.nerr, len(x.path)
+	for i := range pl.fields {
+		f := &pl.fields[i]
+		x.w.Raw(pl.keys[i])
+		vs := len(x.w.B)
+		x.path = append(x.path[:depth], pathElem{field: f})
+		if pl.extra[i] && pl.same[i] >= 0 && x.repeat(pl, i, base, nerr) {
+			x.noted(pl, i, base, vs)
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			x.w.Raw("\"SearchFilter\"")
+		case "name":
+			if x.v_marshalNString2string(ctx, nil, obj.Name) {
+				invalid = true
+			}
+		case "value":
+			if x.v_marshalNString2string(ctx, nil, obj.Value) {
+				invalid = true
+			}
+		case "source":
+			if x.v_marshalNString2string(ctx, nil, obj.Source) {
+				invalid = true
+			}
+		case "text":
+			if x.v_marshalNString2string(ctx, nil, obj.Text) {
+				invalid = true
+			}
+		default:
+			x.w.Null()
+		}
+		if pl.extra[i] {
+			x.noted(pl, i, base, vs)
+		}
+	}
+	x.path = x.path[:depth]
+	x.close(base)
+	if invalid {
+		x.w.Truncate(start)
+		x.w.Null()
+		return false
+	}
+	x.w.Byte('}')
+	if pl.self != "" {
+		x.markSelf(pl, start)
+	}
+	return true
+}
+
 // o_SearchReport writes a SearchReport with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchReport does.
 func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointel.SearchResult) bool {
@@ -1828,6 +2036,22 @@ func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointe
 			if x.v_marshalNString2ᚕstringᚄ(ctx, nil, obj.UnmatchedTerms) {
 				invalid = true
 			}
+		case "dropped":
+			if x.v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx, pl.kids[i], obj.Dropped) {
+				invalid = true
+			}
+		case "filters":
+			if x.v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx, pl.kids[i], obj.Filters) {
+				invalid = true
+			}
+		case "sort":
+			if x.v_marshalNString2string(ctx, nil, obj.Sort) {
+				invalid = true
+			}
+		case "nextCursor":
+			x.v_marshalOString2ᚖstring(ctx, nil, obj.NextCursor)
+		case "facets":
+			x.v_marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx, pl.kids[i], obj.Facets)
 		default:
 			x.w.Null()
 		}
@@ -2199,6 +2423,27 @@ func (x *fastExec) v_marshalNInt2int64(ctx context.Context, pl *plan, v int64) b
 	return false
 }
 
+func (x *fastExec) v_marshalNInt2ᚕint64ᚄ(ctx context.Context, pl *plan, v []int64) bool {
+	start := len(x.w.B)
+	nulls := false
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		if x.v_marshalNInt2int64(ctx, pl, v[i]) {
+			nulls = true
+		}
+	}
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
 func (x *fastExec) v_marshalNMarket2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐMarketᚄ(ctx context.Context, pl *plan, v []*cryptointel.Market) bool {
 	start := len(x.w.B)
 	nulls := false
@@ -2391,6 +2636,78 @@ func (x *fastExec) v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcry
 	return false
 }
 
+func (x *fastExec) v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchDropped) bool {
+	start := len(x.w.B)
+	nulls := false
+	depth := len(x.path)
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx, pl, v[i]) {
+			nulls = true
+		}
+	}
+	x.path = x.path[:depth]
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchFacet) bool {
+	start := len(x.w.B)
+	nulls := false
+	depth := len(x.path)
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx, pl, v[i]) {
+			nulls = true
+		}
+	}
+	x.path = x.path[:depth]
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
+func (x *fastExec) v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchFilter) bool {
+	start := len(x.w.B)
+	nulls := false
+	depth := len(x.path)
+	x.w.Byte('[')
+	for i := range v {
+		if i > 0 {
+			x.w.Byte(',')
+		}
+		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
+		if x.v_marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx, pl, v[i]) {
+			nulls = true
+		}
+	}
+	x.path = x.path[:depth]
+	if nulls {
+		x.w.Truncate(start)
+		x.w.Null()
+		return true
+	}
+	x.w.Byte(']')
+	return false
+}
+
 func (x *fastExec) v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, pl *plan, v *cryptointel.SearchResult) bool {
 	if v == nil {
 		x.nullElement(ctx)
@@ -2532,6 +2849,14 @@ func (x *fastExec) v_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 	return !x.o_Organization(ctx, pl, v)
 }
 
+func (x *fastExec) v_marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx context.Context, pl *plan, v *cryptointel.SearchFacets) bool {
+	if v == nil {
+		x.w.Null()
+		return true
+	}
+	return !x.o_SearchFacets(ctx, pl, v)
+}
+
 func (x *fastExec) v_marshalOString2ᚖstring(ctx context.Context, pl *plan, v *string) bool {
 	if v == nil {
 		x.w.Null()
@@ -2665,6 +2990,18 @@ func (x *fastExec) v_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 		return true
 	}
 	return !x.o_Relationship(ctx, pl, v)
+}
+
+func (x *fastExec) v_marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx context.Context, pl *plan, v cryptointel.SearchDropped) bool {
+	return !x.o_SearchDroppedWord(ctx, pl, &v)
+}
+
+func (x *fastExec) v_marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx context.Context, pl *plan, v cryptointel.SearchFacet) bool {
+	return !x.o_SearchFacet(ctx, pl, &v)
+}
+
+func (x *fastExec) v_marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx context.Context, pl *plan, v cryptointel.SearchFilter) bool {
+	return !x.o_SearchFilter(ctx, pl, &v)
 }
 
 func (x *fastExec) v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx context.Context, pl *plan, v cryptointel.SearchTerm) bool {

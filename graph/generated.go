@@ -123,11 +123,12 @@ type ComplexityRoot struct {
 	}
 
 	EventMatch struct {
-		Event        func(childComplexity int) int
-		MatchRank    func(childComplexity int) int
-		MatchType    func(childComplexity int) int
-		MatchedTerms func(childComplexity int) int
-		MatchedVia   func(childComplexity int) int
+		AlsoReportedAs func(childComplexity int) int
+		Event          func(childComplexity int) int
+		MatchRank      func(childComplexity int) int
+		MatchType      func(childComplexity int) int
+		MatchedTerms   func(childComplexity int) int
+		MatchedVia     func(childComplexity int) int
 	}
 
 	Evidence struct {
@@ -207,8 +208,8 @@ type ComplexityRoot struct {
 		Organizations             func(childComplexity int, first *int, offset *int) int
 		OrganizationsByName       func(childComplexity int, name string, first *int) int
 		ResolveEntities           func(childComplexity int, name string, first *int, offset *int) int
-		SearchEvents              func(childComplexity int, query string, since *time.Time, first *int) int
-		SearchReport              func(childComplexity int, query string, since *time.Time, first *int) int
+		SearchEvents              func(childComplexity int, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) int
+		SearchReport              func(childComplexity int, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) int
 		StreamCursor              func(childComplexity int) int
 		TopSignals                func(childComplexity int, since *time.Time, first *int) int
 	}
@@ -230,8 +231,36 @@ type ComplexityRoot struct {
 		TargetEntityID   func(childComplexity int) int
 	}
 
+	SearchDroppedWord struct {
+		Reason func(childComplexity int) int
+		Text   func(childComplexity int) int
+	}
+
+	SearchFacet struct {
+		Count func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	SearchFacets struct {
+		Categories func(childComplexity int) int
+		Days       func(childComplexity int) int
+		Entities   func(childComplexity int) int
+	}
+
+	SearchFilter struct {
+		Name   func(childComplexity int) int
+		Source func(childComplexity int) int
+		Text   func(childComplexity int) int
+		Value  func(childComplexity int) int
+	}
+
 	SearchReport struct {
+		Dropped        func(childComplexity int) int
+		Facets         func(childComplexity int) int
+		Filters        func(childComplexity int) int
+		NextCursor     func(childComplexity int) int
 		Query          func(childComplexity int) int
+		Sort           func(childComplexity int) int
 		Terms          func(childComplexity int) int
 		UnmatchedTerms func(childComplexity int) int
 	}
@@ -311,8 +340,8 @@ type QueryResolver interface {
 	Entity(ctx context.Context, id int) (*cryptointel.Entity, error)
 	Entities(ctx context.Context, ids []int) ([]*cryptointel.Entity, error)
 	ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*cryptointel.EntityMatch, error)
-	SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*cryptointel.EventMatch, error)
-	SearchReport(ctx context.Context, query string, since *time.Time, first *int) (*cryptointel.SearchResult, error)
+	SearchEvents(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) ([]*cryptointel.EventMatch, error)
+	SearchReport(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) (*cryptointel.SearchResult, error)
 	Organization(ctx context.Context, id int) (*cryptointel.Entity, error)
 	OrganizationsByName(ctx context.Context, name string, first *int) ([]*cryptointel.EntityMatch, error)
 	Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error)
@@ -698,6 +727,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventConnection.Window(childComplexity), true
 
+	case "EventMatch.alsoReportedAs":
+		if e.ComplexityRoot.EventMatch.AlsoReportedAs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventMatch.AlsoReportedAs(childComplexity), true
 	case "EventMatch.event":
 		if e.ComplexityRoot.EventMatch.Event == nil {
 			break
@@ -1162,7 +1197,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.SearchEvents(childComplexity, args["query"].(string), args["since"].(*time.Time), args["first"].(*int)), true
+		return e.ComplexityRoot.Query.SearchEvents(childComplexity, args["query"].(string), args["since"].(*time.Time), args["first"].(*int), args["from"].(*time.Time), args["to"].(*time.Time), args["sort"].(*SearchSort), args["category"].(*string), args["entity"].(*string), args["surface"].(*Surface), args["collapse"].(*bool), args["after"].(*string)), true
 	case "Query.searchReport":
 		if e.ComplexityRoot.Query.SearchReport == nil {
 			break
@@ -1173,7 +1208,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.SearchReport(childComplexity, args["query"].(string), args["since"].(*time.Time), args["first"].(*int)), true
+		return e.ComplexityRoot.Query.SearchReport(childComplexity, args["query"].(string), args["since"].(*time.Time), args["first"].(*int), args["from"].(*time.Time), args["to"].(*time.Time), args["sort"].(*SearchSort), args["category"].(*string), args["entity"].(*string), args["surface"].(*Surface), args["collapse"].(*bool), args["after"].(*string)), true
 	case "Query.streamCursor":
 		if e.ComplexityRoot.Query.StreamCursor == nil {
 			break
@@ -1260,12 +1295,112 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Relationship.TargetEntityID(childComplexity), true
 
+	case "SearchDroppedWord.reason":
+		if e.ComplexityRoot.SearchDroppedWord.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchDroppedWord.Reason(childComplexity), true
+	case "SearchDroppedWord.text":
+		if e.ComplexityRoot.SearchDroppedWord.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchDroppedWord.Text(childComplexity), true
+
+	case "SearchFacet.count":
+		if e.ComplexityRoot.SearchFacet.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFacet.Count(childComplexity), true
+	case "SearchFacet.value":
+		if e.ComplexityRoot.SearchFacet.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFacet.Value(childComplexity), true
+
+	case "SearchFacets.categories":
+		if e.ComplexityRoot.SearchFacets.Categories == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFacets.Categories(childComplexity), true
+	case "SearchFacets.days":
+		if e.ComplexityRoot.SearchFacets.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFacets.Days(childComplexity), true
+	case "SearchFacets.entities":
+		if e.ComplexityRoot.SearchFacets.Entities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFacets.Entities(childComplexity), true
+
+	case "SearchFilter.name":
+		if e.ComplexityRoot.SearchFilter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFilter.Name(childComplexity), true
+	case "SearchFilter.source":
+		if e.ComplexityRoot.SearchFilter.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFilter.Source(childComplexity), true
+	case "SearchFilter.text":
+		if e.ComplexityRoot.SearchFilter.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFilter.Text(childComplexity), true
+	case "SearchFilter.value":
+		if e.ComplexityRoot.SearchFilter.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchFilter.Value(childComplexity), true
+
+	case "SearchReport.dropped":
+		if e.ComplexityRoot.SearchReport.Dropped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.Dropped(childComplexity), true
+	case "SearchReport.facets":
+		if e.ComplexityRoot.SearchReport.Facets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.Facets(childComplexity), true
+	case "SearchReport.filters":
+		if e.ComplexityRoot.SearchReport.Filters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.Filters(childComplexity), true
+	case "SearchReport.nextCursor":
+		if e.ComplexityRoot.SearchReport.NextCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.NextCursor(childComplexity), true
 	case "SearchReport.query":
 		if e.ComplexityRoot.SearchReport.Query == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SearchReport.Query(childComplexity), true
+	case "SearchReport.sort":
+		if e.ComplexityRoot.SearchReport.Sort == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchReport.Sort(childComplexity), true
 	case "SearchReport.terms":
 		if e.ComplexityRoot.SearchReport.Terms == nil {
 			break
@@ -1572,19 +1707,68 @@ type Query {
   linking (a query naming an entity, by name, alias or ticker, finds its
   events), expansion along relationships marked searchExpand, and a crypto
   thesaurus (` + "`" + `hack` + "`" + ` also finds exploits, at a lower weight than the word
-  typed), with recency and significance as boosts. Prediction markets are not
-  searched. ` + "`" + `first` + "`" + ` is 1–20 (default 10); ` + "`" + `since` + "`" + ` defaults to the
+  typed), with recency and significance as boosts. The query is read before
+  it is searched: time words (recently, today, next week, since March, in
+  2025) become a window or a recency preference, question words (which,
+  who, did) are dropped, and searchReport says how it was read. Reports of
+  one story are one hit (` + "`" + `alsoReportedAs` + "`" + `) unless ` + "`" + `collapse` + "`" + ` is false.
+  Prediction markets are not searched. ` + "`" + `first` + "`" + ` is 1–20 (default 10); ` + "`" + `since` + "`" + ` defaults to the
   last 30 days. A query must have a word to search for and at most
   32 words and 256 characters (docs/api/search.md).
   """
-  searchEvents(query: String!, since: Time, first: Int = 10): [EventMatch!]!
+  searchEvents(
+    "What to search for."
+    query: String!
+    "Start of the window; default the last 30 days (a window the query's time words name replaces the default)."
+    since: Time
+    first: Int = 10
+    "Start of the window, like since (the later of the two wins)."
+    from: Time
+    "End of the window (exclusive); must be after since/from."
+    to: Time
+    "RELEVANCE (default; recency blended in) or RECENCY (the best matches, newest first)."
+    sort: SearchSort = RELEVANCE
+    "Only events of this category."
+    category: String
+    "Only events this entity owns or takes part in: an entity id, or a name, alias or ticker."
+    entity: String
+    "SIGNAL for scored events only; every event otherwise."
+    surface: Surface
+    "Fold the reports of one story into one hit (alsoReportedAs). Default true."
+    collapse: Boolean = true
+    "searchReport.nextCursor of the previous page of the same search."
+    after: String
+  ): [EventMatch!]!
 
   """
   How searchEvents reads the same arguments: the query's terms, what each
-  searched for, and the terms no returned event matched. Asked beside
-  searchEvents with the same arguments, the search runs once.
+  searched for, the words read as time or dropped, the filters, the terms
+  no returned event matched, the next page's cursor and the facets. Asked
+  beside searchEvents with the same arguments, the search runs once.
   """
-  searchReport(query: String!, since: Time, first: Int = 10): SearchReport!
+  searchReport(
+    "What to search for."
+    query: String!
+    "Start of the window; default the last 30 days."
+    since: Time
+    first: Int = 10
+    "Start of the window, like since."
+    from: Time
+    "End of the window (exclusive)."
+    to: Time
+    "RELEVANCE or RECENCY."
+    sort: SearchSort = RELEVANCE
+    "Only events of this category."
+    category: String
+    "Only events of this entity (id, name, alias or ticker)."
+    entity: String
+    "SIGNAL for scored events only."
+    surface: Surface
+    "Fold the reports of one story into one hit. Default true."
+    collapse: Boolean = true
+    "searchReport.nextCursor of the previous page."
+    after: String
+  ): SearchReport!
 
   "A compatibility organization by id, or null."
   organization(id: Int!): Organization
@@ -1884,6 +2068,16 @@ type EventMatch {
   matchRank: Float!
   "The query terms the event matched (by text, synonym or entity), in query order."
   matchedTerms: [String!]!
+  "Other events that tell the same story (same owners, within two days, near-duplicate titles), folded into this hit."
+  alsoReportedAs: [Int!]!
+}
+
+"The order of a search."
+enum SearchSort {
+  "By score, recency blended in: among equally good matches the newer wins."
+  RELEVANCE
+  "The events that match as much of the query as the best match does, newest first."
+  RECENCY
 }
 
 "How a search read its query."
@@ -1894,6 +2088,54 @@ type SearchReport {
   terms: [SearchTerm!]!
   "The terms no returned event matched."
   unmatchedTerms: [String!]!
+  "The words of the query that were not searched, and why."
+  dropped: [SearchDroppedWord!]!
+  "What became a filter or a preference, from the query's words or the arguments."
+  filters: [SearchFilter!]!
+  "The order: relevance or recency."
+  sort: String!
+  "The cursor of the next page (pass it as after with the same arguments), null on the last page."
+  nextCursor: String
+  "Counts of the ranked hits (before paging) by category, entity and day."
+  facets: SearchFacets
+}
+
+"A word of a query that was not searched."
+type SearchDroppedWord {
+  "The word or phrase as typed."
+  text: String!
+  "Why: time (read as a window or a preference), question (a question or filler word), stop_word (too common to search)."
+  reason: String!
+}
+
+"A filter or preference a search applied."
+type SearchFilter {
+  "from, to, recency, scheduled (a window still to come), category, category_preference, entity or surface."
+  name: String!
+  "Its value: an RFC 3339 instant, an interval (scheduled), a category, an entity id, a surface."
+  value: String!
+  "query (read from the query's words) or parameter."
+  source: String!
+  "The words of the query it was read from; empty for a parameter."
+  text: String!
+}
+
+"Facet counts of a search."
+type SearchFacets {
+  "By category, the largest first."
+  categories: [SearchFacet!]!
+  "By entity (owner or participant; the value is the entity id), the largest first."
+  entities: [SearchFacet!]!
+  "By day (YYYY-MM-DD, UTC), the newest first."
+  days: [SearchFacet!]!
+}
+
+"A facet value and how many ranked hits have it."
+type SearchFacet {
+  "The category, entity id or day."
+  value: String!
+  "How many hits."
+  count: Int!
 }
 
 "A term of a search query."
@@ -2229,6 +2471,8 @@ func (ec *executionContext) childFields_EventMatch(ctx context.Context, field gr
 		return ec.fieldContext_EventMatch_matchRank(ctx, field)
 	case "matchedTerms":
 		return ec.fieldContext_EventMatch_matchedTerms(ctx, field)
+	case "alsoReportedAs":
+		return ec.fieldContext_EventMatch_alsoReportedAs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventMatch", field.Name)
 }
@@ -2389,6 +2633,52 @@ func (ec *executionContext) childFields_Relationship(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type Relationship", field.Name)
 }
 
+func (ec *executionContext) childFields_SearchDroppedWord(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "text":
+		return ec.fieldContext_SearchDroppedWord_text(ctx, field)
+	case "reason":
+		return ec.fieldContext_SearchDroppedWord_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchDroppedWord", field.Name)
+}
+
+func (ec *executionContext) childFields_SearchFacet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_SearchFacet_value(ctx, field)
+	case "count":
+		return ec.fieldContext_SearchFacet_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchFacet", field.Name)
+}
+
+func (ec *executionContext) childFields_SearchFacets(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "categories":
+		return ec.fieldContext_SearchFacets_categories(ctx, field)
+	case "entities":
+		return ec.fieldContext_SearchFacets_entities(ctx, field)
+	case "days":
+		return ec.fieldContext_SearchFacets_days(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchFacets", field.Name)
+}
+
+func (ec *executionContext) childFields_SearchFilter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_SearchFilter_name(ctx, field)
+	case "value":
+		return ec.fieldContext_SearchFilter_value(ctx, field)
+	case "source":
+		return ec.fieldContext_SearchFilter_source(ctx, field)
+	case "text":
+		return ec.fieldContext_SearchFilter_text(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchFilter", field.Name)
+}
+
 func (ec *executionContext) childFields_SearchReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "query":
@@ -2397,6 +2687,16 @@ func (ec *executionContext) childFields_SearchReport(ctx context.Context, field 
 		return ec.fieldContext_SearchReport_terms(ctx, field)
 	case "unmatchedTerms":
 		return ec.fieldContext_SearchReport_unmatchedTerms(ctx, field)
+	case "dropped":
+		return ec.fieldContext_SearchReport_dropped(ctx, field)
+	case "filters":
+		return ec.fieldContext_SearchReport_filters(ctx, field)
+	case "sort":
+		return ec.fieldContext_SearchReport_sort(ctx, field)
+	case "nextCursor":
+		return ec.fieldContext_SearchReport_nextCursor(ctx, field)
+	case "facets":
+		return ec.fieldContext_SearchReport_facets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SearchReport", field.Name)
 }
@@ -3258,6 +3558,70 @@ func (ec *executionContext) field_Query_searchEvents_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*SearchSort, error) {
+			return ec.unmarshalOSearchSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSearchSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "entity",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["entity"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "surface",
+		func(ctx context.Context, v any) (*Surface, error) {
+			return ec.unmarshalOSurface2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSurface(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["surface"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg10
 	return args, nil
 }
 
@@ -3288,6 +3652,70 @@ func (ec *executionContext) field_Query_searchReport_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*SearchSort, error) {
+			return ec.unmarshalOSearchSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSearchSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "entity",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["entity"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "surface",
+		func(ctx context.Context, v any) (*Surface, error) {
+			return ec.unmarshalOSurface2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSurface(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["surface"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg10
 	return args, nil
 }
 
@@ -5122,6 +5550,29 @@ func (ec *executionContext) fieldContext_EventMatch_matchedTerms(_ context.Conte
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _EventMatch_alsoReportedAs(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventMatch_alsoReportedAs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AlsoReportedAs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int64) graphql.Marshaler {
+			return ec.marshalNInt2ᚕint64ᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventMatch_alsoReportedAs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Evidence_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6535,7 +6986,7 @@ func (ec *executionContext) _Query_searchEvents(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().SearchEvents(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int))
+			return ec.Resolvers.Query().SearchEvents(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["sort"].(*SearchSort), fc.Args["category"].(*string), fc.Args["entity"].(*string), fc.Args["surface"].(*Surface), fc.Args["collapse"].(*bool), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EventMatch) graphql.Marshaler {
@@ -6579,7 +7030,7 @@ func (ec *executionContext) _Query_searchReport(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().SearchReport(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int))
+			return ec.Resolvers.Query().SearchReport(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["sort"].(*SearchSort), fc.Args["category"].(*string), fc.Args["entity"].(*string), fc.Args["surface"].(*Surface), fc.Args["collapse"].(*bool), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.SearchResult) graphql.Marshaler {
@@ -7383,6 +7834,286 @@ func (ec *executionContext) fieldContext_Relationship_relatedEntity(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _SearchDroppedWord_text(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchDropped) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchDroppedWord_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchDroppedWord_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchDroppedWord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchDroppedWord_reason(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchDropped) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchDroppedWord_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchDroppedWord_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchDroppedWord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchFacet_value(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFacet_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFacet_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchFacet", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchFacet_count(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFacet_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFacet_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchFacet", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchFacets_categories(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFacets_categories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Categories, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
+			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFacets_categories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchFacets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchFacet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchFacets_entities(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFacets_entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entities, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
+			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFacets_entities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchFacets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchFacet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchFacets_days(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacets) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFacets_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
+			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFacets_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchFacets",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchFacet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchFilter_name(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFilter_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFilter_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchFilter_value(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFilter_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFilter_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchFilter_source(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFilter_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFilter_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchFilter_text(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchFilter_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchFilter_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _SearchReport_query(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7459,6 +8190,148 @@ func (ec *executionContext) _SearchReport_unmatchedTerms(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_SearchReport_unmatchedTerms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchReport_dropped(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_dropped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dropped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchDropped) graphql.Marshaler {
+			return ec.marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchDroppedWord(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchReport_filters(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_filters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFilter) graphql.Marshaler {
+			return ec.marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_filters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchFilter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchReport_sort(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_sort(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sort, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_sort(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchReport_nextCursor(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_nextCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_nextCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchReport_facets(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchReport_facets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Facets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.SearchFacets) graphql.Marshaler {
+			return ec.marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SearchReport_facets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchFacets(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SearchTerm_text(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
@@ -9847,6 +10720,11 @@ func (ec *executionContext) _EventMatch(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "alsoReportedAs":
+			out.Values[i] = ec._EventMatch_alsoReportedAs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11256,6 +12134,193 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var searchDroppedWordImplementors = []string{"SearchDroppedWord"}
+
+func (ec *executionContext) _SearchDroppedWord(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchDropped) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchDroppedWordImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchDroppedWord")
+		case "text":
+			out.Values[i] = ec._SearchDroppedWord_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._SearchDroppedWord_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var searchFacetImplementors = []string{"SearchFacet"}
+
+func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchFacet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchFacetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchFacet")
+		case "value":
+			out.Values[i] = ec._SearchFacet_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SearchFacet_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var searchFacetsImplementors = []string{"SearchFacets"}
+
+func (ec *executionContext) _SearchFacets(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchFacets) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchFacetsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchFacets")
+		case "categories":
+			out.Values[i] = ec._SearchFacets_categories(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entities":
+			out.Values[i] = ec._SearchFacets_entities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days":
+			out.Values[i] = ec._SearchFacets_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var searchFilterImplementors = []string{"SearchFilter"}
+
+func (ec *executionContext) _SearchFilter(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchFilter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchFilterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchFilter")
+		case "name":
+			out.Values[i] = ec._SearchFilter_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._SearchFilter_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._SearchFilter_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._SearchFilter_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var searchReportImplementors = []string{"SearchReport"}
 
 func (ec *executionContext) _SearchReport(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchResult) graphql.Marshaler {
@@ -11281,6 +12346,31 @@ func (ec *executionContext) _SearchReport(ctx context.Context, sel ast.Selection
 		case "unmatchedTerms":
 			out.Values[i] = ec._SearchReport_unmatchedTerms(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dropped":
+			out.Values[i] = ec._SearchReport_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filters":
+			out.Values[i] = ec._SearchReport_filters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sort":
+			out.Values[i] = ec._SearchReport_sort(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextCursor":
+			out.Values[i] = ec._SearchReport_nextCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "facets":
+			out.Values[i] = ec._SearchReport_facets(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -12093,6 +13183,35 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNInt2ᚕint64ᚄ(ctx context.Context, v any) ([]int64, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNInt2ᚕint64ᚄ(ctx context.Context, sel ast.SelectionSet, v []int64) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInt2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
@@ -12328,6 +13447,66 @@ func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋcryptointel�
 		return graphql.Null
 	}
 	return ec._Relationship(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchDropped) graphql.Marshaler {
+	return ec._SearchDroppedWord(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchDropped) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchFacet) graphql.Marshaler {
+	return ec._SearchFacet(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchFilter) graphql.Marshaler {
+	return ec._SearchFilter(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchFilter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, sel ast.SelectionSet, v *cryptointel.SearchResult) graphql.Marshaler {
@@ -12706,6 +13885,29 @@ func (ec *executionContext) unmarshalORelationshipDirection2ᚖgithubᚗcomᚋcr
 }
 
 func (ec *executionContext) marshalORelationshipDirection2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐRelationshipDirection(ctx context.Context, sel ast.SelectionSet, v *RelationshipDirection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx context.Context, sel ast.SelectionSet, v *cryptointel.SearchFacets) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SearchFacets(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSearchSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSearchSort(ctx context.Context, v any) (*SearchSort, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(SearchSort)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSearchSort2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋgraphᚐSearchSort(ctx context.Context, sel ast.SelectionSet, v *SearchSort) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

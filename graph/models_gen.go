@@ -274,6 +274,64 @@ func (e RelationshipDirection) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The order of a search.
+type SearchSort string
+
+const (
+	// By score, recency blended in: among equally good matches the newer wins.
+	SearchSortRelevance SearchSort = "RELEVANCE"
+	// The events that match as much of the query as the best match does, newest first.
+	SearchSortRecency SearchSort = "RECENCY"
+)
+
+var AllSearchSort = []SearchSort{
+	SearchSortRelevance,
+	SearchSortRecency,
+}
+
+func (e SearchSort) IsValid() bool {
+	switch e {
+	case SearchSortRelevance, SearchSortRecency:
+		return true
+	}
+	return false
+}
+
+func (e SearchSort) String() string {
+	return string(e)
+}
+
+func (e *SearchSort) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SearchSort(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SearchSort", str)
+	}
+	return nil
+}
+
+func (e SearchSort) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SearchSort) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SearchSort) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // Which events a feed returns.
 type Surface string
 

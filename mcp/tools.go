@@ -128,14 +128,23 @@ var toolDefs = []toolDef{
 			"or \"news about Y\" questions; use latest_events for what is new across the feed.",
 		Routes: []string{routeSearch},
 		Args: []argDef{
-			{Name: "query", Description: "What to search for: words, an entity name or a ticker, e.g. \"ETH staking\" or \"Uniswap\"."},
+			{Name: "query", Description: "What to search for: words, an entity name or a ticker, e.g. \"ETH staking\" or \"Uniswap\". " +
+				"Time words (recently, today, next week, since March, in 2025) are read as a window or a preference, question words are dropped; " +
+				"the result's report says how the query was read."},
 			{Name: "limit", Description: "How many events to return."},
 			{Name: "since", Description: descSince + " Defaults to the last 30 days."},
+			{Name: "from", Description: "Start of the window (ISO 8601), like since."},
+			{Name: "to", Description: "End of the window (ISO 8601, exclusive)."},
+			{Name: "sort", Description: "relevance (default) or recency: the best matches, newest first."},
+			{Name: "category", Description: "Only events of this category, e.g. security, listing, funding, regulation."},
+			{Name: "entity", Description: "Only events of this entity: an id from resolve_entity, or a name, alias or ticker."},
+			{Name: "surface", Description: "signal: scored events only; radar (default): every event."},
+			{Name: "collapse", Description: "false lists every report of a story; by default one hit per story, the others in alsoReportedAs."},
+			{Name: "facets", Description: "true adds counts of the hits by category, entity and day."},
+			{Name: "cursor", Description: "next_cursor of a previous call with the same query and filters, for the next page."},
 		},
 		Detail: true,
-		Hint: func(a args, result leanResult) string {
-			return moreByLimit(a, result, "data", "or an earlier since")
-		},
+		Hint:   func(a args, result leanResult) string { return moreByCursor(result) },
 	},
 	{
 		Name: toolResolve, Title: "Resolve an entity",

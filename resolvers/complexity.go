@@ -42,7 +42,7 @@ func setComplexity(c *graph.ComplexityRoot) {
 	q.ResolveEntities = func(child int, _ string, first *int, _ *int) int {
 		return mul(child, cryptointel.ResolveEntitiesFirst.Clamp(first))
 	}
-	q.SearchEvents = func(child int, _ string, _ *time.Time, first *int) int {
+	q.SearchEvents = func(child int, _ string, _ *time.Time, first *int, _, _ *time.Time, _ *graph.SearchSort, _, _ *string, _ *graph.Surface, _ *bool, _ *string) int {
 		return mul(child, cryptointel.SearchEventsFirst.Clamp(first))
 	}
 	q.OrganizationsByName = func(child int, _ string, first *int) int {

@@ -3,19 +3,29 @@ package resolvers
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
 )
 
 // searchKey is a search's arguments as given (a missing since is the zero
 // time: the default window is computed once, by the search that runs).
 type searchKey struct {
-	query string
-	since time.Time
-	first int
+	query             string
+	since, from, to   time.Time
+	first             int
+	sort              string
+	category, entity  string
+	surface           string
+	collapse          bool
+	after             string
+	sinceSet, fromSet bool
 }
 
 // searchMemo holds the request's searches, so searchEvents and searchReport
@@ -32,15 +42,63 @@ type searchCall struct {
 	err  error
 }
 
-// search runs (once per request and arguments) the search of query since
-// since (default HistoryLookback) with first results. The query's analysis
-// is kept for the content version the request was metered at, so a query
-// searched again before the content changes costs one statement.
-func (r *queryResolver) search(ctx context.Context, query string, since *time.Time, first *int) (*cryptointel.SearchResult, error) {
-	key := searchKey{query: query, first: cryptointel.SearchEventsFirst.Clamp(first)}
-	if since != nil {
-		key.since = since.UTC()
+// searchArgs are the arguments of searchEvents and searchReport.
+type searchArgs struct {
+	query    string
+	since    *time.Time
+	first    *int
+	from, to *time.Time
+	sort     *graph.SearchSort
+	category *string
+	entity   *string
+	surface  *graph.Surface
+	collapse *bool
+	after    *string
+}
+
+// key is the arguments as the request's memo keys them.
+func (a searchArgs) key() searchKey {
+	k := searchKey{query: a.query, first: cryptointel.SearchEventsFirst.Clamp(a.first), sort: cryptointel.SearchSortRelevance,
+		category: strOr(a.category, ""), entity: strings.TrimSpace(strOr(a.entity, "")), collapse: a.collapse == nil || *a.collapse,
+		after: strOr(a.after, "")}
+	if a.since != nil {
+		k.since, k.sinceSet = a.since.UTC(), true
 	}
+	if a.from != nil {
+		k.from, k.fromSet = a.from.UTC(), true
+	}
+	if a.to != nil {
+		k.to = a.to.UTC()
+	}
+	if a.sort != nil {
+		k.sort = strings.ToLower(string(*a.sort))
+	}
+	if a.surface != nil {
+		k.surface = strings.ToLower(string(*a.surface))
+	}
+	return k
+}
+
+// cursorContext is what a search's cursor is bound to: every argument but
+// the page size and the cursor itself (a default window moves with the
+// clock, so it is bound as "default").
+func (k searchKey) cursorContext() string {
+	micro := func(t time.Time, set bool) int64 {
+		if !set {
+			return 0
+		}
+		return t.UnixMicro()
+	}
+	return fmt.Sprintf("search|%q|%d|%d|%d|%s|%q|%q|%s|%t", k.query, micro(k.since, k.sinceSet), micro(k.from, k.fromSet),
+		micro(k.to, !k.to.IsZero()), k.sort, k.category, k.entity, k.surface, k.collapse)
+}
+
+// search runs (once per request and arguments) the search of args. The
+// query's analysis is kept for the content version the request was metered
+// at, so a query searched again before the content changes costs one
+// statement (an entity given by name costs one more, to resolve it).
+func (r *queryResolver) search(ctx context.Context, args searchArgs) (*cryptointel.SearchResult, error) {
+	key := args.key()
 	m := &r.loaders(ctx).searches
 	m.mu.Lock()
 	if m.done == nil {
@@ -53,15 +111,7 @@ func (r *queryResolver) search(ctx context.Context, query string, since *time.Ti
 	}
 	m.mu.Unlock()
 	c.once.Do(func() {
-		start := key.since
-		if since == nil {
-			start = r.now().Add(-cryptointel.HistoryLookback)
-		}
-		var version int64
-		if caller, ok := access.CallerFrom(ctx); ok {
-			version = caller.DataVersion
-		}
-		c.res, c.err = r.store.SearchEvents(ctx, version, key.query, start, key.first)
+		c.res, c.err = r.runSearch(ctx, key)
 		if c.err != nil {
 			c.err = fmt.Errorf("error searching events: %w", c.err)
 		}
@@ -69,9 +119,98 @@ func (r *queryResolver) search(ctx context.Context, query string, since *time.Ti
 	return c.res, c.err
 }
 
+// runSearch is one search of key's arguments.
+func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*cryptointel.SearchResult, error) {
+	now := r.now()
+	o := cryptointel.SearchOptions{Since: key.since, Until: key.to, Limit: key.first, Sort: key.sort, Category: key.category,
+		Surface: key.surface, NoCollapse: !key.collapse, Facets: true, Now: now}
+	if !key.sinceSet {
+		o.Since, o.SinceDefault = now.Add(-cryptointel.HistoryLookback), true
+	}
+	if key.fromSet {
+		if o.SinceDefault || key.from.After(o.Since) {
+			o.Since = key.from
+		}
+		o.SinceDefault = false
+		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterFrom, Value: key.from.Format(time.RFC3339Nano), Source: cryptointel.SearchSourceParameter})
+	}
+	if !key.to.IsZero() {
+		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterTo, Value: key.to.Format(time.RFC3339Nano), Source: cryptointel.SearchSourceParameter})
+	}
+	if key.category != "" {
+		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterCategory, Value: key.category, Source: cryptointel.SearchSourceParameter})
+	}
+	if key.surface == cryptointel.SearchSurfaceSignal {
+		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterSurface, Value: key.surface, Source: cryptointel.SearchSourceParameter})
+	}
+	if err := db.CheckSearchOptions(o); err != nil {
+		return nil, err
+	}
+	qctx := key.cursorContext()
+	if key.after != "" {
+		cur, err := r.cursors.DecodeCursor(qctx, key.after)
+		if err != nil {
+			return nil, err
+		}
+		o.Offset, o.AfterID = int(min(max(cur.Offset, 0), cryptointel.SearchMaxDepth)), cur.ID
+	}
+	if key.entity != "" {
+		ids, err := r.searchEntity(ctx, key.entity)
+		if err != nil {
+			return nil, err
+		}
+		o.EntityIDs = ids
+		for _, id := range ids {
+			o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterEntity, Value: strconv.FormatInt(id, 10), Source: cryptointel.SearchSourceParameter})
+		}
+	}
+	var version int64
+	if caller, ok := access.CallerFrom(ctx); ok {
+		version = caller.DataVersion
+	}
+	res, err := r.store.SearchEvents(ctx, version, key.query, o)
+	if err != nil {
+		return nil, err
+	}
+	if res.More && len(res.Matches) > 0 {
+		last := res.Matches[len(res.Matches)-1]
+		res.NextCursor = ptr(r.cursors.EncodeCursor(qctx, Cursor{AtMicro: last.LatestEvidenceAt.UnixMicro(), ID: last.EventID,
+			Offset: int64(res.Offset + len(res.Matches))}))
+	}
+	return res, nil
+}
+
+// searchEntity reads a search's entity filter: an id, or a name, alias or
+// ticker naming entities (every one of the strongest matches: a ticker
+// several projects share names them all).
+func (r *queryResolver) searchEntity(ctx context.Context, entity string) ([]int64, error) {
+	if id, err := strconv.ParseInt(entity, 10, 64); err == nil {
+		if id <= 0 {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgSearchEntity, entity)
+		}
+		return []int64{id}, nil
+	}
+	ms, err := db.ResolveEntities(ctx, r.store.Reader(), entity, cryptointel.MaxIDsPerRequest, 0)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, m := range ms {
+		if m.MatchRank > cryptointel.RankPrefix || m.MatchRank != ms[0].MatchRank {
+			break
+		}
+		ids = append(ids, m.EntityID)
+	}
+	if len(ids) == 0 {
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgSearchEntity, entity)
+	}
+	return ids, nil
+}
+
 // SearchEvents searches radar and signal history.
-func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int) ([]*cryptointel.EventMatch, error) {
-	res, err := r.search(ctx, query, since, first)
+func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *graph.SearchSort, category *string, entity *string, surface *graph.Surface, collapse *bool, after *string) ([]*cryptointel.EventMatch, error) {
+	res, err := r.search(ctx, searchArgs{query: query, since: since, first: first, from: from, to: to, sort: sort,
+		category: category, entity: entity, surface: surface, collapse: collapse, after: after})
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +226,7 @@ func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *t
 }
 
 // SearchReport reports how searchEvents reads the same arguments.
-func (r *queryResolver) SearchReport(ctx context.Context, query string, since *time.Time, first *int) (*cryptointel.SearchResult, error) {
-	return r.search(ctx, query, since, first)
+func (r *queryResolver) SearchReport(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *graph.SearchSort, category *string, entity *string, surface *graph.Surface, collapse *bool, after *string) (*cryptointel.SearchResult, error) {
+	return r.search(ctx, searchArgs{query: query, since: since, first: first, from: from, to: to, sort: sort,
+		category: category, entity: entity, surface: surface, collapse: collapse, after: after})
 }

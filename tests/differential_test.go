@@ -506,6 +506,10 @@ func fixedOperationVars(op *ops.Operation) map[string]any {
 			}
 		case "Time":
 			vars[v.Variable] = diffNow.Add(-72 * time.Hour).Format(time.RFC3339)
+			if v.Variable == "to" {
+				// The end of a window is after its start.
+				vars[v.Variable] = diffNow.Add(time.Hour).Format(time.RFC3339)
+			}
 		case "String":
 			switch v.Variable {
 			case "window":

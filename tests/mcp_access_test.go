@@ -174,7 +174,7 @@ func TestMCPBadInput(t *testing.T) {
 		{"search_events", map[string]any{"query": "x", "limit": 2.5}, "limit must be an integer"},
 		{"search_events", map[string]any{"query": "x", "limit": 500}, "limit must be between 1 and 20 (got 500)"},
 		{"search_events", map[string]any{"query": "x", "limit": 0}, "limit must be between 1 and 20 (got 0)"},
-		{"search_events", map[string]any{"query": "x", "q": "y"}, `unknown argument "q": search_events takes only query, limit, since, detail`},
+		{"search_events", map[string]any{"query": "x", "q": "y"}, `unknown argument "q": search_events takes only query, limit, since, from, to, sort, category, entity, surface, collapse, facets, cursor, detail`},
 		{"search_events", map[string]any{"query": "x", "detail": "everything"}, "detail must be one of: summary, full"},
 		{"latest_events", map[string]any{"sort": "best"}, "sort must be one of: significance, recency"},
 		{"latest_events", map[string]any{"offset": 1e9}, "offset must be between 0 and 250 (got 1000000000)"},

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -146,4 +148,73 @@ func (s *restServer) graphql(t *testing.T, query string) map[string]any {
 	require.NoError(t, dec.Decode(&out))
 	require.Empty(t, out.Errors, "%s", raw)
 	return out.Data
+}
+
+// TestSearchAPIOptionsAndRefusals checks /v1/search's sort, report, facets
+// and cursor over the demo seed, and that bad input is a clear 400: an
+// unknown sort or surface, an inverted window, a cursor of another search,
+// a 10,000-character query, a query of time words only, an entity that
+// names none.
+func TestSearchAPIOptionsAndRefusals(t *testing.T) {
+	t.Parallel()
+	s := startRESTServerWith(t, func(store *db.DB) {
+		_, err := demo.Seed(context.Background(), store, demo.Options{Events: 1000})
+		require.NoError(t, err)
+	})
+	getOK := func(path string) map[string]any {
+		t.Helper()
+		r := s.get(t, path)
+		require.Equal(t, http.StatusOK, r.Status, "GET %s: %s", path, r.Body)
+		return r.JSON(t)
+	}
+	ids := func(body map[string]any) []int {
+		var out []int
+		for _, it := range jlist(t, body["data"]) {
+			out = append(out, jint(t, jobj(t, it)["id"]))
+		}
+		return out
+	}
+
+	// Newest first, with how the query was read.
+	rec := getOK("/v1/search?q=" + url.QueryEscape("which chains had an outage recently") + "&sort=recency&limit=5&facets=true")
+	require.Equal(t, "recency", rec["sort"])
+	report := jobj(t, rec["report"])
+	require.Contains(t, report["dropped"], map[string]any{"text": "recently", "reason": "time"})
+	require.Contains(t, report["dropped"], map[string]any{"text": "which", "reason": "question"})
+	prev := ""
+	for i, it := range jlist(t, rec["data"]) {
+		at := jobj(t, it)["latestEvidenceTimestamp"].(string)
+		if i > 0 {
+			require.LessOrEqual(t, at, prev, "newest first")
+		}
+		prev = at
+		require.NotNil(t, jobj(t, it)["alsoReportedAs"])
+	}
+	require.NotEmpty(t, jlist(t, jobj(t, rec["facets"])["categories"]))
+
+	// Paging with the cursor: the next page continues the ranking.
+	p1 := getOK("/v1/search?q=exploit&limit=3")
+	cur, ok := p1["next_cursor"].(string)
+	require.True(t, ok, "a next page: %v", p1["next_cursor"])
+	p2 := getOK("/v1/search?q=exploit&limit=3&cursor=" + url.QueryEscape(cur))
+	require.NotEmpty(t, ids(p2))
+	for _, id := range ids(p2) {
+		require.NotContains(t, ids(p1), id)
+	}
+
+	for _, c := range []struct{ path, msg string }{
+		{"/v1/search?q=exploit&sort=newest", "sort must be one of: relevance, recency"},
+		{"/v1/search?q=exploit&surface=feed", "surface must be one of: radar, signal"},
+		{"/v1/search?q=exploit&from=2026-11-10T00:00:00Z&to=2026-11-01T00:00:00Z", cryptointel.MsgSearchRange},
+		{"/v1/search?q=hack&cursor=" + url.QueryEscape(cur), "cursor does not match this query (different route, since or filters)"},
+		{"/v1/search?q=" + strings.Repeat("a", 10000), "query is too long (at most 2048 bytes)"},
+		{"/v1/search?q=" + strings.Repeat("hack+", 60), cryptointel.MsgQueryTooLong},
+		{"/v1/search?q=" + url.QueryEscape("what happened last week"), cryptointel.MsgQueryOnlyTimeWords},
+		{"/v1/search?q=recently", cryptointel.MsgQueryOnlyTimeWords},
+		{"/v1/search?q=exploit&entity=Qwxzvbnm", fmt.Sprintf(cryptointel.MsgSearchEntity, "Qwxzvbnm")},
+	} {
+		r := s.get(t, c.path)
+		require.Equal(t, http.StatusBadRequest, r.Status, "GET %.80s: %s", c.path, r.Body)
+		require.Equal(t, c.msg, r.JSON(t)["error"], "GET %.80s", c.path)
+	}
 }
