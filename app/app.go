@@ -28,6 +28,11 @@ import (
 	"github.com/cryptointel/cryptointel/rest"
 )
 
+// Version is the version of the running binary, which GET /healthz reports.
+// The command sets it from the version stamped in at build time; it stays
+// "dev" for a plain go build and in tests.
+var Version = "dev"
+
 // App is a running service.
 type App struct {
 	// Config is the configuration the app was built with.
@@ -98,7 +103,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}`)) //nolint:errcheck
+		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": Version}) //nolint:errcheck
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

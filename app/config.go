@@ -191,7 +191,10 @@ type Config struct {
 	// MPP_SECRET, generating random ones for the process, for a local demo
 	// such as make run (env DEMO). Cursors, export links and MPP challenges
 	// then stop verifying when the process restarts and on other replicas.
-	// Defaults to false: never use it in production.
+	// It also lets webhooks target plain http:// receivers on loopback
+	// (127.0.0.1, ::1, localhost), as `cryptointel webhooks listen`
+	// registers, which it logs at start. Defaults to false: never use it in
+	// production.
 	Demo bool
 	// PprofAddr serves net/http/pprof on this address, e.g. 127.0.0.1:6060
 	// (env PPROF_ADDR). Defaults to empty: off. Use a loopback address.
