@@ -190,7 +190,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// The MCP surface: its tools call the /v1 routes (and /graphql) of this
 	// mux in process, behind the same access layer.
 	mcpServer, err := mcp.New(mcp.Config{
-		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Logger: a.Logger, Version: rest.OpenAPIVersion,
+		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Gate: a.Access.Gate, Logger: a.Logger, Version: rest.OpenAPIVersion,
 	})
 	if err != nil {
 		return fmt.Errorf("error building the MCP server: %w", err)
