@@ -15,7 +15,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp image packaging-tools release
+.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp image packaging-tools release apidocs
 
 all: build
 
@@ -88,6 +88,11 @@ test-quick:
 ## playground: rebuild the playground's embedded assets (playground/dist) from the pinned package-lock.json; commit the result
 playground:
 	cd playground/web && npm ci --no-audit --no-fund && npm run build
+
+## apidocs: rebuild the API reference's embedded assets (apidocs/dist: the page and Scalar's standalone
+## bundle) from the pinned package-lock.json; commit the result
+apidocs:
+	cd apidocs/web && npm ci --no-audit --no-fund && npm run build
 
 ## interop-payments: install the payment interop tests' pinned npm packages (x402-fetch, @x402/*,
 ## mppx, viem, ganache, solc, OpenZeppelin) into tests/interop/payments/node_modules with npm ci,

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/apidocs"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/live"
@@ -135,6 +136,10 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /metrics", observe.Handler(observe.NewRegistry(collectors...)))
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
+	// The API reference, and / leading to it.
+	mux.Handle("GET /docs", apidocs.Handler())
+	mux.Handle("GET /docs/", apidocs.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler(apidocs.Prefix, http.StatusFound))
 	if a.Access == nil {
 		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
 			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.StreamAllowedOrigins,
