@@ -202,7 +202,9 @@ var inspectorBin = filepath.Join(mcpInteropDir, "node_modules", "@modelcontextpr
 func inspector(t *testing.T, env []string, args ...string) []byte {
 	t.Helper()
 	requireMCPInterop(t)
-	cmd := exec.Command("node", append([]string{inspectorBin, "--cli"}, args...)...)
+	launcher, err := filepath.Abs(inspectorBin)
+	require.NoError(t, err)
+	cmd := exec.Command("node", append([]string{launcher, "--cli"}, args...)...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), append([]string{"HOME=" + cmd.Dir}, env...)...)
 	stderr := &syncBuffer{}
@@ -256,12 +258,15 @@ func TestMCPInspectorCLI(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "cryptointel")
 	build, err := exec.Command("go", "build", "-o", bin, "../cmd/cryptointel").CombinedOutput()
 	require.NoError(t, err, "%s", build)
-	env := []string{"CRYPTOINTEL_URL=" + s.base, "CRYPTOINTEL_API_KEY=" + key}
-	checkList(inspector(t, env, "--method", "tools/list", "--", bin, "mcp"))
-	checkCall(inspector(t, env, "--method", "tools/call", "--tool-name", "resolve_entity", "--tool-arg", "name=Ethereum", "--", bin, "mcp"))
+	// The server's environment, as a desktop client's config gives it.
+	env := []string{"-e", "CRYPTOINTEL_URL=" + s.base, "-e", "CRYPTOINTEL_API_KEY=" + key}
+	checkList(inspector(t, nil, append(env, "--method", "tools/list", "--", bin, "mcp")...))
+	checkCall(inspector(t, nil, append(env, "--method", "tools/call", "--tool-name", "resolve_entity", "--tool-arg", "name=Ethereum", "--", bin, "mcp")...))
 
 	// A wrong key through the bridge: the client reads the server's reason.
-	cmd := exec.Command("node", inspectorBin, "--cli", "--method", "tools/list", "--", bin, "mcp", "--url", s.base, "--key", "ci_wrong")
+	launcher, err := filepath.Abs(inspectorBin)
+	require.NoError(t, err)
+	cmd := exec.Command("node", launcher, "--cli", "--method", "tools/list", "--", bin, "mcp", "--url", s.base, "--key", "ci_wrong")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "HOME="+cmd.Dir)
 	out, _ := cmd.CombinedOutput()
