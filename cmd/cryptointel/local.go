@@ -243,7 +243,7 @@ stripe listen does.
 The receiver is plain http:// on loopback, which a server accepts only in
 demo mode (make run); a production server requires a public https URL.
 Flags win over CRYPTOINTEL_URL and CRYPTOINTEL_API_KEY. The key's plan must
-include webhooks (business, enterprise).`,
+include webhooks (pro and up).`,
 		Example: `  cryptointel webhooks listen --url http://127.0.0.1:8080 --key ci_...
   cryptointel webhooks listen --forward-to http://localhost:3000/hooks/cryptointel`,
 		Args: cobra.NoArgs,
@@ -258,7 +258,7 @@ include webhooks (business, enterprise).`,
 				url = "http://127.0.0.1:8080"
 			}
 			if key == "" {
-				return fmt.Errorf("no key: set --key or CRYPTOINTEL_API_KEY (a business or enterprise key; make run prints them)")
+				return fmt.Errorf("no key: set --key or CRYPTOINTEL_API_KEY (a key of a plan with webhooks, pro and up; make run prints them)")
 			}
 			return m.listenWebhooks(cmd.Context(), cmd.OutOrStdout(), listenConfig{
 				server: strings.TrimRight(url, "/"), key: key, forward: forward, listen: listen, events: events,
