@@ -7,14 +7,15 @@ SHELL := /bin/bash
 
 GO           ?= go
 BIN          ?= bin/cryptointel
-ADDR         ?= :8080
+ADDR         ?= 127.0.0.1:8080
+DEMO_KEYS    ?= $(dir $(BIN))demo-keys.json
 PKG          ?= ./...
 TEST_TIMEOUT ?= 20m
 TESTFLAGS    ?=
-VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp image packaging-tools
+.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp image packaging-tools release apidocs
 
 all: build
 
@@ -22,23 +23,26 @@ all: build
 build:
 	$(GO) build -ldflags '-X main.version=$(VERSION)' -o $(BIN) ./cmd/cryptointel
 
-## run: Postgres up, migrate, seed the demo data when empty, print one demo key per plan, serve on ADDR (:8080)
-## in demo mode (secrets generated for the process; production sets CURSOR_SECRET and EXPORT_URL_SECRET)
+## run: check ADDR (127.0.0.1:8080: loopback only) is free before creating anything, then Postgres up,
+## migrate, seed the demo data when empty, print one demo key per plan (the same keys on every run:
+## kept in DEMO_KEYS) and serve in demo mode (secrets generated for the process; production sets
+## CURSOR_SECRET and EXPORT_URL_SECRET)
 run: build
-	@export DATABASE_URL="$$(scripts/pg-up.sh)"; \
+	@$(BIN) demo check-addr "$(ADDR)"; \
+	export DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	$(BIN) migrate; \
 	$(BIN) seed --demo; \
 	echo; \
-	echo "Demo API keys (send as: Authorization: Bearer <key>):"; \
-	for plan in $(PLANS); do \
-	  key="$$($(BIN) keys create --plan $$plan --account demo-$$plan | tail -n1)"; \
-	  printf '  %-11s %s\n' "$$plan" "$$key"; \
-	done; \
-	port="$(ADDR)"; port="$${port##*:}"; \
+	keys="$$($(BIN) keys ensure-demo --file "$(DEMO_KEYS)")"; \
+	echo "$$keys"; \
+	key="$$(echo "$$keys" | awk '$$1 == "enterprise" {print $$2}')"; \
+	host="$(ADDR)"; host="$${host%:*}"; host="$${host:-localhost}"; port="$(ADDR)"; port="$${port##*:}"; \
 	echo; \
 	echo "Try (with the enterprise key):"; \
-	echo "  curl -s localhost:$$port/graphql -H \"Authorization: Bearer $$key\" -H 'Content-Type: application/json' \\"; \
+	echo "  curl -s $$host:$$port/graphql -H \"Authorization: Bearer $$key\" -H 'Content-Type: application/json' \\"; \
 	echo "    -d '{\"query\":\"{ entity(id: 101) { canonicalName relationships(first: 3) { relationshipType relatedEntity { displayName events(first: 2) { nodes { title owners { displayName } } } } } } }\"}'"; \
+	echo "Live events: $(BIN) webhooks listen --url http://$$host:$$port --key $$key   (another terminal), then"; \
+	echo "  DATABASE_URL=\"\$$(scripts/pg-up.sh)\" $(BIN) demo emit        (docs/operations/cli.md#the-local-loop)"; \
 	echo; \
 	exec $(BIN) serve --demo --addr "$(ADDR)"
 
@@ -61,17 +65,34 @@ test: chromium interop-payments interop-live interop-mcp packaging-tools
 
 ## test-quick: the edit-run loop: Postgres and its replica up, then the package tests
 ## (go test -short, every package but the black-box suite in tests/) — about two minutes on two
-## cores. `make test` runs everything (CI); PKG narrows this one too (PKG=./db/...).
+## cores. The exportstore tests need SeaweedFS (an S3 server): when they are selected and it is
+## not built yet, test-quick says so and builds it once (about five more minutes, cached under
+## ~/.cache/cryptointel); a PKG without them skips it. `make test` runs everything (CI); PKG
+## narrows this one too (PKG=./db/...).
 QUICK_PKG = $(if $(filter ./...,$(PKG)),$$($(GO) list ./... | grep -v '/tests$$'),$(PKG))
 test-quick:
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	TEST_DATABASE_READ_URL="$$(scripts/pg-replica-up.sh)"; export TEST_DATABASE_READ_URL; \
-	WEED_BIN="$$(scripts/seaweedfs-build.sh)"; export WEED_BIN; \
-	$(GO) test -short -timeout 5m $(TESTFLAGS) $(QUICK_PKG)
+	pkgs="$(QUICK_PKG)"; \
+	if [[ "$$pkgs" == *exportstore* ]]; then \
+	  if ! WEED_BIN="$$(scripts/seaweedfs-build.sh --cached)"; then \
+	    echo "test-quick: building SeaweedFS, the S3 server the exportstore tests use, once (about five minutes on two cores; cached under ~/.cache/cryptointel). PKG=... without ./exportstore skips it."; \
+	    WEED_BIN="$$(scripts/seaweedfs-build.sh)"; \
+	  fi; \
+	  export WEED_BIN; \
+	else \
+	  echo "test-quick: SeaweedFS not needed (no exportstore tests selected)"; \
+	fi; \
+	$(GO) test -short -timeout 5m $(TESTFLAGS) $$pkgs
 
 ## playground: rebuild the playground's embedded assets (playground/dist) from the pinned package-lock.json; commit the result
 playground:
 	cd playground/web && npm ci --no-audit --no-fund && npm run build
+
+## apidocs: rebuild the API reference's embedded assets (apidocs/dist: the page and Scalar's standalone
+## bundle) from the pinned package-lock.json; commit the result
+apidocs:
+	cd apidocs/web && npm ci --no-audit --no-fund && npm run build
 
 ## interop-payments: install the payment interop tests' pinned npm packages (x402-fetch, @x402/*,
 ## mppx, viem, ganache, solc, OpenZeppelin) into tests/interop/payments/node_modules with npm ci,
@@ -101,18 +122,27 @@ npm_ci_once = stamp="$(1)/node_modules/.installed-$$(sha256sum $(1)/package-lock
 
 ## image: build the container image $(IMAGE):$(VERSION) and $(IMAGE):latest offline from a static binary
 ## (deploy/Containerfile, FROM scratch) with podman, or with docker when its daemon answers
-## (IMAGE_ENGINE=... picks one); the context is staged in IMAGE_CONTEXT (bin/image)
+## (IMAGE_ENGINE=... picks one); the context is staged in IMAGE_CONTEXT (bin/image). The binary is
+## the release archives' linux one (scripts/release.sh binary linux IMAGE_ARCH, the build machine's arch)
 IMAGE         ?= cryptointel
 IMAGE_CONTEXT ?= bin/image
+IMAGE_ARCH    ?= $(shell $(GO) env GOARCH)
 IMAGE_ENGINE  ?= $(shell if command -v podman >/dev/null; then echo podman; elif docker info >/dev/null 2>&1; then echo docker; fi)
 image:
 	@test -n "$(IMAGE_ENGINE)" || { echo "make image: needs podman, or docker with a running daemon" >&2; exit 1; }
 	rm -rf $(IMAGE_CONTEXT)
 	mkdir -p $(IMAGE_CONTEXT)/rootfs/tmp $(IMAGE_CONTEXT)/rootfs/var/lib/cryptointel/exports
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' -o $(IMAGE_CONTEXT)/cryptointel ./cmd/cryptointel
+	GO=$(GO) VERSION=$(VERSION) scripts/release.sh binary linux $(IMAGE_ARCH) $(IMAGE_CONTEXT)/cryptointel
 	cp /etc/ssl/certs/ca-certificates.crt deploy/passwd deploy/group $(IMAGE_CONTEXT)/
 	$(IMAGE_ENGINE) build $(if $(filter podman,$(IMAGE_ENGINE)),--format docker --pull=never) \
 	  -f deploy/Containerfile -t $(IMAGE):$(VERSION) -t $(IMAGE):latest $(IMAGE_CONTEXT)
+
+## release: the release archives in RELEASE_DIR (dist): cryptointel_VERSION_OS_ARCH.tar.gz for linux and
+## darwin on amd64 and arm64 (binary, LICENSE, README.md, CHANGELOG.md), a CycloneDX SBOM of each binary
+## and SHA256SUMS, byte-identical for the same commit (scripts/release.sh; PLATFORMS=linux/amd64 narrows it)
+RELEASE_DIR ?= dist
+release:
+	GO=$(GO) VERSION=$(VERSION) scripts/release.sh $(RELEASE_DIR)
 
 ## packaging-tools: install what the packaging test uses when it is missing: podman (builds the
 ## image; it cannot run containers here), systemd-analyze (verifies the unit) and the CA bundle;

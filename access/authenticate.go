@@ -49,3 +49,29 @@ func (s *Service) Authenticate(ctx context.Context, authorization string) error 
 // PaymentsEnabled reports whether pay-per-request (x402, MPP or both) is
 // on: a request without a key may then pay for each priced call.
 func (s *Service) PaymentsEnabled() bool { return s.pay.enabled() }
+
+// Gate returns the plan gate of the key in an Authorization header value:
+// a check of a route's access layer, plan feature and plan floor, as Wrap
+// applies them, without counting, metering or charging anything. It
+// returns nil when the header holds no working key (none, unknown, revoked
+// or expired) or the plans cannot be read. The MCP prompts use it to
+// suggest only what the caller's plan allows.
+func (s *Service) Gate(ctx context.Context, authorization string) func(layer, feature, minPlan string) bool {
+	scheme, key := ParseAuthorization(authorization)
+	if scheme != "bearer" || key == "" {
+		return nil
+	}
+	hash := cryptointel.HashAPIKey(key)
+	k, err := s.store.KeyByHash(ctx, hash)
+	if err != nil || k.Revoked || subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
+		return nil
+	}
+	plans, err := s.loadPlans(ctx)
+	if err != nil {
+		return nil
+	}
+	plan := planNamed(plans, k.Plan)
+	return func(layer, feature, minPlan string) bool {
+		return planAllows(plans, plan, layer, feature, minPlan)
+	}
+}

@@ -340,6 +340,7 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 		rw := &refundingWriter{ResponseWriter: w, s: s, now: now, res: res, listed: int64(p.CreditCost),
 			rec: charge{s: s, keyID: res.Key.ID, credits: cost, day: mp.Day, month: mp.Month}}
 		ctx = context.WithValue(ctx, chargeKey{}, &rw.rec)
+		ctx = context.WithValue(ctx, notModifiedKey{}, rw)
 		rw.ctx, w = ctx, rw
 	}
 	next.ServeHTTP(w, r.WithContext(ctx))
@@ -421,6 +422,24 @@ func (rw *refundingWriter) WriteHeader(code int) {
 		}
 	}
 	rw.ResponseWriter.WriteHeader(code)
+}
+
+type notModifiedKey struct{}
+
+// NotModified gives back the credits charged for the request of ctx, whose
+// answer the client already holds (a 304 Not Modified: a GitHub-style
+// conditional request costs nothing but still counts in the rate window),
+// and rewrites the metering headers in h to show the month's credits
+// without them. The layer that answers 304 after the route ran calls it
+// before it writes the status. Without a charge in ctx it does nothing.
+func NotModified(ctx context.Context, h http.Header) {
+	rw, ok := ctx.Value(notModifiedKey{}).(*refundingWriter)
+	if !ok || !rw.rec.refund(ctx) {
+		return
+	}
+	res := *rw.res
+	res.MonthUsed = max(res.MonthUsed-rw.rec.credits, 0)
+	rw.s.setMeterHeaders(h, rw.now, &res, rw.listed)
 }
 
 // Write implements http.ResponseWriter.

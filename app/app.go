@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/apidocs"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/live"
@@ -27,6 +28,11 @@ import (
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
 )
+
+// Version is the version of the running binary, which GET /healthz reports.
+// The command sets it from the version stamped in at build time; it stays
+// "dev" for a plain go build and in tests.
+var Version = "dev"
 
 // App is a running service.
 type App struct {
@@ -98,7 +104,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}`)) //nolint:errcheck
+		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": Version}) //nolint:errcheck
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -133,6 +139,10 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	}
 	mux.Handle("GET /playground", playground.Handler())
 	mux.Handle("GET /playground/", playground.Handler())
+	// The API reference, and / leading to it.
+	mux.Handle("GET /docs", apidocs.Handler())
+	mux.Handle("GET /docs/", apidocs.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler(apidocs.Prefix, http.StatusFound))
 	if a.Access == nil {
 		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
 			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.StreamAllowedOrigins,
@@ -188,7 +198,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// The MCP surface: its tools call the /v1 routes (and /graphql) of this
 	// mux in process, behind the same access layer.
 	mcpServer, err := mcp.New(mcp.Config{
-		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Logger: a.Logger, Version: rest.OpenAPIVersion,
+		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Gate: a.Access.Gate, Logger: a.Logger, Version: rest.OpenAPIVersion,
 		AllowedOrigins: a.Config.MCPAllowedOrigins,
 	})
 	if err != nil {

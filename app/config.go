@@ -198,7 +198,10 @@ type Config struct {
 	// MPP_SECRET, generating random ones for the process, for a local demo
 	// such as make run (env DEMO). Cursors, export links and MPP challenges
 	// then stop verifying when the process restarts and on other replicas.
-	// Defaults to false: never use it in production.
+	// It also lets webhooks target plain http:// receivers on loopback
+	// (127.0.0.1, ::1, localhost), as `cryptointel webhooks listen`
+	// registers, which it logs at start. Defaults to false: never use it in
+	// production.
 	Demo bool
 	// MetricsToken, when set, is the bearer token GET /metrics requires
 	// (env METRICS_TOKEN): a scrape without "Authorization: Bearer <token>"

@@ -37,7 +37,10 @@ func (a *App) initJobs() error {
 	if err != nil {
 		return fmt.Errorf("error parsing webhook allowlist: %w", err)
 	}
-	guard := &webhook.Guard{Allow: allow}
+	guard := &webhook.Guard{Allow: allow, LoopbackHTTP: a.Config.Demo}
+	if a.Config.Demo {
+		a.Logger.Warn("demo mode: webhooks may be registered for http:// receivers on loopback (127.0.0.1, ::1, localhost) and delivered there; never outside demo mode")
+	}
 	webhookCfg := jobs.WebhookConfig{
 		Store:        a.DB,
 		Logger:       a.Logger,

@@ -15,7 +15,10 @@ import (
 // promptDef declares one prompt.
 type promptDef struct {
 	prompt *sdk.Prompt
-	text   func(args map[string]string) (string, error)
+	// text writes the prompt; allowed reports whether the caller's plan
+	// allows a route ("GET /v1/brief"), true for every route when the
+	// plan is not known.
+	text func(args map[string]string, allowed func(route string) bool) (string, error)
 }
 
 var promptDefs = []promptDef{
@@ -28,14 +31,24 @@ var promptDefs = []promptDef{
 					Description: "Organizations, tokens or protocols to follow, by name or ticker, comma-separated (e.g. \"Ethereum, Uniswap, SOL\")."},
 			},
 		},
-		text: func(a map[string]string) (string, error) {
+		text: func(a map[string]string, allowed func(string) bool) (string, error) {
 			names := splitList(a["watchlist"])
 			if len(names) == 0 {
 				return "", fmt.Errorf("watchlist must name at least one organization")
 			}
+			// The brief step as the caller's plan allows it: one batch
+			// brief, a brief per id, or each id's timeline.
+			step2 := "2. Call " + toolBrief + " once with all the ids and since set to 24 hours before now (ISO 8601, UTC).\n"
+			switch {
+			case allowed(routeBriefBatch) || (len(names) == 1 && allowed(routeBrief)):
+			case allowed(routeBrief):
+				step2 = "2. Call " + toolBrief + " for each id, one id per call, with since set to 24 hours before now (ISO 8601, UTC).\n"
+			default:
+				step2 = "2. Call " + toolTimeline + " for each id with since set to 24 hours before now (ISO 8601, UTC).\n"
+			}
 			return "Write my daily brief for this watchlist: " + strings.Join(names, ", ") + ".\n\n" +
 				"1. Resolve each name with " + toolResolve + " (limit 3) and keep the strongest organization match; say which names matched nothing.\n" +
-				"2. Call " + toolBrief + " once with all the ids and since set to 24 hours before now (ISO 8601, UTC).\n" +
+				step2 +
 				"3. Call " + toolTopSignals + " (limit 10) for the most significant signals across the market in the same window.\n" +
 				"4. Write one short section per organization: what happened, with event ids and dates, the most significant first; " +
 				"then a short \"across the market\" section from the top signals. Say plainly when an organization had no events.", nil
@@ -50,7 +63,7 @@ var promptDefs = []promptDef{
 				{Name: "days", Title: "Days", Description: "How many days back to look; 7 when absent."},
 			},
 		},
-		text: func(a map[string]string) (string, error) {
+		text: func(a map[string]string, _ func(string) bool) (string, error) {
 			subject := strings.TrimSpace(a["subject"])
 			if subject == "" {
 				return "", fmt.Errorf("subject is required")
@@ -76,7 +89,7 @@ var promptDefs = []promptDef{
 				{Name: "category", Title: "Category", Description: "Only this category (e.g. funding, listing, partnership); all when absent."},
 			},
 		},
-		text: func(a map[string]string) (string, error) {
+		text: func(a map[string]string, _ func(string) bool) (string, error) {
 			filter := ""
 			if c := strings.TrimSpace(a["category"]); c != "" {
 				filter = " with category=\"" + c + "\""
@@ -93,8 +106,8 @@ var promptDefs = []promptDef{
 func (s *Server) addPrompts() {
 	for _, pd := range promptDefs {
 		pd := pd
-		s.mcp.AddPrompt(pd.prompt, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-			text, err := pd.text(req.Params.Arguments)
+		s.mcp.AddPrompt(pd.prompt, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			text, err := pd.text(req.Params.Arguments, s.routeGate(ctx, req))
 			if err != nil {
 				return nil, err
 			}
@@ -115,4 +128,26 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// routeGate returns what the caller of req may call: whether its plan
+// allows a route of the tools ("GET /v1/brief"); every route when there is
+// no Gate or the caller has no plan.
+func (s *Server) routeGate(ctx context.Context, req *sdk.GetPromptRequest) func(route string) bool {
+	all := func(string) bool { return true }
+	if s.cfg.Gate == nil || req.Extra == nil || req.Extra.Header == nil {
+		return all
+	}
+	check := s.cfg.Gate(ctx, req.Extra.Header.Get("Authorization"))
+	if check == nil {
+		return all
+	}
+	return func(route string) bool {
+		for _, t := range s.tools {
+			if op, ok := t.routes[route]; ok {
+				return check(op.Layer, op.Feature, op.PlanFloor)
+			}
+		}
+		return true
+	}
 }

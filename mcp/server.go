@@ -74,6 +74,13 @@ type Config struct {
 	// syntax such as "app.example.com" or "*.example.org:8443". A request
 	// with another Origin is refused 403 (see checkOrigin).
 	AllowedOrigins []string
+	// Gate, when set, tells the prompts what the caller's plan allows: for
+	// a request's Authorization header it returns a check of a route's
+	// access layer, plan feature and plan floor (access.Service.Gate), or
+	// nil when the caller has no plan (no key, or one that does not work).
+	// A prompt then suggests only tools, and ways of calling them, that
+	// the check passes; with nil it names the tools it would for any plan.
+	Gate func(ctx context.Context, authorization string) func(layer, feature, planFloor string) bool
 }
 
 // Server is the MCP surface; it serves /mcp.

@@ -42,7 +42,11 @@ func TestAssetsAreLocal(t *testing.T) {
 	t.Parallel()
 	index, err := fs.ReadFile(Assets(), "index.html")
 	require.NoError(t, err)
-	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(string(index), -1)
+	// Links to other pages of this server (the API reference) are not assets.
+	for _, a := range regexp.MustCompile(`<a [^>]*href="([^"]+)"`).FindAllStringSubmatch(string(index), -1) {
+		require.True(t, strings.HasPrefix(a[1], "/") && !strings.HasPrefix(a[1], "//"), "index.html links to %q, off this server", a[1])
+	}
+	refs := regexp.MustCompile(`<(?:script|link)[^>]*(?:src|href)="([^"]+)"`).FindAllStringSubmatch(string(index), -1)
 	require.NotEmpty(t, refs)
 	for _, ref := range refs {
 		require.True(t, strings.HasPrefix(ref[1], "/playground/assets/"), "index.html references %q", ref[1])

@@ -371,11 +371,22 @@ func (rt *Router) routeHandler(route *Route) http.Handler {
 	})
 }
 
+// freeIfNotModified lets the frame give an admitted request's credits back
+// should it answer 304 Not Modified (access.NotModified): the client
+// already holds the answer; the request still counts in the rate window.
+func freeIfNotModified(r *http.Request) {
+	if fs, ok := r.Context().Value(frameKey{}).(*frameState); ok {
+		ctx := r.Context()
+		fs.notModified = func(h http.Header) { access.NotModified(ctx, h) }
+	}
+}
+
 // serveRoute serves an admitted request: the route's handler, or its
 // operation run and its envelope written.
 func (rt *Router) serveRoute(route *Route) http.Handler {
 	if h := route.Handler; h != nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			freeIfNotModified(r)
 			// Handlers read their parameters when they need them (callOf),
 			// some never: undeclared names are refused here for all.
 			err := checkQueryNames(route, r.URL.RawQuery)
@@ -388,6 +399,7 @@ func (rt *Router) serveRoute(route *Route) http.Handler {
 		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		freeIfNotModified(r)
 		cb, err := rt.runGraph(route, r)
 		if err == nil {
 			if fs, ok := r.Context().Value(frameKey{}).(*frameState); ok {

@@ -126,6 +126,9 @@ func (e *encodingWriter) finish() {
 		tag := e.bodyTag(body)
 		etag := `"` + tag + `"`
 		if etagMatches(e.r.Header.Get("If-None-Match"), tag) {
+			if e.state != nil && e.state.notModified != nil {
+				e.state.notModified(h)
+			}
 			h.Set("ETag", etag)
 			h.Del("Content-Length")
 			h.Del("Content-Type")

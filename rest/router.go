@@ -271,6 +271,9 @@ type frameState struct {
 	logger *slog.Logger
 	tag    string
 	tagged []byte
+	// notModified, set once the access layer admitted the request, gives
+	// its credits back when the frame answers 304 (access.NotModified).
+	notModified func(http.Header)
 }
 
 type frameKey struct{}

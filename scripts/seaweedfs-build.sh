@@ -11,6 +11,9 @@
 # the first run on a machine pays for the build (about five minutes on two
 # cores); later runs only print the path.
 #
+# With --cached it prints the path only when the binary is already built,
+# and exits 1 otherwise.
+#
 # Overrides: SEAWEEDFS_VERSION (the pinned module version below),
 # SEAWEEDFS_CACHE (the cache directory).
 set -euo pipefail
@@ -23,6 +26,10 @@ bin=$cache/weed
 if [ -x "$bin" ]; then
   echo "$bin"
   exit 0
+fi
+# --cached: only say whether it is built (exit 1 when not), build nothing.
+if [ "${1:-}" = --cached ]; then
+  exit 1
 fi
 command -v go >/dev/null || { echo "seaweedfs-build: go is not installed" >&2; exit 1; }
 

@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -240,8 +241,117 @@ func runDocPage(t *testing.T, srv *docServer, p *doccheck.Page) {
 	key, _ := accesstest.NewKey(t, srv.store, cryptointel.PlanEnterprise)
 	freeKey, _ := accesstest.NewKey(t, srv.store, cryptointel.PlanFree)
 	err := runDocSession(p, srv.addr, t.TempDir(), docBlockTimeout, t.Logf,
-		"KEY="+key, "FREE_KEY="+freeKey, "ADMIN_TOKEN="+docAdminToken)
+		"KEY="+key, "FREE_KEY="+freeKey, "ADMIN_TOKEN="+docAdminToken, "PATH="+docTools(t, p)+":"+os.Getenv("PATH"))
 	require.NoError(t, err)
+}
+
+// docTools returns a directory of the commands a page's run blocks may call
+// besides the system's: `npx`, which runs only the npm packages pinned
+// under tests/interop at their pinned versions (a page naming another
+// version fails), and `cryptointel`, built when a block calls it.
+func docTools(t *testing.T, p *doccheck.Page) string {
+	t.Helper()
+	dir := t.TempDir()
+	var runs strings.Builder
+	for _, b := range p.Blocks {
+		if b.Runs() {
+			runs.WriteString(b.Body)
+		}
+	}
+	pinned, err := os.ReadFile(filepath.Join(mcpInteropDir, "package.json"))
+	require.NoError(t, err)
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	require.NoError(t, json.Unmarshal(pinned, &pkg))
+	launcher, err := filepath.Abs(inspectorBin)
+	require.NoError(t, err)
+	inspector := "@modelcontextprotocol/inspector@" + pkg.Dependencies["@modelcontextprotocol/inspector"]
+	shim := `#!/usr/bin/env bash
+# npx for the docs' examples: only the packages pinned under tests/interop.
+pkg=$1; shift
+case "$pkg" in
+  ` + inspector + `)
+    if [[ ! -f ` + launcher + ` ]]; then
+      echo "npx $pkg: tests/interop/mcp/node_modules is missing: run make interop-mcp (make test does)" >&2; exit 1
+    fi
+    exec node ` + launcher + ` "$@" ;;
+  *) echo "npx $pkg: the docs may run only the npm packages pinned under tests/interop (here ` + inspector + `)" >&2; exit 1 ;;
+esac
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "npx"), []byte(shim), 0o755))
+	if strings.Contains(runs.String(), "cryptointel ") {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "cryptointel"), "../cmd/cryptointel").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	return dir
+}
+
+// TestMCPDocSnippets: every JSON block of the MCP page parses (no comment
+// lines: each is pasted whole into a client's file), and the page gives the
+// shape each named client reads: Cursor's mcpServers.url, VS Code's
+// servers with "type": "http", Windsurf's mcpServers.serverUrl and Claude
+// Desktop's mcpServers.command launching the bridge, each with the key.
+func TestMCPDocSnippets(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile("../docs/api/mcp.md")
+	require.NoError(t, err)
+	p := doccheck.Parse("docs/api/mcp.md", string(text))
+	type server struct {
+		Type      string            `json:"type"`
+		URL       string            `json:"url"`
+		ServerURL string            `json:"serverUrl"`
+		Command   string            `json:"command"`
+		Args      []string          `json:"args"`
+		Env       map[string]string `json:"env"`
+		Headers   map[string]string `json:"headers"`
+	}
+	shapes := map[string]bool{}
+	blocks := 0
+	for _, b := range p.Blocks {
+		if b.Lang != "json" {
+			continue
+		}
+		blocks++
+		var doc map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(b.Body), &doc), "docs/api/mcp.md:%d: not valid JSON:\n%s", b.Line, b.Body)
+		for _, top := range []string{"mcpServers", "servers"} {
+			raw, ok := doc[top]
+			if !ok {
+				continue
+			}
+			var servers map[string]server
+			require.NoError(t, json.Unmarshal(raw, &servers), "docs/api/mcp.md:%d", b.Line)
+			s, ok := servers["cryptointel"]
+			require.True(t, ok, "docs/api/mcp.md:%d: no cryptointel server", b.Line)
+			switch {
+			case top == "servers":
+				require.Equal(t, "http", s.Type, "VS Code names the transport")
+				require.True(t, strings.HasSuffix(s.URL, "/mcp"))
+				require.Equal(t, "Bearer ci_...", s.Headers["Authorization"])
+				shapes["vscode"] = true
+			case s.Command != "":
+				require.Equal(t, "mcp", s.Args[0], "Claude Desktop launches the bridge")
+				require.Contains(t, s.Env, "CRYPTOINTEL_API_KEY")
+				shapes["claude"] = true
+			case s.ServerURL != "":
+				require.True(t, strings.HasSuffix(s.ServerURL, "/mcp"))
+				require.Equal(t, "Bearer ci_...", s.Headers["Authorization"])
+				shapes["windsurf"] = true
+			case s.URL != "":
+				require.True(t, strings.HasSuffix(s.URL, "/mcp"))
+				require.Equal(t, "Bearer ci_...", s.Headers["Authorization"])
+				shapes["cursor"] = true
+			}
+		}
+	}
+	for _, c := range []string{"cursor", "vscode", "windsurf", "claude"} {
+		require.True(t, shapes[c], "docs/api/mcp.md has no %s snippet", c)
+	}
+	for _, client := range []string{"Cursor", "VS Code", "Windsurf", "Claude Desktop"} {
+		require.Contains(t, string(text), client+" — ", "each snippet is introduced by its client's name")
+	}
+	summary(t, "docs/api/mcp.md: %d JSON blocks parse; client shapes for Cursor, VS Code, Windsurf and Claude Desktop", blocks)
 }
 
 // runDocSession runs p's run blocks (localhost:8080 meaning addr) in one

@@ -323,3 +323,45 @@ func TestMCPPayPerCall(t *testing.T) {
 	require.True(t, res.IsError)
 	require.Equal(t, access.MsgMissingKey, resultText(res))
 }
+
+// TestMCPPromptsFollowThePlan: the daily_brief prompt only suggests what
+// the caller's plan allows: the batch brief to plans with batch briefs, a
+// brief per id to plans with briefs only, and timelines to plans without
+// briefs (a free key calling organization_brief is refused). Without a key
+// it names the batch brief, as for any plan.
+func TestMCPPromptsFollowThePlan(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	prompt := func(key string) string {
+		t.Helper()
+		cs := mcpSession(t, s.base, key)
+		res, err := cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "daily_brief", Arguments: map[string]string{"watchlist": "Ethereum, SOL"}})
+		require.NoError(t, err)
+		require.Len(t, res.Messages, 1)
+		return res.Messages[0].Content.(*sdk.TextContent).Text
+	}
+	cases := []struct {
+		plan        string
+		want, avoid []string
+	}{
+		{cryptointel.PlanFree, []string{"entity_timeline for each id", "top_signals"}, []string{"organization_brief"}},
+		{cryptointel.PlanPro, []string{"organization_brief for each id, one id per call"}, []string{"once with all the ids"}},
+		{cryptointel.PlanBusiness, []string{"organization_brief once with all the ids"}, []string{"one id per call"}},
+		{cryptointel.PlanEnterprise, []string{"organization_brief once with all the ids"}, []string{"one id per call"}},
+	}
+	for _, c := range cases {
+		key, _ := accesstest.NewKey(t, s.store, c.plan)
+		text := prompt(key)
+		for _, w := range c.want {
+			require.Contains(t, text, w, "%s: %s", c.plan, text)
+		}
+		for _, a := range c.avoid {
+			require.NotContains(t, text, a, "%s: %s", c.plan, text)
+		}
+	}
+	// The free plan really is refused the brief the prompt leaves out.
+	free, _ := accesstest.NewKey(t, s.store, cryptointel.PlanFree)
+	res, err := callToolErr(t, mcpSession(t, s.base, free), "organization_brief", map[string]any{"ids": []int{101}}, nil)
+	require.NoError(t, err)
+	require.True(t, res.IsError, "a free key's organization_brief must be refused")
+}

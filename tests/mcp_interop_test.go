@@ -19,7 +19,7 @@ import (
 // in tests/interop/mcp/package-lock.json and installed by `make
 // interop-mcp` (make test runs it): the official TypeScript SDK
 // (@modelcontextprotocol/sdk) and the MCP Inspector CLI
-// (@modelcontextprotocol/inspector-cli), and @x402/core with @x402/evm
+// (@modelcontextprotocol/inspector, run with --cli), and @x402/core with @x402/evm
 // paying per call on the payment tests' local chain.
 
 // mcpInteropDir holds the MCP interop's npm package.
@@ -193,18 +193,20 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	require.Contains(t, out.GotPrompts[1].OK.Messages[0].Content.Text, "entity_timeline")
 }
 
-// inspectorDir holds the MCP Inspector CLI's entry point.
-var inspectorDir = filepath.Join(mcpInteropDir, "node_modules", "@modelcontextprotocol", "inspector-cli", "build")
+// inspectorBin is the MCP Inspector's launcher, pinned in
+// tests/interop/mcp: `mcp-inspector --cli` is its command-line client.
+var inspectorBin = filepath.Join(mcpInteropDir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 
-// inspector runs the MCP Inspector CLI with args and returns its output.
+// inspector runs the MCP Inspector's CLI (mcp-inspector --cli) with args
+// and returns its output.
 func inspector(t *testing.T, env []string, args ...string) []byte {
 	t.Helper()
 	requireMCPInterop(t)
-	cmd := exec.Command("node", append([]string{"index.js"}, args...)...)
-	// It reads its own package.json as ../package.json of the working
-	// directory.
-	cmd.Dir = inspectorDir
-	cmd.Env = append(os.Environ(), env...)
+	launcher, err := filepath.Abs(inspectorBin)
+	require.NoError(t, err)
+	cmd := exec.Command("node", append([]string{launcher, "--cli"}, args...)...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), append([]string{"HOME=" + cmd.Dir}, env...)...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.Output()
@@ -256,13 +258,17 @@ func TestMCPInspectorCLI(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "cryptointel")
 	build, err := exec.Command("go", "build", "-o", bin, "../cmd/cryptointel").CombinedOutput()
 	require.NoError(t, err, "%s", build)
-	env := []string{"CRYPTOINTEL_URL=" + s.base, "CRYPTOINTEL_API_KEY=" + key}
-	checkList(inspector(t, env, bin, "--method", "tools/list", "--", "mcp"))
-	checkCall(inspector(t, env, bin, "--method", "tools/call", "--tool-name", "resolve_entity", "--tool-arg", "name=Ethereum", "--", "mcp"))
+	// The server's environment, as a desktop client's config gives it.
+	env := []string{"-e", "CRYPTOINTEL_URL=" + s.base, "-e", "CRYPTOINTEL_API_KEY=" + key}
+	checkList(inspector(t, nil, append(env, "--method", "tools/list", "--", bin, "mcp")...))
+	checkCall(inspector(t, nil, append(env, "--method", "tools/call", "--tool-name", "resolve_entity", "--tool-arg", "name=Ethereum", "--", bin, "mcp")...))
 
 	// A wrong key through the bridge: the client reads the server's reason.
-	cmd := exec.Command("node", "index.js", bin, "--method", "tools/list", "--", "mcp", "--url", s.base, "--key", "ci_wrong")
-	cmd.Dir = inspectorDir
+	launcher, err := filepath.Abs(inspectorBin)
+	require.NoError(t, err)
+	cmd := exec.Command("node", launcher, "--cli", "--method", "tools/list", "--", bin, "mcp", "--url", s.base, "--key", "ci_wrong")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+cmd.Dir)
 	out, _ := cmd.CombinedOutput()
 	require.Contains(t, string(out), access.MsgInvalidKey, "%s", out)
 }

@@ -190,6 +190,11 @@ func TestPlaygroundRunsExampleQuery(t *testing.T) {
 	))
 	savePlaygroundShot(t, stepCtx, "playground.png")
 
+	// The page links to the API reference.
+	docsLink, err := chromedp.Run(stepCtx, chromedp.Evaluate[string](`(() => { const a = Array.from(document.querySelectorAll('a')).find(a => a.textContent.trim() === 'API reference'); return a ? a.getAttribute('href') : ''; })()`))
+	require.NoError(t, err)
+	require.Equal(t, "/docs", docsLink, "/playground links to the API reference")
+
 	// Nothing was loaded from outside the service.
 	mu.Lock()
 	defer mu.Unlock()

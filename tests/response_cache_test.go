@@ -87,7 +87,13 @@ func TestResponseCache(t *testing.T) {
 	notModified := s.getAs(t, key, path, "If-None-Match", first.Header.Get("ETag"))
 	made++
 	require.Equal(t, http.StatusNotModified, notModified.Status)
+	require.Equal(t, second.intHeader(t, "X-RateLimit-Remaining")-1, notModified.intHeader(t, "X-RateLimit-Remaining"),
+		"a 304 still counts in the rate window")
+	require.Equal(t, second.intHeader(t, "X-Monthly-Used"), notModified.intHeader(t, "X-Monthly-Used"),
+		"a 304 costs no credit")
 	zipped := get(path, "Accept-Encoding", "gzip")
+	require.Equal(t, second.intHeader(t, "X-Monthly-Used")+1, zipped.intHeader(t, "X-Monthly-Used"),
+		"the 304 before was not charged")
 	require.Equal(t, "gzip", zipped.Header.Get("Content-Encoding"))
 	zr, err := gzip.NewReader(bytes.NewReader(zipped.Body))
 	require.NoError(t, err)

@@ -45,7 +45,7 @@ var upgradeSpellings = []struct {
 }
 
 // unkeyedPaths are served outside the API-key access layer.
-var unkeyedPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/playground",
+var unkeyedPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/playground", "/docs", "/",
 	"/admin/ingest", "/v1/export/files/00000000-0000-0000-0000-000000000001?account=1&expires=1&sig=00"}
 
 // TestUpgradeSpellings sends every spelling of a protocol upgrade to every

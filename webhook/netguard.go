@@ -44,6 +44,12 @@ type Guard struct {
 	// Resolver resolves host names at registration. Defaults to
 	// net.DefaultResolver.
 	Resolver Resolver
+	// LoopbackHTTP also accepts plain http:// URLs whose host is a
+	// loopback address or localhost, and lets deliveries reach loopback
+	// addresses: a receiver on the developer's own machine, such as
+	// `cryptointel webhooks listen`. Only demo mode sets it; a production
+	// server never does.
+	LoopbackHTTP bool
 }
 
 // ParseAllowList parses a comma-separated list of CIDR prefixes (or bare
@@ -121,6 +127,9 @@ func IsPublic(a netip.Addr) bool {
 // an Allow prefix.
 func (g *Guard) Allowed(a netip.Addr) bool {
 	a = a.Unmap()
+	if g.LoopbackHTTP && a.IsLoopback() {
+		return true
+	}
 	for _, p := range g.Allow {
 		if p.Contains(a) {
 			return true
@@ -142,6 +151,25 @@ func ValidateURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// IsLoopbackHTTP reports whether raw is an absolute http:// URL, without
+// credentials, whose host is a loopback address literal (127.0.0.0/8, ::1)
+// or localhost: what Guard.LoopbackHTTP accepts besides https.
+func IsLoopbackHTTP(raw string) bool {
+	if raw == "" || len(raw) > MaxURLLength {
+		return false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
 // CheckURL validates raw as a webhook URL and checks that its host resolves
 // only to allowed addresses. It returns ErrNotHTTPS, ErrNotPublic or
 // ErrUnresolvable. Delivery checks again at connect time (see DialControl),
@@ -149,6 +177,9 @@ func ValidateURL(raw string) (*url.URL, error) {
 func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 	u, err := ValidateURL(raw)
 	if err != nil {
+		if g.LoopbackHTTP && IsLoopbackHTTP(raw) {
+			return nil
+		}
 		return err
 	}
 	host := u.Hostname()

@@ -126,3 +126,23 @@ func TestDialControlRefusesAtConnect(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusFound, resp.StatusCode)
 }
+
+// TestLoopbackHTTP: only a guard with LoopbackHTTP (demo mode) accepts a
+// plain http:// receiver, and only on loopback; https stays the rule for
+// every other host, and the production guard refuses all of them.
+func TestLoopbackHTTP(t *testing.T) {
+	ctx := context.Background()
+	prod := &Guard{}
+	demo := &Guard{LoopbackHTTP: true}
+	for _, u := range []string{"http://127.0.0.1:9000/hook", "http://localhost:9000/", "http://[::1]:9000/x", "http://127.0.0.2/"} {
+		require.ErrorIs(t, prod.CheckURL(ctx, u), ErrNotHTTPS, u)
+		require.NoError(t, demo.CheckURL(ctx, u), u)
+	}
+	for _, u := range []string{"http://10.0.0.1/", "http://192.168.1.1:8080/", "http://example.com/", "http://user:pw@127.0.0.1/", "ftp://127.0.0.1/"} {
+		require.Error(t, demo.CheckURL(ctx, u), u)
+	}
+	require.ErrorIs(t, demo.CheckURL(ctx, "https://10.0.0.1/"), ErrNotPublic)
+	require.NoError(t, demo.DialControl("tcp", "127.0.0.1:9000", nil))
+	require.Error(t, prod.DialControl("tcp", "127.0.0.1:9000", nil))
+	require.Error(t, demo.DialControl("tcp", "10.1.2.3:443", nil))
+}

@@ -64,6 +64,8 @@ database is always DATABASE_URL (--database-url).`,
 		m.healthcheckCommand(),
 		m.mcpCommand(),
 		m.versionCommand(),
+		m.demoCommand(cfg),
+		m.webhooksCommand(),
 	)
 	return root
 }
@@ -161,6 +163,7 @@ many live streams); GOMEMLIMIT defaults to 96MiB here when it is unset.`,
 		} else if err := cfg.CheckSecrets(); err != nil {
 			return err
 		}
+		app.Version = version
 		a, err := app.New(ctx, *cfg)
 		if err != nil {
 			return err
@@ -347,7 +350,8 @@ to the next request on every server process: no process caches a key.`,
   cryptointel keys recover --account acme`,
 	}
 	keys.AddCommand(m.keysCreateCommand(cfg), m.keysListCommand(cfg), m.keysRevokeCommand(cfg),
-		m.keysRotateCommand(cfg), m.keysSetPlanCommand(cfg), m.keysAuditCommand(cfg), m.keysRecoverCommand(cfg))
+		m.keysRotateCommand(cfg), m.keysSetPlanCommand(cfg), m.keysAuditCommand(cfg), m.keysRecoverCommand(cfg),
+		m.keysEnsureDemoCommand(cfg))
 	return keys
 }
 
