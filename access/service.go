@@ -545,9 +545,15 @@ func writeDBError(w http.ResponseWriter, e *cryptointel.Error, reset int) {
 	writeError(w, status, e.Message)
 }
 
-// writeError writes {"error": msg} with status.
+// writeError writes the error body of msg with status: the message, and
+// the code of its row of the error table (cryptointel.ErrorTable), the
+// link to it and the request id.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	code := cryptointel.ErrorCodeForStatus(status, msg)
+	if msg == MsgQuotaExceeded {
+		code = cryptointel.EQUOTA
+	}
+	writeJSON(w, status, cryptointel.NewErrorBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
