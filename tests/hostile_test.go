@@ -257,6 +257,7 @@ func checkHostile(t *testing.T, c hostileCase, resp *restResponse) {
 			require.NotEmpty(t, code, "%s: error without extensions.code: %s", name, abbreviate(string(resp.Body)))
 			if c.want == wantGQLFieldError {
 				require.Contains(t, cryptointel.ErrorCodes(), code, "%s: extensions.code is not a row of the error table", name)
+				require.Equal(t, cryptointel.ErrorDocURL(code), ext["docUrl"], "%s: extensions.docUrl", name)
 			}
 		}
 		requireNoLeak(t, name, resp.Body)
