@@ -148,3 +148,16 @@ func errorOnly(t *testing.T, body []byte) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestErrorBodyWithoutCodeGetsOne: an error body written with its message
+// only still carries the code of its status and the link.
+func TestErrorBodyWithoutCodeGetsOne(t *testing.T) {
+	t.Parallel()
+	w := httptest.NewRecorder()
+	w.Header().Set("X-Request-Id", "req-7")
+	writeJSON(w, http.StatusTooManyRequests, ErrorBody{Error: "Too many things at once."})
+	var e ErrorBody
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &e))
+	require.Equal(t, ErrorBody{Error: "Too many things at once.", Code: cryptointel.ERATELIMIT,
+		DocURL: cryptointel.ErrorDocURL(cryptointel.ERATELIMIT), RequestID: "req-7"}, e)
+}

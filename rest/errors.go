@@ -49,8 +49,13 @@ func writeErrorBody(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, cryptointel.NewErrorBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
 }
 
-// writeJSON encodes v as the response body with status.
+// writeJSON encodes v as the response body with status. An error body
+// written without its code (ErrorBody{Error: msg}) gets the code of its
+// status, its link and the request id, as writeErrorBody would write it.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if e, ok := v.(ErrorBody); ok && e.Code == "" {
+		v = cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(status, e.Error), e.Error, w.Header().Get(observe.RequestIDHeader))
+	}
 	b, err := encodeJSON(v)
 	if err != nil {
 		status = http.StatusInternalServerError
