@@ -152,6 +152,31 @@ func TestCORSAndStreamTickets(t *testing.T) {
 		require.Equal(t, access.MsgInvalidTicket, e.Error, path)
 		require.Equal(t, cryptointel.EUNAUTHORIZED, e.Code, path)
 	}
+	// graphql-sse with a ticket for /graphql: the subscription runs as the key.
+	gt := mint("/graphql", "")
+	cursor := streamCursor(t, s.base, key)
+	sub, err := json.Marshal(map[string]any{"query": `subscription { events(after: "` + cursor + `") { id title } }`})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, s.base+gt["url"].(string), strings.NewReader(string(sub)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Origin", page)
+	gresp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, gresp.StatusCode)
+	require.Equal(t, page, gresp.Header.Get("Access-Control-Allow-Origin"))
+	require.Eventually(t, func() bool { return s.app.Hub.Stats().Subscribers > 0 }, 10*time.Second, 20*time.Millisecond)
+	gresp.Body.Close()
+	// The /graphql ticket is no credential for a plain query.
+	req, err = http.NewRequest(http.MethodPost, s.base+gt["url"].(string), strings.NewReader(`{"query":"{ streamCursor }"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	gresp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	gresp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, gresp.StatusCode)
+
 	// A ticket opens streams only, never a plain route.
 	resp, _ = corsDo(t, s.base, http.MethodGet, "/v1/latest?ticket="+tk)
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
