@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,15 +126,11 @@ func (s *Service) streamTicket(r *http.Request, stream bool, scheme string, now 
 // error for a path that is not a stream route (TicketPaths) or when the
 // service has no secret to sign with.
 func (s *Service) MintTicket(keyHash []byte, path string, query url.Values, now time.Time) (string, time.Time, error) {
+	if !slices.Contains(TicketPaths, path) {
+		return "", time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "path must be one of: %s", strings.Join(TicketPaths, ", "))
+	}
 	if s.tickets == nil {
 		return "", time.Time{}, cryptointel.Errorf(cryptointel.EUNAVAILABLE, "Stream tickets are not configured on this server (it has no CURSOR_SECRET).")
-	}
-	ok := false
-	for _, p := range TicketPaths {
-		ok = ok || p == path
-	}
-	if !ok {
-		return "", time.Time{}, cryptointel.Errorf(cryptointel.EINVALID, "path must be one of: %s", strings.Join(TicketPaths, ", "))
 	}
 	t, exp := s.tickets.mint(keyHash, path, query, now)
 	return t, exp, nil

@@ -93,6 +93,18 @@ func TestHostileInput(t *testing.T) {
 			Header: map[string]string{"Authorization": "Bearer\t" + key}}},
 		hostileCase{name: "bearer<TAB>key on admin ingest", key: "-", want: want200, req: hostileRequest{Method: http.MethodPost,
 			Path: "/admin/ingest", ContentType: "application/x-ndjson", Body: []byte("\n"), Header: map[string]string{"Authorization": "Bearer\t" + hostileAdminToken}}})
+	// Stream tickets: forged or misplaced ones are refused, never a stream
+	// opened; minting names only stream routes.
+	cases = append(cases,
+		hostileCase{name: "stream with a forged ticket", key: "-", want: want4xx, status: http.StatusUnauthorized,
+			req: hostileRequest{Method: http.MethodGet, Path: "/v1/stream?ticket=eyJrIjoiMDAifQ.AAAA"}},
+		hostileCase{name: "stream with an empty ticket", key: "-", want: want4xx, status: http.StatusUnauthorized,
+			req: hostileRequest{Method: http.MethodGet, Path: "/v1/stream?ticket="}},
+		hostileCase{name: "stream with a ticket and NUL", key: "-", want: want4xx, status: http.StatusUnauthorized,
+			req: hostileRequest{Method: http.MethodGet, Path: "/v1/stream?ticket=a%00.b"}},
+		withBody("ticket for a plain route", http.MethodPost, "/v1/stream/tickets?path=/v1/latest", "", nil, want4xx, http.StatusBadRequest),
+		withBody("ticket without path", http.MethodPost, "/v1/stream/tickets", "", nil, want4xx, http.StatusBadRequest),
+		withBody("ticket with a bad query", http.MethodPost, "/v1/stream/tickets?path=/v1/stream&query=%25zz", "", nil, want4xx, http.StatusBadRequest))
 	cases = append(cases, meteringCases(free)...)
 	require.GreaterOrEqual(t, len(cases), 150, "the table must hold at least 150 cases")
 
