@@ -11,19 +11,21 @@ import (
 // statuses in one table and the GraphQL error presenter reports them as
 // extensions.code.
 const (
-	ECONFLICT     = "conflict"         // the request conflicts with current state
-	EINTERNAL     = "internal"         // an internal error; its message is never shown
-	EINVALID      = "invalid"          // the input is invalid (400)
-	ENOTFOUND     = "not_found"        // the resource does not exist or is not visible (404)
-	EFORBIDDEN    = "forbidden"        // the plan does not include the resource (403)
-	EUNAUTHORIZED = "unauthorized"     // no or unknown API key (401)
-	EPAYMENT      = "payment_required" // payment required (402)
-	ERATELIMIT    = "rate_limited"     // per-minute rate limit exceeded (429)
-	EQUOTA        = "quota_exceeded"   // monthly credits exhausted (403)
-	EUNAVAILABLE  = "unavailable"      // the database is unreachable (503)
-	ETOOLARGE     = "too_large"        // the request body is too large (413)
-	ETIMEOUT      = "timeout"          // the request ran out of the server's time budget (503)
-	EBODYTIMEOUT  = "request_timeout"  // the request body did not arrive in time (408)
+	ECONFLICT     = "conflict"               // the request conflicts with current state
+	EINTERNAL     = "internal"               // an internal error; its message is never shown
+	EINVALID      = "invalid"                // the input is invalid (400)
+	ENOTFOUND     = "not_found"              // the resource does not exist or is not visible (404)
+	EFORBIDDEN    = "forbidden"              // the plan does not include the resource (403)
+	EUNAUTHORIZED = "unauthorized"           // no or unknown API key (401)
+	EPAYMENT      = "payment_required"       // payment required (402)
+	ERATELIMIT    = "rate_limited"           // per-minute rate limit exceeded (429)
+	EQUOTA        = "quota_exceeded"         // monthly credits exhausted (403)
+	EUNAVAILABLE  = "unavailable"            // the database is unreachable (503)
+	ETOOLARGE     = "too_large"              // the request body is too large (413)
+	ETIMEOUT      = "timeout"                // the request ran out of the server's time budget (503)
+	EBODYTIMEOUT  = "request_timeout"        // the request body did not arrive in time (408)
+	EMETHOD       = "method_not_allowed"     // the route does not answer this method (405)
+	EMEDIATYPE    = "unsupported_media_type" // the body is not application/json (415)
 )
 
 // MsgTimeout is the message of a request that ran out of its time budget.

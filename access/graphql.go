@@ -127,7 +127,8 @@ func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql
 		opCtx.Stats.SetExtension(chargeExtension, rec)
 	}
 	if err != nil {
-		ext := map[string]any{"code": cryptointel.ErrorCode(err)}
+		code := cryptointel.ErrorCode(err)
+		ext := map[string]any{"code": code, "docUrl": cryptointel.ErrorDocURL(code)}
 		if q.refusedField != "" {
 			ext["field"] = q.refusedField
 		}

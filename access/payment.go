@@ -592,7 +592,8 @@ func (pm *payments) challenge(w http.ResponseWriter, r *http.Request, p Policy, 
 			v1Reason = "Payment required: answer the WWW-Authenticate Payment challenge"
 		}
 	}
-	body := map[string]any{"error": v1Reason}
+	eb := cryptointel.NewErrorBody(cryptointel.EPAYMENT, v1Reason, h.Get(observe.RequestIDHeader))
+	body := map[string]any{"error": v1Reason, "code": eb.Code, "docUrl": eb.DocURL, "requestId": eb.RequestID}
 	if pm.x402On() {
 		body["x402Version"] = 1
 		body["accepts"] = []x402RequirementsV1{pm.requirementsV1(r, p, amount)}

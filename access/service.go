@@ -110,6 +110,10 @@ type Config struct {
 	// "*.example.com") whose browser pages may open streams besides the
 	// service's own origin. Defaults to none.
 	StreamOrigins []string
+	// TicketSecret signs stream tickets (MintTicket): a stream opened by a
+	// browser, which cannot send Authorization, carries one in its URL.
+	// Replicas share it. Empty: no tickets.
+	TicketSecret string
 	// MaxConnectionsPerKey caps the streaming connections (WebSocket,
 	// graphql-sse, /v1/stream) one API key holds open in this process.
 	// Defaults to DefaultMaxConnectionsPerKey; negative is no cap.
@@ -144,7 +148,8 @@ type Service struct {
 	streams       *streams
 	streamsClosed bool
 
-	conns *connCaps
+	conns   *connCaps
+	tickets *tickets
 }
 
 // New returns a Service over store.
@@ -192,7 +197,7 @@ func New(store *db.DB, cfg Config) *Service {
 		logger = slog.Default()
 	}
 	s := &Service{store: store, cfg: cfg, now: now, client: client, logger: logger,
-		conns: newConnCaps(cfg.MaxConnectionsPerKey, cfg.MaxConnectionsPerAddress, cfg.MaxConnections)}
+		conns: newConnCaps(cfg.MaxConnectionsPerKey, cfg.MaxConnectionsPerAddress, cfg.MaxConnections), tickets: newTickets(cfg.TicketSecret)}
 	s.pay = newPayments(s, cfg.Payment)
 	return s
 }
@@ -257,6 +262,23 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 			gov.onRelease(release)
 		}
 		scheme, cred := authorization(r)
+		// A browser's stream (EventSource) carries a ticket minted with
+		// the key instead of the key: it stands for the key's hash.
+		ticket, terr := s.streamTicket(r, stream, scheme, now)
+		if terr != nil {
+			s.setAnonymousHeaders(w.Header(), now, TierNone)
+			writeError(w, http.StatusUnauthorized, terr.Message)
+			return
+		}
+		if ticket != nil {
+			release, derr := s.conns.admitKey(ticket)
+			if derr != nil {
+				s.setAnonymousHeaders(w.Header(), now, TierNone)
+				refuseConnection(w, derr, capRetryAfter(derr))
+				return
+			}
+			gov.onRelease(release)
+		}
 		if stream && scheme == "bearer" && cred != "" {
 			release, derr := s.conns.admitKey(cryptointel.HashAPIKey(cred))
 			if derr != nil {
@@ -269,6 +291,8 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 		switch {
 		case socket:
 			s.serveWebSocket(w, r, p, next, now, gov)
+		case ticket != nil:
+			s.serveHash(w, r, p, next, now, ticket)
 		case scheme == "bearer" && cred != "":
 			s.serveKey(w, r, p, next, now, cred)
 		case bearerMissing(scheme):
@@ -288,8 +312,13 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 
 // serveKey handles a request carrying a Bearer key.
 func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, key string) {
+	s.serveHash(w, r, p, next, now, cryptointel.HashAPIKey(key))
+}
+
+// serveHash handles a request as the key whose hash is hash: its Bearer
+// key's, or the one its stream ticket was minted with.
+func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, hash []byte) {
 	ctx := r.Context()
-	hash := cryptointel.HashAPIKey(key)
 	plans, err := s.loadPlans(ctx)
 	if err != nil {
 		s.internalError(w, r, err)
@@ -605,9 +634,15 @@ func writeDBError(w http.ResponseWriter, e *cryptointel.Error, reset int) {
 	writeError(w, status, e.Message)
 }
 
-// writeError writes {"error": msg} with status.
+// writeError writes the error body of msg with status: the message, and
+// the code of its row of the error table (cryptointel.ErrorTable), the
+// link to it and the request id.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	code := cryptointel.ErrorCodeForStatus(status, msg)
+	if msg == MsgQuotaExceeded {
+		code = cryptointel.EQUOTA
+	}
+	writeJSON(w, status, cryptointel.NewErrorBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -93,7 +93,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		store.Close()
 		return nil, err
 	}
-	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, mux))
+	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, withCORS(cfg.CORSAllowedOrigins, mux)))
 	if cfg.StatementCountHeader {
 		a.Handler = countStatements(a.Handler, store.HasReadPools())
 	}
@@ -145,7 +145,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /{$}", http.RedirectHandler(apidocs.Prefix, http.StatusFound))
 	if a.Access == nil {
 		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
-			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.StreamAllowedOrigins,
+			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.streamOrigins(), TicketSecret: a.Config.CursorSecret,
 			MaxConnectionsPerKey: a.Config.StreamMaxConnectionsPerKey, MaxConnectionsPerAddress: a.Config.StreamMaxConnectionsPerAddress,
 			MaxConnections: a.Config.maxStreamConnections()})
 		// Runs before the database closes: the last settlement charges the
@@ -166,7 +166,8 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		Schema:   graph.NewExecutableSchema(graph.Config{}).Schema(),
 		Wrap:     a.Access.Wrap,
 		Routes: append(append(append(a.WebhookRoutes(), rest.UsageRoute(a.Access.Usage)), a.ExportRoutes()...),
-			rest.KeyRoutes(&rest.KeyHandlers{DB: a.DB.Bun, MaxActiveKeys: a.Config.KeysMaxActive})...),
+			append(rest.KeyRoutes(&rest.KeyHandlers{DB: a.DB.Bun, MaxActiveKeys: a.Config.KeysMaxActive}),
+				rest.TicketRoute(a.Access.MintTicket, func() time.Time { return a.DB.Now() }))...),
 		Logger: a.Logger,
 		Now:    func() time.Time { return a.DB.Now() },
 		Cache:  rest.CacheConfig{TTL: a.Config.ResponseCacheTTL, Entries: a.Config.ResponseCacheEntries},

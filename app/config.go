@@ -229,6 +229,16 @@ type Config struct {
 	// listening on a loopback address, the Host of an /mcp request must be
 	// localhost or a loopback address, or match one of these.
 	MCPAllowedOrigins []string
+	// CORSAllowedOrigins are the origins (scheme://host[:port], exactly as
+	// a browser sends Origin, e.g. "https://dashboard.example.com") whose
+	// pages may call /v1, /graphql and /v1/stream from a browser
+	// (env CORS_ALLOWED_ORIGINS). Their preflight OPTIONS is answered 204,
+	// free and without a key, and their responses carry
+	// Access-Control-Allow-Origin and expose the rate-limit, credit and
+	// request-id headers; their pages may also open streams (as with
+	// STREAM_ALLOWED_ORIGINS), with a ticket for an EventSource.
+	// Defaults to none: no cross-origin browser access.
+	CORSAllowedOrigins []string
 	// StreamBuffer is how many events one stream may have waiting before it
 	// is closed as a slow consumer (env STREAM_BUFFER). Defaults to 2048.
 	StreamBuffer int

@@ -13,6 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/observe"
 )
 
 // The x402 MCP transport's metadata keys and error code.
@@ -296,15 +299,28 @@ func (t *tool) plan(a args) []routeCall {
 	return []routeCall{{route: t.def.Routes[0], params: a.params(names...)}}
 }
 
-// toolError is a tool result reporting msg: an error the agent reads.
+// MetaError is the _meta member of a tool error that holds the route's
+// error body: its code (a row of docs/api/errors.md, as on /v1 and in
+// GraphQL's extensions.code), the parameter at fault, the link to the
+// code's row and the request id.
+const MetaError = "cryptointel/error"
+
+// toolError is a tool result reporting msg: an error the agent reads, with
+// the error body a program reads in _meta (MetaError).
 func toolError(msg string) *sdk.CallToolResult {
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}},
+		Meta: sdk.Meta{MetaError: cryptointel.NewErrorBody(cryptointel.EINVALID, msg, "")}}
 }
 
 // routeError is the tool error of a route's refusal: its exact message,
-// and when to retry after a 429.
+// and when to retry after a 429; _meta holds the route's error body.
 func routeError(res *routeResponse) *sdk.CallToolResult {
 	r := toolError(res.message())
+	var body cryptointel.ErrorBody
+	if json.Unmarshal(res.body, &body) != nil || body.Code == "" {
+		body = cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(res.status, res.message()), res.message(), res.header.Get(observe.RequestIDHeader))
+	}
+	r.Meta[MetaError] = body
 	if after := res.header.Get("Retry-After"); after != "" && res.status == http.StatusTooManyRequests {
 		r.Content = append(r.Content, &sdk.TextContent{Text: "Retry after " + after + " seconds."})
 	}

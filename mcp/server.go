@@ -379,12 +379,13 @@ func outcomeOf(status int) string {
 	return outcomeBadRequest
 }
 
-// writeError writes {"error": msg} with status.
+// writeError writes the error body of msg (cryptointel.ErrorBody) with status.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)                    // messages quote "Bearer <API_KEY>"
-	enc.Encode(map[string]string{"error": msg}) //nolint:errcheck // a map of strings always encodes
+	enc.SetEscapeHTML(false) // messages quote "Bearer <API_KEY>"
+	body := cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(status, msg), msg, w.Header().Get(observe.RequestIDHeader))
+	enc.Encode(body) //nolint:errcheck // strings always encode
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes()) //nolint:errcheck

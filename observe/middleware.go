@@ -3,11 +3,14 @@ package observe
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // RequestIDHeader is the header that carries the request id, in and out.
@@ -176,7 +179,8 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 				if !req.wrote {
 					req.Header().Set("Content-Type", "application/json")
 					req.WriteHeader(http.StatusInternalServerError)
-					req.Write([]byte(`{"error":"internal server error"}`)) //nolint:errcheck
+					b, _ := json.Marshal(cryptointel.NewErrorBody(cryptointel.EINTERNAL, "internal server error", req.id))
+					req.Write(b) //nolint:errcheck
 				}
 			}
 			finish(logger, req, r2, start)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger and the test to share.
@@ -171,7 +173,7 @@ func TestPanicIsA500WithJSON(t *testing.T) {
 	b := setup(t, "/pan")
 	rec := b.do("GET", "/pan/panic", http.Header{"X-Request-Id": {"req-panic"}})
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
-	require.JSONEq(t, `{"error":"internal server error"}`, rec.Body.String())
+	require.JSONEq(t, `{"error":"internal server error","code":"internal","docUrl":"`+cryptointel.ErrorDocURL(cryptointel.EINTERNAL)+`","requestId":"req-panic"}`, rec.Body.String())
 	require.Equal(t, "req-panic", rec.Header().Get("X-Request-Id"))
 	require.Equal(t, 1.0, testutil.ToFloat64(httpRequests.WithLabelValues("GET", "/pan/panic", "500")))
 

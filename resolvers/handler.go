@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -475,6 +476,9 @@ func setCode(e *gqlerror.Error, code string) {
 		e.Extensions = map[string]any{}
 	}
 	e.Extensions["code"] = code
+	if slices.Contains(cryptointel.ErrorCodes(), code) {
+		e.Extensions["docUrl"] = cryptointel.ErrorDocURL(code)
+	}
 }
 
 // depthLimit refuses operations nested deeper than max.

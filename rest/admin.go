@@ -80,7 +80,7 @@ func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64
 		}
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: "Method not allowed; use POST."})
+			writeErrorBody(w, http.StatusMethodNotAllowed, cryptointel.EMETHOD, "Method not allowed; use POST.")
 			return
 		}
 		addr := access.ClientAddress(r)

@@ -51,7 +51,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, tooLarge, unreadable s
 // handleBodyError answers 415 itself and passes every other error on.
 func handleBodyError(w http.ResponseWriter, err error) error {
 	if errors.Is(err, errUnsupportedMediaType) {
-		writeJSON(w, http.StatusUnsupportedMediaType, ErrorBody{Error: err.Error()})
+		writeErrorBody(w, http.StatusUnsupportedMediaType, cryptointel.EMEDIATYPE, err.Error())
 		return nil
 	}
 	return err

@@ -525,7 +525,7 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 func graphError(opName string, errs gqlerror.List) error {
 	for _, e := range errs {
 		code, _ := e.Extensions["code"].(string)
-		if _, ok := statusByCode[code]; ok && code != cryptointel.EINTERNAL {
+		if slices.Contains(cryptointel.ErrorCodes(), code) && code != cryptointel.EINTERNAL {
 			return &cryptointel.Error{Code: code, Message: e.Message}
 		}
 	}

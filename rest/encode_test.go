@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -59,15 +60,15 @@ func TestGraphErrorMapping(t *testing.T) {
 		WriteError(w, httptest.NewRequest("GET", "/v1/x", nil), err)
 		require.Equal(t, status, w.Code, code)
 		if status == 500 {
-			require.JSONEq(t, `{"error":"Internal server error."}`, w.Body.String())
+			require.JSONEq(t, `{"error":"Internal server error."}`, errorOnly(t, w.Body.Bytes()))
 		} else if status != 503 {
-			require.JSONEq(t, `{"error":"boom `+code+`"}`, w.Body.String())
+			require.JSONEq(t, `{"error":"boom `+code+`"}`, errorOnly(t, w.Body.Bytes()))
 		}
 	}
 	w := httptest.NewRecorder()
 	WriteError(w, httptest.NewRequest("GET", "/v1/x", nil), cryptointel.Errorf(cryptointel.ENOTFOUND, "Webhook not found"))
 	require.Equal(t, http.StatusNotFound, w.Code)
-	require.JSONEq(t, `{"error":"Webhook not found"}`, w.Body.String())
+	require.JSONEq(t, `{"error":"Webhook not found"}`, errorOnly(t, w.Body.Bytes()))
 }
 
 // panicExecutor panics, as a bug in a resolver might.
@@ -86,7 +87,7 @@ func TestRouterRecoversPanics(t *testing.T) {
 	w := httptest.NewRecorder()
 	rt.ServeHTTP(w, httptest.NewRequest("GET", "/v1/entities/byId?id=1", nil))
 	require.Equal(t, http.StatusInternalServerError, w.Code)
-	require.JSONEq(t, `{"error":"Internal server error."}`, w.Body.String())
+	require.JSONEq(t, `{"error":"Internal server error."}`, errorOnly(t, w.Body.Bytes()))
 	require.NotEmpty(t, w.Header().Get("X-Request-Id"))
 	require.Equal(t, "entities.byId", w.Header().Get("X-Endpoint-Policy"))
 
@@ -97,7 +98,7 @@ func TestRouterRecoversPanics(t *testing.T) {
 	w = httptest.NewRecorder()
 	rt.ServeHTTP(w, httptest.NewRequest("GET", "/v1/entities/byId?id=1", nil))
 	require.Equal(t, http.StatusNotFound, w.Code)
-	require.JSONEq(t, `{"error":"Entity not found"}`, w.Body.String())
+	require.JSONEq(t, `{"error":"Entity not found"}`, errorOnly(t, w.Body.Bytes()))
 }
 
 // TestEncodingWriterPrecomputedBody: a cached body written whole is sent
@@ -134,4 +135,29 @@ func TestEncodingWriterPrecomputedBody(t *testing.T) {
 	})
 	require.Equal(t, string(cached), rec.Body.String(), "a body that is not the precomputed one is copied")
 	require.Equal(t, `"`+tag+`"`, rec.Header().Get("ETag"))
+}
+
+// errorOnly returns the message member of an error body as {"error": …},
+// after checking that the body also has its code.
+func errorOnly(t *testing.T, body []byte) string {
+	t.Helper()
+	var e ErrorBody
+	require.NoError(t, json.Unmarshal(body, &e), "%s", body)
+	require.NotEmpty(t, e.Code, "no code: %s", body)
+	b, err := json.Marshal(map[string]string{"error": e.Error})
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestErrorBodyWithoutCodeGetsOne: an error body written with its message
+// only still carries the code of its status and the link.
+func TestErrorBodyWithoutCodeGetsOne(t *testing.T) {
+	t.Parallel()
+	w := httptest.NewRecorder()
+	w.Header().Set("X-Request-Id", "req-7")
+	writeJSON(w, http.StatusTooManyRequests, ErrorBody{Error: "Too many things at once."})
+	var e ErrorBody
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &e))
+	require.Equal(t, ErrorBody{Error: "Too many things at once.", Code: cryptointel.ERATELIMIT,
+		DocURL: cryptointel.ErrorDocURL(cryptointel.ERATELIMIT), RequestID: "req-7"}, e)
 }

@@ -10,39 +10,14 @@ import (
 	"github.com/cryptointel/cryptointel/observe"
 )
 
-// statusByCode is the one table that maps domain error codes (cryptointel.Error codes,
-// which are also GraphQL extensions.code values) to HTTP statuses. Every /v1
+// StatusOf returns the HTTP status for a domain error code, from the one
+// error table (cryptointel.ErrorTable); unknown codes are 500. Every /v1
 // handler — graph reads, webhooks, export jobs, usage — goes through it.
-var statusByCode = map[string]int{
-	cryptointel.EINVALID:      http.StatusBadRequest,
-	cryptointel.ENOTFOUND:     http.StatusNotFound,
-	cryptointel.EFORBIDDEN:    http.StatusForbidden,
-	cryptointel.EUNAUTHORIZED: http.StatusUnauthorized,
-	cryptointel.EPAYMENT:      http.StatusPaymentRequired,
-	cryptointel.ERATELIMIT:    http.StatusTooManyRequests,
-	cryptointel.EQUOTA:        http.StatusForbidden,
-	cryptointel.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	cryptointel.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	cryptointel.ECONFLICT:     http.StatusConflict,
-	cryptointel.EINTERNAL:     http.StatusInternalServerError,
-	cryptointel.ETIMEOUT:      http.StatusServiceUnavailable,
-	cryptointel.EBODYTIMEOUT:  http.StatusRequestTimeout,
-}
+func StatusOf(code string) int { return cryptointel.ErrorStatus(code) }
 
-// StatusOf returns the HTTP status for a domain error code; unknown codes
-// are 500.
-func StatusOf(code string) int {
-	if s, ok := statusByCode[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	// Error is the message, safe to show to the client.
-	Error string `json:"error"`
-}
+// ErrorBody is the JSON body of every error response (see
+// cryptointel.ErrorBody).
+type ErrorBody = cryptointel.ErrorBody
 
 // WriteError writes err as a JSON error response: the status from the code
 // table, the message of its *cryptointel.Error, or a generic message for any other
@@ -64,15 +39,27 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusInternalServerError {
 		msg = cryptointel.MsgInternal
 	}
-	writeJSON(w, status, ErrorBody{Error: msg})
+	writeErrorBody(w, status, code, msg)
 }
 
-// writeJSON encodes v as the response body with status.
+// writeErrorBody writes the error body of code and msg with status: the
+// message, and the code, parameter, link and request id a program acts
+// on. Every error /v1 answers is written here.
+func writeErrorBody(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, cryptointel.NewErrorBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
+}
+
+// writeJSON encodes v as the response body with status. An error body
+// written without its code (ErrorBody{Error: msg}) gets the code of its
+// status, its link and the request id, as writeErrorBody would write it.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if e, ok := v.(ErrorBody); ok && e.Code == "" {
+		v = cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(status, e.Error), e.Error, w.Header().Get(observe.RequestIDHeader))
+	}
 	b, err := encodeJSON(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":"` + cryptointel.MsgInternal + "\"}\n")
+		b = []byte(`{"error":"` + cryptointel.MsgInternal + `","code":"` + cryptointel.EINTERNAL + `","docUrl":"` + cryptointel.ErrorDocURL(cryptointel.EINTERNAL) + "\"}\n")
 	}
 	writeBody(w, status, b)
 }

@@ -1,11 +1,14 @@
 package rest
 
 import (
+	"encoding/json"
 	"go/constant"
 	"go/types"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/tools/go/packages"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // errorsPage is the caller's reference of every error code and message.
@@ -23,8 +28,9 @@ var errorsPage = filepath.Join("..", "docs", "api", "errors.md")
 var errorCodeName = regexp.MustCompile(`^E[A-Z]+$`)
 
 // TestErrorsPageIsCurrent holds docs/api/errors.md to the code: every error
-// code of the domain appears in its table with the status statusByCode
-// gives it, and every message constant (an exported string constant named
+// code of the domain is a row of the error table, the page's code table is
+// the one tools/errorsdoc generates from it, every code appears in it with
+// its status, and every message constant (an exported string constant named
 // Msg…, in any package of the module) appears word for word. A new code or
 // message, or a changed one, fails here until the page says it.
 func TestErrorsPageIsCurrent(t *testing.T) {
@@ -57,13 +63,19 @@ func TestErrorsPageIsCurrent(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, codes, "no error codes found in package cryptointel")
-	require.Len(t, codes, len(statusByCode), "every error code has a status in statusByCode")
+	require.ElementsMatch(t, codes, cryptointel.ErrorCodes(), "every error code (E… constant) has one row in the error table (cryptointel.ErrorTable), and every row a constant")
+	generated, err := cryptointel.SpliceErrorCodes(page)
+	require.NoError(t, err)
+	if generated != page {
+		require.Contains(t, page, cryptointel.ErrorCodesMarkdown(), "docs/api/errors.md's code table is not the error table's: run go generate ./...")
+		require.Fail(t, "docs/api/errors.md has more than the error table between its code-table markers: run go generate ./...")
+	}
 	require.NotEmpty(t, messages, "no message constants found")
 	sort.Strings(codes)
 	sort.Strings(messages)
 	var missing []string
 	for _, code := range codes {
-		if row := "| `" + code + "` | " + strconv.Itoa(StatusOf(code)) + " |"; !strings.Contains(page, row) {
+		if row := "`" + code + "` | " + strconv.Itoa(StatusOf(code)) + " |"; !strings.Contains(page, row) {
 			missing = append(missing, "code table row "+row)
 		}
 	}
@@ -75,4 +87,29 @@ func TestErrorsPageIsCurrent(t *testing.T) {
 	}
 	require.Empty(t, missing, "docs/api/errors.md lacks these (quote each message in backquotes, word for word)")
 	t.Logf("errors page: %d codes and %d messages checked", len(codes), len(messages))
+}
+
+// TestOpenAPIErrorSchemaIsTheTable holds the OpenAPI Error schema to the
+// error table: its code enum lists every code of the table, and the body
+// WriteError writes has exactly the schema's members.
+func TestOpenAPIErrorSchemaIsTheTable(t *testing.T) {
+	t.Parallel()
+	doc := OpenAPI(nil)
+	errSchema := doc["components"].(map[string]any)["schemas"].(schema)["Error"].(schema)
+	props := errSchema["properties"].(schema)
+	var enum []string
+	for _, v := range props["code"].(schema)["enum"].([]any) {
+		enum = append(enum, v.(string))
+	}
+	require.Equal(t, cryptointel.ErrorCodes(), enum, "the Error schema's code enum")
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	b, err := json.Marshal(cryptointel.NewErrorBody(cryptointel.EINVALID, "limit must be an integer", "req-1"))
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(b, &body))
+	require.Equal(t, "limit", body["param"])
+	require.ElementsMatch(t, names, slices.Collect(maps.Keys(body)))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/observe"
@@ -249,12 +250,12 @@ func (rt *Router) buildMux() {
 			}
 			access.SetPolicyHeaders(w.Header(), access.Policy{Surface: first.Surface, Layer: first.Layer, Name: first.Name})
 			w.Header().Set("Allow", allowHeader)
-			writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: msgMethodNotAllowed})
+			writeErrorBody(w, http.StatusMethodNotAllowed, cryptointel.EMETHOD, msgMethodNotAllowed)
 		}))
 	}
 	rt.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		access.SetPolicyHeaders(w.Header(), notFoundPolicy)
-		writeJSON(w, http.StatusNotFound, ErrorBody{Error: msgNotFound})
+		writeErrorBody(w, http.StatusNotFound, cryptointel.ENOTFOUND, msgNotFound)
 	}))
 }
 

@@ -224,7 +224,14 @@ func componentSchemas() schema {
 		p("events", arr(ref("MarketEvent"))),
 	}
 	return schema{
-		"Error": obj(p("error", describe(str(), "What went wrong."))),
+		"Error": describe(obj(
+			p("error", describe(str(), "What went wrong, for people; the contract's message, word for word. Do not match on it.")),
+			p("code", describe(strEnum(cryptointel.ErrorCodes()...),
+				"The error's row of the error table (docs/api/errors.md#codes): a stable identifier to branch on.")),
+			optional("param", describe(str(), "The one request parameter (or body field) at fault, when there is one.")),
+			p("docUrl", describe(schema{"type": "string", "format": "uri"}, "The link to the code's row of the error reference.")),
+			optional("requestId", describe(str(), "The request's X-Request-Id, to quote when reporting a problem."))),
+			"The body of every error response."),
 		"StreamClose": describe(obj(
 			p("error", describe(str(), "Why the server closed the stream.")),
 			p("code", describe(strEnum("slow_consumer", "shutting_down", "quota_exceeded", "unauthorized", "forbidden", "unavailable"),

@@ -83,7 +83,9 @@ func (rt *Router) streamRoute() Route {
 			"reconnect and resume. Opening costs 1 credit and counts as a request; every event pushed costs 1 credit " +
 			"(charged to monthly and daily credits, not to request counts). A key holds at most its plan's max open " +
 			"streams (" + cryptointel.StreamCapsText() + "); one more is a 429. Unknown parameters are a 400. Browser " +
-			"requests must come from the service's origin or STREAM_ALLOWED_ORIGINS.",
+			"requests must come from the service's origin, STREAM_ALLOWED_ORIGINS or CORS_ALLOWED_ORIGINS. An EventSource, which " +
+			"cannot send Authorization, opens the `url` of a ticket from POST /v1/stream/tickets instead: this route with its " +
+			"parameters and `ticket=` (the stream is then the key's).",
 		Policy: access.StreamPolicy,
 		Params: []Param{
 			{Name: "surface", In: "query", Type: TypeString, Default: cryptointel.SurfaceRadar, Enum: []string{cryptointel.SurfaceRadar, cryptointel.SurfaceSignal},

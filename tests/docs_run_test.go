@@ -146,6 +146,7 @@ func startDocServer(t *testing.T) *docServer {
 		DatabaseURL:     dbtest.NewURL(t),
 		Logger:          testLogger(t),
 		AdminToken:      docAdminToken,
+		CursorSecret:    "docs-cursor-secret-0123456789abcdef0123",
 		ShutdownTimeout: 15 * time.Second,
 	})
 	require.NoError(t, err)

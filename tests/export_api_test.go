@@ -386,7 +386,7 @@ func TestExportAccess(t *testing.T) {
 	for _, path := range []string{"/v1/export/jobs/" + other.ID, "/v1/export/jobs/not-a-uuid", "/v1/export/jobs/00000000-0000-0000-0000-000000000000"} {
 		status, _, resp := s.do(t, http.MethodGet, path, mine, nil)
 		require.Equal(t, http.StatusNotFound, status, path)
-		require.JSONEq(t, `{"error":"Export job not found"}`, string(resp))
+		require.JSONEq(t, `{"error":"Export job not found"}`, errorOnly(t, resp))
 	}
 	require.Equal(t, ids[1], s.get(t, mine, ids[1]).ID)
 
@@ -483,7 +483,7 @@ func TestExportDownloadLink(t *testing.T) {
 	} {
 		status, _, body := s.do(t, http.MethodGet, link, "", nil)
 		require.Equal(t, http.StatusForbidden, status, name)
-		require.JSONEq(t, `{"error":"Invalid download signature."}`, string(body), name)
+		require.JSONEq(t, `{"error":"Invalid download signature."}`, errorOnly(t, body), name)
 	}
 	// A correctly signed link to an unknown job is 404.
 	unknown := "00000000-0000-0000-0000-000000000000"

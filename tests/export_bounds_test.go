@@ -46,7 +46,7 @@ func TestExportBoundsPerAccount(t *testing.T) {
 		}
 		status, h, resp := s.do(t, http.MethodPost, "/v1/export/jobs", key, body)
 		require.Equal(t, http.StatusConflict, status, "%s", resp)
-		require.JSONEq(t, `{"error":"Too many export jobs in progress: this account has 2 requested or running, and at most 2 may be at a time. Wait for one to complete or fail (GET /v1/export/jobs), then retry."}`, string(resp))
+		require.JSONEq(t, `{"error":"Too many export jobs in progress: this account has 2 requested or running, and at most 2 may be at a time. Wait for one to complete or fail (GET /v1/export/jobs), then retry."}`, errorOnly(t, resp))
 		require.Equal(t, used, h.Get("X-Monthly-Used"), "a refused job costs nothing")
 
 		// Twenty at once from another account: exactly two get through.

@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -213,4 +214,22 @@ func abbreviate(s string) string {
 // repeat returns s repeated until n bytes.
 func repeat(s string, n int) string {
 	return strings.Repeat(s, n/len(s)+1)[:n]
+}
+
+// errorOnly returns the message member of an error body as the JSON
+// object {"error": …}, for comparing messages word for word; the members
+// for programs (code, param, docUrl, requestId) are checked where their
+// tests are (requireErrorCode).
+func errorOnly(t *testing.T, body []byte) string {
+	t.Helper()
+	var e struct {
+		Error *string `json:"error"`
+		Code  string  `json:"code"`
+	}
+	require.NoError(t, json.Unmarshal(body, &e), "%s", body)
+	require.NotNil(t, e.Error, "no error member: %s", body)
+	require.NotEmpty(t, e.Code, "no code member: %s", body)
+	b, err := json.Marshal(map[string]string{"error": *e.Error})
+	require.NoError(t, err)
+	return string(b)
 }

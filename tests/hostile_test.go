@@ -93,6 +93,18 @@ func TestHostileInput(t *testing.T) {
 			Header: map[string]string{"Authorization": "Bearer\t" + key}}},
 		hostileCase{name: "bearer<TAB>key on admin ingest", key: "-", want: want200, req: hostileRequest{Method: http.MethodPost,
 			Path: "/admin/ingest", ContentType: "application/x-ndjson", Body: []byte("\n"), Header: map[string]string{"Authorization": "Bearer\t" + hostileAdminToken}}})
+	// Stream tickets: forged or misplaced ones are refused, never a stream
+	// opened; minting names only stream routes.
+	cases = append(cases,
+		hostileCase{name: "stream with a forged ticket", key: "-", want: want4xx, status: http.StatusUnauthorized,
+			req: hostileRequest{Method: http.MethodGet, Path: "/v1/stream?ticket=eyJrIjoiMDAifQ.AAAA"}},
+		hostileCase{name: "stream with an empty ticket", key: "-", want: want4xx, status: http.StatusUnauthorized,
+			req: hostileRequest{Method: http.MethodGet, Path: "/v1/stream?ticket="}},
+		hostileCase{name: "stream with a ticket and NUL", key: "-", want: want4xx, status: http.StatusUnauthorized,
+			req: hostileRequest{Method: http.MethodGet, Path: "/v1/stream?ticket=a%00.b"}},
+		withBody("ticket for a plain route", http.MethodPost, "/v1/stream/tickets?path=/v1/latest", "", nil, want4xx, http.StatusBadRequest),
+		withBody("ticket without path", http.MethodPost, "/v1/stream/tickets", "", nil, want4xx, http.StatusBadRequest),
+		withBody("ticket with a bad query", http.MethodPost, "/v1/stream/tickets?path=/v1/stream&query=%25zz", "", nil, want4xx, http.StatusBadRequest))
 	cases = append(cases, meteringCases(free)...)
 	require.GreaterOrEqual(t, len(cases), 150, "the table must hold at least 150 cases")
 
@@ -234,6 +246,7 @@ func checkHostile(t *testing.T, c hostileCase, resp *restResponse) {
 		require.True(t, ok, "%s: no error string: %s", name, abbreviate(string(resp.Body)))
 		require.GreaterOrEqual(t, len(msg), 8, "%s: unclear message %q", name, msg)
 		require.LessOrEqual(t, len(msg), 400, "%s: message too long (input echoed?): %s", name, abbreviate(msg))
+		requireErrorCode(t, name, resp, body)
 		requireNoLeak(t, name, resp.Body)
 	case want200:
 		require.Equal(t, http.StatusOK, resp.Status, "%s: %s", name, abbreviate(string(resp.Body)))
@@ -252,8 +265,30 @@ func checkHostile(t *testing.T, c hostileCase, resp *restResponse) {
 			require.LessOrEqual(t, len(msg), 400, "%s: message too long: %s", name, abbreviate(msg))
 			ext, _ := em["extensions"].(map[string]any)
 			require.NotEqual(t, cryptointel.EINTERNAL, ext["code"], "%s: internal error: %s", name, abbreviate(string(resp.Body)))
+			code, _ := ext["code"].(string)
+			require.NotEmpty(t, code, "%s: error without extensions.code: %s", name, abbreviate(string(resp.Body)))
+			if c.want == wantGQLFieldError {
+				require.Contains(t, cryptointel.ErrorCodes(), code, "%s: extensions.code is not a row of the error table", name)
+				require.Equal(t, cryptointel.ErrorDocURL(code), ext["docUrl"], "%s: extensions.docUrl", name)
+			}
 		}
 		requireNoLeak(t, name, resp.Body)
+	}
+}
+
+// requireErrorCode asserts what a program acts on in an error body: a
+// code that is a row of the error table and agrees with the status, the
+// link to that row, the request id of the response, and a parameter only
+// where the message names it.
+func requireErrorCode(t *testing.T, name string, resp *restResponse, body map[string]any) {
+	t.Helper()
+	code, _ := body["code"].(string)
+	require.Contains(t, cryptointel.ErrorCodes(), code, "%s: code %q is not a row of the error table: %s", name, code, abbreviate(string(resp.Body)))
+	require.Equal(t, resp.Status, cryptointel.ErrorStatus(code), "%s: code %s has another status", name, code)
+	require.Equal(t, cryptointel.ErrorDocURL(code), body["docUrl"], "%s: docUrl", name)
+	require.Equal(t, resp.Header.Get("X-Request-Id"), body["requestId"], "%s: requestId", name)
+	if param, ok := body["param"].(string); ok {
+		require.Contains(t, body["error"], param, "%s: param %q is not in the message", name, param)
 	}
 }
 

@@ -60,19 +60,19 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 	status, header, body := mcpPost(t, s.base, mcpInitialize, nil)
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, `Bearer realm="cryptointel"`, header.Get("WWW-Authenticate"))
-	require.JSONEq(t, `{"error":"`+access.MsgMissingKey+`"}`, string(body))
+	require.JSONEq(t, `{"error":"`+access.MsgMissingKey+`"}`, errorOnly(t, body))
 
 	status, header, body = mcpPost(t, s.base, mcpInitialize, http.Header{"Authorization": {"Bearer ci_not-a-key"}})
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, `Bearer realm="cryptointel", error="invalid_token", error_description="`+access.MsgInvalidKey+`"`, header.Get("WWW-Authenticate"))
-	require.JSONEq(t, `{"error":"`+access.MsgInvalidKey+`"}`, string(body))
+	require.JSONEq(t, `{"error":"`+access.MsgInvalidKey+`"}`, errorOnly(t, body))
 
 	revoked, revokedID := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
 	_, err := s.store.Pool.Exec(context.Background(), `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, revokedID)
 	require.NoError(t, err)
 	status, _, body = mcpPost(t, s.base, mcpInitialize, http.Header{"Authorization": {"Bearer " + revoked}})
 	require.Equal(t, http.StatusUnauthorized, status)
-	require.JSONEq(t, `{"error":"`+access.MsgRevokedKey+`"}`, string(body))
+	require.JSONEq(t, `{"error":"`+access.MsgRevokedKey+`"}`, errorOnly(t, body))
 
 	// A tools/call alone (answered without the SDK's session machinery) is
 	// refused the same way, whether its arguments are good or not.
@@ -89,7 +89,7 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 		status, h, body := mcpPost(t, s.base, c.body, header)
 		require.Equal(t, http.StatusUnauthorized, status, "%s %s", c.key, body)
 		require.Contains(t, h.Get("WWW-Authenticate"), `Bearer realm="cryptointel"`)
-		require.JSONEq(t, `{"error":"`+c.msg+`"}`, string(body))
+		require.JSONEq(t, `{"error":"`+c.msg+`"}`, errorOnly(t, body))
 	}
 
 	// The Go SDK's client cannot connect with a wrong key.
@@ -127,6 +127,7 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 	res := callTool(t, mcpSession(t, s.base, free), "organization_brief", map[string]any{"ids": []int{101}, "since": ts(-24 * 3600e9)})
 	require.True(t, res.IsError)
 	require.Equal(t, rest.Error(t), resultText(res))
+	requireToolErrorCode(t, res, cryptointel.EFORBIDDEN)
 
 	// The rate window counts tool calls as the routes' requests; over it,
 	// the REST 429 message and when to retry. Lists stay free.
@@ -139,6 +140,7 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 	require.True(t, res.IsError)
 	require.Equal(t, access.MsgRateLimited, res.Content[0].(*sdk.TextContent).Text)
 	require.Contains(t, res.Content[1].(*sdk.TextContent).Text, "Retry after ")
+	requireToolErrorCode(t, res, cryptointel.ERATELIMIT)
 	listTools(t, lcs)
 
 	// A route's own refusal: its exact message.
@@ -150,6 +152,22 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 	res = callTool(t, cs, "search_events", map[string]any{"query": "x", "since": "yesterday"})
 	require.True(t, res.IsError)
 	require.Equal(t, rest.Error(t), resultText(res))
+	e := requireToolErrorCode(t, res, cryptointel.EINVALID)
+	require.Equal(t, "since", e["param"])
+}
+
+// requireToolErrorCode asserts that a tool error carries the route's error
+// body in _meta, with code, and returns it.
+func requireToolErrorCode(t *testing.T, res *sdk.CallToolResult, code string) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(res.Meta[mcp.MetaError])
+	require.NoError(t, err)
+	var e map[string]any
+	require.NoError(t, json.Unmarshal(raw, &e), "%s", raw)
+	require.Equal(t, code, e["code"], "%s", raw)
+	require.Equal(t, cryptointel.ErrorDocURL(code), e["docUrl"])
+	require.Equal(t, res.Content[0].(*sdk.TextContent).Text, e["error"])
+	return e
 }
 
 // TestMCPBadInput: wrong argument types, unknown and missing arguments,
@@ -242,7 +260,7 @@ func TestMCPBadInput(t *testing.T) {
 		require.NotContains(t, strings.ToLower(string(b)), "internal", c.name)
 		require.NotContains(t, string(b), "goroutine", c.name)
 		if c.want != "" {
-			require.JSONEq(t, c.want, string(b), c.name)
+			require.JSONEq(t, c.want, errorOnly(t, b), c.name)
 		}
 		if c.name == "unknown method" {
 			require.Contains(t, string(b), `"tools/destroy" unsupported`)

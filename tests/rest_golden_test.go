@@ -39,6 +39,10 @@ func updateGolden() bool {
 // server secret and so are normalized in golden files.
 var cursorPattern = regexp.MustCompile(`"next_cursor": "[A-Za-z0-9_-]+"`)
 
+// requestIDPattern matches the request id of an error body, new on every
+// request.
+var requestIDPattern = regexp.MustCompile(`"requestId": "[A-Za-z0-9._-]+"`)
+
 // restGoldenRequests are the responses pinned in tests/testdata/rest: one
 // or more per route, against the fixture and the pinned clock.
 var restGoldenRequests = map[string]string{
@@ -113,6 +117,7 @@ func TestRESTGolden(t *testing.T) {
 		require.NoError(t, json.Indent(&pretty, []byte(doc), "", "  "), "%s: %s", path, r.Body)
 		pretty.WriteByte('\n')
 		got := cursorPattern.ReplaceAll(pretty.Bytes(), []byte(`"next_cursor": "<cursor>"`))
+		got = requestIDPattern.ReplaceAll(got, []byte(`"requestId": "<request id>"`))
 		file := filepath.Join(dir, name+".json")
 		if updateGolden() {
 			require.NoError(t, os.WriteFile(file, got, 0o644))

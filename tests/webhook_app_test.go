@@ -73,7 +73,7 @@ func TestWebhookAppWiring(t *testing.T) {
 	raw, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	require.JSONEq(t, `{"error":"URL must resolve to a public address"}`, string(raw))
+	require.JSONEq(t, `{"error":"URL must resolve to a public address"}`, errorOnly(t, raw))
 
 	var lines bytes.Buffer
 	for _, l := range []any{whEntityLine(1, "Acme"), whEventLine(42, nil, 1)} {
