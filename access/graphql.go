@@ -303,12 +303,15 @@ func (s *Service) meterQuote(ctx context.Context, now time.Time, hash []byte, pl
 	res, err = s.store.Meter(ctx, mp)
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1):
+		s.door.learnRefused(hash, now, MsgInvalidKey)
 		return nil, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey), true, nil
 	case err != nil:
 		return nil, nil, nil, false, err
 	case res.Key.Revoked:
+		s.door.learnRefused(hash, now, unusableKeyMessage(res.Key.Expired))
 		return nil, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired)), true, nil
 	}
+	s.door.learnMeter(res, now, mp.WindowStart, s.cfg.RateLimit)
 	plan := planNamed(plans, res.Key.Plan)
 	if !planAllows(plans, plan, p.Layer, p.Feature, p.MinPlan) {
 		return res, nil, forbidden(plans, p.Layer, p.Feature, p.MinPlan), true, nil

@@ -134,7 +134,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
 			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.StreamAllowedOrigins,
 			MaxConnectionsPerKey: a.Config.StreamMaxConnectionsPerKey, MaxConnectionsPerAddress: a.Config.StreamMaxConnectionsPerAddress,
-			MaxConnections: a.Config.maxStreamConnections()})
+			MaxConnections: a.Config.maxStreamConnections(), AddressLimit: a.Config.InvalidKeyLimit, KeyShare: a.Config.DBKeyShare})
 		// Runs before the database closes: the last settlement charges the
 		// events streams pushed.
 		a.closers = append(a.closers, func(context.Context) error { a.Access.Close(); return nil })
