@@ -294,7 +294,7 @@ func (s *Service) answerKeyRefusal(w http.ResponseWriter, hash []byte, addr stri
 // refusal once the address is over it.
 func (s *Service) AdmitAnonymous(addr string) error {
 	if over, retry := s.door.countAddress(addr, s.now()); over {
-		return s.addressRefusal(retry)
+		return &RetryAfterError{Refusal: s.addressRefusal(retry), After: retry}
 	}
 	return nil
 }
@@ -378,4 +378,38 @@ func (s *Service) refuseBusy(w http.ResponseWriter, now time.Time) {
 	s.setAnonymousHeaders(w.Header(), now, TierNone)
 	w.Header().Set("Retry-After", "1")
 	writeError(w, http.StatusTooManyRequests, fmt.Sprintf(MsgKeyBusyFmt, s.share.limit))
+}
+
+// Screen is the door of a surface that reads its body before it meters
+// (the MCP endpoint): it returns the refusal this process already knows
+// for request r without reading anything — EUNAUTHORIZED for a key known
+// unknown, revoked or expired (counted against the address), a
+// *RetryAfterError for an address over the limit whose key is not known
+// valid — or nil.
+func (s *Service) Screen(r *http.Request) error {
+	scheme, cred := authorization(r)
+	if scheme != "bearer" || cred == "" {
+		return nil
+	}
+	now := s.now()
+	hash := cryptointel.HashAPIKey(cred)
+	addr := ClientAddress(r)
+	f, known := s.door.facts(hash, now)
+	switch {
+	case known && f.refusal != "":
+		if p := r.Header; p.Get("X-PAYMENT") != "" || p.Get("PAYMENT-SIGNATURE") != "" {
+			return nil
+		}
+		status, refusal, retry := s.keyRefused(hash, addr, now, f.refusal)
+		if status == http.StatusTooManyRequests {
+			return &RetryAfterError{Refusal: refusal, After: retry}
+		}
+		return refusal
+	case known:
+		return nil
+	}
+	if over, retry := s.door.addressOver(addr, now); over {
+		return &RetryAfterError{Refusal: s.addressRefusal(retry), After: retry}
+	}
+	return nil
 }

@@ -185,7 +185,8 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// The MCP surface: its tools call the /v1 routes (and /graphql) of this
 	// mux in process, behind the same access layer.
 	mcpServer, err := mcp.New(mcp.Config{
-		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Logger: a.Logger, Version: rest.OpenAPIVersion,
+		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Count: a.Access.Count, AdmitAnonymous: a.Access.AdmitAnonymous, Screen: a.Access.Screen,
+		Logger: a.Logger, Version: rest.OpenAPIVersion,
 	})
 	if err != nil {
 		return fmt.Errorf("error building the MCP server: %w", err)

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // The x402 MCP transport's metadata keys and error code.
@@ -191,6 +194,9 @@ type toolCall struct {
 func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
 	start := time.Now()
 	c := s.callTool(ctx, info, authorization, t, arguments, meta)
+	if c.routes == 0 {
+		s.countRefused(ctx, info, authorization, &c)
+	}
 	size := 0
 	if c.res != nil {
 		if b, ok := c.res.StructuredContent.(json.RawMessage); ok {
@@ -204,6 +210,34 @@ func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization s
 	}
 	s.logCall(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, time.Since(start))
 	return c
+}
+
+// countRefused counts a call refused before any route (its arguments or
+// payment payload): with a key, one request in the key's rate window (one
+// statement, or none when the window is known spent), which may refuse it
+// instead; without one, against the client address's limit.
+func (s *Server) countRefused(ctx context.Context, info *requestInfo, authorization string, c *toolCall) {
+	var err error
+	if _, key := splitBearer(authorization); key != "" {
+		if s.cfg.Count != nil {
+			err = s.cfg.Count(ctx, authorization)
+		}
+	} else if s.cfg.AdmitAnonymous != nil {
+		host, _, serr := net.SplitHostPort(info.remoteAddr)
+		if serr != nil {
+			host = info.remoteAddr
+		}
+		err = s.cfg.AdmitAnonymous(host)
+	}
+	switch cryptointel.ErrorCode(err) {
+	case "":
+	case cryptointel.EUNAUTHORIZED:
+		*c = toolCall{res: toolError(cryptointel.ErrorMessage(err)), outcome: outcomeRefused, unauthorized: cryptointel.ErrorMessage(err)}
+	case cryptointel.ERATELIMIT:
+		*c = toolCall{res: toolError(cryptointel.ErrorMessage(err)), outcome: outcomeRefused}
+	default:
+		*c = toolCall{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cryptointel.ErrorMessage(err)}, outcome: outcomeError}
+	}
 }
 
 // callTool checks the arguments, makes the tool's route calls and turns
