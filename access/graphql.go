@@ -50,8 +50,9 @@ var GraphQLPolicy = Policy{
 // validation error, a document over a limit, a transport error) is refused
 // before any operation runs: it is metered when its response starts,
 // counted in the rate window at no cost. So /graphql costs one statement
-// for its access, like the /v1 routes. On a WebSocket connection the same
-// holds per operation.
+// for its access, like the /v1 routes (plus, before its document is read,
+// one lookup of a key this process has not seen in the last minute: see
+// door.go). On a WebSocket connection the same holds per operation.
 //
 // Executing an operation outside a CostByComplexity request (the /v1 facade
 // running its fixed operations in process) charges nothing here: the route

@@ -214,6 +214,11 @@ func New(store *db.DB, cfg Config) *Service {
 }
 
 // Wrap returns next guarded by policy p. In order it: assigns the request id;
+// refuses at the door what this process already knows (door.go: a key
+// known unusable, an address over its limit of invalid keys, a /graphql
+// key whose window is spent, a /graphql key not yet seen looked up before
+// its document is read); takes the key's place under its share of
+// concurrent requests (KeyShare);
 // authenticates `Authorization: Bearer <key>` (a valid key always wins over
 // payment); without a key, takes a payment on priced routes (402 challenge,
 // x402 or MPP) or refuses with 401; gates the plan (403 naming the plan
