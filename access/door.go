@@ -413,3 +413,28 @@ func (s *Service) Screen(r *http.Request) error {
 	}
 	return nil
 }
+
+// SpentWindow reports whether this process knows the window of the key in
+// an Authorization header value to be spent, and the seconds until it
+// ends: a surface making several calls for one request (an MCP batch)
+// refuses them as the route would, without a statement each.
+func (s *Service) SpentWindow(authorization string) (retryAfter int, spent bool) {
+	scheme, cred := ParseAuthorization(authorization)
+	if scheme != "bearer" || cred == "" {
+		return 0, false
+	}
+	now := s.now()
+	f, known := s.door.facts(cryptointel.HashAPIKey(cred), now)
+	if !known || f.refusal != "" || f.res == nil || !f.spent.Equal(s.windowStart(now)) {
+		return 0, false
+	}
+	if s.cfg.OnRateLimited != nil {
+		s.cfg.OnRateLimited()
+	}
+	return s.resetSeconds(now), true
+}
+
+// RateLimitMessage is the 429 message of the rate window.
+func (s *Service) RateLimitMessage() string {
+	return rateLimitMessage(s.cfg.RateLimit, s.cfg.RateWindow)
+}

@@ -186,6 +186,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// mux in process, behind the same access layer.
 	mcpServer, err := mcp.New(mcp.Config{
 		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Count: a.Access.Count, AdmitAnonymous: a.Access.AdmitAnonymous, Screen: a.Access.Screen,
+		SpentWindow: a.Access.SpentWindow, RateLimitMessage: a.Access.RateLimitMessage,
 		Logger: a.Logger, Version: rest.OpenAPIVersion,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,6 +251,14 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	pay, err := paymentOf(meta)
 	if err != nil {
 		return toolCall{err: err, outcome: outcomeInvalid}
+	}
+	if _, key := splitBearer(authorization); key != "" && s.cfg.SpentWindow != nil && s.cfg.RateLimitMessage != nil {
+		if after, spent := s.cfg.SpentWindow(authorization); spent {
+			// The route's answer, without its statement.
+			res := &routeResponse{status: http.StatusTooManyRequests, header: http.Header{"Retry-After": {strconv.Itoa(after)}}}
+			res.body, _ = json.Marshal(map[string]string{"error": s.cfg.RateLimitMessage()})
+			return toolCall{res: routeError(res), outcome: outcomeRefused, routes: 1}
+		}
 	}
 	calls := t.plan(a)
 	bodies := make([][]byte, 0, len(calls))

@@ -78,6 +78,12 @@ type Config struct {
 	// initialize, lists, prompts, pings, notifications, a call refused
 	// for its arguments — is one. Nil counts nothing.
 	Count func(ctx context.Context, authorization string) error
+	// SpentWindow reports a key whose rate window this process knows to
+	// be spent (access.Service.SpentWindow), and RateLimitMessage its 429
+	// message: a tool call of such a key is refused as its route would
+	// refuse it, without running the route. Nil runs every route.
+	SpentWindow      func(authorization string) (retryAfter int, spent bool)
+	RateLimitMessage func() string
 	// Screen refuses a request before its body is read when the access
 	// layer already knows the answer (access.Service.Screen). Nil screens
 	// nothing.
