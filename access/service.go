@@ -284,7 +284,7 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 			// The door: a key known unusable, a spent window, an address
 			// sending invalid keys are refused before the body is read; a
 			// /graphql document is read only once its key is known.
-			if !socket && s.atDoor(w, r, p, now, hash, p.CostByComplexity) {
+			if !socket && s.atDoor(w, r, p, now, hash, p.CostByComplexity && !stream) {
 				return
 			}
 		}
