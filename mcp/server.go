@@ -220,9 +220,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t, req = s.fastTool(r, body)
 	}
 	if t == nil && r.Method == http.MethodPost {
-		if n := batchSize(body); n > MaxBatchMessages {
+		n := batchSize(body)
+		if n > MaxBatchMessages {
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, fmt.Sprintf(MsgBatchTooLargeFmt, n, MaxBatchMessages))
 			return
+		}
+		// A batch of a key whose window is known spent: every member would
+		// be refused; refuse it whole, before the protocol's machinery.
+		if n > 0 && s.cfg.SpentWindow != nil && s.cfg.RateLimitMessage != nil {
+			if after, spent := s.cfg.SpentWindow(r.Header.Get("Authorization")); spent {
+				w.Header().Set("Retry-After", strconv.Itoa(after))
+				writeError(w, http.StatusTooManyRequests, s.cfg.RateLimitMessage())
+				return
+			}
 		}
 	}
 	// A tools/call with a key answered directly has its key checked by its

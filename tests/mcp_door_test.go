@@ -98,6 +98,11 @@ func TestMCPRefusedCallsAndDiscoveryCount(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, status, "%s", body)
 	require.NotEmpty(t, header.Get("Retry-After"))
 	require.JSONEq(t, `{"error":"`+access.MsgRateLimited+`"}`, string(body))
+
+	// And a batch is refused whole, before any of it runs.
+	status, header, body = mcpPost(t, s.base, `[`+bad+`,`+list+`]`, legacyMCP(key))
+	require.Equal(t, http.StatusTooManyRequests, status, "%s", body)
+	require.NotEmpty(t, header.Get("Retry-After"))
 }
 
 // TestMCPAnonymousDiscoveryThrottled: with pay-per-request on, discovery
