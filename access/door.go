@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
@@ -68,10 +69,55 @@ type keyFacts struct {
 	// res is the key's last meter result (nil before any): the headers
 	// of a refusal at the door.
 	res *db.MeterResult
+	// refused counts the door's refusals in the spent window.
+	refused int
+}
+
+// A caller refused at the door over and over (a closed loop of requests
+// its spent window or its address's limit refuses) gets each further
+// refusal after tarpitDelay, once it had more than its window's worth of
+// them: a flood of refusals then costs the server next to no CPU, and
+// other callers keep the cores. At most maxTarpit requests wait at once;
+// beyond, refusals are answered at once.
+const (
+	tarpitDelay = 50 * time.Millisecond
+	maxTarpit   = 1000
+)
+
+// tarpit waits tarpitDelay (or until ctx ends) unless maxTarpit requests
+// wait already.
+func (d *door) tarpit(ctx context.Context) {
+	if d.tarpitting.Add(1) > maxTarpit {
+		d.tarpitting.Add(-1)
+		return
+	}
+	defer d.tarpitting.Add(-1)
+	t := time.NewTimer(tarpitDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// refusedAgain counts one more refusal of the key at the door in its
+// spent window and returns the count.
+func (d *door) refusedAgain(hash []byte) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := hashKey(hash)
+	f, ok := d.keys[k]
+	if !ok {
+		return 0
+	}
+	f.refused++
+	d.keys[k] = f
+	return f.refused
 }
 
 type door struct {
-	addrLimit int
+	addrLimit  int
+	tarpitting atomic.Int32
 
 	mu         sync.Mutex
 	keys       map[[32]byte]keyFacts
@@ -226,13 +272,16 @@ func (s *Service) atDoor(w http.ResponseWriter, r *http.Request, p Policy, now t
 		if p.Pricing != nil && s.pay.enabled() && s.pay.hasX402(r) {
 			return false // a payment sent alongside: refuseKey takes it
 		}
-		s.answerKeyRefusal(w, hash, addr, now, f.refusal)
+		s.answerKeyRefusal(r.Context(), w, hash, addr, now, f.refusal)
 		return true
 	case known && lookup && f.res != nil && f.spent.Equal(s.windowStart(now)):
 		// A document would be read, parsed and validated only to be
 		// refused: refuse it now, as the operation would have been. (A
 		// /v1 request is metered before its work anyway: its statement is
 		// the window's.)
+		if s.door.refusedAgain(hash) > s.cfg.RateLimit {
+			s.door.tarpit(r.Context())
+		}
 		res := *f.res
 		res.WindowRequests = s.cfg.RateLimit + 1
 		s.setMeterHeaders(w.Header(), now, &res, 0)
@@ -249,6 +298,7 @@ func (s *Service) atDoor(w http.ResponseWriter, r *http.Request, p Policy, now t
 		return false
 	}
 	if over, retry := s.door.addressOver(addr, now); over {
+		s.door.tarpit(r.Context())
 		s.refuseAddress(w, now, retry)
 		return true
 	}
@@ -261,7 +311,7 @@ func (s *Service) atDoor(w http.ResponseWriter, r *http.Request, p Policy, now t
 		if p.Pricing != nil && s.pay.enabled() && s.pay.hasX402(r) {
 			return false
 		}
-		s.answerKeyRefusal(w, hash, addr, now, MsgInvalidKey)
+		s.answerKeyRefusal(r.Context(), w, hash, addr, now, MsgInvalidKey)
 		return true
 	case err != nil:
 		s.setAnonymousHeaders(w.Header(), now, TierNone)
@@ -271,7 +321,7 @@ func (s *Service) atDoor(w http.ResponseWriter, r *http.Request, p Policy, now t
 		if p.Pricing != nil && s.pay.enabled() && s.pay.hasX402(r) {
 			return false
 		}
-		s.answerKeyRefusal(w, hash, addr, now, unusableKeyMessage(k.Expired))
+		s.answerKeyRefusal(r.Context(), w, hash, addr, now, unusableKeyMessage(k.Expired))
 		return true
 	}
 	s.door.learnUsable(hash, now)
@@ -279,9 +329,10 @@ func (s *Service) atDoor(w http.ResponseWriter, r *http.Request, p Policy, now t
 }
 
 // answerKeyRefusal answers a request whose key is unusable (msg).
-func (s *Service) answerKeyRefusal(w http.ResponseWriter, hash []byte, addr string, now time.Time, msg string) {
+func (s *Service) answerKeyRefusal(ctx context.Context, w http.ResponseWriter, hash []byte, addr string, now time.Time, msg string) {
 	status, refusal, retry := s.keyRefused(hash, addr, now, msg)
 	if status == http.StatusTooManyRequests {
+		s.door.tarpit(ctx)
 		s.refuseAddress(w, now, retry)
 		return
 	}
@@ -402,6 +453,7 @@ func (s *Service) Screen(r *http.Request) error {
 		}
 		status, refusal, retry := s.keyRefused(hash, addr, now, f.refusal)
 		if status == http.StatusTooManyRequests {
+			s.door.tarpit(r.Context())
 			return &RetryAfterError{Refusal: refusal, After: retry}
 		}
 		return refusal
@@ -409,6 +461,7 @@ func (s *Service) Screen(r *http.Request) error {
 		return nil
 	}
 	if over, retry := s.door.addressOver(addr, now); over {
+		s.door.tarpit(r.Context())
 		return &RetryAfterError{Refusal: s.addressRefusal(retry), After: retry}
 	}
 	return nil
@@ -418,15 +471,19 @@ func (s *Service) Screen(r *http.Request) error {
 // an Authorization header value to be spent, and the seconds until it
 // ends: a surface making several calls for one request (an MCP batch)
 // refuses them as the route would, without a statement each.
-func (s *Service) SpentWindow(authorization string) (retryAfter int, spent bool) {
+func (s *Service) SpentWindow(ctx context.Context, authorization string) (retryAfter int, spent bool) {
 	scheme, cred := ParseAuthorization(authorization)
 	if scheme != "bearer" || cred == "" {
 		return 0, false
 	}
 	now := s.now()
-	f, known := s.door.facts(cryptointel.HashAPIKey(cred), now)
+	hash := cryptointel.HashAPIKey(cred)
+	f, known := s.door.facts(hash, now)
 	if !known || f.refusal != "" || f.res == nil || !f.spent.Equal(s.windowStart(now)) {
 		return 0, false
+	}
+	if s.door.refusedAgain(hash) > s.cfg.RateLimit {
+		s.door.tarpit(ctx)
 	}
 	if s.cfg.OnRateLimited != nil {
 		s.cfg.OnRateLimited()

@@ -456,7 +456,7 @@ func (s *Service) refuseKey(w http.ResponseWriter, r *http.Request, p Policy, ne
 		s.servePaid(w, r, p, next, now)
 		return
 	}
-	s.answerKeyRefusal(w, hash, ClientAddress(r), now, msg)
+	s.answerKeyRefusal(r.Context(), w, hash, ClientAddress(r), now, msg)
 }
 
 // decide turns a meter result into the refusal it implies, if any: the plan

@@ -253,7 +253,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		return toolCall{err: err, outcome: outcomeInvalid}
 	}
 	if _, key := splitBearer(authorization); key != "" && s.cfg.SpentWindow != nil && s.cfg.RateLimitMessage != nil {
-		if after, spent := s.cfg.SpentWindow(authorization); spent {
+		if after, spent := s.cfg.SpentWindow(ctx, authorization); spent {
 			// The route's answer, without its statement.
 			res := &routeResponse{status: http.StatusTooManyRequests, header: http.Header{"Retry-After": {strconv.Itoa(after)}}}
 			res.body, _ = json.Marshal(map[string]string{"error": s.cfg.RateLimitMessage()})

@@ -82,7 +82,7 @@ type Config struct {
 	// be spent (access.Service.SpentWindow), and RateLimitMessage its 429
 	// message: a tool call of such a key is refused as its route would
 	// refuse it, without running the route. Nil runs every route.
-	SpentWindow      func(authorization string) (retryAfter int, spent bool)
+	SpentWindow      func(ctx context.Context, authorization string) (retryAfter int, spent bool)
 	RateLimitMessage func() string
 	// Screen refuses a request before its body is read when the access
 	// layer already knows the answer (access.Service.Screen). Nil screens
@@ -228,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A batch of a key whose window is known spent: every member would
 		// be refused; refuse it whole, before the protocol's machinery.
 		if n > 0 && s.cfg.SpentWindow != nil && s.cfg.RateLimitMessage != nil {
-			if after, spent := s.cfg.SpentWindow(r.Header.Get("Authorization")); spent {
+			if after, spent := s.cfg.SpentWindow(ctx, r.Header.Get("Authorization")); spent {
 				w.Header().Set("Retry-After", strconv.Itoa(after))
 				writeError(w, http.StatusTooManyRequests, s.cfg.RateLimitMessage())
 				return
