@@ -171,7 +171,16 @@ func (d *door) learnMeter(res *db.MeterResult, now, windowStart time.Time, limit
 	if res.WindowRequests >= limit {
 		f.spent = windowStart
 	}
-	d.store(res.Key.Hash, f)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := hashKey(res.Key.Hash)
+	if old, ok := d.keys[k]; ok && !f.spent.IsZero() && old.spent.Equal(f.spent) {
+		f.refused = old.refused // the same spent window: its refusals go on counting
+	}
+	if len(d.keys) >= maxDoorKeys {
+		clear(d.keys)
+	}
+	d.keys[k] = f
 }
 
 // learnUsable records a key found usable by a lookup.

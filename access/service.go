@@ -361,6 +361,9 @@ func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, nex
 	// request was charged shows in X-Monthly-Used.
 	s.setMeterHeaders(w.Header(), now, res, int64(p.CreditCost))
 	if derr := s.decide(plans, plan, p, res); derr != nil {
+		if derr.Code == cryptointel.ERATELIMIT && res.WindowRequests > 2*s.cfg.RateLimit {
+			s.door.tarpit(ctx) // a closed loop past its window: see door.go
+		}
 		writeDBError(w, derr, s.resetSeconds(now))
 		return
 	}
