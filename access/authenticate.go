@@ -75,3 +75,66 @@ func (s *Service) Gate(ctx context.Context, authorization string) func(layer, fe
 		return planAllows(plans, plan, layer, feature, minPlan)
 	}
 }
+
+// RetryAfterError is a refusal that tells when to retry: a 429 of the
+// rate window or of the per-address throttle.
+type RetryAfterError struct {
+	// Refusal is the refusal.
+	Refusal *cryptointel.Error
+	// After is the seconds to wait.
+	After int
+}
+
+// Error implements error.
+func (e *RetryAfterError) Error() string { return e.Refusal.Error() }
+
+// Unwrap returns the refusal.
+func (e *RetryAfterError) Unwrap() error { return e.Refusal }
+
+// Count counts one free request of the key in an Authorization header
+// value in the key's rate window (the MCP endpoint's initialize, lists,
+// prompts, notifications and calls refused for their arguments: each is a
+// request of the key) with one metering statement at no cost, or none when
+// the door knows the answer already. It returns nil when the key is usable
+// and its window not over the limit; otherwise EUNAUTHORIZED (without a
+// Bearer key, an unknown, revoked or expired key) or a *RetryAfterError
+// with ERATELIMIT; or an internal error.
+func (s *Service) Count(ctx context.Context, authorization string) error {
+	scheme, key := ParseAuthorization(authorization)
+	if scheme != "bearer" || key == "" {
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", missingKeyMessage(scheme, key, MsgMissingKey))
+	}
+	now := s.now()
+	hash := cryptointel.HashAPIKey(key)
+	limited := func() error {
+		if s.cfg.OnRateLimited != nil {
+			s.cfg.OnRateLimited()
+		}
+		return &RetryAfterError{Refusal: cryptointel.Errorf(cryptointel.ERATELIMIT, "%s", rateLimitMessage(s.cfg.RateLimit, s.cfg.RateWindow)), After: s.resetSeconds(now)}
+	}
+	if f, known := s.door.facts(hash, now); known {
+		switch {
+		case f.refusal != "":
+			return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", f.refusal)
+		case f.res != nil && f.spent.Equal(s.windowStart(now)):
+			return limited()
+		}
+	}
+	mp := s.meterParams(now, hash, 0, []string{})
+	res, err := s.store.Meter(ctx, mp)
+	switch {
+	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1):
+		s.door.learnRefused(hash, now, MsgInvalidKey)
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey)
+	case err != nil:
+		return err
+	case res.Key.Revoked:
+		s.door.learnRefused(hash, now, unusableKeyMessage(res.Key.Expired))
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired))
+	}
+	s.door.learnMeter(res, now, mp.WindowStart, s.cfg.RateLimit)
+	if res.WindowRequests > s.cfg.RateLimit {
+		return limited()
+	}
+	return nil
+}

@@ -50,8 +50,9 @@ var GraphQLPolicy = Policy{
 // validation error, a document over a limit, a transport error) is refused
 // before any operation runs: it is metered when its response starts,
 // counted in the rate window at no cost. So /graphql costs one statement
-// for its access, like the /v1 routes. On a WebSocket connection the same
-// holds per operation.
+// for its access, like the /v1 routes (plus, before its document is read,
+// one lookup of a key this process has not seen in the last minute: see
+// door.go). On a WebSocket connection the same holds per operation.
 //
 // Executing an operation outside a CostByComplexity request (the /v1 facade
 // running its fixed operations in process) charges nothing here: the route
@@ -306,12 +307,15 @@ func (s *Service) meterQuote(ctx context.Context, now time.Time, hash []byte, pl
 	res, err = s.store.Meter(ctx, mp)
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1):
+		s.door.learnRefused(hash, now, MsgInvalidKey)
 		return nil, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgInvalidKey), true, nil
 	case err != nil:
 		return nil, nil, nil, false, err
 	case res.Key.Revoked:
+		s.door.learnRefused(hash, now, unusableKeyMessage(res.Key.Expired))
 		return nil, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", unusableKeyMessage(res.Key.Expired)), true, nil
 	}
+	s.door.learnMeter(res, now, mp.WindowStart, s.cfg.RateLimit)
 	if derr := keyRefusal(res.Key, p.Surface, false); derr != nil {
 		return res, nil, derr, true, nil
 	}

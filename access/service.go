@@ -126,6 +126,17 @@ type Config struct {
 	// Defaults to 0: no cap of its own (the app derives one from the
 	// open-file limit).
 	MaxConnections int
+	// AddressLimit is how many requests without a valid key (an invalid,
+	// revoked or expired key; anonymous discovery on /mcp) one client
+	// address may make per minute before it is answered 429 at the door.
+	// Defaults to DefaultAddressLimit; negative is no limit.
+	AddressLimit int
+	// KeyShare caps the requests one key (without a key: one client
+	// address) runs at once in this process, streams aside, so that it
+	// holds at most that many of the database pool's connections; more
+	// wait in a bounded queue (4 × KeyShare, at most 5 seconds), then are
+	// answered 429. Defaults to 0: no cap (the app sets half the pool).
+	KeyShare int
 }
 
 // Service is the access layer: it authenticates keys, gates plans, enforces
@@ -150,6 +161,8 @@ type Service struct {
 
 	conns   *connCaps
 	tickets *tickets
+	door    *door
+	share   *keyShare
 }
 
 // New returns a Service over store.
@@ -196,13 +209,22 @@ func New(store *db.DB, cfg Config) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if cfg.AddressLimit == 0 {
+		cfg.AddressLimit = DefaultAddressLimit
+	}
 	s := &Service{store: store, cfg: cfg, now: now, client: client, logger: logger,
-		conns: newConnCaps(cfg.MaxConnectionsPerKey, cfg.MaxConnectionsPerAddress, cfg.MaxConnections), tickets: newTickets(cfg.TicketSecret)}
+		conns: newConnCaps(cfg.MaxConnectionsPerKey, cfg.MaxConnectionsPerAddress, cfg.MaxConnections), tickets: newTickets(cfg.TicketSecret),
+		door: newDoor(cfg.AddressLimit), share: newKeyShare(cfg.KeyShare)}
 	s.pay = newPayments(s, cfg.Payment)
 	return s
 }
 
 // Wrap returns next guarded by policy p. In order it: assigns the request id;
+// refuses at the door what this process already knows (door.go: a key
+// known unusable, an address over its limit of invalid keys, a /graphql
+// key whose window is spent, a /graphql key not yet seen looked up before
+// its document is read); takes the key's place under its share of
+// concurrent requests (KeyShare);
 // authenticates `Authorization: Bearer <key>` (a valid key always wins over
 // payment); without a key, takes a payment on priced routes (402 challenge,
 // x402 or MPP) or refuses with 401; gates the plan (403 naming the plan
@@ -279,8 +301,31 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 			}
 			gov.onRelease(release)
 		}
+		var hash []byte
+		if scheme == "bearer" && cred != "" {
+			hash = cryptointel.HashAPIKey(cred)
+			// The door: a key known unusable, a spent window, an address
+			// sending invalid keys are refused before the body is read; a
+			// /graphql document is read only once its key is known.
+			if !socket && s.atDoor(w, r, p, now, hash, p.CostByComplexity && !stream) {
+				return
+			}
+		}
+		if !socket && !stream {
+			// The key's (or the address's) share of the database.
+			shareKey := "addr:" + ClientAddress(r)
+			if hash != nil {
+				shareKey = string(hash)
+			}
+			release, ok := s.share.acquire(r.Context(), shareKey)
+			if !ok {
+				s.refuseBusy(w, now)
+				return
+			}
+			defer release()
+		}
 		if stream && scheme == "bearer" && cred != "" {
-			release, derr := s.conns.admitKey(cryptointel.HashAPIKey(cred))
+			release, derr := s.conns.admitKey(hash)
 			if derr != nil {
 				s.setAnonymousHeaders(w.Header(), now, TierNone)
 				refuseConnection(w, derr, capRetryAfter(derr))
@@ -337,16 +382,17 @@ func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, ne
 	mp.Surface, mp.Write = p.Surface, IsWrite(r)
 	res, err := s.store.Meter(ctx, mp)
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
-		s.refuseKey(w, r, p, next, now, MsgInvalidKey)
+		s.refuseKey(w, r, p, next, now, hash, MsgInvalidKey)
 		return
 	} else if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
 	if res.Key.Revoked {
-		s.refuseKey(w, r, p, next, now, unusableKeyMessage(res.Key.Expired))
+		s.refuseKey(w, r, p, next, now, hash, unusableKeyMessage(res.Key.Expired))
 		return
 	}
+	s.door.learnMeter(res, now, mp.WindowStart, s.cfg.RateLimit)
 	plan := planNamed(plans, res.Key.Plan)
 	// X-Credit-Cost is the route's cost (contract: per route); what this
 	// request was charged shows in X-Monthly-Used.
@@ -356,6 +402,9 @@ func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, ne
 		return
 	}
 	if derr := s.decide(plans, plan, p, res); derr != nil {
+		if derr.Code == cryptointel.ERATELIMIT && res.WindowRequests > 2*s.cfg.RateLimit {
+			s.door.tarpit(ctx) // a closed loop past its window: see door.go
+		}
 		writeDBError(w, derr, s.resetSeconds(now))
 		return
 	}
@@ -494,13 +543,12 @@ func (rw *refundingWriter) Unwrap() http.ResponseWriter { return rw.ResponseWrit
 
 // refuseKey answers an unknown or revoked key: 401, except that a priced
 // route still accepts a payment sent alongside it.
-func (s *Service) refuseKey(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, msg string) {
+func (s *Service) refuseKey(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, hash []byte, msg string) {
 	if p.Pricing != nil && s.pay.enabled() && s.pay.hasX402(r) {
 		s.servePaid(w, r, p, next, now)
 		return
 	}
-	s.setAnonymousHeaders(w.Header(), now, TierNone)
-	writeError(w, http.StatusUnauthorized, msg)
+	s.answerKeyRefusal(r.Context(), w, hash, ClientAddress(r), now, msg)
 }
 
 // decide turns a meter result into the refusal it implies, if any: the plan

@@ -147,7 +147,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
 			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.streamOrigins(), TicketSecret: a.Config.CursorSecret,
 			MaxConnectionsPerKey: a.Config.StreamMaxConnectionsPerKey, MaxConnectionsPerAddress: a.Config.StreamMaxConnectionsPerAddress,
-			MaxConnections: a.Config.maxStreamConnections()})
+			MaxConnections: a.Config.maxStreamConnections(), AddressLimit: a.Config.InvalidKeyLimit, KeyShare: a.Config.DBKeyShare})
 		// Runs before the database closes: the last settlement charges the
 		// events streams pushed.
 		a.closers = append(a.closers, func(context.Context) error { a.Access.Close(); return nil })
@@ -199,8 +199,11 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// The MCP surface: its tools call the /v1 routes (and /graphql) of this
 	// mux in process, behind the same access layer.
 	mcpServer, err := mcp.New(mcp.Config{
-		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Gate: a.Access.Gate, Logger: a.Logger, Version: rest.OpenAPIVersion,
+		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Gate: a.Access.Gate,
+		Count: a.Access.Count, AdmitAnonymous: a.Access.AdmitAnonymous, Screen: a.Access.Screen,
+		SpentWindow: a.Access.SpentWindow, RateLimitMessage: a.Access.RateLimitMessage,
 		AllowedOrigins: a.Config.MCPAllowedOrigins,
+		Logger:         a.Logger, Version: rest.OpenAPIVersion,
 	})
 	if err != nil {
 		return fmt.Errorf("error building the MCP server: %w", err)

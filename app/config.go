@@ -304,6 +304,25 @@ type Config struct {
 	// keys commands read it too. Defaults to 10; a negative value removes
 	// the cap.
 	KeysMaxActive int
+	// InvalidKeyLimit is how many requests without a valid key one client
+	// address may make per minute (env INVALID_KEY_LIMIT): requests with
+	// an unknown, revoked or expired key on every surface, and /mcp
+	// discovery (initialize, lists, prompts, notifications) without a key
+	// while pay-per-request is on. Past it the address is answered 429
+	// with Retry-After, before its body is read, until the minute ends;
+	// a key the server has already seen valid still passes. Behind a
+	// reverse proxy every client has the proxy's address: raise it there.
+	// Defaults to 60; a negative value removes the throttle.
+	InvalidKeyLimit int
+	// DBKeyShare caps the requests one API key (without a key: one client
+	// address) runs at once on one server, streams aside, so that one
+	// caller holds at most that many of the DB_MAX_CONNS database
+	// connections (env DB_KEY_SHARE). More wait in a queue of four times
+	// as many for at most 5 seconds, then are answered 429 with
+	// Retry-After: 1. An MCP batch's calls count under its key. Defaults
+	// to 0: half of DB_MAX_CONNS (at least 1); a negative value removes
+	// the cap.
+	DBKeyShare int
 }
 
 func (c *Config) setDefaults() {
@@ -375,6 +394,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.AdminMaxFailedTokens == 0 {
 		c.AdminMaxFailedTokens = rest.DefaultAdminMaxFailedTokens
+	}
+	if c.InvalidKeyLimit == 0 {
+		c.InvalidKeyLimit = access.DefaultAddressLimit
+	}
+	if c.DBKeyShare == 0 {
+		c.DBKeyShare = max(c.DBMaxConns/2, 1)
 	}
 }
 

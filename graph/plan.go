@@ -25,6 +25,12 @@ import (
 // /graphql documents clients send.
 const DefaultPlanCacheSize = 1000
 
+// MaxCachedQueryBytes bounds the documents whose parse and plans are kept:
+// a larger one (at most a request body) is planned at every run and
+// forgotten once answered, so the caches hold at most their entries times
+// this.
+const MaxCachedQueryBytes = 16 << 10
+
 // plan is one selection set collected for one object type. Every slice is
 // indexed like fields.
 type plan struct {
@@ -102,7 +108,7 @@ func (c *planCache) get(schema *ast.Schema, opCtx *graphql.OperationContext) *op
 	d, ok := c.lru.Get(key)
 	if !ok || opCtx.RawQuery == "" {
 		d = newDocPlans(opCtx.Doc, opCtx.Operation)
-		if opCtx.RawQuery != "" {
+		if opCtx.RawQuery != "" && len(opCtx.RawQuery) <= MaxCachedQueryBytes {
 			c.lru.Add(key, d)
 		}
 	}

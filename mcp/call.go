@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -194,6 +196,9 @@ type toolCall struct {
 func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
 	start := time.Now()
 	c := s.callTool(ctx, info, authorization, t, arguments, meta)
+	if c.routes == 0 {
+		s.countRefused(ctx, info, authorization, &c)
+	}
 	size := 0
 	if c.res != nil {
 		if b, ok := c.res.StructuredContent.(json.RawMessage); ok {
@@ -209,6 +214,34 @@ func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization s
 	return c
 }
 
+// countRefused counts a call refused before any route (its arguments or
+// payment payload): with a key, one request in the key's rate window (one
+// statement, or none when the window is known spent), which may refuse it
+// instead; without one, against the client address's limit.
+func (s *Server) countRefused(ctx context.Context, info *requestInfo, authorization string, c *toolCall) {
+	var err error
+	if _, key := splitBearer(authorization); key != "" {
+		if s.cfg.Count != nil {
+			err = s.cfg.Count(ctx, authorization)
+		}
+	} else if s.cfg.AdmitAnonymous != nil {
+		host, _, serr := net.SplitHostPort(info.remoteAddr)
+		if serr != nil {
+			host = info.remoteAddr
+		}
+		err = s.cfg.AdmitAnonymous(host)
+	}
+	switch cryptointel.ErrorCode(err) {
+	case "":
+	case cryptointel.EUNAUTHORIZED:
+		*c = toolCall{res: toolError(cryptointel.ErrorMessage(err)), outcome: outcomeRefused, unauthorized: cryptointel.ErrorMessage(err)}
+	case cryptointel.ERATELIMIT:
+		*c = toolCall{res: toolError(cryptointel.ErrorMessage(err)), outcome: outcomeRefused}
+	default:
+		*c = toolCall{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cryptointel.ErrorMessage(err)}, outcome: outcomeError}
+	}
+}
+
 // callTool checks the arguments, makes the tool's route calls and turns
 // their answers into the tool's result.
 func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
@@ -219,6 +252,14 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	pay, err := paymentOf(meta)
 	if err != nil {
 		return toolCall{err: err, outcome: outcomeInvalid}
+	}
+	if _, key := splitBearer(authorization); key != "" && s.cfg.SpentWindow != nil && s.cfg.RateLimitMessage != nil {
+		if after, spent := s.cfg.SpentWindow(ctx, authorization); spent {
+			// The route's answer, without its statement.
+			res := &routeResponse{status: http.StatusTooManyRequests, header: http.Header{"Retry-After": {strconv.Itoa(after)}}}
+			res.body, _ = json.Marshal(map[string]string{"error": s.cfg.RateLimitMessage()})
+			return toolCall{res: routeError(res), outcome: outcomeRefused, routes: 1}
+		}
 	}
 	calls := t.plan(a)
 	bodies := make([][]byte, 0, len(calls))

@@ -12,6 +12,14 @@ import (
 // only write instructions naming the tools; they read nothing themselves
 // and cost nothing.
 
+// MaxPromptArgumentBytes bounds each argument of a prompt: a prompt
+// quotes its arguments, so its answer stays within a few kilobytes.
+const MaxPromptArgumentBytes = 1024
+
+// MsgPromptArgumentTooLongFmt refuses a prompt argument over
+// MaxPromptArgumentBytes: the argument's name, then the bound.
+const MsgPromptArgumentTooLongFmt = "Prompt argument %s must be at most %d bytes."
+
 // promptDef declares one prompt.
 type promptDef struct {
 	prompt *sdk.Prompt
@@ -107,6 +115,11 @@ func (s *Server) addPrompts() {
 	for _, pd := range promptDefs {
 		pd := pd
 		s.mcp.AddPrompt(pd.prompt, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			for _, a := range pd.prompt.Arguments {
+				if len(req.Params.Arguments[a.Name]) > MaxPromptArgumentBytes {
+					return nil, fmt.Errorf(MsgPromptArgumentTooLongFmt, a.Name, MaxPromptArgumentBytes)
+				}
+			}
 			text, err := pd.text(req.Params.Arguments, s.routeGate(ctx, req))
 			if err != nil {
 				return nil, err

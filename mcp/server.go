@@ -15,12 +15,18 @@
 // records and the response cache are therefore the route's, by
 // construction.
 //
-// The endpoint authenticates every HTTP request, free: a wrong key is 401
-// with WWW-Authenticate, and so is a missing key unless pay-per-request is
+// The endpoint authenticates every HTTP request: a wrong key is 401 with
+// WWW-Authenticate, and so is a missing key unless pay-per-request is
 // enabled (a lone tools/call with a key has it checked by its route's
-// metering statement, answered the same way). initialize, the list
-// requests, prompts and pings cost nothing and do not count in the rate
-// window; each tools/call and resources/read costs what its routes cost.
+// metering statement, answered the same way); a key known refused, or an
+// address over its limit of requests without a valid key, is refused
+// before the body is read. initialize, the list requests, prompts, pings,
+// notifications and calls refused for their arguments cost nothing but
+// each counts in the key's rate window (one statement each, none once the
+// window is known spent), or without a key against the client address's
+// limit; each tools/call and resources/read costs what its routes cost. A
+// JSON-RPC batch holds at most MaxBatchMessages messages; a larger one is
+// refused whole before any of it runs or counts.
 package mcp
 
 import (
@@ -33,14 +39,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/observe"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // MaxBodyBytes bounds the body of an /mcp request (1 MB).
@@ -63,6 +73,25 @@ type Config struct {
 	// Authenticate checks a request's Authorization header up front
 	// without charging it (access.Service.Authenticate). Required.
 	Authenticate func(ctx context.Context, authorization string) error
+	// Count counts one free request of a key in its rate window
+	// (access.Service.Count): every message a route does not meter —
+	// initialize, lists, prompts, pings, notifications, a call refused
+	// for its arguments — is one. Nil counts nothing.
+	Count func(ctx context.Context, authorization string) error
+	// SpentWindow reports a key whose rate window this process knows to
+	// be spent (access.Service.SpentWindow), and RateLimitMessage its 429
+	// message: a tool call of such a key is refused as its route would
+	// refuse it, without running the route. Nil runs every route.
+	SpentWindow      func(ctx context.Context, authorization string) (retryAfter int, spent bool)
+	RateLimitMessage func() string
+	// Screen refuses a request before its body is read when the access
+	// layer already knows the answer (access.Service.Screen). Nil screens
+	// nothing.
+	Screen func(r *http.Request) error
+	// AdmitAnonymous counts one message without a key from a client
+	// address (access.Service.AdmitAnonymous): anonymous discovery while
+	// pay-per-request is on. Nil counts nothing.
+	AdmitAnonymous func(addr string) error
 	// Logger logs one line per tool call and per resource read. Defaults
 	// to slog.Default().
 	Logger *slog.Logger
@@ -170,6 +199,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, msg)
 		return
 	}
+	if s.cfg.Screen != nil {
+		if err := s.cfg.Screen(r); err != nil {
+			s.refuse(w, r, err)
+			return
+		}
+	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
 		if r.ContentLength > MaxBodyBytes {
@@ -201,10 +236,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.noFastPath {
 		t, req = s.fastTool(r, body)
 	}
+	if t == nil && r.Method == http.MethodPost {
+		n := batchSize(body)
+		if n > MaxBatchMessages {
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, fmt.Sprintf(MsgBatchTooLargeFmt, n, MaxBatchMessages))
+			return
+		}
+		// A batch of a key whose window is known spent: every member would
+		// be refused; refuse it whole, before the protocol's machinery.
+		if n > 0 && s.cfg.SpentWindow != nil && s.cfg.RateLimitMessage != nil {
+			if after, spent := s.cfg.SpentWindow(ctx, r.Header.Get("Authorization")); spent {
+				w.Header().Set("Retry-After", strconv.Itoa(after))
+				writeError(w, http.StatusTooManyRequests, s.cfg.RateLimitMessage())
+				return
+			}
+		}
+	}
 	// A tools/call with a key answered directly has its key checked by its
-	// route (serveFast); every other request is checked here.
+	// route (serveFast); every other request is checked here, and each of
+	// its messages that no route meters counts in the key's rate window
+	// (or, without a key, against the address's limit).
 	if _, key := splitBearer(r.Header.Get("Authorization")); t == nil || key == "" {
-		if err := s.authenticate(ctx, r.Header.Get("Authorization")); err != nil {
+		if err := s.admit(r, key, body); err != nil {
 			s.refuse(w, r, err)
 			return
 		}
@@ -253,10 +306,115 @@ func (s *Server) authenticate(ctx context.Context, authorization string) error {
 	return nil
 }
 
+// MaxBatchMessages bounds the messages of a JSON-RPC batch: a larger
+// batch is refused whole, before any of it runs or is counted.
+const MaxBatchMessages = 20
+
+// MsgBatchTooLargeFmt is the JSON-RPC error of a batch over
+// MaxBatchMessages: its size, then the bound.
+const MsgBatchTooLargeFmt = "Batch of %d messages refused: at most %d per request. Send fewer at a time."
+
+// batchSize is the number of messages of a JSON-RPC batch body; 0 for a
+// single message.
+func batchSize(body []byte) int {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '[' {
+		return 0
+	}
+	return int(gjson.GetBytes(b, "#").Int())
+}
+
+// messageHead is what the door reads of a JSON-RPC message.
+type messageHead struct {
+	Method string `json:"method"`
+}
+
+// unmetered is the number of messages of body that no route meters:
+// every message but tools/call and resources/read (whose routes count and
+// charge them). A body that is not JSON-RPC counts as one.
+func unmetered(body []byte) int {
+	b := bytes.TrimSpace(body)
+	var heads []messageHead
+	if len(b) > 0 && b[0] == '[' {
+		if json.Unmarshal(b, &heads) != nil {
+			return 1
+		}
+	} else {
+		var h messageHead
+		if json.Unmarshal(b, &h) != nil {
+			return 1
+		}
+		heads = []messageHead{h}
+	}
+	n := 0
+	for _, h := range heads {
+		if h.Method != "tools/call" && h.Method != "resources/read" {
+			n++
+		}
+	}
+	return n
+}
+
+// admit checks a request up front. With a key, each message no route
+// meters counts in the key's rate window (Config.Count), which
+// authenticates the key; a request of metered calls only is authenticated
+// (free, remembered). Without one it is refused unless pay-per-request is
+// on, and then each such message counts against the client address's
+// limit (Config.AdmitAnonymous).
+func (s *Server) admit(r *http.Request, key string, body []byte) error {
+	ctx := r.Context()
+	authorization := r.Header.Get("Authorization")
+	n := 0
+	if r.Method == http.MethodPost {
+		n = unmetered(body)
+	}
+	if key != "" && s.cfg.Count != nil && n > 0 {
+		for range n {
+			if err := s.cfg.Count(ctx, authorization); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := s.authenticate(ctx, authorization); err != nil {
+		return err
+	}
+	if key == "" && s.cfg.AdmitAnonymous != nil {
+		addr := access.ClientAddress(r)
+		for range n {
+			if err := s.cfg.AdmitAnonymous(addr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeRPCError answers a request refused whole with a JSON-RPC error
+// (id null) and status.
+func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
+	b := append([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":`), strconv.FormatInt(code, 10)...)
+	b = append(b, `,"message":`...)
+	b = wire.AppendString(b, msg, false)
+	b = append(b, "}}"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck
+}
+
 // refuse answers a request the up-front check refused: 401 with a Bearer
-// challenge and the access layer's message, or the error's status.
+// challenge and the access layer's message, 429 with Retry-After, or the
+// error's status.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	code := cryptointel.ErrorCode(err)
+	if code == cryptointel.ERATELIMIT {
+		var ra *access.RetryAfterError
+		if errors.As(err, &ra) && ra.After > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(ra.After))
+		}
+		writeError(w, http.StatusTooManyRequests, cryptointel.ErrorMessage(err))
+		return
+	}
 	if code == cryptointel.EUNAUTHORIZED {
 		challenge := `Bearer realm="` + Realm + `"`
 		if _, key := splitBearer(r.Header.Get("Authorization")); key != "" {

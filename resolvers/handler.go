@@ -185,7 +185,7 @@ func NewExecutor(cfg Config) *Executor {
 	setComplexity(&gcfg.Complexity)
 	schema := graph.FastExecutableSchema(gcfg)
 	exec := executor.New(schema)
-	cache := lru.New[*ast.QueryDocument](1000)
+	cache := admittedCache{lru.New[*ast.QueryDocument](1000)}
 	exec.SetQueryCache(cache)
 	exec.SetParserTokenLimit(MaxTokens)
 	// Validation costs time linear in the document: the bounds are checked
@@ -207,6 +207,9 @@ func NewExecutor(cfg Config) *Executor {
 	for _, ext := range cfg.Extensions {
 		exec.Use(ext)
 	}
+	// Last of the mutators: a document enters the cache once its
+	// operation passed every check above, its charge included.
+	exec.Use(admitDocument{cache: cache})
 	e := &Executor{
 		exec:         exec,
 		schema:       schema,
@@ -721,6 +724,62 @@ func (c *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 		err := gqlerror.Errorf("operation has complexity %d, which exceeds the limit of %d", n, c.max)
 		errcode.Set(err, codeComplexityLimit)
 		return err
+	}
+	return nil
+}
+
+// admittedCache is the parsed-document cache. A document parsed for an
+// operation is kept only once the operation was admitted (admitDocument:
+// every limit passed, the key charged), and only when it is at most
+// graph.MaxCachedQueryBytes: a refused request, or a large document, is
+// forgotten once answered, so the cache holds at most its entries times
+// that bound.
+type admittedCache struct {
+	lru graphql.Cache[*ast.QueryDocument]
+}
+
+// pendingDocument is the operation stats key of a document parsed for the
+// operation, not yet in the cache.
+const pendingDocument = "PendingDocument"
+
+// Get implements graphql.Cache.
+func (c admittedCache) Get(ctx context.Context, key string) (*ast.QueryDocument, bool) {
+	return c.lru.Get(ctx, key)
+}
+
+// Add implements graphql.Cache: for an operation, it waits for
+// admitDocument.
+func (c admittedCache) Add(ctx context.Context, key string, doc *ast.QueryDocument) {
+	if len(key) > graph.MaxCachedQueryBytes {
+		return
+	}
+	if graphql.HasOperationContext(ctx) {
+		graphql.GetOperationContext(ctx).Stats.SetExtension(pendingDocument, doc)
+		return
+	}
+	c.lru.Add(ctx, key, doc)
+}
+
+// admitDocument puts an admitted operation's document in the cache.
+type admitDocument struct{ cache admittedCache }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = admitDocument{}
+
+// ExtensionName names the extension.
+func (admitDocument) ExtensionName() string { return "AdmitDocument" }
+
+// Validate accepts any schema.
+func (admitDocument) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext caches the document of an operation every check
+// admitted.
+func (a admitDocument) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if doc, ok := opCtx.Stats.GetExtension(pendingDocument).(*ast.QueryDocument); ok && doc != nil {
+		a.cache.lru.Add(ctx, opCtx.RawQuery, doc)
+		opCtx.Stats.SetExtension(pendingDocument, nil)
 	}
 	return nil
 }
