@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // TestOriginChecked: /mcp refuses 403 a browser request from a foreign
@@ -55,7 +58,10 @@ func TestOriginChecked(t *testing.T) {
 		status, body := send(c.host, c.origin)
 		require.Equal(t, c.want, status, "Host %q Origin %q: %s", c.host, c.origin, body)
 		if c.msg != "" {
-			require.JSONEq(t, `{"error":"`+c.msg+`"}`, body)
+			var e map[string]any
+			require.NoError(t, json.Unmarshal([]byte(body), &e), body)
+			require.Equal(t, c.msg, e["error"], body)
+			require.Equal(t, cryptointel.EFORBIDDEN, e["code"], body)
 		}
 	}
 }
