@@ -28,7 +28,7 @@ func TestMCPExpiredKeyCalledExpired(t *testing.T) {
 	require.NoError(t, err)
 	r := s.mcpPost(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.Header{"Authorization": {"Bearer " + key}})
 	require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
-	require.JSONEq(t, `{"error":"`+access.MsgExpiredKey+`"}`, string(r.body))
+	require.JSONEq(t, `{"error":"`+access.MsgExpiredKey+`"}`, errorOnly(t, r.body))
 }
 
 // TestMetricsBehindToken: with METRICS_TOKEN set, /metrics answers only a

@@ -97,7 +97,7 @@ func TestMCPRefusedCallsAndDiscoveryCount(t *testing.T) {
 	status, header, body := mcpPost(t, s.base, list, h)
 	require.Equal(t, http.StatusTooManyRequests, status, "%s", body)
 	require.NotEmpty(t, header.Get("Retry-After"))
-	require.JSONEq(t, `{"error":"`+access.MsgRateLimited+`"}`, string(body))
+	require.JSONEq(t, `{"error":"`+access.MsgRateLimited+`"}`, errorOnly(t, body))
 
 	// And a batch is refused whole, before any of it runs.
 	status, header, body = mcpPost(t, s.base, `[`+bad+`,`+list+`]`, legacyMCP(key))

@@ -118,7 +118,7 @@ func TestBearerMissingIsNeverAskedToPay(t *testing.T) {
 		} {
 			r := s.request(t, c.method, c.path, c.body, header)
 			require.Equal(t, http.StatusUnauthorized, r.status, "%s %s with %q: %s", c.method, c.path, auth, r.body)
-			require.JSONEq(t, `{"error":"`+access.MsgBearerMissing+`"}`, string(r.body))
+			require.JSONEq(t, `{"error":"`+access.MsgBearerMissing+`"}`, errorOnly(t, r.body))
 			require.Empty(t, r.header.Get("PAYMENT-REQUIRED"))
 		}
 		for _, call := range []string{

@@ -241,7 +241,7 @@ func (w *soakWriter) finish(ctx context.Context, grace time.Duration, counts *so
 	f := w.recv.figures()
 	log.Printf("webhook: %d of %d ingested events delivered (median lag %s, max %s), %d duplicates, %d bad signatures",
 		f.delivered, f.ingested, ms(f.medianLag), ms(f.maxLag), f.dups, f.badSig)
-	status, err := w.do(ctx, http.MethodDelete, "/v1/webhooks/"+strconv.FormatInt(w.webhookID, 10), "Bearer "+w.fx.keys.get(), "", nil, nil)
+	status, err := w.do(ctx, http.MethodDelete, "/v1/webhooks/"+strconv.FormatInt(w.webhookID, 10), "Bearer "+w.key, "", nil, nil)
 	if err != nil || status/100 != 2 {
 		counts.write(fmt.Sprintf("DELETE /v1/webhooks/{id}: status %d: %v", status, err))
 		return false
