@@ -1719,12 +1719,12 @@ type Query {
   searchEvents(
     "What to search for."
     query: String!
-    "Start of the window; default the last 30 days (a window the query's time words name replaces the default)."
+    "Start of the window; default the last 30 days, or the 30 days before a past ` + "`" + `to` + "`" + ` (a window the query's time words name replaces the default)."
     since: Time
     first: Int = 10
     "Start of the window, like since (the later of the two wins)."
     from: Time
-    "End of the window (exclusive); must be after since/from."
+    "End of the window (exclusive); must be after since/from when either is given."
     to: Time
     "RELEVANCE (default; recency blended in) or RECENCY (the best matches, newest first)."
     sort: SearchSort = RELEVANCE
@@ -1749,7 +1749,7 @@ type Query {
   searchReport(
     "What to search for."
     query: String!
-    "Start of the window; default the last 30 days."
+    "Start of the window; default the last 30 days, or the 30 days before a past ` + "`" + `to` + "`" + `."
     since: Time
     first: Int = 10
     "Start of the window, like since."

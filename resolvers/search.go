@@ -17,15 +17,15 @@ import (
 // searchKey is a search's arguments as given (a missing since is the zero
 // time: the default window is computed once, by the search that runs).
 type searchKey struct {
-	query             string
-	since, from, to   time.Time
-	first             int
-	sort              string
-	category, entity  string
-	surface           string
-	collapse          bool
-	after             string
-	sinceSet, fromSet bool
+	query                    string
+	since, from, to          time.Time
+	first                    int
+	sort                     string
+	category, entity         string
+	surface                  string
+	collapse                 bool
+	after                    string
+	sinceSet, fromSet, toSet bool
 }
 
 // searchMemo holds the request's searches, so searchEvents and searchReport
@@ -68,7 +68,7 @@ func (a searchArgs) key() searchKey {
 		k.from, k.fromSet = a.from.UTC(), true
 	}
 	if a.to != nil {
-		k.to = a.to.UTC()
+		k.to, k.toSet = a.to.UTC(), true
 	}
 	if a.sort != nil {
 		k.sort = strings.ToLower(string(*a.sort))
@@ -90,7 +90,7 @@ func (k searchKey) cursorContext() string {
 		return t.UnixMicro()
 	}
 	return fmt.Sprintf("search|%q|%d|%d|%d|%s|%q|%q|%s|%t", k.query, micro(k.since, k.sinceSet), micro(k.from, k.fromSet),
-		micro(k.to, !k.to.IsZero()), k.sort, k.category, k.entity, k.surface, k.collapse)
+		micro(k.to, k.toSet), k.sort, k.category, k.entity, k.surface, k.collapse)
 }
 
 // search runs (once per request and arguments) the search of args. The
@@ -124,8 +124,22 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*cryptoin
 	now := r.now()
 	o := cryptointel.SearchOptions{Since: key.since, Until: key.to, Limit: key.first, Sort: key.sort, Category: key.category,
 		Surface: key.surface, NoCollapse: !key.collapse, Facets: true, Now: now}
+	if key.toSet && o.Until.IsZero() {
+		// The first instant is time.Time's zero value, which
+		// SearchOptions reads as no end: the window ends a microsecond
+		// before it instead (no event is earlier).
+		o.Until = key.to.Add(-time.Microsecond)
+	}
 	if !key.sinceSet {
-		o.Since, o.SinceDefault = now.Add(-cryptointel.HistoryLookback), true
+		// The default window is the lookback before the end: before now,
+		// or before a `to` already past. A `to` given alone is a valid
+		// instant like any other (an empty window is the start's fault,
+		// and only a start the caller gave is refused for it).
+		end := now
+		if key.toSet && key.to.Before(end) {
+			end = key.to
+		}
+		o.Since, o.SinceDefault = end.Add(-cryptointel.HistoryLookback), true
 	}
 	if key.fromSet {
 		if o.SinceDefault || key.from.After(o.Since) {
@@ -134,7 +148,7 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*cryptoin
 		o.SinceDefault = false
 		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterFrom, Value: key.from.Format(time.RFC3339Nano), Source: cryptointel.SearchSourceParameter})
 	}
-	if !key.to.IsZero() {
+	if key.toSet {
 		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterTo, Value: key.to.Format(time.RFC3339Nano), Source: cryptointel.SearchSourceParameter})
 	}
 	if key.category != "" {

@@ -461,9 +461,9 @@ func graphRoutes() []Route {
 					RequiredMessage: cryptointel.MsgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
 				limitParam(cryptointel.SearchEventsFirst),
 				sinceParam("Start of the window; default the last "+cryptointel.Days(cryptointel.HistoryLookback)+
-					" (a window the query's time words name replaces the default).", 0),
+					", or the "+cryptointel.Days(cryptointel.HistoryLookback)+" before a past `to` (a window the query's time words name replaces the default).", 0),
 				{Name: "from", In: "query", Type: TypeDateTime, Var: "from", Description: "Start of the window, like `since` (the later of the two wins)."},
-				{Name: "to", In: "query", Type: TypeDateTime, Var: "to", Description: "End of the window (exclusive); must be after `since`/`from` (400 otherwise)."},
+				{Name: "to", In: "query", Type: TypeDateTime, Var: "to", Description: "End of the window (exclusive); must be after `since`/`from` when either is given (400 otherwise). Given alone, it ends the default window."},
 				{Name: "sort", In: "query", Type: TypeString, Default: cryptointel.SearchSortRelevance, Enum: cryptointel.SearchSorts,
 					Description: "relevance (recency blended in: among equally good matches the newer wins) or recency (the events that match as much of the query as the best match does, newest first)."},
 				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: descCategory},

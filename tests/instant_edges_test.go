@@ -197,6 +197,7 @@ func TestInstantEdges(t *testing.T) {
 			"/v1/timeline/byOrganizationId": fmt.Sprintf("/v1/timeline/byOrganizationId?id=%d&limit=1&since=%s", entEthereum, timelineSince),
 			"/v1/entities/{id}/research":    fmt.Sprintf("/v1/entities/%d/research?limit=1&since=%s", entEthereum, researchSince),
 			"/v1/entities/{id}/media":       fmt.Sprintf("/v1/entities/%d/media?limit=1&since=%s", entSolana, researchSince),
+			"/v1/search":                    "/v1/search?q=Solana&limit=1",
 		}
 		routes := 0
 		for _, r := range s.app.V1Routes() {

@@ -402,12 +402,15 @@ func restContractCases() map[string][]restCase {
 			{name: "punctuation only", path: restQuery("/v1/search", "q", "... ?!"), status: 400, err: cryptointel.MsgQueryNoWords},
 			{name: "stop words only", path: restQuery("/v1/search", "q", "the of and"), status: 400, err: cryptointel.MsgQueryOnlyStopWords},
 			{name: "q alias", path: restQuery("/v1/search", "q", "Ethereum"), status: 200, check: func(t *testing.T, b map[string]any) {
-				requireKeys(t, b, "query", "unmatchedTerms", "limit", "data")
+				// next_cursor is always present, null on the last page, as on the feeds.
+				requireKeys(t, b, "query", "sort", "unmatchedTerms", "report", "limit", "next_cursor", "data")
 				require.Equal(t, "Ethereum", b["query"])
+				require.Equal(t, "relevance", b["sort"])
+				requireKeys(t, jobj(t, b["report"]), "searched", "dropped", "filters")
 				require.Equal(t, 10, jint(t, b["limit"]))
 				require.NotZero(t, dataLen(t, b))
 				eachEvent(t, b, "data", func(ev map[string]any) {
-					requireKeys(t, ev, append([]string{"matchedVia", "matchType", "matchRank", "matchedTerms"}, fullEventKeys...)...)
+					requireKeys(t, ev, append([]string{"matchedVia", "matchType", "matchRank", "matchedTerms", "alsoReportedAs"}, fullEventKeys...)...)
 				})
 			}},
 			{name: "query wins over q", path: restQuery("/v1/search", "q", "Ethereum", "query", "Solana"), status: 200, check: func(t *testing.T, b map[string]any) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -202,10 +203,25 @@ func TestSearchAPIOptionsAndRefusals(t *testing.T) {
 		require.NotContains(t, ids(p1), id)
 	}
 
+	// A `to` given alone ends the default window: it is the lookback
+	// before `to`, so a `to` older than the lookback is a window like any
+	// other, not an empty one (only a start the caller gave can invert it).
+	to := restNow.Add(-4 * 24 * time.Hour)
+	before := getOK("/v1/search?q=Solana&to=" + url.QueryEscape(to.Format(time.RFC3339)))
+	require.NotEmpty(t, ids(before))
+	for _, it := range jlist(t, before["data"]) {
+		at, err := time.Parse(time.RFC3339, jobj(t, it)["latestEvidenceTimestamp"].(string))
+		require.NoError(t, err)
+		require.True(t, at.Before(to), "%v is not before to %v", at, to)
+	}
+	old := getOK("/v1/search?q=Solana&to=" + url.QueryEscape(restNow.Add(-400*24*time.Hour).Format(time.RFC3339)))
+	require.Empty(t, ids(old))
+
 	for _, c := range []struct{ path, msg string }{
 		{"/v1/search?q=exploit&sort=newest", "sort must be one of: relevance, recency"},
 		{"/v1/search?q=exploit&surface=feed", "surface must be one of: radar, signal"},
 		{"/v1/search?q=exploit&from=2026-11-10T00:00:00Z&to=2026-11-01T00:00:00Z", cryptointel.MsgSearchRange},
+		{"/v1/search?q=exploit&since=2026-11-10T00:00:00Z&to=2025-11-01T00:00:00Z", cryptointel.MsgSearchRange},
 		{"/v1/search?q=hack&cursor=" + url.QueryEscape(cur), "cursor does not match this query (different route, since or filters)"},
 		{"/v1/search?q=" + strings.Repeat("a", 10000), "query is too long (at most 2048 bytes)"},
 		{"/v1/search?q=" + strings.Repeat("hack+", 60), cryptointel.MsgQueryTooLong},
