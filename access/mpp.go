@@ -225,7 +225,7 @@ func (pm *payments) verifyMPP(ctx context.Context, r *http.Request, p Policy, am
 		return v
 	}
 	v := verification{payer: auth.From.Hex()}
-	if v.wait = pm.payerFailures.blocked(v.payer, now); v.wait > 0 {
+	if v.wait = pm.payerFailures.Blocked(v.payer, now); v.wait > 0 {
 		return v
 	}
 	key, used, err := pm.claim(ctx, protocolMPP, auth, now)

@@ -163,7 +163,7 @@ type payments struct {
 
 	// addressFailures and payerFailures throttle refused payments per
 	// client address and per payer (PaymentConfig.MaxFailedPayments).
-	addressFailures, payerFailures *failureThrottle
+	addressFailures, payerFailures *FailureThrottle
 }
 
 // verification is the outcome of checking a request's payment.
@@ -199,7 +199,7 @@ func newPayments(s *Service, cfg PaymentConfig) *payments {
 		maxFailed = DefaultMaxFailedPayments
 	}
 	return &payments{s: s, cfg: resolved, network: network, domain: domain, secret: secret,
-		addressFailures: newFailureThrottle(maxFailed, time.Minute), payerFailures: newFailureThrottle(maxFailed, time.Minute)}
+		addressFailures: NewFailureThrottle(maxFailed, time.Minute), payerFailures: NewFailureThrottle(maxFailed, time.Minute)}
 }
 
 func (pm *payments) x402On() bool { return pm.cfg.FacilitatorURL != "" && pm.cfg.PayTo != "" }
@@ -371,16 +371,16 @@ func (pr *paidRequest) authorize(ctx context.Context, amount int64) bool {
 	paying := pm.hasX402(r) || (scheme == "payment" && pm.mppOn())
 	switch {
 	case !paying:
-	case pm.addressFailures.blocked(addr, pr.now) > 0:
-		v.wait = pm.addressFailures.blocked(addr, pr.now)
+	case pm.addressFailures.Blocked(addr, pr.now) > 0:
+		v.wait = pm.addressFailures.Blocked(addr, pr.now)
 	case pm.hasX402(r):
 		v = pm.verifyX402(ctx, r, pr.p, amount, pr.now)
 	default:
 		v = pm.verifyMPP(ctx, r, pr.p, amount, pr.now, cred)
 	}
 	if v.refusal != "" && v.err == nil {
-		pm.addressFailures.fail(addr, pr.now)
-		pm.payerFailures.fail(v.payer, pr.now)
+		pm.addressFailures.Fail(addr, pr.now)
+		pm.payerFailures.Fail(v.payer, pr.now)
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()

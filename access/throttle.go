@@ -16,10 +16,12 @@ const DefaultMaxFailedPayments = 30
 // refused payments: the bound per minute, the seconds to wait.
 const msgPaymentThrottledFmt = "Too many refused payments from your address or payer: at most %d per minute. Retry in %d seconds."
 
-// failureThrottle counts failures per key (a client address, a payer) in
+// FailureThrottle counts failures per key (a client address, a payer) in
 // fixed windows aligned to the clock; past max in a window, the key is
-// refused until the window ends.
-type failureThrottle struct {
+// refused until the window ends. It is kept in memory, per process, and
+// holds at most 8,192 keys. The payments and /admin/ingest's wrong tokens
+// use it.
+type FailureThrottle struct {
 	max    int // 0 or negative: no throttle
 	window time.Duration
 
@@ -32,13 +34,15 @@ type failureCount struct {
 	n     int
 }
 
-func newFailureThrottle(maxFailures int, window time.Duration) *failureThrottle {
-	return &failureThrottle{max: maxFailures, window: window, counts: map[string]failureCount{}}
+// NewFailureThrottle returns a throttle of maxFailures per window (0 or
+// negative: no throttle).
+func NewFailureThrottle(maxFailures int, window time.Duration) *FailureThrottle {
+	return &FailureThrottle{max: maxFailures, window: window, counts: map[string]failureCount{}}
 }
 
-// blocked returns the whole seconds (at least 1) key must wait, or 0 when
+// Blocked returns the whole seconds (at least 1) key must wait, or 0 when
 // it may try.
-func (f *failureThrottle) blocked(key string, now time.Time) int64 {
+func (f *FailureThrottle) Blocked(key string, now time.Time) int64 {
 	if f == nil || f.max <= 0 || key == "" {
 		return 0
 	}
@@ -52,8 +56,8 @@ func (f *failureThrottle) blocked(key string, now time.Time) int64 {
 	return max(int64(math.Ceil(start.Add(f.window).Sub(now).Seconds())), 1)
 }
 
-// fail counts a failure of key.
-func (f *failureThrottle) fail(key string, now time.Time) {
+// Fail counts a failure of key.
+func (f *FailureThrottle) Fail(key string, now time.Time) {
 	if f == nil || f.max <= 0 || key == "" {
 		return
 	}

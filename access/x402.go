@@ -142,7 +142,7 @@ func (pm *payments) verifyX402(ctx context.Context, r *http.Request, p Policy, a
 		return verification{refusal: "Invalid payment payload: " + err.Error() + "."}
 	}
 	v := verification{payer: auth.From.Hex()}
-	if v.wait = pm.payerFailures.blocked(v.payer, now); v.wait > 0 {
+	if v.wait = pm.payerFailures.Blocked(v.payer, now); v.wait > 0 {
 		return v
 	}
 	if v.refusal = pm.checkX402(auth, exact.Signature, amount, valueCode, now); v.refusal != "" {

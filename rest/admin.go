@@ -5,10 +5,8 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
@@ -72,7 +70,7 @@ func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64
 			return time.Now()
 		}
 	}
-	throttle := &failureThrottle{max: opts.MaxFailedTokens, window: time.Minute, counts: map[string]failureCount{}}
+	throttle := access.NewFailureThrottle(opts.MaxFailedTokens, time.Minute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" {
 			WriteError(w, r, cryptointel.Errorf(cryptointel.ENOTFOUND, "Admin ingest is disabled: no ADMIN_TOKEN is configured."))
@@ -88,12 +86,12 @@ func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64
 		if !adminTokenMatches(r.Header.Get("Authorization"), tokenHash) {
 			// The comparison is constant-time and costs a hash: a wrong
 			// token is throttled, the right one never is.
-			if wait := throttle.blocked(addr, t); wait > 0 {
+			if wait := throttle.Blocked(addr, t); wait > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(int(wait)))
-				WriteError(w, r, cryptointel.Errorf(cryptointel.ERATELIMIT, msgAdminThrottledFmt, throttle.max, wait))
+				WriteError(w, r, cryptointel.Errorf(cryptointel.ERATELIMIT, msgAdminThrottledFmt, opts.MaxFailedTokens, wait))
 				return
 			}
-			throttle.fail(addr, t)
+			throttle.Fail(addr, t)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="admin"`)
 			WriteError(w, r, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "Invalid or missing admin token."))
 			return
@@ -116,59 +114,6 @@ func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64
 // msgAdminThrottledFmt refuses an address over its failed admin tokens:
 // the bound per minute, the seconds to wait.
 const msgAdminThrottledFmt = "Too many requests with a wrong admin token from your address: at most %d per minute. Retry in %d seconds."
-
-// failureThrottle counts failures per client address in fixed windows.
-type failureThrottle struct {
-	max    int // 0 or negative: no throttle
-	window time.Duration
-
-	mu     sync.Mutex
-	counts map[string]failureCount
-}
-
-type failureCount struct {
-	start time.Time
-	n     int
-}
-
-// blocked returns the whole seconds (at least 1) addr must wait, or 0 when
-// it may try.
-func (f *failureThrottle) blocked(addr string, now time.Time) int64 {
-	if f.max <= 0 {
-		return 0
-	}
-	start := now.Truncate(f.window)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c := f.counts[addr]
-	if !c.start.Equal(start) || c.n < f.max {
-		return 0
-	}
-	return max(int64(math.Ceil(start.Add(f.window).Sub(now).Seconds())), 1)
-}
-
-// fail counts a failure of addr.
-func (f *failureThrottle) fail(addr string, now time.Time) {
-	if f.max <= 0 {
-		return
-	}
-	start := now.Truncate(f.window)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.counts) > 4096 {
-		for k, c := range f.counts { // forget past windows
-			if !c.start.Equal(start) {
-				delete(f.counts, k)
-			}
-		}
-	}
-	c := f.counts[addr]
-	if !c.start.Equal(start) {
-		c = failureCount{start: start}
-	}
-	c.n++
-	f.counts[addr] = c
-}
 
 // adminTokenMatches compares a Bearer credential with the token's hash in
 // constant time.
