@@ -207,9 +207,9 @@ soak: build
 ## FuzzGraphQLDocument needs PostgreSQL (brought up as for make test) and reports the
 ## largest validation time it saw, printed at the end like make test's counts.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := ./rest:FuzzParseCall ./rest:FuzzWithLegacyAliases ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
+FUZZ_TARGETS := ./rest:FuzzParseCall ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
 	./resolvers:FuzzGraphQLDocument ./db:FuzzParseIngestLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify \
-	./tests:FuzzDifferential
+	./wire:FuzzAppendString ./graph/jsonw:FuzzString ./tests:FuzzDifferential
 fuzz:
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	export TEST_SUMMARY_FILE="$$(mktemp)"; \

@@ -172,7 +172,8 @@ type Encoding struct {
 // The encodings of an event.
 var (
 	// API is /graphql and the /v1 envelopes: the GraphQL executor writes
-	// the canonical fields and the facade adds the legacy aliases.
+	// the canonical fields and, where the operation selects them (the /v1
+	// fragments, unless $legacy is false), the legacy aliases.
 	API = Encoding{Name: "api", TimeLayout: TimeLayout, Legacy: true}
 	// Webhook is the event of a webhook delivery body. Its instants keep
 	// their full precision (RFC 3339 with nanoseconds, trailing zeros

@@ -1,6 +1,7 @@
 package doccheck
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,5 +156,81 @@ func TestSlug(t *testing.T) {
 		"Résumé 2.0 (x402 v1/v2)":                "résumé-20-x402-v1v2",
 	} {
 		require.Equal(t, want, Slug(heading), heading)
+	}
+}
+
+// TestDocNamesExist: every file, test, fuzz target and benchmark a page
+// names in a code span exists (README.md, docs/**, and the package and
+// tool READMEs; the bench journals and the changelog record history and
+// may name what is gone).
+func TestDocNamesExist(t *testing.T) {
+	t.Parallel()
+	repo, err := ScanRepo(root)
+	require.NoError(t, err)
+	pages := checked(t)
+	for _, extra := range []string{"rest/README.md", "tests/interop/payments/README.md", "tests/bench/SOAK.md", "tests/bench/STREAM.md"} {
+		raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(extra)))
+		require.NoError(t, err)
+		pages = append(pages, Parse(extra, string(raw)))
+	}
+	if ps := CheckNames(repo, pages); len(ps) > 0 {
+		t.Errorf("pages name files or tests that do not exist:%s", problems(ps))
+	}
+	// The check finds what it is for.
+	bad := Parse("docs/x.md", "See `rest/legacy.go`, `nosuchfile.go` and `FuzzWithLegacyAliases`; `rest/call.go` and `FuzzParseCall` exist.\n")
+	require.Len(t, CheckNames(repo, []*Page{bad}), 3)
+}
+
+// TestFuzzTargetsListed: the Makefile's FUZZ_TARGETS is every fuzz
+// function of the repository, each in the package that declares it, and
+// docs/development.md names each one.
+func TestFuzzTargetsListed(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	require.NoError(t, err)
+	mk := strings.ReplaceAll(string(raw), "\\\n", " ")
+	var listed []string
+	for _, line := range strings.Split(mk, "\n") {
+		if rest, ok := strings.CutPrefix(line, "FUZZ_TARGETS :="); ok {
+			listed = strings.Fields(rest)
+		}
+	}
+	require.NotEmpty(t, listed, "the Makefile has no FUZZ_TARGETS line")
+	declared := map[string]bool{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || (strings.HasPrefix(d.Name(), ".") && p != root)) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		for _, m := range testFuncRe.FindAllStringSubmatch(string(src), -1) {
+			if strings.HasPrefix(m[1], "Fuzz") {
+				declared["./"+filepath.ToSlash(rel)+":"+m[1]] = true
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	dev, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
+	require.NoError(t, err)
+	for _, l := range listed {
+		require.True(t, declared[l], "FUZZ_TARGETS names %s, which no _test.go of that package declares", l)
+	}
+	for d := range declared {
+		require.Contains(t, listed, d, "%s is not in the Makefile's FUZZ_TARGETS", d)
+		_, name, _ := strings.Cut(d, ":")
+		require.Contains(t, string(dev), "`"+name+"`", "docs/development.md does not name the fuzz target %s", name)
 	}
 }
