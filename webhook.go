@@ -80,7 +80,6 @@ const (
 const (
 	MsgWebhookNotFound   = "Webhook not found"
 	MsgNoFieldsToUpdate  = "No fields to update"
-	MsgURLMustUseHTTPS   = "URL must use HTTPS"
 	MsgInvalidEventTypes = "event_types must only contain: radar, signal"
 	MsgDeliveryNotFound  = "Delivery not found"
 	MsgEmptyEventTypes   = "event_types must contain at least one of: radar, signal"

@@ -199,7 +199,7 @@ func unknownField(fields map[string]json.RawMessage, known ...string) error {
 func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage) (string, error) {
 	var u string
 	if err := json.Unmarshal(raw, &u); err != nil {
-		return "", cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgURLMustUseHTTPS)
+		return "", cryptointel.Errorf(cryptointel.EINVALID, webhook.MsgURLMustUseHTTPS)
 	}
 	u = strings.TrimSpace(u)
 	guard := h.Guard
@@ -208,7 +208,7 @@ func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage
 	}
 	switch err := guard.CheckURL(ctx, u); {
 	case errors.Is(err, webhook.ErrNotHTTPS):
-		return "", cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgURLMustUseHTTPS)
+		return "", cryptointel.Errorf(cryptointel.EINVALID, webhook.MsgURLMustUseHTTPS)
 	case err != nil:
 		return "", cryptointel.Errorf(cryptointel.EINVALID, "%s", err.Error())
 	}

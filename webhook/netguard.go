@@ -12,14 +12,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/cryptointel/cryptointel"
 )
+
+// MsgURLMustUseHTTPS is the contract's message for a webhook URL that is
+// not https (ErrNotHTTPS's, and the one management routes give).
+const MsgURLMustUseHTTPS = "URL must use HTTPS"
 
 // Errors returned by CheckURL. Their messages are shown to clients.
 var (
 	// ErrNotHTTPS means the URL is not an absolute https URL with a host.
-	ErrNotHTTPS = errors.New(cryptointel.MsgURLMustUseHTTPS)
+	ErrNotHTTPS = errors.New(MsgURLMustUseHTTPS)
 	// ErrNotPublic means the host is or resolves to a loopback, private,
 	// link-local or otherwise non-public address.
 	ErrNotPublic = errors.New("URL must resolve to a public address")
