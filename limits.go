@@ -122,6 +122,18 @@ var (
 // Query.briefs(ids:) and /v1/brief/batch. More is refused, not capped.
 const MaxIDsPerRequest = 25
 
+// MaxBodyBytes bounds every request body the API reads: a /graphql POST,
+// an /mcp message and the JSON body of a /v1 route (webhook management,
+// export jobs). /admin/ingest, an operator's bulk load, has its own bound.
+const MaxBodyBytes = 1 << 20
+
+// MaxBodyText is MaxBodyBytes as the 413 messages write it: "1 MB".
+var MaxBodyText = strconv.Itoa(MaxBodyBytes>>20) + " MB"
+
+// MsgBodyTooLarge is the 413 message of a /graphql or /mcp body over
+// MaxBodyBytes (the /v1 routes' messages are the contract's, rest/body.go).
+var MsgBodyTooLarge = "request body too large (max " + MaxBodyText + ")"
+
 // Bounds of a search query (Query.searchEvents, /v1/search, the feeds'
 // topic): a longer query, or one of more words, is refused with EINVALID,
 // so no query costs more than these many words' worth of index probes.

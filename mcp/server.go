@@ -53,11 +53,11 @@ import (
 	"github.com/cryptointel/cryptointel/wire"
 )
 
-// MaxBodyBytes bounds the body of an /mcp request (1 MB).
-const MaxBodyBytes = 1 << 20
+// MaxBodyBytes bounds the body of an /mcp request: the API's one body bound.
+const MaxBodyBytes = cryptointel.MaxBodyBytes
 
 // msgBodyTooLarge is the 413 message of a body over MaxBodyBytes.
-var msgBodyTooLarge = fmt.Sprintf("request body too large (max %d MB)", MaxBodyBytes>>20)
+var msgBodyTooLarge = cryptointel.MsgBodyTooLarge
 
 // Realm is the realm of the WWW-Authenticate challenge of a 401.
 const Realm = "cryptointel"

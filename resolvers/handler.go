@@ -57,8 +57,8 @@ const (
 	// are expanded (a fragment counts each time it is spread): no more
 	// than a document may have tokens.
 	MaxFields = MaxTokens
-	// MaxBodyBytes bounds a POST /graphql body (1 MB).
-	MaxBodyBytes = 1 << 20
+	// MaxBodyBytes bounds a POST /graphql body: the API's one body bound.
+	MaxBodyBytes = cryptointel.MaxBodyBytes
 	// MaxSchemaIntrospections bounds the __schema selections of an
 	// operation (distinct response names): each answers the whole schema,
 	// and one is all a client needs. access.IntrospectionSchemaCredits
@@ -68,7 +68,7 @@ const (
 
 // msgBodyTooLarge is the 413 message of a /graphql body over MaxBodyBytes:
 // "request body too large (max 1 MB)".
-var msgBodyTooLarge = fmt.Sprintf("request body too large (max %d MB)", MaxBodyBytes>>20)
+var msgBodyTooLarge = cryptointel.MsgBodyTooLarge
 
 // Error codes of refused operations. They are request errors: GraphQL over
 // HTTP answers them 400 under application/graphql-response+json (and 422

@@ -5,18 +5,13 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/cryptointel/cryptointel"
 )
 
-// MaxJSONBodyBytes bounds the JSON body of every /v1 route that takes one
-// (webhook management, export jobs): 1 MB.
-const MaxJSONBodyBytes = 1 << 20
-
-// maxJSONBody is MaxJSONBodyBytes as the 413 messages write it: "1 MB".
-var maxJSONBody = strconv.Itoa(MaxJSONBodyBytes>>20) + " MB"
+// maxJSONBody is cryptointel.MaxBodyBytes as the 413 messages write it.
+var maxJSONBody = cryptointel.MaxBodyText
 
 // errUnsupportedMediaType is answered 415 directly (the error table has
 // no code for it).
@@ -24,7 +19,7 @@ var errUnsupportedMediaType = errors.New("Content-Type must be application/json"
 
 // readJSONBody is the body reader of the /v1 routes that take a JSON body:
 // a Content-Type other than JSON (application/json or any +json type), or
-// none, is errUnsupportedMediaType, a body over MaxJSONBodyBytes is
+// none, is errUnsupportedMediaType, a body over cryptointel.MaxBodyBytes is
 // ETOOLARGE with tooLarge as its message, one that did not arrive within
 // the body read timeout EBODYTIMEOUT (408), another unreadable one EINVALID
 // with unreadable. Parsing the JSON is the caller's.
@@ -34,7 +29,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, tooLarge, unreadable s
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return nil, errUnsupportedMediaType
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBodyBytes))
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, cryptointel.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -157,7 +157,7 @@ func webhookTarget(r *http.Request) (accountID, id int64, err error) {
 
 // readWebhookBody reads a JSON object body (readJSONBody) into a map of
 // raw fields. It returns EINVALID for a missing or malformed body, ETOOLARGE
-// above MaxJSONBodyBytes and errUnsupportedMediaType for another content
+// above cryptointel.MaxBodyBytes and errUnsupportedMediaType for another content
 // type.
 func readWebhookBody(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
 	b, err := readJSONBody(w, r, msgWebhookBodyTooLarge, msgWebhookBodyUnreadable)
