@@ -60,6 +60,7 @@ func startSDKServer(t *testing.T) *sdkServer {
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:         dbtest.NewURL(t),
 		Logger:              testLogger(t),
+		Demo:                true,
 		AdminToken:          sdkAdminToken,
 		CursorSecret:        "sdk-cursor-secret-0123456789abcdef012345",
 		ShutdownTimeout:     15 * time.Second,
@@ -176,6 +177,35 @@ func TestSDKTypeScript(t *testing.T) {
 		out := npmRun(t, s.env, "test")
 		t.Logf("%s", lastBytes(out, 8<<10))
 		summary(t, "sdk/typescript: %s", nodeTestCounts(out))
+	})
+	t.Run("npm pack installs into a fresh directory and makes a call", func(t *testing.T) {
+		packDir, appDir := t.TempDir(), t.TempDir()
+		npmRun(t, nil, "pack", "--silent", "--pack-destination", packDir)
+		tarballs, err := filepath.Glob(filepath.Join(packDir, "*.tgz"))
+		require.NoError(t, err)
+		require.Len(t, tarballs, 1)
+		require.NoError(t, os.WriteFile(filepath.Join(appDir, "package.json"), []byte(`{"name":"scratch","private":true,"type":"module"}`), 0o644))
+		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarballs[0])
+		install.Dir = appDir
+		out, err := install.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		script := `import { Client } from "@cryptointel/client";
+const c = new Client({ baseUrl: process.env.BASE_URL, apiKey: process.env.KEY });
+const r = await c.entityById({ id: 101 });
+console.log(JSON.stringify({ id: r.data.id, remaining: c.rate.remaining }));`
+		require.NoError(t, os.WriteFile(filepath.Join(appDir, "call.mjs"), []byte(script), 0o644))
+		call := exec.Command("node", "call.mjs")
+		call.Dir = appDir
+		call.Env = append(os.Environ(), s.env...)
+		out, err = call.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		var got struct {
+			ID        int `json:"id"`
+			Remaining int `json:"remaining"`
+		}
+		require.NoError(t, json.Unmarshal(bytes.TrimSpace(out), &got), "%s", out)
+		require.Equal(t, 101, got.ID)
+		require.Positive(t, got.Remaining)
 	})
 }
 

@@ -5,7 +5,7 @@
 
 import { ConnectionError, GraphQLError, StreamClosedError } from "./errors.js";
 import { readSSE } from "./sse.js";
-import { backoff, sleep } from "./transport.js";
+import { backoff, callSignal, sleep } from "./transport.js";
 import { isDrop, resumableCodes, type ResumeOptions } from "./stream.js";
 import type { Client } from "./client.js";
 import { rateFrom } from "./rate.js";
@@ -53,7 +53,7 @@ export class GraphQL {
       method: "POST",
       headers: { ...this.headers(), "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ query: String(document), variables: variables ?? {} }),
-      signal,
+      signal: callSignal(c.options.timeoutMs ?? 30_000, signal),
     });
     const response = await c.fetch(request);
     c.lastResponse = response;

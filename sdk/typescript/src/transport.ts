@@ -56,23 +56,42 @@ export function retryAfterMs(h: Headers): number | undefined {
   return Number.isNaN(d) ? undefined : Math.max(0, d - Date.now());
 }
 
-/** retryingFetch wraps base with timeouts and retries. */
+/** userSignals maps the signal a call's Request carries (its timeout,
+ * joined with the caller's signal) to the caller's own signal, so a retry
+ * gets a fresh timeout but keeps the caller's. */
+const userSignals = new WeakMap<AbortSignal, AbortSignal | undefined>();
+
+/** callSignal is the signal of one call's first attempt: the timeout
+ * (when timeoutMs > 0) joined with the caller's signal. */
+export function callSignal(timeoutMs: number, user?: AbortSignal): AbortSignal | undefined {
+  if (timeoutMs <= 0) return user;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = user ? AbortSignal.any([user, timeout]) : timeout;
+  userSignals.set(signal, user);
+  return signal;
+}
+
+const isTimeout = (err: unknown, signal: AbortSignal) =>
+  (signal.reason as Error | undefined)?.name === "TimeoutError" || (err as Error)?.name === "TimeoutError";
+
+/** retryingFetch wraps base with retries; requests carry their timeout
+ * in their signal (callSignal), renewed for each retry. */
 export function retryingFetch(base: FetchLike, retry: RetryOptions, timeoutMs: number): FetchLike {
   const maxRetries = retry.maxRetries ?? 3;
   const delays = { baseDelayMs: retry.baseDelayMs ?? 250, maxDelayMs: retry.maxDelayMs ?? 8000 };
   const maxRetryAfterMs = retry.maxRetryAfterMs ?? 60_000;
   return async (request: Request) => {
-    const userSignal = request.signal;
+    const user = userSignals.has(request.signal) ? userSignals.get(request.signal) : request.signal;
+    // A body can be read once: keep a copy for the retries.
+    const spare = maxRetries > 0 && request.body !== null ? request.clone() : undefined;
+    let req = request;
     for (let attempt = 0; ; attempt++) {
-      const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
-      const signal = timeout ? AbortSignal.any([userSignal, timeout]) : userSignal;
-      const req = attempt < maxRetries ? request.clone() : request;
       let response: Response;
       try {
-        response = await base(new Request(req, { signal }));
+        response = await base(req);
       } catch (err) {
-        if (userSignal.aborted) throw err;
-        if (timeout?.aborted) {
+        if (user?.aborted) throw err;
+        if (timeoutMs > 0 && isTimeout(err, req.signal)) {
           throw new TimeoutError(`${request.method} ${request.url} timed out after ${timeoutMs} ms`, { cause: err });
         }
         const canRetry = idempotent.has(request.method) || retry.retryNonIdempotent;
@@ -81,7 +100,8 @@ export function retryingFetch(base: FetchLike, retry: RetryOptions, timeoutMs: n
         }
         const delayMs = backoff(attempt, delays);
         retry.onRetry?.({ attempt: attempt + 1, delayMs, error: err, url: request.url });
-        await sleep(delayMs, userSignal);
+        await sleep(delayMs, user);
+        req = next(request, spare, timeoutMs, user);
         continue;
       }
       if ((response.status !== 429 && response.status !== 503) || attempt >= maxRetries) return response;
@@ -92,7 +112,15 @@ export function retryingFetch(base: FetchLike, retry: RetryOptions, timeoutMs: n
       const delayMs = ra !== undefined ? ra + Math.random() * delays.baseDelayMs : backoff(attempt, delays);
       await response.body?.cancel().catch(() => {});
       retry.onRetry?.({ attempt: attempt + 1, delayMs, status: response.status, url: request.url });
-      await sleep(delayMs, userSignal);
+      await sleep(delayMs, user);
+      req = next(request, spare, timeoutMs, user);
     }
   };
+}
+
+/** next is the request of a retry: the same request (from the spare copy
+ * of its body) with a fresh timeout. */
+function next(request: Request, spare: Request | undefined, timeoutMs: number, user: AbortSignal | undefined): Request {
+  const source = spare ? spare.clone() : request;
+  return new Request(source, { signal: callSignal(timeoutMs, user) ?? null });
 }

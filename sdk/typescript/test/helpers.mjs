@@ -15,7 +15,9 @@ export const baseUrl = () => env("BASE_URL");
 export const client = (key = "KEY", options = {}) => new Client({ baseUrl: baseUrl(), apiKey: env(key), ...options });
 
 let seq = 0;
-/** ingest posts events through /admin/ingest and returns their ids. */
+/** ingest posts events through /admin/ingest and returns their ids: events
+ * 20 days old, so they stay out of the windows the pagination tests walk
+ * while the stream tests (which get every ingested event) run beside them. */
 export async function ingest(n, { category = "funding", significance } = {}) {
   const ids = [];
   const lines = [];
@@ -24,8 +26,8 @@ export async function ingest(n, { category = "funding", significance } = {}) {
     ids.push(id);
     const ev = {
       kind: "event", id, title: `SDK live event ${id}`, eventCategory: category, eventSubcategory: "general",
-      summary: `Summary of ${id}.`, bullets: ["one"], owners: [101], participants: [],
-      evidence: [{ id: id * 10, content: "post", url: `https://example.org/${id}`, timestamp: new Date(Date.now() - 60_000).toISOString() }],
+      summary: `Summary of ${id}.`, bullets: ["one"], owners: [102], participants: [],
+      evidence: [{ id: id * 10, content: "post", url: `https://example.org/${id}`, timestamp: new Date(Date.now() - 20 * 86400_000).toISOString() }],
     };
     if (significance !== undefined) ev.significance = significance;
     lines.push(JSON.stringify(ev));
