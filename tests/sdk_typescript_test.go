@@ -209,14 +209,14 @@ console.log(JSON.stringify({ id: r.data.id, remaining: c.rate.remaining }));`
 	})
 }
 
-// nodeTestCounts is the "tests N / pass N / fail N" summary of node --test.
+// nodeTestCounts is the "tests N, pass N, fail N" summary of node --test (TAP).
 func nodeTestCounts(out string) string {
 	var parts []string
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimSpace(line)
-		for _, p := range []string{"ℹ tests ", "ℹ pass ", "ℹ fail "} {
+		for _, p := range []string{"# tests ", "# pass ", "# fail "} {
 			if strings.HasPrefix(line, p) {
-				parts = append(parts, strings.TrimPrefix(line, "ℹ "))
+				parts = append(parts, strings.TrimPrefix(line, "# "))
 			}
 		}
 	}
