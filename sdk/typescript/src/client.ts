@@ -4,10 +4,10 @@
 
 import createClient, { type Client as OpenAPIClient } from "openapi-fetch";
 import type { paths } from "./generated/openapi.js";
-import { errorFor, type ErrorBody } from "./errors.js";
+import { ConnectionError, TimeoutError, errorFor, type ErrorBody } from "./errors.js";
 import { rateFrom, type RateInfo } from "./rate.js";
 import { cursorRoutes, legacyRoutes, routes } from "./routes.js";
-import { callSignal, retryingFetch, type FetchLike, type RetryOptions } from "./transport.js";
+import { callRequest, retryingFetch, type FetchLike, type RetryOptions } from "./transport.js";
 import { GraphQL } from "./graphql.js";
 import { streamEvents, type StreamOptions, type StreamMessage } from "./stream.js";
 import { payingFetch, type PaymentOptions } from "./payment.js";
@@ -149,15 +149,17 @@ export class Client {
     if (qs) url += "?" + qs;
     const headers = body === undefined && !opts?.headers ? this.defaultHeaders
       : { ...this.defaultHeaders, ...(body === undefined ? {} : { "content-type": "application/json" }), ...opts?.headers };
-    const response = await this.fetch(new Request(url, {
-      method: method.toUpperCase(),
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: callSignal(this.timeoutMs, opts?.signal),
-    }));
+    const request = callRequest(url, { method: method.toUpperCase(), headers, body: body === undefined ? undefined : JSON.stringify(body) }, this.timeoutMs, opts?.signal);
+    const response = await this.fetch(request);
     this.lastResponse = response;
     this.rate = rateFrom(response.headers);
-    const text = response.status === 204 ? "" : await response.text();
+    let text = "";
+    try {
+      if (response.status !== 204) text = await response.text();
+    } catch (err) {
+      if ((err as Error)?.name === "TimeoutError") throw new TimeoutError(`${request.method} ${url} timed out after ${this.timeoutMs} ms`, { cause: err });
+      throw new ConnectionError(`${request.method} ${url}: ${(err as Error)?.message ?? err}`, { cause: err });
+    }
     let data: unknown;
     try {
       data = text ? JSON.parse(text) : undefined;

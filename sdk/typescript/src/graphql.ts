@@ -5,7 +5,7 @@
 
 import { ConnectionError, GraphQLError, StreamClosedError } from "./errors.js";
 import { readSSE } from "./sse.js";
-import { backoff, callSignal, sleep } from "./transport.js";
+import { backoff, callRequest, sleep } from "./transport.js";
 import { isDrop, resumableCodes, type ResumeOptions } from "./stream.js";
 import type { Client } from "./client.js";
 import { rateFrom } from "./rate.js";
@@ -49,12 +49,11 @@ export class GraphQL {
   /** execute is query returning extensions (cost) too. */
   async execute<D extends Document<any, any>>(document: D, variables?: VariablesOf<D>, signal?: AbortSignal): Promise<GraphQLResult<ResultOf<D>>> {
     const c = this.client;
-    const request = new Request(c.baseUrl + "/graphql", {
+    const request = callRequest(c.baseUrl + "/graphql", {
       method: "POST",
       headers: { ...this.headers(), "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ query: String(document), variables: variables ?? {} }),
-      signal: callSignal(c.options.timeoutMs ?? 30_000, signal),
-    });
+    }, c.options.timeoutMs ?? 30_000, signal);
     const response = await c.fetch(request);
     c.lastResponse = response;
     c.rate = rateFrom(response.headers);

@@ -56,19 +56,25 @@ export function retryAfterMs(h: Headers): number | undefined {
   return Number.isNaN(d) ? undefined : Math.max(0, d - Date.now());
 }
 
-/** userSignals maps the signal a call's Request carries (its timeout,
- * joined with the caller's signal) to the caller's own signal, so a retry
- * gets a fresh timeout but keeps the caller's. */
-const userSignals = new WeakMap<AbortSignal, AbortSignal | undefined>();
+/** callers maps each Request a call made to the caller's own signal (or
+ * undefined): the Request's signal also carries the attempt's timeout
+ * (callSignal), and a retry gets a fresh timeout but keeps the caller's. */
+const callers = new WeakMap<Request, AbortSignal | undefined>();
 
-/** callSignal is the signal of one call's first attempt: the timeout
- * (when timeoutMs > 0) joined with the caller's signal. */
+/** callSignal is the signal of one attempt: the timeout (when
+ * timeoutMs > 0) joined with the caller's signal. */
 export function callSignal(timeoutMs: number, user?: AbortSignal): AbortSignal | undefined {
   if (timeoutMs <= 0) return user;
   const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = user ? AbortSignal.any([user, timeout]) : timeout;
-  userSignals.set(signal, user);
-  return signal;
+  return user ? AbortSignal.any([user, timeout]) : timeout;
+}
+
+/** callRequest is the Request of a call's first attempt, remembered with
+ * the caller's signal. */
+export function callRequest(url: string, init: RequestInit, timeoutMs: number, user?: AbortSignal): Request {
+  const request = new Request(url, { ...init, signal: callSignal(timeoutMs, user) ?? null });
+  callers.set(request, user);
+  return request;
 }
 
 const isTimeout = (err: unknown, signal: AbortSignal) =>
@@ -81,7 +87,7 @@ export function retryingFetch(base: FetchLike, retry: RetryOptions, timeoutMs: n
   const delays = { baseDelayMs: retry.baseDelayMs ?? 250, maxDelayMs: retry.maxDelayMs ?? 8000 };
   const maxRetryAfterMs = retry.maxRetryAfterMs ?? 60_000;
   return async (request: Request) => {
-    const user = userSignals.has(request.signal) ? userSignals.get(request.signal) : request.signal;
+    const user = callers.has(request) ? callers.get(request) : request.signal;
     // A body can be read once: keep a copy for the retries.
     const spare = maxRetries > 0 && request.body !== null ? request.clone() : undefined;
     let req = request;

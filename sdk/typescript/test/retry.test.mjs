@@ -30,7 +30,8 @@ test("a 429 is retried after its Retry-After", async () => {
   assert.ok(err.retryAfter >= 1);
 
   const retries = [];
-  const c = client("KEY_RETRY", { retry: { maxRetries: 2, maxRetryAfterMs: 70_000, onRetry: (r) => retries.push(r) } });
+  // A per-attempt timeout shorter than the wait: the wait is not an attempt.
+  const c = client("KEY_RETRY", { timeoutMs: 1500, retry: { maxRetries: 2, maxRetryAfterMs: 70_000, onRetry: (r) => retries.push(r) } });
   const started = Date.now();
   const cats = await c.categories();
   const waited = Date.now() - started;

@@ -40,6 +40,16 @@ test("a webhook delivery is verified and a tampered one refused", async () => {
     if (headers["webhook-timestamp"]) {
       assert.throws(() => verifyWebhook(secret, body, headers, { now: new Date(Date.now() + 3600_000) }), WebhookSignatureError);
     }
+    // Redelivered under the same delivery id, signed again.
+    const first = headers["x-service-delivery"];
+    const detail = await c.webhook({ id: wh.data.id });
+    const delivered = detail.data.deliveries.find((d) => d.status === "succeeded");
+    assert.ok(delivered, JSON.stringify(detail.data.deliveries));
+    await c.redeliverWebhook({ id: wh.data.id, deliveryId: delivered.id });
+    for (let i = 0; i < 300 && deliveries.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(deliveries.length, 2, "redelivered");
+    assert.equal(deliveries[1].headers["x-service-delivery"], first);
+    verifyWebhook(secret, deliveries[1].body, deliveries[1].headers);
     await c.deleteWebhook({ id: wh.data.id });
   } finally {
     server.close();
