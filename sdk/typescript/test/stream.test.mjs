@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { Client, documents } from "../dist/index.js";
 import { env, ingest, proxy } from "./helpers.mjs";
 
-test("/v1/stream resumes with Last-Event-ID after the connection is cut", async () => {
+test("/v1/stream resumes with Last-Event-ID after the connection is cut", { timeout: 30_000 }, async () => {
   const p = await proxy();
   const reconnects = [];
   const c = new Client({ baseUrl: p.url, apiKey: env("KEY_STREAM") });
@@ -31,7 +31,7 @@ test("/v1/stream resumes with Last-Event-ID after the connection is cut", async 
   assert.equal(got[0].event.globalSummary, undefined, "the lean shape");
 });
 
-test("a GraphQL subscription resumes from its last cursor after the connection is cut", async () => {
+test("a GraphQL subscription resumes from its last cursor after the connection is cut", { timeout: 30_000 }, async () => {
   const p = await proxy();
   const reconnects = [];
   const c = new Client({ baseUrl: p.url, apiKey: env("KEY_STREAM") });
