@@ -91,10 +91,20 @@ function queryString(query: Record<string, unknown>): string {
 export class Client {
   /** The openapi-fetch client underneath, for raw responses. */
   readonly raw: OpenAPIClient<paths>;
-  /** The rate window and credits of the last answer. */
-  rate: RateInfo = {};
   /** The last answer's Response (its body consumed). */
   lastResponse: Response | undefined;
+  private rateOf: Response | undefined;
+  private rateInfo: RateInfo = {};
+
+  /** The rate window and credits of the last answer, read from its
+   * headers (when first asked for: calls do not pay for it). */
+  get rate(): RateInfo {
+    if (this.lastResponse !== this.rateOf) {
+      this.rateOf = this.lastResponse;
+      this.rateInfo = this.lastResponse ? rateFrom(this.lastResponse.headers) : {};
+    }
+    return this.rateInfo;
+  }
   /** GraphQL: typed queries and resuming subscriptions. */
   readonly graphql: GraphQL;
   readonly baseUrl: string;
@@ -152,7 +162,6 @@ export class Client {
     const request = callRequest(url, { method: method.toUpperCase(), headers, body: body === undefined ? undefined : JSON.stringify(body) }, this.timeoutMs, opts?.signal);
     const response = await this.fetch(request);
     this.lastResponse = response;
-    this.rate = rateFrom(response.headers);
     let text = "";
     try {
       if (response.status !== 204) text = await response.text();
@@ -209,7 +218,6 @@ export class Client {
     const request = new Request(this.baseUrl + path, { ...init, headers: { ...this.defaultHeaders, ...init.headers } });
     const response = await this.streamFetch(request);
     this.lastResponse = response;
-    this.rate = rateFrom(response.headers);
     return response;
   }
 

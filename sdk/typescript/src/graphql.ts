@@ -8,7 +8,6 @@ import { readSSE } from "./sse.js";
 import { backoff, callRequest, sleep } from "./transport.js";
 import { isDrop, resumableCodes, type ResumeOptions } from "./stream.js";
 import type { Client } from "./client.js";
-import { rateFrom } from "./rate.js";
 
 /** A document typed with its result and variables (a generated
  * TypedDocumentString, or a plain string typed by hand). */
@@ -56,7 +55,6 @@ export class GraphQL {
     }, c.options.timeoutMs ?? 30_000, signal);
     const response = await c.fetch(request);
     c.lastResponse = response;
-    c.rate = rateFrom(response.headers);
     const text = await response.text();
     let payload: Payload | undefined;
     try {
