@@ -42,8 +42,14 @@ test("a webhook delivery is verified and a tampered one refused", async () => {
     }
     // Redelivered under the same delivery id, signed again.
     const first = headers["x-service-delivery"];
-    const detail = await c.webhook({ id: wh.data.id });
-    const delivered = detail.data.deliveries.find((d) => d.status === "succeeded");
+    // The receiver answered; the delivery is marked succeeded just after.
+    let detail;
+    let delivered;
+    for (let i = 0; i < 60 && !delivered; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 500));
+      detail = await c.webhook({ id: wh.data.id });
+      delivered = detail.data.deliveries.find((d) => d.status === "succeeded");
+    }
     assert.ok(delivered, JSON.stringify(detail.data.deliveries));
     await c.redeliverWebhook({ id: wh.data.id, deliveryId: delivered.id });
     for (let i = 0; i < 300 && deliveries.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
