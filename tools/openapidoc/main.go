@@ -1,13 +1,13 @@
 // Command openapidoc writes the OpenAPI document the server serves at
-// /openapi.json to a file: the input the client libraries under sdk/ are
-// generated from. It builds the /v1 route table the way app.App mounts it
+// /openapi.json, byte for byte, to sdk/openapi.json: the input the client
+// libraries under sdk/ are generated from. It builds the /v1 route table the way app.App mounts it
 // (graph routes, webhooks, usage, exports, keys, stream tickets and the
 // stream), with no database: the document depends on the table only.
-// tests/sdk_typescript_test.go checks the file equals what a running
-// server serves.
+// tests/sdk_typescript_test.go checks the file is what a running server
+// serves.
 package main
 
-//go:generate go run . ../../sdk/typescript/openapi.json
+//go:generate go run . ../../sdk/openapi.json
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func document() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("error building the /v1 routes: %w", err)
 	}
-	return append(rt.OpenAPI(), '\n'), nil
+	return rt.OpenAPI(), nil
 }
 
 func main() {

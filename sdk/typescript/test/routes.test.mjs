@@ -7,7 +7,7 @@ import {
 } from "../dist/index.js";
 import { client, env, baseUrl } from "./helpers.mjs";
 
-const openapi = JSON.parse(readFileSync(new URL("../openapi.json", import.meta.url), "utf8"));
+const openapi = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
 
 test("one method per /v1 route of the OpenAPI document", () => {
   const documented = [];
