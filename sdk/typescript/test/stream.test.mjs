@@ -64,3 +64,25 @@ test("a typed GraphQL query", async () => {
   assert.equal(err.name, "GraphQLError");
   assert.equal(err.code, "GRAPHQL_VALIDATION_FAILED");
 });
+
+test("a stream the server ends for good throws StreamClosedError with its code and cursor", { timeout: 30_000 }, async () => {
+  const { StreamClosedError } = await import("../dist/index.js");
+  const owner = new Client({ baseUrl: env("BASE_URL"), apiKey: env("KEY_STREAM") });
+  const created = await owner.createKey({ surfaces: ["stream"], expiresInSeconds: 600 });
+  const key = created.data.key;
+  assert.match(key, /^ci_/, JSON.stringify(created).slice(0, 300));
+  const c = new Client({ baseUrl: env("BASE_URL"), apiKey: key });
+  const got = [];
+  const ended = (async () => {
+    for await (const m of c.stream({ reconnectDelayMs: 200 })) got.push(m);
+  })().then(() => undefined, (e) => e);
+  await new Promise((r) => setTimeout(r, 500));
+  await ingest(1);
+  while (got.length < 1) await new Promise((r) => setTimeout(r, 50));
+  await owner.revokeKey({ id: created.data.id, reason: "sdk stream test" });
+  await ingest(1);
+  const err = await ended;
+  assert.ok(err instanceof StreamClosedError, String(err));
+  assert.equal(err.code, "unauthorized");
+  assert.match(err.cursor, /.+/);
+});
