@@ -10,7 +10,7 @@ export { verifyWebhook } from "./webhook.js";
 export type { WebhookDelivery, VerifyOptions } from "./webhook.js";
 export { paymentResponse } from "./payment.js";
 export type { PaymentOptions } from "./payment.js";
-export { routes, cursorRoutes } from "./routes.js";
+export { routes, cursorRoutes, legacyRoutes } from "./routes.js";
 export * as documents from "./generated/graphql.js";
 export type { paths, components, operations } from "./generated/openapi.js";
 /** The API version this library follows. */
