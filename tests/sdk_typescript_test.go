@@ -23,45 +23,45 @@ import (
 	"github.com/cryptointel/cryptointel/demo"
 )
 
-// sdkTypeScriptDir is the TypeScript client library (make sdk-typescript
+// tsClientDir is the TypeScript client library (make sdk-typescript
 // installs its pinned npm packages).
-var sdkTypeScriptDir = filepath.Join("..", "sdk", "typescript")
+var tsClientDir = filepath.Join("..", "sdk", "typescript")
 
-// sdkAdminToken guards the SDK server's /admin/ingest, which its stream
+// tsClientAdminToken guards the SDK server's /admin/ingest, which its stream
 // tests ingest through.
-const sdkAdminToken = "sdk-admin-token-0123456789abcdef"
+const tsClientAdminToken = "sdk-admin-token-0123456789abcdef"
 
-// requireSDKTypeScript fails unless make test installed the library's
+// requireTSClientDeps fails unless make test installed the library's
 // pinned packages from its lock file.
-func requireSDKTypeScript(t *testing.T) {
+func requireTSClientDeps(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node not found: the TypeScript client's tests run with node --test")
 	}
 	for _, pkg := range []string{"openapi-fetch", "@x402/fetch", "typescript", "openapi-typescript", "@graphql-codegen/cli"} {
-		if _, err := os.Stat(filepath.Join(sdkTypeScriptDir, "node_modules", pkg, "package.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", pkg, "package.json")); err != nil {
 			t.Fatalf("%s is not installed in sdk/typescript: run make test (or make sdk-typescript)", pkg)
 		}
 	}
 }
 
-// sdkServer is the demo-seeded server the client's tests call, taking
+// tsClientServer is the demo-seeded server the client's tests call, taking
 // x402 payments on the payment interop's local chain.
-type sdkServer struct {
+type tsClientServer struct {
 	base string
 	app  *app.App
 	env  []string
 }
 
-func startSDKServer(t *testing.T) *sdkServer {
+func startTSClientServer(t *testing.T) *tsClientServer {
 	t.Helper()
-	pay := startPaymentsFacilitator(t)
+	pay := startTSFacilitator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:         dbtest.NewURL(t),
 		Logger:              testLogger(t),
 		Demo:                true,
-		AdminToken:          sdkAdminToken,
+		AdminToken:          tsClientAdminToken,
 		CursorSecret:        "sdk-cursor-secret-0123456789abcdef012345",
 		ShutdownTimeout:     15 * time.Second,
 		WebhookAllowCIDRs:   "127.0.0.0/8,::1/128",
@@ -76,10 +76,10 @@ func startSDKServer(t *testing.T) *sdkServer {
 	res, err := demo.Seed(ctx, a.DB, demo.Options{})
 	require.NoError(t, err)
 	require.False(t, res.Skipped)
-	s := &sdkServer{base: serveApp(t, ctx, cancel, a), app: a}
+	s := &tsClientServer{base: serveApp(t, ctx, cancel, a), app: a}
 	payments, err := filepath.Abs(paymentsDir)
 	require.NoError(t, err)
-	s.env = []string{"BASE_URL=" + s.base, "ADMIN_TOKEN=" + sdkAdminToken, "PAYMENTS_DIR=" + payments,
+	s.env = []string{"BASE_URL=" + s.base, "ADMIN_TOKEN=" + tsClientAdminToken, "PAYMENTS_DIR=" + payments,
 		"PAYER_KEY=" + pay.PayerKey, "CHAIN_ID=" + strconv.FormatInt(pay.ChainID, 10), "PAYMENT_TOKEN=" + pay.Token}
 	// Keys of their own for each test file, so none meets another's rate
 	// window; KEY_RETRY is the one the retry test fills.
@@ -94,8 +94,8 @@ func startSDKServer(t *testing.T) *sdkServer {
 	return s
 }
 
-// facilitatorInfo is what tests/interop/payments/facilitator.mjs reports.
-type facilitatorInfo struct {
+// tsFacilitatorInfo is what tests/interop/payments/facilitator.mjs reports.
+type tsFacilitatorInfo struct {
 	URL          string `json:"url"`
 	ChainID      int64  `json:"chainId"`
 	Token        string `json:"token"`
@@ -105,15 +105,15 @@ type facilitatorInfo struct {
 	PayTo        string `json:"payTo"`
 }
 
-// startPaymentsFacilitator starts the payment interop's facilitator and
+// startTSFacilitator starts the payment interop's facilitator and
 // local chain (tests/interop/payments), as the payment tests do.
-func startPaymentsFacilitator(t *testing.T) facilitatorInfo {
+func startTSFacilitator(t *testing.T) tsFacilitatorInfo {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(paymentsDir, "node_modules", "@x402", "evm")); err != nil {
 		t.Fatalf("%s/node_modules is missing: run `make interop-payments` (make test does)", paymentsDir)
 	}
 	_, out, stderr := startNode(t, "facilitator.mjs")
-	var info facilitatorInfo
+	var info tsFacilitatorInfo
 	ready := make(chan error, 1)
 	go func() {
 		line, err := out.ReadString('\n')
@@ -132,12 +132,12 @@ func startPaymentsFacilitator(t *testing.T) facilitatorInfo {
 	return info
 }
 
-// npmRun runs an npm script of sdk/typescript with env, failing the test
+// tsNpmRun runs an npm script of sdk/typescript with env, failing the test
 // with its output when it fails.
-func npmRun(t *testing.T, env []string, args ...string) string {
+func tsNpmRun(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("npm", args...)
-	cmd.Dir = sdkTypeScriptDir
+	cmd.Dir = tsClientDir
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -156,8 +156,8 @@ func npmRun(t *testing.T, env []string, args ...string) string {
 // document what the server serves.
 func TestSDKTypeScript(t *testing.T) {
 	t.Parallel()
-	requireSDKTypeScript(t)
-	s := startSDKServer(t)
+	requireTSClientDeps(t)
+	s := startTSClientServer(t)
 
 	t.Run("openapi document", func(t *testing.T) {
 		resp, err := http.Get(s.base + "/openapi.json")
@@ -171,16 +171,16 @@ func TestSDKTypeScript(t *testing.T) {
 			"sdk/openapi.json is not what /openapi.json serves: run go generate ./tools/openapidoc, then npm run generate in sdk/typescript")
 	})
 	t.Run("regeneration gives no diff", func(t *testing.T) {
-		npmRun(t, nil, "run", "--silent", "generate:check")
+		tsNpmRun(t, nil, "run", "--silent", "generate:check")
 	})
 	t.Run("node --test", func(t *testing.T) {
-		out := npmRun(t, s.env, "test")
+		out := tsNpmRun(t, s.env, "test")
 		t.Logf("%s", lastBytes(out, 8<<10))
-		summary(t, "sdk/typescript: %s", nodeTestCounts(out))
+		summary(t, "sdk/typescript: %s", tsNodeTestCounts(out))
 	})
 	t.Run("npm pack installs into a fresh directory and makes a call", func(t *testing.T) {
 		packDir, appDir := t.TempDir(), t.TempDir()
-		npmRun(t, nil, "pack", "--silent", "--pack-destination", packDir)
+		tsNpmRun(t, nil, "pack", "--silent", "--pack-destination", packDir)
 		tarballs, err := filepath.Glob(filepath.Join(packDir, "*.tgz"))
 		require.NoError(t, err)
 		require.Len(t, tarballs, 1)
@@ -209,8 +209,8 @@ console.log(JSON.stringify({ id: r.data.id, remaining: c.rate.remaining }));`
 	})
 }
 
-// nodeTestCounts is the "tests N, pass N, fail N" summary of node --test (TAP).
-func nodeTestCounts(out string) string {
+// tsNodeTestCounts is the "tests N, pass N, fail N" summary of node --test (TAP).
+func tsNodeTestCounts(out string) string {
 	var parts []string
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimSpace(line)
