@@ -1,0 +1,76 @@
+// What the tests share: the live server's address and keys (set by
+// tests/sdk_typescript_test.go), a client, ingesting events through
+// /admin/ingest, and a TCP proxy whose connections a test can cut.
+import net from "node:net";
+import { Client } from "../dist/index.js";
+
+export const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run these tests through go test ./tests -run TestSDKTypeScript (make test)`);
+  return v;
+};
+
+export const baseUrl = () => env("BASE_URL");
+
+export const client = (key = "KEY", options = {}) => new Client({ baseUrl: baseUrl(), apiKey: env(key), ...options });
+
+let seq = 0;
+/** ingest posts events through /admin/ingest and returns their ids: events
+ * 20 days old, so they stay out of the windows the pagination tests walk
+ * while the stream tests (which get every ingested event) run beside them. */
+export async function ingest(n, { category = "funding", significance } = {}) {
+  const ids = [];
+  const lines = [];
+  for (let i = 0; i < n; i++) {
+    const id = 800_000 + process.pid * 100 + ++seq;
+    ids.push(id);
+    const ev = {
+      kind: "event", id, title: `SDK live event ${id}`, eventCategory: category, eventSubcategory: "general",
+      summary: `Summary of ${id}.`, bullets: ["one"], owners: [102], participants: [],
+      evidence: [{ id: id * 10, content: "post", url: `https://example.org/${id}`, timestamp: new Date(Date.now() - 20 * 86400_000).toISOString() }],
+    };
+    if (significance !== undefined) ev.significance = significance;
+    lines.push(JSON.stringify(ev));
+  }
+  const r = await fetch(`${baseUrl()}/admin/ingest`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${env("ADMIN_TOKEN")}` },
+    body: lines.join("\n") + "\n",
+  });
+  if (!r.ok) throw new Error(`ingest: ${r.status} ${await r.text()}`);
+  return ids;
+}
+
+/** proxy forwards a local port to the server; cut() resets every open
+ * connection (the client sees its stream dropped). */
+export async function proxy() {
+  const target = new URL(baseUrl());
+  const sockets = new Set();
+  const server = net.createServer((c) => {
+    const u = net.connect(Number(target.port), target.hostname);
+    sockets.add(c);
+    sockets.add(u);
+    c.pipe(u);
+    u.pipe(c);
+    const end = () => {
+      c.destroy();
+      u.destroy();
+      sockets.delete(c);
+      sockets.delete(u);
+    };
+    c.on("error", end).on("close", end);
+    u.on("error", end).on("close", end);
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    cut() {
+      for (const s of sockets) s.resetAndDestroy ? s.resetAndDestroy() : s.destroy();
+      sockets.clear();
+    },
+    close() {
+      this.cut();
+      server.close();
+    },
+  };
+}
