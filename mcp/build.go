@@ -89,10 +89,14 @@ func buildTool(def *toolDef, doc *openAPI) (*tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	note := pricingNote(ops, def.Compose != nil)
+	if def.Read != nil {
+		note, t.priced = def.Pricing, true
+	}
 	t.sdk = &sdk.Tool{
 		Name:         def.Name,
 		Title:        def.Title,
-		Description:  def.Description + " " + pricingNote(ops, def.Compose != nil),
+		Description:  def.Description + " " + note,
 		InputSchema:  input,
 		OutputSchema: output,
 		Annotations: &sdk.ToolAnnotations{

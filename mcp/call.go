@@ -261,26 +261,45 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 			return toolCall{res: routeError(res), outcome: outcomeRefused, routes: 1}
 		}
 	}
-	calls := t.plan(a)
-	bodies := make([][]byte, 0, len(calls))
-	var settlement json.RawMessage
-	for i, c := range calls {
-		res := s.do(ctx, info, authorization, t.routes[c.route], c.params, pay)
+	var (
+		bodies     [][]byte
+		settlement json.RawMessage
+		refused    *toolCall
+	)
+	// answered takes the answer of the call's n-th read: false, with
+	// refused set, when it is not a success.
+	answered := func(res *routeResponse, body []byte, n int) bool {
 		switch res.status {
 		case http.StatusOK:
 		case http.StatusPaymentRequired:
-			return toolCall{err: paymentRequired(t, res, pay != nil), outcome: outcomePaymentRequired, routes: i + 1}
+			refused = &toolCall{err: paymentRequired(t, res, pay != nil), outcome: outcomePaymentRequired, routes: n}
+			return false
 		default:
-			tc := toolCall{res: routeError(res), outcome: outcomeOf(res.status), routes: i + 1}
+			refused = &toolCall{res: routeError(res), outcome: outcomeOf(res.status), routes: n}
 			if res.status == http.StatusUnauthorized {
-				tc.unauthorized = res.message()
+				refused.unauthorized = res.message()
 			}
-			return tc
+			return false
 		}
 		if v := res.header.Get("PAYMENT-RESPONSE"); v != "" {
 			settlement = decodeReceipt(v)
 		}
-		bodies = append(bodies, res.body)
+		bodies = append(bodies, body)
+		return true
+	}
+	if t.def.Read != nil {
+		res, body := t.def.Read(s, ctx, info, authorization, a, pay)
+		if !answered(res, body, 1) {
+			return *refused
+		}
+	} else {
+		calls := t.plan(a)
+		for i, c := range calls {
+			res := s.do(ctx, info, authorization, t.routes[c.route], c.params, pay)
+			if !answered(res, res.body, i+1) {
+				return *refused
+			}
+		}
 	}
 	summary := t.def.Detail && a.detail() == DetailSummary
 	var lean leanResult
@@ -312,7 +331,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		structured = withMember(structured, "hint", hint)
 	}
 	text := structured
-	if lean.text != nil {
+	if lean.text != nil && !t.def.JSONText {
 		text = lean.text
 		if hint != "" {
 			text = append(append(append(text, "hint: "...), hint...), '\n')
@@ -325,7 +344,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	if settlement != nil {
 		res.Meta = sdk.Meta{MetaPaymentResponse: settlement}
 	}
-	return toolCall{res: res, outcome: outcomeOK, routes: len(calls)}
+	return toolCall{res: res, outcome: outcomeOK, routes: len(bodies)}
 }
 
 // plan returns the tool's route calls for a.

@@ -110,6 +110,10 @@ type Config struct {
 	// A prompt then suggests only tools, and ways of calling them, that
 	// the check passes; with nil it names the tools it would for any plan.
 	Gate func(ctx context.Context, authorization string) func(layer, feature, planFloor string) bool
+	// Suggest is what completion/complete suggests from: entity names,
+	// categories and relationship types in use (complete.go). Its nil
+	// members suggest nothing.
+	Suggest Suggest
 }
 
 // Server is the MCP surface; it serves /mcp.
@@ -127,6 +131,9 @@ type Server struct {
 
 	authMu sync.Mutex
 	authOK map[[32]byte]time.Time // accepted Authorization values, until
+
+	// categories and relationshipTypes are the lists completion reuses.
+	categories, relationshipTypes cachedList
 }
 
 // New builds the tools from the route table and the MCP server. A tool
@@ -152,8 +159,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "cryptointel", Title: "cryptointel", Version: cfg.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
-		Logger:       slog.New(slog.DiscardHandler),
+		Instructions:      instructions,
+		Logger:            slog.New(slog.DiscardHandler),
+		CompletionHandler: s.complete,
 	})
 	for _, t := range tools {
 		s.byName[t.def.Name] = t

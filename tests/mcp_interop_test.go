@@ -108,6 +108,8 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 		{"tool": "usage"},
 		{"tool": "search_events", "args": map[string]any{"query": "x", "limit": 99}},
 		{"tool": "no_such_tool"},
+		{"tool": "search", "args": map[string]any{"query": "Ethereum"}},
+		{"tool": "fetch", "args": map[string]any{"id": "5000"}},
 	}
 	var out struct {
 		ServerVersion struct {
@@ -150,7 +152,7 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	}
 	require.ElementsMatch(t, mcpToolNames, names)
 	require.Len(t, out.Templates, 2)
-	require.Len(t, out.Prompts, 3)
+	require.Len(t, out.Prompts, 4)
 
 	for i, c := range out.Calls[:14] {
 		require.Nil(t, c.Error, "%v: %+v", calls[i], c.Error)
@@ -171,6 +173,15 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	require.NotNil(t, unknown.Error)
 	require.Equal(t, -32602, *unknown.Error.Code)
 	require.Contains(t, unknown.Error.Message, "no_such_tool")
+
+	// ChatGPT's deep-research pair, their output validated by the client.
+	for _, c := range out.Calls[16:] {
+		require.Nil(t, c.Error, "%+v", c.Error)
+		require.False(t, c.OK.IsError, "%v", c.OK.Content)
+		require.NotEmpty(t, c.OK.StructuredContent)
+	}
+	require.NotEmpty(t, out.Calls[16].OK.StructuredContent["results"])
+	require.Equal(t, "5000", out.Calls[17].OK.StructuredContent["id"])
 
 	entity := out.Resources[0]
 	require.Nil(t, entity.Error, "%+v", entity.Error)
