@@ -93,12 +93,16 @@ func buildTool(def *toolDef, doc *openAPI) (*tool, error) {
 	if def.Read != nil {
 		note, t.priced = def.Pricing, true
 	}
+	if t.priced {
+		output = orPaymentRequired(output)
+	}
 	t.sdk = &sdk.Tool{
 		Name:         def.Name,
 		Title:        def.Title,
 		Description:  def.Description + " " + note,
 		InputSchema:  input,
 		OutputSchema: output,
+		Meta:         sdk.Meta{MetaPrice: priceOf(def, ops)},
 		Annotations: &sdk.ToolAnnotations{
 			Title: def.Title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool),
 		},

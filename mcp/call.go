@@ -80,8 +80,12 @@ func (r *routeResponse) message() string {
 	return e.Error
 }
 
-// payment is the x402 payment a call carries, as the route's header.
-type payment struct{ header, value string }
+// payment is the x402 payment a call carries, as the route's header, and
+// its x402 version.
+type payment struct {
+	header, value string
+	version       int
+}
 
 // paymentOf reads params._meta["x402/payment"]: a PaymentPayload object
 // becomes the route's X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2)
@@ -104,7 +108,7 @@ func paymentOf(meta sdk.Meta) (*payment, error) {
 	if *p.X402Version == 1 {
 		header = "X-PAYMENT"
 	}
-	return &payment{header: header, value: base64.StdEncoding.EncodeToString(raw)}, nil
+	return &payment{header: header, value: base64.StdEncoding.EncodeToString(raw), version: *p.X402Version}, nil
 }
 
 // do runs one route call in process, as the caller: its Authorization,
@@ -272,7 +276,12 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		switch res.status {
 		case http.StatusOK:
 		case http.StatusPaymentRequired:
-			refused = &toolCall{err: paymentRequired(t, res, pay != nil), outcome: outcomePaymentRequired, routes: n}
+			refused = &toolCall{outcome: outcomePaymentRequired, routes: n}
+			if pay != nil && pay.version == 1 {
+				refused.err = paymentRequired(t, res, true)
+			} else {
+				refused.res = paymentRequiredResult(t, res, pay != nil)
+			}
 			return false
 		default:
 			refused = &toolCall{res: routeError(res), outcome: outcomeOf(res.status), routes: n}
@@ -387,10 +396,39 @@ func routeError(res *routeResponse) *sdk.CallToolResult {
 	return r
 }
 
-// paymentRequired is the JSON-RPC 402 error of a route's 402: the x402 v2
-// PaymentRequired of the route (its PAYMENT-REQUIRED header) naming the
-// tool as the resource, with the settlement when one failed.
+// paymentRequired is the JSON-RPC 402 error of a route's 402, the shape
+// of x402's MCP transport v1 (a call paid with an x402 v1 payload, and
+// resources/read): the error's data is paymentRequiredData.
 func paymentRequired(t *tool, res *routeResponse, paid bool) error {
+	msg, data, _ := paymentRequiredData(t, res, paid)
+	if settlement := res.header.Get("X-PAYMENT-RESPONSE"); settlement != "" {
+		var d map[string]any
+		json.Unmarshal(data, &d) //nolint:errcheck // built just above
+		d[MetaPaymentResponse] = decodeReceipt(settlement)
+		data, _ = json.Marshal(d)
+	}
+	return &jsonrpc.Error{Code: CodePaymentRequired, Message: msg, Data: data}
+}
+
+// paymentRequiredResult is the tool result of a route's 402 in x402's MCP
+// transport v2: isError, the PaymentRequired as structured content and its
+// JSON as the text, a failed settlement in
+// _meta["x402/payment-response"], and the error body in
+// _meta["cryptointel/error"] like every tool error.
+func paymentRequiredResult(t *tool, res *routeResponse, paid bool) *sdk.CallToolResult {
+	msg, data, _ := paymentRequiredData(t, res, paid)
+	meta := sdk.Meta{MetaError: cryptointel.NewErrorBody(cryptointel.EPAYMENT, msg, res.header.Get(observe.RequestIDHeader))}
+	if settlement := res.header.Get("X-PAYMENT-RESPONSE"); settlement != "" {
+		meta[MetaPaymentResponse] = decodeReceipt(settlement)
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(data)}},
+		StructuredContent: json.RawMessage(data), Meta: meta}
+}
+
+// paymentRequiredData is the x402 v2 PaymentRequired of a route's 402
+// (its PAYMENT-REQUIRED header) naming the tool as the resource, with the
+// reason: its message and JSON.
+func paymentRequiredData(t *tool, res *routeResponse, paid bool) (string, []byte, error) {
 	data := map[string]any{}
 	if raw, err := base64.StdEncoding.DecodeString(res.header.Get("PAYMENT-REQUIRED")); err == nil {
 		json.Unmarshal(raw, &data) //nolint:errcheck // an empty object says no x402 offer
@@ -410,11 +448,8 @@ func paymentRequired(t *tool, res *routeResponse, paid bool) error {
 		msg = msgPaymentRequired
 	}
 	data["error"] = msg
-	if v := res.header.Get("X-PAYMENT-RESPONSE"); v != "" {
-		data[MetaPaymentResponse] = decodeReceipt(v)
-	}
-	b, _ := json.Marshal(data)
-	return &jsonrpc.Error{Code: CodePaymentRequired, Message: msg, Data: b}
+	b, err := json.Marshal(data)
+	return msg, b, err
 }
 
 // decodeReceipt decodes a base64 JSON settlement header.
