@@ -2,10 +2,22 @@ package app
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/mcp"
+	"github.com/cryptointel/cryptointel/rest"
 )
+
+// mcpCall runs the MCP tools' route calls in process through the /v1
+// router's typed entry (rest.Router.Call): the same access layer, parsing,
+// bounds and operation as a request, without one.
+func mcpCall(v1 *rest.Router) func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (int, http.Header, []byte) {
+	return func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (int, http.Header, []byte) {
+		res := v1.Call(ctx, route, values, rest.InProcess{Header: header, Host: host, RemoteAddr: remoteAddr, TLS: tls})
+		return res.Status, res.Marks, res.Body
+	}
+}
 
 // mcpSuggest is what /mcp's completion/complete suggests from: entity
 // names through the resolver resolve_entity's route runs (the display

@@ -200,6 +200,9 @@ func describeArg(desc string, s *argSpec) string {
 		f := strings.Join(facts, ", ")
 		out += " " + strings.ToUpper(f[:1]) + f[1:] + "."
 	}
+	if s.min != nil && s.max != nil && s.param != "" {
+		out += " A value out of these bounds is brought within them, as the route does."
+	}
 	if len(s.enum) > 0 && !strings.Contains(desc, s.enum[0]+":") {
 		out += " One of: " + strings.Join(s.enum, ", ") + "."
 	}

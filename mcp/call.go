@@ -117,6 +117,9 @@ func paymentOf(meta sdk.Meta) (*payment, error) {
 // its operation leaves them out, so neither the executor nor the lean
 // pass spends anything on them.
 func (s *Server) do(ctx context.Context, info *requestInfo, authorization string, op *operation, params map[string]string, pay *payment) *routeResponse {
+	if s.cfg.Call != nil {
+		return s.call(ctx, info, authorization, op, params, pay)
+	}
 	path := op.path
 	q := url.Values{}
 	if p := op.params[legacyParam]; p != nil && p.In == "query" {
@@ -137,6 +140,34 @@ func (s *Server) do(ctx context.Context, info *requestInfo, authorization string
 		target += "?" + q.Encode()
 	}
 	return s.serve(ctx, info, authorization, op.method, target, nil, pay)
+}
+
+// call runs one route call through Config.Call: no request written, the
+// parameters handed over as they are.
+func (s *Server) call(ctx context.Context, info *requestInfo, authorization string, op *operation, params map[string]string, pay *payment) *routeResponse {
+	values := params
+	if p := op.params[legacyParam]; p != nil && p.In == "query" {
+		values = make(map[string]string, len(params)+1)
+		for k, v := range params {
+			values[k] = v
+		}
+		values[legacyParam] = "false"
+	}
+	header := make(http.Header, 4)
+	if authorization != "" {
+		header.Set("Authorization", authorization)
+	}
+	if info.requestID != "" {
+		header.Set("X-Request-Id", info.requestID)
+	}
+	if info.proto != "" {
+		header.Set("X-Forwarded-Proto", info.proto)
+	}
+	if pay != nil {
+		header.Set(pay.header, pay.value)
+	}
+	status, marks, body := s.cfg.Call(ctx, op.key(), values, header, info.host, info.remoteAddr, info.tls)
+	return &routeResponse{status: status, header: marks, body: body}
 }
 
 // serve sends one request to the API in process.

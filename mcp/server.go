@@ -110,6 +110,13 @@ type Config struct {
 	// A prompt then suggests only tools, and ways of calling them, that
 	// the check passes; with nil it names the tools it would for any plan.
 	Gate func(ctx context.Context, authorization string) func(layer, feature, planFloor string) bool
+	// Call, when set, runs a /v1 route in process without an HTTP request
+	// (rest.Router.Call): route is "METHOD /path", values the raw values
+	// of its parameters by name, header the credentials, payment, request
+	// id and forwarded protocol; host, remoteAddr and tls are the /mcp
+	// request's. It answers the route's status, marks (headers) and body.
+	// Nil sends the tools' route calls through API.
+	Call func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (status int, marks http.Header, body []byte)
 	// Suggest is what completion/complete suggests from: entity names,
 	// categories and relationship types in use (complete.go). Its nil
 	// members suggest nothing.

@@ -165,10 +165,10 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	got, _ := json.Marshal(out.Calls[2].OK.StructuredContent)
 	require.Equal(t, leanExpected(decodeNumbers(t, rest.Body), false), decodeNumbers(t, got))
 
-	bad := out.Calls[14]
-	require.Nil(t, bad.Error)
-	require.True(t, bad.OK.IsError)
-	require.Equal(t, "limit must be between 1 and 20 (got 99)", bad.OK.Content[0].Text)
+	capped := out.Calls[14]
+	require.Nil(t, capped.Error)
+	require.False(t, capped.OK.IsError, "an out-of-range limit is capped, as the route caps it: %v", capped.OK.Content)
+	require.EqualValues(t, 20, capped.OK.StructuredContent["limit"])
 	unknown := out.Calls[15]
 	require.NotNil(t, unknown.Error)
 	require.Equal(t, -32602, *unknown.Error.Code)
