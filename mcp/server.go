@@ -8,9 +8,11 @@
 // params._meta["x402/payment"] as the route's payment header). The route's
 // answer becomes the tool's: 200 its envelope as structured content (events
 // without their legacy aliases: the route is asked for its lean shape,
-// legacy=false) with a compact text rendering, 402 a
-// JSON-RPC error of code 402 carrying the payment requirements, any other
-// status a tool error with the route's message. Parsing, bounds, plan
+// legacy=false) with a compact text rendering, 402 a tool error whose
+// structured content is the x402 PaymentRequired (x402's MCP transport v2;
+// a JSON-RPC error of code 402 for an x402 v1 payload), any other status a
+// tool error with the route's message. The route runs through
+// Config.Call (rest.Router.Call) when set: no HTTP request in between. Parsing, bounds, plan
 // gates, the rate window, credits, usage, prices, payment checks, replay
 // records and the response cache are therefore the route's, by
 // construction.
