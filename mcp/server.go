@@ -8,9 +8,11 @@
 // params._meta["x402/payment"] as the route's payment header). The route's
 // answer becomes the tool's: 200 its envelope as structured content (events
 // without their legacy aliases: the route is asked for its lean shape,
-// legacy=false) with a compact text rendering, 402 a
-// JSON-RPC error of code 402 carrying the payment requirements, any other
-// status a tool error with the route's message. Parsing, bounds, plan
+// legacy=false) with a compact text rendering, 402 a tool error whose
+// structured content is the x402 PaymentRequired (x402's MCP transport v2;
+// a JSON-RPC error of code 402 for an x402 v1 payload), any other status a
+// tool error with the route's message. The route runs through
+// Config.Call (rest.Router.Call) when set: no HTTP request in between. Parsing, bounds, plan
 // gates, the rate window, credits, usage, prices, payment checks, replay
 // records and the response cache are therefore the route's, by
 // construction.
@@ -110,6 +112,17 @@ type Config struct {
 	// A prompt then suggests only tools, and ways of calling them, that
 	// the check passes; with nil it names the tools it would for any plan.
 	Gate func(ctx context.Context, authorization string) func(layer, feature, planFloor string) bool
+	// Call, when set, runs a /v1 route in process without an HTTP request
+	// (rest.Router.Call): route is "METHOD /path", values the raw values
+	// of its parameters by name, header the credentials, payment, request
+	// id and forwarded protocol; host, remoteAddr and tls are the /mcp
+	// request's. It answers the route's status, marks (headers) and body.
+	// Nil sends the tools' route calls through API.
+	Call func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (status int, marks http.Header, body []byte)
+	// Suggest is what completion/complete suggests from: entity names,
+	// categories and relationship types in use (complete.go). Its nil
+	// members suggest nothing.
+	Suggest Suggest
 }
 
 // Server is the MCP surface; it serves /mcp.
@@ -127,6 +140,9 @@ type Server struct {
 
 	authMu sync.Mutex
 	authOK map[[32]byte]time.Time // accepted Authorization values, until
+
+	// categories and relationshipTypes are the lists completion reuses.
+	categories, relationshipTypes cachedList
 }
 
 // New builds the tools from the route table and the MCP server. A tool
@@ -152,8 +168,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "cryptointel", Title: "cryptointel", Version: cfg.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
-		Logger:       slog.New(slog.DiscardHandler),
+		Instructions:      instructions,
+		Logger:            slog.New(slog.DiscardHandler),
+		CompletionHandler: s.complete,
 	})
 	for _, t := range tools {
 		s.byName[t.def.Name] = t

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"strconv"
 	"strings"
 )
@@ -51,6 +52,14 @@ type toolDef struct {
 	// Hint says what to call next for more, given the arguments and the
 	// structured result; "" when nothing more exists.
 	Hint func(a args, result leanResult) string
+	// Read, for a tool that reads outside the route table (Routes
+	// empty), makes its one read: the response and the body Compose
+	// gets. Pricing then says what it costs.
+	Read    func(s *Server, ctx context.Context, info *requestInfo, authorization string, a args, pay *payment) (*routeResponse, []byte)
+	Pricing string
+	// JSONText makes the text content the structured result's JSON, as
+	// ChatGPT's deep research reads its search and fetch tools.
+	JSONText bool
 }
 
 // argDef declares one argument of a tool.
@@ -308,6 +317,8 @@ var toolDefs = []toolDef{
 			"remaining). Free; needs an API key.",
 		Routes: []string{routeUsage},
 	},
+	researchSearchDef,
+	researchFetchDef,
 }
 
 // moreByOffset is the hint of an offset-paged list: a full page may have

@@ -53,9 +53,20 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		Vars:      map[string]any{},
 		Operation: rt.Operation,
 	}
-	query := r.URL.Query()
-	if err := checkQueryNames(rt, r.URL.RawQuery); err != nil {
-		return nil, err
+	query, inProcess := r.Context().Value(inProcessQueryKey{}).(url.Values)
+	if inProcess {
+		// An in-process call's parameters, already apart (Router.Call):
+		// only their names are checked.
+		for name := range query {
+			if err := checkQueryNames(rt, url.QueryEscape(name)); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		query = r.URL.Query()
+		if err := checkQueryNames(rt, r.URL.RawQuery); err != nil {
+			return nil, err
+		}
 	}
 	for i := range rt.Params {
 		p := &rt.Params[i]

@@ -74,6 +74,10 @@ type Router struct {
 
 	stream    *Route
 	streamCfg StreamConfig
+
+	// byKey holds each route and its admitted handler by "METHOD /path",
+	// for in-process calls (Call).
+	byKey map[string]keyedRoute
 }
 
 // New builds the router: it loads and checks every embedded operation (and
@@ -92,6 +96,7 @@ func New(cfg Config) (*Router, error) {
 		now:    cfg.Now,
 		mux:    http.NewServeMux(),
 		cache:  newResponseCache(cfg.Cache),
+		byKey:  map[string]keyedRoute{},
 	}
 	if rt.wrap == nil {
 		rt.wrap = func(p access.Policy, h http.Handler) http.Handler {
@@ -231,6 +236,7 @@ func (rt *Router) buildMux() {
 		var allow []string
 		for _, r := range routes {
 			handlers[r.Method] = rt.routeHandler(r)
+			rt.byKey[r.Method+" "+r.Path] = keyedRoute{route: r, handler: handlers[r.Method]}
 			allow = append(allow, r.Method)
 			if r.Method == http.MethodGet {
 				allow = append(allow, http.MethodHead)

@@ -193,12 +193,9 @@ func TestMCPBadInput(t *testing.T) {
 		{"search_events", map[string]any{"query": ""}, "query must not be empty"},
 		{"search_events", map[string]any{"query": "x", "limit": "ten"}, "limit must be an integer"},
 		{"search_events", map[string]any{"query": "x", "limit": 2.5}, "limit must be an integer"},
-		{"search_events", map[string]any{"query": "x", "limit": 500}, "limit must be between 1 and 20 (got 500)"},
-		{"search_events", map[string]any{"query": "x", "limit": 0}, "limit must be between 1 and 20 (got 0)"},
 		{"search_events", map[string]any{"query": "x", "q": "y"}, `unknown argument "q": search_events takes only query, limit, since, from, to, sort, category, entity, surface, collapse, facets, cursor, detail`},
 		{"search_events", map[string]any{"query": "x", "detail": "everything"}, "detail must be one of: summary, full"},
 		{"latest_events", map[string]any{"sort": "best"}, "sort must be one of: significance, recency"},
-		{"latest_events", map[string]any{"offset": 1e9}, "offset must be between 0 and 250 (got 1000000000)"},
 		{"organization_brief", map[string]any{"ids": []int{}, "since": ts(0)}, "ids must have at least one item"},
 		{"organization_brief", map[string]any{"ids": make([]int, 26), "since": ts(0)}, "ids must have at most 25 items"},
 		{"organization_brief", map[string]any{"ids": []any{"a"}, "since": ts(0)}, "ids items must be an integer"},
@@ -272,12 +269,15 @@ func TestMCPBadInput(t *testing.T) {
 }
 
 // TestMCPPayPerCall: with pay-per-request on, a client without a key may
-// connect and list; a priced tool answers JSON-RPC error 402 carrying the
-// x402 v2 requirements (the route's price, the tool as the resource); the
-// payment in params._meta["x402/payment"] runs the call, settled in
+// connect and list, each tool priced in its _meta; a priced tool answers,
+// as x402's MCP transport v2 says, a tool result with isError whose
+// structured content is the x402 v2 PaymentRequired (the route's price,
+// the tool as the resource) and whose text is the same JSON; the payment
+// in params._meta["x402/payment"] runs the call, settled in
 // result._meta["x402/payment-response"]; replayed, it is refused by the
-// route's replay record; an unpriced tool says a key is missing, as the
-// route does. A wrong key is still 401.
+// route's replay record, in the same shape. An x402 v1 payload keeps the
+// v1 shape: a refusal is a JSON-RPC error 402. An unpriced tool says a
+// key is missing, as the route does. A wrong key is still 401.
 func TestMCPPayPerCall(t *testing.T) {
 	t.Parallel()
 	fac := accesstest.NewFacilitator(t)
@@ -287,24 +287,34 @@ func TestMCPPayPerCall(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 
 	cs := mcpSession(t, s.base, "")
-	listTools(t, cs)
-	_, err := callToolErr(t, cs, "search_events", map[string]any{"query": "bitcoin"}, nil)
-	var rpcErr *jsonrpc.Error
-	require.ErrorAs(t, err, &rpcErr)
-	require.EqualValues(t, mcp.CodePaymentRequired, rpcErr.Code)
-	var required map[string]any
-	require.NoError(t, json.Unmarshal(rpcErr.Data, &required))
-	require.EqualValues(t, 2, required["x402Version"])
-	require.Equal(t, rpcErr.Message, required["error"])
+	tools := listTools(t, cs)
+	price, _ := json.Marshal(tools["search_events"].Meta[mcp.MetaPrice])
+	require.JSONEq(t, `{"calls":"one","routes":[{"route":"GET /v1/search","credits":1,
+		"x402":{"currency":"USD","mode":"fixed","price":"0.050000"}}]}`, string(price), "priced before the call")
+	price, _ = json.Marshal(tools["get_entity"].Meta[mcp.MetaPrice])
+	require.JSONEq(t, `{"calls":"all","routes":[{"route":"GET /v1/entities/byId","credits":1},
+		{"route":"GET /v1/entities/{id}/relationships","credits":1}]}`, string(price))
+
+	// paymentRequired reads a v2 payment-required result.
+	paymentRequired := func(res *sdk.CallToolResult, err error) map[string]any {
+		t.Helper()
+		require.NoError(t, err, "x402 v2: a tool result, not a JSON-RPC error")
+		require.True(t, res.IsError)
+		raw, _ := json.Marshal(res.StructuredContent)
+		require.JSONEq(t, string(raw), resultText(res), "the text is the structured content's JSON")
+		var required map[string]any
+		require.NoError(t, json.Unmarshal(raw, &required))
+		require.EqualValues(t, 2, required["x402Version"])
+		return required
+	}
+	required := paymentRequired(callToolErr(t, cs, "search_events", map[string]any{"query": "bitcoin"}, nil))
 	require.Equal(t, "mcp://tool/search_events", required["resource"].(map[string]any)["url"])
+	require.Contains(t, required["error"], "Payment required")
 	accepts := required["accepts"].([]any)[0].(map[string]any)
 	require.Equal(t, "50000", accepts["amount"], "the search route's fixed 0.05 USDC")
 
 	// Priced like the route: by the limit served.
-	_, err = callToolErr(t, cs, "latest_events", map[string]any{"limit": 1}, nil)
-	require.ErrorAs(t, err, &rpcErr)
-	var latest map[string]any
-	require.NoError(t, json.Unmarshal(rpcErr.Data, &latest))
+	latest := paymentRequired(callToolErr(t, cs, "latest_events", map[string]any{"limit": 1}, nil))
 	routePrice := s.request(t, "GET", "/v1/latest?limit=1", "", nil)
 	v2, _ := base64.StdEncoding.DecodeString(routePrice.header.Get("PAYMENT-REQUIRED"))
 	var routeRequired map[string]any
@@ -312,8 +322,6 @@ func TestMCPPayPerCall(t *testing.T) {
 	require.Equal(t, routeRequired["accepts"], latest["accepts"], "the route's requirements")
 
 	// Paid.
-	header := base64.StdEncoding.EncodeToString(rpcErr.Data)
-	_ = header
 	searchRequired, _ := json.Marshal(required)
 	payHeader := accesstest.Payment{}.X402V2(t, base64.StdEncoding.EncodeToString(searchRequired))
 	rawPayload, _ := base64.StdEncoding.DecodeString(payHeader)
@@ -327,11 +335,27 @@ func TestMCPPayPerCall(t *testing.T) {
 	require.Len(t, fac.Settles(), 1)
 
 	// Replayed: the replay record refuses it, nothing is settled twice.
-	_, err = callToolErr(t, cs, "search_events", map[string]any{"query": "bitcoin"}, sdk.Meta{mcp.MetaPayment: payload})
+	replayed := paymentRequired(callToolErr(t, cs, "search_events", map[string]any{"query": "bitcoin"}, sdk.Meta{mcp.MetaPayment: payload}))
+	require.Contains(t, replayed["error"], "already settled")
+	require.Len(t, fac.Settles(), 1)
+
+	// An x402 v1 payload (signed from the route's v1 402 body) pays too,
+	// and its refusal keeps the v1 shape: a JSON-RPC error 402.
+	v1Body := s.request(t, "GET", "/v1/search?query=bitcoin", "", nil)
+	require.Equal(t, http.StatusPaymentRequired, v1Body.status)
+	rawV1, _ := base64.StdEncoding.DecodeString(accesstest.Payment{}.X402(t, v1Body.body))
+	var payloadV1 map[string]any
+	require.NoError(t, json.Unmarshal(rawV1, &payloadV1))
+	res, err = callToolErr(t, cs, "search_events", map[string]any{"query": "bitcoin"}, sdk.Meta{mcp.MetaPayment: payloadV1})
+	require.NoError(t, err)
+	structured(t, res)
+	require.Len(t, fac.Settles(), 2)
+	_, err = callToolErr(t, cs, "search_events", map[string]any{"query": "bitcoin"}, sdk.Meta{mcp.MetaPayment: payloadV1})
+	var rpcErr *jsonrpc.Error
 	require.ErrorAs(t, err, &rpcErr)
 	require.EqualValues(t, mcp.CodePaymentRequired, rpcErr.Code)
 	require.Contains(t, rpcErr.Message, "already settled")
-	require.Len(t, fac.Settles(), 1)
+	require.Len(t, fac.Settles(), 2)
 
 	// Malformed payment: invalid params.
 	_, err = callToolErr(t, cs, "search_events", map[string]any{"query": "bitcoin"}, sdk.Meta{mcp.MetaPayment: "not a payload"})

@@ -108,6 +108,8 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 		{"tool": "usage"},
 		{"tool": "search_events", "args": map[string]any{"query": "x", "limit": 99}},
 		{"tool": "no_such_tool"},
+		{"tool": "search", "args": map[string]any{"query": "Ethereum"}},
+		{"tool": "fetch", "args": map[string]any{"id": "5000"}},
 	}
 	var out struct {
 		ServerVersion struct {
@@ -150,7 +152,7 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	}
 	require.ElementsMatch(t, mcpToolNames, names)
 	require.Len(t, out.Templates, 2)
-	require.Len(t, out.Prompts, 3)
+	require.Len(t, out.Prompts, 4)
 
 	for i, c := range out.Calls[:14] {
 		require.Nil(t, c.Error, "%v: %+v", calls[i], c.Error)
@@ -163,14 +165,23 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	got, _ := json.Marshal(out.Calls[2].OK.StructuredContent)
 	require.Equal(t, leanExpected(decodeNumbers(t, rest.Body), false), decodeNumbers(t, got))
 
-	bad := out.Calls[14]
-	require.Nil(t, bad.Error)
-	require.True(t, bad.OK.IsError)
-	require.Equal(t, "limit must be between 1 and 20 (got 99)", bad.OK.Content[0].Text)
+	capped := out.Calls[14]
+	require.Nil(t, capped.Error)
+	require.False(t, capped.OK.IsError, "an out-of-range limit is capped, as the route caps it: %v", capped.OK.Content)
+	require.EqualValues(t, 20, capped.OK.StructuredContent["limit"])
 	unknown := out.Calls[15]
 	require.NotNil(t, unknown.Error)
 	require.Equal(t, -32602, *unknown.Error.Code)
 	require.Contains(t, unknown.Error.Message, "no_such_tool")
+
+	// ChatGPT's deep-research pair, their output validated by the client.
+	for _, c := range out.Calls[16:] {
+		require.Nil(t, c.Error, "%+v", c.Error)
+		require.False(t, c.OK.IsError, "%v", c.OK.Content)
+		require.NotEmpty(t, c.OK.StructuredContent)
+	}
+	require.NotEmpty(t, out.Calls[16].OK.StructuredContent["results"])
+	require.Equal(t, "5000", out.Calls[17].OK.StructuredContent["id"])
 
 	entity := out.Resources[0]
 	require.Nil(t, entity.Error, "%+v", entity.Error)
@@ -274,13 +285,16 @@ func TestMCPInspectorCLI(t *testing.T) {
 }
 
 // TestMCPPaidWithX402OnChain: an agent without a key pays tool calls with
-// x402 over MCP, as the transport specifies: @x402/core's client with
-// @x402/evm's exact scheme signs the payment from the JSON-RPC 402's
-// requirements, the MCP TypeScript SDK carries it in
-// params._meta["x402/payment"], x402's own facilitator settles it on the
-// local chain (the HTTP payment test's), and the settlement comes back in
-// result._meta["x402/payment-response"]. The payee gains exactly the
-// routes' prices; a replayed payment is refused and never settled twice.
+// x402 over MCP in the transport's v2 shape: the unpaid call is a tool
+// result with isError whose structuredContent is the PaymentRequired (and
+// its text the same JSON; the MCP TypeScript SDK, having listed the tools,
+// validates it against the tool's outputSchema), @x402/core's client with
+// @x402/evm's exact scheme signs the payment from it, the SDK carries it
+// in params._meta["x402/payment"], x402's own facilitator settles it on
+// the local chain (the HTTP payment test's), and the settlement comes back
+// in result._meta["x402/payment-response"]. The payee gains exactly the
+// routes' prices; a replayed payment is refused, in the same v2 shape, and
+// never settled twice.
 func TestMCPPaidWithX402OnChain(t *testing.T) {
 	t.Parallel()
 	e := startPaymentsInterop(t)
@@ -289,19 +303,21 @@ func TestMCPPaidWithX402OnChain(t *testing.T) {
 	start := e.balance(t, e.fac.PayTo)
 	settledBefore, _ := e.settlements(t)
 
+	type toolResult struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+		Meta              map[string]any `json:"_meta"`
+	}
 	var out struct {
+		Tools int `json:"tools"`
 		Calls []struct {
-			Required *struct {
-				Code    int            `json:"code"`
-				Message string         `json:"message"`
-				Data    map[string]any `json:"data"`
-			} `json:"required"`
-			Paid *struct {
-				StructuredContent map[string]any `json:"structuredContent"`
-				IsError           bool           `json:"isError"`
-				Meta              map[string]any `json:"_meta"`
-			} `json:"paid"`
-			Error *struct {
+			Unpaid   *toolResult    `json:"unpaid"`
+			Required map[string]any `json:"required"`
+			Paid     *toolResult    `json:"paid"`
+			Error    *struct {
 				Code    int            `json:"code"`
 				Message string         `json:"message"`
 				Data    map[string]any `json:"data"`
@@ -316,13 +332,18 @@ func TestMCPPaidWithX402OnChain(t *testing.T) {
 			{"tool": "latest_events", "args": map[string]any{"limit": 5, "window": "30d"}, "replay": true},
 		},
 	}, &out)
+	require.Positive(t, out.Tools, "the client listed the tools: it validated every result against its outputSchema")
 
 	for i, price := range []int64{searchPrice, latestPrice} {
 		c := out.Calls[i]
 		require.Nil(t, c.Error, "%+v", c.Error)
-		require.NotNil(t, c.Required, "call %d was refused unpaid", i)
-		require.Equal(t, 402, c.Required.Code)
-		accepts := c.Required.Data["accepts"].([]any)[0].(map[string]any)
+		require.NotNil(t, c.Unpaid, "call %d", i)
+		require.True(t, c.Unpaid.IsError, "a payment request is a tool error")
+		require.NotNil(t, c.Required, "call %d: no PaymentRequired in structuredContent", i)
+		text, _ := json.Marshal(c.Unpaid.StructuredContent)
+		require.JSONEq(t, string(text), c.Unpaid.Content[0].Text, "the text is the structured content's JSON")
+		require.EqualValues(t, 2, c.Required["x402Version"])
+		accepts := c.Required["accepts"].([]any)[0].(map[string]any)
 		require.Equal(t, big.NewInt(price).String(), accepts["amount"], "the route's price")
 		require.NotNil(t, c.Paid, "call %d", i)
 		require.False(t, c.Paid.IsError, "%v", c.Paid.StructuredContent)
@@ -332,13 +353,15 @@ func TestMCPPaidWithX402OnChain(t *testing.T) {
 		require.True(t, strings.HasPrefix(settle["transaction"].(string), "0x"), "%v", settle)
 	}
 	replay := out.Calls[2]
-	require.NotNil(t, replay.Error, "a replayed payment is refused")
-	require.Equal(t, 402, replay.Error.Code)
-	require.Contains(t, replay.Error.Message, "already settled")
+	require.Nil(t, replay.Error, "%+v", replay.Error)
+	require.NotNil(t, replay.Paid)
+	require.True(t, replay.Paid.IsError, "a replayed payment is refused")
+	require.Contains(t, replay.Paid.StructuredContent["error"], "already settled")
+	require.Nil(t, replay.Paid.Meta["x402/payment-response"], "nothing settled")
 
 	got := new(big.Int).Sub(e.balance(t, e.fac.PayTo), start)
 	require.Equal(t, big.NewInt(searchPrice+latestPrice).String(), got.String(), "the payee gained exactly the two prices")
 	settled, _ := e.settlements(t)
 	require.Equal(t, settledBefore+2, settled)
-	summary(t, "MCP x402 interop: the TypeScript SDK carried 2 payments signed by @x402/core + @x402/evm, %d atomic units settled on a local chain = the routes' prices; a replay refused", searchPrice+latestPrice)
+	summary(t, "MCP x402 interop (transport v2): the TypeScript SDK carried 2 payments signed by @x402/core + @x402/evm, %d atomic units settled on a local chain = the routes' prices; a replay refused", searchPrice+latestPrice)
 }

@@ -20,7 +20,7 @@ import (
 
 // mcpToolNames are the tools the server lists, in order.
 var mcpToolNames = []string{"search_events", "resolve_entity", "get_entity", "list_relationships", "entity_timeline",
-	"latest_events", "top_signals", "organization_brief", "signal_history", "prediction_markets", "usage"}
+	"latest_events", "top_signals", "organization_brief", "signal_history", "prediction_markets", "usage", "search", "fetch"}
 
 // listTools returns the server's tools by name.
 func listTools(t *testing.T, cs *sdk.ClientSession) map[string]*sdk.Tool {
@@ -215,8 +215,14 @@ func TestMCPDifferential(t *testing.T) {
 			[]route{{"/v1/brief/batch?ids=101,103,999&limit=2&since=" + since, ""}}},
 		{"signal_history", map[string]any{"id": 101, "days": 7}, []route{{"/v1/organizations/101/signal-history?days=7", ""}}},
 		{"prediction_markets", map[string]any{"id": 101}, []route{{"/v1/pmarket/byOrganizationId?id=101", ""}}},
+		// Out of bounds: the tool treats it as the route does (one rule).
+		{"search_events", map[string]any{"query": "Ethereum", "limit": 500}, []route{{"/v1/search?query=Ethereum&limit=500", ""}}},
+		{"resolve_entity", map[string]any{"name": "eth", "limit": 0}, []route{{"/v1/entities/byName?name=eth&limit=0", ""}}},
+		{"latest_events", map[string]any{"offset": 1e9, "detail": "full"}, []route{{"/v1/latest?offset=1000000000", ""}}},
 	}
-	covered := map[string]bool{"usage": true} // usage: its counts move with every call; see TestMCPAccessAsOnHTTP
+	// usage: its counts move with every call; see TestMCPAccessAsOnHTTP.
+	// search and fetch reshape their reads: see TestMCPDeepResearchPair.
+	covered := map[string]bool{"usage": true, "search": true, "fetch": true}
 	for _, c := range cases {
 		covered[c.tool] = true
 		res := callTool(t, cs, c.tool, c.args)

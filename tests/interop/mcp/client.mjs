@@ -11,9 +11,12 @@
 //   outputSchema), reads each resource and gets each prompt.
 //
 // {"mode": "pay", "url", "payerKey", "chainId", "token", "calls": [{"tool", "args", "replay"}]}
-//   connects without a key; each call is made unpaid, its JSON-RPC 402
-//   answered by @x402/core's client with @x402/evm's exact scheme signing
-//   the payment, and made again with the payment in
+//   connects without a key and lists the tools (so the SDK validates each
+//   result against its tool's outputSchema, payment requests included);
+//   each call is made unpaid, and its payment request (x402's MCP transport
+//   v2: a tool result with isError whose structuredContent is the
+//   PaymentRequired) answered by @x402/core's client with @x402/evm's exact
+//   scheme signing the payment, and made again with the payment in
 //   params._meta["x402/payment"]; "replay" sends the previous call's
 //   payment again instead of paying.
 //
@@ -85,8 +88,15 @@ async function pay() {
     allowedAssets: [{ network: `eip155:${opts.chainId}`, asset: opts.token, maxAmountPerPayment: "1000000" }],
   });
   const client = await connect("");
-  const out = { calls: [] };
+  const out = { calls: [], tools: (await client.listTools()).tools.length };
   let last;
+  // The transport's client rule: structuredContent if it holds x402Version
+  // and accepts, else content[0].text parsed.
+  const paymentRequiredOf = (result) => {
+    if (!result?.isError) return null;
+    const pr = result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? "null");
+    return pr && pr.x402Version !== undefined && Array.isArray(pr.accepts) ? pr : null;
+  };
   for (const c of opts.calls) {
     const params = { name: c.tool, arguments: c.args ?? {} };
     const record = {};
@@ -94,15 +104,13 @@ async function pay() {
       if (c.replay) {
         record.paid = await client.callTool({ ...params, _meta: { "x402/payment": last } });
       } else {
-        try {
-          record.unpaid = await client.callTool(params);
-        } catch (err) {
-          record.required = errorOf(err);
-          if (err instanceof McpError && err.code === 402) {
-            last = await x402.createPaymentPayload(err.data);
-            record.payment = last;
-            record.paid = await client.callTool({ ...params, _meta: { "x402/payment": last } });
-          }
+        record.unpaid = await client.callTool(params);
+        const required = paymentRequiredOf(record.unpaid);
+        if (required) {
+          record.required = required;
+          last = await x402.createPaymentPayload(required);
+          record.payment = last;
+          record.paid = await client.callTool({ ...params, _meta: { "x402/payment": last } });
         }
       }
     } catch (err) {

@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/mcp"
+	"github.com/cryptointel/cryptointel/rest"
+)
+
+// mcpCall runs the MCP tools' route calls in process through the /v1
+// router's typed entry (rest.Router.Call): the same access layer, parsing,
+// bounds and operation as a request, without one.
+func mcpCall(v1 *rest.Router) func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (int, http.Header, []byte) {
+	return func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (int, http.Header, []byte) {
+		res := v1.Call(ctx, route, values, rest.InProcess{Header: header, Host: host, RemoteAddr: remoteAddr, TLS: tls})
+		return res.Status, res.Marks, res.Body
+	}
+}
+
+// mcpSuggest is what /mcp's completion/complete suggests from: entity
+// names through the resolver resolve_entity's route runs (the display
+// name of each entity matched, strongest match first), and the
+// categories and relationship types in use, all read from the readers.
+func (a *App) mcpSuggest() mcp.Suggest {
+	return mcp.Suggest{
+		EntityNames: func(ctx context.Context, prefix string, n int) ([]mcp.EntityName, error) {
+			ms, err := db.ResolveEntities(ctx, a.DB.Reader(), prefix, n, 0)
+			if err != nil {
+				return nil, err
+			}
+			ids := make([]int64, len(ms))
+			for i, m := range ms {
+				ids[i] = m.EntityID
+			}
+			entities, err := db.EntitiesByIDs(ctx, a.DB.Reader(), ids)
+			if err != nil {
+				return nil, err
+			}
+			names := make(map[int64]string, len(entities))
+			for _, e := range entities {
+				names[e.ID] = e.DisplayName
+			}
+			out := make([]mcp.EntityName, 0, len(ms))
+			for _, m := range ms {
+				if name := names[m.EntityID]; name != "" {
+					out = append(out, mcp.EntityName{ID: m.EntityID, Name: name})
+				}
+			}
+			return out, nil
+		},
+		Categories: func(ctx context.Context) ([]string, error) {
+			cats, err := db.EventCategories(ctx, a.DB.Reader())
+			if err != nil {
+				return nil, err
+			}
+			out := make([]string, len(cats))
+			for i, c := range cats {
+				out[i] = c.Name
+			}
+			return out, nil
+		},
+		RelationshipTypes: func(ctx context.Context) ([]string, error) {
+			return db.RelationshipTypes(ctx, a.DB.Reader())
+		},
+	}
+}

@@ -1,0 +1,145 @@
+package rest
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/cryptointel/cryptointel"
+)
+
+// In-process calls: a caller in this process (the MCP tools) runs a route
+// as an HTTP client would, through the same access layer (admission,
+// metering, plan gates, prices, payments), the same parameter parsing and
+// bounds, the same operation, cache and messages, without what only a
+// request off the wire needs: routing by path, the query string parsed
+// again, and the frame's encodings (ETag, 304, gzip), which a caller that
+// reads the body itself has no use for.
+
+// keyedRoute is a route and its admitted handler.
+type keyedRoute struct {
+	route   *Route
+	handler http.Handler
+}
+
+// inProcessQueryKey carries an in-process call's query parameters to
+// parseCall, already apart.
+type inProcessQueryKey struct{}
+
+// InProcess is what an in-process caller brings to a route call.
+type InProcess struct {
+	// Header holds the request's credentials and payment as on HTTP
+	// (Authorization, PAYMENT-SIGNATURE or X-PAYMENT) and its
+	// X-Request-Id and X-Forwarded-Proto.
+	Header http.Header
+	// Host and RemoteAddr are the outer request's: the address the access
+	// layer limits, the host payment offers name.
+	Host, RemoteAddr string
+	// TLS marks a call whose outer request came over TLS.
+	TLS bool
+}
+
+// Result is a route's answer to an in-process call: its status, its marks
+// (the headers the access layer and the route set: rate window, credits,
+// payment requirements and settlement, Retry-After) and its body (compact
+// JSON: the route's envelope, or its error body).
+type Result struct {
+	Status int
+	Marks  http.Header
+	Body   []byte
+}
+
+// Header implements http.ResponseWriter: the marks.
+func (r *Result) Header() http.Header { return r.Marks }
+
+// WriteHeader implements http.ResponseWriter.
+func (r *Result) WriteHeader(status int) {
+	if r.Status == 0 {
+		r.Status = status
+	}
+}
+
+// Write implements http.ResponseWriter.
+func (r *Result) Write(p []byte) (int, error) {
+	if r.Status == 0 {
+		r.Status = http.StatusOK
+	}
+	r.Body = append(r.Body, p...) // copied: a writer may reuse p (json.Encoder's pooled buffer)
+	return len(p), nil
+}
+
+// tlsState marks an in-process request as made over TLS.
+var tlsState = &tls.ConnectionState{}
+
+// Call runs the route key ("GET /v1/latest") in process with values, the
+// raw values of its parameters by canonical name (path parameters too; ""
+// is absent), parsed and bounded by the route exactly as from a query
+// string. An unknown route is a 404 result.
+func (rt *Router) Call(ctx context.Context, key string, values map[string]string, in InProcess) (res *Result) {
+	res = &Result{Marks: http.Header{}}
+	kr, ok := rt.byKey[key]
+	if !ok {
+		writeErrorBody(res, http.StatusNotFound, cryptointel.ENOTFOUND, msgNotFound)
+		return res
+	}
+	route := kr.route
+	path := route.Path
+	query := url.Values{}
+	var pathValues [][2]string
+	for name, v := range values {
+		if v == "" {
+			continue
+		}
+		if p := route.param(name); p != nil && p.In == "path" {
+			path = strings.Replace(path, "{"+name+"}", url.PathEscape(v), 1)
+			pathValues = append(pathValues, [2]string{name, v})
+			continue
+		}
+		query[name] = []string{v}
+	}
+	req := &http.Request{
+		Method: route.Method, URL: &url.URL{Path: path, RawQuery: query.Encode()},
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: in.Header, Host: in.Host, RemoteAddr: in.RemoteAddr, RequestURI: path,
+	}
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if in.TLS {
+		req.TLS = tlsState
+	}
+	for _, pv := range pathValues {
+		req.SetPathValue(pv[0], pv[1])
+	}
+	ctx = context.WithValue(ctx, inProcessQueryKey{}, query)
+	ctx = context.WithValue(ctx, frameKey{}, &frameState{logger: rt.logger})
+	req = req.WithContext(ctx)
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			// A bug, as the frame answers it: a JSON 500, logged.
+			*res = Result{Marks: http.Header{}}
+			WriteError(res, req, fmt.Errorf("panic serving %s: %v", path, v))
+		}
+	}()
+	kr.handler.ServeHTTP(res, req)
+	if res.Status == 0 {
+		res.Status = http.StatusOK
+	}
+	return res
+}
+
+// param returns the route's parameter called name, or nil.
+func (r *Route) param(name string) *Param {
+	for i := range r.Params {
+		if r.Params[i].Name == name {
+			return &r.Params[i]
+		}
+	}
+	return nil
+}
