@@ -3,6 +3,7 @@ package cryptointel
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -339,4 +340,23 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// WithJSONBody sends v as the request's JSON body: for the routes whose
+// body the OpenAPI document leaves undescribed (the webhook routes), e.g.
+//
+//	c.PostV1WebhooksWithResponse(ctx, cryptointel.WithJSONBody(map[string]any{
+//		"url": "https://example.com/hook", "event_types": []string{"signal"}}))
+func WithJSONBody(v any) RequestEditorFn {
+	return func(_ context.Context, req *http.Request) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.ContentLength = int64(len(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+		req.Header.Set("Content-Type", "application/json")
+		return nil
+	}
 }

@@ -484,9 +484,9 @@ func (g *gen) method(w *strings.Builder, r route, op operation, respType string)
 		}
 	}
 	if strings.Contains(path, "{") {
-		fmt.Fprintf(w, "        path = f%q\n", path)
+		fmt.Fprintf(w, "        _path = f%q\n", path)
 	} else {
-		fmt.Fprintf(w, "        path = %q\n", path)
+		fmt.Fprintf(w, "        _path = %q\n", path)
 	}
 	var q []string
 	for _, a := range args {
@@ -502,5 +502,5 @@ func (g *gen) method(w *strings.Builder, r route, op operation, respType string)
 	if r.legacy {
 		legacy = "legacy"
 	}
-	fmt.Fprintf(w, "        return self._call(%q, path, {%s}, %s, %s)\n\n", r.method, strings.Join(q, ", "), body, legacy)
+	fmt.Fprintf(w, "        return self._call(%q, _path, {%s}, %s, %s)\n\n", r.method, strings.Join(q, ", "), body, legacy)
 }

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
 
 import httpx
 
-from ._errors import (APIConnectionError, APITimeoutError, GraphQLError, StreamClosedError,
+from ._errors import (APIConnectionError, APIError, APITimeoutError, GraphQLError, StreamClosedError,
                       error_for)
 from ._generated import _Routes
 from ._payer import Payer, parse_payment_required
@@ -238,6 +238,7 @@ class Client(_Routes):
             try:
                 ev_id, ev_type, data = None, None, []
                 for line in r.iter_lines():
+                    line = line.rstrip("\r\n")  # httpx before 0.24 keeps the line ending
                     if line == "":
                         if ev_type == "close":
                             close = json.loads("\n".join(data) or "{}")
@@ -274,8 +275,15 @@ class Client(_Routes):
     # GraphQL.
     def query(self, query: str, variables: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
         """Run a GraphQL query on /graphql; return its data or raise
-        GraphQLError with its errors."""
-        r = self.request("POST", "/graphql", json={"query": query, "variables": dict(variables or {})})
+        GraphQLError with its errors (also for a document that does not
+        validate, 422)."""
+        try:
+            r = self.request("POST", "/graphql", json={"query": query, "variables": dict(variables or {})})
+        except APIError as e:
+            errors = e.response.json().get("errors") if e.status_code == 422 else None
+            if errors:  # a document that does not validate
+                raise GraphQLError(errors) from None
+            raise
         body = r.json()
         if body.get("errors"):
             raise GraphQLError(body["errors"])

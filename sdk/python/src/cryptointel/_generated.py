@@ -770,35 +770,35 @@ class _Routes:
         """GET /v1/brief: A combined brief for one organization
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/brief"
-        return self._call("GET", path, {"id": id, "since": since, "limit": limit, "compact": compact}, None, legacy)
+        _path = "/v1/brief"
+        return self._call("GET", _path, {"id": id, "since": since, "limit": limit, "compact": compact}, None, legacy)
 
     def get_brief_batch(self, *, ids: Sequence[int], since: Union[_dt.datetime, str], limit: int | None = None, compact: bool | None = None, legacy: bool | None = None) -> GetBriefBatchResponse:
         """GET /v1/brief/batch: Briefs for up to 25 organizations
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/brief/batch"
-        return self._call("GET", path, {"ids": ids, "since": since, "limit": limit, "compact": compact}, None, legacy)
+        _path = "/v1/brief/batch"
+        return self._call("GET", _path, {"ids": ids, "since": since, "limit": limit, "compact": compact}, None, legacy)
 
     def get_categories_all(self) -> GetCategoriesAllResponse:
         """GET /v1/categories/all: The event categories in use, with their subcategories"""
-        path = "/v1/categories/all"
-        return self._call("GET", path, {}, None, ...)
+        _path = "/v1/categories/all"
+        return self._call("GET", _path, {}, None, ...)
 
     def get_entities_by_id(self, *, id: int) -> GetEntitiesByIdResponse:
         """GET /v1/entities/byId: One entity by id"""
-        path = "/v1/entities/byId"
-        return self._call("GET", path, {"id": id}, None, ...)
+        _path = "/v1/entities/byId"
+        return self._call("GET", _path, {"id": id}, None, ...)
 
     def get_entities_by_name(self, *, name: str, limit: int | None = None, offset: int | None = None) -> GetEntitiesByNameResponse:
         """GET /v1/entities/byName: Resolve a name to entities"""
-        path = "/v1/entities/byName"
-        return self._call("GET", path, {"name": name, "limit": limit, "offset": offset}, None, ...)
+        _path = "/v1/entities/byName"
+        return self._call("GET", _path, {"name": name, "limit": limit, "offset": offset}, None, ...)
 
     def get_entities_by_top_name(self, *, name: str, limit: int | None = None) -> GetEntitiesByTopNameResponse:
         """GET /v1/entities/byTopName: The top entity for a name, with other candidates"""
-        path = "/v1/entities/byTopName"
-        return self._call("GET", path, {"name": name, "limit": limit}, None, ...)
+        _path = "/v1/entities/byTopName"
+        return self._call("GET", _path, {"name": name, "limit": limit}, None, ...)
 
     def get_entities_id_media(self, *, id: int, since: Union[_dt.datetime, str] | None = None, limit: int | None = None, offset: int | None = None, cursor: str | None = None, legacy: bool | None = None) -> GetEntitiesIdMediaResponse:
         """GET /v1/entities/{id}/media: The entity's recent media items
@@ -806,18 +806,18 @@ class _Routes:
         Events come in the lean shape unless legacy=True (or the client's legacy=True).
 
         A cursor route: walk every page with Client.paginate(client.get_entities_id_media, ...)."""
-        path = f"/v1/entities/{id}/media"
-        return self._call("GET", path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
+        _path = f"/v1/entities/{id}/media"
+        return self._call("GET", _path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
 
     def get_entities_id_references(self, *, id: int) -> GetEntitiesIdReferencesResponse:
         """GET /v1/entities/{id}/references: External references of an entity"""
-        path = f"/v1/entities/{id}/references"
-        return self._call("GET", path, {}, None, ...)
+        _path = f"/v1/entities/{id}/references"
+        return self._call("GET", _path, {}, None, ...)
 
     def get_entities_id_relationships(self, *, id: int, limit: int | None = None, offset: int | None = None, relationship_type: str | None = None, direction: Literal["outbound", "inbound"] | None = None) -> GetEntitiesIdRelationshipsResponse:
         """GET /v1/entities/{id}/relationships: Direct relationships of an entity"""
-        path = f"/v1/entities/{id}/relationships"
-        return self._call("GET", path, {"limit": limit, "offset": offset, "relationshipType": relationship_type, "direction": direction}, None, ...)
+        _path = f"/v1/entities/{id}/relationships"
+        return self._call("GET", _path, {"limit": limit, "offset": offset, "relationshipType": relationship_type, "direction": direction}, None, ...)
 
     def get_entities_id_research(self, *, id: int, since: Union[_dt.datetime, str] | None = None, limit: int | None = None, offset: int | None = None, cursor: str | None = None, legacy: bool | None = None) -> GetEntitiesIdResearchResponse:
         """GET /v1/entities/{id}/research: The entity's recent research items
@@ -825,85 +825,85 @@ class _Routes:
         Events come in the lean shape unless legacy=True (or the client's legacy=True).
 
         A cursor route: walk every page with Client.paginate(client.get_entities_id_research, ...)."""
-        path = f"/v1/entities/{id}/research"
-        return self._call("GET", path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
+        _path = f"/v1/entities/{id}/research"
+        return self._call("GET", _path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
 
     def get_export_jobs(self, *, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
         """GET /v1/export/jobs: List the account's export jobs, newest first"""
-        path = "/v1/export/jobs"
-        return self._call("GET", path, {"limit": limit, "offset": offset}, None, ...)
+        _path = "/v1/export/jobs"
+        return self._call("GET", _path, {"limit": limit, "offset": offset}, None, ...)
 
     def post_export_jobs(self, *, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """POST /v1/export/jobs: Request a bulk export (fulfilled asynchronously)"""
-        path = "/v1/export/jobs"
-        return self._call("POST", path, {}, body, ...)
+        _path = "/v1/export/jobs"
+        return self._call("POST", _path, {}, body, ...)
 
     def get_export_jobs_id(self, *, id: str) -> dict[str, Any]:
         """GET /v1/export/jobs/{id}: Read one export job: status, progress, row count, size, checksum, download link"""
-        path = f"/v1/export/jobs/{id}"
-        return self._call("GET", path, {}, None, ...)
+        _path = f"/v1/export/jobs/{id}"
+        return self._call("GET", _path, {}, None, ...)
 
     def get_keys(self, *, limit: int | None = None, offset: int | None = None) -> GetKeysResponse:
         """GET /v1/keys: The calling account's API keys, newest first"""
-        path = "/v1/keys"
-        return self._call("GET", path, {"limit": limit, "offset": offset}, None, ...)
+        _path = "/v1/keys"
+        return self._call("GET", _path, {"limit": limit, "offset": offset}, None, ...)
 
     def post_keys(self, *, surfaces: Sequence[Literal["lookup", "query", "feed", "timeline", "replay", "brief", "delivery", "export", "graphql", "stream"]], expires_in_seconds: int | None = None, body: Mapping[str, Any] | None = None) -> PostKeysResponse:
         """POST /v1/keys: Create a restricted key on the account"""
-        path = "/v1/keys"
-        return self._call("POST", path, {"surfaces": surfaces, "expiresInSeconds": expires_in_seconds}, body, ...)
+        _path = "/v1/keys"
+        return self._call("POST", _path, {"surfaces": surfaces, "expiresInSeconds": expires_in_seconds}, body, ...)
 
     def get_keys_audit(self, *, limit: int | None = None) -> GetKeysAuditResponse:
         """GET /v1/keys/audit: The calling account's key and plan changes, newest first"""
-        path = "/v1/keys/audit"
-        return self._call("GET", path, {"limit": limit}, None, ...)
+        _path = "/v1/keys/audit"
+        return self._call("GET", _path, {"limit": limit}, None, ...)
 
     def delete_keys_id(self, *, id: int, reason: str | None = None) -> DeleteKeysIdResponse:
         """DELETE /v1/keys/{id}: Revoke one of the account's keys at once"""
-        path = f"/v1/keys/{id}"
-        return self._call("DELETE", path, {"reason": reason}, None, ...)
+        _path = f"/v1/keys/{id}"
+        return self._call("DELETE", _path, {"reason": reason}, None, ...)
 
     def post_keys_id_rotate(self, *, id: int, grace_seconds: int | None = None, body: Mapping[str, Any] | None = None) -> PostKeysIdRotateResponse:
         """POST /v1/keys/{id}/rotate: Replace one of the account's keys with a new one"""
-        path = f"/v1/keys/{id}/rotate"
-        return self._call("POST", path, {"graceSeconds": grace_seconds}, body, ...)
+        _path = f"/v1/keys/{id}/rotate"
+        return self._call("POST", _path, {"graceSeconds": grace_seconds}, body, ...)
 
     def get_latest(self, *, window: Literal["24h", "7d", "30d"] | None = None, since: Union[_dt.datetime, str] | None = None, limit: int | None = None, offset: int | None = None, category: str | None = None, entity_id: int | None = None, topic: str | None = None, sort: Literal["significance", "recency"] | None = None, mode: Literal["largest", "new"] | None = None, legacy: bool | None = None) -> GetLatestResponse:
         """GET /v1/latest: Latest radar events
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/latest"
-        return self._call("GET", path, {"window": window, "since": since, "limit": limit, "offset": offset, "category": category, "entityId": entity_id, "topic": topic, "sort": sort, "mode": mode}, None, legacy)
+        _path = "/v1/latest"
+        return self._call("GET", _path, {"window": window, "since": since, "limit": limit, "offset": offset, "category": category, "entityId": entity_id, "topic": topic, "sort": sort, "mode": mode}, None, legacy)
 
     def get_organizations_all(self, *, limit: int | None = None, offset: int | None = None) -> GetOrganizationsAllResponse:
         """GET /v1/organizations/all: The organization directory"""
-        path = "/v1/organizations/all"
-        return self._call("GET", path, {"limit": limit, "offset": offset}, None, ...)
+        _path = "/v1/organizations/all"
+        return self._call("GET", _path, {"limit": limit, "offset": offset}, None, ...)
 
     def get_organizations_by_organization_id(self, *, id: int, include: Sequence[Literal["radar", "signal"]] | None = None, include_limit: int | None = None) -> GetOrganizationsByOrganizationIdResponse:
         """GET /v1/organizations/byOrganizationId: One organization by id, optionally with its latest events"""
-        path = "/v1/organizations/byOrganizationId"
-        return self._call("GET", path, {"id": id, "include": include, "includeLimit": include_limit}, None, ...)
+        _path = "/v1/organizations/byOrganizationId"
+        return self._call("GET", _path, {"id": id, "include": include, "includeLimit": include_limit}, None, ...)
 
     def get_organizations_by_organization_name(self, *, name: str, limit: int | None = None) -> GetOrganizationsByOrganizationNameResponse:
         """GET /v1/organizations/byOrganizationName: Organizations matching a name"""
-        path = "/v1/organizations/byOrganizationName"
-        return self._call("GET", path, {"name": name, "limit": limit}, None, ...)
+        _path = "/v1/organizations/byOrganizationName"
+        return self._call("GET", _path, {"name": name, "limit": limit}, None, ...)
 
     def get_organizations_id_signal_history(self, *, id: int, days: int | None = None) -> GetOrganizationsIdSignalHistoryResponse:
         """GET /v1/organizations/{id}/signal-history: Daily signal and radar counts, newest first"""
-        path = f"/v1/organizations/{id}/signal-history"
-        return self._call("GET", path, {"days": days}, None, ...)
+        _path = f"/v1/organizations/{id}/signal-history"
+        return self._call("GET", _path, {"days": days}, None, ...)
 
     def get_pmarket_all(self, *, limit: int | None = None, offset: int | None = None) -> GetPmarketAllResponse:
         """GET /v1/pmarket/all: Prediction-market views, one per organization"""
-        path = "/v1/pmarket/all"
-        return self._call("GET", path, {"limit": limit, "offset": offset}, None, ...)
+        _path = "/v1/pmarket/all"
+        return self._call("GET", _path, {"limit": limit, "offset": offset}, None, ...)
 
     def get_pmarket_by_organization_id(self, *, id: int) -> GetPmarketByOrganizationIdResponse:
         """GET /v1/pmarket/byOrganizationId: The prediction-market view of one organization"""
-        path = "/v1/pmarket/byOrganizationId"
-        return self._call("GET", path, {"id": id}, None, ...)
+        _path = "/v1/pmarket/byOrganizationId"
+        return self._call("GET", _path, {"id": id}, None, ...)
 
     def get_radar_all(self, *, since: Union[_dt.datetime, str], limit: int | None = None, offset: int | None = None, cursor: str | None = None, legacy: bool | None = None) -> GetRadarAllResponse:
         """GET /v1/radar/all: Bulk radar feed
@@ -911,22 +911,22 @@ class _Routes:
         Events come in the lean shape unless legacy=True (or the client's legacy=True).
 
         A cursor route: walk every page with Client.paginate(client.get_radar_all, ...)."""
-        path = "/v1/radar/all"
-        return self._call("GET", path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
+        _path = "/v1/radar/all"
+        return self._call("GET", _path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
 
     def get_radar_by_category(self, *, category: str, limit: int | None = None, since: Union[_dt.datetime, str] | None = None, legacy: bool | None = None) -> GetRadarByCategoryResponse:
         """GET /v1/radar/byCategory: Radar events of one category, newest first
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/radar/byCategory"
-        return self._call("GET", path, {"category": category, "limit": limit, "since": since}, None, legacy)
+        _path = "/v1/radar/byCategory"
+        return self._call("GET", _path, {"category": category, "limit": limit, "since": since}, None, legacy)
 
     def get_radar_by_organization_id(self, *, id: int, limit: int | None = None, since: Union[_dt.datetime, str] | None = None, category: str | None = None, legacy: bool | None = None) -> GetRadarByOrganizationIdResponse:
         """GET /v1/radar/byOrganizationId: Radar events of one organization, newest first
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/radar/byOrganizationId"
-        return self._call("GET", path, {"id": id, "limit": limit, "since": since, "category": category}, None, legacy)
+        _path = "/v1/radar/byOrganizationId"
+        return self._call("GET", _path, {"id": id, "limit": limit, "since": since, "category": category}, None, legacy)
 
     def get_replay_global(self, *, since: Union[_dt.datetime, str], limit: int | None = None, offset: int | None = None, cursor: str | None = None, surface: Literal["radar", "signal"] | None = None, category: str | None = None, legacy: bool | None = None) -> GetReplayGlobalResponse:
         """GET /v1/replay/global: Replay of the global feed over the last 30 days
@@ -934,8 +934,8 @@ class _Routes:
         Events come in the lean shape unless legacy=True (or the client's legacy=True).
 
         A cursor route: walk every page with Client.paginate(client.get_replay_global, ...)."""
-        path = "/v1/replay/global"
-        return self._call("GET", path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor, "surface": surface, "category": category}, None, legacy)
+        _path = "/v1/replay/global"
+        return self._call("GET", _path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor, "surface": surface, "category": category}, None, legacy)
 
     def get_search(self, *, query: str, limit: int | None = None, since: Union[_dt.datetime, str] | None = None, from_: Union[_dt.datetime, str] | None = None, to: Union[_dt.datetime, str] | None = None, sort: Literal["relevance", "recency"] | None = None, category: str | None = None, entity: str | None = None, surface: Literal["radar", "signal"] | None = None, collapse: bool | None = None, facets: bool | None = None, cursor: str | None = None, legacy: bool | None = None) -> GetSearchResponse:
         """GET /v1/search: Semantic search over radar and signal history
@@ -943,8 +943,8 @@ class _Routes:
         Events come in the lean shape unless legacy=True (or the client's legacy=True).
 
         A cursor route: walk every page with Client.paginate(client.get_search, ...)."""
-        path = "/v1/search"
-        return self._call("GET", path, {"query": query, "limit": limit, "since": since, "from": from_, "to": to, "sort": sort, "category": category, "entity": entity, "surface": surface, "collapse": collapse, "facets": facets, "cursor": cursor}, None, legacy)
+        _path = "/v1/search"
+        return self._call("GET", _path, {"query": query, "limit": limit, "since": since, "from": from_, "to": to, "sort": sort, "category": category, "entity": entity, "surface": surface, "collapse": collapse, "facets": facets, "cursor": cursor}, None, legacy)
 
     def get_signal_all(self, *, since: Union[_dt.datetime, str], limit: int | None = None, offset: int | None = None, cursor: str | None = None, legacy: bool | None = None) -> GetSignalAllResponse:
         """GET /v1/signal/all: Bulk signal feed
@@ -952,41 +952,41 @@ class _Routes:
         Events come in the lean shape unless legacy=True (or the client's legacy=True).
 
         A cursor route: walk every page with Client.paginate(client.get_signal_all, ...)."""
-        path = "/v1/signal/all"
-        return self._call("GET", path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
+        _path = "/v1/signal/all"
+        return self._call("GET", _path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
 
     def get_signal_by_category(self, *, category: str, limit: int | None = None, since: Union[_dt.datetime, str] | None = None, legacy: bool | None = None) -> GetSignalByCategoryResponse:
         """GET /v1/signal/byCategory: Signal events of one category, newest first
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/signal/byCategory"
-        return self._call("GET", path, {"category": category, "limit": limit, "since": since}, None, legacy)
+        _path = "/v1/signal/byCategory"
+        return self._call("GET", _path, {"category": category, "limit": limit, "since": since}, None, legacy)
 
     def get_signal_by_organization_id(self, *, id: int, limit: int | None = None, since: Union[_dt.datetime, str] | None = None, legacy: bool | None = None) -> GetSignalByOrganizationIdResponse:
         """GET /v1/signal/byOrganizationId: Signal events of one organization, newest first
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/signal/byOrganizationId"
-        return self._call("GET", path, {"id": id, "limit": limit, "since": since}, None, legacy)
+        _path = "/v1/signal/byOrganizationId"
+        return self._call("GET", _path, {"id": id, "limit": limit, "since": since}, None, legacy)
 
     def get_signal_latest(self, *, window: Literal["24h", "7d", "30d"] | None = None, since: Union[_dt.datetime, str] | None = None, limit: int | None = None, offset: int | None = None, category: str | None = None, entity_id: int | None = None, topic: str | None = None, sort: Literal["significance", "recency"] | None = None, mode: Literal["largest", "new"] | None = None, legacy: bool | None = None) -> GetSignalLatestResponse:
         """GET /v1/signal/latest: Latest signal events
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/signal/latest"
-        return self._call("GET", path, {"window": window, "since": since, "limit": limit, "offset": offset, "category": category, "entityId": entity_id, "topic": topic, "sort": sort, "mode": mode}, None, legacy)
+        _path = "/v1/signal/latest"
+        return self._call("GET", _path, {"window": window, "since": since, "limit": limit, "offset": offset, "category": category, "entityId": entity_id, "topic": topic, "sort": sort, "mode": mode}, None, legacy)
 
     def get_signal_top(self, *, limit: int | None = None, since: Union[_dt.datetime, str] | None = None, legacy: bool | None = None) -> GetSignalTopResponse:
         """GET /v1/signal/top: Most significant signal events
 
         Events come in the lean shape unless legacy=True (or the client's legacy=True)."""
-        path = "/v1/signal/top"
-        return self._call("GET", path, {"limit": limit, "since": since}, None, legacy)
+        _path = "/v1/signal/top"
+        return self._call("GET", _path, {"limit": limit, "since": since}, None, legacy)
 
     def post_stream_tickets(self, *, path: Literal["/v1/stream", "/graphql"], query: str | None = None, body: Mapping[str, Any] | None = None) -> PostStreamTicketsResponse:
         """POST /v1/stream/tickets: A short-lived ticket that opens one stream from a browser"""
-        path = "/v1/stream/tickets"
-        return self._call("POST", path, {"path": path, "query": query}, body, ...)
+        _path = "/v1/stream/tickets"
+        return self._call("POST", _path, {"path": path, "query": query}, body, ...)
 
     def get_timeline_by_organization_id(self, *, id: int, since: Union[_dt.datetime, str] | None = None, limit: int | None = None, cursor: str | None = None, legacy: bool | None = None) -> GetTimelineByOrganizationIdResponse:
         """GET /v1/timeline/byOrganizationId: An organization's timeline, newest first
@@ -994,51 +994,51 @@ class _Routes:
         Events come in the lean shape unless legacy=True (or the client's legacy=True).
 
         A cursor route: walk every page with Client.paginate(client.get_timeline_by_organization_id, ...)."""
-        path = "/v1/timeline/byOrganizationId"
-        return self._call("GET", path, {"id": id, "since": since, "limit": limit, "cursor": cursor}, None, legacy)
+        _path = "/v1/timeline/byOrganizationId"
+        return self._call("GET", _path, {"id": id, "since": since, "limit": limit, "cursor": cursor}, None, legacy)
 
     def get_usage(self) -> GetUsageResponse:
         """GET /v1/usage: Usage of the calling key"""
-        path = "/v1/usage"
-        return self._call("GET", path, {}, None, ...)
+        _path = "/v1/usage"
+        return self._call("GET", _path, {}, None, ...)
 
     def get_webhooks(self) -> dict[str, Any]:
         """GET /v1/webhooks: List the account's webhooks, most recently created first."""
-        path = "/v1/webhooks"
-        return self._call("GET", path, {}, None, ...)
+        _path = "/v1/webhooks"
+        return self._call("GET", _path, {}, None, ...)
 
     def post_webhooks(self, *, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """POST /v1/webhooks: Register a webhook; the response shows the full secret once."""
-        path = "/v1/webhooks"
-        return self._call("POST", path, {}, body, ...)
+        _path = "/v1/webhooks"
+        return self._call("POST", _path, {}, body, ...)
 
     def delete_webhooks_id(self, *, id: int) -> dict[str, Any]:
         """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries."""
-        path = f"/v1/webhooks/{id}"
-        return self._call("DELETE", path, {}, None, ...)
+        _path = f"/v1/webhooks/{id}"
+        return self._call("DELETE", _path, {}, None, ...)
 
     def get_webhooks_id(self, *, id: int, status: Literal["pending", "succeeded", "failed"] | None = None, limit: int | None = None) -> dict[str, Any]:
         """GET /v1/webhooks/{id}: One webhook with its recent deliveries."""
-        path = f"/v1/webhooks/{id}"
-        return self._call("GET", path, {"status": status, "limit": limit}, None, ...)
+        _path = f"/v1/webhooks/{id}"
+        return self._call("GET", _path, {"status": status, "limit": limit}, None, ...)
 
     def patch_webhooks_id(self, *, id: int, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """PATCH /v1/webhooks/{id}: Update url, event_types or active; only included fields change."""
-        path = f"/v1/webhooks/{id}"
-        return self._call("PATCH", path, {}, body, ...)
+        _path = f"/v1/webhooks/{id}"
+        return self._call("PATCH", _path, {}, body, ...)
 
     def post_webhooks_id_deliveries_delivery_id_redeliver(self, *, id: int, delivery_id: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver: Queue a delivery again under the same delivery id."""
-        path = f"/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"
-        return self._call("POST", path, {}, body, ...)
+        _path = f"/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"
+        return self._call("POST", _path, {}, body, ...)
 
     def post_webhooks_id_rotate_secret(self, *, id: int, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """POST /v1/webhooks/{id}/rotate-secret: Replace the signing secret; the response shows the new secret once."""
-        path = f"/v1/webhooks/{id}/rotate-secret"
-        return self._call("POST", path, {}, body, ...)
+        _path = f"/v1/webhooks/{id}/rotate-secret"
+        return self._call("POST", _path, {}, body, ...)
 
     def post_webhooks_id_test(self, *, id: int, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """POST /v1/webhooks/{id}/test: Queue a signed ping delivery."""
-        path = f"/v1/webhooks/{id}/test"
-        return self._call("POST", path, {}, body, ...)
+        _path = f"/v1/webhooks/{id}/test"
+        return self._call("POST", _path, {}, body, ...)
 
