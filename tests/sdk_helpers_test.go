@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/access/eip3009"
 	"github.com/cryptointel/cryptointel/app"
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
@@ -42,6 +43,7 @@ import (
 var sdkRoot = filepath.Join("..", "sdk")
 
 type sdkServer struct {
+	store   *db.DB
 	base    string
 	control string
 	env     map[string]string
@@ -161,17 +163,38 @@ func startSDKServer(t *testing.T, pay bool) *sdkServer {
 	s.env["CRYPTOINTEL_BASE_URL"] = s.base
 	s.env["CRYPTOINTEL_CONTROL_URL"] = s.control
 	s.env["CRYPTOINTEL_ADMIN_TOKEN"] = cfg.AdminToken
-	for _, plan := range []string{"free", "pro", "enterprise"} {
-		key, _ := accesstest.NewKey(t, a.DB, plan)
-		s.env["CRYPTOINTEL_KEY_"+upper(plan)] = key
+	s.store = a.DB
+	for k, v := range s.keys(t) {
+		s.env[k] = v
 	}
-	// A key of its own for the 429 test: it spends its whole window.
-	burn, _ := accesstest.NewKey(t, a.DB, "enterprise")
-	s.env["CRYPTOINTEL_KEY_BURN"] = burn
 	if pay {
 		s.env["CRYPTOINTEL_PAYER"] = fac.Payer
 	}
 	return s
+}
+
+// keys creates a key of each plan, as CRYPTOINTEL_KEY_<PLAN> variables,
+// and CRYPTOINTEL_KEY_BURN, a key of its own for the 429 test (it spends
+// its whole window): each library's run gets its own, so that neither
+// spends the other's rate window.
+func (s *sdkServer) keys(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, plan := range []string{"free", "pro", "enterprise"} {
+		key, _ := accesstest.NewKey(t, s.store, plan)
+		out["CRYPTOINTEL_KEY_"+upper(plan)] = key
+	}
+	out["CRYPTOINTEL_KEY_BURN"], _ = accesstest.NewKey(t, s.store, "enterprise")
+	return out
+}
+
+// keyEnv is keys as KEY=value entries.
+func (s *sdkServer) keyEnv(t *testing.T) []string {
+	var env []string
+	for k, v := range s.keys(t) {
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 func upper(s string) string {

@@ -69,7 +69,7 @@ func TestSDKClients(t *testing.T) {
 	})
 
 	t.Run("Go", func(t *testing.T) {
-		out := s.run(t, filepath.Join(sdkRoot, "go"), nil, "go", "test", "-count=1", "-v", "./...")
+		out := s.run(t, filepath.Join(sdkRoot, "go"), s.keyEnv(t), "go", "test", "-count=1", "-v", "./...")
 		require.Contains(t, out, "--- PASS: TestEveryRoute")
 		require.NotContains(t, out, "--- SKIP")
 		summary(t, "sdk/go: %d live tests passed", strings.Count(out, "--- PASS"))
@@ -130,7 +130,7 @@ func main() {
 	})
 
 	t.Run("Python", func(t *testing.T) {
-		out := s.run(t, filepath.Join(sdkRoot, "python"), []string{"PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1"},
+		out := s.run(t, filepath.Join(sdkRoot, "python"), append(s.keyEnv(t), "PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1"),
 			python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
 		require.Contains(t, out, " passed")
 		require.NotContains(t, out, "skipped")
