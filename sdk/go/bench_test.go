@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"syscall"
 	"testing"
 )
 
@@ -14,7 +15,9 @@ import (
 // (GET /v1/latest?limit=10, a page of ten lean events as the demo server
 // answers it, testdata/latest.json), on the client's side only: both go
 // through a transport that answers from memory, so the numbers are the
-// client's CPU, not the network's or the server's. The raw call builds the
+// client's CPU, not the network's or the server's; cpu-ns/op is the
+// process's CPU time (user and system, from getrusage) per call, steadier
+// than ns/op on a shared machine. The raw call builds the
 // URL and headers by hand, reads the body and decodes it into the same
 // result type the library decodes into.
 //
@@ -59,6 +62,7 @@ func BenchmarkLibraryCall(b *testing.B) {
 	ctx := context.Background()
 	limit := 10
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		r, err := c.GetV1LatestWithResponse(ctx, &GetV1LatestParams{Limit: &limit})
 		if err != nil || len(r.JSON200.Data) != 10 {
@@ -71,7 +75,15 @@ func BenchmarkRawCall(b *testing.B) {
 	hc := &http.Client{Transport: canned(b)}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
+		rawCall(b, ctx, hc)
+	}
+}
+
+// rawCall is GET /v1/latest?limit=10 with net/http alone.
+func rawCall(b *testing.B, ctx context.Context, hc *http.Client) {
+	{
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:8080/v1/latest?limit=10&legacy=false", nil)
 		if err != nil {
 			b.Fatal(err)
@@ -91,4 +103,49 @@ func BenchmarkRawCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// cpuPerOp reports the process's CPU time per iteration as cpu-ns/op when
+// the returned function runs.
+func cpuPerOp(b *testing.B) func() {
+	cpu := func() int64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	start := cpu()
+	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+// BenchmarkLibraryOverhead alternates a library call and a raw call and
+// times each with the process's CPU clock, so that what else the machine
+// does weighs on both alike: overhead-% is the library's extra CPU.
+func BenchmarkLibraryOverhead(b *testing.B) {
+	hc := &http.Client{Transport: canned(b)}
+	c, err := New("http://127.0.0.1:8080", WithAPIKey("ci_bench"), WithHTTP(&http.Client{Transport: canned(b)}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	limit := 10
+	cpu := func() int64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	var lib, raw int64
+	for b.Loop() {
+		t0 := cpu()
+		r, err := c.GetV1LatestWithResponse(ctx, &GetV1LatestParams{Limit: &limit})
+		if err != nil || len(r.JSON200.Data) != 10 {
+			b.Fatal(err)
+		}
+		t1 := cpu()
+		rawCall(b, ctx, hc)
+		raw += cpu() - t1
+		lib += t1 - t0
+	}
+	b.ReportMetric(float64(lib)/float64(b.N), "lib-cpu-ns/op")
+	b.ReportMetric(float64(raw)/float64(b.N), "raw-cpu-ns/op")
+	b.ReportMetric(100*float64(lib-raw)/float64(raw), "overhead-%")
 }

@@ -178,7 +178,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// routeOf finds the route of method and path (a concrete path).
+// routeOf finds the route of method and path (a concrete path), without
+// allocating: it runs on every request.
 func routeOf(method, path string) *RouteInfo {
 	for i := range Routes {
 		r := &Routes[i]
@@ -189,21 +190,23 @@ func routeOf(method, path string) *RouteInfo {
 	return nil
 }
 
+// pathMatches reports whether path fills the template tmpl ({name}
+// segments match any one segment).
 func pathMatches(tmpl, path string) bool {
-	if tmpl == path {
-		return true
-	}
-	ts, ps := strings.Split(tmpl, "/"), strings.Split(path, "/")
-	if len(ts) != len(ps) {
-		return false
-	}
-	for i := range ts {
-		if strings.HasPrefix(ts[i], "{") || ts[i] == ps[i] {
-			continue
+	for {
+		ts, trest, tmore := strings.Cut(tmpl, "/")
+		ps, prest, pmore := strings.Cut(path, "/")
+		if !(strings.HasPrefix(ts, "{") && ps != "") && ts != ps {
+			return false
 		}
-		return false
+		if tmore != pmore {
+			return false
+		}
+		if !tmore {
+			return true
+		}
+		tmpl, path = trest, prest
 	}
-	return true
 }
 
 // prepare sets the credential, the client's headers and, on a route with
@@ -216,12 +219,12 @@ func (c *Client) prepare(req *http.Request) {
 	for k, v := range c.headers {
 		req.Header[k] = v
 	}
-	if c.lean {
+	if c.lean && !strings.Contains(req.URL.RawQuery, "legacy=") {
 		if r := routeOf(req.Method, req.URL.Path); r != nil && r.Legacy {
-			q := req.URL.Query()
-			if !q.Has("legacy") {
-				q.Set("legacy", "false")
-				req.URL.RawQuery = q.Encode()
+			if req.URL.RawQuery == "" {
+				req.URL.RawQuery = "legacy=false"
+			} else {
+				req.URL.RawQuery += "&legacy=false"
 			}
 		}
 	}
@@ -246,7 +249,10 @@ func (c *Client) doWith(hc *http.Client, req *http.Request) (*http.Response, err
 	ctx := req.Context()
 	paid := false
 	for attempt := 0; ; attempt++ {
-		r := req.Clone(ctx)
+		r := req
+		if attempt > 0 || paid || body != nil {
+			r = req.Clone(ctx) // a retry sends a copy, with the body again
+		}
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))

@@ -2,7 +2,8 @@
 (GET /v1/latest?limit=10, a page of ten lean events as the demo server
 answers it, tests/data/latest.json), on the client's side only: both go
 through an httpx transport that answers from memory, so the numbers are the
-client's CPU (time.process_time), not the network's or the server's. The
+client's CPU (the process's CPU clock, each library call alternated
+with a raw one), not the network's or the server's. The
 raw call sends the same URL and headers with httpx and decodes the JSON.
 
     /usr/bin/python3 bench/bench_call.py            # from sdk/python
@@ -34,13 +35,6 @@ def answer(request: httpx.Request) -> httpx.Response:
     return httpx.Response(200, headers=HEADERS, content=BODY)
 
 
-def run(fn, n: int) -> float:
-    start = time.process_time()
-    for _ in range(n):
-        fn()
-    return (time.process_time() - start) / n
-
-
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -57,14 +51,24 @@ def main() -> None:
         r.raise_for_status()
         assert len(r.json()["data"]) == 10
 
-    run(library_call, n // 10)
-    run(raw_call, n // 10)
+    for _ in range(n // 10):  # warm up
+        library_call()
+        raw_call()
+    clock = time.process_time_ns
     libs, raws = [], []
-    for _ in range(rounds):  # interleaved, so drifts of the machine hit both
-        libs.append(run(library_call, n))
-        raws.append(run(raw_call, n))
-    lib_us, raw_us = statistics.median(libs) * 1e6, statistics.median(raws) * 1e6
-    print(f"library call: {lib_us:.1f} us CPU/op (median of {rounds} x {n})")
+    for _ in range(rounds):
+        lib_ns = raw_ns = 0
+        for _ in range(n):  # alternated, so what else the machine does weighs on both alike
+            t0 = clock()
+            library_call()
+            t1 = clock()
+            raw_call()
+            raw_ns += clock() - t1
+            lib_ns += t1 - t0
+        libs.append(lib_ns / n / 1000)
+        raws.append(raw_ns / n / 1000)
+    lib_us, raw_us = statistics.median(libs), statistics.median(raws)
+    print(f"library call: {lib_us:.1f} us CPU/op (median of {rounds} rounds of {n})")
     print(f"raw httpx call: {raw_us:.1f} us CPU/op")
     print(f"overhead: {100 * (lib_us - raw_us) / raw_us:+.1f}%")
 

@@ -123,8 +123,22 @@ class Client(_Routes):
             headers["Authorization"] = f"Bearer {api_key}"
         self._http = http_client or httpx.Client(timeout=timeout)
         self._headers = headers
-        self.last_meta: Optional[Meta] = None
         self.last_response: Optional[httpx.Response] = None
+        self._last_attempts = 0
+        self._last_meta: Optional[Meta] = None
+        self._last_meta_of: Optional[httpx.Response] = None
+
+    @property
+    def last_meta(self) -> Optional[Meta]:
+        """The rate window, credits and request id of the last answer (read
+        from its headers when asked)."""
+        r = self.last_response
+        if r is None:
+            return None
+        if self._last_meta is None or self._last_meta_of is not r:
+            self._last_meta = Meta.of(r, self._last_attempts)
+            self._last_meta_of = r
+        return self._last_meta
 
     def close(self) -> None:
         self._http.close()
@@ -170,7 +184,7 @@ class Client(_Routes):
                 attempt += 1
                 continue
             self.last_response = r
-            self.last_meta = Meta.of(r, attempt + 1)
+            self._last_attempts = attempt + 1
             if r.status_code < 400:
                 return r
             if stream:
