@@ -76,19 +76,22 @@ func TestSDKClients(t *testing.T) {
 	})
 
 	t.Run("GoRegenerates", func(t *testing.T) {
-		// A copy of the module beside a copy of the document: go generate
-		// there must rewrite the generated files byte for byte.
+		// A copy of the module beside copies of the document and the
+		// schema: go generate there must rewrite the generated files byte
+		// for byte.
 		dir := t.TempDir()
-		sdkCopyTree(t, filepath.Join(sdkRoot, "go"), filepath.Join(dir, "go"))
-		sdkCopyFile(t, filepath.Join(sdkRoot, "openapi.json"), filepath.Join(dir, "openapi.json"))
-		for _, f := range []string{"api.gen.go", "routes.gen.go"} {
-			require.NoError(t, os.Remove(filepath.Join(dir, "go", f)))
+		sdkCopyTree(t, filepath.Join(sdkRoot, "go"), filepath.Join(dir, "sdk", "go"))
+		sdkCopyFile(t, filepath.Join(sdkRoot, "openapi.json"), filepath.Join(dir, "sdk", "openapi.json"))
+		sdkCopyFile(t, filepath.Join("..", "schema.graphqls"), filepath.Join(dir, "schema.graphqls"))
+		generated := []string{"api.gen.go", "routes.gen.go", "genqlient.gen.go"}
+		for _, f := range generated {
+			require.NoError(t, os.Remove(filepath.Join(dir, "sdk", "go", f)))
 		}
-		s.run(t, filepath.Join(dir, "go"), nil, "go", "generate", "./...")
-		for _, f := range []string{"api.gen.go", "routes.gen.go"} {
+		s.run(t, filepath.Join(dir, "sdk", "go"), nil, "go", "generate", "./...")
+		for _, f := range generated {
 			want, err := os.ReadFile(filepath.Join(sdkRoot, "go", f))
 			require.NoError(t, err)
-			got, err := os.ReadFile(filepath.Join(dir, "go", f))
+			got, err := os.ReadFile(filepath.Join(dir, "sdk", "go", f))
 			require.NoError(t, err)
 			require.True(t, bytes.Equal(want, got), "sdk/go/%s differs from what go generate writes: run go generate in sdk/go and commit", f)
 		}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/Khan/genqlient/graphql"
 )
 
 // GraphQLError is a GraphQL answer carrying errors (with HTTP 200).
@@ -78,4 +80,11 @@ func (c *Client) Query(ctx context.Context, query string, variables map[string]a
 		return nil
 	}
 	return json.Unmarshal(ans.Data, out)
+}
+
+// GraphQL is a genqlient client of /graphql that sends through this
+// client (credential, retries, payer): pass it to the typed functions
+// generated from queries.graphql, e.g. EntityGraph(ctx, c.GraphQL(), 101, 5).
+func (c *Client) GraphQL() graphql.Client {
+	return graphql.NewClient(c.base.String()+"/graphql", doer{c})
 }
