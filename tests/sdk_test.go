@@ -72,7 +72,7 @@ func TestSDKClients(t *testing.T) {
 		out := s.run(t, filepath.Join(sdkRoot, "go"), s.keyEnv(t), "go", "test", "-count=1", "-v", "./...")
 		require.Contains(t, out, "--- PASS: TestEveryRoute")
 		require.NotContains(t, out, "--- SKIP")
-		summary(t, "sdk/go: %d live tests passed", strings.Count(out, "--- PASS"))
+		summary(t, "sdk/go: %d tests passed against the live server", strings.Count(out, "--- PASS"))
 	})
 
 	t.Run("GoRegenerates", func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestSDKClients(t *testing.T) {
 		dir := t.TempDir()
 		abs, err := filepath.Abs(filepath.Join(sdkRoot, "go"))
 		require.NoError(t, err)
-		goMod := "module scratch\n\ngo 1.24\n\nrequire github.com/cryptointel/cryptointel/sdk/go v1.0.0\n\nreplace github.com/cryptointel/cryptointel/sdk/go => " + abs + "\n"
+		goMod := "module scratch\n\ngo 1.26\n\nrequire github.com/cryptointel/cryptointel/sdk/go v1.0.0\n\nreplace github.com/cryptointel/cryptointel/sdk/go => " + abs + "\n"
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(goMod), 0o644))
 		sdkCopyFile(t, filepath.Join(sdkRoot, "go", "go.sum"), filepath.Join(dir, "go.sum"))
 		main := `package main
