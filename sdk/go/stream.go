@@ -76,7 +76,8 @@ func (c *Client) Stream(ctx context.Context, params GetV1StreamParams) iter.Seq2
 				yield(StreamEvent{}, err)
 				return
 			}
-			got, closeMsg, err := readSSE(resp.Body, func(ev StreamEvent) bool {
+			// A read error is a cut connection: resume after last.
+			got, closeMsg, _ := readSSE(resp.Body, func(ev StreamEvent) bool {
 				last = ev.ID
 				return yield(ev, nil)
 			}, &last)
@@ -95,7 +96,6 @@ func (c *Client) Stream(ctx context.Context, params GetV1StreamParams) iter.Seq2
 					last = closeMsg.Cursor
 				}
 			}
-			_ = err // a cut connection: resume after last
 			failures = 0
 			if c.sleep(ctx, c.backoff(0)) != nil {
 				return
