@@ -15,7 +15,7 @@ TESTFLAGS    ?=
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 PLANS        := free pro business enterprise
 
-.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp sdk-typescript interop-conformance image packaging-tools release apidocs
+.PHONY: all build run test test-quick generate vet pg-up pg-replica-up seaweedfs clean fuzz bench soak playground chromium interop-payments interop-live interop-mcp sdk-typescript interop-conformance image packaging-tools release apidocs sdk-python-deps
 
 all: build
 
@@ -49,7 +49,7 @@ run: build
 ## test: Postgres and its streaming replica up, SeaweedFS built (once), Chromium and the interop
 ## npm packages present (payments, live push, MCP), then go test ./... (PKG=./db/... narrows it) against them, then the counts
 ## the reliability tests report (go test shows a passing test's log only under -v)
-test: chromium interop-payments interop-live interop-mcp sdk-typescript interop-conformance packaging-tools
+test: chromium interop-payments interop-live interop-mcp sdk-typescript interop-conformance packaging-tools sdk-python-deps
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \
 	TEST_DATABASE_READ_URL="$$(scripts/pg-replica-up.sh)"; export TEST_DATABASE_READ_URL; \
 	WEED_BIN="$$(scripts/seaweedfs-build.sh)"; export WEED_BIN; \
@@ -169,6 +169,15 @@ packaging-tools:
 	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
 	  $$sudo apt-get update && $$sudo apt-get install -y $$missing; \
 	fi
+
+## sdk-python-deps: install what the Python client library (sdk/python) is tested and packaged with
+## when it is missing: Debian's httpx, pandas, pytest, hatchling and venv for /usr/bin/python3
+## (there is no PyPI here; tests/sdk_test.go runs pytest, builds the wheel and installs it into a
+## virtualenv made with --system-site-packages)
+sdk-python-deps:
+	@/usr/bin/python3 -c 'import httpx, pandas, pytest, hatchling, ensurepip' 2>/dev/null || ( \
+	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	  $$sudo apt-get update && $$sudo apt-get install -y python3-httpx python3-pandas python3-pytest python3-hatchling python3-venv )
 
 ## chromium: install Debian's chromium (used by the playground browser test) when it is missing
 chromium:

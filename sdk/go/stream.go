@@ -1,0 +1,166 @@
+package cryptointel
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+)
+
+// StreamEvent is one message of /v1/stream: its id (the cursor to resume
+// after it) and its data (one event in the /v1 shape).
+type StreamEvent struct {
+	ID   string
+	Data json.RawMessage
+}
+
+// Event decodes the message's event.
+func (e StreamEvent) Event() (Event, error) {
+	var ev Event
+	err := ev.UnmarshalJSON(e.Data)
+	return ev, err
+}
+
+// StreamClosedError is a stream the server ended for good (its `event:
+// close` message with a code that reconnecting cannot fix).
+type StreamClosedError struct{ Close StreamClose }
+
+func (e *StreamClosedError) Error() string {
+	return fmt.Sprintf("cryptointel: stream closed by the server: %s (%s)", e.Close.Error, e.Close.Code)
+}
+
+// Stream follows GET /v1/stream: each pushed event in order. When the
+// connection drops, or the server closes the stream for a reason a
+// reconnect fixes (slow_consumer, shutting_down, unavailable), it connects
+// again with Last-Event-ID set to the last id received, so no event is
+// lost or repeated; reconnects follow the retry policy (each success
+// restarts its count). It ends when ctx is done (without error) or at the
+// first error that reconnecting cannot fix.
+func (c *Client) Stream(ctx context.Context, params GetV1StreamParams) iter.Seq2[StreamEvent, error] {
+	return func(yield func(StreamEvent, error) bool) {
+		last := ""
+		if params.LastEventID != nil {
+			last = *params.LastEventID
+		}
+		failures := 0
+		for {
+			p := params
+			if last != "" {
+				p.LastEventID = &last
+			}
+			req, err := NewGetV1StreamRequest(c.base.String(), &p)
+			if err != nil {
+				yield(StreamEvent{}, err)
+				return
+			}
+			req = req.WithContext(ctx)
+			req.Header.Set("Accept", "text/event-stream")
+			resp, err := c.doWith(c.streamHTTP(), req)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				var ce *ConnectionError
+				if errors.As(err, &ce) && failures < c.retry.MaxRetries {
+					failures++
+					if c.sleep(ctx, c.backoff(failures-1)) != nil {
+						return
+					}
+					continue
+				}
+				yield(StreamEvent{}, err)
+				return
+			}
+			// A read error is a cut connection: resume after last.
+			got, closeMsg, _ := readSSE(resp.Body, func(ev StreamEvent) bool {
+				last = ev.ID
+				return yield(ev, nil)
+			}, &last)
+			resp.Body.Close()
+			if !got || ctx.Err() != nil {
+				return // the caller stopped, or ctx is done
+			}
+			if closeMsg != nil {
+				switch closeMsg.Code {
+				case "slow_consumer", "shutting_down", "unavailable":
+				default:
+					yield(StreamEvent{}, &StreamClosedError{Close: *closeMsg})
+					return
+				}
+				if closeMsg.Cursor != "" {
+					last = closeMsg.Cursor
+				}
+			}
+			failures = 0
+			if c.sleep(ctx, c.backoff(0)) != nil {
+				return
+			}
+		}
+	}
+}
+
+// streamHTTP is the client's HTTP client without its per-request timeout
+// (a stream lasts as long as its reader wants).
+func (c *Client) streamHTTP() *http.Client {
+	hc := *c.http
+	hc.Timeout = 0
+	return &hc
+}
+
+// readSSE reads messages from r, calling emit for each event with data;
+// an id line without data (the stream's starting point) only moves
+// *last. It returns false when emit asked to stop, the close message when
+// the server sent one, and the read error that ended it.
+func readSSE(r io.Reader, emit func(StreamEvent) bool, last *string) (bool, *StreamClose, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var id, event string
+	var data strings.Builder
+	hasData := false
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return true, nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" { // dispatch
+			if event == "close" {
+				var cl StreamClose
+				json.Unmarshal([]byte(data.String()), &cl) //nolint:errcheck
+				return true, &cl, nil
+			}
+			if id != "" {
+				*last = id
+			}
+			if hasData {
+				if !emit(StreamEvent{ID: id, Data: json.RawMessage(data.String())}) {
+					return false, nil, nil
+				}
+			}
+			id, event, hasData = "", "", false
+			data.Reset()
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			id = value
+		case "event":
+			event = value
+		case "data":
+			if hasData {
+				data.WriteByte('\n')
+			}
+			data.WriteString(value)
+			hasData = true
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// python is Debian's interpreter: httpx, pandas, pytest and hatchling are
+// Debian's packages (make sdk-python-deps installs them), importable there
+// only.
+const python = "/usr/bin/python3"
+
+// TestSDKClients runs the Go and Python client libraries' own tests
+// against one live server (startSDKServer): every route once, a three-page
+// cursor walk, a 429 retried after its Retry-After, typed 400/401/403/404/413
+// errors, a stream resumed after its connection is cut, a webhook verified
+// and a tampered one refused, a request paid through the 402 hook on the
+// local chain, GraphQL, and (Python) a DataFrame indexed by time. Beside
+// them: the committed OpenAPI document is the server's, regenerating either
+// library gives no diff, the Go client builds from a scratch module with a
+// replace, and the Python wheel installs into a fresh virtualenv and makes
+// a call.
+func TestSDKClients(t *testing.T) {
+	t.Parallel()
+	if !paymentsInstalled() {
+		t.Fatalf("%s/node_modules is missing: run `make interop-payments` (make test does)", paymentsDir)
+	}
+	s := startSDKServer(t, true)
+	if hold := os.Getenv("SDK_HOLD"); hold != "" {
+		// For working on a library: the server's environment is written to
+		// the file SDK_HOLD names (sourceable by a shell), and the server
+		// runs until that file is removed (at most 30 minutes).
+		var b strings.Builder
+		for k, v := range s.env {
+			fmt.Fprintf(&b, "export %s=%q\n", k, v)
+		}
+		require.NoError(t, os.WriteFile(hold, []byte(b.String()), 0o644))
+		for end := time.Now().Add(30 * time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
+			if _, err := os.Stat(hold); err != nil {
+				break
+			}
+		}
+		t.SkipNow()
+	}
+
+	t.Run("OpenAPIDocument", func(t *testing.T) {
+		resp, err := http.Get(s.base + "/openapi.json")
+		require.NoError(t, err)
+		live, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		committed, err := os.ReadFile(filepath.Join(sdkRoot, "openapi.json"))
+		require.NoError(t, err)
+		if os.Getenv("SDK_UPDATE") == "1" {
+			require.NoError(t, os.WriteFile(filepath.Join(sdkRoot, "openapi.json"), live, 0o644))
+			return
+		}
+		require.True(t, bytes.Equal(live, committed),
+			"sdk/openapi.json is not the server's /openapi.json: run `SDK_UPDATE=1 go test ./tests -run TestSDKClients/OpenAPIDocument`, then `go generate ./... && (cd sdk/go && go generate ./...)`, and commit")
+	})
+
+	t.Run("Go", func(t *testing.T) {
+		out := s.run(t, filepath.Join(sdkRoot, "go"), s.keyEnv(t), "go", "test", "-count=1", "-v", "./...")
+		require.Contains(t, out, "--- PASS: TestEveryRoute")
+		require.NotContains(t, out, "--- SKIP")
+		summary(t, "sdk/go: %d tests passed against the live server", strings.Count(out, "--- PASS"))
+	})
+
+	t.Run("GoRegenerates", func(t *testing.T) {
+		// A copy of the module beside copies of the document and the
+		// schema: go generate there must rewrite the generated files byte
+		// for byte.
+		dir := t.TempDir()
+		sdkCopyTree(t, filepath.Join(sdkRoot, "go"), filepath.Join(dir, "sdk", "go"))
+		sdkCopyFile(t, filepath.Join(sdkRoot, "openapi.json"), filepath.Join(dir, "sdk", "openapi.json"))
+		sdkCopyFile(t, filepath.Join("..", "schema.graphqls"), filepath.Join(dir, "schema.graphqls"))
+		generated := []string{"api.gen.go", "routes.gen.go", "genqlient.gen.go"}
+		for _, f := range generated {
+			require.NoError(t, os.Remove(filepath.Join(dir, "sdk", "go", f)))
+		}
+		s.run(t, filepath.Join(dir, "sdk", "go"), nil, "go", "generate", "./...")
+		for _, f := range generated {
+			want, err := os.ReadFile(filepath.Join(sdkRoot, "go", f))
+			require.NoError(t, err)
+			got, err := os.ReadFile(filepath.Join(dir, "sdk", "go", f))
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(want, got), "sdk/go/%s differs from what go generate writes: run go generate in sdk/go and commit", f)
+		}
+	})
+
+	t.Run("GoImport", func(t *testing.T) {
+		// A scratch module that requires the client through a replace.
+		dir := t.TempDir()
+		abs, err := filepath.Abs(filepath.Join(sdkRoot, "go"))
+		require.NoError(t, err)
+		goMod := "module scratch\n\ngo 1.26\n\nrequire github.com/cryptointel/cryptointel/sdk/go v1.0.0\n\nreplace github.com/cryptointel/cryptointel/sdk/go => " + abs + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(goMod), 0o644))
+		sdkCopyFile(t, filepath.Join(sdkRoot, "go", "go.sum"), filepath.Join(dir, "go.sum"))
+		main := `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	cryptointel "github.com/cryptointel/cryptointel/sdk/go"
+)
+
+func main() {
+	c, err := cryptointel.New(os.Getenv("CRYPTOINTEL_BASE_URL"), cryptointel.WithAPIKey(os.Getenv("CRYPTOINTEL_KEY_ENTERPRISE")))
+	if err != nil {
+		panic(err)
+	}
+	r, err := c.GetV1EntitiesByIdWithResponse(context.Background(), &cryptointel.GetV1EntitiesByIdParams{Id: 101})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.JSON200.Data.CanonicalName, c.LastMeta().PlanTier)
+}
+`
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644))
+		out := s.run(t, dir, []string{"GOFLAGS=-mod=mod"}, "go", "run", ".")
+		require.Equal(t, "Ethereum enterprise\n", out)
+	})
+
+	t.Run("Python", func(t *testing.T) {
+		out := s.run(t, filepath.Join(sdkRoot, "python"), append(s.keyEnv(t), "PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1"),
+			python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+		require.Contains(t, out, " passed")
+		require.NotContains(t, out, "skipped")
+		summary(t, "sdk/python: %s", lastLine(out))
+	})
+
+	t.Run("PythonRegenerates", func(t *testing.T) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "_generated.py")
+		s.run(t, filepath.Join("..", "tools", "pysdkgen"), nil, "go", "run", ".", "../../sdk/openapi.json", out)
+		want, err := os.ReadFile(filepath.Join(sdkRoot, "python", "src", "cryptointel", "_generated.py"))
+		require.NoError(t, err)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), "sdk/python/src/cryptointel/_generated.py differs from what tools/pysdkgen writes: run go generate ./tools/pysdkgen and commit")
+	})
+
+	t.Run("PythonWheel", func(t *testing.T) {
+		dir := t.TempDir()
+		// Build from a copy, so the checkout gets no build artifacts.
+		src := filepath.Join(dir, "src")
+		sdkCopyTree(t, filepath.Join(sdkRoot, "python"), src)
+		s.run(t, src, nil, "hatchling", "build", "-t", "wheel", "-d", filepath.Join(dir, "dist"))
+		wheels, err := filepath.Glob(filepath.Join(dir, "dist", "cryptointel-1.0.*-py3-none-any.whl"))
+		require.NoError(t, err)
+		require.Len(t, wheels, 1)
+		venv := filepath.Join(dir, "venv")
+		s.run(t, dir, nil, python, "-m", "venv", "--system-site-packages", venv)
+		s.run(t, dir, nil, filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--no-deps", "--no-cache-dir", "-q", wheels[0])
+		call := `import os, cryptointel
+assert cryptointel.__file__.startswith(os.environ["VENV"]), cryptointel.__file__
+c = cryptointel.Client(os.environ["CRYPTOINTEL_KEY_ENTERPRISE"], base_url=os.environ["CRYPTOINTEL_BASE_URL"])
+print(c.get_entities_by_id(id=101)["data"]["canonicalName"], cryptointel.__version__)
+`
+		out := s.run(t, dir, []string{"VENV=" + venv}, filepath.Join(venv, "bin", "python"), "-c", call)
+		require.Equal(t, "Ethereum 1.0.0\n", out)
+	})
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Trim(lines[len(lines)-1], "= ")
+}
+
+func sdkCopyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(to), 0o755))
+	require.NoError(t, os.WriteFile(to, b, 0o644))
+}
+
+// copyTree copies the files of from into to, leaving out caches and build
+// output.
+func sdkCopyTree(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && (name == "__pycache__" || name == "dist" || name == ".pytest_cache" || strings.HasSuffix(name, ".egg-info")) {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(from, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		sdkCopyFile(t, path, filepath.Join(to, rel))
+		return nil
+	}))
+}
