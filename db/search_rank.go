@@ -393,6 +393,9 @@ func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, ro rankOptio
 		if ro.category != "" && c.category == ro.category {
 			sc.score *= 1 + categoryBoost
 		}
+		if !ro.scheduledFrom.IsZero() && namesDateIn(c.title, ro.scheduledFrom, ro.scheduledTo) {
+			sc.score *= 1 + scheduledBoost
+		}
 		if sc.score <= 0 {
 			continue
 		}
@@ -528,6 +531,9 @@ const (
 	// categoryBoost: an event of the category a query word names ("hack":
 	// security) ranks this much higher.
 	categoryBoost = 0.1
+	// scheduledBoost: a report whose headline names a date inside the
+	// window a query asks for ahead ("next week") ranks this much higher.
+	scheduledBoost = 1.0
 	// storyWindow: reports of one story lie at most this far apart.
 	storyWindow = 48 * time.Hour
 	// storyTitleSimilarity: the share of title words two reports of one
@@ -547,6 +553,8 @@ type rankOptions struct {
 	preferNewer, history bool
 	category             string
 	collapse, facets     bool
+	// scheduledFrom and scheduledTo: the window the query asks for ahead.
+	scheduledFrom, scheduledTo time.Time
 }
 
 // recency is the recency factor of an event at at: the plain boost (up to

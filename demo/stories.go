@@ -21,6 +21,9 @@ import (
 // storySub is one kind of happening.
 type storySub struct {
 	cat, name string
+	// key names the kind for storylines when two kinds share a
+	// subcategory (name by default).
+	key string
 	// weight is the relative frequency of fresh happenings of this kind
 	// within its category (0: only as a storyline's step).
 	weight int
@@ -176,11 +179,8 @@ func castETF(g *seedGen, rng *rand.Rand) (*seedEntity, []*seedEntity, bool) {
 	return a, []*seedEntity{r}, true
 }
 
-// castOutage: mostly chains, sometimes an exchange.
+// castOutage: a chain or a rollup.
 func castOutage(g *seedGen, rng *rand.Rand) (*seedEntity, []*seedEntity, bool) {
-	if rng.Float64() < 0.2 {
-		return pick(rng, g.world.exchanges), nil, true
-	}
 	return pick(rng, g.world.hosts), nil, true
 }
 
@@ -252,7 +252,7 @@ var storySubs = []*storySub{
 		next:    []storyStep{{"upgrade_activated", 8 * day, 0.9}}},
 	{cat: "technology", name: "upgrade_activated", cast: castOne(hosts),
 		titles:  []string{"{O} activates {U} upgrade", "{U} hard fork goes live on {O}", "{O} completes {U} network upgrade", "{O} ships {U} upgrade on mainnet"},
-		bullets: []string{"Upgrade introduces {F}", "Validators upgraded ahead of activation", "No downtime reported during the fork", "Fees fell after the upgrade"}},
+		bullets: []string{"Upgrade introduces {F}", "Validators upgraded ahead of activation", "The fork went smoothly", "Fees fell after the upgrade"}},
 	{cat: "technology", name: "testnet", weight: 3, cast: castOne(hosts),
 		titles:  []string{"{O} opens public testnet for {F}", "{O} testnet adds {F}", "{O} launches incentivized testnet", "Developers can now test {F} on {O} testnet"},
 		bullets: []string{"Testnet runs for eight weeks", "Bug bounties cover the testnet", "Faucets are open to developers", "Mainnet release depends on results"}},
@@ -265,6 +265,14 @@ var storySubs = []*storySub{
 			"{O} experiences degraded performance, transactions delayed"},
 		bullets: []string{"Block production stopped for {N} minutes", "Validators coordinated a restart", "User funds were not affected", "A post-mortem will follow"},
 		next:    []storyStep{{"outage_resolved", 8 * time.Hour, 0.8}}},
+	{cat: "technology", name: "outage", key: "exchange_outage", weight: 1, cast: castExchangeOnly,
+		titles: []string{"{O} suffers outage, trading halted", "{O} goes down during volatile trading", "{O} users locked out as exchange hits downtime",
+			"{O} halts trading after matching engine failure", "{O} experiences degraded service, withdrawals delayed"},
+		bullets: []string{"Trading was halted for {N} minutes", "Withdrawals were delayed", "User funds were not affected", "The exchange will compensate affected traders"},
+		next:    []storyStep{{"exchange_outage_resolved", 6 * time.Hour, 0.8}}},
+	{cat: "technology", name: "outage_resolved", key: "exchange_outage_resolved", cast: castExchangeOnly,
+		titles:  []string{"{O} restores trading after outage", "{O} back online after downtime", "{O} reopens trading, blames matching engine bug"},
+		bullets: []string{"Service is fully restored", "Open orders were honoured", "The exchange will compensate affected traders", "A post-mortem will follow"}},
 	{cat: "technology", name: "outage_resolved", cast: castOutage,
 		titles: []string{"{O} restores service after outage", "{O} back online after downtime", "{O} resumes block production after halt",
 			"{O} post-mortem blames {K} bug for outage"},
@@ -360,7 +368,7 @@ var storySubs = []*storySub{
 		next:    []storyStep{{"vote_result", 5 * day, 0.9}}},
 	{cat: "governance", name: "vote_result", cast: castOne(governed),
 		titles: []string{"{O} governance approves {F} proposal", "{O} token holders pass {U} proposal", "{O} DAO vote backs {F} overhaul",
-			"{O} token holders reject {U} proposal"},
+			"{O} token holders reject {U} proposal", "{O} governance vote passes {U} proposal"},
 		bullets: []string{"Quorum reached with {N}% participation", "Changes take effect after a timelock", "The vote was closer than expected", "Large delegates voted in favour"}},
 	{cat: "governance", name: "foundation_governance", weight: 2, cast: castFoundation,
 		titles:  []string{"{O} proposes {U} roadmap for {P}", "{O} opens community vote on {P} treasury", "{O} restructures {P} governance council"},
@@ -406,11 +414,14 @@ var storySubs = []*storySub{
 var seedChainComponents = []string{"validator client", "consensus engine", "transaction scheduler", "RPC nodes",
 	"block propagation", "fee market logic"}
 
-// storyBySub finds a happening kind by its subcategory.
+// storyBySub finds a happening kind by its key.
 var storyBySub = func() map[string]*storySub {
 	out := map[string]*storySub{}
 	for _, s := range storySubs {
-		out[s.name] = s
+		if s.key == "" {
+			s.key = s.name
+		}
+		out[s.key] = s
 	}
 	return out
 }()

@@ -265,21 +265,20 @@ func loadEvalFixture(t *testing.T, store *db.DB) {
 }
 
 // Thresholds of the judged set (testdata/search_judged.json, written on
-// the coherent demo world before the search was tuned on it), at its first
-// measurement: recall@10 0.864, MRR 0.918, nDCG@10 0.872; questions 0.806,
-// time words 0.786, paraphrases 0.755. The targets are recall@10
-// ≥ 0.9 and nDCG@10 ≥ 0.8 overall, recall@10 ≥ 0.8 on the question and
-// time-word kinds.
+// the coherent demo world before the search was tuned on it): the issue's
+// targets, recall@10 ≥ 0.9 and nDCG@10 ≥ 0.8 overall, recall@10 ≥ 0.8 on
+// the question and time-word kinds. First measured recall@10 0.864, MRR
+// 0.918, nDCG@10 0.872 (questions 0.806, time words 0.786, paraphrases
+// 0.755); after tuning (suing is a form of sue, fines apart from lawsuits,
+// DAO votes are governance votes, a report naming a date inside the window
+// a query asks for ahead ranks higher) 0.906, 0.968, 0.914 (questions
+// 0.910, time words 0.874, paraphrases 0.773).
 const (
-	minJudgedRecall         = 0.86
+	minJudgedRecall         = 0.9
 	minJudgedNDCG           = 0.8
 	minJudgedQuestionRecall = 0.8
-	minJudgedTimeRecall     = 0.78
+	minJudgedTimeRecall     = 0.8
 )
-
-// judgedEmptyTop are the queries whose first hit is known to hold none of
-// the words that matter (none: the search answers nothing).
-var judgedEmptyTop = map[string]bool{"governance votes last week": true}
 
 // TestSearchJudgedSet runs the judged set — questions, time words,
 // paraphrases, tickers, misspellings, several-entity and entity-and-topic
@@ -308,9 +307,6 @@ func TestSearchJudgedSet(t *testing.T) {
 	for _, r := range rep.Results {
 		require.NoError(t, r.Err, "%q", r.Query.Query)
 		require.NotEmpty(t, r.Searched, "%q", r.Query.Query)
-		if judgedEmptyTop[r.Query.Query] {
-			continue
-		}
 		require.NotEmpty(t, r.TopMatched, "%q: the first hit (event %d) holds none of the words that matter %q", r.Query.Query, r.Top, r.Searched)
 	}
 	require.GreaterOrEqual(t, rep.Mean.Recall, minJudgedRecall, "judged recall@10")
