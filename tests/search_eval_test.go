@@ -28,6 +28,9 @@ import (
 // of the categories. Resolution queries are labelled with the entity (or,
 // for ambiguous tickers, every entity) they must resolve to.
 //
+// A hit stands for the reports folded into it (alsoReportedAs), counted
+// right after it.
+//
 //	recall@10 = |relevant ∩ top 10| / min(|relevant|, 10), averaged
 //	MRR       = 1 / rank of the first relevant result in the top 10 (0 if
 //	            none), averaged
@@ -115,10 +118,15 @@ func TestSearchEvaluation(t *testing.T) {
 			require.NotEmpty(t, relevant, "query %q has no relevant events in the data", q.Query)
 			res, err := db.SearchEvents(ctx, store.Pool, q.Query, since, 10)
 			require.NoError(t, err)
-			ms := res.Matches
+			// A hit stands for the reports folded into it, listed after it.
+			var ms []int64
+			for _, m := range res.Matches {
+				ms = append(append(ms, m.EventID), m.AlsoReportedAs...)
+			}
+			ms = ms[:min(len(ms), 10)]
 			found := 0
 			for i, m := range ms {
-				if relevant[m.EventID] {
+				if relevant[m] {
 					found++
 					if s.rr == 0 {
 						s.rr = 1 / float64(i+1)
