@@ -189,7 +189,8 @@ func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int6
 		return nil, err
 	}
 	ro := rankOptions{limit: limit, offset: offset, afterID: o.AfterID, recencySort: o.Sort == cryptointel.SearchSortRecency,
-		now: now, preferNewer: win.recency, history: win.history, collapse: !o.NoCollapse, facets: o.Facets}
+		now: now, preferNewer: win.recency, history: win.history, collapse: !o.NoCollapse, facets: o.Facets,
+		scheduledFrom: win.scheduledFrom, scheduledTo: win.scheduledTo}
 	if o.Category == "" {
 		ro.category = a.q.Read.Category
 	}

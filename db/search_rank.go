@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -393,6 +394,9 @@ func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, ro rankOptio
 		if ro.category != "" && c.category == ro.category {
 			sc.score *= 1 + categoryBoost
 		}
+		if !ro.scheduledFrom.IsZero() && namesDateIn(c.title, ro.scheduledFrom, ro.scheduledTo) {
+			sc.score *= 1 + scheduledBoost
+		}
 		if sc.score <= 0 {
 			continue
 		}
@@ -528,12 +532,22 @@ const (
 	// categoryBoost: an event of the category a query word names ("hack":
 	// security) ranks this much higher.
 	categoryBoost = 0.1
+	// scheduledBoost: a report whose headline names a date inside the
+	// window a query asks for ahead ("next week") ranks this much higher.
+	scheduledBoost = 1.0
 	// storyWindow: reports of one story lie at most this far apart.
 	storyWindow = 48 * time.Hour
 	// storyTitleSimilarity: the share of title words two reports of one
 	// story (same owners) have in common. Events that name no entity are
 	// never folded: nothing says they are about the same thing.
 	storyTitleSimilarity = 0.5
+	// storyFigureSimilarity is the share that suffices when both titles
+	// hold the same figure (an amount, a count).
+	storyFigureSimilarity = 0.3
+	// storyCommonWords: titles sharing fewer words (the owner and a topic
+	// word: "Solana outage ends", "Solana outage hits payments") tell
+	// stories too short to be known for the same.
+	storyCommonWords = 3
 )
 
 // rankOptions are how a ranking is cut and ordered.
@@ -547,6 +561,8 @@ type rankOptions struct {
 	preferNewer, history bool
 	category             string
 	collapse, facets     bool
+	// scheduledFrom and scheduledTo: the window the query asks for ahead.
+	scheduledFrom, scheduledTo time.Time
 }
 
 // recency is the recency factor of an event at at: the plain boost (up to
@@ -650,13 +666,20 @@ func sameStory(x, y *candidate, kx, ky map[string]bool) bool {
 			return false
 		}
 	}
-	common := 0
+	common, figure := 0, false
 	for k := range kx {
 		if ky[k] {
 			common++
+			figure = figure || strings.ContainsAny(k, "0123456789")
 		}
 	}
-	return float64(common)/float64(len(kx)+len(ky)-common) >= storyTitleSimilarity
+	if common < storyCommonWords {
+		return false
+	}
+	sim := float64(common) / float64(len(kx)+len(ky)-common)
+	// The same figure ("$106M") in both titles is strong evidence: sources
+	// repeat the amount in their own words.
+	return sim >= storyTitleSimilarity || figure && sim >= storyFigureSimilarity
 }
 
 // titleStopWords are left out of a title's words when reports are
@@ -664,13 +687,23 @@ func sameStory(x, y *candidate, kx, ky map[string]bool) bool {
 var titleStopWords = wordSet(`a an the of to in on for and or as at by with from after its it is are be new`)
 
 // titleKeys are the words of a title as reports are compared: keyed as
-// the thesaurus keys them (wordKey), stop words left out.
+// the thesaurus keys them (wordKey, irregular forms to their first), a word
+// of a synonym group keyed by the group (sources tell one story in their
+// own words: "drains", "hacked" and "steal" are one key), stop words left
+// out.
 func titleKeys(title string) map[string]bool {
 	out := map[string]bool{}
+	th := searchThesaurus
 	for _, w := range queryWords(title) {
-		if lw := strings.ToLower(w); !titleStopWords[lw] {
-			out[wordKey(lw)] = true
+		lw := strings.ToLower(w)
+		if titleStopWords[lw] {
+			continue
 		}
+		k := th.normalizeForms([]string{lw})[0]
+		if gs := th.byKey[k]; len(gs) > 0 {
+			k = "\x00" + strconv.Itoa(slices.Min(gs))
+		}
+		out[k] = true
 	}
 	return out
 }

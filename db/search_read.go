@@ -1,6 +1,7 @@
 package db
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -363,7 +364,10 @@ type searchWindow struct {
 	// recency: prefer the newest strongly ("recently", a future window);
 	// history: the query named a past window, so no recency boost.
 	recency, history bool
-	filters          []cryptointel.SearchFilter
+	// scheduledFrom and scheduledTo bound the window a query asks for
+	// ahead ("next week"): a report naming a date in it ranks higher.
+	scheduledFrom, scheduledTo time.Time
+	filters                    []cryptointel.SearchFilter
 }
 
 // window reads the time expressions of r against now, within since and
@@ -398,6 +402,9 @@ func (r *queryReading) window(now, since, until time.Time, defaultSince bool) (s
 		// before it.
 		w.filters = append(w.filters, cryptointel.SearchFilter{Name: "scheduled", Value: from.Format(time.RFC3339) + "/" + to.Format(time.RFC3339),
 			Source: cryptointel.SearchSourceQuery, Text: e.Text})
+		if w.scheduledFrom.IsZero() {
+			w.scheduledFrom, w.scheduledTo = from, to
+		}
 		if f := now.Add(-upcomingLookback); f.After(qFrom) {
 			qFrom = f
 			fromText = append(fromText, e.Text)
@@ -423,4 +430,44 @@ func (r *queryReading) window(now, since, until time.Time, defaultSince bool) (s
 		return w, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgSearchQueryRange}
 	}
 	return w, nil
+}
+
+// datePattern finds the dates a headline names ("on December 3", "for
+// Nov 8", "2026-12-03").
+var datePattern = regexp.MustCompile(`(?i)\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? ([0-3]?[0-9])\b|\b(20[0-9][0-9])-([01][0-9])-([0-3][0-9])\b`)
+
+// namesDateIn reports whether title names a day inside [from, to): a
+// month and day is read as its next occurrence on or after a year before
+// from (headlines name dates ahead without their year).
+func namesDateIn(title string, from, to time.Time) bool {
+	if from.IsZero() || !strings.ContainsAny(title, "0123456789") {
+		return false
+	}
+	for _, m := range datePattern.FindAllStringSubmatch(title, -1) {
+		var day time.Time
+		if m[3] != "" {
+			y, _ := strconv.Atoi(m[3])
+			mo, _ := strconv.Atoi(m[4])
+			d, _ := strconv.Atoi(m[5])
+			day = time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC)
+		} else {
+			mo, ok := monthNames[strings.ToLower(m[1])]
+			if !ok {
+				mo = monthNames[strings.ToLower(m[1][:3])]
+			}
+			d, _ := strconv.Atoi(m[2])
+			if mo == 0 || d < 1 || d > 31 {
+				continue
+			}
+			y := from.Year()
+			day = time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
+			if day.Before(dayStart(from).AddDate(0, -6, 0)) {
+				day = time.Date(y+1, mo, d, 0, 0, 0, 0, time.UTC)
+			}
+		}
+		if !day.Before(dayStart(from)) && day.Before(to) {
+			return true
+		}
+	}
+	return false
 }

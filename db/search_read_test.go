@@ -126,6 +126,15 @@ func TestSearchNextWeekIsAWindow(t *testing.T) {
 	require.Equal(t, int64(101), res.Matches[0].EventID, "the scheduled unlock first")
 	require.NotContains(t, matchEventIDs(res.Matches), int64(103), "a month-old unlock is out of the window")
 
+	// A report naming a date inside next week ranks above newer ones that
+	// name none or a date after it.
+	b.insertEvents(t, []searchFixtureEvent{
+		{id: 104, title: "Ethena to unlock 30M ENA tokens on November 4", age: 3 * 24 * time.Hour, owner: entEthena},
+		{id: 105, title: "Ethena to unlock 20M ENA tokens on December 20", age: 2 * time.Hour, owner: entEthena},
+	})
+	res = b.searchWith(t, "token unlocks next week", cryptointel.SearchOptions{Limit: 10})
+	require.Equal(t, int64(104), res.Matches[0].EventID, "the unlock dated next week first: %v", matchEventIDs(res.Matches))
+
 	// Past windows bound the search; a window in the past says it.
 	res = b.searchWith(t, "token unlock since October", cryptointel.SearchOptions{Limit: 10})
 	from, ok = filterNamed(res, cryptointel.SearchFilterFrom)
@@ -138,7 +147,7 @@ func TestSearchNextWeekIsAWindow(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "2026-01-01T00:00:00Z", to.Value)
 	res = b.searchWith(t, "unlock today", cryptointel.SearchOptions{Limit: 10})
-	require.Equal(t, []int64{101}, matchEventIDs(res.Matches))
+	require.ElementsMatch(t, []int64{101, 105}, matchEventIDs(res.Matches), "the unlocks reported today")
 }
 
 // TestSearchSortRecency: sort=recency orders the events that match the

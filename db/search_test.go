@@ -650,7 +650,7 @@ func TestSearchVocabularyIsNotAMisspeltName(t *testing.T) {
 	}
 	require.Equal(t, "money", res.Terms[1].Text)
 	require.NotContains(t, res.Terms[1].Expansions, "Monero")
-	require.Contains(t, res.Terms[1].Expansions, "funding", "money is a funding word")
+	require.Contains(t, res.Terms[1].Expansions, "funding round", "money is a funding word")
 
 	m, _ := findEventMatch(t, b.search(t, "Monerro wallet", 10), 50)
 	require.Equal(t, cryptointel.MatchTypeFuzzy, m.MatchType, "a misspelt name still links")

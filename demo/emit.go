@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/cryptointel/cryptointel/db"
@@ -53,49 +52,28 @@ func Emit(ctx context.Context, store *db.DB, opts EmitOptions) (*Emitted, error)
 	}
 	g := newSeedGen(defaultSeed, time.Now(), 0)
 	rng := rand.New(rand.NewPCG(seed, 0xe1171))
-	cat := pickCategory(rng)
-	sub := cat.subs[rng.IntN(len(cat.subs))]
-	owner := pick(rng, g.pools[sub.owner])
-	var participants []*seedEntity
-	if sub.participant != "" {
-		participants = append(participants, pickOther(rng, g.pools[sub.participant], owner))
-	}
-	pName := ""
-	if len(participants) > 0 {
-		pName = participants[0].name
-	}
-	vars := map[byte]string{
-		'O': owner.name, 'P': pName, 'T': owner.ticker, 'N': strconv.Itoa(1 + rng.IntN(250)),
-		'F': seedFeatures[rng.IntN(len(seedFeatures))], 'C': seedComponents[rng.IntN(len(seedComponents))],
-		'U': seedUpgrades[rng.IntN(len(seedUpgrades))],
-	}
-	title := fill(sub.titles[rng.IntN(len(sub.titles))], vars)
-	summary := title + ". " + fill(seedSummaryTails[rng.IntN(len(seedSummaryTails))], vars)
-	bulletIdx := rng.Perm(len(cat.bullets))[:2]
-	bullets := make([]string, len(bulletIdx))
-	for i, b := range bulletIdx {
-		bullets[i] = fill(cat.bullets[b], vars)
-	}
-	var significance *float64
+	at := time.Now().UTC().Truncate(time.Second)
+	h := g.fresh(rng, at)
+	h.significance = nil
 	if !opts.Radar {
 		s := math.Round((6+3.5*rng.Float64())*10) / 10
-		significance = &s
+		h.significance = &s
 	}
-	at := time.Now().UTC().Truncate(time.Second)
 	id := lastEvent + 1
+	ev := g.report(rng, id, h, at, at)
 	participantIDs := []int64{}
 	participantNames := []string{}
-	for _, p := range participants {
+	for _, p := range ev.participants {
 		participantIDs = append(participantIDs, p.id)
 		participantNames = append(participantNames, p.name)
 	}
 	line := map[string]any{
-		"kind": "event", "id": id, "title": title, "eventCategory": cat.name, "eventSubcategory": sub.name,
-		"summary": summary, "bullets": bullets, "owners": []int64{owner.id}, "participants": participantIDs,
-		"significance": significance,
+		"kind": "event", "id": id, "title": ev.title, "eventCategory": ev.category, "eventSubcategory": ev.subcategory,
+		"summary": ev.summary, "bullets": ev.bullets, "owners": []int64{ev.owner.id}, "participants": participantIDs,
+		"significance": h.significance,
 		"evidence": []map[string]any{{
-			"id": lastEvidence + 1, "url": fmt.Sprintf("https://news.example/%s/%d-1", cat.name, id),
-			"content":   fmt.Sprintf("%s: %s. %s", seedSources[rng.IntN(len(seedSources))], title, bullets[0]),
+			"id": lastEvidence + 1, "url": fmt.Sprintf("https://news.example/%s/%d-1", ev.category, id),
+			"content":   ev.contents[0],
 			"timestamp": at.Format(time.RFC3339),
 		}},
 	}
@@ -114,6 +92,6 @@ func Emit(ctx context.Context, store *db.DB, opts EmitOptions) (*Emitted, error)
 		}
 		return nil, fmt.Errorf("the demo event was refused (%s): is the demo data loaded? (cryptointel seed --demo)", reason)
 	}
-	return &Emitted{ID: id, Title: title, Category: cat.name, Subcategory: sub.name, Owner: owner.name,
-		Participants: participantNames, Significance: significance, At: at.Format(time.RFC3339)}, nil
+	return &Emitted{ID: id, Title: ev.title, Category: ev.category, Subcategory: ev.subcategory, Owner: ev.owner.name,
+		Participants: participantNames, Significance: h.significance, At: at.Format(time.RFC3339)}, nil
 }

@@ -6,9 +6,11 @@ package demo
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -72,15 +74,18 @@ type Result struct {
 	MarketPosts   int `json:"marketPosts"`
 }
 
-// Seed fills an empty database with a deterministic, realistic demo
-// dataset: real-world-style projects with tickers (two tickers deliberately
-// shared), foundations (FOUNDATION_OF, searchExpand), exchanges (LISTED_ON),
-// funds (INVESTED_IN), regulators (REGULATES), partnerships (PARTNER_OF) and
-// BUILT_ON edges; references; radar events across categories and
-// subcategories with 1–3 evidence posts over the last 30 days (relative to
-// store.Now, truncated to the minute), about 30% of them signals with
-// significance 1–10, research, commentary, analysis and media items; and
-// prediction markets with sub-events and posts.
+// Seed fills an empty database with a deterministic, coherent demo world
+// (see world.go and stories.go): real-world-style projects with tickers
+// (two tickers deliberately shared), foundations (FOUNDATION_OF,
+// searchExpand), exchanges (LISTED_ON), funds (INVESTED_IN), regulators
+// (REGULATES), partnerships (PARTNER_OF) and BUILT_ON edges that the
+// events agree with; references; news over the last 30 days (relative to
+// store.Now, truncated to the minute), each happening told by one to five
+// sources in their own phrasings with 1–3 evidence posts in other words,
+// storylines whose steps follow over days and weeks, events scheduled
+// ahead, about 30% of them signals with significance 1–10, research,
+// commentary, analysis and media items; and prediction markets with
+// sub-events and posts.
 //
 // Everything is bulk-loaded with COPY in one transaction, followed by
 // ANALYZE. Seeded events carry ingest_seq 0: they are history, so the
@@ -250,6 +255,12 @@ type seedGen struct {
 	// their ids, as they do for ingested events, so the table is stored in
 	// time order.
 	total int64
+	world *world
+	// open are the happenings still being reported, oldest first; steps
+	// the storylines' next steps, soonest first.
+	open    []*happening
+	steps   stepQueue
+	stepSeq int
 }
 
 func newSeedGen(seed uint64, now time.Time, entityCount int) *seedGen {
@@ -299,6 +310,7 @@ func newSeedGen(seed uint64, now time.Time, entityCount int) *seedGen {
 		tickers[ticker] = true
 		add(&seedEntity{name: name, typ: seedProject, aliases: []string{ticker}})
 	}
+	g.buildWorld()
 	return g
 }
 
@@ -346,64 +358,7 @@ func pickOther(rng *rand.Rand, pool []*seedEntity, not *seedEntity) *seedEntity 
 	}
 }
 
-func (g *seedGen) relationships() [][]any {
-	rng := rand.New(rand.NewPCG(g.seed, 0x5e1a7))
-	seen := map[string]bool{}
-	var rows [][]any
-	add := func(src, dst *seedEntity, typ string, expand bool) {
-		if src == dst {
-			return
-		}
-		key := fmt.Sprintf("%d:%d:%s", src.id, dst.id, typ)
-		if seen[key] {
-			return
-		}
-		seen[key] = true
-		rows = append(rows, []any{src.id, dst.id, typ, "active", expand})
-	}
-	projects, exchanges, funds := g.pools[seedProject], g.pools[seedExchange], g.pools[seedFund]
-	for _, f := range g.pools[seedFoundation] {
-		if p := g.byName[f.of]; p != nil {
-			add(f, p, "FOUNDATION_OF", true)
-		}
-	}
-	for i, p := range projects {
-		n := rng.IntN(3)
-		if p.named {
-			n = 2 + rng.IntN(3)
-			if i < 10 {
-				n += 3
-			}
-		}
-		for range n {
-			add(p, pick(rng, exchanges), "LISTED_ON", false)
-		}
-	}
-	for _, f := range funds {
-		for range 6 + rng.IntN(9) {
-			add(f, pick(rng, projects), "INVESTED_IN", false)
-		}
-	}
-	for _, r := range g.pools[seedRegulator] {
-		for range 3 + rng.IntN(5) {
-			add(r, pick(rng, exchanges), "REGULATES", false)
-		}
-		for range rng.IntN(3) {
-			add(r, pick(rng, projects), "REGULATES", false)
-		}
-	}
-	for range len(projects) / 2 {
-		a := pick(rng, projects)
-		add(a, pickOther(rng, projects, a), "PARTNER_OF", false)
-	}
-	chains := []string{"Ethereum", "Solana", "Arbitrum", "Base", "Polygon", "Avalanche", "Sui", "Aptos", "Near Protocol", "Cosmos", "Optimism", "Toncoin"}
-	for _, p := range projects {
-		if !p.named {
-			add(p, g.byName[chains[rng.IntN(len(chains))]], "BUILT_ON", false)
-		}
-	}
-	return rows
-}
+func (g *seedGen) relationships() [][]any { return g.world.rows }
 
 func (g *seedGen) references() [][]any {
 	rng := rand.New(rand.NewPCG(g.seed, 0x7ef5))
@@ -451,7 +406,11 @@ func (g *seedGen) markets() (markets, subevents, posts [][]any) {
 			closes := g.now.AddDate(0, 0, 7+rng.IntN(174)).Truncate(24 * time.Hour)
 			vars := map[byte]string{'O': p.name, 'T': p.ticker, 'N': strconv.Itoa(5 + rng.IntN(200)*5),
 				'U': seedUpgrades[rng.IntN(len(seedUpgrades))], 'D': closes.Format("January 2, 2006")}
-			question := fill(seedMarketQuestions[rng.IntN(len(seedMarketQuestions))], vars)
+			qi := rng.IntN(len(seedMarketQuestions))
+			if qi == 2 && !slices.Contains(etfAssets, p.name) {
+				qi = 0 // spot funds are filed for the large assets only
+			}
+			question := fill(seedMarketQuestions[qi], vars)
 			prob := math.Round((0.05+0.9*rng.Float64())*100) / 100
 			volume := math.Round(10_000 + 5_000_000*math.Pow(rng.Float64(), 3))
 			markets = append(markets, []any{id, p.id, question, fmt.Sprintf("https://markets.example/m/%d", id),
@@ -482,67 +441,246 @@ type seedEvent struct {
 	links     [][]any
 	entityIDs []int64 // distinct entities taking part
 	signal    bool
+	// The parts of the ingest line Emit writes.
+	title, category, subcategory, summary string
+	bullets                               []string
+	owner                                 *seedEntity
+	participants                          []*seedEntity
+	significance                          *float64
+	contentType                           *string
+	contents                              []string
 }
 
+// happening is one thing that happened in the demo world, told by one to
+// five reports.
+type happening struct {
+	sub          *storySub
+	owner        *seedEntity
+	parts        []*seedEntity
+	vars         map[byte]string
+	at, date     time.Time // first report; the date set ahead, if any
+	left         int       // reports still to come
+	phrasing     int       // phrasing of the next report
+	source       int       // source of the next report
+	significance *float64
+	contentType  *string
+}
+
+// pendingStep is a storyline's step due at due.
+type pendingStep struct {
+	due  time.Time
+	seq  int
+	sub  *storySub
+	from *happening
+}
+
+type stepQueue []pendingStep
+
+func (q stepQueue) Len() int { return len(q) }
+func (q stepQueue) Less(i, j int) bool {
+	if !q[i].due.Equal(q[j].due) {
+		return q[i].due.Before(q[j].due)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q stepQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *stepQueue) Push(x any)   { *q = append(*q, x.(pendingStep)) }
+func (q *stepQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// reportWindow: a happening's other reports come within this time of its
+// first.
+const reportWindow = 30 * time.Hour
+
 // event generates event id; calls must come in id order (one PRNG stream).
+// Each id owns an equal slot of the 30 days, oldest first, and its time
+// falls at random inside the slot: ids follow time like ingested ones. The
+// event is another source's report of a happening still being reported,
+// the next step of a storyline that is due, or a fresh happening.
 func (g *seedGen) event(id int64) seedEvent {
 	rng := g.events
-	cat := pickCategory(rng)
-	sub := cat.subs[rng.IntN(len(cat.subs))]
-	owner := pick(rng, g.pools[sub.owner])
-	var participants []*seedEntity
-	if sub.participant != "" {
-		participants = append(participants, pickOther(rng, g.pools[sub.participant], owner))
-		if rng.Float64() < 0.15 {
-			if p := pickOther(rng, g.pools[sub.participant], owner); p != participants[0] {
-				participants = append(participants, p)
-			}
-		}
-	} else if rng.Float64() < 0.2 {
-		participants = append(participants, pickOther(rng, g.pools[seedProject], owner))
-	}
-	pName := ""
-	if len(participants) > 0 {
-		pName = participants[0].name
-	}
-	vars := map[byte]string{
-		'O': owner.name, 'P': pName, 'T': owner.ticker, 'N': strconv.Itoa(1 + rng.IntN(250)),
-		'F': seedFeatures[rng.IntN(len(seedFeatures))], 'C': seedComponents[rng.IntN(len(seedComponents))],
-		'U': seedUpgrades[rng.IntN(len(seedUpgrades))],
-	}
-	title := fill(sub.titles[rng.IntN(len(sub.titles))], vars)
-	summary := title + ". " + fill(seedSummaryTails[rng.IntN(len(seedSummaryTails))], vars)
-	bulletIdx := rng.Perm(len(cat.bullets))[:2+rng.IntN(2)]
-	bullets := make([]string, len(bulletIdx))
-	for i, b := range bulletIdx {
-		bullets[i] = fill(cat.bullets[b], vars)
-	}
-
-	var contentType *string
-	switch {
-	case sub.name == "research_report":
-		contentType = ptr(cryptointel.ContentResearch)
-	case cat.name == "analysis":
-		contentType = ptr(cryptointel.ContentAnalysis)
-	case cat.name == "media":
-		contentType = ptr(cryptointel.ContentMedia)
-	case rng.Float64() < 0.06:
-		contentType = ptr(cryptointel.ContentCommentary)
-	}
-	var significance *float64
-	if rng.Float64() < 0.3 {
-		s := math.Round((1+9*math.Pow(rng.Float64(), 1.6))*10) / 10
-		significance = &s
-	}
-
 	window := int64(30 * 24 * time.Hour)
 	oldest := g.now.Add(-30 * 24 * time.Hour)
-	// Each id owns an equal slot of the 30 days, oldest first, and its time
-	// falls at random inside the slot: ids follow time like ingested ones.
 	slot := window / max(1, g.total)
 	latest := oldest.Add(time.Duration(slot*(id-1) + rng.Int64N(max(1, slot)))).Truncate(time.Second)
+
+	for len(g.open) > 0 && latest.Sub(g.open[0].at) > reportWindow {
+		g.open = g.open[1:]
+	}
+	var h *happening
+	if len(g.open) > 0 && rng.Float64() < 0.45 {
+		i := rng.IntN(len(g.open))
+		h = g.open[i]
+		if h.left--; h.left <= 0 {
+			g.open = slices.Delete(g.open, i, i+1)
+		}
+	} else {
+		for h == nil && len(g.steps) > 0 && !g.steps[0].due.After(latest) {
+			st := heap.Pop(&g.steps).(pendingStep)
+			h = g.follow(rng, st, latest)
+		}
+		if h == nil {
+			h = g.fresh(rng, latest)
+		}
+	}
+	return g.report(rng, id, h, latest, oldest)
+}
+
+// bigStories are reported more widely and matter more.
+var bigStories = map[string]bool{"exploit": true, "exchange_hack": true, "outage": true, "etf_approval": true,
+	"lawsuit": true, "depeg": true, "settlement": true, "enforcement_action": true, "token_unlock": true}
+
+// fresh draws a new happening at time at and schedules its storyline.
+func (g *seedGen) fresh(rng *rand.Rand, at time.Time) *happening {
+	var sub *storySub
+	var owner *seedEntity
+	var parts []*seedEntity
+	for {
+		sub = pickStory(rng)
+		var ok bool
+		if owner, parts, ok = sub.cast(g, rng); ok {
+			break
+		}
+	}
+	h := &happening{sub: sub, owner: owner, parts: parts, at: at}
+	h.vars = map[byte]string{
+		'N': strconv.Itoa(1 + int(250*math.Pow(rng.Float64(), 2))),
+		'F': seedFeatures[rng.IntN(len(seedFeatures))], 'C': seedComponents[rng.IntN(len(seedComponents))],
+		'U': seedUpgrades[rng.IntN(len(seedUpgrades))], 'K': seedChainComponents[rng.IntN(len(seedChainComponents))],
+	}
+	g.cast(h, owner, parts)
+	switch {
+	case sub.name == "research_report":
+		h.contentType = ptr(cryptointel.ContentResearch)
+	case sub.cat == "analysis":
+		h.contentType = ptr(cryptointel.ContentAnalysis)
+	case sub.cat == "media":
+		h.contentType = ptr(cryptointel.ContentMedia)
+	case rng.Float64() < 0.06:
+		h.contentType = ptr(cryptointel.ContentCommentary)
+	}
+	if rng.Float64() < 0.3 {
+		s := 1 + 9*math.Pow(rng.Float64(), 1.6)
+		if bigStories[sub.name] {
+			s = min(10, s+2)
+		}
+		s = math.Round(s*10) / 10
+		h.significance = &s
+	}
+	g.start(rng, h)
+	return h
+}
+
+// cast sets the happening's people and the placeholders they fill.
+func (g *seedGen) cast(h *happening, owner *seedEntity, parts []*seedEntity) {
+	h.owner, h.parts = owner, parts
+	h.vars['O'], h.vars['T'], h.vars['P'], h.vars['Q'] = owner.name, owner.ticker, "", ""
+	if len(parts) > 0 {
+		h.vars['P'], h.vars['Q'] = parts[0].name, parts[0].ticker
+	}
+	h.vars['H'] = "Ethereum"
+	if host := g.world.hostOf[owner]; host != nil {
+		h.vars['H'] = host.name
+	}
+}
+
+// start sets how many reports the happening gets, its date ahead and its
+// storyline's steps.
+func (g *seedGen) start(rng *rand.Rand, h *happening) {
+	h.phrasing = rng.IntN(len(h.sub.titles))
+	h.source = rng.IntN(len(seedSources))
+	h.left = 0
+	if !h.sub.single {
+		r := rng.Float64()
+		switch {
+		case r < 0.62:
+		case r < 0.80:
+			h.left = 1
+		case r < 0.90:
+			h.left = 2
+		case r < 0.96:
+			h.left = 3
+		default:
+			h.left = 4
+		}
+		if bigStories[h.sub.name] {
+			h.left = min(4, h.left+1)
+		}
+	}
+	if h.left > 0 {
+		g.open = append(g.open, h)
+	}
+	if h.sub.ahead > 0 {
+		h.date = h.at.Add(h.sub.ahead/2 + time.Duration(rng.Int64N(int64(h.sub.ahead)))).Truncate(24 * time.Hour).Add(14 * time.Hour)
+		h.vars['D'] = h.date.Format("January 2")
+	}
+	for i, st := range h.sub.next {
+		if rng.Float64() >= st.prob {
+			continue
+		}
+		due := h.at.Add(st.after/2 + time.Duration(rng.Int64N(int64(st.after))))
+		if i == 0 && !h.date.IsZero() {
+			due = h.date.Add(time.Duration(rng.Int64N(int64(6 * time.Hour))))
+		}
+		g.stepSeq++
+		heap.Push(&g.steps, pendingStep{due: due, seq: g.stepSeq, sub: storyBySub[st.sub], from: h})
+	}
+}
+
+// follow makes a storyline's step into a happening: the same people
+// (a freeze adds the exchange that froze the funds, a probe the
+// regulator), the same figures unless the step brings its own.
+func (g *seedGen) follow(rng *rand.Rand, st pendingStep, at time.Time) *happening {
+	from := st.from
+	h := &happening{sub: st.sub, at: at, significance: from.significance, contentType: from.contentType,
+		vars: maps.Clone(from.vars)}
+	parts := from.parts
+	switch st.sub.name {
+	case "funds_frozen":
+		parts = []*seedEntity{pick(rng, g.world.exchanges)}
+		if n, err := strconv.Atoi(from.vars['N']); err == nil {
+			h.vars['N'] = strconv.Itoa(1 + n/3)
+		}
+	case "probe":
+		regs := g.world.regulatorsOf[from.owner]
+		if len(regs) == 0 {
+			return nil
+		}
+		parts = []*seedEntity{regs[rng.IntN(len(regs))]}
+	case "settlement":
+		h.vars['N'] = strconv.Itoa(1 + rng.IntN(120))
+	}
+	g.cast(h, from.owner, parts)
+	g.start(rng, h)
+	return h
+}
+
+// report writes one source's report of h as event id at latest: its own
+// phrasing of the headline, and evidence posts telling it in other words.
+func (g *seedGen) report(rng *rand.Rand, id int64, h *happening, latest, oldest time.Time) seedEvent {
+	sub := h.sub
+	vars := h.vars
+	titles := sub.titles
+	phr := h.phrasing
+	h.phrasing++
+	src := h.source
+	h.source += 1 + rng.IntN(3)
+	vars['S'] = seedSources[src%len(seedSources)]
+	title := fill(titles[phr%len(titles)], vars)
+	bulletIdx := rng.Perm(len(sub.bullets))[:2+rng.IntN(min(2, len(sub.bullets)-1))]
+	bullets := make([]string, len(bulletIdx))
+	for i, b := range bulletIdx {
+		bullets[i] = fill(sub.bullets[b], vars)
+	}
+	summary := title + ". " + bullets[0] + "."
+
 	n := 1 + rng.IntN(3)
-	ev := seedEvent{}
+	ev := seedEvent{title: title, category: sub.cat, subcategory: sub.name, summary: summary, bullets: bullets,
+		owner: h.owner, participants: h.parts, significance: h.significance, contentType: h.contentType}
 	type post struct {
 		ts      time.Time
 		id      int64
@@ -557,11 +695,18 @@ func (g *seedGen) event(id int64) seedEvent {
 				ts = oldest
 			}
 		}
-		content := fmt.Sprintf("%s: %s. %s", seedSources[rng.IntN(len(seedSources))], title, bullets[k%len(bullets)])
+		// The first post is the report's own headline; the others tell the
+		// story in other words.
+		words := title
+		if k > 0 {
+			words = fill(titles[(phr+k)%len(titles)], vars)
+		}
+		content := fmt.Sprintf("%s: %s. %s", seedSources[(src+k)%len(seedSources)], words, bullets[k%len(bullets)])
 		evidenceID := id*3 + int64(k) - 2
 		posts = append(posts, post{ts, evidenceID, content})
 		ev.evidence = append(ev.evidence, []any{evidenceID, id, content,
-			fmt.Sprintf("https://news.example/%s/%d-%d", cat.name, id, k+1), ts})
+			fmt.Sprintf("https://news.example/%s/%d-%d", sub.cat, id, k+1), ts})
+		ev.contents = append(ev.contents, content)
 	}
 	// evidence_text is the contents oldest first, exactly as ingest writes
 	// it, so re-ingesting a seeded event unchanged changes nothing.
@@ -575,37 +720,18 @@ func (g *seedGen) event(id int64) seedEvent {
 	for i, p := range posts {
 		texts[i] = p.content
 	}
-	ev.signal = significance != nil
-	ev.row = []any{id, title, cat.name, sub.name, summary, bullets, significance, contentType, latest,
+	ev.signal = h.significance != nil
+	ev.row = []any{id, title, sub.cat, sub.name, summary, bullets, h.significance, h.contentType, latest,
 		strings.Join(texts, "\n"), int64(0)}
-	ev.links = append(ev.links, []any{id, owner.id, cryptointel.RoleOwner, 0, latest, significance, contentType, cat.name})
-	ev.entityIDs = append(ev.entityIDs, owner.id)
-	for i, p := range participants {
-		ev.links = append(ev.links, []any{id, p.id, cryptointel.RoleParticipant, i, latest, significance, contentType, cat.name})
-		if p != owner {
+	ev.links = append(ev.links, []any{id, h.owner.id, cryptointel.RoleOwner, 0, latest, h.significance, h.contentType, sub.cat})
+	ev.entityIDs = append(ev.entityIDs, h.owner.id)
+	for i, p := range h.parts {
+		ev.links = append(ev.links, []any{id, p.id, cryptointel.RoleParticipant, i, latest, h.significance, h.contentType, sub.cat})
+		if p != h.owner {
 			ev.entityIDs = append(ev.entityIDs, p.id)
 		}
 	}
 	return ev
-}
-
-var seedCategoryWeight = func() int {
-	total := 0
-	for _, c := range seedCategories {
-		total += c.weight
-	}
-	return total
-}()
-
-func pickCategory(rng *rand.Rand) *seedCategory {
-	n := rng.IntN(seedCategoryWeight)
-	for i := range seedCategories {
-		if n < seedCategories[i].weight {
-			return &seedCategories[i]
-		}
-		n -= seedCategories[i].weight
-	}
-	return &seedCategories[len(seedCategories)-1]
 }
 
 // fill replaces {X} placeholders with vars['X'].

@@ -150,6 +150,97 @@ func TestSeedDemo(t *testing.T) {
 		require.Positive(t, q("SELECT count(*) FROM event_entities WHERE role = 'participant'"))
 	})
 
+	t.Run("CoherentWorld", func(t *testing.T) {
+		t.Parallel()
+		store := setupSeed(t)
+		_, err := demo.Seed(ctx, store, demo.Options{Events: events})
+		require.NoError(t, err)
+		q := func(sql string, args ...any) int {
+			t.Helper()
+			var n int
+			require.NoError(t, store.Pool.QueryRow(ctx, sql, args...).Scan(&n), sql)
+			return n
+		}
+		// pairs counts the events of the subcategories whose owner and
+		// first participant are not related as the relationship says.
+		const pairs = `SELECT count(*) FROM events e
+			JOIN event_entities o ON o.event_id = e.id AND o.role = 'owner'
+			JOIN event_entities p ON p.event_id = e.id AND p.role = 'participant' AND p.position = 0
+			WHERE e.subcategory = ANY($1) AND NOT EXISTS (SELECT 1 FROM relationships r
+				WHERE r.relationship_type = $2 AND r.source_entity_id = %s AND r.target_entity_id = %s)`
+		for _, c := range []struct {
+			subs     []string
+			rel      string
+			src, dst string
+		}{
+			// Exchanges list the tokens they list; funds back the projects
+			// they invested in; regulators act on whom they regulate.
+			{[]string{"spot_listing", "futures_listing", "delisting"}, "LISTED_ON", "o.entity_id", "p.entity_id"},
+			{[]string{"seed_round", "series_a"}, "INVESTED_IN", "p.entity_id", "o.entity_id"},
+			{[]string{"strategic_investment"}, "INVESTED_IN", "o.entity_id", "p.entity_id"},
+			{[]string{"enforcement_action", "lawsuit", "license_granted", "settlement", "probe"}, "REGULATES", "p.entity_id", "o.entity_id"},
+			{[]string{"collaboration"}, "PARTNER_OF", "o.entity_id", "p.entity_id"},
+			{[]string{"integration"}, "BUILT_ON", "p.entity_id", "o.entity_id"},
+			{[]string{"foundation_governance"}, "FOUNDATION_OF", "o.entity_id", "p.entity_id"},
+		} {
+			require.Positive(t, q("SELECT count(*) FROM events WHERE subcategory = ANY($1)", c.subs), c.subs)
+			require.Zero(t, q(fmt.Sprintf(pairs, c.src, c.dst), c.subs, c.rel), "%v without %s", c.subs, c.rel)
+		}
+		// Foundations grant to applications built on their chain.
+		require.Zero(t, q(`SELECT count(*) FROM events e
+			JOIN event_entities o ON o.event_id = e.id AND o.role = 'owner'
+			JOIN event_entities p ON p.event_id = e.id AND p.role = 'participant'
+			WHERE e.subcategory = 'grants' AND NOT EXISTS (SELECT 1 FROM relationships f JOIN relationships b
+				ON b.target_entity_id = f.target_entity_id AND b.relationship_type = 'BUILT_ON'
+				WHERE f.relationship_type = 'FOUNDATION_OF' AND f.source_entity_id = o.entity_id AND b.source_entity_id = p.entity_id)`))
+		// Nobody invests in Bitcoin or acquires Ethereum; only stablecoins
+		// depeg; only exchanges have their hot wallets drained; owners
+		// have the type their stories need.
+		require.Zero(t, q(`SELECT count(*) FROM relationships r JOIN entities n ON n.id = r.target_entity_id
+			WHERE r.relationship_type = 'INVESTED_IN' AND n.canonical_name IN ('Bitcoin', 'Ethereum', 'Tether', 'Dogecoin')`))
+		require.Zero(t, q(`SELECT count(*) FROM event_entities ee JOIN entities n ON n.id = ee.entity_id JOIN events e ON e.id = ee.event_id
+			WHERE e.subcategory = 'acquisition' AND ee.role = 'participant' AND n.canonical_name IN ('Ethereum', 'Bitcoin', 'Solana')`))
+		require.Zero(t, q(`SELECT count(*) FROM event_entities ee JOIN entities n ON n.id = ee.entity_id JOIN events e ON e.id = ee.event_id
+			WHERE e.subcategory = 'depeg' AND ee.role = 'owner' AND n.canonical_name NOT IN ('Tether', 'USD Coin', 'Ethena', 'Frax Finance')`))
+		for sub, typ := range map[string]string{"exchange_hack": "exchange", "exploit": "project", "grants": "foundation",
+			"strategic_investment": "fund", "outage": "", "lawsuit": ""} {
+			if typ == "" {
+				continue
+			}
+			require.Zero(t, q(`SELECT count(*) FROM event_entities ee JOIN entities n ON n.id = ee.entity_id JOIN events e ON e.id = ee.event_id
+				WHERE e.subcategory = $1 AND ee.role = 'owner' AND n.entity_type <> $2`, sub, typ), sub)
+		}
+		require.Zero(t, q(`SELECT count(*) FROM event_entities ee JOIN entities n ON n.id = ee.entity_id JOIN events e ON e.id = ee.event_id
+			WHERE e.subcategory IN ('lawsuit', 'enforcement_action') AND ee.role = 'participant' AND n.entity_type <> 'government_institution'`))
+
+		// One happening, several sources: reports of the same owners and
+		// subcategory within a day, in other words; evidence posts of one
+		// event tell it in other words than its title.
+		require.Greater(t, q(`SELECT count(*) FROM events a JOIN events b ON b.id > a.id AND b.subcategory = a.subcategory
+			AND b.latest_evidence_at - a.latest_evidence_at < interval '30 hours' AND b.title <> a.title
+			JOIN event_entities oa ON oa.event_id = a.id AND oa.role = 'owner'
+			JOIN event_entities ob ON ob.event_id = b.id AND ob.role = 'owner' AND ob.entity_id = oa.entity_id
+			WHERE a.subcategory = 'exploit'`), 50)
+		require.Greater(t, q(`SELECT count(*) FROM events e WHERE EXISTS (SELECT 1 FROM evidence v
+			WHERE v.event_id = e.id AND position(e.title IN v.content) = 0)`), events/4)
+		// Storylines: a hack is followed days later by its post-mortem; a
+		// proposal by its vote.
+		for _, c := range [][2]string{{"exploit", "post_mortem"}, {"proposal", "vote_result"}, {"lawsuit", "hearing"}, {"token_unlock", "unlock_completed"}} {
+			require.Greater(t, q(`SELECT count(DISTINCT b.id) FROM events a JOIN events b ON b.subcategory = $2
+				AND b.latest_evidence_at - a.latest_evidence_at > interval '1 day'
+				JOIN event_entities oa ON oa.event_id = a.id AND oa.role = 'owner'
+				JOIN event_entities ob ON ob.event_id = b.id AND ob.role = 'owner' AND ob.entity_id = oa.entity_id
+				WHERE a.subcategory = $1`, c[0], c[1]), 3, c)
+		}
+		// Scheduled events: unlocks, upgrades and votes announced with a
+		// date ahead of now.
+		for _, sub := range []string{"token_unlock", "upgrade", "proposal"} {
+			require.Positive(t, q(`SELECT count(*) FROM events WHERE subcategory = $1 AND latest_evidence_at > $2
+				AND (title || ' ' || array_to_string(bullets, ' ')) ~ $3`, sub, seedNow.Add(-7*24*time.Hour),
+				seedNow.AddDate(0, 0, 2).Format("January")), sub)
+		}
+	})
+
 	t.Run("SeededEventsMatchIngest", func(t *testing.T) {
 		t.Parallel()
 		store := setupSeed(t)

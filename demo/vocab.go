@@ -266,85 +266,6 @@ var (
 	}
 )
 
-// seedSubcategory is how events of one subcategory are written.
-type seedSubcategory struct {
-	name string
-	// owner and participant are the entity types of the roles;
-	// participant may be empty for none.
-	owner, participant string
-	titles             []string
-}
-
-// seedCategory groups subcategories with a relative frequency.
-type seedCategory struct {
-	name    string
-	weight  int
-	subs    []seedSubcategory
-	bullets []string
-}
-
-// Placeholders: {O} owner, {P} participant, {T} owner ticker, {N} a number,
-// {F} a feature, {C} a component, {U} an upgrade name.
-var seedCategories = []seedCategory{
-	{name: "partnership", weight: 16, subs: []seedSubcategory{
-		{"integration", seedProject, seedProject, []string{"{O} integrates {P} for {F}", "{O} and {P} announce native integration", "{P} goes live on {O} with support for {F}"}},
-		{"acquisition", seedProject, seedProject, []string{"{O} acquires {P} team to accelerate {F}", "{O} agrees to acquire {P} in all-token deal"}},
-		{"collaboration", seedProject, seedProject, []string{"{O} partners with {P} on {F}", "{O} and {P} form working group on {F}"}},
-		{"strategic_alliance", seedProject, seedExchange, []string{"{O} forms strategic alliance with {P}", "{P} and {O} launch joint {F} program"}},
-	}, bullets: []string{"Integration targets {F}", "Rollout planned in phases over the coming weeks", "{T} holders are not required to take action", "Both teams will share engineering resources", "Initial launch covers mainnet only"}},
-	{name: "funding", weight: 12, subs: []seedSubcategory{
-		{"seed_round", seedProject, seedFund, []string{"{O} raises ${N}M seed round led by {P}", "{P} leads ${N}M seed investment in {O}"}},
-		{"series_a", seedProject, seedFund, []string{"{O} closes ${N}M Series A with {P}", "{O} secures ${N}M in Series A funding"}},
-		{"grants", seedFoundation, seedProject, []string{"{O} awards ${N}M grant to {P}", "{O} opens ${N}M grant program for {F}"}},
-		{"strategic_investment", seedFund, seedProject, []string{"{O} makes strategic investment in {P}", "{O} backs {P} to expand {F}"}},
-	}, bullets: []string{"Round size: ${N}M", "Funds earmarked for {F}", "Valuation was not disclosed", "Hiring plans include protocol engineers", "Existing investors participated"}},
-	{name: "listing", weight: 12, subs: []seedSubcategory{
-		{"spot_listing", seedProject, seedExchange, []string{"{P} lists {O} ({T}) for spot trading", "{T} spot trading opens on {P}"}},
-		{"futures_listing", seedProject, seedExchange, []string{"{P} launches {T} perpetual futures", "{P} adds {T} margin and futures pairs"}},
-		{"delisting", seedProject, seedExchange, []string{"{P} to delist {T} trading pairs", "{P} announces removal of {O} ({T}) markets"}},
-	}, bullets: []string{"Trading pairs: {T}/USDT and {T}/USD", "Deposits open ahead of trading", "Withdrawals follow one day later", "Listing fee was not disclosed", "Liquidity incentives run for 30 days"}},
-	{name: "technology", weight: 18, subs: []seedSubcategory{
-		{"mainnet_launch", seedProject, "", []string{"{O} mainnet goes live", "{O} launches mainnet with {F}"}},
-		{"upgrade", seedProject, "", []string{"{O} activates {U} upgrade", "{O} schedules {U} network upgrade for {F}"}},
-		{"testnet", seedProject, "", []string{"{O} opens public testnet for {F}", "{O} testnet adds {F}"}},
-		{"protocol_release", seedProject, "", []string{"{O} releases v{N}.0 client", "{O} ships {F} in latest release"}},
-		{"outage", seedProject, "", []string{"{O} mainnet halts block production for {N} minutes", "{O} network suffers outage as validators stall", "Transactions stuck on {O} after consensus bug"}},
-	}, bullets: []string{"Upgrade introduces {F}", "Node operators must update before activation", "Audits completed ahead of release", "Throughput improvements reported in testing", "Backward-compatible with existing tooling"}},
-	{name: "security", weight: 7, subs: []seedSubcategory{
-		{"exploit", seedProject, "", []string{"{O} suffers ${N}M exploit in {C}", "Attacker drains ${N}M from {O} {C}"}},
-		{"vulnerability_disclosure", seedProject, "", []string{"{O} patches critical bug in {C}", "Researchers disclose {C} vulnerability in {O}"}},
-		{"audit", seedProject, "", []string{"{O} completes security audit of {C}", "{O} publishes {C} audit results"}},
-		{"funds_frozen", seedProject, seedExchange, []string{"{P} froze ${N}M of stolen funds linked to {O} breach", "{O} {C} breach: {P} freezes attacker deposits"}},
-	}, bullets: []string{"Affected component: {C}", "Funds at risk estimated at ${N}M", "A post-mortem will follow", "Bug bounty paid to the reporter", "Contracts paused as a precaution"}},
-	{name: "regulation", weight: 8, subs: []seedSubcategory{
-		{"enforcement_action", seedExchange, seedRegulator, []string{"{P} takes enforcement action against {O}", "{P} fines {O} over compliance failures"}},
-		{"license_granted", seedExchange, seedRegulator, []string{"{O} secures license from {P}", "{P} grants {O} registration to operate"}},
-		{"policy_statement", seedProject, seedRegulator, []string{"{P} issues guidance affecting {O}", "{P} statement clarifies treatment of {T}"}},
-		{"lawsuit", seedProject, seedRegulator, []string{"{P} files lawsuit against {O}", "{O} challenges {P} in court"}},
-		{"etf_approval", seedProject, seedRegulator, []string{"{P} clears spot {T} exchange-traded fund", "{P} greenlights first {O} ETF listings"}},
-	}, bullets: []string{"Decision follows a multi-year review", "Compliance deadline set for next quarter", "Penalty of ${N}M announced", "Company says it will cooperate", "Guidance applies to {F}"}},
-	{name: "analysis", weight: 10, subs: []seedSubcategory{
-		{"research_report", seedProject, "", []string{"Research: {O} network activity and fee trends", "Deep dive: {O} and the economics of {F}"}},
-		{"market_analysis", seedProject, "", []string{"{T} market structure after recent volatility", "Analysts weigh {T} outlook as {F} gains traction"}},
-		{"onchain_analysis", seedProject, "", []string{"On-chain data shows {O} whale accumulation", "{T} exchange outflows hit multi-month high"}},
-	}, bullets: []string{"Active addresses up {N}% month over month", "Fee revenue concentrated in {F}", "Exchange balances declining", "Holder distribution remains concentrated", "Methodology uses public on-chain data"}},
-	{name: "governance", weight: 6, subs: []seedSubcategory{
-		{"proposal", seedProject, "", []string{"{O} DAO proposes changes to {F}", "{O} community debates {U} proposal"}},
-		{"vote_result", seedProject, "", []string{"{O} governance approves {F} proposal", "{O} token holders reject {U} proposal"}},
-	}, bullets: []string{"Quorum reached with {N}% participation", "Changes take effect after a timelock", "Treasury allocation of ${N}M requested", "Delegates split on the proposal"}},
-	{name: "media", weight: 6, subs: []seedSubcategory{
-		{"media_content", seedProject, "", []string{"Video: {O} founders on the road ahead", "Explainer: how {O} approaches {F}"}},
-		{"interview", seedProject, "", []string{"Interview: {O} core developer on {F}", "{O} lead talks {U} upgrade in interview"}},
-		{"podcast", seedProject, "", []string{"Podcast: what {O}'s {F} means for users", "Podcast episode covers {T} ecosystem growth"}},
-	}, bullets: []string{"Episode runs about {N} minutes", "Discussion covers {F}", "Roadmap items for next year mentioned", "Audience questions answered live"}},
-	{name: "tokenomics", weight: 5, subs: []seedSubcategory{
-		{"token_unlock", seedProject, "", []string{"{O} to unlock {N}M {T} tokens", "Scheduled {T} unlock releases {N}M tokens to early backers"}},
-		{"buyback", seedProject, "", []string{"{O} announces {T} buyback program", "{O} treasury begins ${N}M {T} buyback"}},
-		{"burn", seedProject, "", []string{"{O} burns {N}M {T} from treasury", "{T} supply falls after {O} burn"}},
-		{"depeg", seedProject, "", []string{"{O} stablecoin slips below its dollar peg", "{T} depegs as redemptions surge"}},
-	}, bullets: []string{"Unlock equals {N}% of circulating supply", "Tokens go to investors and contributors", "Buyback funded by protocol revenue", "Burn is permanent and verifiable on-chain"}},
-}
-
 var (
 	seedFeatures = []string{
 		"zero-knowledge proofs", "account abstraction", "restaking", "cross-chain messaging", "data availability",
@@ -358,17 +279,6 @@ var (
 	}
 	seedUpgrades = []string{
 		"Phoenix", "Atlas", "Horizon", "Cobalt", "Pioneer", "Aurora", "Summit", "Catalyst", "Lighthouse", "Voyager",
-	}
-	seedSources = []string{
-		"Official blog", "Press release", "Governance forum", "Developer update", "Exchange announcement",
-		"Community call", "Newswire", "Analyst note", "Social post", "Research desk",
-	}
-	seedSummaryTails = []string{
-		"The move is expected to affect {T} activity in the near term.",
-		"Observers link the development to growing demand for {F}.",
-		"The team said further details will follow in the coming weeks.",
-		"Market participants reacted cautiously to the announcement.",
-		"It is the latest step in {O}'s roadmap for {F}.",
 	}
 	seedMarketQuestions = []string{
 		"Will {T} trade above ${N} by {D}?",

@@ -2068,7 +2068,7 @@ type EventMatch {
   matchRank: Float!
   "The query terms the event matched (by text, synonym or entity), in query order."
   matchedTerms: [String!]!
-  "Other events that tell the same story (same owners, within two days, near-duplicate titles), folded into this hit."
+  "Other events that tell the same story (same owners, within two days, titles telling it in the same or synonymous words), folded into this hit."
   alsoReportedAs: [Int!]!
 }
 

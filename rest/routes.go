@@ -472,7 +472,7 @@ func graphRoutes() []Route {
 				{Name: "surface", In: "query", Type: TypeString, Enum: []string{cryptointel.SearchSurfaceRadar, cryptointel.SearchSurfaceSignal},
 					Description: "signal: scored events only; radar (default): every event."},
 				{Name: "collapse", In: "query", Type: TypeBoolean, Default: true, Var: "collapse",
-					Description: "Fold the reports of one story (same owners, within two days, near-duplicate titles) into one hit listing the others in `alsoReportedAs`."},
+					Description: "Fold the reports of one story (same owners, within two days, titles telling it in the same or synonymous words) into one hit listing the others in `alsoReportedAs`."},
 				{Name: "facets", In: "query", Type: TypeBoolean, Default: false, Var: "facets",
 					Description: "Add `facets`: counts of the ranked hits (before paging) by category, entity and day."},
 				{Name: "cursor", In: "query", Type: TypeString, Var: "after",

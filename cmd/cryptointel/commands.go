@@ -283,13 +283,14 @@ func (m *Main) seedCommand(cfg *app.Config) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "seed --demo [--events N] [--entities N] [--force]",
 		Short: "Load the deterministic demo dataset into an empty database",
-		Long: `seed --demo generates a deterministic, realistic dataset — projects with
+		Long: `seed --demo generates a deterministic, coherent demo world — projects with
 tickers, foundations, exchanges, funds and regulators; FOUNDATION_OF,
-LISTED_ON, INVESTED_IN, REGULATES, PARTNER_OF and BUILT_ON relationships;
-radar events across categories with evidence over the last 30 days, about
-30% of them signals; research, commentary, analysis and media items;
-references and prediction markets — and bulk-loads it with COPY in one
-transaction.
+LISTED_ON, INVESTED_IN, REGULATES, PARTNER_OF and BUILT_ON relationships
+that the events agree with; news over the last 30 days told by several
+sources in their own words, storylines that recur over weeks and events
+scheduled ahead (unlocks, upgrades, votes), about 30% of them signals;
+research, commentary, analysis and media items; references and prediction
+markets — and bulk-loads it with COPY in one transaction.
 
 It does nothing when the database already holds entities or events, unless
 --force, which replaces them. Large sizes work: --events 1000000 takes

@@ -71,7 +71,7 @@ func main() {
 	)
 	flag.StringVar(&o.bin, "bin", "bin/cryptointel", "the cryptointel binary to benchmark")
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("BENCH_DATABASE_URL"), "benchmark database URL (env BENCH_DATABASE_URL); it is migrated and seeded when its marker is missing or stale")
-	flag.StringVar(&o.repo, "repo", ".", "repository root (the seed version is a hash of demo/seed.go and demo/vocab.go)")
+	flag.StringVar(&o.repo, "repo", ".", "repository root (the seed version is a hash of the demo generator's sources)")
 	flag.StringVar(&o.out, "out", "tests/bench/RESULTS.md", "where the markdown report is written")
 	flag.IntVar(&o.events, "events", 1_000_000, "events in the benchmark database")
 	flag.DurationVar(&o.seedMaxAge, "seed-max-age", 12*time.Hour, "re-seed when the cached seed is older than this (the demo data is anchored at seed time, so the 24h feeds thin out as it ages)")

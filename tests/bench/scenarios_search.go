@@ -89,7 +89,7 @@ func runJudgedSet(ctx context.Context, env *benchEnv) (*section, error) {
 	if err := store.Pool.QueryRow(ctx, "SELECT coalesce(max(latest_evidence_at), now()) FROM events").Scan(&newest); err != nil {
 		return nil, fmt.Errorf("error reading the newest event: %w", err)
 	}
-	rep, err := searcheval.Evaluate(ctx, store, qs, newest.Add(-30*24*time.Hour))
+	rep, err := searcheval.Evaluate(ctx, store, qs, newest)
 	if err != nil {
 		return nil, err
 	}

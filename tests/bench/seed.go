@@ -40,7 +40,7 @@ const markerTable = "bench_seed_marker"
 // version) and the number of events.
 func seedKey(o options) (string, error) {
 	h := sha256.New()
-	for _, f := range []string{"demo/seed.go", "demo/vocab.go"} {
+	for _, f := range []string{"demo/seed.go", "demo/vocab.go", "demo/world.go", "demo/stories.go"} {
 		b, err := os.ReadFile(filepath.Join(o.repo, f))
 		if err != nil {
 			return "", fmt.Errorf("error reading the seed version from %s: %w", f, err)

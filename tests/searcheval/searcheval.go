@@ -4,8 +4,11 @@
 //
 // A query is labelled with what makes an event relevant: it involves the
 // named entities (any of them, or all with All), belongs to one of the
-// categories or subcategories, and/or its text holds one of the Texts; every
-// label given must hold. Scores over the top 10:
+// categories or subcategories, its text holds one of the Texts, and/or it
+// falls in the Window its time words name; every label given must hold.
+// The query is searched as /v1/search searches it: its time and question
+// words read, one hit per story. A hit stands for the reports folded into
+// it (alsoReportedAs), listed right after it. Scores over the top 10:
 //
 //	recall@10 = |relevant ∩ top 10| / min(|relevant|, 10)
 //	MRR       = 1 / rank of the first relevant result (0 if none)
@@ -20,11 +23,13 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -48,6 +53,32 @@ type Query struct {
 	// Must are canonical names of entities at least one of whose events
 	// must be in the top 20 (relationship expansion).
 	Must []string `json:"must,omitempty"`
+	// Window is the time the query asks about, relative to the clock:
+	// today, yesterday, this_week (from Monday, UTC) or last_Nd (the last
+	// N days).
+	Window string `json:"window,omitempty"`
+}
+
+// window resolves a Window label against now.
+func window(w string, now time.Time) (from, to time.Time, err error) {
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	switch {
+	case w == "":
+		return time.Time{}, time.Time{}, nil
+	case w == "today":
+		return day, day.AddDate(0, 0, 1), nil
+	case w == "yesterday":
+		return day.AddDate(0, 0, -1), day, nil
+	case w == "this_week":
+		monday := day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+		return monday, monday.AddDate(0, 0, 7), nil
+	case strings.HasPrefix(w, "last_") && strings.HasSuffix(w, "d"):
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(w, "last_"), "d"))
+		if err == nil && n > 0 {
+			return now.AddDate(0, 0, -n), time.Time{}, nil
+		}
+	}
+	return time.Time{}, time.Time{}, fmt.Errorf("unknown window %q", w)
 }
 
 // Load reads a judged set.
@@ -97,13 +128,24 @@ func Score(rel []bool, total int) Scores {
 	return s
 }
 
-// Judge tells which of ids are relevant to q among events since since, and
-// how many relevant events there are (counted up to 10).
-func Judge(ctx context.Context, q db.Querier, ents map[string]int64, jq Query, since time.Time, ids []int64) ([]bool, int, error) {
+// Judge tells which of ids are relevant to q among events since since (the
+// clock at now), and how many relevant events there are (counted up to 10).
+func Judge(ctx context.Context, q db.Querier, ents map[string]int64, jq Query, since, now time.Time, ids []int64) ([]bool, int, error) {
+	from, to, err := window(jq.Window, now)
+	if err != nil {
+		return nil, 0, fmt.Errorf("the label of %q: %w", jq.Query, err)
+	}
+	if from.After(since) {
+		since = from
+	}
 	var (
 		where []string
 		args  = []any{since}
 	)
+	if !to.IsZero() {
+		where = append(where, fmt.Sprintf("e.latest_evidence_at < $%d", len(args)+1))
+		args = append(args, to)
+	}
 	add := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
@@ -178,6 +220,12 @@ type Result struct {
 	Scores   Scores
 	Relevant int
 	Err      error
+	// Searched are the words searched (the query's time and question
+	// words left out); TopMatched the ones the first hit matched, by
+	// text, synonym or entity (empty: the first hit holds none of the
+	// words that matter); Top the first hit's event id.
+	Searched, TopMatched []string
+	Top                  int64
 }
 
 // Report is a judged set's outcome.
@@ -189,10 +237,11 @@ type Report struct {
 	Counts map[string]int
 }
 
-// Evaluate runs every event query of qs (limit 10, since since) on store and
-// scores it. A query the search refuses or that has no relevant event is a
-// Result with Err set, scored 0.
-func Evaluate(ctx context.Context, store *db.DB, qs []Query, since time.Time) (*Report, error) {
+// Evaluate runs every event query of qs (limit 10, the last 30 days before
+// now, the clock at now) on store and scores it. A query the search refuses
+// or that has no relevant event is a Result with Err set, scored 0.
+func Evaluate(ctx context.Context, store *db.DB, qs []Query, now time.Time) (*Report, error) {
+	since := now.Add(-30 * 24 * time.Hour)
 	ents, err := EntityIDs(ctx, store)
 	if err != nil {
 		return nil, err
@@ -203,15 +252,23 @@ func Evaluate(ctx context.Context, store *db.DB, qs []Query, since time.Time) (*
 			continue
 		}
 		r := Result{Query: jq}
-		res, err := db.SearchEvents(ctx, store.Reader(), jq.Query, since, 10)
+		res, err := db.SearchEventsWith(ctx, store.Reader(), jq.Query, cryptointel.SearchOptions{
+			Since: since, SinceDefault: true, Limit: 10, Now: now})
 		if err != nil {
 			r.Err = err
 		} else {
-			ids := make([]int64, len(res.Matches))
-			for i, m := range res.Matches {
-				ids[i] = m.EventID
+			var ids []int64
+			for _, m := range res.Matches {
+				ids = append(ids, m.EventID)
+				ids = append(ids, m.AlsoReportedAs...)
 			}
-			rel, total, err := Judge(ctx, store.Reader(), ents, jq, since, ids)
+			for _, t := range res.Terms {
+				r.Searched = append(r.Searched, t.Text)
+			}
+			if len(res.Matches) > 0 {
+				r.Top, r.TopMatched = res.Matches[0].EventID, res.Matches[0].MatchedTerms
+			}
+			rel, total, err := Judge(ctx, store.Reader(), ents, jq, since, now, ids)
 			if err != nil {
 				return nil, err
 			}
