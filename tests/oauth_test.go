@@ -1,0 +1,182 @@
+package tests
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/access/accesstest"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/mcp"
+)
+
+const oauthRedirect = "http://127.0.0.1:9/callback"
+
+const mcpSearchCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"acme"}}}`
+
+// TestOAuthDiscovery: /mcp without any credential is the OAuth challenge
+// naming its RFC 9728 metadata and the scope; the metadata (root and path
+// forms) names this server as authorization server, whose RFC 8414
+// metadata lists the endpoints and what the MCP authorization spec
+// requires.
+func TestOAuthDiscovery(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+
+	status, header, body := mcpPost(t, s.base, mcpInitialize, nil)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, `Bearer realm="cryptointel", resource_metadata="`+s.base+`/.well-known/oauth-protected-resource/mcp", scope="data"`,
+		header.Get("WWW-Authenticate"))
+	require.JSONEq(t, `{"error":"`+mcp.MsgCredentialRequired+`"}`, errorOnly(t, body))
+	// A wrong key gets the same challenge, with the error.
+	_, header, _ = mcpPost(t, s.base, mcpInitialize, keyHeader("ci_wrong"))
+	require.Contains(t, header.Get("WWW-Authenticate"), `resource_metadata="`+s.base+`/.well-known/oauth-protected-resource/mcp", scope="data", error="invalid_token"`)
+
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+		r := oauthDo(t, nil, http.MethodGet, s.base+path, "", "")
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		m := r.json(t)
+		require.Equal(t, s.base+"/mcp", m["resource"])
+		require.Equal(t, []any{s.base}, m["authorization_servers"])
+		require.Equal(t, []any{"data", "discovery"}, m["scopes_supported"])
+		require.Equal(t, []any{"header"}, m["bearer_methods_supported"])
+	}
+	r := oauthDo(t, nil, http.MethodGet, s.base+"/.well-known/oauth-authorization-server", "", "")
+	require.Equal(t, http.StatusOK, r.status)
+	m := r.json(t)
+	require.Equal(t, s.base, m["issuer"])
+	require.Equal(t, s.base+"/oauth/authorize", m["authorization_endpoint"])
+	require.Equal(t, s.base+"/oauth/token", m["token_endpoint"])
+	require.Equal(t, s.base+"/oauth/register", m["registration_endpoint"])
+	require.Equal(t, s.base+"/oauth/revoke", m["revocation_endpoint"])
+	require.Equal(t, []any{"S256"}, m["code_challenge_methods_supported"])
+	require.Equal(t, true, m["client_id_metadata_document_supported"])
+	require.Contains(t, m["token_endpoint_auth_methods_supported"], "none")
+	require.Equal(t, []any{"code"}, m["response_types_supported"])
+	require.Equal(t, []any{"authorization_code", "refresh_token"}, m["grant_types_supported"])
+}
+
+// TestOAuthTokenActsAsKey: a token from the consent flow is its key on
+// /mcp: tool calls are metered to the account exactly as with the key;
+// it is refused on /v1 (its audience is /mcp); refresh tokens rotate and
+// a spent one presented again revokes the grant; revoking or rotating the
+// key kills the token at once; a grant without the data scope gets 403
+// insufficient_scope on a tool call; the key audit trail records grants.
+func TestOAuthTokenActsAsKey(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	key, keyID := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
+	clientID := registerClient(t, s.base, oauthRedirect)
+	tok := newAuthRequest(t, s.base, clientID, oauthRedirect).tokens(t, key)
+	require.Equal(t, "Bearer", tok["token_type"])
+	require.Equal(t, "data", tok["scope"])
+	require.EqualValues(t, 3600, tok["expires_in"])
+	at := tok["access_token"].(string)
+	require.True(t, strings.HasPrefix(at, access.OAuthAccessTokenPrefix))
+
+	// Tool calls with the token and with the key cost the same and land on
+	// the same account.
+	before := usageOf(t, s, key)
+	status, _, body := mcpPost(t, s.base, mcpSearchCall, keyHeader(at))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.NotContains(t, string(body), `"isError":true`)
+	viaToken := usageOf(t, s, key)
+	status, _, body = mcpPost(t, s.base, mcpSearchCall, keyHeader(key))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	viaKey := usageOf(t, s, key)
+	require.Greater(t, viaToken.Credits.Today, before.Credits.Today)
+	require.Equal(t, viaToken.Credits.Today-before.Credits.Today, viaKey.Credits.Today-viaToken.Credits.Today)
+	require.Equal(t, viaToken.Today-before.Today, viaKey.Today-viaToken.Today)
+
+	// The token's audience is /mcp.
+	r := s.doAs(t, at, http.MethodGet, "/v1/usage")
+	require.Equal(t, http.StatusUnauthorized, r.Status)
+	require.JSONEq(t, `{"error":"`+access.MsgTokenAudience+`"}`, errorOnly(t, r.Body))
+
+	// Refresh rotates; the spent refresh token presented again revokes the
+	// grant, and with it the tokens just issued.
+	refresh := func(rt string) oauthResp {
+		return oauthForm(t, nil, s.base+"/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}})
+	}
+	r2 := refresh(tok["refresh_token"].(string))
+	require.Equal(t, http.StatusOK, r2.status, "%s", r2.body)
+	tok2 := r2.json(t)
+	require.NotEqual(t, tok["refresh_token"], tok2["refresh_token"])
+	status, _, body = mcpPost(t, s.base, mcpInitialize, keyHeader(tok2["access_token"].(string)))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	refresh(tok["refresh_token"].(string)).requireError(t, "invalid_grant")
+	refresh(tok2["refresh_token"].(string)).requireError(t, "invalid_grant")
+	time.Sleep(1100 * time.Millisecond) // past the access layer's memory of the token
+	status, header, _ := mcpPost(t, s.base, mcpInitialize, keyHeader(tok2["access_token"].(string)))
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, header.Get("WWW-Authenticate"), `error="invalid_token"`)
+
+	// Revoking the key revokes its grants; so does rotating it.
+	tok3 := newAuthRequest(t, s.base, clientID, oauthRedirect).tokens(t, key)
+	status, _, body = mcpPost(t, s.base, mcpSearchCall, keyHeader(tok3["access_token"].(string)))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	_, err := db.RevokeAPIKey(context.Background(), s.store.Bun, db.KeyRevocation{KeyID: keyID})
+	require.NoError(t, err)
+	time.Sleep(1100 * time.Millisecond)
+	status, _, _ = mcpPost(t, s.base, mcpSearchCall, keyHeader(tok3["access_token"].(string)))
+	require.Equal(t, http.StatusUnauthorized, status)
+	refresh(tok3["refresh_token"].(string)).requireError(t, "invalid_grant")
+
+	key2, key2ID := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
+	tok4 := newAuthRequest(t, s.base, clientID, oauthRedirect).tokens(t, key2)
+	_, _, _, err = db.RotateAPIKey(context.Background(), s.store.Bun, db.KeyRotation{KeyID: key2ID, Grace: time.Hour})
+	require.NoError(t, err)
+	time.Sleep(1100 * time.Millisecond)
+	status, _, _ = mcpPost(t, s.base, mcpInitialize, keyHeader(tok4["access_token"].(string)))
+	require.Equal(t, http.StatusUnauthorized, status)
+
+	// A grant of discovery only lists, and is refused tool calls (step-up).
+	key3, _ := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
+	ar := newAuthRequest(t, s.base, clientID, oauthRedirect)
+	ar.scope = "discovery"
+	tok5 := ar.tokens(t, key3)
+	require.Equal(t, "discovery", tok5["scope"])
+	status, _, body = mcpPost(t, s.base, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, keyHeader(tok5["access_token"].(string)))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	status, header, body = mcpPost(t, s.base, mcpSearchCall, keyHeader(tok5["access_token"].(string)))
+	require.Equal(t, http.StatusForbidden, status, "%s", body)
+	require.Contains(t, header.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="data", resource_metadata="`)
+	require.JSONEq(t, `{"error":"`+mcp.MsgInsufficientScope+`"}`, errorOnly(t, body))
+
+	// The audit trail records the grants (and the revocation by reuse).
+	entries, err := db.KeyAudit(context.Background(), s.store.Bun, mustAccount(t, s, keyID), 50)
+	require.NoError(t, err)
+	var actions []string
+	for _, e := range entries {
+		actions = append(actions, e.Action)
+	}
+	require.Contains(t, actions, db.AuditOAuthGranted)
+	require.Contains(t, actions, db.AuditOAuthRevoked)
+}
+
+func mustAccount(t *testing.T, s *restServer, keyID int64) int64 {
+	t.Helper()
+	var id int64
+	require.NoError(t, s.store.Pool.QueryRow(context.Background(), `SELECT account_id FROM api_keys WHERE id = $1`, keyID).Scan(&id))
+	return id
+}
+
+// TestOAuthKeyedAndKeylessDoors: API keys keep working on /mcp; keyless
+// agents are refused there with the challenge, and use /mcp/x402.
+func TestOAuthKeyedAndKeylessDoors(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	key, _ := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
+	status, _, body := mcpPost(t, s.base, mcpInitialize, keyHeader(key))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	r := (&accessServer{base: s.base}).request(t, http.MethodPost, "/mcp/x402", mcpInitialize,
+		http.Header{"Accept": {"application/json, text/event-stream"}, "Authorization": {"Bearer " + key}})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+}
