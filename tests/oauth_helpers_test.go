@@ -113,7 +113,7 @@ var (
 // authRequest is one authorization request of a test.
 type authRequest struct {
 	base, clientID, redirect, scope, state, resource string
-	verifier, challenge                               string
+	verifier, challenge                              string
 }
 
 func newAuthRequest(t *testing.T, base, clientID, redirect string) *authRequest {
