@@ -156,13 +156,6 @@ type OAuthCode struct {
 	ExpiresAt     time.Time
 }
 
-// AuditOAuthGrant is the key audit action of a client connected to a key,
-// AuditOAuthRevoked of a connection revoked.
-const (
-	AuditOAuthGranted = "oauth.granted"
-	AuditOAuthRevoked = "oauth.revoked"
-)
-
 // CreateOAuthGrant connects a client to key keyID (of account accountID)
 // and records the code that hands out its first tokens, and the grant in
 // the key's audit trail. A registered client stops expiring.
@@ -179,7 +172,7 @@ func (d *DB) CreateOAuthGrant(ctx context.Context, g OAuthGrant, code OAuthCode)
 		if _, err := tx.ExecContext(ctx, `UPDATE oauth_clients SET expires_at = NULL WHERE client_id = ? AND kind = 'registered'`, g.ClientID); err != nil {
 			return fmt.Errorf("error keeping oauth client: %w", err)
 		}
-		return audit(ctx, tx, g.AccountID, &g.KeyID, AuditOAuthGranted, cryptointel.ActorAPIKey(g.KeyID),
+		return audit(ctx, tx, g.AccountID, &g.KeyID, cryptointel.AuditOAuthGranted, cryptointel.ActorAPIKey(g.KeyID),
 			map[string]any{"grantId": g.ID, "clientId": g.ClientID, "clientName": g.ClientName, "scope": g.Scope})
 	})
 	return g.ID, err
@@ -344,7 +337,7 @@ func (d *DB) revokeGrant(ctx context.Context, id int64, reason string) error {
 			}
 			return fmt.Errorf("error revoking oauth grant: %w", err)
 		}
-		return audit(ctx, tx, accountID, &keyID, AuditOAuthRevoked, cryptointel.ActorCLI,
+		return audit(ctx, tx, accountID, &keyID, cryptointel.AuditOAuthRevoked, ActorOAuth,
 			map[string]any{"grantId": id, "clientId": clientID, "reason": reason})
 	})
 }
@@ -389,7 +382,7 @@ func (d *DB) RevokeOAuthGrant(ctx context.Context, accountID, id int64, actor st
 			}
 			return fmt.Errorf("error revoking oauth grant: %w", err)
 		}
-		return audit(ctx, tx, acct, &keyID, AuditOAuthRevoked, actor, map[string]any{"grantId": id, "clientId": clientID})
+		return audit(ctx, tx, acct, &keyID, cryptointel.AuditOAuthRevoked, actor, map[string]any{"grantId": id, "clientId": clientID})
 	})
 }
 
@@ -401,3 +394,8 @@ func (d *DB) OAuthGrantScope(ctx context.Context, id int64) (string, error) {
 	}
 	return scope, nil
 }
+
+// ActorOAuth is the audit trail's actor of a grant the authorization
+// server revoked itself (a reused code or refresh token, a client's
+// revocation request).
+const ActorOAuth = "oauth"

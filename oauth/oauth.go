@@ -37,6 +37,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/webhook"
 )
 
@@ -190,14 +191,17 @@ func New(cfg Config) (*Server, error) {
 
 // Mount registers the endpoints on mux.
 func (s *Server) Mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+PathResourceMetadata, s.resourceMetadata)
-	mux.HandleFunc("GET "+PathResourceMetadata+ResourcePath, s.resourceMetadata)
-	mux.HandleFunc("GET "+PathServerMetadata, s.serverMetadata)
-	mux.HandleFunc("GET "+PathAuthorize, s.authorize)
-	mux.HandleFunc("POST "+PathAuthorize, s.consent)
-	mux.HandleFunc("POST "+PathToken, s.token)
-	mux.HandleFunc("POST "+PathRegister, s.register)
-	mux.HandleFunc("POST "+PathRevoke, s.revoke)
+	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, observe.RequestIDs(h)) }
+	handle("GET "+PathResourceMetadata, s.resourceMetadata)
+	handle("GET "+PathResourceMetadata+ResourcePath, s.resourceMetadata)
+	handle("GET "+PathServerMetadata, s.serverMetadata)
+	handle("GET "+PathAuthorize, s.authorize)
+	handle("POST "+PathAuthorize, s.consent)
+	handle("POST "+PathToken, s.token)
+	handle("POST "+PathRegister, s.register)
+	handle("POST "+PathRevoke, s.revoke)
+	handle("GET "+PathClients, s.listClients)
+	handle("DELETE "+PathClients+"/{id}", s.revokeClient)
 }
 
 // BaseURL is the issuer: PublicURL, or the request's scheme and host.

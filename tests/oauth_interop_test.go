@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,14 +32,25 @@ import (
 // tests only).
 type metadataServer struct {
 	*httptest.Server
+	mu   sync.Mutex
 	docs map[string]func(w http.ResponseWriter, r *http.Request)
+}
+
+// serve sets the handler of path.
+func (m *metadataServer) serve(path string, h func(w http.ResponseWriter, r *http.Request)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.docs[path] = h
 }
 
 func newMetadataServer(t *testing.T) *metadataServer {
 	t.Helper()
 	m := &metadataServer{docs: map[string]func(http.ResponseWriter, *http.Request){}}
 	m.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h, ok := m.docs[r.URL.Path]; ok {
+		m.mu.Lock()
+		h, ok := m.docs[r.URL.Path]
+		m.mu.Unlock()
+		if ok {
 			h(w, r)
 			return
 		}
@@ -60,14 +72,14 @@ func (m *metadataServer) appOption(c *app.Config) {
 // document serves a good metadata document at path for redirect.
 func (m *metadataServer) document(path string, redirect string) string {
 	id := m.URL + path
-	m.docs[path] = func(w http.ResponseWriter, r *http.Request) {
+	m.serve(path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{ //nolint:errcheck
 			"client_id": id, "client_name": "cryptointel interop", "redirect_uris": []string{redirect},
 			"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
 			"token_endpoint_auth_method": "none",
 		})
-	}
+	})
 	return id
 }
 

@@ -2,8 +2,10 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/mcp"
+	"github.com/cryptointel/cryptointel/oauth"
 )
 
 const oauthRedirect = "http://127.0.0.1:9/callback"
@@ -157,8 +160,8 @@ func TestOAuthTokenActsAsKey(t *testing.T) {
 	for _, e := range entries {
 		actions = append(actions, e.Action)
 	}
-	require.Contains(t, actions, db.AuditOAuthGranted)
-	require.Contains(t, actions, db.AuditOAuthRevoked)
+	require.Contains(t, actions, cryptointel.AuditOAuthGranted)
+	require.Contains(t, actions, cryptointel.AuditOAuthRevoked)
 }
 
 func mustAccount(t *testing.T, s *restServer, keyID int64) int64 {
@@ -179,4 +182,57 @@ func TestOAuthKeyedAndKeylessDoors(t *testing.T) {
 	r := (&accessServer{base: s.base}).request(t, http.MethodPost, "/mcp/x402", mcpInitialize,
 		http.Header{"Accept": {"application/json, text/event-stream"}, "Authorization": {"Bearer " + key}})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+}
+
+// TestOAuthConnectedClientsRoute: an account lists its connected clients
+// with any of its keys and revokes one (the token then stops working);
+// an OAuth token cannot manage connections; a key without the management
+// scope may revoke only its own key's connections.
+func TestOAuthConnectedClientsRoute(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	key, keyID := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
+	clientID := registerClient(t, s.base, oauthRedirect)
+	tok := newAuthRequest(t, s.base, clientID, oauthRedirect).tokens(t, key)
+	at := tok["access_token"].(string)
+	status, _, body := mcpPost(t, s.base, mcpInitialize, keyHeader(at))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+
+	as := &accessServer{base: s.base}
+	r := as.request(t, http.MethodGet, "/oauth/clients", "", keyHeader(key))
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var list struct {
+		Data []db.OAuthGrant `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &list))
+	require.Len(t, list.Data, 1)
+	require.Equal(t, "Test Client", list.Data[0].ClientName)
+	require.Equal(t, clientID, list.Data[0].ClientID)
+	require.Equal(t, keyID, list.Data[0].KeyID)
+	require.NotNil(t, list.Data[0].LastUsedAt)
+
+	r = as.request(t, http.MethodGet, "/oauth/clients", "", keyHeader(at))
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	require.JSONEq(t, `{"error":"`+oauth.MsgClientsKeyRequired+`"}`, errorOnly(t, r.body))
+	r = as.request(t, http.MethodGet, "/oauth/clients", "", nil)
+	require.Equal(t, http.StatusUnauthorized, r.status)
+
+	// Another key of the account without the management scope cannot
+	// revoke this key's connection.
+	var accountID int64
+	require.NoError(t, s.store.Pool.QueryRow(context.Background(), `SELECT account_id FROM api_keys WHERE id = $1`, keyID).Scan(&accountID))
+	plain, plainID := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
+	_, err := s.store.Pool.Exec(context.Background(), `UPDATE api_keys SET account_id = $1, scopes = '{data}' WHERE id = $2`, accountID, plainID)
+	require.NoError(t, err)
+	id := strconv.FormatInt(list.Data[0].ID, 10)
+	r = as.request(t, http.MethodDelete, "/oauth/clients/"+id, "", keyHeader(plain))
+	require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
+
+	r = as.request(t, http.MethodDelete, "/oauth/clients/"+id, "", keyHeader(key))
+	require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
+	r = as.request(t, http.MethodDelete, "/oauth/clients/"+id, "", keyHeader(key))
+	require.Equal(t, http.StatusNotFound, r.status, "%s", r.body)
+	time.Sleep(1100 * time.Millisecond)
+	status, _, _ = mcpPost(t, s.base, mcpInitialize, keyHeader(at))
+	require.Equal(t, http.StatusUnauthorized, status)
 }
