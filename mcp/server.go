@@ -16,8 +16,11 @@
 // construction.
 //
 // The endpoint authenticates every HTTP request: a wrong key is 401 with
-// WWW-Authenticate, and so is a missing key unless pay-per-request is
-// enabled (a lone tools/call with a key has it checked by its route's
+// WWW-Authenticate (naming the OAuth resource metadata when Config.OAuth
+// is set: an OAuth access token of package oauth acts as its key), and so
+// is a request without any credential; on /mcp/x402 (X402Handler) a
+// missing key is let through when pay-per-request is enabled (a lone
+// tools/call with a key has it checked by its route's
 // metering statement, answered the same way); a key known refused, or an
 // address over its limit of requests without a valid key, is refused
 // before the body is read. initialize, the list requests, prompts, pings,
