@@ -105,6 +105,11 @@ func TestOAuthTypeScriptSDKThroughConsentPage(t *testing.T) {
 	meta := newMetadataServer(t)
 	s := startRESTServerWith(t, func(store *db.DB) { ingestLines(t, store, restFixture()) }, meta.appOption)
 	_, steps := playgroundBrowser(t, "oauth-consent-failure.png", nil)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			summary(t, "oauth: the TypeScript SDK's OAuth client connected by URL alone through the consent page in Chromium, with dynamic registration and with a Client ID Metadata Document; called, refreshed, refused after the key's revocation")
+		}
+	})
 	for _, mode := range []string{"dcr", "cimd"} {
 		t.Run(mode, func(t *testing.T) {
 			key, keyID := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
