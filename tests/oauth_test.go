@@ -15,7 +15,9 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/access/accesstest"
+	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/mcp"
 	"github.com/cryptointel/cryptointel/oauth"
 )
@@ -235,4 +237,67 @@ func TestOAuthConnectedClientsRoute(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	status, _, _ = mcpPost(t, s.base, mcpInitialize, keyHeader(at))
 	require.Equal(t, http.StatusUnauthorized, status)
+}
+
+// TestOAuthAcrossReplicas: two servers on one database are one
+// authorization server (PUBLIC_URL names it): a consent page shown by one
+// is answered on the other, a code issued by one is redeemed on the
+// other, and a key revoked through one ends its connection on both within
+// a second.
+func TestOAuthAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.NewURL(t)
+	const public = "https://mcp.example.test"
+	var bases []string
+	var store *db.DB
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		a, err := app.New(ctx, app.Config{DatabaseURL: dbURL, DBMaxConns: 8, Logger: testLogger(t), ShutdownTimeout: 15 * time.Second, PublicURL: public})
+		require.NoError(t, err)
+		bases = append(bases, serveApp(t, ctx, cancel, a))
+		store = a.DB
+	}
+	key, keyID := accesstest.NewKey(t, store, cryptointel.PlanEnterprise)
+	clientID := registerClient(t, bases[0], oauthRedirect)
+
+	// The page from replica 0, the answer to replica 1.
+	a := newAuthRequest(t, bases[0], clientID, oauthRedirect)
+	a.resource = public + "/mcp"
+	c := noRedirect(t)
+	page := oauthDo(t, c, http.MethodGet, a.url(), "", "")
+	require.Equal(t, http.StatusOK, page.status, "%s", page.body)
+	form := url.Values{"request_id": {string(requestIDRe.FindSubmatch(page.body)[1])}, "csrf": {string(csrfRe.FindSubmatch(page.body)[1])},
+		"api_key": {key}, "action": {"approve"}}
+	req, err := http.NewRequest(http.MethodPost, bases[1]+"/oauth/authorize", strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	u0, _ := url.Parse(bases[0])
+	for _, ck := range c.Jar.Cookies(u0) {
+		req.AddCookie(ck)
+	}
+	resp, err := noRedirect(t).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	require.Equal(t, public, loc.Query().Get("iss"))
+
+	// The code redeemed on replica 0; the token works on both.
+	r := a.exchange(t, loc.Query().Get("code"))
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	at := r.json(t)["access_token"].(string)
+	for _, base := range bases {
+		status, _, body := mcpPost(t, base, mcpInitialize, keyHeader(at))
+		require.Equal(t, http.StatusOK, status, "%s", body)
+	}
+	// The key revoked (as through replica 1): both refuse within a second.
+	_, err = db.RevokeAPIKey(context.Background(), store.Bun, db.KeyRevocation{KeyID: keyID})
+	require.NoError(t, err)
+	time.Sleep(1100 * time.Millisecond)
+	for _, base := range bases {
+		status, header, _ := mcpPost(t, base, mcpInitialize, keyHeader(at))
+		require.Equal(t, http.StatusUnauthorized, status)
+		require.Contains(t, header.Get("WWW-Authenticate"), `resource_metadata="`+public+`/.well-known/oauth-protected-resource/mcp"`)
+	}
 }
