@@ -222,6 +222,11 @@ const (
 	// AuditKeysRecovered is an operator's recovery of an account (keys
 	// recover): every key revoked, one new management key.
 	AuditKeysRecovered = "account.keys_recovered"
+	// AuditOAuthGranted is a client connected to a key through the OAuth
+	// consent page of /mcp; AuditOAuthRevoked a connection revoked (by
+	// the account, the client, or a reused code or refresh token).
+	AuditOAuthGranted = "oauth.granted"
+	AuditOAuthRevoked = "oauth.revoked"
 )
 
 // Actors of the key audit trail besides "api_key:<id>" (a change made

@@ -33,7 +33,10 @@ func (s *Service) Authenticate(ctx context.Context, authorization string) error 
 		}
 		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgMissingKey)
 	}
-	hash := cryptointel.HashAPIKey(key)
+	hash, refusal := s.credentialHash(ctx, key)
+	if refusal != "" {
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", refusal)
+	}
 	k, err := s.store.KeyByHash(ctx, hash)
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1):
@@ -61,7 +64,10 @@ func (s *Service) Gate(ctx context.Context, authorization string) func(layer, fe
 	if scheme != "bearer" || key == "" {
 		return nil
 	}
-	hash := cryptointel.HashAPIKey(key)
+	hash, refusal := s.credentialHash(ctx, key)
+	if refusal != "" {
+		return nil
+	}
 	k, err := s.store.KeyByHash(ctx, hash)
 	if err != nil || k.Revoked || subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
 		return nil
@@ -105,7 +111,10 @@ func (s *Service) Count(ctx context.Context, authorization string) error {
 		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", missingKeyMessage(scheme, key, MsgMissingKey))
 	}
 	now := s.now()
-	hash := cryptointel.HashAPIKey(key)
+	hash, refusal := s.credentialHash(ctx, key)
+	if refusal != "" {
+		return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", refusal)
+	}
 	limited := func() error {
 		if s.cfg.OnRateLimited != nil {
 			s.cfg.OnRateLimited()

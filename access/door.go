@@ -452,7 +452,7 @@ func (s *Service) Screen(r *http.Request) error {
 		return nil
 	}
 	now := s.now()
-	hash := cryptointel.HashAPIKey(cred)
+	hash, _ := s.credentialHash(r.Context(), cred)
 	addr := ClientAddress(r)
 	f, known := s.door.facts(hash, now)
 	switch {
@@ -486,7 +486,7 @@ func (s *Service) SpentWindow(ctx context.Context, authorization string) (retryA
 		return 0, false
 	}
 	now := s.now()
-	hash := cryptointel.HashAPIKey(cred)
+	hash, _ := s.credentialHash(ctx, cred)
 	f, known := s.door.facts(hash, now)
 	if !known || f.refusal != "" || f.res == nil || !f.spent.Equal(s.windowStart(now)) {
 		return 0, false

@@ -163,6 +163,7 @@ type Service struct {
 	tickets *tickets
 	door    *door
 	share   *keyShare
+	tokens  tokenCache
 }
 
 // New returns a Service over store.
@@ -303,7 +304,12 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 		}
 		var hash []byte
 		if scheme == "bearer" && cred != "" {
-			hash = cryptointel.HashAPIKey(cred)
+			var refusal string
+			if hash, refusal = s.credentialHash(r.Context(), cred); refusal != "" {
+				s.setAnonymousHeaders(w.Header(), now, TierNone)
+				writeError(w, http.StatusUnauthorized, refusal)
+				return
+			}
 			// The door: a key known unusable, a spent window, an address
 			// sending invalid keys are refused before the body is read; a
 			// /graphql document is read only once its key is known.
@@ -339,7 +345,7 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 		case ticket != nil:
 			s.serveHash(w, r, p, next, now, ticket)
 		case scheme == "bearer" && cred != "":
-			s.serveKey(w, r, p, next, now, cred)
+			s.serveHash(w, r, p, next, now, hash)
 		case bearerMissing(scheme):
 			// A key sent without its scheme is a key, not a missing one:
 			// never answered with a payment offer an auto-paying client
@@ -353,11 +359,6 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, missingKeyMessage(scheme, cred, MsgMissingKey))
 		}
 	}))
-}
-
-// serveKey handles a request carrying a Bearer key.
-func (s *Service) serveKey(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time, key string) {
-	s.serveHash(w, r, p, next, now, cryptointel.HashAPIKey(key))
 }
 
 // serveHash handles a request as the key whose hash is hash: its Bearer

@@ -23,10 +23,12 @@ import (
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/live"
 	"github.com/cryptointel/cryptointel/mcp"
+	"github.com/cryptointel/cryptointel/oauth"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/playground"
 	"github.com/cryptointel/cryptointel/resolvers"
 	"github.com/cryptointel/cryptointel/rest"
+	"github.com/cryptointel/cryptointel/webhook"
 )
 
 // Version is the version of the running binary, which GET /healthz reports.
@@ -198,18 +200,40 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /openapi.json", v1.OpenAPIHandler())
 	// The MCP surface: its tools call the /v1 routes (and /graphql) of this
 	// mux in process, behind the same access layer.
+	// The OAuth authorization server of /mcp (package oauth): its
+	// metadata, registration, consent page and token endpoints.
+	metaAllow, err := webhook.ParseAllowList(a.Config.OAuthMetadataAllowCIDRs)
+	if err != nil {
+		return fmt.Errorf("error parsing the OAuth metadata allowlist: %w", err)
+	}
+	metaGuard := &webhook.Guard{Allow: metaAllow}
+	authServer, err := oauth.New(oauth.Config{Store: a.DB, PublicURL: a.Config.PublicURL, Guard: metaGuard,
+		MetadataClient:  metaGuard.NewHTTPClient(webhook.ClientOptions{Timeout: a.Config.oauthMetadataTimeout(), TLSConfig: a.Config.OAuthMetadataTLSConfig}),
+		MetadataTimeout: a.Config.oauthMetadataTimeout(), AccessTokenTTL: a.Config.OAuthAccessTokenTTL,
+		RegistrationsPerAddress: a.Config.OAuthRegistrationsPerMinute, AdmitAnonymous: a.Access.AdmitAnonymous, Logger: a.Logger})
+	if err != nil {
+		return err
+	}
+	authServer.Mount(mux)
 	mcpServer, err := mcp.New(mcp.Config{
 		API: mux, OpenAPI: v1.OpenAPI(), Authenticate: a.Access.Authenticate, Gate: a.Access.Gate,
 		Count: a.Access.Count, AdmitAnonymous: a.Access.AdmitAnonymous, Screen: a.Access.Screen,
 		SpentWindow: a.Access.SpentWindow, RateLimitMessage: a.Access.RateLimitMessage,
 		AllowedOrigins: a.Config.MCPAllowedOrigins, Suggest: a.mcpSuggest(), Call: mcpCall(v1),
 		Logger: a.Logger, Version: rest.OpenAPIVersion,
+		OAuth: &mcp.OAuthConfig{ResourceMetadataURL: authServer.ResourceMetadataURL, Scope: oauth.ScopeData,
+			TokenAllows: func(ctx context.Context, authorization, scope string) (bool, bool) {
+				granted, isToken := a.Access.TokenScope(ctx, authorization)
+				return isToken, oauth.HasScope(granted, scope)
+			}},
 	})
 	if err != nil {
 		return fmt.Errorf("error building the MCP server: %w", err)
 	}
 	a.MCP = mcpServer
 	mux.Handle("/mcp", mcpServer)
+	// Agents without a key that pay each call with x402.
+	mux.Handle("/mcp/x402", mcpServer.X402Handler())
 	// Operators ingest JSON Lines here; outside the API-key access layer,
 	// guarded by ADMIN_TOKEN (404 when unset).
 	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, rest.AdminIngestOptions{Token: a.Config.AdminToken, MaxFailedTokens: a.Config.AdminMaxFailedTokens}))

@@ -105,6 +105,30 @@ type Config struct {
 	// WebhookTLSConfig is the TLS configuration of webhook deliveries; tests
 	// set one trusting their receiver. Defaults to the system roots.
 	WebhookTLSConfig *tls.Config `json:"-"`
+	// OAuthMetadataAllowCIDRs is a comma-separated list of CIDR prefixes
+	// that Client ID Metadata Documents (OAuth client ids that are HTTPS
+	// URLs) may be fetched from although they are not public, for
+	// development and tests only, e.g. "127.0.0.0/8" (env
+	// OAUTH_METADATA_ALLOW_CIDRS). Defaults to none: documents are fetched
+	// through the same outbound guard as webhooks, from public addresses
+	// only.
+	OAuthMetadataAllowCIDRs string
+	// OAuthMetadataTLSConfig is the TLS configuration of metadata document
+	// fetches; tests set one trusting their server. Defaults to the
+	// system roots.
+	OAuthMetadataTLSConfig *tls.Config `json:"-"`
+	// OAuthMetadataTimeout bounds the fetch of one Client ID Metadata
+	// Document (env OAUTH_METADATA_TIMEOUT). Defaults to 5 seconds.
+	OAuthMetadataTimeout time.Duration
+	// OAuthAccessTokenTTL is the lifetime of an OAuth access token for
+	// /mcp (env OAUTH_ACCESS_TOKEN_TTL); its refresh token rotates at each
+	// use and lives 30 days. Defaults to 1 hour.
+	OAuthAccessTokenTTL time.Duration
+	// OAuthRegistrationsPerMinute caps the OAuth dynamic client
+	// registrations one client address may make per minute, all replicas
+	// together (env OAUTH_REGISTRATIONS_PER_MINUTE); an unused registration
+	// expires after a day. Defaults to 10.
+	OAuthRegistrationsPerMinute int
 	// X402FacilitatorURL is the x402 facilitator base URL (env
 	// X402_FACILITATOR_URL); with PaymentPayTo it enables x402 (v1 and v2)
 	// and MPP payments on priced routes. Empty disables x402.
@@ -534,4 +558,12 @@ func (c *Config) payment() access.PaymentConfig {
 		AssetName: c.PaymentAssetName, AssetVersion: c.PaymentAssetVersion, PublicURL: c.PublicURL,
 		MaxFailedPayments: c.PaymentMaxFailedPerMinute,
 	}
+}
+
+// oauthMetadataTimeout is OAuthMetadataTimeout or its default.
+func (c *Config) oauthMetadataTimeout() time.Duration {
+	if c.OAuthMetadataTimeout <= 0 {
+		return 5 * time.Second
+	}
+	return c.OAuthMetadataTimeout
 }

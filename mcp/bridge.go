@@ -30,8 +30,10 @@ type BridgeConfig struct {
 	// https://api.example.com/mcp; a URL without a path gets /mcp.
 	// Required.
 	URL string
-	// Key is the API key, sent as a Bearer key; empty sends none (the
-	// server must then take payments per call).
+	// Key is the API key, sent as a Bearer key; empty sends none: the
+	// bridge then talks to /mcp/x402 instead of /mcp (the server must
+	// take payments per call; /mcp asks a client without a credential to
+	// authorize with OAuth).
 	Key string
 	// HTTPClient makes the requests. Defaults to a client with a 2-minute
 	// timeout.
@@ -53,6 +55,9 @@ func Bridge(ctx context.Context, in io.Reader, out io.Writer, cfg BridgeConfig) 
 	endpoint, err := bridgeEndpoint(cfg.URL)
 	if err != nil {
 		return err
+	}
+	if cfg.Key == "" {
+		endpoint = keylessEndpoint(endpoint)
 	}
 	b := &bridge{cfg: cfg, endpoint: endpoint, out: out}
 	client := http.Client{Timeout: 2 * time.Minute}
@@ -110,6 +115,15 @@ func Bridge(ctx context.Context, in io.Reader, out io.Writer, cfg BridgeConfig) 
 		return fmt.Errorf("error reading standard input: %w", err)
 	}
 	return nil
+}
+
+// keylessEndpoint is the endpoint of a bridge without a key: /mcp/x402
+// for /mcp.
+func keylessEndpoint(endpoint string) string {
+	if strings.HasSuffix(endpoint, "/mcp") {
+		return endpoint + "/x402"
+	}
+	return endpoint
 }
 
 // bridgeEndpoint returns the /mcp URL of u.

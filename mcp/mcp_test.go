@@ -88,6 +88,8 @@ func TestBridgeEndpoint(t *testing.T) {
 		_, err := bridgeEndpoint(bad)
 		require.Error(t, err, bad)
 	}
+	require.Equal(t, "https://api.example.com/mcp/x402", keylessEndpoint("https://api.example.com/mcp"))
+	require.Equal(t, "https://api.example.com/mcp/x402", keylessEndpoint("https://api.example.com/mcp/x402"))
 }
 
 func TestSSEData(t *testing.T) {

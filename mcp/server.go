@@ -18,8 +18,11 @@
 // construction.
 //
 // The endpoint authenticates every HTTP request: a wrong key is 401 with
-// WWW-Authenticate, and so is a missing key unless pay-per-request is
-// enabled (a lone tools/call with a key has it checked by its route's
+// WWW-Authenticate (naming the OAuth resource metadata when Config.OAuth
+// is set: an OAuth access token of package oauth acts as its key), and so
+// is a request without any credential; on /mcp/x402 (X402Handler) a
+// missing key is let through when pay-per-request is enabled (a lone
+// tools/call with a key has it checked by its route's
 // metering statement, answered the same way); a key known refused, or an
 // address over its limit of requests without a valid key, is refused
 // before the body is read. initialize, the list requests, prompts, pings,
@@ -63,6 +66,14 @@ var msgBodyTooLarge = cryptointel.MsgBodyTooLarge
 
 // Realm is the realm of the WWW-Authenticate challenge of a 401.
 const Realm = "cryptointel"
+
+// MsgCredentialRequired is the 401 message of a request to /mcp without
+// any credential when /mcp is an OAuth protected resource.
+const MsgCredentialRequired = "Authorization required: connect with OAuth (the WWW-Authenticate header names the resource metadata) or send Authorization: Bearer <API_KEY>. Agents paying per call without a key use /mcp/x402."
+
+// MsgInsufficientScope is the 403 message of an OAuth access token whose
+// grant lacks the scope of tool calls and resource reads.
+const MsgInsufficientScope = "This OAuth grant does not include the scope tool calls and resource reads need: authorize again with scope data."
 
 // Config configures the MCP surface.
 type Config struct {
@@ -123,6 +134,24 @@ type Config struct {
 	// categories and relationship types in use (complete.go). Its nil
 	// members suggest nothing.
 	Suggest Suggest
+	// OAuth, when set, makes /mcp an OAuth 2.1 protected resource (see
+	// OAuthConfig); nil keeps the bare Bearer challenge.
+	OAuth *OAuthConfig
+}
+
+// OAuthConfig is what /mcp needs of the authorization server (package
+// oauth) to be its protected resource.
+type OAuthConfig struct {
+	// ResourceMetadataURL is the URL of /mcp's RFC 9728 metadata for a
+	// request: every 401 names it in WWW-Authenticate.
+	ResourceMetadataURL func(r *http.Request) string
+	// Scope is the scope tool calls and resource reads need, named in the
+	// challenge.
+	Scope string
+	// TokenAllows reports, for an OAuth access token in an Authorization
+	// header value, whether its grant holds scope; isToken is false for
+	// an API key (whose own scopes its routes check).
+	TokenAllows func(ctx context.Context, authorization, scope string) (isToken, ok bool)
 }
 
 // Server is the MCP surface; it serves /mcp.
@@ -208,12 +237,33 @@ func (s *Server) Tools() []*sdk.Tool {
 
 // ServeHTTP serves /mcp: the Origin and Host check, the up-front
 // authentication, the body bound, then the SDK's Streamable HTTP handler
-// (stateless, JSON responses).
+// (stateless, JSON responses). With Config.OAuth set, a request without
+// any credential is answered with the OAuth challenge (401 naming the
+// resource metadata), so that a client knowing only the URL starts the
+// authorization flow; keyless agents paying per call use X402Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+	s.serveDoor(w, r, s.cfg.OAuth == nil)
+}
+
+// X402Handler serves /mcp/x402: /mcp for agents without a key that pay
+// each tool call with x402 (discovery free, bounded per client address,
+// every priced call paid). Keys and OAuth tokens work there too.
+func (s *Server) X402Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveDoor(w, r, true) })
+}
+
+// serveDoor serves one request; keyless tells whether a request without a
+// credential may go on (to pay per call).
+func (s *Server) serveDoor(w http.ResponseWriter, r *http.Request, keyless bool) {
+	ctx := access.WithMCPAudience(r.Context())
+	r = r.WithContext(ctx)
 	observe.SetRoute(ctx, "/mcp") // the /v1 routes called in process must not name the request
 	if msg := checkOrigin(r, s.cfg.AllowedOrigins); msg != "" {
 		writeError(w, http.StatusForbidden, msg)
+		return
+	}
+	if !keyless && r.Header.Get("Authorization") == "" {
+		s.refuse(w, r, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", MsgCredentialRequired))
 		return
 	}
 	if s.cfg.Screen != nil {
@@ -243,6 +293,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if s.cfg.OAuth != nil && r.Method == http.MethodPost && needsScope(body) {
+		authorization := r.Header.Get("Authorization")
+		if isToken, ok := s.cfg.OAuth.TokenAllows(ctx, authorization, s.cfg.OAuth.Scope); isToken && !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+s.cfg.OAuth.Scope+
+				`", resource_metadata="`+s.cfg.OAuth.ResourceMetadataURL(r)+`", error_description="`+MsgInsufficientScope+`"`)
+			writeError(w, http.StatusForbidden, MsgInsufficientScope)
+			return
+		}
 	}
 	info := &requestInfo{ctx: ctx, host: r.Host, remoteAddr: r.RemoteAddr, tls: r.TLS != nil,
 		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx)}
@@ -300,7 +359,9 @@ const maxAuthCache = 10000
 // authenticate is cfg.Authenticate, remembering accepted keys for
 // authCacheTTL.
 func (s *Server) authenticate(ctx context.Context, authorization string) error {
-	if authorization == "" {
+	if _, key := splitBearer(authorization); authorization == "" || access.IsOAuthAccessToken(key) {
+		// A token is checked every time: the access layer remembers its
+		// answer for a second only, so that a revocation applies at once.
 		return s.cfg.Authenticate(ctx, authorization)
 	}
 	h := sha256.Sum256([]byte(authorization))
@@ -344,6 +405,31 @@ func batchSize(body []byte) int {
 // messageHead is what the door reads of a JSON-RPC message.
 type messageHead struct {
 	Method string `json:"method"`
+}
+
+// needsScope reports whether body holds a message that needs the OAuth
+// scope of calls: a tools/call or resources/read. A body that is not
+// JSON-RPC needs none (the protocol refuses it).
+func needsScope(body []byte) bool {
+	b := bytes.TrimSpace(body)
+	var heads []messageHead
+	if len(b) > 0 && b[0] == '[' {
+		if json.Unmarshal(b, &heads) != nil {
+			return false
+		}
+	} else {
+		var h messageHead
+		if json.Unmarshal(b, &h) != nil {
+			return false
+		}
+		heads = []messageHead{h}
+	}
+	for _, h := range heads {
+		if h.Method == "tools/call" || h.Method == "resources/read" {
+			return true
+		}
+	}
+	return false
 }
 
 // unmetered is the number of messages of body that no route meters:
@@ -434,6 +520,9 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if code == cryptointel.EUNAUTHORIZED {
 		challenge := `Bearer realm="` + Realm + `"`
+		if s.cfg.OAuth != nil {
+			challenge += `, resource_metadata="` + s.cfg.OAuth.ResourceMetadataURL(r) + `", scope="` + s.cfg.OAuth.Scope + `"`
+		}
 		if _, key := splitBearer(r.Header.Get("Authorization")); key != "" {
 			challenge += `, error="invalid_token", error_description="` + cryptointel.ErrorMessage(err) + `"`
 		}

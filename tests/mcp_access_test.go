@@ -59,12 +59,13 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 
 	status, header, body := mcpPost(t, s.base, mcpInitialize, nil)
 	require.Equal(t, http.StatusUnauthorized, status)
-	require.Equal(t, `Bearer realm="cryptointel"`, header.Get("WWW-Authenticate"))
-	require.JSONEq(t, `{"error":"`+access.MsgMissingKey+`"}`, errorOnly(t, body))
+	challenge := `Bearer realm="cryptointel", resource_metadata="` + s.base + `/.well-known/oauth-protected-resource/mcp", scope="data"`
+	require.Equal(t, challenge, header.Get("WWW-Authenticate"))
+	require.JSONEq(t, `{"error":"`+mcp.MsgCredentialRequired+`"}`, errorOnly(t, body))
 
 	status, header, body = mcpPost(t, s.base, mcpInitialize, http.Header{"Authorization": {"Bearer ci_not-a-key"}})
 	require.Equal(t, http.StatusUnauthorized, status)
-	require.Equal(t, `Bearer realm="cryptointel", error="invalid_token", error_description="`+access.MsgInvalidKey+`"`, header.Get("WWW-Authenticate"))
+	require.Equal(t, challenge+`, error="invalid_token", error_description="`+access.MsgInvalidKey+`"`, header.Get("WWW-Authenticate"))
 	require.JSONEq(t, `{"error":"`+access.MsgInvalidKey+`"}`, errorOnly(t, body))
 
 	revoked, revokedID := accesstest.NewKey(t, s.store, cryptointel.PlanEnterprise)
@@ -80,7 +81,7 @@ func TestMCPAccessAsOnHTTP(t *testing.T) {
 	bad := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search_events","arguments":{"limit":0}}}`
 	for _, c := range []struct{ body, key, msg string }{
 		{call, "ci_not-a-key", access.MsgInvalidKey}, {bad, "ci_not-a-key", access.MsgInvalidKey},
-		{call, revoked, access.MsgRevokedKey}, {bad, revoked, access.MsgRevokedKey}, {call, "", access.MsgMissingKey},
+		{call, revoked, access.MsgRevokedKey}, {bad, revoked, access.MsgRevokedKey}, {call, "", mcp.MsgCredentialRequired},
 	} {
 		header := http.Header{}
 		if c.key != "" {

@@ -107,20 +107,21 @@ func TestMCPRefusedCallsAndDiscoveryCount(t *testing.T) {
 
 // TestMCPAnonymousDiscoveryThrottled: with pay-per-request on, discovery
 // needs no key, but each anonymous message counts against the client
-// address's limit (INVALID_KEY_LIMIT, 60 a minute): past it, 429.
+// address's limit (INVALID_KEY_LIMIT, 60 a minute): past it, 429. (On
+// /mcp/x402: /mcp asks a client without any credential to authorize.)
 func TestMCPAnonymousDiscoveryThrottled(t *testing.T) {
 	t.Parallel()
 	s := startAccessServer(t, dbtest.NewURL(t), accesstest.NewFacilitator(t))
 	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`
 	h := http.Header{"Content-Type": {"application/json"}}
 	for i := range access.DefaultAddressLimit {
-		status, _, body := mcpPost(t, s.base, list, h)
-		require.Equal(t, http.StatusOK, status, "%d: %.300s", i, body)
+		r := s.mcpPost(t, list, h)
+		require.Equal(t, http.StatusOK, r.status, "%d: %.300s", i, r.body)
 	}
-	status, header, body := mcpPost(t, s.base, list, h)
-	require.Equal(t, http.StatusTooManyRequests, status, "%.300s", body)
-	require.NotEmpty(t, header.Get("Retry-After"))
-	require.Contains(t, string(body), "Too many requests without a valid API key from your address: at most 60 per minute.")
+	r := s.mcpPost(t, list, h)
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%.300s", r.body)
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+	require.Contains(t, string(r.body), "Too many requests without a valid API key from your address: at most 60 per minute.")
 }
 
 // TestMCPPromptArgumentsBounded: a prompt argument over

@@ -34,18 +34,23 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // mcpSession connects the Go SDK's client to base's /mcp, sending key as
-// a Bearer key ("" for none).
+// a Bearer key; without a key ("") to /mcp/x402, the door of keyless
+// agents paying per call.
 func mcpSession(t *testing.T, base, key string) *sdk.ClientSession {
 	t.Helper()
 	header := http.Header{}
 	if key != "" {
 		header.Set("Authorization", "Bearer "+key)
 	}
+	endpoint := base + "/mcp"
+	if key == "" {
+		endpoint += "/x402"
+	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "cryptointel-tests", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
-		Endpoint:             base + "/mcp",
+		Endpoint:             endpoint,
 		HTTPClient:           &http.Client{Transport: headerTransport{header: header}, Timeout: 60 * time.Second},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,

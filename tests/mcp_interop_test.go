@@ -325,7 +325,7 @@ func TestMCPPaidWithX402OnChain(t *testing.T) {
 		} `json:"calls"`
 	}
 	runMCPClient(t, map[string]any{
-		"mode": "pay", "url": e.base + "/mcp", "payerKey": e.fac.PayerKey, "chainId": e.fac.ChainID, "token": e.fac.Token,
+		"mode": "pay", "url": e.base + "/mcp/x402", "payerKey": e.fac.PayerKey, "chainId": e.fac.ChainID, "token": e.fac.Token,
 		"calls": []map[string]any{
 			{"tool": "search_events", "args": map[string]any{"query": "Ethereum"}},
 			{"tool": "latest_events", "args": map[string]any{"limit": 5, "window": "30d"}},

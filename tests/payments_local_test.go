@@ -17,14 +17,19 @@ import (
 )
 
 // mcpPost sends one JSON-RPC message to /mcp with header and returns the
-// response.
+// response; without Authorization to /mcp/x402, the door of keyless
+// agents paying per call.
 func (s *accessServer) mcpPost(t *testing.T, body string, header http.Header) accessResponse {
 	t.Helper()
 	h := http.Header{"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-06-18"}}
 	for k, v := range header {
 		h[k] = v
 	}
-	return s.request(t, http.MethodPost, "/mcp", body, h)
+	path := "/mcp"
+	if h.Get("Authorization") == "" {
+		path = "/mcp/x402"
+	}
+	return s.request(t, http.MethodPost, path, body, h)
 }
 
 // forgedMCPPayment is an x402 v1 PaymentPayload a forger attaches to a

@@ -348,11 +348,13 @@ to the next request on every server process: no process caches a key.`,
   cryptointel keys revoke 12 --reason "leaked in a build log"
   cryptointel keys set-plan acme business
   cryptointel keys audit --account acme
-  cryptointel keys recover --account acme`,
+  cryptointel keys recover --account acme
+  cryptointel keys clients --account acme
+  cryptointel keys disconnect 7`,
 	}
 	keys.AddCommand(m.keysCreateCommand(cfg), m.keysListCommand(cfg), m.keysRevokeCommand(cfg),
 		m.keysRotateCommand(cfg), m.keysSetPlanCommand(cfg), m.keysAuditCommand(cfg), m.keysRecoverCommand(cfg),
-		m.keysEnsureDemoCommand(cfg))
+		m.keysEnsureDemoCommand(cfg), m.keysClientsCommand(cfg), m.keysDisconnectCommand(cfg))
 	return keys
 }
 
@@ -805,6 +807,80 @@ business, enterprise.`,
 	}
 }
 
+func (m *Main) keysClientsCommand(cfg *app.Config) *cobra.Command {
+	var account string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "clients --account NAME [--json]",
+		Short: "List the OAuth clients connected to an account's keys",
+		Long: `clients lists the applications connected to /mcp through OAuth (claude.ai,
+ChatGPT, …) with a key of the account, newest first: connection id, key,
+client name and id, scope, when it was connected and last used. A
+connection ends when it is revoked (keys disconnect), or when its key is
+revoked, rotated or expires. --json prints a JSON array of the same.`,
+		Example: `  cryptointel keys clients --account acme`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if account == "" {
+				return userError(fmt.Errorf("--account is required"))
+			}
+			store, err := m.openStore(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			acct, err := db.AccountByName(cmd.Context(), store.Bun, account)
+			if err != nil {
+				return userError(err)
+			}
+			grants, err := store.OAuthGrants(cmd.Context(), acct.ID)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(grants)
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKEY\tCLIENT\tCLIENT_ID\tSCOPE\tCONNECTED\tLAST_USED")
+			for _, g := range grants {
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.KeyID, g.ClientName, g.ClientID, g.Scope,
+					g.CreatedAt.UTC().Format(time.RFC3339), timeOrDash(g.LastUsedAt, "never"))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&account, "account", "", "the account whose connections to list")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the connections as a JSON array")
+	return cmd
+}
+
+func (m *Main) keysDisconnectCommand(cfg *app.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "disconnect CONNECTION_ID",
+		Short: "Revoke an OAuth client's connection to an account",
+		Long: `disconnect revokes a connection listed by keys clients: its access and refresh
+tokens stop working within a second on every server process, and the
+client must be authorized again. The key audit trail records it.`,
+		Example: `  cryptointel keys disconnect 7`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || id <= 0 {
+				return userError(fmt.Errorf("connection id must be a positive integer, got %q", args[0]))
+			}
+			store, err := m.openStore(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if err := store.RevokeOAuthGrant(cmd.Context(), 0, id, cryptointel.ActorCLI); err != nil {
+				return userError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "connection %d revoked\n", id)
+			return nil
+		},
+	}
+}
+
 func (m *Main) keysAuditCommand(cfg *app.Config) *cobra.Command {
 	var account string
 	var limit int
@@ -813,7 +889,7 @@ func (m *Main) keysAuditCommand(cfg *app.Config) *cobra.Command {
 		Use:   "audit [--account NAME] [--limit N] [--json]",
 		Short: "Show the audit trail of key and plan changes, newest first",
 		Long: `audit prints the recorded changes (key.created, key.revoked, key.rotated,
-account.plan_set, account.keys_recovered), newest first: when, account, key, action, actor ("cli",
+account.plan_set, account.keys_recovered, oauth.granted, oauth.revoked), newest first: when, account, key, action, actor ("cli",
 or "api_key:<id>" for a change made through /v1/keys) and details.`,
 		Example: `  cryptointel keys audit --account acme --limit 20`,
 		Args:    cobra.NoArgs,
