@@ -2096,7 +2096,7 @@ type GetV1SearchParams struct {
 	// Surface signal: scored events only; radar (default): every event.
 	Surface *GetV1SearchParamsSurface `form:"surface,omitempty" json:"surface,omitempty"`
 
-	// Collapse Fold the reports of one story (same owners, within two days, near-duplicate titles) into one hit listing the others in `alsoReportedAs`.
+	// Collapse Fold the reports of one story (same owners, within two days, titles telling it in the same or synonymous words) into one hit listing the others in `alsoReportedAs`.
 	Collapse *bool `form:"collapse,omitempty" json:"collapse,omitempty"`
 
 	// Facets Add `facets`: counts of the ranked hits (before paging) by category, entity and day.

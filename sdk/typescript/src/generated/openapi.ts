@@ -3319,7 +3319,7 @@ export interface operations {
             query?: {
                 /** @description Event category filter. */
                 category?: string;
-                /** @description Fold the reports of one story (same owners, within two days, near-duplicate titles) into one hit listing the others in `alsoReportedAs`. */
+                /** @description Fold the reports of one story (same owners, within two days, titles telling it in the same or synonymous words) into one hit listing the others in `alsoReportedAs`. */
                 collapse?: boolean;
                 /** @description Opaque token from a previous response's next_cursor, with the same query and filters (a cursor of another search is a 400). */
                 cursor?: string;
