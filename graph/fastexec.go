@@ -142,8 +142,32 @@ func (s *FastSchema) run(ctx context.Context, opCtx *graphql.OperationContext, o
 	if op.nargs > 0 {
 		x.argv = make([]planArgs, op.nargs)
 	}
-	x.o_Query(ctx, op.root)
+	x.o_Query(context.WithValue(ctx, runKey{}, x), op.root)
 	*w = x.w
+}
+
+// runKey carries a run in the context its resolvers are called with
+// (ResolvingField).
+type runKey struct{}
+
+// ResolvingField returns the field whose resolver is called with ctx, on
+// either executor, or nil outside a resolver: the plan executor's current
+// field, gqlgen's field context. A resolver reads the selection below it
+// from it to fold the children it will be asked for into its own
+// statement (resolvers: SelectedChildren).
+func ResolvingField(ctx context.Context) *graphql.CollectedField {
+	if x, ok := ctx.Value(runKey{}).(*fastExec); ok {
+		for i := len(x.path) - 1; i >= 0; i-- {
+			if !x.path[i].isIndex {
+				return x.path[i].field
+			}
+		}
+		return nil
+	}
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
+		return &fc.Field
+	}
+	return nil
 }
 
 // fastExec is one operation's run of a plan.

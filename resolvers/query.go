@@ -57,11 +57,14 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	if err := r.checkCategory(ctx, category); err != nil {
 		return nil, err
 	}
-	evs, err := db.ListEvents(ctx, r.store.Reader(), f)
+	children := selectedEventChildren(ctx)
+	evs, folded, err := db.ListEventsFolded(ctx, r.store.Reader(), f, children)
 	if err != nil {
 		return nil, err
 	}
-	r.loaders(ctx).EventsOf(evs)
+	l := r.loaders(ctx)
+	l.EventsOf(evs)
+	l.primeFolded(ctx, evs, children, folded)
 	return &graph.EventConnection{Nodes: evs, Since: &start, Limit: limit, Offset: off, Window: win, Sort: &sortV}, nil
 }
 
