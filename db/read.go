@@ -287,6 +287,9 @@ func EntitiesByEventIDs(ctx context.Context, q Querier, eventIDs []int64) ([]cry
 	return out, nil
 }
 
+// entitiesByIDsSQL is EntitiesByIDs' statement.
+const entitiesByIDsSQL = "SELECT " + entityColumns + " FROM entities n WHERE n.id = ANY($1)"
+
 // EntitiesByIDs returns the entities with the given ids in one statement,
 // in no particular order; unknown ids are absent.
 func EntitiesByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.Entity, error) {
@@ -294,7 +297,7 @@ func EntitiesByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := query(ctx, q, "SELECT "+entityColumns+" FROM entities n WHERE n.id = ANY($1)", ids)
+	rows, err := query(ctx, q, entitiesByIDsSQL, ids)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
 	}
@@ -319,17 +322,7 @@ func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64,
 	}
 	// The entity at the other end exists (the edge's foreign keys cascade),
 	// so it is joined, not outer-joined.
-	rows, err := query(ctx, q, `
-		SELECT `+relationshipColumns+`, `+entityColumns+`
-		FROM (
-			SELECT x.*, row_number() OVER (
-				PARTITION BY x.entity_id
-				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
-			FROM (`+f.edgesSQL()+`) x
-		) y
-		JOIN entities n ON n.id = y.related_entity_id
-		WHERE y.rn > $2 AND y.rn <= $2 + $3
-		ORDER BY y.entity_id, y.rn`, f.args(entityIDs)...)
+	rows, err := query(ctx, q, relationshipsSQL(f), f.args(entityIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting relationships by entity ids: %w", err)
 	}
@@ -344,6 +337,21 @@ func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64,
 		return nil, err
 	}
 	return out, nil
+}
+
+// relationshipsSQL is RelationshipsByEntityIDs' statement for f.
+func relationshipsSQL(f RelationshipFilter) string {
+	return `
+		SELECT ` + relationshipColumns + `, ` + entityColumns + `
+		FROM (
+			SELECT x.*, row_number() OVER (
+				PARTITION BY x.entity_id
+				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
+			FROM (` + f.edgesSQL() + `) x
+		) y
+		JOIN entities n ON n.id = y.related_entity_id
+		WHERE y.rn > $2 AND y.rn <= $2 + $3
+		ORDER BY y.entity_id, y.rn`
 }
 
 // EventsByEntityIDs returns, in one statement (a LATERAL join over all the
