@@ -3,6 +3,7 @@ package db
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,18 +46,21 @@ type FoldedChildren struct {
 
 // rolesJSON is the JSON array of event e's owners and participants with
 // their entities, in EntitiesByEventIDs' order (role, position, entity
-// id); NULL when it has none.
-const rolesJSON = `(SELECT json_agg(json_build_object('r', ee.role, 'i', n.id, 'c', n.canonical_name, 'd', n.display_name,
-	't', n.entity_type, 's', n.status, 'a', n.aliases, 'n', n.event_count, 'ca', n.created_at, 'ua', n.updated_at)
-	ORDER BY ee.role, ee.position, ee.entity_id)
-	FROM event_entities ee JOIN entities n ON n.id = ee.entity_id WHERE ee.event_id = e.id)`
+// id); NULL when it has none. The array is json_agg of the rows of a
+// subquery whose columns are named as roleJSON's members: PostgreSQL
+// looks each column's output function up once per row that way, where
+// json_build_object did it for each value of each row and cost four times
+// as much (0.023 against 0.005 ms an event).
+const rolesJSON = `(SELECT json_agg(q ORDER BY q.r, q.p, q.i) FROM (
+	SELECT ee.role AS r, ee.position AS p, n.id AS i, n.canonical_name AS c, n.display_name AS d, n.entity_type AS t,
+		n.status AS s, n.aliases AS a, n.event_count AS n, n.created_at AS ca, n.updated_at AS ua
+	FROM event_entities ee JOIN entities n ON n.id = ee.entity_id WHERE ee.event_id = e.id) q)`
 
 // evidenceJSON is the JSON array of event e's evidence in
 // EvidenceByEventIDs' order (newest first, then id); NULL when it has
 // none.
-const evidenceJSON = `(SELECT json_agg(json_build_object('i', v.id, 'c', v.content, 'u', v.url, 't', v.ts)
-	ORDER BY v.ts DESC, v.id)
-	FROM evidence v WHERE v.event_id = e.id)`
+const evidenceJSON = `(SELECT json_agg(q ORDER BY q.t DESC, q.i) FROM (
+	SELECT v.id AS i, v.content AS c, v.url AS u, v.ts AS t FROM evidence v WHERE v.event_id = e.id) q)`
 
 // foldColumns are the columns a folded page adds after eventColumns for
 // c: the events' children as JSON (NULL when not folded or none).
@@ -75,11 +79,15 @@ func foldColumns(c EventChildren) string {
 	return s
 }
 
-// foldPage wraps page, a statement selecting eventColumns of events e in
-// order, so that each row also carries its children for c (foldColumns),
-// the rows still in order.
-func foldPage(page, order string, c EventChildren) string {
-	return "SELECT " + eventColumns + foldColumns(c) + " FROM (" + page + ") e ORDER BY " + order
+// foldPage adds to page, a statement selecting eventColumns of events e,
+// the children of each row for c (foldColumns). They are in the page's own
+// select list, not in a query wrapped around it: PostgreSQL evaluates them
+// only for the rows the page's LIMIT lets through (past a sort, if any),
+// and the page keeps its own plan. Wrapped, the page became a subquery
+// whose generic plan (an unknown LIMIT estimated at a tenth of the window)
+// read and sorted the whole window in parallel: 150 ms instead of 0.1.
+func foldPage(page string, c EventChildren) string {
+	return strings.Replace(page, "SELECT "+eventColumns+" FROM", "SELECT "+eventColumns+foldColumns(c)+" FROM", 1)
 }
 
 // roleJSON and evidenceItemJSON are the members of rolesJSON and

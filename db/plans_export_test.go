@@ -12,8 +12,8 @@ type HotStatementForTest struct {
 	Args []any
 }
 
-// HotStatementsForTest returns the hot read statements — the folded
-// latest page, an entity's folded events level, relationships, entities
+// HotStatementsForTest returns the hot read statements — three hops
+// folded, the folded latest page, an entity's folded events level, relationships, entities
 // and the roles and evidence levels — with arguments for entity ids ids
 // (at least one) and window start since.
 func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
@@ -22,9 +22,12 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	signif, sa, _ := listEventsStatement(EventFilter{Since: since, Sort: SortSignificance, Limit: 25})
 	ev, ea := entityEventsStatement(ids, EntityEventFilter{Sort: SortRecency, Limit: 6}, all)
 	rf := RelationshipFilter{Limit: 5}
+	tf := EntityEventFilter{Sort: SortRecency, Limit: 6}
+	tree, ta := entityTreeStatement(ids[:1], rf, &tf, all)
 	return []HotStatementForTest{
-		{"latest, folded", foldPage(latest, eventsOrder(SortRecency), all), la},
-		{"latest by significance, folded", foldPage(signif, eventsOrder(SortSignificance), all), sa},
+		{"three hops, folded", tree, ta},
+		{"latest, folded", foldPage(latest, all), la},
+		{"latest by significance, folded", foldPage(signif, all), sa},
 		{"entity events level, folded", ev, ea},
 		{"relationships level", relationshipsSQL(rf), rf.args(ids)},
 		{"entities by ids", entitiesByIDsSQL, []any{ids}},

@@ -127,7 +127,7 @@ func ListEventsFolded(ctx context.Context, q Querier, f EventFilter, c EventChil
 	if err != nil {
 		return nil, nil, err
 	}
-	sql = foldPage(sql, eventsOrder(f.Sort), c)
+	sql = foldPage(sql, c)
 	rows, err := query(ctx, q, sql, a...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("error listing events: %w", err)
@@ -435,10 +435,8 @@ func entityEventsStatement(entityIDs []int64, f EntityEventFilter, c EventChildr
 		where.WriteString(" AND (ee.latest_evidence_at, ee.event_id) < (" + a.add(f.Before.At) + ", " + a.add(f.Before.ID) + ")")
 	}
 	order := "ee.latest_evidence_at DESC, ee.event_id DESC"
-	outerOrder := "x.latest_evidence_at DESC, x.event_id DESC"
 	if f.Sort == SortSignificance {
 		order = "ee.significance DESC NULLS LAST, " + order
-		outerOrder = "x.significance DESC NULLS LAST, " + outerOrder
 	}
 	fold := ""
 	if c.Any() {
@@ -459,8 +457,17 @@ func entityEventsStatement(entityIDs []int64, f EntityEventFilter, c EventChildr
 			LIMIT ` + a.add(f.Limit) + ` OFFSET ` + a.add(f.Offset) + `
 		) x
 		JOIN events e ON e.id = x.event_id
-		ORDER BY k.ord, ` + outerOrder
+		ORDER BY ` + entityEventsOrder(f.Sort)
 	return sql, a
+}
+
+// entityEventsOrder is the order of entityEventsStatement's rows for sort:
+// by entity, in the order asked, then each entity's page in sort's order.
+func entityEventsOrder(sort string) string {
+	if sort == SortSignificance {
+		return "k.ord, x.significance DESC NULLS LAST, x.latest_evidence_at DESC, x.event_id DESC"
+	}
+	return "k.ord, x.latest_evidence_at DESC, x.event_id DESC"
 }
 
 // TableColumns returns the columns (name and type) of the tables the

@@ -170,6 +170,30 @@ func ResolvingField(ctx context.Context) *graphql.CollectedField {
 	return nil
 }
 
+// FieldArgs returns the arguments of f, a field of the object type typ in
+// the selection below the field being resolved in ctx, coerced as its
+// resolver will receive them, and whether it could: only on the plan
+// executor, for the fields a resolver folds into its statement
+// (Entity.relationships, Entity.events), and when they coerce without
+// error (the field reports its own error when resolved).
+func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, bool) {
+	x, ok := ctx.Value(runKey{}).(*fastExec)
+	if !ok {
+		return nil, false
+	}
+	var fn argsFunc
+	switch typ + "." + f.Name {
+	case "Entity.relationships":
+		fn = (*executionContext).field_Entity_relationships_args
+	case "Entity.events":
+		fn = (*executionContext).field_Entity_events_args
+	default:
+		return nil, false
+	}
+	args, err := fn(x.ec, ctx, f.ArgumentMap(x.opCtx.Variables))
+	return args, err == nil
+}
+
 // fastExec is one operation's run of a plan.
 type fastExec struct {
 	ec    *executionContext

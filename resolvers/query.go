@@ -173,6 +173,9 @@ func (r *queryResolver) Event(ctx context.Context, id int) (*cryptointel.Event, 
 
 // Entity returns one entity by id.
 func (r *queryResolver) Entity(ctx context.Context, id int) (*cryptointel.Entity, error) {
+	if e, ok, err := r.foldEntityTree(ctx, int64(id)); ok {
+		return e, err
+	}
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
 }
 

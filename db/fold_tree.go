@@ -1,0 +1,257 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/cryptointel/cryptointel"
+)
+
+// EntityTree is what EntityTreeFolded reads: entities, a page of their
+// relationships with the related entities and, for each related entity,
+// a page of its events with their children.
+type EntityTree struct {
+	// Entities are the entities found, in no particular order.
+	Entities []*cryptointel.Entity
+	// Relationships are as RelationshipsByEntityIDs returns them.
+	Relationships []*cryptointel.EntityRelationship
+	// RelatedIDs are the related entities whose events were read, each
+	// once (nil when no events were asked for).
+	RelatedIDs []int64
+	// Events are as EventsByEntityIDs returns them for RelatedIDs.
+	Events []cryptointel.EntityEvent
+	// Children are the events' children (nil when none were asked for).
+	Children *FoldedChildren
+}
+
+// EntityTreeFolded reads, in one statement, the entities ids, a page of
+// their relationships (RelationshipsByEntityIDs with rf) and, when ef is
+// not nil, a page of each related entity's events (EventsByEntityIDs with
+// *ef) with their children c: the three levels of a document asking for
+// an entity's relationships' events (three hops) folded into one
+// statement (fold.go). Each level is its own statement's text as a common
+// table expression whose rows come back as one JSON array each, decoded
+// into the same values its statement scans.
+func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf RelationshipFilter, ef *EntityEventFilter, c EventChildren) (*EntityTree, error) {
+	sql, args := entityTreeStatement(ids, rf, ef, c)
+	rows, err := query(ctx, q, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting entity tree: %w", err)
+	}
+	t := &EntityTree{}
+	var rels, evs []byte
+	err = scan(rows, "entity tree",
+		func(e *cryptointel.Entity, dst []any) []any { return append(entityDest(e, dst), &rels, &evs) },
+		utcEntity,
+		func(e *cryptointel.Entity) { t.Entities = append(t.Entities, e) })
+	if err != nil {
+		return nil, err
+	}
+	// Every row carries the same arrays (they do not depend on the row).
+	if err := decodeRows(rels, 2, func(cells []json.RawMessage) error {
+		r := &cryptointel.EntityRelationship{Related: new(cryptointel.Entity)}
+		if err := decodeCells(cells, entityDest(r.Related, relationshipDest(r, nil))); err != nil {
+			return err
+		}
+		utcRelationship(r)
+		utcEntity(r.Related)
+		t.Relationships = append(t.Relationships, r)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if ef == nil {
+		return t, nil
+	}
+	seen := map[int64]bool{}
+	for _, r := range t.Relationships {
+		if !seen[r.RelatedEntityID] {
+			seen[r.RelatedEntityID] = true
+			t.RelatedIDs = append(t.RelatedIDs, r.RelatedEntityID)
+		}
+	}
+	if c.Any() {
+		t.Children = &FoldedChildren{}
+	}
+	if err := decodeRows(evs, 1, func(cells []json.RawMessage) error {
+		var r cryptointel.EntityEvent
+		r.Event = new(cryptointel.Event)
+		dst := eventDest(r.Event, entityEventDest(&r, nil))
+		if len(cells) != len(dst)+2 {
+			return fmt.Errorf("error decoding entity tree events: %d cells", len(cells))
+		}
+		if err := decodeCells(cells[:len(dst)], dst); err != nil {
+			return err
+		}
+		utcEvent(r.Event)
+		if t.Children != nil {
+			if err := t.Children.add(r.Event.ID, nullJSON(cells[len(dst)]), nullJSON(cells[len(dst)+1])); err != nil {
+				return err
+			}
+		}
+		t.Events = append(t.Events, r)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// entityTreeStatement is EntityTreeFolded's statement: the relationships
+// statement as r (its arguments first: the entities' ids are the tree's),
+// the related entities' events statement as ev over r's related entities,
+// then the entities with r's and ev's rows as JSON arrays. The levels' rows
+// are aggregated whole (json_agg of the row, its columns named c1, c2, …
+// in their statement's order, decoded by position): building each row
+// with json_build_array looked every value's output function up again.
+func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilter, c EventChildren) (string, []any) {
+	args := rf.args(ids)
+	relCols := relationshipColumns + ", " + entityColumns
+	rel := strings.Replace(relationshipsSQL(rf), "SELECT "+relCols,
+		"SELECT y.related_entity_id AS rid, y.rn AS rn, "+numbered(relCols), 1)
+	sql := "WITH r AS MATERIALIZED (" + rel + ")"
+	relOrder := "r.c" + strconv.Itoa(columnIndex(relCols, "y.entity_id")+1) + ", r.rn"
+	evs := "NULL::json"
+	if ef != nil {
+		esql, eargs := entityEventsStatement([]int64{}, *ef, c)
+		evCols := entityEventColumns + ", " + eventColumns
+		fold := foldColumns(c) // NULLs for the children not asked for
+		esql = strings.Replace(esql, "SELECT "+evCols+foldIf(c),
+			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+numbered(evCols+fold), 1)
+		// The events statement's $1 (its entities) is r's related
+		// entities; its other arguments follow the relationships'.
+		shift := len(args) - 1
+		esql = placeholder.ReplaceAllStringFunc(esql, func(p string) string {
+			n, _ := strconv.Atoi(p[1:])
+			if n == 1 {
+				return "ARRAY(SELECT DISTINCT rid FROM r)"
+			}
+			return "$" + strconv.Itoa(n+shift)
+		})
+		args = append(args, eargs[1:]...)
+		sql += ", ev AS (" + esql + ")"
+		evs = "(SELECT json_agg(ev ORDER BY ev.o) FROM ev)"
+	}
+	sql += " SELECT " + entityColumns + ", (SELECT json_agg(r ORDER BY " + relOrder + ") FROM r), " + evs +
+		" FROM entities n WHERE n.id = ANY($1)"
+	return sql, args
+}
+
+// numbered names the columns of a select list c1, c2, …; a column is an
+// expression without a comma outside parentheses.
+func numbered(list string) string {
+	cols := splitColumns(list)
+	for i, c := range cols {
+		cols[i] = c + " AS c" + strconv.Itoa(i+1)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// splitColumns splits a select list at its top-level commas.
+func splitColumns(list string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range list {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(list[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(list[start:]))
+}
+
+// columnIndex is the position of col in the select list, -1 when absent.
+func columnIndex(list, col string) int {
+	for i, c := range splitColumns(list) {
+		if c == col {
+			return i
+		}
+	}
+	return -1
+}
+
+// foldIf is what entityEventsStatement adds to its select list for c.
+func foldIf(c EventChildren) string {
+	if c.Any() {
+		return foldColumns(c)
+	}
+	return ""
+}
+
+// placeholder matches a statement's parameter placeholders.
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
+
+// decodeRows calls each with the cells of every row of a JSON array of
+// rows (objects whose members are in column order), less the first skip;
+// nothing for null.
+func decodeRows(b []byte, skip int, each func([]json.RawMessage) error) error {
+	if len(b) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	bad := func(err error) error { return fmt.Errorf("error decoding folded rows: %w", err) }
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return bad(fmt.Errorf("not an array (%v)", err))
+	}
+	var cells []json.RawMessage
+	for dec.More() {
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return bad(fmt.Errorf("a row is not an object (%v)", err))
+		}
+		cells = cells[:0]
+		for dec.More() {
+			if _, err := dec.Token(); err != nil { // the column's name
+				return bad(err)
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return bad(err)
+			}
+			cells = append(cells, v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return bad(err)
+		}
+		if len(cells) < skip {
+			return bad(fmt.Errorf("%d cells", len(cells)))
+		}
+		if err := each(cells[skip:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeCells decodes each cell into its destination.
+func decodeCells(cells []json.RawMessage, dst []any) error {
+	if len(cells) != len(dst) {
+		return fmt.Errorf("error decoding folded row: %d cells for %d columns", len(cells), len(dst))
+	}
+	for i, c := range cells {
+		if err := json.Unmarshal(c, dst[i]); err != nil {
+			return fmt.Errorf("error decoding folded column %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// nullJSON is a JSON cell as the bytes a json column scans into: nil for
+// null.
+func nullJSON(c json.RawMessage) []byte {
+	if string(c) == "null" {
+		return nil
+	}
+	return c
+}
