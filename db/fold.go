@@ -62,6 +62,23 @@ const rolesJSON = `(SELECT json_agg(q ORDER BY q.r, q.p, q.i) FROM (
 const evidenceJSON = `(SELECT json_agg(q ORDER BY q.t DESC, q.i) FROM (
 	SELECT v.id AS i, v.content AS c, v.url AS u, v.ts AS t FROM evidence v WHERE v.event_id = e.id) q)`
 
+// rolesOfJSON and evidenceOfJSON are rolesJSON and evidenceJSON of every
+// event whose id is in the array ids at once, in EntitiesByEventIDs' and
+// EvidenceByEventIDs' orders, each item carrying its event ('e'): one
+// index scan and one sort for the page, as the child statements did,
+// where a subquery per row paid a scan, a sort and an aggregate per event.
+func rolesOfJSON(ids string) string {
+	return `(SELECT json_agg(q ORDER BY q.e, q.r, q.p, q.i) FROM (
+	SELECT ee.event_id AS e, ee.role AS r, ee.position AS p, n.id AS i, n.canonical_name AS c, n.display_name AS d,
+		n.entity_type AS t, n.status AS s, n.aliases AS a, n.event_count AS n, n.created_at AS ca, n.updated_at AS ua
+	FROM event_entities ee JOIN entities n ON n.id = ee.entity_id WHERE ee.event_id = ANY(` + ids + `)) q)`
+}
+
+func evidenceOfJSON(ids string) string {
+	return `(SELECT json_agg(q ORDER BY q.e, q.t DESC, q.i) FROM (
+	SELECT v.event_id AS e, v.id AS i, v.content AS c, v.url AS u, v.ts AS t FROM evidence v WHERE v.event_id = ANY(` + ids + `)) q)`
+}
+
 // foldColumns are the columns a folded page adds after eventColumns for
 // c: the events' children as JSON (NULL when not folded or none).
 func foldColumns(c EventChildren) string {
@@ -79,20 +96,30 @@ func foldColumns(c EventChildren) string {
 	return s
 }
 
-// foldPage adds to page, a statement selecting eventColumns of events e,
-// the children of each row for c (foldColumns). They are in the page's own
-// select list, not in a query wrapped around it: PostgreSQL evaluates them
-// only for the rows the page's LIMIT lets through (past a sort, if any),
-// and the page keeps its own plan. Wrapped, the page became a subquery
-// whose generic plan (an unknown LIMIT estimated at a tenth of the window)
-// read and sorted the whole window in parallel: 150 ms instead of 0.1.
-func foldPage(page string, c EventChildren) string {
-	return strings.Replace(page, "SELECT "+eventColumns+" FROM", "SELECT "+eventColumns+foldColumns(c)+" FROM", 1)
+// foldPage folds into page, a statement selecting eventColumns of events
+// e in order, the children c of its events: the page is a materialized
+// common table expression numbering its rows in its order, and its first
+// row carries every child of the page (rolesOfJSON, evidenceOfJSON over
+// the page's ids), the others NULL. Each child level costs the one index
+// scan and sort its own statement cost, without the statement.
+func foldPage(page, order string, c EventChildren) string {
+	page = strings.Replace(page, "SELECT "+eventColumns+" FROM",
+		"SELECT "+eventColumns+", row_number() OVER (ORDER BY "+order+") AS o FROM", 1)
+	roles, evidence := "NULL::json", "NULL::json"
+	if c.Roles {
+		roles = "CASE WHEN e.o = 1 THEN " + rolesOfJSON("ARRAY(SELECT id FROM p)") + " END"
+	}
+	if c.Evidence {
+		evidence = "CASE WHEN e.o = 1 THEN " + evidenceOfJSON("ARRAY(SELECT id FROM p)") + " END"
+	}
+	return "WITH p AS MATERIALIZED (" + page + ") SELECT " + eventColumns + ", " + roles + ", " + evidence +
+		" FROM p e ORDER BY e.o"
 }
 
 // roleJSON and evidenceItemJSON are the members of rolesJSON and
 // evidenceJSON.
 type roleJSON struct {
+	EventID       int64     `json:"e"`
 	Role          string    `json:"r"`
 	ID            int64     `json:"i"`
 	CanonicalName string    `json:"c"`
@@ -106,6 +133,7 @@ type roleJSON struct {
 }
 
 type evidenceItemJSON struct {
+	EventID int64     `json:"e"`
 	ID      int64     `json:"i"`
 	Content string    `json:"c"`
 	URL     string    `json:"u"`
@@ -121,15 +149,8 @@ func (f *FoldedChildren) add(eventID int64, roles, evidence []byte) error {
 		}
 		refs := make([]cryptointel.EventEntityRef, len(rs))
 		for i, r := range rs {
-			aliases := r.Aliases
-			if aliases == nil {
-				aliases = []string{}
-			}
-			refs[i] = cryptointel.EventEntityRef{EventID: eventID, Role: r.Role, Entity: &cryptointel.Entity{
-				ID: r.ID, CanonicalName: r.CanonicalName, DisplayName: r.DisplayName, EntityType: r.EntityType,
-				Status: r.Status, Aliases: aliases, EventCount: r.EventCount,
-				CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-			}}
+			r.EventID = eventID
+			refs[i] = r.ref()
 		}
 		if f.Roles == nil {
 			f.Roles = map[int64][]cryptointel.EventEntityRef{}
@@ -153,8 +174,51 @@ func (f *FoldedChildren) add(eventID int64, roles, evidence []byte) error {
 	return nil
 }
 
-// scanFoldedEvents reads rows of eventColumns and foldColumns into events
-// and their children.
+// addAll decodes the children of a whole page (rolesOfJSON,
+// evidenceOfJSON) into f.
+func (f *FoldedChildren) addAll(roles, evidence []byte) error {
+	if len(roles) > 0 {
+		var rs []roleJSON
+		if err := json.Unmarshal(roles, &rs); err != nil {
+			return fmt.Errorf("error decoding folded roles: %w", err)
+		}
+		if f.Roles == nil {
+			f.Roles = map[int64][]cryptointel.EventEntityRef{}
+		}
+		for _, r := range rs {
+			f.Roles[r.EventID] = append(f.Roles[r.EventID], r.ref())
+		}
+	}
+	if len(evidence) > 0 {
+		var vs []evidenceItemJSON
+		if err := json.Unmarshal(evidence, &vs); err != nil {
+			return fmt.Errorf("error decoding folded evidence: %w", err)
+		}
+		if f.Evidence == nil {
+			f.Evidence = map[int64][]*cryptointel.Evidence{}
+		}
+		for _, v := range vs {
+			f.Evidence[v.EventID] = append(f.Evidence[v.EventID], &cryptointel.Evidence{ID: v.ID, EventID: v.EventID, Content: v.Content, URL: v.URL, TS: v.TS.UTC()})
+		}
+	}
+	return nil
+}
+
+// ref is the role r as EntitiesByEventIDs scans it.
+func (r roleJSON) ref() cryptointel.EventEntityRef {
+	aliases := r.Aliases
+	if aliases == nil {
+		aliases = []string{}
+	}
+	return cryptointel.EventEntityRef{EventID: r.EventID, Role: r.Role, Entity: &cryptointel.Entity{
+		ID: r.ID, CanonicalName: r.CanonicalName, DisplayName: r.DisplayName, EntityType: r.EntityType,
+		Status: r.Status, Aliases: aliases, EventCount: r.EventCount,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}}
+}
+
+// scanFoldedEvents reads rows of eventColumns and the two children
+// columns of foldPage into events and their children.
 func scanFoldedEvents(rows pgx.Rows, what string, folded *FoldedChildren, each func(e *cryptointel.Event)) error {
 	defer rows.Close()
 	var dst []any
@@ -166,7 +230,7 @@ func scanFoldedEvents(rows pgx.Rows, what string, folded *FoldedChildren, each f
 			return fmt.Errorf("error scanning %s: %w", what, err)
 		}
 		utcEvent(e)
-		if err := folded.add(e.ID, roles, evidence); err != nil {
+		if err := folded.addAll(roles, evidence); err != nil {
 			return err
 		}
 		each(e)

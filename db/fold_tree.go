@@ -44,9 +44,11 @@ func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf Relationsh
 		return nil, fmt.Errorf("error selecting entity tree: %w", err)
 	}
 	t := &EntityTree{}
-	var rels, evs []byte
+	var rels, evs, roles, evidence []byte
 	err = scan(rows, "entity tree",
-		func(e *cryptointel.Entity, dst []any) []any { return append(entityDest(e, dst), &rels, &evs) },
+		func(e *cryptointel.Entity, dst []any) []any {
+			return append(entityDest(e, dst), &rels, &evs, &roles, &evidence)
+		},
 		utcEntity,
 		func(e *cryptointel.Entity) { t.Entities = append(t.Entities, e) })
 	if err != nil {
@@ -82,22 +84,19 @@ func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf Relationsh
 		var r cryptointel.EntityEvent
 		r.Event = new(cryptointel.Event)
 		dst := eventDest(r.Event, entityEventDest(&r, nil))
-		if len(cells) != len(dst)+2 {
-			return fmt.Errorf("error decoding entity tree events: %d cells", len(cells))
-		}
-		if err := decodeCells(cells[:len(dst)], dst); err != nil {
+		if err := decodeCells(cells, dst); err != nil {
 			return err
 		}
 		utcEvent(r.Event)
-		if t.Children != nil {
-			if err := t.Children.add(r.Event.ID, nullJSON(cells[len(dst)]), nullJSON(cells[len(dst)+1])); err != nil {
-				return err
-			}
-		}
 		t.Events = append(t.Events, r)
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	if t.Children != nil {
+		if err := t.Children.addAll(roles, evidence); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -116,13 +115,12 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 		"SELECT y.related_entity_id AS rid, y.rn AS rn, "+numbered(relCols), 1)
 	sql := "WITH r AS MATERIALIZED (" + rel + ")"
 	relOrder := "r.c" + strconv.Itoa(columnIndex(relCols, "y.entity_id")+1) + ", r.rn"
-	evs := "NULL::json"
+	evs, roles, evidence := "NULL::json", "NULL::json", "NULL::json"
 	if ef != nil {
-		esql, eargs := entityEventsStatement([]int64{}, *ef, c)
+		esql, eargs := entityEventsStatement([]int64{}, *ef, EventChildren{})
 		evCols := entityEventColumns + ", " + eventColumns
-		fold := foldColumns(c) // NULLs for the children not asked for
-		esql = strings.Replace(esql, "SELECT "+evCols+foldIf(c),
-			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+numbered(evCols+fold), 1)
+		esql = strings.Replace(esql, "SELECT "+evCols,
+			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+numbered(evCols), 1)
 		// The events statement's $1 (its entities) is r's related
 		// entities; its other arguments follow the relationships'.
 		shift := len(args) - 1
@@ -134,11 +132,19 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 			return "$" + strconv.Itoa(n+shift)
 		})
 		args = append(args, eargs[1:]...)
-		sql += ", ev AS (" + esql + ")"
+		sql += ", ev AS MATERIALIZED (" + esql + ")"
 		evs = "(SELECT json_agg(ev ORDER BY ev.o) FROM ev)"
+		// The events' children, of all of them at once (fold.go).
+		ids := "ARRAY(SELECT DISTINCT c" + strconv.Itoa(columnIndex(evCols, "e.id")+1) + " FROM ev)"
+		if c.Roles {
+			roles = rolesOfJSON(ids)
+		}
+		if c.Evidence {
+			evidence = evidenceOfJSON(ids)
+		}
 	}
 	sql += " SELECT " + entityColumns + ", (SELECT json_agg(r ORDER BY " + relOrder + ") FROM r), " + evs +
-		" FROM entities n WHERE n.id = ANY($1)"
+		", " + roles + ", " + evidence + " FROM entities n WHERE n.id = ANY($1)"
 	return sql, args
 }
 
@@ -180,14 +186,6 @@ func columnIndex(list, col string) int {
 		}
 	}
 	return -1
-}
-
-// foldIf is what entityEventsStatement adds to its select list for c.
-func foldIf(c EventChildren) string {
-	if c.Any() {
-		return foldColumns(c)
-	}
-	return ""
 }
 
 // placeholder matches a statement's parameter placeholders.
@@ -245,13 +243,4 @@ func decodeCells(cells []json.RawMessage, dst []any) error {
 		}
 	}
 	return nil
-}
-
-// nullJSON is a JSON cell as the bytes a json column scans into: nil for
-// null.
-func nullJSON(c json.RawMessage) []byte {
-	if string(c) == "null" {
-		return nil
-	}
-	return c
 }

@@ -26,8 +26,8 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	tree, ta := entityTreeStatement(ids[:1], rf, &tf, all)
 	return []HotStatementForTest{
 		{"three hops, folded", tree, ta},
-		{"latest, folded", foldPage(latest, all), la},
-		{"latest by significance, folded", foldPage(signif, all), sa},
+		{"latest, folded", foldPage(latest, eventsOrder(SortRecency), all), la},
+		{"latest by significance, folded", foldPage(signif, eventsOrder(SortSignificance), all), sa},
 		{"entity events level, folded", ev, ea},
 		{"relationships level", relationshipsSQL(rf), rf.args(ids)},
 		{"entities by ids", entitiesByIDsSQL, []any{ids}},

@@ -127,7 +127,7 @@ func ListEventsFolded(ctx context.Context, q Querier, f EventFilter, c EventChil
 	if err != nil {
 		return nil, nil, err
 	}
-	sql = foldPage(sql, c)
+	sql = foldPage(sql, eventsOrder(f.Sort), c)
 	rows, err := query(ctx, q, sql, a...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("error listing events: %w", err)
