@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -55,7 +56,7 @@ func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf Relationsh
 		return nil, err
 	}
 	// Every row carries the same arrays (they do not depend on the row).
-	if err := decodeRows(rels, 2, func(cells []json.RawMessage) error {
+	if err := decodeRows(rels, func(cells []json.RawMessage) error {
 		r := &cryptointel.EntityRelationship{Related: new(cryptointel.Entity)}
 		if err := decodeCells(cells, entityDest(r.Related, relationshipDest(r, nil))); err != nil {
 			return err
@@ -80,7 +81,7 @@ func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf Relationsh
 	if c.Any() {
 		t.Children = &FoldedChildren{}
 	}
-	if err := decodeRows(evs, 1, func(cells []json.RawMessage) error {
+	if err := decodeRows(evs, func(cells []json.RawMessage) error {
 		var r cryptointel.EntityEvent
 		r.Event = new(cryptointel.Event)
 		dst := eventDest(r.Event, entityEventDest(&r, nil))
@@ -192,44 +193,47 @@ func columnIndex(list, col string) int {
 var placeholder = regexp.MustCompile(`\$[0-9]+`)
 
 // decodeRows calls each with the cells of every row of a JSON array of
-// rows (objects whose members are in column order), less the first skip;
-// nothing for null.
-func decodeRows(b []byte, skip int, each func([]json.RawMessage) error) error {
+// rows, objects whose columns are named c1, c2, … (others are ignored), in
+// column order; nothing for null.
+func decodeRows(b []byte, each func([]json.RawMessage) error) error {
 	if len(b) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	bad := func(err error) error { return fmt.Errorf("error decoding folded rows: %w", err) }
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return bad(fmt.Errorf("not an array (%v)", err))
+	var rows []map[string]json.RawMessage
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return fmt.Errorf("error decoding folded rows: %w", err)
 	}
 	var cells []json.RawMessage
-	for dec.More() {
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return bad(fmt.Errorf("a row is not an object (%v)", err))
-		}
+	for _, row := range rows {
 		cells = cells[:0]
-		for dec.More() {
-			if _, err := dec.Token(); err != nil { // the column's name
-				return bad(err)
-			}
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return bad(err)
+		for i := 1; ; i++ {
+			v, ok := row[cellName(i)]
+			if !ok {
+				break
 			}
 			cells = append(cells, v)
 		}
-		if _, err := dec.Token(); err != nil {
-			return bad(err)
-		}
-		if len(cells) < skip {
-			return bad(fmt.Errorf("%d cells", len(cells)))
-		}
-		if err := each(cells[skip:]); err != nil {
+		if err := each(cells); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cellNames are the names of the first columns of a folded row.
+var cellNames = func() []string {
+	n := make([]string, 40)
+	for i := range n {
+		n[i] = "c" + strconv.Itoa(i)
+	}
+	return n
+}()
+
+func cellName(i int) string {
+	if i < len(cellNames) {
+		return cellNames[i]
+	}
+	return "c" + strconv.Itoa(i)
 }
 
 // decodeCells decodes each cell into its destination.
@@ -238,9 +242,52 @@ func decodeCells(cells []json.RawMessage, dst []any) error {
 		return fmt.Errorf("error decoding folded row: %d cells for %d columns", len(cells), len(dst))
 	}
 	for i, c := range cells {
-		if err := json.Unmarshal(c, dst[i]); err != nil {
+		if err := decodeCell(c, dst[i]); err != nil {
 			return fmt.Errorf("error decoding folded column %d: %w", i, err)
 		}
 	}
 	return nil
+}
+
+// decodeCell decodes one JSON cell into dst: the scalar kinds of the
+// columns directly (encoding/json's reflection per cell was most of the
+// decoding), anything else with encoding/json.
+func decodeCell(c json.RawMessage, dst any) error {
+	plain := func() (string, bool) { // a string without escapes
+		if len(c) >= 2 && c[0] == '"' && c[len(c)-1] == '"' && bytes.IndexByte(c, '\\') < 0 {
+			return string(c[1 : len(c)-1]), true
+		}
+		return "", false
+	}
+	switch d := dst.(type) {
+	case *int64:
+		n, err := strconv.ParseInt(string(c), 10, 64)
+		if err == nil {
+			*d = n
+			return nil
+		}
+	case *string:
+		if v, ok := plain(); ok {
+			*d = v
+			return nil
+		}
+	case *time.Time:
+		if v, ok := plain(); ok {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err == nil {
+				*d = t
+				return nil
+			}
+		}
+	case *bool:
+		switch string(c) {
+		case "true":
+			*d = true
+			return nil
+		case "false":
+			*d = false
+			return nil
+		}
+	}
+	return json.Unmarshal(c, dst)
 }
