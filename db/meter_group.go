@@ -38,6 +38,7 @@ const meterGroupTimeout = 30 * time.Second
 
 // meterCall is one request waiting in a group.
 type meterCall struct {
+	ctx  context.Context
 	p    MeterParams
 	res  *MeterResult
 	err  error
@@ -64,7 +65,12 @@ func (d *DB) MeterGroupStats() (statements, requests int64) {
 // meterGrouped meters p in the next group and waits for its answer or for
 // ctx to end (the group then still meters it).
 func (d *DB) meterGrouped(ctx context.Context, p MeterParams) (*MeterResult, error) {
-	c := &meterCall{p: p, done: make(chan struct{})}
+	// A request whose context has ended is not metered, as its own
+	// statement would not have been sent.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("error metering request: %w", err)
+	}
+	c := &meterCall{ctx: ctx, p: p, done: make(chan struct{})}
 	g := &d.meter
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
@@ -79,7 +85,12 @@ func (d *DB) meterGrouped(ctx context.Context, p MeterParams) (*MeterResult, err
 	case <-c.done:
 		return c.res, c.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("error metering request: %w", ctx.Err())
+		select {
+		case <-c.done: // answered meanwhile
+			return c.res, c.err
+		default:
+			return nil, fmt.Errorf("error metering request: %w", ctx.Err())
+		}
 	}
 }
 
@@ -121,6 +132,21 @@ FROM meter_group($1::bytea[], $2::timestamptz[], $3::int[], $4::bigint[], $5::da
 // meterGroup sends one group's statement and hands each request its
 // answer: its row, or ENOTFOUND when its key was not found.
 func (d *DB) meterGroup(ctx context.Context, group []*meterCall) {
+	// Requests whose context ended while they waited are left out (not
+	// metered), as a statement of their own would have been cancelled.
+	live := group[:0:0]
+	for _, c := range group {
+		if err := c.ctx.Err(); err != nil {
+			c.err = fmt.Errorf("error metering request: %w", err)
+			close(c.done)
+			continue
+		}
+		live = append(live, c)
+	}
+	group = live
+	if len(group) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, meterGroupTimeout)
 	defer cancel()
 	n := len(group)
