@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -103,7 +102,7 @@ type MeterParams struct {
 // on surface that writes or not: the account surfaces (keys, usage) admit
 // every key (the key routes check the management scope themselves); the
 // others need the data scope and, for a restricted key, one of its
-// surfaces and a read. meterSQL computes the same (keyAdmitsSQL).
+// surfaces and a read. meter_group computes the same (migration 021).
 func KeyAdmits(k KeyInfo, surface string, write bool) bool {
 	if slices.Contains(cryptointel.AccountSurfaces, surface) {
 		return true
@@ -113,11 +112,6 @@ func KeyAdmits(k KeyInfo, surface string, write bool) bool {
 	}
 	return k.Surfaces == nil || (slices.Contains(k.Surfaces, surface) && !write)
 }
-
-// keyAdmitsSQL is KeyAdmits of the api_keys row ak for surface $8 and
-// write $9.
-var keyAdmitsSQL = `($8::text = ANY('{` + strings.Join(cryptointel.AccountSurfaces, ",") + `}'::text[])
-		OR ('` + cryptointel.ScopeData + `' = ANY(ak.scopes) AND (ak.surfaces IS NULL OR ($8::text = ANY(ak.surfaces) AND NOT $9::bool))))`
 
 // MeterResult is what the metering statement decided.
 type MeterResult struct {
@@ -144,13 +138,14 @@ type MeterResult struct {
 	DataVersion int64
 }
 
-// meterSQL is the single statement that authenticates a key by hash and,
-// atomically, counts the request in its account's fixed rate window and —
-// only when the plan includes the route, the window is within the limit and
-// the month's credits cover the cost — adds the request and its credits to
-// the account's month (account_usage_monthly) and the key's day
-// (usage_daily). The request is also counted in the key's own window row
-// (rate_windows), the record of the key's last use.
+// Meter authenticates the key by hash and meters the request atomically:
+// it counts the request in its account's fixed rate window and — only when
+// the plan includes the route, the key's scopes admit it (KeyAdmits), the
+// window is within the limit and the month's credits cover the cost — adds
+// the request and its credits to the account's month
+// (account_usage_monthly) and the key's day (usage_daily). The request is
+// also counted in the key's own window row (rate_windows), the record of
+// the key's last use. Nothing is written for an unknown or revoked key.
 //
 // The meters belong to the account, not the key: every key of an account
 // (a rotation's successor beside its predecessor in its grace period, a
@@ -158,97 +153,34 @@ type MeterResult struct {
 // allowance, so creating, rotating or revoking keys never resets or
 // multiplies them.
 //
-// Exactness under concurrency (several server processes on one database)
-// comes from the row locks INSERT … ON CONFLICT DO UPDATE takes: concurrent
-// upserts of one account's window row serialize, and each sees the latest
-// count in RETURNING; the monthly upsert's WHERE is re-evaluated on the
-// latest row version, so two requests can never both take the last credits.
-// Every other upsert reads the account window's result, so each statement
-// locks its rows in one order — account window, key window, account month,
-// key day — and two requests of one account cannot deadlock.
-//
 // A request refused for the plan still counts toward the rate window (it
 // is a request the key made) but is not metered as usage, and so is one
-// its scopes or restriction refuse (KeyAdmits, for surface $8 and write
-// $9). $7 are the plan names that include the route. The statement also reads the content
+// its scopes or restriction refuse. The result also carries the content
 // version (data_version) for response caching, at no extra round trip.
 //
+// Concurrent requests are metered in groups, one statement per group
+// (meter_group.go, migration 021), each exactly as if alone: exactness
+// under concurrency (several server processes on one database) comes from
+// the row locks INSERT … ON CONFLICT DO UPDATE takes — upserts of one
+// account's window row serialize, and each sees the latest count; the
+// monthly upsert's WHERE is re-evaluated on the latest row version, so two
+// requests can never both take the last credits. Rows are locked in one
+// order — accounts in id order, and per request account window, key
+// window, account month, key day — so no two statements deadlock.
+//
 // Its transaction commits asynchronously (synchronous_commit off, set
-// locally for this statement only): the request does not wait for the WAL
+// locally for the statement only): the request does not wait for the WAL
 // flush of its counters, which on a busy disk took longer than the rest of
 // a cached request. Visibility, locking and exactness are unchanged; only a
 // crash of PostgreSQL itself (not of the service) can lose the counters of
 // the last moments before it (at most three wal_writer_delay, 600 ms by
 // default), and a database recovered from such a crash is consistent.
 // Everything else the service writes commits synchronously.
-var meterSQL = `
-WITH k AS (
-	SELECT ak.id, ak.account_id, ak.hash, a.plan, ` + keyUnusableSQL + ` AS revoked, ` + keyExpiredSQL + ` AS expired,
-		ak.scopes, ak.surfaces,
-		pl.monthly_credits, a.plan = ANY($7::text[]) AND ` + keyAdmitsSQL + ` AS allowed,
-		set_config('synchronous_commit', 'off', true) AS async_commit
-	FROM api_keys ak
-	JOIN accounts a ON a.id = ak.account_id
-	JOIN plans pl ON pl.name = a.plan
-	WHERE ak.hash = $1
-), aw AS (
-	INSERT INTO account_rate_windows AS r (account_id, window_start, requests)
-	SELECT k.account_id, $2::timestamptz, 1 FROM k WHERE NOT k.revoked
-	ON CONFLICT (account_id, window_start) DO UPDATE SET requests = r.requests + 1
-	RETURNING r.requests
-), rw AS (
-	INSERT INTO rate_windows AS r (api_key_id, window_start, requests)
-	SELECT k.id, $2::timestamptz, 1 FROM k, aw
-	ON CONFLICT (api_key_id, window_start) DO UPDATE SET requests = r.requests + 1
-	RETURNING 1
-), um AS (
-	INSERT INTO account_usage_monthly AS m (account_id, month, requests, credits)
-	SELECT k.account_id, $6::date, 1, $4::bigint FROM k, aw, (SELECT count(*) FROM rw) AS rwn
-	WHERE k.allowed AND aw.requests <= $3::int AND $4::bigint <= k.monthly_credits
-	ON CONFLICT (account_id, month) DO UPDATE
-		SET requests = m.requests + 1, credits = m.credits + excluded.credits
-		WHERE excluded.credits = 0
-			OR m.credits + excluded.credits <= (SELECT monthly_credits FROM k)
-	RETURNING m.credits
-), ud AS (
-	INSERT INTO usage_daily AS u (api_key_id, day, requests, credits)
-	SELECT k.id, $5::date, 1, $4::bigint FROM k, um
-	ON CONFLICT (api_key_id, day) DO UPDATE
-		SET requests = u.requests + 1, credits = u.credits + excluded.credits
-	RETURNING 1
-)
-SELECT k.id, k.account_id, k.hash, k.plan, k.revoked, k.expired, k.scopes, k.surfaces, k.monthly_credits,
-	coalesce((SELECT requests FROM aw), 0),
-	EXISTS (SELECT 1 FROM um),
-	coalesce((SELECT credits FROM um),
-		(SELECT credits FROM account_usage_monthly WHERE account_id = k.account_id AND month = $6::date), 0),
-	(SELECT version FROM data_version)
-FROM k`
-
-// Meter authenticates the key by hash and meters the request in one atomic
-// statement (see meterSQL). Nothing is written for an unknown or revoked
-// key.
 //
 // Returns ENOTFOUND when no key has that hash.
 func (d *DB) Meter(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	CountStatement(ctx)
-	allowed := p.AllowedPlans
-	if allowed == nil {
-		allowed = []string{}
-	}
-	var res MeterResult
-	err := d.Pool.QueryRow(ctx, meterSQL,
-		p.KeyHash, p.WindowStart.UTC(), p.RateLimit, p.Cost,
-		dateOnly(p.Day), dateOnly(p.Month), allowed, p.Surface, p.Write,
-	).Scan(&res.Key.ID, &res.Key.AccountID, &res.Key.Hash, &res.Key.Plan, &res.Key.Revoked, &res.Key.Expired,
-		&res.Key.Scopes, &res.Key.Surfaces,
-		&res.MonthlyLimit, &res.WindowRequests, &res.Charged, &res.MonthUsed, &res.DataVersion)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
-	} else if err != nil {
-		return nil, fmt.Errorf("error metering request: %w", err)
-	}
-	return &res, nil
+	return d.meterGrouped(ctx, p)
 }
 
 // Usage is an account's request counts and the month's credit use (all its
@@ -316,7 +248,7 @@ func dateOnly(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 func (d *DB) RefundCredits(ctx context.Context, keyID int64, day, month time.Time, credits int64) error {
 	CountStatement(ctx)
 	// The month's row is locked before the day's, in the order the
-	// metering statement locks them (meterSQL: rate windows, month, day):
+	// metering statement locks them (Meter: rate windows, month, day):
 	// a refund running beside another request of the same account must not
 	// take them the other way round, or the two deadlock. The day's
 	// update waits on the month's through a one-time filter, evaluated

@@ -368,3 +368,87 @@ func TestMeterAccountWindowAcrossKeys(t *testing.T) {
 	require.Equal(t, 200-refunded.Load(), u.MonthCredits)
 	require.Equal(t, u.MonthCredits, res.MonthUsed)
 }
+
+// TestMeterGroupsAtTheEdgeOfTheWindow sends 64 concurrent requests of one
+// key, split over two server processes (two pools on one database), when
+// its account's window has room for 10 more and, in a second round, when
+// its month has credits for 10 more: exactly 10 are admitted each time,
+// whatever groups the requests fall in, and the groups are fewer than the
+// requests.
+func TestMeterGroupsAtTheEdgeOfTheWindow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.NewURL(t)
+	var stores []*db.DB
+	for i := 0; i < 2; i++ {
+		store, err := db.Open(ctx, url, db.Options{MaxConns: 4})
+		require.NoError(t, err)
+		t.Cleanup(func() { store.Close() }) //nolint:errcheck
+		stores = append(stores, store)
+	}
+	b := &accessBundle{store: stores[0], ctx: ctx}
+	hash := b.newKey(t, cryptointel.PlanFree) // 1000 credits
+	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
+	first, err := b.store.Meter(ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.True(t, first.Charged)
+
+	// round sends 64 requests at once, half through each process, and
+	// returns how many were admitted and the highest window count seen.
+	round := func(p db.MeterParams) (admitted int, maxWindow int) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := 0; i < 64; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				res, err := stores[i%2].Meter(ctx, p)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if res.Charged {
+					admitted++
+				}
+				maxWindow = max(maxWindow, res.WindowRequests)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		return admitted, maxWindow
+	}
+
+	// The window: 91 of 101 used.
+	_, err = b.store.Pool.Exec(ctx, `UPDATE account_rate_windows SET requests = 91 WHERE account_id = $1`, first.Key.AccountID)
+	require.NoError(t, err)
+	p := meterAt(now, hash, 1)
+	p.RateLimit = 101
+	admitted, maxWindow := round(p)
+	require.Equal(t, 10, admitted)
+	require.Equal(t, 91+64, maxWindow, "every request is counted in the window")
+
+	// The month: 990 of 1000 credits used, requests of 1 credit each.
+	_, err = b.store.Pool.Exec(ctx, `UPDATE account_usage_monthly SET credits = 990 WHERE account_id = $1`, first.Key.AccountID)
+	require.NoError(t, err)
+	p = meterAt(now.Add(time.Minute), hash, 1)
+	p.RateLimit = 1000
+	admitted, _ = round(p)
+	require.Equal(t, 10, admitted)
+	res, err := b.store.Meter(ctx, p)
+	require.NoError(t, err)
+	require.False(t, res.Charged)
+	require.EqualValues(t, 1000, res.MonthUsed)
+
+	var statements, requests int64
+	for _, s := range stores {
+		st, rq := s.MeterGroupStats()
+		statements, requests = statements+st, requests+rq
+	}
+	require.EqualValues(t, 2+2*64, requests)
+	require.Less(t, statements, requests, "concurrent requests share statements")
+	t.Logf("%d requests metered in %d statements", requests, statements)
+}

@@ -56,6 +56,8 @@ type DB struct {
 	reads  *readPools
 	// searchMemo keeps query analyses per content version (search_memo.go).
 	searchMemo searchMemo
+	// meter groups concurrent requests' metering (meter_group.go).
+	meter meterGroups
 }
 
 // DefaultMaxConns is the size of the primary's pool and of each read pool

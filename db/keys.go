@@ -20,7 +20,7 @@ import (
 // each change recorded in api_key_audit in its own transaction.
 //
 // No server process caches a key or an account's plan: every request reads
-// them in its metering statement (meterSQL) on the primary, so a change
+// them in its metering statement (Meter) on the primary, so a change
 // committed here is seen by the next request on every replica. Open live
 // streams learn of it at their next credit settlement (one second by
 // default), which closes them.

@@ -104,6 +104,50 @@ func ListEvents(ctx context.Context, q Querier, f EventFilter) ([]*cryptointel.E
 	return out, nil
 }
 
+// ListEventsFolded is ListEvents with the children c of the page's events
+// read in the same statement (fold.go). Without children it is ListEvents
+// and returns no children.
+func ListEventsFolded(ctx context.Context, q Querier, f EventFilter, c EventChildren) ([]*cryptointel.Event, *FoldedChildren, error) {
+	if !c.Any() {
+		evs, err := ListEvents(ctx, q, f)
+		return evs, nil, err
+	}
+	if f.EntityID != 0 && strings.TrimSpace(f.Topic) == "" {
+		rows, folded, err := EventsByEntityIDsFolded(ctx, q, []int64{f.EntityID}, f.entityFilter(), c)
+		if err != nil {
+			return nil, nil, err
+		}
+		out := make([]*cryptointel.Event, len(rows))
+		for i := range rows {
+			out[i] = rows[i].Event
+		}
+		return out, folded, nil
+	}
+	sql, a, err := listEventsStatement(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	sql = foldPage(sql, eventsOrder(f.Sort), c)
+	rows, err := query(ctx, q, sql, a...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("error listing events: %w", err)
+	}
+	out := make([]*cryptointel.Event, 0, f.Limit)
+	folded := &FoldedChildren{}
+	if err := scanFoldedEvents(rows, "events", folded, func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
+		return nil, nil, err
+	}
+	return out, folded, nil
+}
+
+// eventsOrder is the order of a page of events sorted by sort.
+func eventsOrder(sort string) string {
+	if sort == SortRecency {
+		return "e.latest_evidence_at DESC, e.id DESC"
+	}
+	return "e.significance DESC NULLS LAST, e.latest_evidence_at DESC, e.id DESC"
+}
+
 // entityFilter is f as the filter of its entity's events (f.EntityID set,
 // no topic): the same window, category, signal filter, order and page.
 func (f EventFilter) entityFilter() EntityEventFilter {
@@ -142,11 +186,7 @@ func listEventsStatement(f EventFilter) (string, sqlArgs, error) {
 		}
 		b.WriteString(" AND " + cond)
 	}
-	if f.Sort == SortRecency {
-		b.WriteString(" ORDER BY e.latest_evidence_at DESC, e.id DESC")
-	} else {
-		b.WriteString(" ORDER BY e.significance DESC NULLS LAST, e.latest_evidence_at DESC, e.id DESC")
-	}
+	b.WriteString(" ORDER BY " + eventsOrder(f.Sort))
 	b.WriteString(" LIMIT " + a.add(f.Limit) + " OFFSET " + a.add(f.Offset))
 	return b.String(), a, nil
 }
@@ -247,6 +287,9 @@ func EntitiesByEventIDs(ctx context.Context, q Querier, eventIDs []int64) ([]cry
 	return out, nil
 }
 
+// entitiesByIDsSQL is EntitiesByIDs' statement.
+const entitiesByIDsSQL = "SELECT " + entityColumns + " FROM entities n WHERE n.id = ANY($1)"
+
 // EntitiesByIDs returns the entities with the given ids in one statement,
 // in no particular order; unknown ids are absent.
 func EntitiesByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.Entity, error) {
@@ -254,7 +297,7 @@ func EntitiesByIDs(ctx context.Context, q Querier, ids []int64) ([]*cryptointel.
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := query(ctx, q, "SELECT "+entityColumns+" FROM entities n WHERE n.id = ANY($1)", ids)
+	rows, err := query(ctx, q, entitiesByIDsSQL, ids)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting entities by ids: %w", err)
 	}
@@ -279,17 +322,7 @@ func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64,
 	}
 	// The entity at the other end exists (the edge's foreign keys cascade),
 	// so it is joined, not outer-joined.
-	rows, err := query(ctx, q, `
-		SELECT `+relationshipColumns+`, `+entityColumns+`
-		FROM (
-			SELECT x.*, row_number() OVER (
-				PARTITION BY x.entity_id
-				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
-			FROM (`+f.edgesSQL()+`) x
-		) y
-		JOIN entities n ON n.id = y.related_entity_id
-		WHERE y.rn > $2 AND y.rn <= $2 + $3
-		ORDER BY y.entity_id, y.rn`, f.args(entityIDs)...)
+	rows, err := query(ctx, q, relationshipsSQL(f), f.args(entityIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting relationships by entity ids: %w", err)
 	}
@@ -306,6 +339,21 @@ func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64,
 	return out, nil
 }
 
+// relationshipsSQL is RelationshipsByEntityIDs' statement for f.
+func relationshipsSQL(f RelationshipFilter) string {
+	return `
+		SELECT ` + relationshipColumns + `, ` + entityColumns + `
+		FROM (
+			SELECT x.*, row_number() OVER (
+				PARTITION BY x.entity_id
+				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
+			FROM (` + f.edgesSQL() + `) x
+		) y
+		JOIN entities n ON n.id = y.related_entity_id
+		WHERE y.rn > $2 AND y.rn <= $2 + $3
+		ORDER BY y.entity_id, y.rn`
+}
+
 // EventsByEntityIDs returns, in one statement (a LATERAL join over all the
 // given entities), each entity's events matching f, an event once per entity
 // even when the entity is both owner and participant. The result is grouped
@@ -314,34 +362,58 @@ func RelationshipsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64,
 // per-row primary-key probe (an EXISTS here gets planned as a hashed scan of
 // every owner row).
 func EventsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, f EntityEventFilter) ([]cryptointel.EntityEvent, error) {
+	out, _, err := EventsByEntityIDsFolded(ctx, q, entityIDs, f, EventChildren{})
+	return out, err
+}
+
+// EventsByEntityIDsFolded is EventsByEntityIDs with the children c of the
+// events read in the same statement (fold.go); nil children when c has
+// none.
+func EventsByEntityIDsFolded(ctx context.Context, q Querier, entityIDs []int64, f EntityEventFilter, c EventChildren) ([]cryptointel.EntityEvent, *FoldedChildren, error) {
 	if len(entityIDs) == 0 {
-		return []cryptointel.EntityEvent{}, nil
+		return []cryptointel.EntityEvent{}, nil, nil
 	}
-	sql, a := entityEventsStatement(entityIDs, f)
+	sql, a := entityEventsStatement(entityIDs, f, c)
 	rows, err := query(ctx, q, sql, a...)
 	if err != nil {
-		return nil, fmt.Errorf("error selecting events by entity ids: %w", err)
+		return nil, nil, fmt.Errorf("error selecting events by entity ids: %w", err)
 	}
 	defer rows.Close()
 	out := make([]cryptointel.EntityEvent, 0, len(entityIDs)*max(f.Limit, 1))
-	err = scan(rows, "events by entity ids",
-		func(r *cryptointel.EntityEvent, dst []any) []any {
-			r.Event = new(cryptointel.Event)
-			return eventDest(r.Event, entityEventDest(r, dst))
-		},
-		func(r *cryptointel.EntityEvent) { utcEvent(r.Event) },
-		func(r *cryptointel.EntityEvent) { out = append(out, *r) })
-	if err != nil {
-		return nil, err
+	var folded *FoldedChildren
+	var roles, evidence []byte
+	dest := func(r *cryptointel.EntityEvent, dst []any) []any {
+		r.Event = new(cryptointel.Event)
+		return eventDest(r.Event, entityEventDest(r, dst))
 	}
-	return out, nil
+	if c.Any() {
+		folded = &FoldedChildren{}
+		plain := dest
+		dest = func(r *cryptointel.EntityEvent, dst []any) []any { return append(plain(r, dst), &roles, &evidence) }
+	}
+	var ferr error
+	err = scan(rows, "events by entity ids", dest,
+		func(r *cryptointel.EntityEvent) { utcEvent(r.Event) },
+		func(r *cryptointel.EntityEvent) {
+			if folded != nil && ferr == nil {
+				ferr = folded.add(r.Event.ID, roles, evidence)
+			}
+			out = append(out, *r)
+		})
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, folded, nil
 }
 
 // entityEventsStatement is EventsByEntityIDs' statement. The significance
 // order walks event_entities_entity_significance_idx and the recency order
 // event_entities_entity_recency_idx, the window an index condition of each
 // (migration 015).
-func entityEventsStatement(entityIDs []int64, f EntityEventFilter) (string, sqlArgs) {
+func entityEventsStatement(entityIDs []int64, f EntityEventFilter, c EventChildren) (string, sqlArgs) {
 	var (
 		a     sqlArgs
 		where strings.Builder
@@ -363,13 +435,15 @@ func entityEventsStatement(entityIDs []int64, f EntityEventFilter) (string, sqlA
 		where.WriteString(" AND (ee.latest_evidence_at, ee.event_id) < (" + a.add(f.Before.At) + ", " + a.add(f.Before.ID) + ")")
 	}
 	order := "ee.latest_evidence_at DESC, ee.event_id DESC"
-	outerOrder := "x.latest_evidence_at DESC, x.event_id DESC"
 	if f.Sort == SortSignificance {
 		order = "ee.significance DESC NULLS LAST, " + order
-		outerOrder = "x.significance DESC NULLS LAST, " + outerOrder
+	}
+	fold := ""
+	if c.Any() {
+		fold = foldColumns(c)
 	}
 	sql := `
-		SELECT ` + entityEventColumns + `, ` + eventColumns + `
+		SELECT ` + entityEventColumns + `, ` + eventColumns + fold + `
 		FROM unnest(` + ids + `::bigint[]) WITH ORDINALITY AS k(entity_id, ord)
 		CROSS JOIN LATERAL (
 			SELECT ee.event_id, ee.latest_evidence_at, ee.significance
@@ -383,8 +457,17 @@ func entityEventsStatement(entityIDs []int64, f EntityEventFilter) (string, sqlA
 			LIMIT ` + a.add(f.Limit) + ` OFFSET ` + a.add(f.Offset) + `
 		) x
 		JOIN events e ON e.id = x.event_id
-		ORDER BY k.ord, ` + outerOrder
+		ORDER BY ` + entityEventsOrder(f.Sort)
 	return sql, a
+}
+
+// entityEventsOrder is the order of entityEventsStatement's rows for sort:
+// by entity, in the order asked, then each entity's page in sort's order.
+func entityEventsOrder(sort string) string {
+	if sort == SortSignificance {
+		return "k.ord, x.significance DESC NULLS LAST, x.latest_evidence_at DESC, x.event_id DESC"
+	}
+	return "k.ord, x.latest_evidence_at DESC, x.event_id DESC"
 }
 
 // TableColumns returns the columns (name and type) of the tables the

@@ -105,7 +105,7 @@ func ListEventsStatementForTest(f EventFilter) (SearchStatementForTest, error) {
 // EntityEventsStatementForTest is EventsByEntityIDs' statement for ids and
 // f with its arguments.
 func EntityEventsStatementForTest(ids []int64, f EntityEventFilter) SearchStatementForTest {
-	sql, a := entityEventsStatement(ids, f)
+	sql, a := entityEventsStatement(ids, f, EventChildren{})
 	return SearchStatementForTest{SQL: sql, Args: a}
 }
 

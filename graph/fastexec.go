@@ -142,8 +142,56 @@ func (s *FastSchema) run(ctx context.Context, opCtx *graphql.OperationContext, o
 	if op.nargs > 0 {
 		x.argv = make([]planArgs, op.nargs)
 	}
-	x.o_Query(ctx, op.root)
+	x.o_Query(context.WithValue(ctx, runKey{}, x), op.root)
 	*w = x.w
+}
+
+// runKey carries a run in the context its resolvers are called with
+// (ResolvingField).
+type runKey struct{}
+
+// ResolvingField returns the field whose resolver is called with ctx, on
+// either executor, or nil outside a resolver: the plan executor's current
+// field, gqlgen's field context. A resolver reads the selection below it
+// from it to fold the children it will be asked for into its own
+// statement (resolvers: SelectedChildren).
+func ResolvingField(ctx context.Context) *graphql.CollectedField {
+	if x, ok := ctx.Value(runKey{}).(*fastExec); ok {
+		for i := len(x.path) - 1; i >= 0; i-- {
+			if !x.path[i].isIndex {
+				return x.path[i].field
+			}
+		}
+		return nil
+	}
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
+		return &fc.Field
+	}
+	return nil
+}
+
+// FieldArgs returns the arguments of f, a field of the object type typ in
+// the selection below the field being resolved in ctx, coerced as its
+// resolver will receive them, and whether it could: only on the plan
+// executor, for the fields a resolver folds into its statement
+// (Entity.relationships, Entity.events), and when they coerce without
+// error (the field reports its own error when resolved).
+func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, bool) {
+	x, ok := ctx.Value(runKey{}).(*fastExec)
+	if !ok {
+		return nil, false
+	}
+	var fn argsFunc
+	switch typ + "." + f.Name {
+	case "Entity.relationships":
+		fn = (*executionContext).field_Entity_relationships_args
+	case "Entity.events":
+		fn = (*executionContext).field_Entity_events_args
+	default:
+		return nil, false
+	}
+	args, err := fn(x.ec, ctx, f.ArgumentMap(x.opCtx.Variables))
+	return args, err == nil
 }
 
 // fastExec is one operation's run of a plan.

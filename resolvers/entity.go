@@ -27,23 +27,30 @@ func (r *entityResolver) References(ctx context.Context, obj *cryptointel.Entity
 // Relationships returns a page of the entity's direct relationships, of
 // one type and one direction when asked.
 func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int, relationshipType *string, direction *graph.RelationshipDirection) ([]*cryptointel.EntityRelationship, error) {
-	key := RelationshipsKey{EntityID: obj.ID, Limit: cryptointel.RelationshipsFirst.Clamp(first), Offset: cryptointel.RelationshipsOffset.Clamp(offset),
-		Type: strOr(relationshipType, "")}
-	if direction != nil {
-		key.Direction = strings.ToLower(string(*direction))
-	}
-	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, key)
+	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, relationshipsKey(obj.ID, first, offset, relationshipType, direction))
 	if rels == nil && err == nil {
 		rels = []*cryptointel.EntityRelationship{}
 	}
 	return rels, err
 }
 
-// Events returns a page of the events the entity owns or takes part in.
-func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+// relationshipsKey is the key of Entity.relationships' page for its
+// arguments.
+func relationshipsKey(entityID int64, first *int, offset *int, relationshipType *string, direction *graph.RelationshipDirection) RelationshipsKey {
+	key := RelationshipsKey{EntityID: entityID, Limit: cryptointel.RelationshipsFirst.Clamp(first), Offset: cryptointel.RelationshipsOffset.Clamp(offset),
+		Type: strOr(relationshipType, "")}
+	if direction != nil {
+		key.Direction = strings.ToLower(string(*direction))
+	}
+	return key
+}
+
+// entityEventsKey is the key of Entity.events' page for its arguments
+// (before a cursor; Limit is the page size) and its sort.
+func entityEventsKey(entityID int64, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int) (EntityEventsKey, graph.EventSort) {
 	sortV, dbSort := sortOf(sort, graph.EventSortRecency)
 	key := EntityEventsKey{
-		EntityID:   obj.ID,
+		EntityID:   entityID,
 		SignalOnly: isSignal(surface, graph.SurfaceRadar),
 		Category:   strOr(category, ""),
 		Sort:       dbSort,
@@ -53,6 +60,13 @@ func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, su
 	if since != nil {
 		key.SinceMicro = since.UnixMicro()
 	}
+	return key, sortV
+}
+
+// Events returns a page of the events the entity owns or takes part in.
+func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int, after *string) (*graph.EventConnection, error) {
+	key, sortV := entityEventsKey(obj.ID, surface, since, category, sort, first, offset)
+	dbSort := key.Sort
 	qctx := fmt.Sprintf("entity.events|%d|%t|%s|%q|%s", obj.ID, key.SignalOnly, sinceKey(since), key.Category, dbSort)
 	if err := r.checkCategory(ctx, category); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ const threeHop = `query($n: Int) {
 }`
 
 // The statements a 3-hop query issues must not grow with page size or
-// fan-out: one statement per edge level.
+// fan-out: its levels are folded into one statement.
 func TestThreeHopStatementCount(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 25)
@@ -49,9 +49,11 @@ func TestThreeHopStatementCount(t *testing.T) {
 		}
 		counts[n] = counter.Load()
 	}
-	// entity, relationships, related entities, their events, roles, evidence.
+	// The entity, its relationships with the related entities, and their
+	// events with their roles and evidence, folded into one statement
+	// (db/fold_tree.go).
 	t.Logf("statements: %v", counts)
-	require.LessOrEqual(t, counts[25], int64(6))
+	require.LessOrEqual(t, counts[25], int64(1))
 	require.Equal(t, counts[5], counts[25])
 }
 
@@ -125,6 +127,30 @@ func TestEntityEventsDeduplicateRoles(t *testing.T) {
 	require.Len(t, dig(data, "entity", "timeline", "nodes"), 5)
 	require.EqualValues(t, 777, dig(data, "events", "nodes", 0, "id"))
 	require.Len(t, dig(data, "events", "nodes"), 5)
+}
+
+// The latest events with their owners, participants and evidence are one
+// statement (the children folded into the page's), whatever the page
+// size; without children the page is read alone.
+func TestLatestStatementCount(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 8)
+	q := `query($n: Int) { events(first: $n, sort: RECENCY, window: "30d") { nodes {
+	  id title owners { id label } participants { id } evidence { id url timestamp } } } }`
+	for _, n := range []int{5, 25} {
+		ctx, counter := db.WithStatementCounter(context.Background())
+		data, errs := b.run(t, ctx, q, map[string]any{"n": n})
+		require.Empty(t, errs)
+		nodes := dig(data, "events", "nodes").([]any)
+		require.Len(t, nodes, n)
+		require.NotEmpty(t, dig(nodes[0], "owners"))
+		require.NotEmpty(t, dig(nodes[0], "evidence"))
+		require.EqualValues(t, 1, counter.Load(), "page size %d", n)
+	}
+	ctx, counter := db.WithStatementCounter(context.Background())
+	_, errs := b.run(t, ctx, `{ events(first: 5) { nodes { id title } } }`, nil)
+	require.Empty(t, errs)
+	require.EqualValues(t, 1, counter.Load())
 }
 
 // Other entry points also issue a constant number of statements whatever

@@ -381,19 +381,33 @@ func NewLoaders(store *db.DB) *Loaders {
 			}
 			m := make(map[EntityEventsKey][]*cryptointel.Event, len(keys))
 			var all []int64
+			// The children the events' selection asks for are read with
+			// them (fold.go); ctx is the first events field's of the level.
+			children := selectedEventChildren(ctx)
+			type foldedPage struct {
+				evs    []*cryptointel.Event
+				folded *db.FoldedChildren
+			}
+			var pages []foldedPage
 			for _, g := range order {
-				rows, err := db.EventsByEntityIDs(ctx, q, groups[g], g.filter())
+				rows, folded, err := db.EventsByEntityIDsFolded(ctx, q, groups[g], g.filter(), children)
 				if err != nil {
 					return nil, err
 				}
+				evs := make([]*cryptointel.Event, 0, len(rows))
 				for _, r := range rows {
 					k := g
 					k.EntityID = r.EntityID
 					m[k] = append(m[k], r.Event)
 					all = append(all, r.Event.ID)
+					evs = append(evs, r.Event)
 				}
+				pages = append(pages, foldedPage{evs, folded})
 			}
 			l.Events(all)
+			for _, p := range pages {
+				l.primeFolded(ctx, p.evs, children, p.folded)
+			}
 			return m, nil
 		})
 	l.HistoryByEntityID = newLevelLoader(func(keys []HistoryKey) []HistoryKey {

@@ -57,11 +57,14 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	if err := r.checkCategory(ctx, category); err != nil {
 		return nil, err
 	}
-	evs, err := db.ListEvents(ctx, r.store.Reader(), f)
+	children := selectedEventChildren(ctx)
+	evs, folded, err := db.ListEventsFolded(ctx, r.store.Reader(), f, children)
 	if err != nil {
 		return nil, err
 	}
-	r.loaders(ctx).EventsOf(evs)
+	l := r.loaders(ctx)
+	l.EventsOf(evs)
+	l.primeFolded(ctx, evs, children, folded)
 	return &graph.EventConnection{Nodes: evs, Since: &start, Limit: limit, Offset: off, Window: win, Sort: &sortV}, nil
 }
 
@@ -170,6 +173,9 @@ func (r *queryResolver) Event(ctx context.Context, id int) (*cryptointel.Event, 
 
 // Entity returns one entity by id.
 func (r *queryResolver) Entity(ctx context.Context, id int) (*cryptointel.Entity, error) {
+	if e, ok, err := r.foldEntityTree(ctx, int64(id)); ok {
+		return e, err
+	}
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
 }
 

@@ -34,6 +34,9 @@ func processCPU() time.Duration {
 // threeHopQuery is the /graphql document of the load harness's 3-hop row.
 const threeHopQuery = queries.ThreeHop
 
+// latest25Doc is the 25 latest events with owners and evidence.
+const latest25Doc = queries.Latest25
+
 // computedBenchStore opens the benchmark's data: the database at
 // COMPUTED_BENCH_DATABASE_URL when set (migrated and seeded on first use,
 // then reused, so repeated runs such as callgrind's do not pay the seed),

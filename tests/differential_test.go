@@ -406,6 +406,15 @@ var diffDocuments = []struct{ query, vars string }{
 	{`{ event(id: 1) { id title owners { id } } missing: event(id: 999999) { id } }`, ``},
 	{`{ entity(id: 101) { ...E references { id referenceType title url } markets { id question url outcomes probability volume closesAt entity { id } } } } fragment E on Entity { id canonicalName displayName label entityType type status aliases eventCount }`, ``},
 	{`{ entities(ids: [101, 999999, 102]) { id label } }`, ``},
+	// Folded reads (db/fold.go, db/fold_tree.go): the plan executor reads
+	// these in one statement, the reference level by level.
+	{threeHopQuery, `{"id":101,"n":3}`},
+	{threeHopQuery, `{"id":999999,"n":3}`},
+	{`{ entity(id: 102) { relationships(first: 4, direction: INBOUND) { relatedEntity { id events(sort: SIGNIFICANCE, first: 2, surface: SIGNAL) { nodes { id eventOwner { id aliases } posts { id url } } nextCursor } } } } }`, ``},
+	{`{ entity(id: 101) { relationships(first: 3) { relatedEntity { events(first: 2, category: "partnership") { nodes { id owners { id } } } } } } }`, ``},
+	{`{ entity(id: 101) { relationships(first: 3) { relatedEntity { events(first: 2, after: "bogus") { nodes { id } } } } } }`, ``},
+	{latest25Doc, ``},
+	{`{ events(first: 5, sort: SIGNIFICANCE) { nodes { id participants { id label } evidence { id timestamp } } } }`, ``},
 	{`{ entities(ids: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26]) { id } }`, ``},
 	{`{ resolveEntities(name: "eth", first: 5) { entity { id label } matchedVia matchType matchRank matchedValue } }`, ``},
 	{`{ resolveEntities(name: "") { matchRank } }`, ``},

@@ -1,0 +1,1 @@
+DROP FUNCTION meter_group(bytea[], timestamptz[], int[], bigint[], date[], date[], text[], text[], bool[], text[], text);

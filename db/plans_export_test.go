@@ -1,0 +1,35 @@
+package db
+
+import (
+	"time"
+)
+
+// HotStatementForTest is one of the statements every request of a hot
+// shape runs, with sample arguments, to EXPLAIN as pgx prepares it.
+type HotStatementForTest struct {
+	Name string
+	SQL  string
+	Args []any
+}
+
+// HotStatementsForTest returns the hot read statements — three hops
+// folded, the folded latest page, an entity's folded events level, relationships, entities
+// and the roles and evidence levels — with arguments for entity ids ids
+// (at least one) and window start since.
+func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
+	all := EventChildren{Roles: true, Evidence: true}
+	latest, la, _ := listEventsStatement(EventFilter{Since: since, Sort: SortRecency, Limit: 25})
+	signif, sa, _ := listEventsStatement(EventFilter{Since: since, Sort: SortSignificance, Limit: 25})
+	ev, ea := entityEventsStatement(ids, EntityEventFilter{Sort: SortRecency, Limit: 6}, all)
+	rf := RelationshipFilter{Limit: 5}
+	tf := EntityEventFilter{Sort: SortRecency, Limit: 6}
+	tree, ta := entityTreeStatement(ids[:1], rf, &tf, all)
+	return []HotStatementForTest{
+		{"three hops, folded", tree, ta},
+		{"latest, folded", foldPage(latest, eventsOrder(SortRecency), all), la},
+		{"latest by significance, folded", foldPage(signif, eventsOrder(SortSignificance), all), sa},
+		{"entity events level, folded", ev, ea},
+		{"relationships level", relationshipsSQL(rf), rf.args(ids)},
+		{"entities by ids", entitiesByIDsSQL, []any{ids}},
+	}
+}

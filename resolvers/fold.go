@@ -1,0 +1,214 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/graph"
+)
+
+// The plan decides the SQL: a resolver that reads a page of events looks at
+// the selection below the field it resolves (graph.ResolvingField) and
+// folds the children its events will be asked for — owners and
+// participants, evidence — into its own statement (db/fold.go). The
+// children are primed into the request's loaders, which then answer the
+// child fields from memory: the values, and so the bytes written, are the
+// loaders' own.
+
+// selectedEventChildren reports which children of events the field
+// resolved in ctx selects: on its events (a list of events) or its
+// connection's nodes. Conditions (@skip, @include) are not applied: a
+// child skipped at run time is read and not written.
+func selectedEventChildren(ctx context.Context) db.EventChildren {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return db.EventChildren{}
+	}
+	return eventChildrenOf(f.Selections)
+}
+
+// eventChildrenOf reports which children of events sel, the selection of
+// a list of events or of an event connection, selects.
+func eventChildrenOf(sel ast.SelectionSet) db.EventChildren {
+	var c db.EventChildren
+	var event func(*ast.Field)
+	event = func(fd *ast.Field) {
+		switch fd.Name {
+		case "owners", "eventOwner", "participants", "eventParticipants":
+			c.Roles = true
+		case "evidence", "posts":
+			c.Evidence = true
+		case "nodes":
+			eachField(fd.SelectionSet, event)
+		}
+	}
+	eachField(sel, event)
+	return c
+}
+
+// eachField calls fn with each field of sel, fragments expanded.
+func eachField(sel ast.SelectionSet, fn func(*ast.Field)) {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			fn(s)
+		case *ast.InlineFragment:
+			eachField(s.SelectionSet, fn)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				eachField(s.Definition.SelectionSet, fn)
+			}
+		}
+	}
+}
+
+// primeFolded records the children c of evs, read with them, in the
+// loaders, as their loads would have: every event of the page gets its
+// (possibly empty) roles and evidence.
+func (l *Loaders) primeFolded(ctx context.Context, evs []*cryptointel.Event, c db.EventChildren, f *db.FoldedChildren) {
+	if f == nil {
+		return
+	}
+	if c.Roles {
+		var all []int64
+		for _, e := range evs {
+			if e == nil {
+				continue
+			}
+			var roles EventRoles
+			for _, r := range f.Roles[e.ID] {
+				cryptointel.AppendByRole(&roles.Owners, &roles.Participants, r.Role, r.Entity)
+				all = append(all, r.Entity.ID)
+			}
+			l.RolesByEventID.Prime(ctx, e.ID, roles)
+		}
+		l.Entities(all)
+	}
+	if c.Evidence {
+		for _, e := range evs {
+			if e != nil {
+				l.EvidenceByEventID.Prime(ctx, e.ID, f.Evidence[e.ID])
+			}
+		}
+	}
+}
+
+// fieldsNamed returns the fields of sel named name, fragments expanded.
+func fieldsNamed(sel ast.SelectionSet, name string) []*ast.Field {
+	var out []*ast.Field
+	eachField(sel, func(f *ast.Field) {
+		if f.Name == name {
+			out = append(out, f)
+		}
+	})
+	return out
+}
+
+// foldEntityTree reads the entity id for Query.entity when its selection
+// asks for its relationships — with, when their related entities' events
+// are asked for too (three hops), those events and their children — in one
+// statement (db.EntityTreeFolded), and primes the loaders with every
+// level: the resolvers below then read them from memory. ok is false when
+// the selection is not of that shape (one relationships field, at most one
+// events field below its related entities, without a cursor or category),
+// or its arguments could not be read ahead: the caller then loads as
+// usual.
+func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *cryptointel.Entity, ok bool, err error) {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return nil, false, nil
+	}
+	relFields := fieldsNamed(f.Selections, "relationships")
+	if len(relFields) != 1 {
+		return nil, false, nil
+	}
+	ra, ok := graph.FieldArgs(ctx, "Entity", relFields[0])
+	if !ok {
+		return nil, false, nil
+	}
+	first, _ := ra["first"].(*int)
+	offset, _ := ra["offset"].(*int)
+	typ, _ := ra["relationshipType"].(*string)
+	dir, _ := ra["direction"].(*graph.RelationshipDirection)
+	rkey := relationshipsKey(id, first, offset, typ, dir)
+	rf := db.RelationshipFilter{Limit: rkey.Limit, Offset: rkey.Offset, Type: rkey.Type, Direction: rkey.Direction}
+
+	var (
+		ekey     EntityEventsKey
+		ef       *db.EntityEventFilter
+		children db.EventChildren
+	)
+	var evFields []*ast.Field
+	for _, re := range fieldsNamed(relFields[0].SelectionSet, "relatedEntity") {
+		evFields = append(evFields, fieldsNamed(re.SelectionSet, "events")...)
+	}
+	if len(evFields) == 1 {
+		if ea, ok := graph.FieldArgs(ctx, "Entity", evFields[0]); ok {
+			after, _ := ea["after"].(*string)
+			category, _ := ea["category"].(*string)
+			if (after == nil || *after == "") && category == nil {
+				surface, _ := ea["surface"].(*graph.Surface)
+				since, _ := ea["since"].(*time.Time)
+				sort, _ := ea["sort"].(*graph.EventSort)
+				efirst, _ := ea["first"].(*int)
+				eoffset, _ := ea["offset"].(*int)
+				ekey, _ = entityEventsKey(0, surface, since, category, sort, efirst, eoffset)
+				ekey.Limit++ // the page reads one more to know whether another follows
+				filter := ekey.filter()
+				ef = &filter
+				children = eventChildrenOf(evFields[0].SelectionSet)
+			}
+		}
+	}
+
+	t, err := db.EntityTreeFolded(ctx, r.store.Reader(), []int64{id}, rf, ef, children)
+	if err != nil {
+		return nil, true, fmt.Errorf("error loading: %w", err)
+	}
+	l := r.loaders(ctx)
+	for _, ent := range t.Entities {
+		if ent.ID == id {
+			e = ent
+		}
+	}
+	l.EntityByID.Prime(ctx, id, e)
+	// As RelationshipsByEntityID's fetch records them.
+	var rels []*cryptointel.EntityRelationship
+	var related []int64
+	for _, rel := range t.Relationships {
+		if rel.EntityID == id {
+			rels = append(rels, rel)
+		}
+		related = append(related, rel.RelatedEntityID)
+		if rel.Related != nil {
+			l.EntityByID.Prime(ctx, rel.Related.ID, rel.Related)
+		}
+	}
+	l.RelationshipsByEntityID.Prime(ctx, rkey, rels)
+	l.Entities(related)
+	if ef == nil {
+		return e, true, nil
+	}
+	// As EventsByEntityID's fetch records them.
+	byEntity := make(map[int64][]*cryptointel.Event, len(t.RelatedIDs))
+	var evs []*cryptointel.Event
+	var all []int64
+	for _, row := range t.Events {
+		byEntity[row.EntityID] = append(byEntity[row.EntityID], row.Event)
+		evs = append(evs, row.Event)
+		all = append(all, row.Event.ID)
+	}
+	for _, rid := range t.RelatedIDs {
+		k := ekey
+		k.EntityID = rid
+		l.EventsByEntityID.Prime(ctx, k, byEntity[rid])
+	}
+	l.Events(all)
+	l.primeFolded(ctx, evs, children, t.Children)
+	return e, true, nil
+}
