@@ -19,13 +19,8 @@ import (
 // will read for each key.
 func TestCLIKeyLifecycle(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
+	b, store := migratedCLI(t)
 	ctx := context.Background()
-	_, _, err := b.run(t, ctx, "", "migrate")
-	require.NoError(t, err)
-	store, err := db.Open(ctx, b.env["DATABASE_URL"], db.Options{MaxConns: 2})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
 	keyInfo := func(key string) *db.KeyInfo {
 		k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(key))
 		require.NoError(t, err)
@@ -57,7 +52,7 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.NotNil(t, expiring.ExpiresAt)
 	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), *expiring.ExpiresAt, time.Minute)
 	other := create("--plan", "free", "--account", "other")
-	_, _, err = b.run(t, ctx, "", "keys", "create", "--plan", "pro", "--account", "acme", "--expires-at", "2020-01-01T00:00:00Z")
+	_, _, err := b.run(t, ctx, "", "keys", "create", "--plan", "pro", "--account", "acme", "--expires-at", "2020-01-01T00:00:00Z")
 	require.ErrorContains(t, err, "expiry 2020-01-01T00:00:00Z is not in the future.")
 	_, _, err = b.run(t, ctx, "", "keys", "create", "--plan", "pro", "--account", "acme", "--expires-in", "soon")
 	require.ErrorContains(t, err, `--expires-in: want a positive duration such as 720h or 90d, got "soon"`)

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel/app"
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
 
@@ -52,6 +53,20 @@ type cliBundle struct {
 func setupCLI(t *testing.T) *cliBundle {
 	t.Helper()
 	return &cliBundle{env: map[string]string{"DATABASE_URL": dbtest.NewURL(t)}}
+}
+
+// migratedCLI is setupCLI's bundle after its migrate command, with a store
+// on its database for checking what the commands wrote.
+func migratedCLI(t *testing.T) (*cliBundle, *db.DB) {
+	t.Helper()
+	b := setupCLI(t)
+	ctx := context.Background()
+	_, _, err := b.run(t, ctx, "", "migrate")
+	require.NoError(t, err)
+	store, err := db.Open(ctx, b.env["DATABASE_URL"], db.Options{MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	return b, store
 }
 
 // run executes args in process and returns stdout, stderr and the error.

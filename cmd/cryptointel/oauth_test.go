@@ -17,13 +17,8 @@ import (
 // trail; an unknown connection is a clear error.
 func TestCLIConnectedClients(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
+	b, store := migratedCLI(t)
 	ctx := context.Background()
-	_, _, err := b.run(t, ctx, "", "migrate")
-	require.NoError(t, err)
-	store, err := db.Open(ctx, b.env["DATABASE_URL"], db.Options{MaxConns: 2})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
 	out, _, err := b.run(t, ctx, "", "keys", "create", "--json", "--plan", "pro", "--account", "acme")
 	require.NoError(t, err)
 	var created struct {
