@@ -2,8 +2,8 @@
 // benbjohnson/wtf's root package: the types the API speaks about (entities,
 // relationships, events and their evidence, markets, plans, accounts,
 // webhooks, export jobs, search matches), the Error type with its codes,
-// the contract's messages and limits, and the parsing and validation of
-// ingest records. It runs no query and knows nothing about HTTP or
+// the contract's messages and limits. Ingest records are parsed by package
+// ingest. It runs no query and knows nothing about HTTP or
 // GraphQL: storage (db), the REST facade (rest), the resolvers and the
 // workers (jobs) all depend on it, and it depends on none of them. The
 // models carry Bun table tags so db can read and write them directly.

@@ -118,6 +118,18 @@ var (
 	KeyRotationGraceSeconds = Bounds{Default: 0, Min: 0, Max: 7 * 24 * 3600}
 )
 
+// Bounds of ingested values beyond their types.
+const (
+	// MaxSignificance bounds an event's significance, which lies in
+	// [0, MaxSignificance].
+	MaxSignificance = 100
+	// MaxPublishedAhead bounds how far after the server's clock an evidence
+	// timestamp or a market post's date may lie (clock skew between
+	// sources): a post dated in the future would pin its event first in
+	// every newest-first feed until then.
+	MaxPublishedAhead = time.Hour
+)
+
 // MaxIDsPerRequest bounds the ids of one request: Query.entities(ids:),
 // Query.briefs(ids:) and /v1/brief/batch. More is refused, not capped.
 const MaxIDsPerRequest = 25

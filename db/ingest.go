@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // ingestLockID is the transaction-level advisory lock every ingest batch
@@ -26,22 +27,22 @@ const ingestLockID = 7_262_011_002
 
 // recordKeys returns the row keys rec writes. Two records writing the same
 // key never share a batch (a multi-row upsert cannot touch one row twice).
-func recordKeys(rec cryptointel.IngestRecord) []string {
+func recordKeys(rec ingest.Record) []string {
 	switch rec.Kind {
-	case cryptointel.KindEntity:
+	case ingest.KindEntity:
 		return []string{"entity:" + strconv.FormatInt(rec.Entity.ID, 10)}
-	case cryptointel.KindRelationship:
+	case ingest.KindRelationship:
 		r := rec.Relationship
 		return []string{fmt.Sprintf("relationship:%d:%d:%s", r.SourceEntityID, r.TargetEntityID, r.RelationshipType)}
-	case cryptointel.KindReference:
+	case ingest.KindReference:
 		return []string{"reference:" + strconv.FormatInt(rec.Reference.ID, 10)}
-	case cryptointel.KindEvent:
+	case ingest.KindEvent:
 		keys := []string{"event:" + strconv.FormatInt(rec.Event.ID, 10)}
 		for _, ev := range rec.Event.Evidence {
 			keys = append(keys, "evidence:"+strconv.FormatInt(ev.ID, 10))
 		}
 		return keys
-	case cryptointel.KindMarket:
+	case ingest.KindMarket:
 		keys := []string{"market:" + strconv.FormatInt(rec.Market.ID, 10)}
 		for _, s := range rec.Market.Subevents {
 			keys = append(keys, "subevent:"+strconv.FormatInt(s.ID, 10))
@@ -95,8 +96,8 @@ type IngestSummary struct {
 }
 
 func newIngestSummary() *IngestSummary {
-	s := &IngestSummary{Applied: make(map[string]int, len(cryptointel.IngestKinds)), Failed: []IngestFailure{}}
-	for _, k := range cryptointel.IngestKinds {
+	s := &IngestSummary{Applied: make(map[string]int, len(ingest.Kinds)), Failed: []IngestFailure{}}
+	for _, k := range ingest.Kinds {
 		s.Applied[k] = 0
 	}
 	return s
@@ -117,7 +118,7 @@ func (s *IngestSummary) sortFailures() {
 
 type pendingRecord struct {
 	line int
-	rec  cryptointel.IngestRecord
+	rec  ingest.Record
 }
 
 // Ingest reads JSON Lines from r and upserts each record idempotently by id,
@@ -191,7 +192,7 @@ func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*Inge
 			case len(bytes.TrimSpace(line)) == 0:
 				// Blank lines are allowed and skipped.
 			default:
-				rec, err := cryptointel.ParseIngestLine(line, now)
+				rec, err := ingest.ParseLine(line, now)
 				if err != nil {
 					summary.fail(n, "", cryptointel.ErrorMessage(err))
 					break
@@ -424,7 +425,7 @@ func (d *DB) applyIngestBatch(ctx context.Context, batch []pendingRecord) (*batc
 
 // good calls f for every record of kind in the batch that passed the
 // reference check.
-func (r *batchResult) good(kind string, f func(i int, rec cryptointel.IngestRecord)) {
+func (r *batchResult) good(kind string, f func(i int, rec ingest.Record)) {
 	for i, p := range r.batch {
 		if p.rec.Kind != kind {
 			continue
@@ -442,7 +443,7 @@ func checkEntityRefs(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	definedAt := map[int64]int{} // entity id → first line defining it
 	var ids []int64
 	for _, p := range res.batch {
-		if p.rec.Kind == cryptointel.KindEntity {
+		if p.rec.Kind == ingest.KindEntity {
 			if _, ok := definedAt[p.rec.Entity.ID]; !ok {
 				definedAt[p.rec.Entity.ID] = p.line
 			}
@@ -469,7 +470,7 @@ func checkEntityRefs(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		stored[id] = true
 	}
 	for i, p := range res.batch {
-		if p.rec.Kind == cryptointel.KindEntity {
+		if p.rec.Kind == ingest.KindEntity {
 			continue
 		}
 		var unknown []string
@@ -502,12 +503,12 @@ func checkChildOwners(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			continue
 		}
 		switch p.rec.Kind {
-		case cryptointel.KindEvent:
+		case ingest.KindEvent:
 			eventIDs = append(eventIDs, p.rec.Event.ID)
 			for _, ev := range p.rec.Event.Evidence {
 				evidenceIDs = append(evidenceIDs, ev.ID)
 			}
-		case cryptointel.KindMarket:
+		case ingest.KindMarket:
 			marketIDs = append(marketIDs, p.rec.Market.ID)
 			for _, s := range p.rec.Market.Subevents {
 				subIDs = append(subIDs, s.ID)
@@ -558,14 +559,14 @@ func checkChildOwners(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			continue
 		}
 		switch p.rec.Kind {
-		case cryptointel.KindEvent:
+		case ingest.KindEvent:
 			for _, ev := range p.rec.Event.Evidence {
 				if other, ok := evidenceOwner[ev.ID]; ok {
 					res.bad[i] = fmt.Sprintf("evidence id %d belongs to event %d", ev.ID, other)
 					break
 				}
 			}
-		case cryptointel.KindMarket:
+		case ingest.KindMarket:
 		market:
 			for _, s := range p.rec.Market.Subevents {
 				if other, ok := subOwner[s.ID]; ok {
@@ -597,7 +598,7 @@ func queryInt64s(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]int
 func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var rows []entityRow
 	byID := map[int64]int{}
-	res.good(cryptointel.KindEntity, func(i int, rec cryptointel.IngestRecord) {
+	res.good(ingest.KindEntity, func(i int, rec ingest.Record) {
 		rows = append(rows, entityRowOf(rec.Entity.Entity()))
 		byID[rec.Entity.ID] = i
 	})
@@ -658,7 +659,7 @@ func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var rows []relationshipRow
 	byKey := map[string]int{}
-	res.good(cryptointel.KindRelationship, func(i int, rec cryptointel.IngestRecord) {
+	res.good(ingest.KindRelationship, func(i int, rec ingest.Record) {
 		r := rec.Relationship
 		rows = append(rows, relationshipRow{r.SourceEntityID, r.TargetEntityID, r.RelationshipType, r.Status, r.SearchExpand})
 		byKey[recordKeys(rec)[0]] = i
@@ -697,7 +698,7 @@ func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error 
 func applyReferences(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var rows []referenceRow
 	byID := map[int64]int{}
-	res.good(cryptointel.KindReference, func(i int, rec cryptointel.IngestRecord) {
+	res.good(ingest.KindReference, func(i int, rec ingest.Record) {
 		r := rec.Reference
 		rows = append(rows, referenceRow{r.ID, r.EntityID, r.ReferenceType, r.Title, r.URL})
 		byID[r.ID] = i
@@ -739,7 +740,7 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		subMarket  = map[int64]int64{}
 		changedMkt = map[int64]bool{}
 	)
-	res.good(cryptointel.KindMarket, func(i int, rec cryptointel.IngestRecord) {
+	res.good(ingest.KindMarket, func(i int, rec ingest.Record) {
 		m := rec.Market
 		byMarket[m.ID] = i
 		marketIDs = append(marketIDs, m.ID)
@@ -868,7 +869,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		evidenceIDs []int64
 		byEvent     = map[int64]int{}
 	)
-	res.good(cryptointel.KindEvent, func(i int, rec cryptointel.IngestRecord) {
+	res.good(ingest.KindEvent, func(i int, rec ingest.Record) {
 		e := rec.Event
 		byEvent[e.ID] = i
 		eventIDs = append(eventIDs, e.ID)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 var seedNow = time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
@@ -251,7 +251,7 @@ func TestSeedDemo(t *testing.T) {
 		// Write seeded events back as ingest lines: ingest must find every
 		// one unchanged, so seed and ingest derive the same data.
 		var lines bytes.Buffer
-		var evs []*cryptointel.IngestEvent
+		var evs []*ingest.Event
 		rows, err := store.Pool.Query(ctx, `
 			SELECT e.id, e.title, e.category, e.subcategory, e.summary, e.bullets, e.significance, e.content_type,
 				(SELECT array_agg(entity_id ORDER BY position) FROM event_entities WHERE event_id = e.id AND role = 'owner'),
@@ -259,7 +259,7 @@ func TestSeedDemo(t *testing.T) {
 			FROM events e ORDER BY e.id`)
 		require.NoError(t, err)
 		for rows.Next() {
-			ev := &cryptointel.IngestEvent{Kind: cryptointel.KindEvent}
+			ev := &ingest.Event{Kind: ingest.KindEvent}
 			require.NoError(t, rows.Scan(&ev.ID, &ev.Title, &ev.EventCategory, &ev.EventSubcategory, &ev.Summary, &ev.Bullets,
 				&ev.Significance, &ev.ContentType, &ev.Owners, &ev.Participants))
 			evs = append(evs, ev)
@@ -269,7 +269,7 @@ func TestSeedDemo(t *testing.T) {
 			rows, err := store.Pool.Query(ctx, "SELECT id, content, url, ts FROM evidence WHERE event_id = $1 ORDER BY id", ev.ID)
 			require.NoError(t, err)
 			for rows.Next() {
-				var p cryptointel.IngestEvidence
+				var p ingest.Evidence
 				require.NoError(t, rows.Scan(&p.ID, &p.Content, &p.URL, &p.Timestamp))
 				ev.Evidence = append(ev.Evidence, p)
 			}

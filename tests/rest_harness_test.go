@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // restNow is the fixed clock of the /v1 tests: the service's Now is pinned
@@ -242,7 +243,7 @@ func fixtureEventList() []fixtureEvent {
 // eventLine renders an ingest line for e.
 func eventLine(e fixtureEvent) string {
 	rec := map[string]any{
-		"kind":             cryptointel.KindEvent,
+		"kind":             ingest.KindEvent,
 		"id":               e.ID,
 		"title":            fmt.Sprintf("Event %d about %s", e.ID, e.Category),
 		"eventCategory":    e.Category,

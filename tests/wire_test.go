@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -37,7 +38,7 @@ var (
 
 func wireFixture() []string {
 	ev := map[string]any{
-		"kind": cryptointel.KindEvent, "id": wireEventID,
+		"kind": ingest.KindEvent, "id": wireEventID,
 		"title":            `Wire <b>"shape"</b> & co, line` + "\u2028two",
 		"eventCategory":    "partnership",
 		"eventSubcategory": "joint_venture",

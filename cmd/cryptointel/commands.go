@@ -25,6 +25,7 @@ import (
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/mcp"
 	"github.com/cryptointel/cryptointel/observe"
 )
@@ -270,7 +271,7 @@ func printIngestSummary(out, errOut io.Writer, s *db.IngestSummary) {
 		fmt.Fprintf(errOut, "… and %d more bad lines\n", more)
 	}
 	kinds := make([]string, 0, len(s.Applied))
-	for _, k := range cryptointel.IngestKinds {
+	for _, k := range ingest.Kinds {
 		kinds = append(kinds, fmt.Sprintf("%s=%d", k, s.Applied[k]))
 	}
 	fmt.Fprintf(out, "ingest: %d lines; applied %s; unchanged %d; events changed %d; failed %d\n",

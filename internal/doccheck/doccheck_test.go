@@ -11,6 +11,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // root is the repository root, where README.md and docs/ live.
@@ -72,9 +73,9 @@ func TestDocsHoldTheFacts(t *testing.T) {
 		}
 		require.Contains(t, config, "\n## "+s.Env+"\n", "docs/operations/configuration.md lacks %s (Config.%s): run go generate ./tools/configdoc", s.Env, s.Field)
 	}
-	ingest := read("docs/operations/ingest.md")
-	for _, kind := range cryptointel.IngestKinds {
-		require.Contains(t, ingest, "\n### `"+kind+"`\n", "docs/operations/ingest.md lacks the section of the %s line", kind)
+	ingestPage := read("docs/operations/ingest.md")
+	for _, kind := range ingest.Kinds {
+		require.Contains(t, ingestPage, "\n### `"+kind+"`\n", "docs/operations/ingest.md lacks the section of the %s line", kind)
 	}
 
 	pages, err := Pages(root)

@@ -1,4 +1,8 @@
-package cryptointel
+// Package ingest parses the JSON Lines of an ingest (POST /admin/ingest,
+// cryptointel ingest): each line is read into its record, validated and
+// normalized, and mapped to the domain's stored types. It is pure: db.Ingest
+// checks the records' entity references and writes them.
+package ingest
 
 import (
 	"bytes"
@@ -10,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // Ingest record kinds: the "kind" of each JSON Lines object.
@@ -21,14 +27,14 @@ const (
 	KindMarket       = "market"
 )
 
-// IngestKinds lists every ingest record kind in the order a batch applies
+// Kinds lists every ingest record kind in the order a batch applies
 // them.
-var IngestKinds = []string{KindEntity, KindRelationship, KindReference, KindMarket, KindEvent}
+var Kinds = []string{KindEntity, KindRelationship, KindReference, KindMarket, KindEvent}
 
-// IngestEntity is an "entity" line: a canonical profile, upserted by id.
+// Entity is an "entity" line: a canonical profile, upserted by id.
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestEntity struct {
+type Entity struct {
 	Kind          string   `json:"kind"`
 	ID            int64    `json:"id"`
 	CanonicalName string   `json:"canonicalName"`
@@ -38,11 +44,11 @@ type IngestEntity struct {
 	Aliases       []string `json:"aliases"`     // tickers and other names; may be empty
 }
 
-// IngestRelationship is a "relationship" line: a directed, typed edge,
+// Relationship is a "relationship" line: a directed, typed edge,
 // upserted by (sourceEntityId, targetEntityId, relationshipType).
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestRelationship struct {
+type Relationship struct {
 	Kind             string `json:"kind"`
 	SourceEntityID   int64  `json:"sourceEntityId"`
 	TargetEntityID   int64  `json:"targetEntityId"`
@@ -51,44 +57,44 @@ type IngestRelationship struct {
 	SearchExpand     bool   `json:"searchExpand"`
 }
 
-// IngestEvidence is one evidence post of an event line.
+// Evidence is one evidence post of an event line.
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestEvidence struct {
+type Evidence struct {
 	ID        int64     `json:"id"`
 	Content   string    `json:"content"`
 	URL       string    `json:"url"`
 	Timestamp time.Time `json:"timestamp"`
 }
 
-// IngestEvent is an "event" line: a radar event (a signal when
+// Event is an "event" line: a radar event (a signal when
 // significance is set), upserted by id. The line is the whole truth about
 // the event: evidence and entity roles missing from it are removed.
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestEvent struct {
-	Kind             string           `json:"kind"`
-	ID               int64            `json:"id"`
-	Title            string           `json:"title"`
-	EventCategory    string           `json:"eventCategory"`
-	EventSubcategory string           `json:"eventSubcategory"`
-	Summary          string           `json:"summary"`
-	Bullets          []string         `json:"bullets"`
-	Owners           []int64          `json:"owners"`       // at least one entity id
-	Participants     []int64          `json:"participants"` // may be empty
-	Evidence         []IngestEvidence `json:"evidence"`     // at least one post
-	Significance     *float64         `json:"significance"` // null or absent: radar only
-	ContentType      *string          `json:"contentType"`  // research, commentary, analysis, media or null
+type Event struct {
+	Kind             string     `json:"kind"`
+	ID               int64      `json:"id"`
+	Title            string     `json:"title"`
+	EventCategory    string     `json:"eventCategory"`
+	EventSubcategory string     `json:"eventSubcategory"`
+	Summary          string     `json:"summary"`
+	Bullets          []string   `json:"bullets"`
+	Owners           []int64    `json:"owners"`       // at least one entity id
+	Participants     []int64    `json:"participants"` // may be empty
+	Evidence         []Evidence `json:"evidence"`     // at least one post
+	Significance     *float64   `json:"significance"` // null or absent: radar only
+	ContentType      *string    `json:"contentType"`  // research, commentary, analysis, media or null
 	// LatestEvidenceTimestamp is accepted and ignored: it is derived from
 	// the evidence.
 	LatestEvidenceTimestamp *time.Time `json:"latestEvidenceTimestamp,omitempty"`
 }
 
-// IngestReference is a "reference" line: an external reference about an
+// Reference is a "reference" line: an external reference about an
 // entity, upserted by id.
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestReference struct {
+type Reference struct {
 	Kind          string `json:"kind"`
 	ID            int64  `json:"id"`
 	EntityID      int64  `json:"entityId"`
@@ -97,59 +103,59 @@ type IngestReference struct {
 	URL           string `json:"url"`
 }
 
-// IngestMarketPost is one post of a market sub-event.
+// MarketPost is one post of a market sub-event.
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestMarketPost struct {
+type MarketPost struct {
 	ID      int64     `json:"id"`
 	Content string    `json:"content"`
 	Date    time.Time `json:"date"`
 }
 
-// IngestSubevent is one sub-event of a market line.
+// Subevent is one sub-event of a market line.
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestSubevent struct {
-	ID              int64              `json:"id"`
-	Label           string             `json:"label"`
-	Type            string             `json:"type"`
-	NormalizedTitle string             `json:"normalizedTitle"`
-	InjectedSummary string             `json:"injectedSummary"`
-	Posts           []IngestMarketPost `json:"posts"`
+type Subevent struct {
+	ID              int64        `json:"id"`
+	Label           string       `json:"label"`
+	Type            string       `json:"type"`
+	NormalizedTitle string       `json:"normalizedTitle"`
+	InjectedSummary string       `json:"injectedSummary"`
+	Posts           []MarketPost `json:"posts"`
 }
 
-// IngestMarket is a "market" line: a prediction market about an entity
+// Market is a "market" line: a prediction market about an entity
 // with its sub-events and their posts, upserted by id. Like an event line it
 // is the whole truth: sub-events and posts missing from it are removed.
 // Each field is the JSON key in its tag; docs/operations/ingest.md documents
 // which are required and their defaults.
-type IngestMarket struct {
-	Kind        string           `json:"kind"`
-	ID          int64            `json:"id"`
-	EntityID    int64            `json:"entityId"`
-	Question    string           `json:"question"`
-	URL         string           `json:"url"`
-	Outcomes    []string         `json:"outcomes"`
-	Probability *float64         `json:"probability"` // 0–1 or null
-	Volume      *float64         `json:"volume"`      // ≥ 0 or null
-	ClosesAt    *time.Time       `json:"closesAt"`
-	Subevents   []IngestSubevent `json:"subevents"`
+type Market struct {
+	Kind        string     `json:"kind"`
+	ID          int64      `json:"id"`
+	EntityID    int64      `json:"entityId"`
+	Question    string     `json:"question"`
+	URL         string     `json:"url"`
+	Outcomes    []string   `json:"outcomes"`
+	Probability *float64   `json:"probability"` // 0–1 or null
+	Volume      *float64   `json:"volume"`      // ≥ 0 or null
+	ClosesAt    *time.Time `json:"closesAt"`
+	Subevents   []Subevent `json:"subevents"`
 }
 
-// IngestRecord is one parsed, validated and normalized ingest line: Kind
+// Record is one parsed, validated and normalized ingest line: Kind
 // names which one of the pointers is set.
-type IngestRecord struct {
+type Record struct {
 	Kind         string
-	Entity       *IngestEntity
-	Relationship *IngestRelationship
-	Event        *IngestEvent
-	Reference    *IngestReference
-	Market       *IngestMarket
+	Entity       *Entity
+	Relationship *Relationship
+	Event        *Event
+	Reference    *Reference
+	Market       *Market
 }
 
-// entityRefs returns the entity ids rec points at, each with the field
+// EntityRefs returns the entity ids rec points at, each with the field
 // naming it.
-func (rec IngestRecord) EntityRefs() []EntityRef {
+func (rec Record) EntityRefs() []EntityRef {
 	var refs []EntityRef
 	switch rec.Kind {
 	case KindRelationship:
@@ -169,70 +175,58 @@ func (rec IngestRecord) EntityRefs() []EntityRef {
 	return refs
 }
 
-// entityRef is an entity id a record points at and the field naming it.
+// EntityRef is an entity id a record points at and the field naming it.
 type EntityRef struct {
 	Field string
 	ID    int64
 }
 
-// Bounds of ingested values beyond their types.
-const (
-	// MaxSignificance bounds an event's significance, which lies in
-	// [0, MaxSignificance].
-	MaxSignificance = 100
-	// MaxPublishedAhead bounds how far after the server's clock an evidence
-	// timestamp or a market post's date may lie (clock skew between
-	// sources): a post dated in the future would pin its event first in
-	// every newest-first feed until then.
-	MaxPublishedAhead = time.Hour
-)
-
-// ParseIngestLine parses, validates and normalizes one JSON Lines object.
+// ParseLine parses, validates and normalizes one JSON Lines object.
 // It is pure: it touches no database, so entity ids are checked later;
 // now is the server's clock, which bounds evidence timestamps and post
-// dates (MaxPublishedAhead). Every instant lies within MinInstant and
-// MaxInstant. Unknown fields are rejected so that typos do not silently
-// drop data. Returns an EINVALID *Error whose message is the reason the
-// line is bad.
-func ParseIngestLine(line []byte, now time.Time) (IngestRecord, error) {
+// dates (cryptointel.MaxPublishedAhead). Every instant lies within
+// cryptointel.MinInstant and cryptointel.MaxInstant. Unknown fields are
+// rejected so that typos do not silently drop data. Returns an EINVALID
+// *cryptointel.Error whose message is the reason the line is bad.
+func ParseLine(line []byte, now time.Time) (Record, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return IngestRecord{}, Errorf(EINVALID, "empty line")
+		return Record{}, cryptointel.Errorf(cryptointel.EINVALID, "empty line")
 	}
 	var probe struct {
 		Kind *string `json:"kind"`
 	}
 	if err := json.Unmarshal(line, &probe); err != nil {
-		return IngestRecord{}, Errorf(EINVALID, "invalid JSON: %s", jsonReason(err))
+		return Record{}, cryptointel.Errorf(cryptointel.EINVALID, "invalid JSON: %s", jsonReason(err))
 	}
 	if probe.Kind == nil {
-		return IngestRecord{}, Errorf(EINVALID, `missing "kind" (one of %s)`, strings.Join(IngestKinds, ", "))
+		return Record{}, cryptointel.Errorf(cryptointel.EINVALID, `missing "kind" (one of %s)`, strings.Join(Kinds, ", "))
 	}
-	rec := IngestRecord{Kind: *probe.Kind}
+	rec := Record{Kind: *probe.Kind}
 	var target any
 	switch rec.Kind {
 	case KindEntity:
-		rec.Entity = new(IngestEntity)
+		rec.Entity = new(Entity)
 		target = rec.Entity
 	case KindRelationship:
-		rec.Relationship = new(IngestRelationship)
+		rec.Relationship = new(Relationship)
 		target = rec.Relationship
 	case KindEvent:
-		rec.Event = new(IngestEvent)
+		rec.Event = new(Event)
 		target = rec.Event
 	case KindReference:
-		rec.Reference = new(IngestReference)
+		rec.Reference = new(Reference)
 		target = rec.Reference
 	case KindMarket:
-		rec.Market = new(IngestMarket)
+		rec.Market = new(Market)
 		target = rec.Market
 	default:
-		return IngestRecord{}, Errorf(EINVALID, "unknown kind %q (one of %s)", rec.Kind, strings.Join(IngestKinds, ", "))
+		return Record{}, cryptointel.Errorf(cryptointel.EINVALID, "unknown kind %q (one of %s)", rec.Kind, strings.Join(Kinds, ", "))
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(target); err != nil {
-		return IngestRecord{}, Errorf(EINVALID, "invalid %s: %s", rec.Kind, jsonReason(err))
+		return Record{}, cryptointel.Errorf(cryptointel.EINVALID, "invalid %s: %s", rec.Kind, jsonReason(err))
 	}
 	var err error
 	switch rec.Kind {
@@ -248,7 +242,7 @@ func ParseIngestLine(line []byte, now time.Time) (IngestRecord, error) {
 		err = rec.Market.normalize(now)
 	}
 	if err != nil {
-		return IngestRecord{}, err
+		return Record{}, err
 	}
 	return rec, nil
 }
@@ -271,7 +265,7 @@ func notPositive(kind, at string) error { return invalidf(kind, "%s must be a po
 func missing(kind, at string) error { return invalidf(kind, "%s is required", at) }
 
 func invalidf(kind string, format string, args ...any) error {
-	return Errorf(EINVALID, "invalid %s: %s", kind, fmt.Sprintf(format, args...))
+	return cryptointel.Errorf(cryptointel.EINVALID, "invalid %s: %s", kind, fmt.Sprintf(format, args...))
 }
 
 // cleanStrings trims, drops empty and deduplicates values, keeping order.
@@ -306,7 +300,7 @@ func cleanIDs(ids []int64) ([]int64, int64, bool) {
 	return out, 0, true
 }
 
-func (e *IngestEntity) normalize() error {
+func (e *Entity) normalize() error {
 	if e.ID <= 0 {
 		return notPositive(KindEntity, `"id"`)
 	}
@@ -330,7 +324,7 @@ func (e *IngestEntity) normalize() error {
 	return nil
 }
 
-func (r *IngestRelationship) normalize() error {
+func (r *Relationship) normalize() error {
 	if r.SourceEntityID <= 0 || r.TargetEntityID <= 0 {
 		return invalidf(KindRelationship, `"sourceEntityId" and "targetEntityId" must be positive integers`)
 	}
@@ -348,7 +342,7 @@ func (r *IngestRelationship) normalize() error {
 	return nil
 }
 
-func (e *IngestEvent) normalize(now time.Time) error {
+func (e *Event) normalize(now time.Time) error {
 	if e.ID <= 0 {
 		return notPositive(KindEvent, `"id"`)
 	}
@@ -397,15 +391,15 @@ func (e *IngestEvent) normalize(now time.Time) error {
 	if e.Significance != nil && (math.IsNaN(*e.Significance) || math.IsInf(*e.Significance, 0)) {
 		return invalidf(KindEvent, `"significance" must be a finite number`)
 	}
-	if e.Significance != nil && (*e.Significance < 0 || *e.Significance > MaxSignificance) {
-		return invalidf(KindEvent, `"significance" must be between 0 and %d`, MaxSignificance)
+	if e.Significance != nil && (*e.Significance < 0 || *e.Significance > cryptointel.MaxSignificance) {
+		return invalidf(KindEvent, `"significance" must be between 0 and %d`, cryptointel.MaxSignificance)
 	}
 	if e.ContentType != nil {
 		ct := strings.TrimSpace(*e.ContentType)
 		switch ct {
 		case "":
 			e.ContentType = nil
-		case ContentResearch, ContentCommentary, ContentAnalysis, ContentMedia:
+		case cryptointel.ContentResearch, cryptointel.ContentCommentary, cryptointel.ContentAnalysis, cryptointel.ContentMedia:
 			e.ContentType = &ct
 		default:
 			return invalidf(KindEvent, `"contentType" must be one of research, commentary, analysis, media (got %q)`, ct)
@@ -416,14 +410,15 @@ func (e *IngestEvent) normalize(now time.Time) error {
 }
 
 // checkPublished bounds the date of a publication (evidence, a market
-// post): an instant within the bounds, at most MaxPublishedAhead after now.
+// post): an instant within the bounds, at most
+// cryptointel.MaxPublishedAhead after now.
 // The error reads after the field's name.
 func checkPublished(t, now time.Time) error {
-	if CheckInstant(t) != nil {
-		return fmt.Errorf("must be an instant %s", InstantBounds)
+	if cryptointel.CheckInstant(t) != nil {
+		return fmt.Errorf("must be an instant %s", cryptointel.InstantBounds)
 	}
-	if t.After(now.Add(MaxPublishedAhead)) {
-		return fmt.Errorf("is in the future: at most %d minutes after the server's clock are accepted", int(MaxPublishedAhead/time.Minute))
+	if t.After(now.Add(cryptointel.MaxPublishedAhead)) {
+		return fmt.Errorf("is in the future: at most %d minutes after the server's clock are accepted", int(cryptointel.MaxPublishedAhead/time.Minute))
 	}
 	return nil
 }
@@ -432,25 +427,25 @@ func checkPublished(t, now time.Time) error {
 // line's form (db writes the stored form's columns, db/columns_gen.go).
 
 // Entity is the entity the line describes, as stored.
-func (e *IngestEntity) Entity() *Entity {
-	return &Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType,
+func (e *Entity) Entity() *cryptointel.Entity {
+	return &cryptointel.Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType,
 		Status: e.Status, Aliases: e.Aliases}
 }
 
 // Event is the event the line describes, as stored.
-func (e *IngestEvent) Event() *Event {
-	return &Event{ID: e.ID, Title: e.Title, Category: e.EventCategory, Subcategory: e.EventSubcategory, Summary: e.Summary,
+func (e *Event) Event() *cryptointel.Event {
+	return &cryptointel.Event{ID: e.ID, Title: e.Title, Category: e.EventCategory, Subcategory: e.EventSubcategory, Summary: e.Summary,
 		Bullets: e.Bullets, Significance: e.Significance, ContentType: e.ContentType, LatestEvidenceAt: e.LatestEvidence(),
 		EvidenceText: e.EvidenceText()}
 }
 
 // Evidence is the post as stored, backing event eventID.
-func (v IngestEvidence) Evidence(eventID int64) *Evidence {
-	return &Evidence{ID: v.ID, EventID: eventID, Content: v.Content, URL: v.URL, TS: v.Timestamp}
+func (v Evidence) Evidence(eventID int64) *cryptointel.Evidence {
+	return &cryptointel.Evidence{ID: v.ID, EventID: eventID, Content: v.Content, URL: v.URL, TS: v.Timestamp}
 }
 
 // LatestEvidence returns the newest evidence timestamp.
-func (e *IngestEvent) LatestEvidence() time.Time {
+func (e *Event) LatestEvidence() time.Time {
 	var latest time.Time
 	for _, ev := range e.Evidence {
 		if ev.Timestamp.After(latest) {
@@ -462,7 +457,7 @@ func (e *IngestEvent) LatestEvidence() time.Time {
 
 // EvidenceText concatenates the evidence contents, oldest first, for the
 // search vector.
-func (e *IngestEvent) EvidenceText() string {
+func (e *Event) EvidenceText() string {
 	evs := slices.Clone(e.Evidence)
 	sort.Slice(evs, func(i, j int) bool {
 		if !evs[i].Timestamp.Equal(evs[j].Timestamp) {
@@ -479,7 +474,7 @@ func (e *IngestEvent) EvidenceText() string {
 	return strings.Join(parts, "\n")
 }
 
-func (r *IngestReference) normalize() error {
+func (r *Reference) normalize() error {
 	if r.ID <= 0 {
 		return notPositive(KindReference, `"id"`)
 	}
@@ -498,7 +493,7 @@ func (r *IngestReference) normalize() error {
 	return nil
 }
 
-func (m *IngestMarket) normalize(now time.Time) error {
+func (m *Market) normalize(now time.Time) error {
 	if m.ID <= 0 {
 		return notPositive(KindMarket, `"id"`)
 	}
@@ -519,8 +514,8 @@ func (m *IngestMarket) normalize(now time.Time) error {
 	}
 	if m.ClosesAt != nil {
 		t := m.ClosesAt.UTC()
-		if CheckInstant(t) != nil {
-			return invalidf(KindMarket, `"closesAt" must be an instant %s`, InstantBounds)
+		if cryptointel.CheckInstant(t) != nil {
+			return invalidf(KindMarket, `"closesAt" must be an instant %s`, cryptointel.InstantBounds)
 		}
 		m.ClosesAt = &t
 	}
