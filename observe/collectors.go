@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
 )
 
 // poolCollector exposes pgxpool.Stat() of one pool.
@@ -79,7 +79,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 // QueueDepthReader reads River queue depth: the number of unfinished jobs
 // by queue and state. *db.DB implements it.
 type QueueDepthReader interface {
-	QueueDepths(ctx context.Context) ([]cryptointel.QueueDepth, error)
+	QueueDepths(ctx context.Context) ([]db.QueueDepth, error)
 }
 
 // queueCollector exposes River queue depth, read from river_job on each
@@ -140,7 +140,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		counts[d.Queue][d.State] = d.Count
 	}
 	for queue, states := range counts {
-		for _, state := range cryptointel.UnfinishedJobStates {
+		for _, state := range db.UnfinishedJobStates {
 			ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(states[state]), queue, state)
 		}
 	}
