@@ -12,9 +12,6 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// MsgAPIKeyNotFound is the error of an unknown key.
-const MsgAPIKeyNotFound = "API key not found."
-
 // APIKeyPrefix starts every API key, so keys are recognizable in logs and
 // secret scanners.
 const APIKeyPrefix = "ci_"
@@ -152,27 +149,6 @@ var AccountSurfaces = []string{"keys", "usage"}
 // (API_KEYS_MAX_ACTIVE): a rotation with a grace period keeps two active
 // until the old one expires.
 const DefaultMaxActiveKeys = 10
-
-// Exact messages of key management.
-const (
-	// MsgTooManyKeys (409) refuses a key beyond the account's active keys:
-	// the account's count and the cap.
-	MsgTooManyKeys = "Too many active API keys: this account has %d, and at most %d may be active at a time. Revoke a key (or rotate without graceSeconds) first."
-	// MsgKeyNeedsManagement (403) refuses a key without the management
-	// scope that manages another key, lists the account's keys' audit or
-	// creates a key.
-	MsgKeyNeedsManagement = "This API key lacks the management scope: it may only rotate or revoke itself."
-	// MsgKeyNeedsData (403) refuses a key without the data scope on a data
-	// route.
-	MsgKeyNeedsData = "This API key lacks the data scope: it may only manage keys and read usage."
-	// MsgKeyRestricted (403) refuses a restricted key outside its surfaces,
-	// or writing: the key's surfaces.
-	MsgKeyRestricted = "This restricted API key may only read the %s surfaces."
-	// MsgSuccessorOutlives (400) refuses a rotation or a restricted key
-	// whose expiry is later than the key it comes from: the expiry asked
-	// for, the key and its expiry.
-	MsgSuccessorOutlives = "expiry %s is later than key %d's (%s): a key never outlives the key it comes from."
-)
 
 // Key states (APIKeyView.Status).
 const (

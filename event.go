@@ -66,13 +66,6 @@ func (e *Event) Surface() string {
 	return SurfaceRadar
 }
 
-// MsgEventNotFound is the error of an unknown event id.
-const MsgEventNotFound = "Event not found"
-
-// MsgStreamInterrupted ends a live stream the server could not keep
-// feeding (the database out of reach); the client resumes from its cursor.
-const MsgStreamInterrupted = "The stream was interrupted. Resume from your last cursor."
-
 // Event surfaces.
 const (
 	SurfaceRadar  = "radar"

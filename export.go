@@ -105,17 +105,6 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // IsUUID reports whether s is a UUID in its canonical textual form.
 func IsUUID(s string) bool { return uuidRE.MatchString(s) }
 
-// MsgExportOverDailyVolumeFmt is the error of an export whose file would
-// take its account's exports of the day past the daily volume (bytes).
-const MsgExportOverDailyVolumeFmt = "Export stopped: its file would take this account's exports created that day (UTC) past the daily volume of %d bytes. Request a narrower export (since, until, category) or retry after 00:00 UTC."
-
-// MsgExportAbandoned is the error of an export River gave up on.
-const MsgExportAbandoned = "Export failed after repeated attempts. Please request a new export."
-
-// MsgExportReclaimed is the error River records on an export attempt that
-// was reclaimed because its worker stopped reporting progress.
-const MsgExportReclaimed = "export worker stopped reporting progress (killed or stalled); attempt reclaimed"
-
 // ExportJob is an account's request for a bulk export file.
 type ExportJob struct {
 	bun.BaseModel `bun:"table:export_jobs"`

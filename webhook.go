@@ -1,7 +1,6 @@
 package cryptointel
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -75,45 +74,3 @@ const (
 	// EventTypePing is the event type of a test delivery.
 	EventTypePing = "ping"
 )
-
-// Messages of the webhook errors given exactly by the contract.
-const (
-	MsgWebhookNotFound   = "Webhook not found"
-	MsgNoFieldsToUpdate  = "No fields to update"
-	MsgInvalidEventTypes = "event_types must only contain: radar, signal"
-	MsgDeliveryNotFound  = "Delivery not found"
-	MsgEmptyEventTypes   = "event_types must contain at least one of: radar, signal"
-	MsgWebhookInactive   = "Webhook is not active; re-enable it with PATCH before redelivering"
-	MsgDeliveryPending   = "Delivery is still pending; it is retried automatically"
-)
-
-// MsgMaxWebhooks is the contract's message for a registration beyond
-// MaxWebhooksPerAccount: "Maximum 5 webhooks per account".
-var MsgMaxWebhooks = fmt.Sprintf("Maximum %d webhooks per account", MaxWebhooksPerAccount)
-
-// NormalizeEventTypes validates event types and returns them deduplicated in
-// the order radar, signal. It returns EINVALID with the contract's messages.
-func NormalizeEventTypes(types []string) ([]string, error) {
-	var radar, signal bool
-	for _, t := range types {
-		switch t {
-		case SurfaceRadar:
-			radar = true
-		case SurfaceSignal:
-			signal = true
-		default:
-			return nil, Errorf(EINVALID, MsgInvalidEventTypes)
-		}
-	}
-	out := []string{}
-	if radar {
-		out = append(out, SurfaceRadar)
-	}
-	if signal {
-		out = append(out, SurfaceSignal)
-	}
-	if len(out) == 0 {
-		return nil, Errorf(EINVALID, MsgEmptyEventTypes)
-	}
-	return out, nil
-}

@@ -56,6 +56,20 @@ const (
 	MsgExpiredKey = "API key has expired."
 )
 
+// Messages of a key used beyond its scopes or restriction.
+const (
+	// MsgKeyNeedsManagement (403) refuses a key without the management
+	// scope that manages another key, lists the account's keys' audit or
+	// creates a key.
+	MsgKeyNeedsManagement = "This API key lacks the management scope: it may only rotate or revoke itself."
+	// MsgKeyNeedsData (403) refuses a key without the data scope on a data
+	// route.
+	MsgKeyNeedsData = "This API key lacks the data scope: it may only manage keys and read usage."
+	// MsgKeyRestricted (403) refuses a restricted key outside its surfaces,
+	// or writing: the key's surfaces.
+	MsgKeyRestricted = "This restricted API key may only read the %s surfaces."
+)
+
 // unusableKeyMessage is the 401 message of a key found unusable
 // (db.KeyInfo.Revoked): revoked, or expired.
 func unusableKeyMessage(expired bool) string {
@@ -449,9 +463,9 @@ func keyRefusal(k db.KeyInfo, surface string, write bool) *cryptointel.Error {
 		return nil
 	}
 	if !slices.Contains(k.Scopes, cryptointel.ScopeData) {
-		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", cryptointel.MsgKeyNeedsData)
+		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", MsgKeyNeedsData)
 	}
-	return cryptointel.Errorf(cryptointel.EFORBIDDEN, cryptointel.MsgKeyRestricted, strings.Join(k.Surfaces, ", "))
+	return cryptointel.Errorf(cryptointel.EFORBIDDEN, MsgKeyRestricted, strings.Join(k.Surfaces, ", "))
 }
 
 type refusedKey struct{}

@@ -12,6 +12,9 @@ import (
 	"github.com/cryptointel/cryptointel"
 )
 
+// MsgAPIKeyNotFound is the error of an unknown key.
+const MsgAPIKeyNotFound = "API key not found."
+
 // KeyInfo is what the access layer needs to know about an API key.
 type KeyInfo struct {
 	// ID is the key's id.
@@ -55,7 +58,7 @@ func (d *DB) KeyByHash(ctx context.Context, hash []byte) (*KeyInfo, error) {
 		FROM api_keys ak JOIN accounts a ON a.id = ak.account_id
 		WHERE ak.hash = $1`, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Plan, &k.Revoked, &k.Expired, &k.Scopes, &k.Surfaces)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: MsgAPIKeyNotFound}
 	} else if err != nil {
 		return nil, fmt.Errorf("error looking up api key: %w", err)
 	}

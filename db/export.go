@@ -16,6 +16,13 @@ import (
 	"github.com/cryptointel/cryptointel/wire"
 )
 
+// MsgExportAbandoned is the error of an export River gave up on.
+const MsgExportAbandoned = "Export failed after repeated attempts. Please request a new export."
+
+// MsgExportReclaimed is the error River records on an export attempt that
+// was reclaimed because its worker stopped reporting progress.
+const MsgExportReclaimed = "export worker stopped reporting progress (killed or stalled); attempt reclaimed"
+
 // ExportArgs are the River job arguments of an export job's fulfillment.
 type ExportArgs struct {
 	// JobID is the export job's UUID.
@@ -320,7 +327,7 @@ func FailAbandonedExportJobs(ctx context.Context, idb bun.IDB, now time.Time) (i
 		WHERE status IN (?, ?) AND id::text IN (
 			SELECT args->>'job_id' FROM river_job
 			WHERE kind = ? AND state IN ('discarded', 'cancelled'))`,
-		cryptointel.ExportStatusFailed, cryptointel.MsgExportAbandoned, now, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, ExportArgs{}.Kind()).Exec(ctx)
+		cryptointel.ExportStatusFailed, MsgExportAbandoned, now, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, ExportArgs{}.Kind()).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("error failing abandoned export jobs: %w", err)
 	}
@@ -350,7 +357,7 @@ func ReclaimStalledExportJobs(ctx context.Context, idb bun.IDB, staleBefore time
 			scheduled_at = now(),
 			errors = array_append(rj.errors, jsonb_build_object('at', now(), 'attempt', rj.attempt, 'error', ?::text, 'trace', ''))
 		FROM stalled WHERE rj.id = stalled.id`,
-		ExportArgs{}.Kind(), staleBefore, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, staleBefore, cryptointel.MsgExportReclaimed).Exec(ctx)
+		ExportArgs{}.Kind(), staleBefore, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, staleBefore, MsgExportReclaimed).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("error reclaiming stalled export jobs: %w", err)
 	}

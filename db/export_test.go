@@ -189,7 +189,7 @@ func TestFailAbandonedExportJobs(t *testing.T) {
 	got, err := db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, abandoned.ID)
 	require.NoError(t, err)
 	require.Equal(t, cryptointel.ExportStatusFailed, got.Status)
-	require.Equal(t, cryptointel.MsgExportAbandoned, *got.Error)
+	require.Equal(t, db.MsgExportAbandoned, *got.Error)
 	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, alive.ID)
 	require.NoError(t, err)
 	require.Equal(t, cryptointel.ExportStatusRunning, got.Status)

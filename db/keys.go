@@ -16,6 +16,17 @@ import (
 	"github.com/cryptointel/cryptointel"
 )
 
+// Messages of key management the key store refuses with.
+const (
+	// MsgTooManyKeys (409) refuses a key beyond the account's active keys:
+	// the account's count and the cap.
+	MsgTooManyKeys = "Too many active API keys: this account has %d, and at most %d may be active at a time. Revoke a key (or rotate without graceSeconds) first."
+	// MsgSuccessorOutlives (400) refuses a rotation or a restricted key
+	// whose expiry is later than the key it comes from: the expiry asked
+	// for, the key and its expiry.
+	MsgSuccessorOutlives = "expiry %s is later than key %d's (%s): a key never outlives the key it comes from."
+)
+
 // Key lifecycle: listing, revocation, rotation, expiry and plan changes,
 // each change recorded in api_key_audit in its own transaction.
 //
@@ -573,7 +584,7 @@ func checkActiveKeys(ctx context.Context, tx bun.Tx, accountID int64, maxActive 
 		return fmt.Errorf("error counting active api keys: %w", err)
 	}
 	if n >= maxActive {
-		return cryptointel.Errorf(cryptointel.ECONFLICT, cryptointel.MsgTooManyKeys, n, maxActive)
+		return cryptointel.Errorf(cryptointel.ECONFLICT, MsgTooManyKeys, n, maxActive)
 	}
 	return nil
 }
@@ -586,7 +597,7 @@ func inheritedExpiry(fromID int64, from, asked *time.Time) (*time.Time, error) {
 		return from, nil
 	}
 	if from != nil && asked.After(*from) {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgSuccessorOutlives,
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgSuccessorOutlives,
 			asked.UTC().Format(time.RFC3339), fromID, from.UTC().Format(time.RFC3339))
 	}
 	return asked, nil

@@ -195,7 +195,7 @@ func (d *DB) meterGroup(ctx context.Context, group []*meterCall) {
 		case err != nil:
 			c.res, c.err = nil, fmt.Errorf("error metering request: %w", err)
 		case c.res == nil:
-			c.err = &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
+			c.err = &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: MsgAPIKeyNotFound}
 		}
 		close(c.done)
 	}

@@ -130,7 +130,7 @@ func (d *DB) OpenStreamLease(ctx context.Context, keyID int64, month time.Time, 
 		SELECT (SELECT id FROM ins), open.n, k.max_streams, k.remaining FROM k, open`,
 		keyID, dateOnly(month), ttl.String()).Scan(&id, &l.Open, &l.Max, &l.CreditsRemaining)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgAPIKeyNotFound}
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: MsgAPIKeyNotFound}
 	} else if err != nil {
 		return nil, fmt.Errorf("error taking stream lease: %w", err)
 	}

@@ -24,6 +24,51 @@ const PollerChannel = "cryptointel_events"
 // webhook was inactive.
 const msgDeliveryNotAttempt = "not attempted: webhook inactive"
 
+// Messages of the webhook errors given exactly by the contract.
+const (
+	MsgWebhookNotFound   = "Webhook not found"
+	MsgNoFieldsToUpdate  = "No fields to update"
+	MsgInvalidEventTypes = "event_types must only contain: radar, signal"
+	MsgDeliveryNotFound  = "Delivery not found"
+	MsgEmptyEventTypes   = "event_types must contain at least one of: radar, signal"
+	MsgWebhookInactive   = "Webhook is not active; re-enable it with PATCH before redelivering"
+	MsgDeliveryPending   = "Delivery is still pending; it is retried automatically"
+)
+
+// MsgMaxWebhooks is the contract's message for a registration beyond
+// cryptointel.MaxWebhooksPerAccount: "Maximum 5 webhooks per account".
+var MsgMaxWebhooks = fmt.Sprintf("Maximum %d webhooks per account", cryptointel.MaxWebhooksPerAccount)
+
+// NormalizeEventTypes validates event types and returns them deduplicated in
+// the order radar, signal. It returns EINVALID with the contract's messages.
+func NormalizeEventTypes(types []string) ([]string, error) {
+	var radar, signal bool
+	for _, t := range types {
+		switch t {
+		case cryptointel.SurfaceRadar:
+			radar = true
+		case cryptointel.SurfaceSignal:
+			signal = true
+		default:
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgInvalidEventTypes)
+		}
+	}
+	out := []string{}
+	if radar {
+		out = append(out, cryptointel.SurfaceRadar)
+	}
+	if signal {
+		out = append(out, cryptointel.SurfaceSignal)
+	}
+	if len(out) == 0 {
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgEmptyEventTypes)
+	}
+	return out, nil
+}
+
+// MsgEventNotFound is the error of an unknown event id.
+const MsgEventNotFound = "Event not found"
+
 // WebhookDeliveryArgs are the River job arguments of one delivery. The same
 // delivery id is used on every attempt and on manual redelivery.
 type WebhookDeliveryArgs struct {
@@ -41,7 +86,7 @@ type WebhookPollArgs struct{}
 func (WebhookPollArgs) Kind() string { return "webhook_poll" }
 
 func errWebhookNotFound() *cryptointel.Error {
-	return cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgWebhookNotFound)
+	return cryptointel.Errorf(cryptointel.ENOTFOUND, MsgWebhookNotFound)
 }
 
 // CreateWebhook registers a webhook for the account. url and eventTypes
@@ -64,7 +109,7 @@ func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string
 			return fmt.Errorf("error counting webhooks: %w", err)
 		}
 		if n >= cryptointel.MaxWebhooksPerAccount {
-			return cryptointel.Errorf(cryptointel.EINVALID, "%s", cryptointel.MsgMaxWebhooks)
+			return cryptointel.Errorf(cryptointel.EINVALID, "%s", MsgMaxWebhooks)
 		}
 		if _, err := tx.NewInsert().Model(hook).Returning("*").Exec(ctx); err != nil {
 			return fmt.Errorf("error inserting webhook: %w", err)
@@ -116,7 +161,7 @@ type WebhookPatch struct {
 // (MsgWebhookNotFound) for a missing or foreign webhook.
 func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch WebhookPatch) (*cryptointel.Webhook, error) {
 	if patch.URL == nil && patch.EventTypes == nil && patch.Active == nil {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgNoFieldsToUpdate)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgNoFieldsToUpdate)
 	}
 	q := idb.NewUpdate().Model((*cryptointel.Webhook)(nil)).Set("updated_at = now()").
 		Where("id = ? AND account_id = ?", id, accountID)
@@ -257,7 +302,7 @@ func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, del
 		return nil, fmt.Errorf("error selecting webhook: %w", err)
 	}
 	if !isWebhookUUID(deliveryID) {
-		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
+		return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
 	}
 	CountStatement(ctx)
 	d, err := scanDelivery(tx.QueryRow(ctx, `
@@ -274,11 +319,11 @@ func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, del
 		}
 		switch {
 		case status == nil:
-			return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
+			return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
 		case *status == cryptointel.DeliveryPending:
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgDeliveryPending)
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgDeliveryPending)
 		}
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgWebhookInactive)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgWebhookInactive)
 	} else if err != nil {
 		return nil, fmt.Errorf("error resetting delivery: %w", err)
 	}
@@ -436,19 +481,19 @@ func PollEventsTx(ctx context.Context, tx pgx.Tx) (*PollResult, error) {
 // was deleted).
 func DeliveryForSend(ctx context.Context, idb bun.IDB, deliveryID string) (*cryptointel.WebhookDelivery, *cryptointel.Webhook, error) {
 	if !isWebhookUUID(deliveryID) {
-		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
+		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
 	}
 	d := new(cryptointel.WebhookDelivery)
 	err := idb.NewSelect().Model(d).Where("id = ?", deliveryID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
+		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("error selecting delivery: %w", err)
 	}
 	hook := new(cryptointel.Webhook)
 	err = idb.NewSelect().Model(hook).Where("id = ?", d.WebhookID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, cryptointel.MsgDeliveryNotFound)
+		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("error selecting webhook: %w", err)
 	}
@@ -575,7 +620,7 @@ func WebhookEventByID(ctx context.Context, q Querier, id int64) (*wire.Event, er
 		return nil, err
 	}
 	if len(evs) == 0 {
-		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEventNotFound}
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: MsgEventNotFound}
 	}
 	ev := evs[0]
 	refs, err := EntitiesByEventIDs(ctx, q, []int64{id})

@@ -122,9 +122,9 @@ func TestWebhookCRUD(t *testing.T) {
 	_, err = db.CreateWebhook(ctx, b.store.Bun, b.account, "https://h.example.com/", []string{"signal"}, "whsec_x")
 	require.NoError(t, err, "deleting frees a slot")
 
-	_, err = cryptointel.NormalizeEventTypes([]string{"radar", "news"})
+	_, err = db.NormalizeEventTypes([]string{"radar", "news"})
 	require.Equal(t, "event_types must only contain: radar, signal", cryptointel.ErrorMessage(err))
-	types, err := cryptointel.NormalizeEventTypes([]string{"signal", "radar", "signal"})
+	types, err := db.NormalizeEventTypes([]string{"signal", "radar", "signal"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"radar", "signal"}, types)
 }
@@ -257,11 +257,11 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 		return d, err
 	}
 	_, err = redeliver(ids[2])
-	require.Equal(t, cryptointel.MsgDeliveryPending, cryptointel.ErrorMessage(err))
+	require.Equal(t, db.MsgDeliveryPending, cryptointel.ErrorMessage(err))
 	_, err = redeliver(ids[1])
-	require.Equal(t, cryptointel.MsgWebhookInactive, cryptointel.ErrorMessage(err))
+	require.Equal(t, db.MsgWebhookInactive, cryptointel.ErrorMessage(err))
 	_, err = redeliver("00000000-0000-4000-8000-000000000000")
-	require.Equal(t, cryptointel.MsgDeliveryNotFound, cryptointel.ErrorMessage(err))
+	require.Equal(t, db.MsgDeliveryNotFound, cryptointel.ErrorMessage(err))
 
 	on := true
 	h, err = db.UpdateWebhook(ctx, b.store.Bun, b.account, hook.ID, db.WebhookPatch{Active: &on})
@@ -273,5 +273,5 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.Equal(t, cryptointel.DeliveryPending, d.Status)
 	require.Equal(t, ids[1], d.ID)
 	_, err = redeliver(ids[1])
-	require.Equal(t, cryptointel.MsgDeliveryPending, cryptointel.ErrorMessage(err), "a second request while pending queues nothing")
+	require.Equal(t, db.MsgDeliveryPending, cryptointel.ErrorMessage(err), "a second request while pending queues nothing")
 }

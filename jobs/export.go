@@ -25,6 +25,10 @@ import (
 	"github.com/cryptointel/cryptointel/wire"
 )
 
+// MsgExportOverDailyVolumeFmt is the error of an export whose file would
+// take its account's exports of the day past the daily volume (bytes).
+const MsgExportOverDailyVolumeFmt = "Export stopped: its file would take this account's exports created that day (UTC) past the daily volume of %d bytes. Request a narrower export (since, until, category) or retry after 00:00 UTC."
+
 // Defaults of ExportConfig; app's EXPORT_LINK_TTL and EXPORT_STALE_AFTER
 // default to them too.
 const (
@@ -200,7 +204,7 @@ func (w *ExportWorker) Run(ctx context.Context, id string, lastAttempt bool) err
 			return river.JobCancel(err)
 		case lastAttempt:
 			w.cfg.Logger.Error("export failed", slog.String("job_id", id), slog.String("error", err.Error()))
-			w.fail(id, cryptointel.MsgExportAbandoned)
+			w.fail(id, db.MsgExportAbandoned)
 		}
 		return err
 	}
@@ -291,7 +295,7 @@ func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (d
 		}
 	}
 	if counter.over {
-		return db.ExportResult{}, &permanentError{msg: fmt.Sprintf(cryptointel.MsgExportOverDailyVolumeFmt, w.cfg.MaxBytesPerDay)}
+		return db.ExportResult{}, &permanentError{msg: fmt.Sprintf(MsgExportOverDailyVolumeFmt, w.cfg.MaxBytesPerDay)}
 	}
 	if err != nil {
 		return db.ExportResult{}, err

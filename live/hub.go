@@ -26,6 +26,10 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 )
 
+// MsgStreamInterrupted ends a live stream the server could not keep
+// feeding (the database out of reach); the client resumes from its cursor.
+const MsgStreamInterrupted = "The stream was interrupted. Resume from your last cursor."
+
 // Stream close reasons: the code of the *cryptointel.Error a closed subscriber
 // reports. The access layer's codes (quota_exceeded, unauthorized,
 // forbidden) close streams too.

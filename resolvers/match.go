@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 )
 
@@ -27,7 +28,7 @@ func (r *eventMatchResolver) Event(ctx context.Context, obj *cryptointel.EventMa
 		return nil, err
 	}
 	if e == nil {
-		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: cryptointel.MsgEventNotFound}
+		return nil, &cryptointel.Error{Code: cryptointel.ENOTFOUND, Message: db.MsgEventNotFound}
 	}
 	return e, nil
 }

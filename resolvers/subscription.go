@@ -447,7 +447,7 @@ func (st *streamState) closing(reason error) *graphql.Response {
 	code := cryptointel.ErrorCode(reason)
 	msg := cryptointel.ErrorMessage(reason)
 	if code == cryptointel.EINTERNAL || code == cryptointel.EUNAVAILABLE {
-		code, msg = cryptointel.EUNAVAILABLE, cryptointel.MsgStreamInterrupted
+		code, msg = cryptointel.EUNAVAILABLE, live.MsgStreamInterrupted
 	}
 	return &graphql.Response{Errors: gqlerror.List{{
 		Message:    msg,

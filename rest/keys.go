@@ -63,7 +63,7 @@ func KeyRoutes(h *KeyHandlers) []Route {
 		{
 			Method: http.MethodGet, Path: "/v1/keys/audit", Summary: "The calling account's key and plan changes, newest first",
 			Description: "Each change with the acting key (`api_key:<id>`, or `cli` for an operator). Needs the `management` scope (403 `" +
-				cryptointel.MsgKeyNeedsManagement + "`).",
+				access.MsgKeyNeedsManagement + "`).",
 			Policy:        KeyPolicy("keys.audit"),
 			Handler:       h.Audit,
 			Params:        []Param{boundedParam("limit", "", cryptointel.KeyAuditLimit, boundsDesc("Changes to return", cryptointel.KeyAuditLimit))},
@@ -73,7 +73,7 @@ func KeyRoutes(h *KeyHandlers) []Route {
 		{
 			Method: http.MethodPost, Path: "/v1/keys", Summary: "Create a restricted key on the account",
 			Description: "A restricted key reads only the `surfaces` given (any of " + strings.Join(cryptointel.RestrictableSurfaces, ", ") +
-				"; `keys` and `usage` are open to every key) and writes nothing (403 `" + cryptointel.MsgKeyRestricted + "`). It has the `data` scope alone, " +
+				"; `keys` and `usage` are open to every key) and writes nothing (403 `" + access.MsgKeyRestricted + "`). It has the `data` scope alone, " +
 				"never reaches beyond a restricted creator's surfaces, expires when the creating key does (or sooner, with `expiresInSeconds`) and draws on the account's credits and rate window. " +
 				"Needs the `management` scope. The response shows the new key once (`data.key`). One key beyond the account's active keys is a 409.",
 			Policy:  KeyPolicy("keys.create"),
@@ -91,7 +91,7 @@ func KeyRoutes(h *KeyHandlers) []Route {
 		{
 			Method: http.MethodDelete, Path: "/v1/keys/{id}", Summary: "Revoke one of the account's keys at once",
 			Description: "The key is refused from the next request on, on every replica (401 `" + access.MsgRevokedKey + "`); its open streams close within a second. " +
-				"A key may revoke itself; revoking another key needs the `management` scope (403 `" + cryptointel.MsgKeyNeedsManagement + "`). " +
+				"A key may revoke itself; revoking another key needs the `management` scope (403 `" + access.MsgKeyNeedsManagement + "`). " +
 				"Another account's key is not found; a revoked key is a 409.",
 			Policy:        KeyPolicy("keys.revoke"),
 			Handler:       h.Revoke,
@@ -104,7 +104,7 @@ func KeyRoutes(h *KeyHandlers) []Route {
 			Description: "Creates a key on the account and retires this one: revoked at once, or with `graceSeconds` still working that long and then expired (`" +
 				access.MsgExpiredKey + "`). The new key inherits the old one whole: its scopes, its restriction and its expiry (a rotation never removes or extends `expiresAt`); " +
 				"the account's plan, credits and rate window are the account's and do not change. A key may rotate itself; rotating another key needs the `management` scope (403 `" +
-				cryptointel.MsgKeyNeedsManagement + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). " +
+				access.MsgKeyNeedsManagement + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). " +
 				"A key revoked, expired or rotated already is a 409, and so is a rotation with grace beyond the account's active keys.",
 			Policy:  KeyPolicy("keys.rotate"),
 			Handler: h.Rotate,
@@ -160,7 +160,7 @@ func mayManage(c *access.Caller, target int64) error {
 	if c.Manages() || (target != 0 && target == c.APIKeyID) {
 		return nil
 	}
-	return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", cryptointel.MsgKeyNeedsManagement)
+	return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", access.MsgKeyNeedsManagement)
 }
 
 // List serves GET /v1/keys.

@@ -249,7 +249,7 @@ func eventFrame(resp *graphql.Response) []byte {
 // closeFrame is the `close` message that ends a stream the server closed:
 // {"error", "code", "cursor"} from the result's first error.
 func closeFrame(resp *graphql.Response) []byte {
-	msg, code, cursor := cryptointel.MsgStreamInterrupted, cryptointel.EUNAVAILABLE, ""
+	msg, code, cursor := live.MsgStreamInterrupted, cryptointel.EUNAVAILABLE, ""
 	if len(resp.Errors) > 0 {
 		e := resp.Errors[0]
 		msg = e.Message

@@ -219,9 +219,9 @@ func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage
 func parseEventTypesField(raw json.RawMessage) ([]string, error) {
 	var types []string
 	if err := json.Unmarshal(raw, &types); err != nil || types == nil {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgInvalidEventTypes)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, db.MsgInvalidEventTypes)
 	}
-	return cryptointel.NormalizeEventTypes(types)
+	return db.NormalizeEventTypes(types)
 }
 
 // Create serves POST /v1/webhooks: body {url, event_types}; 201 with the
@@ -328,7 +328,7 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 	_, hasTypes := fields["event_types"]
 	_, hasActive := fields["active"]
 	if !hasURL && !hasTypes && !hasActive {
-		return cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgNoFieldsToUpdate)
+		return cryptointel.Errorf(cryptointel.EINVALID, db.MsgNoFieldsToUpdate)
 	}
 	if err := unknownField(fields, "url", "event_types", "active"); err != nil {
 		return err

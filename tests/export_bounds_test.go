@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/jobs"
 )
 
 // exportJobRequest is a valid export body.
@@ -105,7 +106,7 @@ func TestExportBoundsPerAccount(t *testing.T) {
 		job := s.waitDone(t, key, s.create(t, key, exportJobRequest(since)).ID)
 		require.Equal(t, cryptointel.ExportStatusFailed, job.Status)
 		require.NotNil(t, job.Error)
-		require.Equal(t, fmt.Sprintf(cryptointel.MsgExportOverDailyVolumeFmt, bound), *job.Error)
+		require.Equal(t, fmt.Sprintf(jobs.MsgExportOverDailyVolumeFmt, bound), *job.Error)
 	})
 
 	t.Run("failing jobs count against the day", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
+	"github.com/cryptointel/cryptointel/db"
 )
 
 // TestAccountIsolation checks that every account-owned resource (webhooks,
@@ -81,14 +82,14 @@ func TestAccountIsolation(t *testing.T) {
 	// Account B: every operation on A's resources is a plain 404.
 	hookPath := "/v1/webhooks/" + hookID
 	for _, c := range []struct{ method, path, body, message string }{
-		{http.MethodGet, hookPath, "", cryptointel.MsgWebhookNotFound},
-		{http.MethodGet, hookPath + "?status=failed", "", cryptointel.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"active":false}`, cryptointel.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"url":"https://127.0.0.1:9/b"}`, cryptointel.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"event_types":["signal"],"active":true}`, cryptointel.MsgWebhookNotFound},
-		{http.MethodDelete, hookPath, "", cryptointel.MsgWebhookNotFound},
-		{http.MethodPost, hookPath + "/rotate-secret", "", cryptointel.MsgWebhookNotFound},
-		{http.MethodPost, hookPath + "/test", "", cryptointel.MsgWebhookNotFound},
+		{http.MethodGet, hookPath, "", db.MsgWebhookNotFound},
+		{http.MethodGet, hookPath + "?status=failed", "", db.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"active":false}`, db.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"url":"https://127.0.0.1:9/b"}`, db.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"event_types":["signal"],"active":true}`, db.MsgWebhookNotFound},
+		{http.MethodDelete, hookPath, "", db.MsgWebhookNotFound},
+		{http.MethodPost, hookPath + "/rotate-secret", "", db.MsgWebhookNotFound},
+		{http.MethodPost, hookPath + "/test", "", db.MsgWebhookNotFound},
 		{http.MethodPost, hookPath + "/deliveries/" + deliveryID + "/redeliver", "", ""},
 		{http.MethodGet, "/v1/export/jobs/" + jobID, "", ""},
 	} {

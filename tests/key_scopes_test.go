@@ -83,7 +83,7 @@ func TestKeyRotationKeepsAccountMeters(t *testing.T) {
 		require.Equal(t, remaining, headerInt(t, r, "X-RateLimit-Remaining"), "rotation %d: the account's window carries on", i+1)
 		require.Equal(t, used, headerInt(t, r, "X-Monthly-Used"), "rotation %d: the account's credits carry on", i+1)
 		if r.Status == http.StatusConflict {
-			requireKeyError(t, r, http.StatusConflict, fmt.Sprintf(cryptointel.MsgTooManyKeys, 10, 10))
+			requireKeyError(t, r, http.StatusConflict, fmt.Sprintf(db.MsgTooManyKeys, 10, 10))
 			refused++
 			continue
 		}
@@ -167,12 +167,12 @@ func TestKeyTakeoverRefused(t *testing.T) {
 
 	// Step 1: refused; the owner's key still works.
 	r := keyCall(t, s, leaked, http.MethodPost, fmt.Sprintf("/v1/keys/%d/rotate", ownerID))
-	requireKeyError(t, r, http.StatusForbidden, cryptointel.MsgKeyNeedsManagement)
+	requireKeyError(t, r, http.StatusForbidden, access.MsgKeyNeedsManagement)
 	require.Equal(t, http.StatusOK, keyCall(t, s, owner, http.MethodGet, keyProbe).Status)
 	requireKeyError(t, keyCall(t, s, leaked, http.MethodDelete, fmt.Sprintf("/v1/keys/%d", ownerID)),
-		http.StatusForbidden, cryptointel.MsgKeyNeedsManagement)
-	requireKeyError(t, keyCall(t, s, leaked, http.MethodGet, "/v1/keys/audit"), http.StatusForbidden, cryptointel.MsgKeyNeedsManagement)
-	requireKeyError(t, keyCall(t, s, leaked, http.MethodPost, "/v1/keys?surfaces=lookup"), http.StatusForbidden, cryptointel.MsgKeyNeedsManagement)
+		http.StatusForbidden, access.MsgKeyNeedsManagement)
+	requireKeyError(t, keyCall(t, s, leaked, http.MethodGet, "/v1/keys/audit"), http.StatusForbidden, access.MsgKeyNeedsManagement)
+	requireKeyError(t, keyCall(t, s, leaked, http.MethodPost, "/v1/keys?surfaces=lookup"), http.StatusForbidden, access.MsgKeyNeedsManagement)
 	r = keyCall(t, s, leaked, http.MethodGet, "/v1/keys")
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var listed struct {
@@ -189,7 +189,7 @@ func TestKeyTakeoverRefused(t *testing.T) {
 	require.NoError(t, json.Unmarshal(r.Body, &rk))
 	require.Equal(t, []string{cryptointel.ScopeData}, rk.Data.Scopes)
 	requireKeyError(t, keyCall(t, s, rk.Data.Key, http.MethodDelete, fmt.Sprintf("/v1/keys/%d", ownerID)),
-		http.StatusForbidden, cryptointel.MsgKeyNeedsManagement)
+		http.StatusForbidden, access.MsgKeyNeedsManagement)
 	require.Equal(t, http.StatusOK, keyCall(t, s, owner, http.MethodGet, keyProbe).Status)
 
 	// The owner revokes the leaked key's successor; the trail names who
@@ -239,7 +239,7 @@ func TestKeyRestrictedKeys(t *testing.T) {
 	require.NotNil(t, created.Data.ExpiresAt, "a restricted key expires with the key that made it")
 	require.True(t, expires.Equal(*created.Data.ExpiresAt))
 	restricted := created.Data.Key
-	restrictedMsg := fmt.Sprintf(cryptointel.MsgKeyRestricted, "lookup, delivery")
+	restrictedMsg := fmt.Sprintf(access.MsgKeyRestricted, "lookup, delivery")
 
 	require.Equal(t, http.StatusOK, keyCall(t, s, restricted, http.MethodGet, keyProbe).Status)
 	require.Equal(t, http.StatusOK, keyCall(t, s, restricted, http.MethodGet, "/v1/usage").Status)

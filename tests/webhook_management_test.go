@@ -11,6 +11,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
 )
 
@@ -236,5 +237,5 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	code, res = s.do(t, http.MethodPost, redeliver, key, nil)
 	require.Equal(t, http.StatusBadRequest, code)
-	require.Equal(t, cryptointel.MsgWebhookInactive, res["error"])
+	require.Equal(t, db.MsgWebhookInactive, res["error"])
 }
