@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 const (
@@ -98,10 +99,10 @@ func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 // offset < 0 means 0.
 //
 // Returns EINVALID when name is empty or only whitespace. One statement.
-func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset int) ([]cryptointel.EntityMatch, error) {
+func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset int) ([]search.EntityMatch, error) {
 	name = cleanName(name)
 	if name == "" {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
 	}
 	if limit <= 0 {
 		limit = cryptointel.ResolveEntitiesFirst.Default
@@ -114,10 +115,10 @@ func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset 
 		return nil, fmt.Errorf("error resolving entity name: %w", err)
 	}
 	defer rows.Close()
-	out := []cryptointel.EntityMatch{}
+	out := []search.EntityMatch{}
 	for rows.Next() {
 		var (
-			m   cryptointel.EntityMatch
+			m   search.EntityMatch
 			sim float64
 		)
 		if err := rows.Scan(&m.EntityID, &m.MatchedVia, &m.MatchedValue, &m.MatchRank, &m.MatchType, &sim, &m.Popularity); err != nil {

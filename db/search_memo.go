@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // searchMemoMaxQueries bounds the analyses a DB keeps for one content
@@ -63,6 +63,6 @@ func (m *searchMemo) put(version int64, text string, a *searchAnalysis) {
 // request's metering statement read (access.Caller.DataVersion; 0 when
 // unknown, which keeps nothing) — so that a query searched again before the
 // content changes costs one statement (searchMemo).
-func (d *DB) SearchEvents(ctx context.Context, version int64, text string, o cryptointel.SearchOptions) (*cryptointel.SearchResult, error) {
+func (d *DB) SearchEvents(ctx context.Context, version int64, text string, o search.SearchOptions) (*search.SearchResult, error) {
 	return searchEvents(ctx, d.Reader(), &d.searchMemo, version, text, o)
 }

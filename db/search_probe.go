@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // Time buckets of events_search_idx (migration 012): search_buckets names
@@ -546,14 +546,14 @@ func (a *searchAnalysis) rankLinks() []rankLink {
 			band = bandWhole
 		}
 		switch {
-		case l.Rank == cryptointel.RankPrefix || l.Rank == cryptointel.RankToken || l.Rank == cryptointel.RankSubstring:
+		case l.Rank == search.RankPrefix || l.Rank == search.RankToken || l.Rank == search.RankSubstring:
 			s *= linkPrefix
-		case l.Rank >= cryptointel.RankFuzzyBase:
+		case l.Rank >= search.RankFuzzyBase:
 			s *= linkFuzzy
 		}
 		typ := linkMatchType(l)
 		if l.Related {
-			typ = cryptointel.MatchTypeExpansion
+			typ = search.MatchTypeExpansion
 		}
 		out = append(out, rankLink{entityID: l.EntityID, band: band, mask: a.masks[i], strength: s, typ: typ})
 	}

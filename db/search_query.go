@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // thesaurusText is the search thesaurus, data kept in the repository
@@ -239,21 +240,21 @@ func queryWords(s string) []string {
 func parseSearchQuery(query string) (*searchQuery, error) {
 	query = strings.TrimSpace(strings.ToValidUTF8(strings.ReplaceAll(query, "\x00", ""), ""))
 	if query == "" {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryRequired}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryRequired}
 	}
 	if utf8.RuneCountInString(query) > cryptointel.SearchQueryMaxRunes {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryTooLong}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryTooLong}
 	}
 	words := queryWords(query)
 	if len(words) == 0 {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryNoWords}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryNoWords}
 	}
 	if len(words) > cryptointel.SearchQueryMaxWords {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryTooManyWords}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryTooManyWords}
 	}
 	kept, read := readQuery(words)
 	if len(kept) == 0 {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgQueryOnlyTimeWords}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryOnlyTimeWords}
 	}
 	q := &searchQuery{Text: query, Words: kept, Read: read, Whole: query}
 	if len(kept) < len(words) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // Entities of the reading tests, beside the search fixture's.
@@ -43,7 +44,7 @@ func setupReading(t *testing.T) *searchBundle {
 	return b
 }
 
-func (b *searchBundle) searchWith(t *testing.T, query string, o cryptointel.SearchOptions) *cryptointel.SearchResult {
+func (b *searchBundle) searchWith(t *testing.T, query string, o search.SearchOptions) *search.SearchResult {
 	t.Helper()
 	if o.Since.IsZero() {
 		o.Since, o.SinceDefault = b.now.Add(-30*24*time.Hour), true
@@ -56,7 +57,7 @@ func (b *searchBundle) searchWith(t *testing.T, query string, o cryptointel.Sear
 	return res
 }
 
-func termTexts(res *cryptointel.SearchResult) []string {
+func termTexts(res *search.SearchResult) []string {
 	var out []string
 	for _, t := range res.Terms {
 		out = append(out, t.Text)
@@ -64,13 +65,13 @@ func termTexts(res *cryptointel.SearchResult) []string {
 	return out
 }
 
-func filterNamed(res *cryptointel.SearchResult, name string) (cryptointel.SearchFilter, bool) {
+func filterNamed(res *search.SearchResult, name string) (search.SearchFilter, bool) {
 	for _, f := range res.Filters {
 		if f.Name == name {
 			return f, true
 		}
 	}
-	return cryptointel.SearchFilter{}, false
+	return search.SearchFilter{}, false
 }
 
 // TestSearchRecentlyHackedReadsTimeWords: "recently" is a time word, not a
@@ -85,23 +86,23 @@ func TestSearchRecentlyHackedReadsTimeWords(t *testing.T) {
 		summary: "Bitvault halts withdrawals after the hack.", age: 30 * time.Minute, owner: entBitvault}})
 
 	for _, q := range []string{"recently hacked", "which exchanges were hacked recently"} {
-		res := b.searchWith(t, q, cryptointel.SearchOptions{Limit: 10})
+		res := b.searchWith(t, q, search.SearchOptions{Limit: 10})
 		require.NotEmpty(t, res.Matches, q)
 		require.Equal(t, int64(200), res.Matches[0].EventID, "%q: the hack story first, got %v", q, matchEventIDs(res.Matches))
 		require.NotContains(t, matchEventIDs(res.Matches)[:3], int64(100), "%q: the volatility report is not a hack", q)
 		require.Empty(t, res.UnmatchedTerms, q)
 		require.NotContains(t, termTexts(res), "recently", q)
-		require.Contains(t, res.Dropped, cryptointel.SearchDropped{Text: "recently", Reason: cryptointel.DroppedTime}, q)
-		f, ok := filterNamed(res, cryptointel.SearchFilterRecency)
+		require.Contains(t, res.Dropped, search.SearchDropped{Text: "recently", Reason: search.DroppedTime}, q)
+		f, ok := filterNamed(res, search.SearchFilterRecency)
 		require.True(t, ok, "%q: %+v", q, res.Filters)
 		require.Equal(t, "recently", f.Text)
 	}
-	res := b.searchWith(t, "which exchanges were hacked recently", cryptointel.SearchOptions{Limit: 10})
+	res := b.searchWith(t, "which exchanges were hacked recently", search.SearchOptions{Limit: 10})
 	require.Equal(t, []string{"exchanges", "hacked"}, termTexts(res))
 	for _, w := range []string{"which", "were"} {
-		require.Contains(t, res.Dropped, cryptointel.SearchDropped{Text: w, Reason: cryptointel.DroppedQuestion})
+		require.Contains(t, res.Dropped, search.SearchDropped{Text: w, Reason: search.DroppedQuestion})
 	}
-	f, ok := filterNamed(res, cryptointel.SearchFilterCategoryPreference)
+	f, ok := filterNamed(res, search.SearchFilterCategoryPreference)
 	require.True(t, ok)
 	require.Equal(t, "security", f.Value)
 }
@@ -112,7 +113,7 @@ func TestSearchRecentlyHackedReadsTimeWords(t *testing.T) {
 func TestSearchNextWeekIsAWindow(t *testing.T) {
 	t.Parallel()
 	b := setupReading(t)
-	res := b.searchWith(t, "token unlocks next week", cryptointel.SearchOptions{Limit: 10})
+	res := b.searchWith(t, "token unlocks next week", search.SearchOptions{Limit: 10})
 	require.Equal(t, []string{"token", "unlocks"}, termTexts(res))
 	require.Empty(t, res.UnmatchedTerms)
 	f, ok := filterNamed(res, "scheduled")
@@ -120,7 +121,7 @@ func TestSearchNextWeekIsAWindow(t *testing.T) {
 	require.Equal(t, "next week", f.Text)
 	// b.now is Sunday 2026-11-01: next week is Monday 2 to Monday 9.
 	require.Equal(t, "2026-11-02T00:00:00Z/2026-11-09T00:00:00Z", f.Value)
-	from, ok := filterNamed(res, cryptointel.SearchFilterFrom)
+	from, ok := filterNamed(res, search.SearchFilterFrom)
 	require.True(t, ok)
 	require.Equal(t, "2026-10-18T12:00:00Z", from.Value, "the reports of the last two weeks")
 	require.Equal(t, int64(101), res.Matches[0].EventID, "the scheduled unlock first")
@@ -132,21 +133,21 @@ func TestSearchNextWeekIsAWindow(t *testing.T) {
 		{id: 104, title: "Ethena to unlock 30M ENA tokens on November 4", age: 3 * 24 * time.Hour, owner: entEthena},
 		{id: 105, title: "Ethena to unlock 20M ENA tokens on December 20", age: 2 * time.Hour, owner: entEthena},
 	})
-	res = b.searchWith(t, "token unlocks next week", cryptointel.SearchOptions{Limit: 10})
+	res = b.searchWith(t, "token unlocks next week", search.SearchOptions{Limit: 10})
 	require.Equal(t, int64(104), res.Matches[0].EventID, "the unlock dated next week first: %v", matchEventIDs(res.Matches))
 
 	// Past windows bound the search; a window in the past says it.
-	res = b.searchWith(t, "token unlock since October", cryptointel.SearchOptions{Limit: 10})
-	from, ok = filterNamed(res, cryptointel.SearchFilterFrom)
+	res = b.searchWith(t, "token unlock since October", search.SearchOptions{Limit: 10})
+	from, ok = filterNamed(res, search.SearchFilterFrom)
 	require.True(t, ok)
 	require.Equal(t, "2026-10-01T00:00:00Z", from.Value)
 	require.Contains(t, matchEventIDs(res.Matches), int64(103))
-	res = b.searchWith(t, "token unlock in 2025", cryptointel.SearchOptions{Limit: 10})
+	res = b.searchWith(t, "token unlock in 2025", search.SearchOptions{Limit: 10})
 	require.Empty(t, res.Matches)
-	to, ok := filterNamed(res, cryptointel.SearchFilterTo)
+	to, ok := filterNamed(res, search.SearchFilterTo)
 	require.True(t, ok)
 	require.Equal(t, "2026-01-01T00:00:00Z", to.Value)
-	res = b.searchWith(t, "unlock today", cryptointel.SearchOptions{Limit: 10})
+	res = b.searchWith(t, "unlock today", search.SearchOptions{Limit: 10})
 	require.ElementsMatch(t, []int64{101, 105}, matchEventIDs(res.Matches), "the unlocks reported today")
 }
 
@@ -163,38 +164,38 @@ func TestSearchSortRecency(t *testing.T) {
 		{id: 303, title: "Solana outage hits payments", age: 30 * time.Minute, owner: entSolana},
 		{id: 304, title: "Solana staking grows", age: 10 * time.Minute, owner: entSolana},
 	})
-	rel := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 10})
+	rel := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 10})
 	require.Equal(t, int64(300), rel.Matches[0].EventID, "relevance: the strongest match first")
-	require.Equal(t, cryptointel.SearchSortRelevance, rel.Sort)
+	require.Equal(t, search.SearchSortRelevance, rel.Sort)
 
-	rec := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 10, Sort: cryptointel.SearchSortRecency})
+	rec := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 10, Sort: search.SearchSortRecency})
 	require.Equal(t, []int64{303, 301, 302, 300}, matchEventIDs(rec.Matches), "newest first, outages only")
-	require.Equal(t, cryptointel.SearchSortRecency, rec.Sort)
+	require.Equal(t, search.SearchSortRecency, rec.Sort)
 
 	// Paging: two by two, the second page after the first's last.
-	p1 := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 2, Sort: cryptointel.SearchSortRecency})
+	p1 := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 2, Sort: search.SearchSortRecency})
 	require.True(t, p1.More)
-	p2 := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 2, Offset: 2, AfterID: p1.Matches[1].EventID, Sort: cryptointel.SearchSortRecency})
+	p2 := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 2, Offset: 2, AfterID: p1.Matches[1].EventID, Sort: search.SearchSortRecency})
 	require.Equal(t, []int64{302, 300}, matchEventIDs(p2.Matches))
 	require.Equal(t, 2, p2.Offset)
 
 	// Filters: a window, a category, an entity, the signal surface.
-	win := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 10, Since: b.now.Add(-10 * 24 * time.Hour), Until: b.now.Add(-24 * time.Hour)})
+	win := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 10, Since: b.now.Add(-10 * 24 * time.Hour), Until: b.now.Add(-24 * time.Hour)})
 	require.ElementsMatch(t, []int64{301, 302}, matchEventIDs(win.Matches))
-	ent := b.searchWith(t, "hacked", cryptointel.SearchOptions{Limit: 10, EntityIDs: []int64{entOptimism}})
+	ent := b.searchWith(t, "hacked", search.SearchOptions{Limit: 10, EntityIDs: []int64{entOptimism}})
 	require.NotEmpty(t, ent.Matches)
 	for _, m := range ent.Matches {
 		require.True(t, m.EventID >= 2000 || m.EventID == 10 || m.EventID == 11, "%v", matchEventIDs(ent.Matches))
 	}
-	sig := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 10, Surface: cryptointel.SearchSurfaceSignal})
+	sig := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 10, Surface: search.SearchSurfaceSignal})
 	require.Empty(t, sig.Matches, "no outage is a signal")
-	cat := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 10, Category: "security"})
+	cat := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 10, Category: "security"})
 	require.Empty(t, cat.Matches)
 
 	// Facets count the ranked hits.
-	fac := b.searchWith(t, "Solana outage", cryptointel.SearchOptions{Limit: 2, Facets: true, Sort: cryptointel.SearchSortRecency})
+	fac := b.searchWith(t, "Solana outage", search.SearchOptions{Limit: 2, Facets: true, Sort: search.SearchSortRecency})
 	require.NotNil(t, fac.Facets)
-	require.Equal(t, []cryptointel.SearchFacet{{Value: "other", Count: 4}}, fac.Facets.Categories)
+	require.Equal(t, []search.SearchFacet{{Value: "other", Count: 4}}, fac.Facets.Categories)
 	require.Equal(t, strconv.FormatInt(entSolana, 10), fac.Facets.Entities[0].Value)
 	require.Equal(t, 4, fac.Facets.Entities[0].Count)
 	require.Len(t, fac.Facets.Days, 4)
@@ -222,9 +223,9 @@ func TestSearchOneStoryOnce(t *testing.T) {
 		searchFixtureEvent{id: 411, title: "Solana mainnet halts block production for two hours", age: 20 * 24 * time.Hour, owner: entSolana})
 	b.insertEvents(t, evs)
 
-	res := b.searchWith(t, "Solana halt", cryptointel.SearchOptions{Limit: 10})
+	res := b.searchWith(t, "Solana halt", search.SearchOptions{Limit: 10})
 	ids := matchEventIDs(res.Matches)
-	var hit cryptointel.EventMatch
+	var hit search.EventMatch
 	n := 0
 	for _, m := range res.Matches {
 		if m.EventID >= 400 && m.EventID < 405 {
@@ -235,7 +236,7 @@ func TestSearchOneStoryOnce(t *testing.T) {
 	require.Len(t, hit.AlsoReportedAs, 4)
 	require.Contains(t, ids, int64(411), "the older halt is another story")
 
-	all := b.searchWith(t, "Solana halt", cryptointel.SearchOptions{Limit: 10, NoCollapse: true})
+	all := b.searchWith(t, "Solana halt", search.SearchOptions{Limit: 10, NoCollapse: true})
 	n = 0
 	for _, m := range all.Matches {
 		if m.EventID >= 400 && m.EventID < 405 {
@@ -253,16 +254,16 @@ func TestSearchRefusesBadOptions(t *testing.T) {
 	since := b.now.Add(-30 * 24 * time.Hour)
 	for _, c := range []struct {
 		query string
-		o     cryptointel.SearchOptions
+		o     search.SearchOptions
 		msg   string
 	}{
-		{"recently", cryptointel.SearchOptions{Since: since}, cryptointel.MsgQueryOnlyTimeWords},
-		{"what happened last week", cryptointel.SearchOptions{Since: since}, cryptointel.MsgQueryOnlyTimeWords},
-		{"hack", cryptointel.SearchOptions{Since: since, Sort: "newest"}, cryptointel.MsgSearchSort},
-		{"hack", cryptointel.SearchOptions{Since: since, Surface: "feed"}, cryptointel.MsgSearchSurface},
-		{"hack", cryptointel.SearchOptions{Since: since, Until: since.Add(-time.Hour)}, cryptointel.MsgSearchRange},
-		{"hack in 2019", cryptointel.SearchOptions{Since: since}, cryptointel.MsgSearchQueryRange},
-		{strings.Repeat("hack ", 2000), cryptointel.SearchOptions{Since: since}, cryptointel.MsgQueryTooLong},
+		{"recently", search.SearchOptions{Since: since}, search.MsgQueryOnlyTimeWords},
+		{"what happened last week", search.SearchOptions{Since: since}, search.MsgQueryOnlyTimeWords},
+		{"hack", search.SearchOptions{Since: since, Sort: "newest"}, search.MsgSearchSort},
+		{"hack", search.SearchOptions{Since: since, Surface: "feed"}, search.MsgSearchSurface},
+		{"hack", search.SearchOptions{Since: since, Until: since.Add(-time.Hour)}, search.MsgSearchRange},
+		{"hack in 2019", search.SearchOptions{Since: since}, search.MsgSearchQueryRange},
+		{strings.Repeat("hack ", 2000), search.SearchOptions{Since: since}, search.MsgQueryTooLong},
 	} {
 		_, err := db.SearchEventsWith(b.ctx, b.store.Pool, c.query, c.o)
 		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%.40q: %v", c.query, err)
@@ -278,7 +279,7 @@ func TestSearchTimeWordsAtTheEdges(t *testing.T) {
 	for _, q := range []string{"hack since", "hack before", "hack in", "hack last", "hack next", "hack past 0 days",
 		"hack last 99999 days", "hack since since", "hack after today", "hack before yesterday", "hack until last week",
 		"hack in may", "hack may 2025", "hack this quarter", "hack next 3 weeks", "exploit since the", "unlock in the last month"} {
-		_, err := db.SearchEventsWith(b.ctx, b.store.Pool, q, cryptointel.SearchOptions{Since: b.now.Add(-30 * 24 * time.Hour), Now: b.now})
+		_, err := db.SearchEventsWith(b.ctx, b.store.Pool, q, search.SearchOptions{Since: b.now.Add(-30 * 24 * time.Hour), Now: b.now})
 		if err != nil {
 			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q: %v", q, err)
 		}

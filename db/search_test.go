@@ -15,6 +15,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // Entity ids of the search fixture.
@@ -138,19 +139,19 @@ func (b *searchBundle) insertEvents(t *testing.T, evs []searchFixtureEvent) {
 	require.NoError(t, err)
 }
 
-func (b *searchBundle) resolve(t *testing.T, name string) []cryptointel.EntityMatch {
+func (b *searchBundle) resolve(t *testing.T, name string) []search.EntityMatch {
 	t.Helper()
 	ms, err := db.ResolveEntities(b.ctx, b.store.Pool, name, 50, 0)
 	require.NoError(t, err)
 	return ms
 }
 
-func (b *searchBundle) search(t *testing.T, query string, limit int) []cryptointel.EventMatch {
+func (b *searchBundle) search(t *testing.T, query string, limit int) []search.EventMatch {
 	t.Helper()
 	return b.searchResult(t, query, limit).Matches
 }
 
-func (b *searchBundle) searchResult(t *testing.T, query string, limit int) *cryptointel.SearchResult {
+func (b *searchBundle) searchResult(t *testing.T, query string, limit int) *search.SearchResult {
 	t.Helper()
 	res, err := db.SearchEvents(b.ctx, b.store.Pool, query, b.now.Add(-30*24*time.Hour), limit)
 	require.NoError(t, err, "%q", query)
@@ -173,7 +174,7 @@ func (b *searchBundle) insertTitled(t *testing.T, title string, first int64, n i
 // every17min is an age for insertTitled: the i-th event 17·i minutes old.
 func every17min(i int) time.Duration { return time.Duration(i) * 17 * time.Minute }
 
-func matchEntityIDs(ms []cryptointel.EntityMatch) []int64 {
+func matchEntityIDs(ms []search.EntityMatch) []int64 {
 	out := make([]int64, len(ms))
 	for i, m := range ms {
 		out[i] = m.EntityID
@@ -181,7 +182,7 @@ func matchEntityIDs(ms []cryptointel.EntityMatch) []int64 {
 	return out
 }
 
-func matchEventIDs(ms []cryptointel.EventMatch) []int64 {
+func matchEventIDs(ms []search.EventMatch) []int64 {
 	out := make([]int64, len(ms))
 	for i, m := range ms {
 		out[i] = m.EventID
@@ -189,7 +190,7 @@ func matchEventIDs(ms []cryptointel.EventMatch) []int64 {
 	return out
 }
 
-func findEventMatch(t *testing.T, ms []cryptointel.EventMatch, id int64) (cryptointel.EventMatch, int) {
+func findEventMatch(t *testing.T, ms []search.EventMatch, id int64) (search.EventMatch, int) {
 	t.Helper()
 	for i, m := range ms {
 		if m.EventID == id {
@@ -197,10 +198,10 @@ func findEventMatch(t *testing.T, ms []cryptointel.EventMatch, id int64) (crypto
 		}
 	}
 	t.Fatalf("event %d not in results %v", id, matchEventIDs(ms))
-	return cryptointel.EventMatch{}, -1
+	return search.EventMatch{}, -1
 }
 
-func requireMatchOrder(t *testing.T, ms []cryptointel.EntityMatch) {
+func requireMatchOrder(t *testing.T, ms []search.EntityMatch) {
 	t.Helper()
 	for i := 1; i < len(ms); i++ {
 		a, c := ms[i-1], ms[i]
@@ -217,15 +218,15 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 
 	ms := b.resolve(t, "ethereum")
 	require.GreaterOrEqual(t, len(ms), 2)
-	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereum, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Ethereum", Popularity: 50}, ms[0])
-	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "prefix", MatchRank: 3, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[1])
+	require.Equal(t, search.EntityMatch{EntityID: entEthereum, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Ethereum", Popularity: 50}, ms[0])
+	require.Equal(t, search.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "prefix", MatchRank: 3, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[1])
 	requireMatchOrder(t, ms)
 
 	// Display name beats alias; accents and case are folded.
 	ms = b.resolve(t, "sg forge")
-	require.Equal(t, cryptointel.EntityMatch{EntityID: entSGForge, MatchedVia: "display_name", MatchType: "exact", MatchRank: 1, MatchedValue: "SG Forge", Popularity: 1}, ms[0])
+	require.Equal(t, search.EntityMatch{EntityID: entSGForge, MatchedVia: "display_name", MatchType: "exact", MatchRank: 1, MatchedValue: "SG Forge", Popularity: 1}, ms[0])
 	ms = b.resolve(t, "  SOCIETE generale forge ")
-	require.Equal(t, cryptointel.EntityMatch{EntityID: entSGForge, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Société Générale FORGE", Popularity: 1}, ms[0])
+	require.Equal(t, search.EntityMatch{EntityID: entSGForge, MatchedVia: "canonical_name", MatchType: "exact", MatchRank: 0, MatchedValue: "Société Générale FORGE", Popularity: 1}, ms[0])
 	ms = b.resolve(t, "ÉTHEREUM")
 	require.Equal(t, entEthereum, ms[0].EntityID)
 	require.Equal(t, 0, ms[0].MatchRank)
@@ -233,7 +234,7 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 	// Alias, then prefixes by popularity (Ethena 10 before the foundation
 	// 5); the entity matched by alias appears once.
 	ms = b.resolve(t, "ETH")
-	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereum, MatchedVia: "alias", MatchType: "exact", MatchRank: 2, MatchedValue: "ETH", Popularity: 50}, ms[0])
+	require.Equal(t, search.EntityMatch{EntityID: entEthereum, MatchedVia: "alias", MatchType: "exact", MatchRank: 2, MatchedValue: "ETH", Popularity: 50}, ms[0])
 	require.Equal(t, []int64{entEthereum, entEthena, entEthereumFoundation}, matchEntityIDs(ms)[:3])
 	require.Equal(t, "prefix", ms[1].MatchType)
 	require.Equal(t, 3, ms[1].MatchRank)
@@ -246,18 +247,18 @@ func TestResolveEntitiesStrengthOrder(t *testing.T) {
 
 	// A whole word of a name.
 	ms = b.resolve(t, "foundation")
-	require.Equal(t, cryptointel.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "token", MatchRank: 4, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[0])
+	require.Equal(t, search.EntityMatch{EntityID: entEthereumFoundation, MatchedVia: "canonical_name", MatchType: "token", MatchRank: 4, MatchedValue: "Ethereum Foundation", Popularity: 5}, ms[0])
 
 	// Inside a word.
 	ms = b.resolve(t, "swap")
-	require.Equal(t, cryptointel.EntityMatch{EntityID: entUniswapLabs, MatchedVia: "canonical_name", MatchType: "substring", MatchRank: 5, MatchedValue: "Uniswap Labs", Popularity: 3}, ms[0])
+	require.Equal(t, search.EntityMatch{EntityID: entUniswapLabs, MatchedVia: "canonical_name", MatchType: "substring", MatchRank: 5, MatchedValue: "Uniswap Labs", Popularity: 3}, ms[0])
 
 	// A typo.
 	ms = b.resolve(t, "Etherium")
 	require.NotEmpty(t, ms)
 	require.Equal(t, entEthereum, ms[0].EntityID)
 	require.Equal(t, "fuzzy", ms[0].MatchType)
-	require.GreaterOrEqual(t, ms[0].MatchRank, cryptointel.RankFuzzyBase)
+	require.GreaterOrEqual(t, ms[0].MatchRank, search.RankFuzzyBase)
 	require.Equal(t, "Ethereum", ms[0].MatchedValue)
 	requireMatchOrder(t, ms)
 
@@ -425,7 +426,7 @@ func TestSearchEventsFullText(t *testing.T) {
 	require.Empty(t, res.Matches)
 	require.Equal(t, []string{"qwxzv"}, res.UnmatchedTerms)
 	_, err := db.SearchEvents(b.ctx, b.store.Pool, "the", b.now.Add(-30*24*time.Hour), 10)
-	require.Equal(t, cryptointel.MsgQueryOnlyStopWords, cryptointel.ErrorMessage(err))
+	require.Equal(t, search.MsgQueryOnlyStopWords, cryptointel.ErrorMessage(err))
 }
 
 func TestSearchEventsLimitSinceAndStatements(t *testing.T) {
@@ -473,8 +474,8 @@ func TestSearchEventsEmptyQuery(t *testing.T) {
 func TestSearchOddInput(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
-	refusals := []string{cryptointel.MsgQueryRequired, cryptointel.MsgQueryNoWords, cryptointel.MsgQueryOnlyStopWords,
-		cryptointel.MsgQueryTooLong, cryptointel.MsgQueryTooManyWords}
+	refusals := []string{search.MsgQueryRequired, search.MsgQueryNoWords, search.MsgQueryOnlyStopWords,
+		search.MsgQueryTooLong, search.MsgQueryTooManyWords}
 	for _, in := range []string{`"`, `'`, `\`, `\'`, `-`, `:*`, `a & b`, `!!`, `(`, `a | b <-> c`, `"unclosed phrase`,
 		`-exploit`, `or`, `%_%`, `[[:alpha:]]`, `\m`, "eth\x00er", "\xff\xfe", "🚀 moon", "ü", strings.Repeat("ethereum ", 500),
 		strings.Repeat("x", 5000), "ETH's", "Ethereum, Solana; Uniswap!", "& | ! : * ( ) < >", "the of and", "... ???",
@@ -492,14 +493,14 @@ func TestSearchOddInput(t *testing.T) {
 		}
 	}
 	for in, msg := range map[string]string{
-		`"`:                              cryptointel.MsgQueryNoWords,
-		"& | ! : * ( ) < >":              cryptointel.MsgQueryNoWords,
-		"... ???":                        cryptointel.MsgQueryNoWords,
-		"the of and":                     cryptointel.MsgQueryOnlyStopWords,
-		strings.Repeat("x", 5000):        cryptointel.MsgQueryTooLong,
-		strings.Repeat("ethereum ", 500): cryptointel.MsgQueryTooLong,
-		strings.Repeat("hack ", 40):      cryptointel.MsgQueryTooManyWords,
-		strings.Repeat("a ", 100):        cryptointel.MsgQueryTooManyWords,
+		`"`:                              search.MsgQueryNoWords,
+		"& | ! : * ( ) < >":              search.MsgQueryNoWords,
+		"... ???":                        search.MsgQueryNoWords,
+		"the of and":                     search.MsgQueryOnlyStopWords,
+		strings.Repeat("x", 5000):        search.MsgQueryTooLong,
+		strings.Repeat("ethereum ", 500): search.MsgQueryTooLong,
+		strings.Repeat("hack ", 40):      search.MsgQueryTooManyWords,
+		strings.Repeat("a ", 100):        search.MsgQueryTooManyWords,
 	} {
 		_, err := db.SearchEvents(b.ctx, b.store.Pool, in, b.now.Add(-30*24*time.Hour), 10)
 		require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err), "%q", in)
@@ -594,7 +595,7 @@ func TestSearchThesaurusAndRarity(t *testing.T) {
 	res := b.searchResult(t, "hack", 10)
 	require.Subset(t, matchEventIDs(res.Matches), []int64{3, 9})
 	for _, m := range res.Matches {
-		require.Equal(t, cryptointel.MatchTypeSynonym, m.MatchType, "%+v", m)
+		require.Equal(t, search.MatchTypeSynonym, m.MatchType, "%+v", m)
 	}
 	require.Empty(t, res.UnmatchedTerms)
 	require.Equal(t, "hack", res.Terms[0].Text)
@@ -603,7 +604,7 @@ func TestSearchThesaurusAndRarity(t *testing.T) {
 	// The typed word ranks above its synonyms.
 	ms := b.search(t, "drains", 10)
 	require.Equal(t, int64(3), ms[0].EventID, "the event that says drains")
-	require.Equal(t, cryptointel.MatchTypeFulltext, ms[0].MatchType)
+	require.Equal(t, search.MatchTypeFulltext, ms[0].MatchType)
 
 	// Ranks strictly order the page (no page of equal ranks).
 	ms = b.search(t, "exploit", 10)
@@ -653,7 +654,7 @@ func TestSearchVocabularyIsNotAMisspeltName(t *testing.T) {
 	require.Contains(t, res.Terms[1].Expansions, "funding round", "money is a funding word")
 
 	m, _ := findEventMatch(t, b.search(t, "Monerro wallet", 10), 50)
-	require.Equal(t, cryptointel.MatchTypeFuzzy, m.MatchType, "a misspelt name still links")
+	require.Equal(t, search.MatchTypeFuzzy, m.MatchType, "a misspelt name still links")
 	require.Equal(t, int64(entMonero), m.EntityID)
 }
 
@@ -677,7 +678,7 @@ func TestSearchTopicFeedSpeaksTheVocabulary(t *testing.T) {
 	require.Subset(t, list("ETH"), []int64{6, 11}, "an entity's other names")
 	require.Empty(t, list("the"))
 	_, err := db.ListEvents(b.ctx, b.store.Pool, db.EventFilter{Since: b.now, Topic: "&&&", Limit: 5})
-	require.Equal(t, cryptointel.MsgQueryNoWords, cryptointel.ErrorMessage(err))
+	require.Equal(t, search.MsgQueryNoWords, cryptointel.ErrorMessage(err))
 }
 
 // planConn is a connection of b's database on which sequential scans are
@@ -873,9 +874,9 @@ func TestSearchAnalysisKeptPerContentVersion(t *testing.T) {
 		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT version FROM data_version").Scan(&v))
 		return v
 	}
-	search := func(v int64, q string) (*cryptointel.SearchResult, int64) {
+	search := func(v int64, q string) (*search.SearchResult, int64) {
 		ctx, n := db.WithStatementCounter(b.ctx)
-		res, err := b.store.SearchEvents(ctx, v, q, cryptointel.SearchOptions{Since: b.now.Add(-30 * 24 * time.Hour), Limit: 10})
+		res, err := b.store.SearchEvents(ctx, v, q, search.SearchOptions{Since: b.now.Add(-30 * 24 * time.Hour), Limit: 10})
 		require.NoError(t, err, q)
 		return res, n.Load()
 	}
@@ -999,7 +1000,7 @@ func TestSearchEachProbeWeighsItsOwnFirstStep(t *testing.T) {
 
 	// Five reports of one story: listed each, not collapsed.
 	res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "walrus tusk pelican",
-		cryptointel.SearchOptions{Since: b.now.Add(-90 * 24 * time.Hour), Limit: 10, NoCollapse: true})
+		search.SearchOptions{Since: b.now.Add(-90 * 24 * time.Hour), Limit: 10, NoCollapse: true})
 	require.NoError(t, err)
 	require.Equal(t, []int64{7000, 7001, 7002, 7003, 7004}, matchEventIDs(res.Matches)[:5], "the events holding two of the words first")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph/scalar"
+	"github.com/cryptointel/cryptointel/search"
 	"time"
 )
 
@@ -136,7 +137,7 @@ func (x *fastExec) o_Query(ctx context.Context, pl *plan) bool {
 				break
 			}
 			v, err := x.r_Query_resolveEntities(ctx, args)
-			if x.failed(ctx, err, true) || x.v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, pl.kids[i], v) {
+			if x.failed(ctx, err, true) || x.v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx, pl.kids[i], v) {
 				invalid = true
 			}
 		case "searchEvents":
@@ -146,7 +147,7 @@ func (x *fastExec) o_Query(ctx context.Context, pl *plan) bool {
 				break
 			}
 			v, err := x.r_Query_searchEvents(ctx, args)
-			if x.failed(ctx, err, true) || x.v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx, pl.kids[i], v) {
+			if x.failed(ctx, err, true) || x.v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatchᚄ(ctx, pl.kids[i], v) {
 				invalid = true
 			}
 		case "searchReport":
@@ -156,7 +157,7 @@ func (x *fastExec) o_Query(ctx context.Context, pl *plan) bool {
 				break
 			}
 			v, err := x.r_Query_searchReport(ctx, args)
-			if x.failed(ctx, err, true) || x.v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx, pl.kids[i], v) {
+			if x.failed(ctx, err, true) || x.v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchResult(ctx, pl.kids[i], v) {
 				invalid = true
 			}
 		case "organization":
@@ -175,7 +176,7 @@ func (x *fastExec) o_Query(ctx context.Context, pl *plan) bool {
 				break
 			}
 			v, err := x.r_Query_organizationsByName(ctx, args)
-			if x.failed(ctx, err, true) || x.v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, pl.kids[i], v) {
+			if x.failed(ctx, err, true) || x.v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx, pl.kids[i], v) {
 				invalid = true
 			}
 		case "organizations":
@@ -323,17 +324,17 @@ func (x *fastExec) r_Query_entities(ctx context.Context, args map[string]any) (r
 	return x.rs.Query.Entities(ctx, args["ids"].([]int))
 }
 
-func (x *fastExec) r_Query_resolveEntities(ctx context.Context, args map[string]any) (res []*cryptointel.EntityMatch, err error) {
+func (x *fastExec) r_Query_resolveEntities(ctx context.Context, args map[string]any) (res []*search.EntityMatch, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.Query.ResolveEntities(ctx, args["name"].(string), args["first"].(*int), args["offset"].(*int))
 }
 
-func (x *fastExec) r_Query_searchEvents(ctx context.Context, args map[string]any) (res []*cryptointel.EventMatch, err error) {
+func (x *fastExec) r_Query_searchEvents(ctx context.Context, args map[string]any) (res []*search.EventMatch, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.Query.SearchEvents(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int), args["from"].(*time.Time), args["to"].(*time.Time), args["sort"].(*SearchSort), args["category"].(*string), args["entity"].(*string), args["surface"].(*Surface), args["collapse"].(*bool), args["after"].(*string))
 }
 
-func (x *fastExec) r_Query_searchReport(ctx context.Context, args map[string]any) (res *cryptointel.SearchResult, err error) {
+func (x *fastExec) r_Query_searchReport(ctx context.Context, args map[string]any) (res *search.SearchResult, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.Query.SearchReport(ctx, args["query"].(string), args["since"].(*time.Time), args["first"].(*int), args["from"].(*time.Time), args["to"].(*time.Time), args["sort"].(*SearchSort), args["category"].(*string), args["entity"].(*string), args["surface"].(*Surface), args["collapse"].(*bool), args["after"].(*string))
 }
@@ -343,7 +344,7 @@ func (x *fastExec) r_Query_organization(ctx context.Context, args map[string]any
 	return x.rs.Query.Organization(ctx, args["id"].(int))
 }
 
-func (x *fastExec) r_Query_organizationsByName(ctx context.Context, args map[string]any) (res []*cryptointel.EntityMatch, err error) {
+func (x *fastExec) r_Query_organizationsByName(ctx context.Context, args map[string]any) (res []*search.EntityMatch, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.Query.OrganizationsByName(ctx, args["name"].(string), args["first"].(*int))
 }
@@ -802,7 +803,7 @@ func (x *fastExec) r_Entity_markets(ctx context.Context, obj *cryptointel.Entity
 
 // o_EntityMatch writes a EntityMatch with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _EntityMatch does.
-func (x *fastExec) o_EntityMatch(ctx context.Context, pl *plan, obj *cryptointel.EntityMatch) bool {
+func (x *fastExec) o_EntityMatch(ctx context.Context, pl *plan, obj *search.EntityMatch) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -861,7 +862,7 @@ func (x *fastExec) o_EntityMatch(ctx context.Context, pl *plan, obj *cryptointel
 	return true
 }
 
-func (x *fastExec) r_EntityMatch_entity(ctx context.Context, obj *cryptointel.EntityMatch) (res *cryptointel.Entity, err error) {
+func (x *fastExec) r_EntityMatch_entity(ctx context.Context, obj *search.EntityMatch) (res *cryptointel.Entity, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.EntityMatch.Entity(ctx, obj)
 }
@@ -1094,7 +1095,7 @@ func (x *fastExec) o_EventConnection(ctx context.Context, pl *plan, obj *EventCo
 
 // o_EventMatch writes a EventMatch with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _EventMatch does.
-func (x *fastExec) o_EventMatch(ctx context.Context, pl *plan, obj *cryptointel.EventMatch) bool {
+func (x *fastExec) o_EventMatch(ctx context.Context, pl *plan, obj *search.EventMatch) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -1157,7 +1158,7 @@ func (x *fastExec) o_EventMatch(ctx context.Context, pl *plan, obj *cryptointel.
 	return true
 }
 
-func (x *fastExec) r_EventMatch_event(ctx context.Context, obj *cryptointel.EventMatch) (res *cryptointel.Event, err error) {
+func (x *fastExec) r_EventMatch_event(ctx context.Context, obj *search.EventMatch) (res *cryptointel.Event, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.EventMatch.Event(ctx, obj)
 }
@@ -1583,7 +1584,7 @@ func (x *fastExec) r_Organization_signalHistory(ctx context.Context, obj *crypto
 
 // o_OrganizationMatch writes a OrganizationMatch with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _OrganizationMatch does.
-func (x *fastExec) o_OrganizationMatch(ctx context.Context, pl *plan, obj *cryptointel.EntityMatch) bool {
+func (x *fastExec) o_OrganizationMatch(ctx context.Context, pl *plan, obj *search.EntityMatch) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -1656,17 +1657,17 @@ func (x *fastExec) o_OrganizationMatch(ctx context.Context, pl *plan, obj *crypt
 	return true
 }
 
-func (x *fastExec) r_OrganizationMatch_label(ctx context.Context, obj *cryptointel.EntityMatch) (res string, err error) {
+func (x *fastExec) r_OrganizationMatch_label(ctx context.Context, obj *search.EntityMatch) (res string, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.OrganizationMatch.Label(ctx, obj)
 }
 
-func (x *fastExec) r_OrganizationMatch_type(ctx context.Context, obj *cryptointel.EntityMatch) (res string, err error) {
+func (x *fastExec) r_OrganizationMatch_type(ctx context.Context, obj *search.EntityMatch) (res string, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.OrganizationMatch.Type(ctx, obj)
 }
 
-func (x *fastExec) r_OrganizationMatch_aliases(ctx context.Context, obj *cryptointel.EntityMatch) (res []string, err error) {
+func (x *fastExec) r_OrganizationMatch_aliases(ctx context.Context, obj *search.EntityMatch) (res []string, err error) {
 	defer x.catch(ctx, &err)
 	return x.rs.OrganizationMatch.Aliases(ctx, obj)
 }
@@ -1803,7 +1804,7 @@ func (x *fastExec) r_Relationship_relatedEntity(ctx context.Context, obj *crypto
 
 // o_SearchDroppedWord writes a SearchDroppedWord with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchDroppedWord does.
-func (x *fastExec) o_SearchDroppedWord(ctx context.Context, pl *plan, obj *cryptointel.SearchDropped) bool {
+func (x *fastExec) o_SearchDroppedWord(ctx context.Context, pl *plan, obj *search.SearchDropped) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -1851,7 +1852,7 @@ func (x *fastExec) o_SearchDroppedWord(ctx context.Context, pl *plan, obj *crypt
 
 // o_SearchFacet writes a SearchFacet with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchFacet does.
-func (x *fastExec) o_SearchFacet(ctx context.Context, pl *plan, obj *cryptointel.SearchFacet) bool {
+func (x *fastExec) o_SearchFacet(ctx context.Context, pl *plan, obj *search.SearchFacet) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -1899,7 +1900,7 @@ func (x *fastExec) o_SearchFacet(ctx context.Context, pl *plan, obj *cryptointel
 
 // o_SearchFacets writes a SearchFacets with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchFacets does.
-func (x *fastExec) o_SearchFacets(ctx context.Context, pl *plan, obj *cryptointel.SearchFacets) bool {
+func (x *fastExec) o_SearchFacets(ctx context.Context, pl *plan, obj *search.SearchFacets) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -1917,15 +1918,15 @@ func (x *fastExec) o_SearchFacets(ctx context.Context, pl *plan, obj *cryptointe
 		case "__typename":
 			x.w.Raw("\"SearchFacets\"")
 		case "categories":
-			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Categories) {
+			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Categories) {
 				invalid = true
 			}
 		case "entities":
-			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Entities) {
+			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Entities) {
 				invalid = true
 			}
 		case "days":
-			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Days) {
+			if x.v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx, pl.kids[i], obj.Days) {
 				invalid = true
 			}
 		default:
@@ -1951,7 +1952,7 @@ func (x *fastExec) o_SearchFacets(ctx context.Context, pl *plan, obj *cryptointe
 
 // o_SearchFilter writes a SearchFilter with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchFilter does.
-func (x *fastExec) o_SearchFilter(ctx context.Context, pl *plan, obj *cryptointel.SearchFilter) bool {
+func (x *fastExec) o_SearchFilter(ctx context.Context, pl *plan, obj *search.SearchFilter) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -2007,7 +2008,7 @@ func (x *fastExec) o_SearchFilter(ctx context.Context, pl *plan, obj *cryptointe
 
 // o_SearchReport writes a SearchReport with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchReport does.
-func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointel.SearchResult) bool {
+func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *search.SearchResult) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -2029,7 +2030,7 @@ func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointe
 				invalid = true
 			}
 		case "terms":
-			if x.v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx, pl.kids[i], obj.Terms) {
+			if x.v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTermᚄ(ctx, pl.kids[i], obj.Terms) {
 				invalid = true
 			}
 		case "unmatchedTerms":
@@ -2037,11 +2038,11 @@ func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointe
 				invalid = true
 			}
 		case "dropped":
-			if x.v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx, pl.kids[i], obj.Dropped) {
+			if x.v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDroppedᚄ(ctx, pl.kids[i], obj.Dropped) {
 				invalid = true
 			}
 		case "filters":
-			if x.v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx, pl.kids[i], obj.Filters) {
+			if x.v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilterᚄ(ctx, pl.kids[i], obj.Filters) {
 				invalid = true
 			}
 		case "sort":
@@ -2051,7 +2052,7 @@ func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointe
 		case "nextCursor":
 			x.v_marshalOString2ᚖstring(ctx, nil, obj.NextCursor)
 		case "facets":
-			x.v_marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx, pl.kids[i], obj.Facets)
+			x.v_marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacets(ctx, pl.kids[i], obj.Facets)
 		default:
 			x.w.Null()
 		}
@@ -2075,7 +2076,7 @@ func (x *fastExec) o_SearchReport(ctx context.Context, pl *plan, obj *cryptointe
 
 // o_SearchTerm writes a SearchTerm with the fields of pl; false when it came out null
 // (a non-null field failed), as gqlgen's _SearchTerm does.
-func (x *fastExec) o_SearchTerm(ctx context.Context, pl *plan, obj *cryptointel.SearchTerm) bool {
+func (x *fastExec) o_SearchTerm(ctx context.Context, pl *plan, obj *search.SearchTerm) bool {
 	start := len(x.w.B)
 	x.w.Byte('{')
 	invalid := false
@@ -2291,7 +2292,7 @@ func (x *fastExec) v_marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcryptointel�
 	return !x.o_Entity(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, pl *plan, v []*cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx context.Context, pl *plan, v []*search.EntityMatch) bool {
 	start := len(x.w.B)
 	nulls := false
 	depth := len(x.path)
@@ -2301,7 +2302,7 @@ func (x *fastExec) v_marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryp
 			x.w.Byte(',')
 		}
 		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
-		if x.v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, pl, v[i]) {
+		if x.v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2357,7 +2358,7 @@ func (x *fastExec) v_marshalNEventConnection2ᚖgithubᚗcomᚋcryptointelᚋcry
 	return !x.o_EventConnection(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx context.Context, pl *plan, v []*cryptointel.EventMatch) bool {
+func (x *fastExec) v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatchᚄ(ctx context.Context, pl *plan, v []*search.EventMatch) bool {
 	start := len(x.w.B)
 	nulls := false
 	depth := len(x.path)
@@ -2367,7 +2368,7 @@ func (x *fastExec) v_marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcrypt
 			x.w.Byte(',')
 		}
 		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
-		if x.v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx, pl, v[i]) {
+		if x.v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatch(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2564,7 +2565,7 @@ func (x *fastExec) v_marshalNOrganization2ᚕᚖgithubᚗcomᚋcryptointelᚋcry
 	return false
 }
 
-func (x *fastExec) v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, pl *plan, v []*cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx context.Context, pl *plan, v []*search.EntityMatch) bool {
 	start := len(x.w.B)
 	nulls := false
 	depth := len(x.path)
@@ -2574,7 +2575,7 @@ func (x *fastExec) v_marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointel�
 			x.w.Byte(',')
 		}
 		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
-		if x.v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, pl, v[i]) {
+		if x.v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2636,7 +2637,7 @@ func (x *fastExec) v_marshalNRelationship2ᚕᚖgithubᚗcomᚋcryptointelᚋcry
 	return false
 }
 
-func (x *fastExec) v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchDropped) bool {
+func (x *fastExec) v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDroppedᚄ(ctx context.Context, pl *plan, v []search.SearchDropped) bool {
 	start := len(x.w.B)
 	nulls := false
 	depth := len(x.path)
@@ -2646,7 +2647,7 @@ func (x *fastExec) v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋc
 			x.w.Byte(',')
 		}
 		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
-		if x.v_marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx, pl, v[i]) {
+		if x.v_marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDropped(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2660,7 +2661,7 @@ func (x *fastExec) v_marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋc
 	return false
 }
 
-func (x *fastExec) v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchFacet) bool {
+func (x *fastExec) v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx context.Context, pl *plan, v []search.SearchFacet) bool {
 	start := len(x.w.B)
 	nulls := false
 	depth := len(x.path)
@@ -2670,7 +2671,7 @@ func (x *fastExec) v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptoi
 			x.w.Byte(',')
 		}
 		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
-		if x.v_marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx, pl, v[i]) {
+		if x.v_marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacet(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2684,7 +2685,7 @@ func (x *fastExec) v_marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptoi
 	return false
 }
 
-func (x *fastExec) v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchFilter) bool {
+func (x *fastExec) v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilterᚄ(ctx context.Context, pl *plan, v []search.SearchFilter) bool {
 	start := len(x.w.B)
 	nulls := false
 	depth := len(x.path)
@@ -2694,7 +2695,7 @@ func (x *fastExec) v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcrypto
 			x.w.Byte(',')
 		}
 		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
-		if x.v_marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx, pl, v[i]) {
+		if x.v_marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilter(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2708,7 +2709,7 @@ func (x *fastExec) v_marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcrypto
 	return false
 }
 
-func (x *fastExec) v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, pl *plan, v *cryptointel.SearchResult) bool {
+func (x *fastExec) v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchResult(ctx context.Context, pl *plan, v *search.SearchResult) bool {
 	if v == nil {
 		x.nullElement(ctx)
 		x.w.Null()
@@ -2717,7 +2718,7 @@ func (x *fastExec) v_marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 	return !x.o_SearchReport(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx context.Context, pl *plan, v []cryptointel.SearchTerm) bool {
+func (x *fastExec) v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTermᚄ(ctx context.Context, pl *plan, v []search.SearchTerm) bool {
 	start := len(x.w.B)
 	nulls := false
 	depth := len(x.path)
@@ -2727,7 +2728,7 @@ func (x *fastExec) v_marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptoin
 			x.w.Byte(',')
 		}
 		x.path = append(x.path[:depth], pathElem{index: i, isIndex: true})
-		if x.v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx, pl, v[i]) {
+		if x.v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTerm(ctx, pl, v[i]) {
 			nulls = true
 		}
 	}
@@ -2849,7 +2850,7 @@ func (x *fastExec) v_marshalOOrganization2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 	return !x.o_Organization(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx context.Context, pl *plan, v *cryptointel.SearchFacets) bool {
+func (x *fastExec) v_marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacets(ctx context.Context, pl *plan, v *search.SearchFacets) bool {
 	if v == nil {
 		x.w.Null()
 		return true
@@ -2893,7 +2894,7 @@ func (x *fastExec) v_marshalNCategory2ᚖgithubᚗcomᚋcryptointelᚋcryptointe
 	return !x.o_Category(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, pl *plan, v *cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx context.Context, pl *plan, v *search.EntityMatch) bool {
 	if v == nil {
 		x.nullElement(ctx)
 		x.w.Null()
@@ -2902,7 +2903,7 @@ func (x *fastExec) v_marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptoi
 	return !x.o_EntityMatch(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx context.Context, pl *plan, v *cryptointel.EventMatch) bool {
+func (x *fastExec) v_marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatch(ctx context.Context, pl *plan, v *search.EventMatch) bool {
 	if v == nil {
 		x.nullElement(ctx)
 		x.w.Null()
@@ -2965,7 +2966,7 @@ func (x *fastExec) v_marshalNOrganization2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 	return !x.o_Organization(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, pl *plan, v *cryptointel.EntityMatch) bool {
+func (x *fastExec) v_marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx context.Context, pl *plan, v *search.EntityMatch) bool {
 	if v == nil {
 		x.nullElement(ctx)
 		x.w.Null()
@@ -2992,19 +2993,19 @@ func (x *fastExec) v_marshalNRelationship2ᚖgithubᚗcomᚋcryptointelᚋcrypto
 	return !x.o_Relationship(ctx, pl, v)
 }
 
-func (x *fastExec) v_marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx context.Context, pl *plan, v cryptointel.SearchDropped) bool {
+func (x *fastExec) v_marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDropped(ctx context.Context, pl *plan, v search.SearchDropped) bool {
 	return !x.o_SearchDroppedWord(ctx, pl, &v)
 }
 
-func (x *fastExec) v_marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx context.Context, pl *plan, v cryptointel.SearchFacet) bool {
+func (x *fastExec) v_marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacet(ctx context.Context, pl *plan, v search.SearchFacet) bool {
 	return !x.o_SearchFacet(ctx, pl, &v)
 }
 
-func (x *fastExec) v_marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx context.Context, pl *plan, v cryptointel.SearchFilter) bool {
+func (x *fastExec) v_marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilter(ctx context.Context, pl *plan, v search.SearchFilter) bool {
 	return !x.o_SearchFilter(ctx, pl, &v)
 }
 
-func (x *fastExec) v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx context.Context, pl *plan, v cryptointel.SearchTerm) bool {
+func (x *fastExec) v_marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTerm(ctx context.Context, pl *plan, v search.SearchTerm) bool {
 	return !x.o_SearchTerm(ctx, pl, &v)
 }
 

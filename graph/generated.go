@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph/scalar"
+	"github.com/cryptointel/cryptointel/search"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -297,7 +298,7 @@ type EntityResolver interface {
 	Markets(ctx context.Context, obj *cryptointel.Entity) ([]*cryptointel.Market, error)
 }
 type EntityMatchResolver interface {
-	Entity(ctx context.Context, obj *cryptointel.EntityMatch) (*cryptointel.Entity, error)
+	Entity(ctx context.Context, obj *search.EntityMatch) (*cryptointel.Entity, error)
 }
 type EventResolver interface {
 	Owners(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Entity, error)
@@ -311,7 +312,7 @@ type EventResolver interface {
 	Posts(ctx context.Context, obj *cryptointel.Event) ([]*cryptointel.Evidence, error)
 }
 type EventMatchResolver interface {
-	Event(ctx context.Context, obj *cryptointel.EventMatch) (*cryptointel.Event, error)
+	Event(ctx context.Context, obj *search.EventMatch) (*cryptointel.Event, error)
 }
 type MarketResolver interface {
 	Entity(ctx context.Context, obj *cryptointel.Market) (*cryptointel.Entity, error)
@@ -327,9 +328,9 @@ type OrganizationResolver interface {
 	SignalHistory(ctx context.Context, obj *cryptointel.Entity, days *int) ([]*SignalHistoryDay, error)
 }
 type OrganizationMatchResolver interface {
-	Label(ctx context.Context, obj *cryptointel.EntityMatch) (string, error)
-	Type(ctx context.Context, obj *cryptointel.EntityMatch) (string, error)
-	Aliases(ctx context.Context, obj *cryptointel.EntityMatch) ([]string, error)
+	Label(ctx context.Context, obj *search.EntityMatch) (string, error)
+	Type(ctx context.Context, obj *search.EntityMatch) (string, error)
+	Aliases(ctx context.Context, obj *search.EntityMatch) ([]string, error)
 }
 type QueryResolver interface {
 	Events(ctx context.Context, surface *Surface, since *time.Time, window *string, category *string, entityID *int, topic *string, sort *EventSort, first *int, offset *int) (*EventConnection, error)
@@ -339,11 +340,11 @@ type QueryResolver interface {
 	Event(ctx context.Context, id int) (*cryptointel.Event, error)
 	Entity(ctx context.Context, id int) (*cryptointel.Entity, error)
 	Entities(ctx context.Context, ids []int) ([]*cryptointel.Entity, error)
-	ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*cryptointel.EntityMatch, error)
-	SearchEvents(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) ([]*cryptointel.EventMatch, error)
-	SearchReport(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) (*cryptointel.SearchResult, error)
+	ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*search.EntityMatch, error)
+	SearchEvents(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) ([]*search.EventMatch, error)
+	SearchReport(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *SearchSort, category *string, entity *string, surface *Surface, collapse *bool, after *string) (*search.SearchResult, error)
 	Organization(ctx context.Context, id int) (*cryptointel.Entity, error)
-	OrganizationsByName(ctx context.Context, name string, first *int) ([]*cryptointel.EntityMatch, error)
+	OrganizationsByName(ctx context.Context, name string, first *int) ([]*search.EntityMatch, error)
 	Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error)
 	Brief(ctx context.Context, id int, since time.Time, first *int) (*Brief, error)
 	Briefs(ctx context.Context, ids []int, since time.Time, first *int) ([]*Brief, error)
@@ -4595,7 +4596,7 @@ func (ec *executionContext) fieldContext_Entity_markets(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _EntityMatch_entity(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_entity(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4627,7 +4628,7 @@ func (ec *executionContext) fieldContext_EntityMatch_entity(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _EntityMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4650,7 +4651,7 @@ func (ec *executionContext) fieldContext_EntityMatch_matchedVia(_ context.Contex
 	return graphql.NewScalarFieldContext("EntityMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EntityMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4673,7 +4674,7 @@ func (ec *executionContext) fieldContext_EntityMatch_matchType(_ context.Context
 	return graphql.NewScalarFieldContext("EntityMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EntityMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4696,7 +4697,7 @@ func (ec *executionContext) fieldContext_EntityMatch_matchRank(_ context.Context
 	return graphql.NewScalarFieldContext("EntityMatch", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _EntityMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EntityMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5426,7 +5427,7 @@ func (ec *executionContext) fieldContext_EventConnection_sort(_ context.Context,
 	return graphql.NewScalarFieldContext("EventConnection", field, false, false, errors.New("field of type EventSort does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_event(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_event(ctx context.Context, field graphql.CollectedField, obj *search.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5458,7 +5459,7 @@ func (ec *executionContext) fieldContext_EventMatch_event(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _EventMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *search.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5481,7 +5482,7 @@ func (ec *executionContext) fieldContext_EventMatch_matchedVia(_ context.Context
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *search.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5504,7 +5505,7 @@ func (ec *executionContext) fieldContext_EventMatch_matchType(_ context.Context,
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *search.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5527,7 +5528,7 @@ func (ec *executionContext) fieldContext_EventMatch_matchRank(_ context.Context,
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_matchedTerms(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_matchedTerms(ctx context.Context, field graphql.CollectedField, obj *search.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5550,7 +5551,7 @@ func (ec *executionContext) fieldContext_EventMatch_matchedTerms(_ context.Conte
 	return graphql.NewScalarFieldContext("EventMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EventMatch_alsoReportedAs(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EventMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventMatch_alsoReportedAs(ctx context.Context, field graphql.CollectedField, obj *search.EventMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6417,7 +6418,7 @@ func (ec *executionContext) fieldContext_Organization_signalHistory(ctx context.
 	return fc, nil
 }
 
-func (ec *executionContext) _OrganizationMatch_id(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_id(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6440,7 +6441,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_id(_ context.Context,
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_label(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_label(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6463,7 +6464,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_label(_ context.Conte
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_type(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_type(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6486,7 +6487,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_type(_ context.Contex
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_aliases(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_aliases(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6509,7 +6510,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_aliases(_ context.Con
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchedVia(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6532,7 +6533,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_matchedVia(_ context.
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchType(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6555,7 +6556,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_matchType(_ context.C
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchRank(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6578,7 +6579,7 @@ func (ec *executionContext) fieldContext_OrganizationMatch_matchRank(_ context.C
 	return graphql.NewScalarFieldContext("OrganizationMatch", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *cryptointel.EntityMatch) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationMatch_matchedValue(ctx context.Context, field graphql.CollectedField, obj *search.EntityMatch) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6945,8 +6946,8 @@ func (ec *executionContext) _Query_resolveEntities(ctx context.Context, field gr
 			return ec.Resolvers.Query().ResolveEntities(ctx, fc.Args["name"].(string), fc.Args["first"].(*int), fc.Args["offset"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
-			return ec.marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*search.EntityMatch) graphql.Marshaler {
+			return ec.marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6989,8 +6990,8 @@ func (ec *executionContext) _Query_searchEvents(ctx context.Context, field graph
 			return ec.Resolvers.Query().SearchEvents(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["sort"].(*SearchSort), fc.Args["category"].(*string), fc.Args["entity"].(*string), fc.Args["surface"].(*Surface), fc.Args["collapse"].(*bool), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EventMatch) graphql.Marshaler {
-			return ec.marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*search.EventMatch) graphql.Marshaler {
+			return ec.marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatchᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7033,8 +7034,8 @@ func (ec *executionContext) _Query_searchReport(ctx context.Context, field graph
 			return ec.Resolvers.Query().SearchReport(ctx, fc.Args["query"].(string), fc.Args["since"].(*time.Time), fc.Args["first"].(*int), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["sort"].(*SearchSort), fc.Args["category"].(*string), fc.Args["entity"].(*string), fc.Args["surface"].(*Surface), fc.Args["collapse"].(*bool), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.SearchResult) graphql.Marshaler {
-			return ec.marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *search.SearchResult) graphql.Marshaler {
+			return ec.marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7121,8 +7122,8 @@ func (ec *executionContext) _Query_organizationsByName(ctx context.Context, fiel
 			return ec.Resolvers.Query().OrganizationsByName(ctx, fc.Args["name"].(string), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
-			return ec.marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*search.EntityMatch) graphql.Marshaler {
+			return ec.marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7834,7 +7835,7 @@ func (ec *executionContext) fieldContext_Relationship_relatedEntity(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchDroppedWord_text(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchDropped) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchDroppedWord_text(ctx context.Context, field graphql.CollectedField, obj *search.SearchDropped) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7857,7 +7858,7 @@ func (ec *executionContext) fieldContext_SearchDroppedWord_text(_ context.Contex
 	return graphql.NewScalarFieldContext("SearchDroppedWord", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchDroppedWord_reason(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchDropped) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchDroppedWord_reason(ctx context.Context, field graphql.CollectedField, obj *search.SearchDropped) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7880,7 +7881,7 @@ func (ec *executionContext) fieldContext_SearchDroppedWord_reason(_ context.Cont
 	return graphql.NewScalarFieldContext("SearchDroppedWord", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchFacet_value(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacet) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFacet_value(ctx context.Context, field graphql.CollectedField, obj *search.SearchFacet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7903,7 +7904,7 @@ func (ec *executionContext) fieldContext_SearchFacet_value(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SearchFacet", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchFacet_count(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacet) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFacet_count(ctx context.Context, field graphql.CollectedField, obj *search.SearchFacet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7926,7 +7927,7 @@ func (ec *executionContext) fieldContext_SearchFacet_count(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SearchFacet", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SearchFacets_categories(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacets) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFacets_categories(ctx context.Context, field graphql.CollectedField, obj *search.SearchFacets) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7938,8 +7939,8 @@ func (ec *executionContext) _SearchFacets_categories(ctx context.Context, field 
 			return obj.Categories, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
-			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []search.SearchFacet) graphql.Marshaler {
+			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7958,7 +7959,7 @@ func (ec *executionContext) fieldContext_SearchFacets_categories(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchFacets_entities(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacets) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFacets_entities(ctx context.Context, field graphql.CollectedField, obj *search.SearchFacets) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7970,8 +7971,8 @@ func (ec *executionContext) _SearchFacets_entities(ctx context.Context, field gr
 			return obj.Entities, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
-			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []search.SearchFacet) graphql.Marshaler {
+			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7990,7 +7991,7 @@ func (ec *executionContext) fieldContext_SearchFacets_entities(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchFacets_days(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFacets) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFacets_days(ctx context.Context, field graphql.CollectedField, obj *search.SearchFacets) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8002,8 +8003,8 @@ func (ec *executionContext) _SearchFacets_days(ctx context.Context, field graphq
 			return obj.Days, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
-			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []search.SearchFacet) graphql.Marshaler {
+			return ec.marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8022,7 +8023,7 @@ func (ec *executionContext) fieldContext_SearchFacets_days(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchFilter_name(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFilter_name(ctx context.Context, field graphql.CollectedField, obj *search.SearchFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8045,7 +8046,7 @@ func (ec *executionContext) fieldContext_SearchFilter_name(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchFilter_value(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFilter_value(ctx context.Context, field graphql.CollectedField, obj *search.SearchFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8068,7 +8069,7 @@ func (ec *executionContext) fieldContext_SearchFilter_value(_ context.Context, f
 	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchFilter_source(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFilter_source(ctx context.Context, field graphql.CollectedField, obj *search.SearchFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8091,7 +8092,7 @@ func (ec *executionContext) fieldContext_SearchFilter_source(_ context.Context, 
 	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchFilter_text(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchFilter_text(ctx context.Context, field graphql.CollectedField, obj *search.SearchFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8114,7 +8115,7 @@ func (ec *executionContext) fieldContext_SearchFilter_text(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SearchFilter", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchReport_query(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_query(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8137,7 +8138,7 @@ func (ec *executionContext) fieldContext_SearchReport_query(_ context.Context, f
 	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchReport_terms(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_terms(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8149,8 +8150,8 @@ func (ec *executionContext) _SearchReport_terms(ctx context.Context, field graph
 			return obj.Terms, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchTerm) graphql.Marshaler {
-			return ec.marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []search.SearchTerm) graphql.Marshaler {
+			return ec.marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTermᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8169,7 +8170,7 @@ func (ec *executionContext) fieldContext_SearchReport_terms(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchReport_unmatchedTerms(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_unmatchedTerms(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8192,7 +8193,7 @@ func (ec *executionContext) fieldContext_SearchReport_unmatchedTerms(_ context.C
 	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchReport_dropped(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_dropped(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8204,8 +8205,8 @@ func (ec *executionContext) _SearchReport_dropped(ctx context.Context, field gra
 			return obj.Dropped, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchDropped) graphql.Marshaler {
-			return ec.marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []search.SearchDropped) graphql.Marshaler {
+			return ec.marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDroppedᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8224,7 +8225,7 @@ func (ec *executionContext) fieldContext_SearchReport_dropped(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchReport_filters(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_filters(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8236,8 +8237,8 @@ func (ec *executionContext) _SearchReport_filters(ctx context.Context, field gra
 			return obj.Filters, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []cryptointel.SearchFilter) graphql.Marshaler {
-			return ec.marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []search.SearchFilter) graphql.Marshaler {
+			return ec.marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilterᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8256,7 +8257,7 @@ func (ec *executionContext) fieldContext_SearchReport_filters(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchReport_sort(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_sort(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8279,7 +8280,7 @@ func (ec *executionContext) fieldContext_SearchReport_sort(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchReport_nextCursor(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_nextCursor(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8302,7 +8303,7 @@ func (ec *executionContext) fieldContext_SearchReport_nextCursor(_ context.Conte
 	return graphql.NewScalarFieldContext("SearchReport", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchReport_facets(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchReport_facets(ctx context.Context, field graphql.CollectedField, obj *search.SearchResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8314,8 +8315,8 @@ func (ec *executionContext) _SearchReport_facets(ctx context.Context, field grap
 			return obj.Facets, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *cryptointel.SearchFacets) graphql.Marshaler {
-			return ec.marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *search.SearchFacets) graphql.Marshaler {
+			return ec.marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacets(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8334,7 +8335,7 @@ func (ec *executionContext) fieldContext_SearchReport_facets(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchTerm_text(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchTerm_text(ctx context.Context, field graphql.CollectedField, obj *search.SearchTerm) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8357,7 +8358,7 @@ func (ec *executionContext) fieldContext_SearchTerm_text(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("SearchTerm", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchTerm_expansions(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchTerm_expansions(ctx context.Context, field graphql.CollectedField, obj *search.SearchTerm) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8380,7 +8381,7 @@ func (ec *executionContext) fieldContext_SearchTerm_expansions(_ context.Context
 	return graphql.NewScalarFieldContext("SearchTerm", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SearchTerm_documentFrequency(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchTerm_documentFrequency(ctx context.Context, field graphql.CollectedField, obj *search.SearchTerm) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8403,7 +8404,7 @@ func (ec *executionContext) fieldContext_SearchTerm_documentFrequency(_ context.
 	return graphql.NewScalarFieldContext("SearchTerm", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SearchTerm_matched(ctx context.Context, field graphql.CollectedField, obj *cryptointel.SearchTerm) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchTerm_matched(ctx context.Context, field graphql.CollectedField, obj *search.SearchTerm) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10124,7 +10125,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 
 var entityMatchImplementors = []string{"EntityMatch"}
 
-func (ec *executionContext) _EntityMatch(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) _EntityMatch(ctx context.Context, sel ast.SelectionSet, obj *search.EntityMatch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, entityMatchImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -10652,7 +10653,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 
 var eventMatchImplementors = []string{"EventMatch"}
 
-func (ec *executionContext) _EventMatch(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EventMatch) graphql.Marshaler {
+func (ec *executionContext) _EventMatch(ctx context.Context, sel ast.SelectionSet, obj *search.EventMatch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventMatchImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -11337,7 +11338,7 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 
 var organizationMatchImplementors = []string{"OrganizationMatch"}
 
-func (ec *executionContext) _OrganizationMatch(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) _OrganizationMatch(ctx context.Context, sel ast.SelectionSet, obj *search.EntityMatch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationMatchImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12136,7 +12137,7 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 
 var searchDroppedWordImplementors = []string{"SearchDroppedWord"}
 
-func (ec *executionContext) _SearchDroppedWord(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchDropped) graphql.Marshaler {
+func (ec *executionContext) _SearchDroppedWord(ctx context.Context, sel ast.SelectionSet, obj *search.SearchDropped) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchDroppedWordImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12179,7 +12180,7 @@ func (ec *executionContext) _SearchDroppedWord(ctx context.Context, sel ast.Sele
 
 var searchFacetImplementors = []string{"SearchFacet"}
 
-func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchFacet) graphql.Marshaler {
+func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionSet, obj *search.SearchFacet) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchFacetImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12222,7 +12223,7 @@ func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionS
 
 var searchFacetsImplementors = []string{"SearchFacets"}
 
-func (ec *executionContext) _SearchFacets(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchFacets) graphql.Marshaler {
+func (ec *executionContext) _SearchFacets(ctx context.Context, sel ast.SelectionSet, obj *search.SearchFacets) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchFacetsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12270,7 +12271,7 @@ func (ec *executionContext) _SearchFacets(ctx context.Context, sel ast.Selection
 
 var searchFilterImplementors = []string{"SearchFilter"}
 
-func (ec *executionContext) _SearchFilter(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchFilter) graphql.Marshaler {
+func (ec *executionContext) _SearchFilter(ctx context.Context, sel ast.SelectionSet, obj *search.SearchFilter) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchFilterImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12323,7 +12324,7 @@ func (ec *executionContext) _SearchFilter(ctx context.Context, sel ast.Selection
 
 var searchReportImplementors = []string{"SearchReport"}
 
-func (ec *executionContext) _SearchReport(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchResult) graphql.Marshaler {
+func (ec *executionContext) _SearchReport(ctx context.Context, sel ast.SelectionSet, obj *search.SearchResult) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchReportImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12396,7 +12397,7 @@ func (ec *executionContext) _SearchReport(ctx context.Context, sel ast.Selection
 
 var searchTermImplementors = []string{"SearchTerm"}
 
-func (ec *executionContext) _SearchTerm(ctx context.Context, sel ast.SelectionSet, obj *cryptointel.SearchTerm) graphql.Marshaler {
+func (ec *executionContext) _SearchTerm(ctx context.Context, sel ast.SelectionSet, obj *search.SearchTerm) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchTermImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13021,11 +13022,11 @@ func (ec *executionContext) marshalNEntity2ᚖgithubᚗcomᚋcryptointelᚋcrypt
 	return ec._Entity(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*search.EntityMatch) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, sel, v[i])
+		return ec.marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -13037,7 +13038,7 @@ func (ec *executionContext) marshalNEntityMatch2ᚕᚖgithubᚗcomᚋcryptointel
 	return ret
 }
 
-func (ec *executionContext) marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEntityMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *search.EntityMatch) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -13083,11 +13084,11 @@ func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋcryptointe
 	return ec._EventConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EventMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*search.EventMatch) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx, sel, v[i])
+		return ec.marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatch(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -13099,7 +13100,7 @@ func (ec *executionContext) marshalNEventMatch2ᚕᚖgithubᚗcomᚋcryptointel�
 	return ret
 }
 
-func (ec *executionContext) marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEventMatch(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EventMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNEventMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEventMatch(ctx context.Context, sel ast.SelectionSet, v *search.EventMatch) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -13371,11 +13372,11 @@ func (ec *executionContext) marshalNOrganization2ᚖgithubᚗcomᚋcryptointel�
 	return ec._Organization(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*cryptointel.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []*search.EntityMatch) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx, sel, v[i])
+		return ec.marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -13387,7 +13388,7 @@ func (ec *executionContext) marshalNOrganizationMatch2ᚕᚖgithubᚗcomᚋcrypt
 	return ret
 }
 
-func (ec *executionContext) marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *cryptointel.EntityMatch) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganizationMatch2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐEntityMatch(ctx context.Context, sel ast.SelectionSet, v *search.EntityMatch) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -13449,15 +13450,15 @@ func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋcryptointel�
 	return ec._Relationship(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchDropped) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDropped(ctx context.Context, sel ast.SelectionSet, v search.SearchDropped) graphql.Marshaler {
 	return ec._SearchDroppedWord(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchDroppedᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchDropped) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDroppedᚄ(ctx context.Context, sel ast.SelectionSet, v []search.SearchDropped) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchDropped(ctx, sel, v[i])
+		return ec.marshalNSearchDroppedWord2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchDropped(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -13469,15 +13470,15 @@ func (ec *executionContext) marshalNSearchDroppedWord2ᚕgithubᚗcomᚋcryptoin
 	return ret
 }
 
-func (ec *executionContext) marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchFacet) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacet(ctx context.Context, sel ast.SelectionSet, v search.SearchFacet) graphql.Marshaler {
 	return ec._SearchFacet(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacetᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchFacet) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacetᚄ(ctx context.Context, sel ast.SelectionSet, v []search.SearchFacet) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacet(ctx, sel, v[i])
+		return ec.marshalNSearchFacet2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacet(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -13489,15 +13490,15 @@ func (ec *executionContext) marshalNSearchFacet2ᚕgithubᚗcomᚋcryptointelᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchFilter) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilter(ctx context.Context, sel ast.SelectionSet, v search.SearchFilter) graphql.Marshaler {
 	return ec._SearchFilter(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchFilter) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []search.SearchFilter) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchFilter(ctx, sel, v[i])
+		return ec.marshalNSearchFilter2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFilter(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -13509,7 +13510,7 @@ func (ec *executionContext) marshalNSearchFilter2ᚕgithubᚗcomᚋcryptointel�
 	return ret
 }
 
-func (ec *executionContext) marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchResult(ctx context.Context, sel ast.SelectionSet, v *cryptointel.SearchResult) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchReport2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchResult(ctx context.Context, sel ast.SelectionSet, v *search.SearchResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -13519,15 +13520,15 @@ func (ec *executionContext) marshalNSearchReport2ᚖgithubᚗcomᚋcryptointel�
 	return ec._SearchReport(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx context.Context, sel ast.SelectionSet, v cryptointel.SearchTerm) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTerm(ctx context.Context, sel ast.SelectionSet, v search.SearchTerm) graphql.Marshaler {
 	return ec._SearchTerm(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchTermᚄ(ctx context.Context, sel ast.SelectionSet, v []cryptointel.SearchTerm) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchTerm2ᚕgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTermᚄ(ctx context.Context, sel ast.SelectionSet, v []search.SearchTerm) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚐSearchTerm(ctx, sel, v[i])
+		return ec.marshalNSearchTerm2githubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchTerm(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -13891,7 +13892,7 @@ func (ec *executionContext) marshalORelationshipDirection2ᚖgithubᚗcomᚋcryp
 	return v
 }
 
-func (ec *executionContext) marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚐSearchFacets(ctx context.Context, sel ast.SelectionSet, v *cryptointel.SearchFacets) graphql.Marshaler {
+func (ec *executionContext) marshalOSearchFacets2ᚖgithubᚗcomᚋcryptointelᚋcryptointelᚋsearchᚐSearchFacets(ctx context.Context, sel ast.SelectionSet, v *search.SearchFacets) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

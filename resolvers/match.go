@@ -6,6 +6,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 type entityMatchResolver struct{ *Resolver }
@@ -13,7 +14,7 @@ type entityMatchResolver struct{ *Resolver }
 var _ graph.EntityMatchResolver = (*entityMatchResolver)(nil)
 
 // Entity returns the matched entity.
-func (r *entityMatchResolver) Entity(ctx context.Context, obj *cryptointel.EntityMatch) (*cryptointel.Entity, error) {
+func (r *entityMatchResolver) Entity(ctx context.Context, obj *search.EntityMatch) (*cryptointel.Entity, error) {
 	return mustEntity(ctx, r.Resolver, obj.EntityID)
 }
 
@@ -22,7 +23,7 @@ type eventMatchResolver struct{ *Resolver }
 var _ graph.EventMatchResolver = (*eventMatchResolver)(nil)
 
 // Event returns the matched event.
-func (r *eventMatchResolver) Event(ctx context.Context, obj *cryptointel.EventMatch) (*cryptointel.Event, error) {
+func (r *eventMatchResolver) Event(ctx context.Context, obj *search.EventMatch) (*cryptointel.Event, error) {
 	e, err := load(ctx, r.loaders(ctx).EventByID, obj.EventID)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ type organizationMatchResolver struct{ *Resolver }
 var _ graph.OrganizationMatchResolver = (*organizationMatchResolver)(nil)
 
 // Label is the matched organization's display name.
-func (r *organizationMatchResolver) Label(ctx context.Context, obj *cryptointel.EntityMatch) (string, error) {
+func (r *organizationMatchResolver) Label(ctx context.Context, obj *search.EntityMatch) (string, error) {
 	e, err := mustEntity(ctx, r.Resolver, obj.EntityID)
 	if err != nil {
 		return "", err
@@ -47,7 +48,7 @@ func (r *organizationMatchResolver) Label(ctx context.Context, obj *cryptointel.
 }
 
 // Type is the matched organization's entity type.
-func (r *organizationMatchResolver) Type(ctx context.Context, obj *cryptointel.EntityMatch) (string, error) {
+func (r *organizationMatchResolver) Type(ctx context.Context, obj *search.EntityMatch) (string, error) {
 	e, err := mustEntity(ctx, r.Resolver, obj.EntityID)
 	if err != nil {
 		return "", err
@@ -56,7 +57,7 @@ func (r *organizationMatchResolver) Type(ctx context.Context, obj *cryptointel.E
 }
 
 // Aliases is a small preview of the matched organization's aliases.
-func (r *organizationMatchResolver) Aliases(ctx context.Context, obj *cryptointel.EntityMatch) ([]string, error) {
+func (r *organizationMatchResolver) Aliases(ctx context.Context, obj *search.EntityMatch) ([]string, error) {
 	e, err := mustEntity(ctx, r.Resolver, obj.EntityID)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 type queryResolver struct{ *Resolver }
@@ -202,9 +203,9 @@ func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*cryptointel
 }
 
 // ResolveEntities resolves a name to ranked entities.
-func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*cryptointel.EntityMatch, error) {
+func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*search.EntityMatch, error) {
 	if name == "" {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
 	}
 	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
 	if err != nil {
@@ -215,8 +216,8 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 
 // entityMatches returns pointers to ms and registers their entities as one
 // sibling group.
-func (r *queryResolver) entityMatches(ctx context.Context, ms []cryptointel.EntityMatch) []*cryptointel.EntityMatch {
-	out := make([]*cryptointel.EntityMatch, len(ms))
+func (r *queryResolver) entityMatches(ctx context.Context, ms []search.EntityMatch) []*search.EntityMatch {
+	out := make([]*search.EntityMatch, len(ms))
 	ids := make([]int64, len(ms))
 	for i := range ms {
 		out[i] = &ms[i]
@@ -232,9 +233,9 @@ func (r *queryResolver) Organization(ctx context.Context, id int) (*cryptointel.
 }
 
 // OrganizationsByName matches organizations by name.
-func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, first *int) ([]*cryptointel.EntityMatch, error) {
+func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, first *int) ([]*search.EntityMatch, error) {
 	if name == "" {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
 	}
 	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // searchKey is a search's arguments as given (a missing since is the zero
@@ -38,7 +39,7 @@ type searchMemo struct {
 // searchCall is one search, run once.
 type searchCall struct {
 	once sync.Once
-	res  *cryptointel.SearchResult
+	res  *search.SearchResult
 	err  error
 }
 
@@ -58,7 +59,7 @@ type searchArgs struct {
 
 // key is the arguments as the request's memo keys them.
 func (a searchArgs) key() searchKey {
-	k := searchKey{query: a.query, first: cryptointel.SearchEventsFirst.Clamp(a.first), sort: cryptointel.SearchSortRelevance,
+	k := searchKey{query: a.query, first: cryptointel.SearchEventsFirst.Clamp(a.first), sort: search.SearchSortRelevance,
 		category: strOr(a.category, ""), entity: strings.TrimSpace(strOr(a.entity, "")), collapse: a.collapse == nil || *a.collapse,
 		after: strOr(a.after, "")}
 	if a.since != nil {
@@ -97,7 +98,7 @@ func (k searchKey) cursorContext() string {
 // query's analysis is kept for the content version the request was metered
 // at, so a query searched again before the content changes costs one
 // statement (an entity given by name costs one more, to resolve it).
-func (r *queryResolver) search(ctx context.Context, args searchArgs) (*cryptointel.SearchResult, error) {
+func (r *queryResolver) search(ctx context.Context, args searchArgs) (*search.SearchResult, error) {
 	key := args.key()
 	m := &r.loaders(ctx).searches
 	m.mu.Lock()
@@ -120,9 +121,9 @@ func (r *queryResolver) search(ctx context.Context, args searchArgs) (*cryptoint
 }
 
 // runSearch is one search of key's arguments.
-func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*cryptointel.SearchResult, error) {
+func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*search.SearchResult, error) {
 	now := r.now()
-	o := cryptointel.SearchOptions{Since: key.since, Until: key.to, Limit: key.first, Sort: key.sort, Category: key.category,
+	o := search.SearchOptions{Since: key.since, Until: key.to, Limit: key.first, Sort: key.sort, Category: key.category,
 		Surface: key.surface, NoCollapse: !key.collapse, Facets: true, Now: now}
 	if key.toSet && o.Until.IsZero() {
 		// The first instant is time.Time's zero value, which
@@ -146,16 +147,16 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*cryptoin
 			o.Since = key.from
 		}
 		o.SinceDefault = false
-		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterFrom, Value: key.from.Format(time.RFC3339Nano), Source: cryptointel.SearchSourceParameter})
+		o.Filters = append(o.Filters, search.SearchFilter{Name: search.SearchFilterFrom, Value: key.from.Format(time.RFC3339Nano), Source: search.SearchSourceParameter})
 	}
 	if key.toSet {
-		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterTo, Value: key.to.Format(time.RFC3339Nano), Source: cryptointel.SearchSourceParameter})
+		o.Filters = append(o.Filters, search.SearchFilter{Name: search.SearchFilterTo, Value: key.to.Format(time.RFC3339Nano), Source: search.SearchSourceParameter})
 	}
 	if key.category != "" {
-		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterCategory, Value: key.category, Source: cryptointel.SearchSourceParameter})
+		o.Filters = append(o.Filters, search.SearchFilter{Name: search.SearchFilterCategory, Value: key.category, Source: search.SearchSourceParameter})
 	}
-	if key.surface == cryptointel.SearchSurfaceSignal {
-		o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterSurface, Value: key.surface, Source: cryptointel.SearchSourceParameter})
+	if key.surface == search.SearchSurfaceSignal {
+		o.Filters = append(o.Filters, search.SearchFilter{Name: search.SearchFilterSurface, Value: key.surface, Source: search.SearchSourceParameter})
 	}
 	if err := db.CheckSearchOptions(o); err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*cryptoin
 		}
 		o.EntityIDs = ids
 		for _, id := range ids {
-			o.Filters = append(o.Filters, cryptointel.SearchFilter{Name: cryptointel.SearchFilterEntity, Value: strconv.FormatInt(id, 10), Source: cryptointel.SearchSourceParameter})
+			o.Filters = append(o.Filters, search.SearchFilter{Name: search.SearchFilterEntity, Value: strconv.FormatInt(id, 10), Source: search.SearchSourceParameter})
 		}
 	}
 	var version int64
@@ -200,7 +201,7 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*cryptoin
 func (r *queryResolver) searchEntity(ctx context.Context, entity string) ([]int64, error) {
 	if id, err := strconv.ParseInt(entity, 10, 64); err == nil {
 		if id <= 0 {
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgSearchEntity, entity)
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, search.MsgSearchEntity, entity)
 		}
 		return []int64{id}, nil
 	}
@@ -210,26 +211,26 @@ func (r *queryResolver) searchEntity(ctx context.Context, entity string) ([]int6
 	}
 	var ids []int64
 	for _, m := range ms {
-		if m.MatchRank > cryptointel.RankPrefix || m.MatchRank != ms[0].MatchRank {
+		if m.MatchRank > search.RankPrefix || m.MatchRank != ms[0].MatchRank {
 			break
 		}
 		ids = append(ids, m.EntityID)
 	}
 	if len(ids) == 0 {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, cryptointel.MsgSearchEntity, entity)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, search.MsgSearchEntity, entity)
 	}
 	return ids, nil
 }
 
 // SearchEvents searches radar and signal history.
-func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *graph.SearchSort, category *string, entity *string, surface *graph.Surface, collapse *bool, after *string) ([]*cryptointel.EventMatch, error) {
+func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *graph.SearchSort, category *string, entity *string, surface *graph.Surface, collapse *bool, after *string) ([]*search.EventMatch, error) {
 	res, err := r.search(ctx, searchArgs{query: query, since: since, first: first, from: from, to: to, sort: sort,
 		category: category, entity: entity, surface: surface, collapse: collapse, after: after})
 	if err != nil {
 		return nil, err
 	}
 	ms := res.Matches
-	out := make([]*cryptointel.EventMatch, len(ms))
+	out := make([]*search.EventMatch, len(ms))
 	ids := make([]int64, len(ms))
 	for i := range ms {
 		out[i] = &ms[i]
@@ -240,7 +241,7 @@ func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *t
 }
 
 // SearchReport reports how searchEvents reads the same arguments.
-func (r *queryResolver) SearchReport(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *graph.SearchSort, category *string, entity *string, surface *graph.Surface, collapse *bool, after *string) (*cryptointel.SearchResult, error) {
+func (r *queryResolver) SearchReport(ctx context.Context, query string, since *time.Time, first *int, from *time.Time, to *time.Time, sort *graph.SearchSort, category *string, entity *string, surface *graph.Surface, collapse *bool, after *string) (*search.SearchResult, error) {
 	return r.search(ctx, searchArgs{query: query, since: since, first: first, from: from, to: to, sort: sort,
 		category: category, entity: entity, surface: surface, collapse: collapse, after: after})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 func TestParseInt(t *testing.T) {
@@ -53,7 +54,7 @@ func TestParseCallRules(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	rt := paramRoute(
-		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: cryptointel.MsgQueryRequired},
+		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: search.MsgQueryRequired},
 		limitParam(cryptointel.Bounds{Default: 10, Min: 1, Max: 25}),
 		offsetParam(cryptointel.Bounds{Default: 0, Min: 0, Max: 250}),
 		requiredSince("", cryptointel.FeedLookback, msgBulkSinceRequired),
@@ -94,8 +95,8 @@ func TestParseCallRules(t *testing.T) {
 	require.Equal(t, 10, c.Int("limit"), "empty is absent")
 
 	for qs, msg := range map[string]string{
-		"":                               cryptointel.MsgQueryRequired,
-		"q=%20%20":                       cryptointel.MsgQueryRequired,
+		"":                               search.MsgQueryRequired,
+		"q=%20%20":                       search.MsgQueryRequired,
 		"q=a":                            msgBulkSinceRequired,
 		"q=a&since=":                     msgBulkSinceRequired,
 		"q=a&since=soon":                 "since must be an ISO 8601 timestamp, for example 2026-11-19T12:00:00Z or 2026-11-19",
@@ -110,7 +111,7 @@ func TestParseCallRules(t *testing.T) {
 		"q=a&offset=NaN" + since:         "offset must be an integer",
 		"q=a&window=1h" + since:          "window must be one of: 24h, 7d, 30d",
 		"q=a&compact=maybe" + since:      "compact must be a boolean (true or false)",
-		"limit=x" + since:                cryptointel.MsgQueryRequired, // declared order: query first
+		"limit=x" + since:                search.MsgQueryRequired, // declared order: query first
 	} {
 		_, err := parse(qs)
 		require.Equal(t, &cryptointel.Error{Code: cryptointel.EINVALID, Message: msg}, err, qs)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/search"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -458,18 +459,18 @@ func graphRoutes() []Route {
 			Policy: policy(surfaceQuery, access.LayerEvaluation, "search", 1, "", priceSearch),
 			Params: []Param{
 				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
-					RequiredMessage: cryptointel.MsgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
+					RequiredMessage: search.MsgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
 				limitParam(cryptointel.SearchEventsFirst),
 				sinceParam("Start of the window; default the last "+cryptointel.Days(cryptointel.HistoryLookback)+
 					", or the "+cryptointel.Days(cryptointel.HistoryLookback)+" before a past `to` (a window the query's time words name replaces the default).", 0),
 				{Name: "from", In: "query", Type: TypeDateTime, Var: "from", Description: "Start of the window, like `since` (the later of the two wins)."},
 				{Name: "to", In: "query", Type: TypeDateTime, Var: "to", Description: "End of the window (exclusive); must be after `since`/`from` when either is given (400 otherwise). Given alone, it ends the default window."},
-				{Name: "sort", In: "query", Type: TypeString, Default: cryptointel.SearchSortRelevance, Enum: cryptointel.SearchSorts,
+				{Name: "sort", In: "query", Type: TypeString, Default: search.SearchSortRelevance, Enum: search.SearchSorts,
 					Description: "relevance (recency blended in: among equally good matches the newer wins) or recency (the events that match as much of the query as the best match does, newest first)."},
 				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: descCategory},
 				{Name: "entity", In: "query", Type: TypeString, Var: "entity",
 					Description: "Only events this entity owns or takes part in: an entity id, or a name, alias or ticker (every entity of the strongest match). 400 when it names none."},
-				{Name: "surface", In: "query", Type: TypeString, Enum: []string{cryptointel.SearchSurfaceRadar, cryptointel.SearchSurfaceSignal},
+				{Name: "surface", In: "query", Type: TypeString, Enum: []string{search.SearchSurfaceRadar, search.SearchSurfaceSignal},
 					Description: "signal: scored events only; radar (default): every event."},
 				{Name: "collapse", In: "query", Type: TypeBoolean, Default: true, Var: "collapse",
 					Description: "Fold the reports of one story (same owners, within two days, titles telling it in the same or synonymous words) into one hit listing the others in `alsoReportedAs`."},

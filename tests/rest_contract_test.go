@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/rest"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // restCase is one request of the contract test and what its response must
@@ -396,11 +396,11 @@ func restContractCases() map[string][]restCase {
 		"/v1/search": {
 			{name: "query required", path: "/v1/search", status: 400, err: "query parameter is required (use query or q)"},
 			{name: "empty query", path: restQuery("/v1/search", "q", " "), status: 400, err: "query parameter is required (use query or q)"},
-			{name: "too long", path: restQuery("/v1/search", "q", strings.Repeat("ethereum ", 40)), status: 400, err: cryptointel.MsgQueryTooLong},
-			{name: "too many words", path: restQuery("/v1/search", "q", strings.Repeat("a ", 40)), status: 400, err: cryptointel.MsgQueryTooManyWords},
-			{name: "operators only", path: restQuery("/v1/search", "q", "& | ! : * ( ) < >"), status: 400, err: cryptointel.MsgQueryNoWords},
-			{name: "punctuation only", path: restQuery("/v1/search", "q", "... ?!"), status: 400, err: cryptointel.MsgQueryNoWords},
-			{name: "stop words only", path: restQuery("/v1/search", "q", "the of and"), status: 400, err: cryptointel.MsgQueryOnlyStopWords},
+			{name: "too long", path: restQuery("/v1/search", "q", strings.Repeat("ethereum ", 40)), status: 400, err: search.MsgQueryTooLong},
+			{name: "too many words", path: restQuery("/v1/search", "q", strings.Repeat("a ", 40)), status: 400, err: search.MsgQueryTooManyWords},
+			{name: "operators only", path: restQuery("/v1/search", "q", "& | ! : * ( ) < >"), status: 400, err: search.MsgQueryNoWords},
+			{name: "punctuation only", path: restQuery("/v1/search", "q", "... ?!"), status: 400, err: search.MsgQueryNoWords},
+			{name: "stop words only", path: restQuery("/v1/search", "q", "the of and"), status: 400, err: search.MsgQueryOnlyStopWords},
 			{name: "q alias", path: restQuery("/v1/search", "q", "Ethereum"), status: 200, check: func(t *testing.T, b map[string]any) {
 				// next_cursor is always present, null on the last page, as on the feeds.
 				requireKeys(t, b, "query", "sort", "unmatchedTerms", "report", "limit", "next_cursor", "data")

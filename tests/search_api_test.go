@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // TestSearchMatchMetadataOnEveryRoute checks, over the demo seed, that every
@@ -67,7 +67,7 @@ func TestSearchMatchMetadataOnEveryRoute(t *testing.T) {
 	require.Equal(t, int(ids["Ethereum"]), jint(t, data["id"]))
 	require.Equal(t, "fuzzy", data["matchType"])
 	require.Equal(t, "Ethereum", data["matchedValue"])
-	require.GreaterOrEqual(t, jint(t, data["matchRank"]), cryptointel.RankFuzzyBase)
+	require.GreaterOrEqual(t, jint(t, data["matchRank"]), search.RankFuzzyBase)
 	for _, it := range jlist(t, top["matches"]) {
 		m := jobj(t, it)
 		require.GreaterOrEqual(t, jint(t, m["matchRank"]), jint(t, data["matchRank"]))
@@ -220,14 +220,14 @@ func TestSearchAPIOptionsAndRefusals(t *testing.T) {
 	for _, c := range []struct{ path, msg string }{
 		{"/v1/search?q=exploit&sort=newest", "sort must be one of: relevance, recency"},
 		{"/v1/search?q=exploit&surface=feed", "surface must be one of: radar, signal"},
-		{"/v1/search?q=exploit&from=2026-11-10T00:00:00Z&to=2026-11-01T00:00:00Z", cryptointel.MsgSearchRange},
-		{"/v1/search?q=exploit&since=2026-11-10T00:00:00Z&to=2025-11-01T00:00:00Z", cryptointel.MsgSearchRange},
+		{"/v1/search?q=exploit&from=2026-11-10T00:00:00Z&to=2026-11-01T00:00:00Z", search.MsgSearchRange},
+		{"/v1/search?q=exploit&since=2026-11-10T00:00:00Z&to=2025-11-01T00:00:00Z", search.MsgSearchRange},
 		{"/v1/search?q=hack&cursor=" + url.QueryEscape(cur), "cursor does not match this query (different route, since or filters)"},
 		{"/v1/search?q=" + strings.Repeat("a", 10000), "query is too long (at most 2048 bytes)"},
-		{"/v1/search?q=" + strings.Repeat("hack+", 60), cryptointel.MsgQueryTooLong},
-		{"/v1/search?q=" + url.QueryEscape("what happened last week"), cryptointel.MsgQueryOnlyTimeWords},
-		{"/v1/search?q=recently", cryptointel.MsgQueryOnlyTimeWords},
-		{"/v1/search?q=exploit&entity=Qwxzvbnm", fmt.Sprintf(cryptointel.MsgSearchEntity, "Qwxzvbnm")},
+		{"/v1/search?q=" + strings.Repeat("hack+", 60), search.MsgQueryTooLong},
+		{"/v1/search?q=" + url.QueryEscape("what happened last week"), search.MsgQueryOnlyTimeWords},
+		{"/v1/search?q=recently", search.MsgQueryOnlyTimeWords},
+		{"/v1/search?q=exploit&entity=Qwxzvbnm", fmt.Sprintf(search.MsgSearchEntity, "Qwxzvbnm")},
 	} {
 		r := s.get(t, c.path)
 		require.Equal(t, http.StatusBadRequest, r.Status, "GET %.80s: %s", c.path, r.Body)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // docQueryRe finds the real queries docs/api/search.md shows: the query in
@@ -51,7 +51,7 @@ func TestSearchDocsReports(t *testing.T) {
 		query, prose, block := m[1], strings.Join(strings.Fields(m[2]), " "), m[3]
 		var want report
 		require.NoError(t, json.Unmarshal([]byte(block), &want), "%q: %s", query, block)
-		res, err := db.SearchEventsWith(ctx, store.Pool, query, cryptointel.SearchOptions{
+		res, err := db.SearchEventsWith(ctx, store.Pool, query, search.SearchOptions{
 			Since: evalNow.Add(-30 * 24 * time.Hour), SinceDefault: true, Limit: 10, Now: evalNow})
 		require.NoError(t, err, query)
 

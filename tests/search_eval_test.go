@@ -16,6 +16,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/search"
 	"github.com/cryptointel/cryptointel/tests/searcheval"
 )
 
@@ -193,7 +194,7 @@ func TestSearchEvaluationAmbiguousTickers(t *testing.T) {
 		require.NoError(t, err)
 		var got []int64
 		for _, m := range ms {
-			if m.MatchRank == cryptointel.RankExactAlias {
+			if m.MatchRank == search.RankExactAlias {
 				got = append(got, m.EntityID)
 				require.Equal(t, "alias", m.MatchedVia)
 				require.Equal(t, "exact", m.MatchType)
@@ -212,7 +213,7 @@ func TestSearchEvaluationAmbiguousTickers(t *testing.T) {
 		require.NoError(t, err)
 		seen := map[int64]bool{}
 		for _, e := range evs.Matches {
-			if e.MatchedVia == cryptointel.MatchedViaEntity {
+			if e.MatchedVia == search.MatchedViaEntity {
 				seen[e.EntityID] = true
 			}
 		}

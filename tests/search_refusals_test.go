@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // TestSearchRefusalsOnEveryDoor: the bad inputs /v1/search refuses with a
@@ -55,10 +55,10 @@ func TestSearchRefusalsOnEveryDoor(t *testing.T) {
 	}
 	for _, c := range []struct{ query, msg string }{
 		{`{ searchEvents(query: "exploit", sort: NEWEST) { event { id } } }`, "NEWEST"},
-		{`{ searchEvents(query: "exploit", from: "2026-11-10T00:00:00Z", to: "2026-11-01T00:00:00Z") { event { id } } }`, cryptointel.MsgSearchRange},
+		{`{ searchEvents(query: "exploit", from: "2026-11-10T00:00:00Z", to: "2026-11-01T00:00:00Z") { event { id } } }`, search.MsgSearchRange},
 		{`{ searchEvents(query: "` + long + `") { event { id } } }`, "string arguments must be at most 2048 bytes"},
-		{`{ searchEvents(query: "recently") { event { id } } }`, cryptointel.MsgQueryOnlyTimeWords},
-		{`{ searchEvents(query: "what happened last week") { event { id } } }`, cryptointel.MsgQueryOnlyTimeWords},
+		{`{ searchEvents(query: "recently") { event { id } } }`, search.MsgQueryOnlyTimeWords},
+		{`{ searchEvents(query: "what happened last week") { event { id } } }`, search.MsgQueryOnlyTimeWords},
 	} {
 		require.Contains(t, gqlErr(c.query), c.msg, "%.80s", c.query)
 	}
@@ -69,10 +69,10 @@ func TestSearchRefusalsOnEveryDoor(t *testing.T) {
 		msg  string
 	}{
 		{map[string]any{"query": "exploit", "sort": "newest"}, "sort must be one of: relevance, recency"},
-		{map[string]any{"query": "exploit", "from": "2026-11-10T00:00:00Z", "to": "2026-11-01T00:00:00Z"}, cryptointel.MsgSearchRange},
+		{map[string]any{"query": "exploit", "from": "2026-11-10T00:00:00Z", "to": "2026-11-01T00:00:00Z"}, search.MsgSearchRange},
 		{map[string]any{"query": long}, "query is too long (at most 2048 bytes)"},
-		{map[string]any{"query": "recently"}, cryptointel.MsgQueryOnlyTimeWords},
-		{map[string]any{"query": "what happened last week"}, cryptointel.MsgQueryOnlyTimeWords},
+		{map[string]any{"query": "recently"}, search.MsgQueryOnlyTimeWords},
+		{map[string]any{"query": "what happened last week"}, search.MsgQueryOnlyTimeWords},
 	} {
 		res := callTool(t, cs, "search_events", c.args)
 		require.True(t, res.IsError, "%.80v", c.args)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // worldEvent is what the cases read of an event of the demo world.
@@ -38,7 +38,7 @@ func readWorldEvents(t *testing.T, store *db.DB, ids []int64) map[int64]worldEve
 	return out
 }
 
-func matchIDs(ms []cryptointel.EventMatch) []int64 {
+func matchIDs(ms []search.EventMatch) []int64 {
 	var out []int64
 	for _, m := range ms {
 		out = append(out, m.EventID)
@@ -57,7 +57,7 @@ func TestSearchCasesOnTheDemoWorld(t *testing.T) {
 	loadEvalFixture(t, store)
 	ids := entityIDsByName(t, store)
 	since := evalNow.Add(-30 * 24 * time.Hour)
-	search := func(t *testing.T, q string, o cryptointel.SearchOptions) *cryptointel.SearchResult {
+	find := func(t *testing.T, q string, o search.SearchOptions) *search.SearchResult {
 		t.Helper()
 		o.Since, o.SinceDefault, o.Now = since, true, evalNow
 		if o.Limit == 0 {
@@ -72,9 +72,9 @@ func TestSearchCasesOnTheDemoWorld(t *testing.T) {
 
 	t.Run("RecentlyHacked", func(t *testing.T) {
 		for _, q := range []string{"recently hacked", "which exchanges were hacked recently"} {
-			res := search(t, q, cryptointel.SearchOptions{})
+			res := find(t, q, search.SearchOptions{})
 			require.Empty(t, res.UnmatchedTerms, q)
-			require.Contains(t, res.Dropped, cryptointel.SearchDropped{Text: "recently", Reason: cryptointel.DroppedTime}, q)
+			require.Contains(t, res.Dropped, search.SearchDropped{Text: "recently", Reason: search.DroppedTime}, q)
 			evs := readWorldEvents(t, store, matchIDs(res.Matches))
 			for i, m := range res.Matches[:5] {
 				ev := evs[m.EventID]
@@ -86,7 +86,7 @@ func TestSearchCasesOnTheDemoWorld(t *testing.T) {
 	})
 
 	t.Run("TokenUnlocksNextWeek", func(t *testing.T) {
-		res := search(t, "token unlocks next week", cryptointel.SearchOptions{})
+		res := find(t, "token unlocks next week", search.SearchOptions{})
 		require.Empty(t, res.UnmatchedTerms)
 		evs := readWorldEvents(t, store, matchIDs(res.Matches))
 		// evalNow is Sunday 2026-11-01: next week is November 2 to 8.
@@ -102,7 +102,7 @@ func TestSearchCasesOnTheDemoWorld(t *testing.T) {
 	})
 
 	t.Run("SolanaOutageNewestFirst", func(t *testing.T) {
-		res := search(t, "Solana outage", cryptointel.SearchOptions{Sort: cryptointel.SearchSortRecency, NoCollapse: true})
+		res := find(t, "Solana outage", search.SearchOptions{Sort: search.SearchSortRecency, NoCollapse: true})
 		require.GreaterOrEqual(t, len(res.Matches), 5)
 		evs := readWorldEvents(t, store, matchIDs(res.Matches))
 		for i, m := range res.Matches {
@@ -137,8 +137,8 @@ func TestSearchCasesOnTheDemoWorld(t *testing.T) {
 			ORDER BY max(e.latest_evidence_at) DESC LIMIT 1`).Scan(&owner, &group))
 		require.Len(t, group, 5)
 		q := owner + " hack"
-		res := search(t, q, cryptointel.SearchOptions{})
-		var hit *cryptointel.EventMatch
+		res := find(t, q, search.SearchOptions{})
+		var hit *search.EventMatch
 		for i, m := range res.Matches {
 			if slices.Contains(group, m.EventID) {
 				require.Nil(t, hit, "%q: the story shows twice: %v", q, matchIDs(res.Matches))
@@ -154,7 +154,7 @@ func TestSearchCasesOnTheDemoWorld(t *testing.T) {
 		}
 		require.ElementsMatch(t, others, hit.AlsoReportedAs, "%q", q)
 
-		all := search(t, q, cryptointel.SearchOptions{NoCollapse: true})
+		all := find(t, q, search.SearchOptions{NoCollapse: true})
 		n := 0
 		for _, m := range all.Matches {
 			if slices.Contains(group, m.EventID) {

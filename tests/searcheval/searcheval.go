@@ -29,8 +29,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // Query is one labelled query.
@@ -252,7 +252,7 @@ func Evaluate(ctx context.Context, store *db.DB, qs []Query, now time.Time) (*Re
 			continue
 		}
 		r := Result{Query: jq}
-		res, err := db.SearchEventsWith(ctx, store.Reader(), jq.Query, cryptointel.SearchOptions{
+		res, err := db.SearchEventsWith(ctx, store.Reader(), jq.Query, search.SearchOptions{
 			Since: since, SinceDefault: true, Limit: 10, Now: now})
 		if err != nil {
 			r.Err = err

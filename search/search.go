@@ -1,8 +1,14 @@
-package cryptointel
+// Package search is the vocabulary of event search and name resolution:
+// how a match matched (EntityMatch, EventMatch), the result and report of a
+// search (SearchResult), its options, and the messages of a query that
+// cannot be searched. db runs the searches; the surfaces read these types.
+package search
 
 import (
 	"strconv"
 	"time"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // Name-resolution match kinds (EntityMatch.MatchedVia), the kinds of rows
@@ -73,11 +79,11 @@ const (
 // Messages of a search query that cannot be searched.
 var (
 	// MsgQueryTooLong is the message of a query longer than
-	// SearchQueryMaxRunes.
-	MsgQueryTooLong = "query must be at most " + strconv.Itoa(SearchQueryMaxRunes) + " characters"
+	// cryptointel.SearchQueryMaxRunes.
+	MsgQueryTooLong = "query must be at most " + strconv.Itoa(cryptointel.SearchQueryMaxRunes) + " characters"
 	// MsgQueryTooManyWords is the message of a query of more than
-	// SearchQueryMaxWords words.
-	MsgQueryTooManyWords = "query must have at most " + strconv.Itoa(SearchQueryMaxWords) + " words"
+	// cryptointel.SearchQueryMaxWords words.
+	MsgQueryTooManyWords = "query must have at most " + strconv.Itoa(cryptointel.SearchQueryMaxWords) + " words"
 	// MsgQueryNoWords is the message of a query of punctuation or
 	// operator characters only.
 	MsgQueryNoWords = "query has no words to search for (only punctuation or operators)"
