@@ -9,10 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
-	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // ingestFile is a small input with good and bad lines. Bad lines, by number:
@@ -381,32 +379,4 @@ func mustInt(t *testing.T, s string) int64 {
 		n = n*10 + int64(r-'0')
 	}
 	return n
-}
-
-// parseNow is the server clock FuzzParseIngestLine gives ingest.ParseLine.
-var parseNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-
-func FuzzParseIngestLine(f *testing.F) {
-	for _, line := range strings.Split(ingestFile, "\n") {
-		f.Add([]byte(line))
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		rec, err := ingest.ParseLine(line, parseNow)
-		if err != nil {
-			require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
-			return
-		}
-		// A good record has exactly the pointer its kind names.
-		set := 0
-		for _, p := range []bool{rec.Entity != nil, rec.Relationship != nil, rec.Event != nil, rec.Reference != nil, rec.Market != nil} {
-			if p {
-				set++
-			}
-		}
-		require.Equal(t, 1, set)
-		if rec.Event != nil {
-			require.NotEmpty(t, rec.Event.Owners)
-			require.NotEmpty(t, rec.Event.Evidence)
-		}
-	})
 }
