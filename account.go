@@ -1,10 +1,7 @@
 package cryptointel
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -26,16 +23,6 @@ const APIKeyVisiblePrefix = 10
 func HashAPIKey(key string) []byte {
 	sum := sha256.Sum256([]byte(key))
 	return sum[:]
-}
-
-// NewAPIKeyPlaintext returns a fresh random key: "ci_" followed by the
-// unpadded base64url encoding of 32 bytes from crypto/rand.
-func NewAPIKeyPlaintext() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("error reading random bytes: %w", err)
-	}
-	return APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // Plan is a subscription plan: its access layers, feature flags and

@@ -2,7 +2,6 @@ package cryptointel
 
 import (
 	"encoding/json"
-	"regexp"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -99,11 +98,6 @@ type ExportParams struct {
 	// or involving these entities. Never nil when marshaled.
 	OrganizationIDs []int64 `json:"organizationIds"`
 }
-
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-// IsUUID reports whether s is a UUID in its canonical textual form.
-func IsUUID(s string) bool { return uuidRE.MatchString(s) }
 
 // ExportJob is an account's request for a bulk export file.
 type ExportJob struct {

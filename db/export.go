@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,11 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/wire"
 )
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// IsUUID reports whether s is a UUID in its canonical textual form.
+func IsUUID(s string) bool { return uuidRE.MatchString(s) }
 
 // MsgExportAbandoned is the error of an export River gave up on.
 const MsgExportAbandoned = "Export failed after repeated attempts. Please request a new export."
@@ -148,7 +154,7 @@ func ExportBytesOfDay(ctx context.Context, idb bun.IDB, accountID int64, day tim
 // Returns ENOTFOUND "Export job not found" when the job does not exist,
 // belongs to another account, or id is not a UUID.
 func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string) (*cryptointel.ExportJob, error) {
-	if !cryptointel.IsUUID(id) {
+	if !IsUUID(id) {
 		return nil, errExportNotFound()
 	}
 	job := new(cryptointel.ExportJob)
@@ -166,7 +172,7 @@ func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string)
 //
 // Returns ENOTFOUND when the job does not exist or id is not a UUID.
 func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*cryptointel.ExportJob, error) {
-	if !cryptointel.IsUUID(id) {
+	if !IsUUID(id) {
 		return nil, errExportNotFound()
 	}
 	job := new(cryptointel.ExportJob)

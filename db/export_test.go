@@ -45,7 +45,7 @@ func TestExportJobLifecycle(t *testing.T) {
 	t.Parallel()
 	b := setupExportDB(t)
 	job := b.newJob(t, b.accountID, b.keyID)
-	require.True(t, cryptointel.IsUUID(job.ID))
+	require.True(t, db.IsUUID(job.ID))
 	require.Equal(t, cryptointel.ExportStatusRequested, job.Status)
 
 	// A failing enqueue rolls the row back.

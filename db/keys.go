@@ -2,7 +2,9 @@ package db
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,16 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 )
+
+// newAPIKeyPlaintext returns a fresh random key: "ci_" followed by the
+// unpadded base64url encoding of 32 bytes from crypto/rand.
+func newAPIKeyPlaintext() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("error reading random bytes: %w", err)
+	}
+	return cryptointel.APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
 
 // Messages of key management the key store refuses with.
 const (
@@ -613,7 +625,7 @@ type keySpec struct {
 // insertKey adds a fresh key to account accountID and returns its
 // plaintext, shown once.
 func insertKey(ctx context.Context, tx bun.Tx, accountID int64, spec keySpec) (string, *cryptointel.APIKey, error) {
-	plaintext, err := cryptointel.NewAPIKeyPlaintext()
+	plaintext, err := newAPIKeyPlaintext()
 	if err != nil {
 		return "", nil, err
 	}

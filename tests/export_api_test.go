@@ -209,7 +209,7 @@ func TestExportJobsEndToEnd(t *testing.T) {
 				require.Nil(t, created.DownloadURL)
 				require.Nil(t, created.ExpiresAt)
 				require.Nil(t, created.Error)
-				require.True(t, cryptointel.IsUUID(created.ID))
+				require.True(t, db.IsUUID(created.ID))
 
 				job := s.waitDone(t, key, created.ID)
 				require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
