@@ -120,3 +120,11 @@ func ThesaurusForTest() (groups, forms [][]string) {
 	}
 	return groups, forms
 }
+
+// FilterSearchStatementForTest is the search statement of query filtered
+// by category (when not empty) and entities (when any), with its
+// arguments.
+func FilterSearchStatementForTest(ctx context.Context, q Querier, query string, since time.Time, limit int, category string, entities []int64) (SearchStatementForTest, error) {
+	_, rank, err := searchStatementsForTest(ctx, q, query, since, limit, searchFilters{category: category, entities: entities})
+	return rank, err
+}

@@ -434,6 +434,52 @@ func stageSQL(stage, gate string, rest bool) string {
 		WHERE p.stage = ` + stage + ` AND p.grouped AND c.n < $8 AND ` + gate + `)`
 }
 
+// filterWalkRows bounds the events a filtered search reads (walkSQL).
+const filterWalkRows = 1000
+
+// walkSQL is the search statement of a search filtered by a category or an
+// entity: the probes ($9 tsqueries) are matched against the newest
+// $10 events that pass the filters, read from the filter's own index (an
+// entity's events from event_entities, a category's from
+// events_category_idx), each probe keeping its newest $8 matches. The
+// probes' index (events_search_idx) knows neither filter: a probe whose
+// matches mostly fail it read tens of thousands of rows to keep a few
+// (a second for "attacker drains bridge contract" of one entity), where
+// the walk costs its bound whatever the words. Matches older than the
+// filter's newest $10 events are not found: the filter's own newest
+// events, linked entities' events included, still are.
+var walkSQL = candidateStatementSQL(`
+	probes AS MATERIALIZED (
+		SELECT p.i::int AS i, p.q::tsquery AS q FROM unnest($9::text[]) WITH ORDINALITY AS p(q, i)
+	),
+	walk AS MATERIALIZED (
+		SELECT e.id, e.latest_evidence_at AS t, e.search FROM events e
+		WHERE $7::bigint[] IS NOT NULL AND e.id = ANY (ARRAY(
+			SELECT w.event_id FROM unnest($7::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
+				SELECT ee.event_id, ee.latest_evidence_at FROM event_entities ee
+				WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
+				  AND ($4::timestamptz IS NULL OR ee.latest_evidence_at < $4::timestamptz)
+				  AND ($5::text IS NULL OR ee.category = $5::text)
+				ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
+				LIMIT $10
+			) w
+			ORDER BY w.latest_evidence_at DESC, w.event_id DESC
+			LIMIT $10))
+		  AND (NOT $6::bool OR e.significance IS NOT NULL)
+		UNION ALL
+		(SELECT c.id, c.latest_evidence_at, c.search FROM events c
+		 WHERE $7::bigint[] IS NULL AND c.category = $5::text AND c.latest_evidence_at >= $1
+		   AND ($4::timestamptz IS NULL OR c.latest_evidence_at < $4::timestamptz)
+		   AND (NOT $6::bool OR c.significance IS NOT NULL)
+		 ORDER BY c.latest_evidence_at DESC, c.id DESC
+		 LIMIT $10)
+	),
+	s AS MATERIALIZED (
+		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (
+			SELECT w.id FROM walk w WHERE w.search @@ p.q ORDER BY w.t DESC LIMIT $8
+		) x
+	),`, "SELECT id FROM s UNION ")
+
 // candidateStatementSQL is the search statement whose probes' matches are
 // found by the CTEs ctes and listed by ids (both empty without probes).
 func candidateStatementSQL(ctes, ids string) string {
@@ -501,6 +547,13 @@ func (a *searchAnalysis) candidateStatement(since time.Time, depth int, f search
 	args := append([]any{since, max(2*depth, 20), ids}, f.args()...)
 	if len(ps) == 0 {
 		return candidateSQL[searchShape{}], args, links
+	}
+	if f.category != "" || len(f.entities) > 0 {
+		pq := make([]*string, len(ps))
+		for i := range ps {
+			pq[i] = &ps[i].tsq
+		}
+		return walkSQL, append(args, k, pq, filterWalkRows), links
 	}
 	var (
 		pq, gb         []*string

@@ -741,6 +741,53 @@ func TestSearchPlansUseIndexes(t *testing.T) {
 	}
 }
 
+// TestSearchFilterReadsItsOwnIndex checks that a search filtered by a
+// category or an entity matches its words against the filter's newest
+// events, read from the filter's index, and not from events_search_idx:
+// the search index knows neither filter, and a probe whose matches mostly
+// failed it read tens of thousands of rows to keep a few (a second at a
+// million events).
+func TestSearchFilterReadsItsOwnIndex(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	conn := planConn(t, b)
+	since := b.now.Add(-30 * 24 * time.Hour)
+	for _, c := range []struct {
+		name     string
+		category string
+		entities []int64
+		index    string
+	}{
+		{"category", "security", nil, "events_category_idx"},
+		{"entity", "", []int64{entEthereum}, "event_entities_entity_recency_idx"},
+		{"both", "security", []int64{entEthereum, entEthereumFoundation}, "event_entities_entity_recency_idx"},
+	} {
+		for _, q := range []string{"bridge hacked", "exploit", "Ethereum exploit news"} {
+			st, err := db.FilterSearchStatementForTest(b.ctx, conn, q, since, 10, c.category, c.entities)
+			require.NoError(t, err, q)
+			text := explain(t, b.ctx, conn, st.SQL, st.Args...)
+			require.NotContains(t, text, "events_search_idx", "%s %q:\n%s", c.name, q, text)
+			require.Contains(t, text, c.index, "%s %q:\n%s", c.name, q, text)
+		}
+	}
+	// The filtered search still finds what the plain one finds within
+	// the filter.
+	res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "exploit", cryptointel.SearchOptions{Since: since, Limit: 10, EntityIDs: []int64{entEthereum}})
+	require.NoError(t, err)
+	plain, err := db.SearchEventsWith(b.ctx, b.store.Pool, "exploit", cryptointel.SearchOptions{Since: since, Limit: 50})
+	require.NoError(t, err)
+	want := 0
+	for _, m := range plain.Matches {
+		var owns bool
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT EXISTS (SELECT 1 FROM event_entities WHERE event_id = $1 AND entity_id = $2)", m.EventID, entEthereum).Scan(&owns))
+		if owns {
+			want++
+		}
+	}
+	require.Positive(t, want)
+	require.Len(t, res.Matches, min(want, 10))
+}
+
 // TestFeedPagesNeedNoSort checks that the feeds' pages in both orders are
 // read from an index in their whole order, the window a condition of the
 // index scan, whatever the plan's parameters: a page that had to sort

@@ -236,8 +236,50 @@ func (r *queryResolver) SearchEvents(ctx context.Context, query string, since *t
 		out[i] = &ms[i]
 		ids[i] = ms[i].EventID
 	}
-	r.loaders(ctx).Events(ids)
+	l := r.loaders(ctx)
+	l.Events(ids)
+	if err := r.readSearchPage(ctx, l, ids); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// readSearchPage reads the events of a search's page, when its selection
+// asks for them, with the children it asks of them (owners and
+// participants, evidence) in one statement (db.EventsByIDsFolded), and
+// primes the loaders with them: the page costs one statement where the
+// loaders' levels cost one each.
+func (r *queryResolver) readSearchPage(ctx context.Context, l *Loaders, ids []int64) error {
+	f := graph.ResolvingField(ctx)
+	if f == nil || len(ids) == 0 {
+		return nil
+	}
+	events := fieldsNamed(f.Selections, "event")
+	if len(events) == 0 {
+		return nil
+	}
+	var c db.EventChildren
+	for _, e := range events {
+		ec := eventChildrenOf(e.SelectionSet)
+		c.Roles, c.Evidence = c.Roles || ec.Roles, c.Evidence || ec.Evidence
+	}
+	evs, folded, err := db.EventsByIDsFolded(ctx, r.store.Reader(), ids, c)
+	if err != nil {
+		return err
+	}
+	found := make(map[int64]bool, len(evs))
+	for _, e := range evs {
+		found[e.ID] = true
+		l.EventByID.Prime(ctx, e.ID, e)
+	}
+	for _, id := range ids {
+		if !found[id] {
+			// As its load would find it: missing.
+			l.EventByID.Prime(ctx, id, nil)
+		}
+	}
+	l.primeFolded(ctx, evs, c, folded)
+	return nil
 }
 
 // SearchReport reports how searchEvents reads the same arguments.

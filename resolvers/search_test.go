@@ -39,3 +39,26 @@ func TestSearchReportSharesTheSearch(t *testing.T) {
 		require.Equal(t, []any{"events"}, dig(m, "matchedTerms"))
 	}
 }
+
+// A search's page of events, with their owners, participants and evidence,
+// is read in one statement beside the search's own.
+func TestSearchPageIsOneStatement(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 5)
+	count := func(doc string) (map[string]any, int64) {
+		ctx, counter := db.WithStatementCounter(context.Background())
+		data, errs := b.run(t, ctx, doc, map[string]any{"q": "events"})
+		require.Empty(t, errs)
+		return data, counter.Load()
+	}
+	_, bare := count(`query($q: String!) { searchEvents(query: $q) { matchedTerms } }`)
+	data, page := count(`query($q: String!) { searchEvents(query: $q) { matchedTerms event { id title
+		owners { id canonicalName } participants { id } evidence { id content } } } }`)
+	require.Equal(t, bare+1, page, "the page, its entities and its evidence: one statement")
+	matches := dig(data, "searchEvents").([]any)
+	require.NotEmpty(t, matches)
+	for _, m := range matches {
+		require.NotEmpty(t, dig(m, "event", "title"))
+		require.NotEmpty(t, dig(m, "event", "evidence"))
+	}
+}

@@ -124,7 +124,7 @@ const (
 	targetComputedCPU        = 800 * time.Microsecond
 	targetPGLRatio           = 2.0
 	targetThreeHopP50        = 3 * time.Millisecond
-	targetSearchP50          = 5 * time.Millisecond
+	targetSearchP50          = 2 * time.Millisecond
 	targetLookupP50          = 2 * time.Millisecond
 	targetBriefCPU           = 5 * time.Millisecond
 )

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,18 +35,67 @@ var newsQueries = []string{
 	"perpetual futures listing Binance", "token unlock early backers", "seed round led by Paradigm",
 }
 
+// newsEntities name an entity of each news-style query (the entity
+// form's filter), in newsQueries' order.
+var newsEntities = []string{
+	"Solana", "Binance", "SEC", "SEC", "Bitcoin", "Ethereum", "Tether", "Coinbase", "Ethereum",
+	"Wormhole", "Binance", "Arbitrum", "Binance", "Arbitrum", "Paradigm",
+}
+
+// newsCategories are a category of each news-style query (the category
+// form's filter), in newsQueries' order.
+var newsCategories = []string{
+	"technology", "security", "regulation", "regulation", "regulation", "technology", "security", "listing", "technology",
+	"security", "security", "governance", "listing", "tokenomics", "funding",
+}
+
+// searchForm is a news-style search with sort, filters or facets: each
+// is measured beside the plain form (newsSearchRoute), which it should
+// cost at most targetSearchFormRatio times.
+type searchForm struct {
+	name string
+	add  func(q url.Values, i int, fx *fixtures)
+}
+
+// searchForms are the forms of the news-style search measured beside it.
+var searchForms = []searchForm{
+	{"sort=recency", func(q url.Values, _ int, _ *fixtures) { q.Set("sort", "recency") }},
+	{"from/to 7 days", func(q url.Values, _ int, fx *fixtures) {
+		q.Set("from", fx.now.Add(-7*24*time.Hour).UTC().Format(time.RFC3339))
+		q.Set("to", fx.now.UTC().Format(time.RFC3339))
+	}},
+	{"category", func(q url.Values, i int, _ *fixtures) { q.Set("category", newsCategories[i]) }},
+	{"entity", func(q url.Values, i int, _ *fixtures) { q.Set("entity", newsEntities[i]) }},
+	{"facets", func(q url.Values, _ int, _ *fixtures) { q.Set("facets", "true") }},
+}
+
+// searchFormRoute is the row name of a form.
+func searchFormRoute(f searchForm) string {
+	return strings.TrimSuffix(newsSearchRoute, ")") + ", " + f.name + ")"
+}
+
 // Search targets (every request computed, metering on).
 const (
-	targetSearchRPS   = 800.0
-	targetSearchPGCPU = 2 * time.Millisecond
+	targetSearchRPS       = 800.0
+	targetSearchPGCPU     = 2 * time.Millisecond
+	targetSearchFormRatio = 2.0
 )
 
 func init() {
 	registerScenarios(50, func(fx *fixtures) []scenario {
-		return []scenario{{name: newsSearchRoute, key: true, next: func(w *worker) (*http.Request, error) {
+		out := []scenario{{name: newsSearchRoute, key: true, next: func(w *worker) (*http.Request, error) {
 			q := url.Values{"q": {newsQueries[pick(w, len(newsQueries))]}}
 			return http.NewRequest(http.MethodGet, "/v1/search?"+q.Encode(), nil)
 		}}}
+		for _, f := range searchForms {
+			out = append(out, scenario{name: searchFormRoute(f), key: true, next: func(w *worker) (*http.Request, error) {
+				i := pick(w, len(newsQueries))
+				q := url.Values{"q": {newsQueries[i]}}
+				f.add(q, i, fx)
+				return http.NewRequest(http.MethodGet, "/v1/search?"+q.Encode(), nil)
+			}})
+		}
+		return out
 	})
 	registerSuite(suite{name: "search judged set", order: 50, run: runJudgedSet})
 	registerSuite(suite{name: "scale", order: 60, run: runScale})
@@ -70,6 +120,20 @@ func searchTargets(in reportInput, add func(name, measured string, met bool, gap
 			add(fmt.Sprintf("%s PostgreSQL CPU ≤ %s per request (c=1)", label, ms(targetSearchPGCPU)), ms(r.pgCPUPerReq()),
 				r.pgCPUPerReq() <= targetSearchPGCPU, gap(float64(r.pgCPUPerReq()), float64(targetSearchPGCPU)))
 		}
+	}
+	plain, ok := byConcurrency(in.computed, newsSearchRoute+" (computed)")[1]
+	if !ok {
+		return
+	}
+	for _, f := range searchForms {
+		r, ok := byConcurrency(in.computed, searchFormRoute(f)+" (computed)")[1]
+		if !ok {
+			continue
+		}
+		ratio := float64(r.pct(0.5)) / math.Max(float64(plain.pct(0.5)), 1)
+		add(fmt.Sprintf("%s c=1 p50 ≤ %.0f× the plain form's", strings.TrimPrefix(searchFormRoute(f), "GET "), targetSearchFormRatio),
+			fmt.Sprintf("%.2f× (%s against %s)", ratio, ms(r.pct(0.5)), ms(plain.pct(0.5))), ratio <= targetSearchFormRatio,
+			gap(ratio, targetSearchFormRatio))
 	}
 }
 
