@@ -772,9 +772,9 @@ func TestSearchFilterReadsItsOwnIndex(t *testing.T) {
 	}
 	// The filtered search still finds what the plain one finds within
 	// the filter.
-	res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "exploit", cryptointel.SearchOptions{Since: since, Limit: 10, EntityIDs: []int64{entEthereum}})
+	res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "exploit", search.SearchOptions{Since: since, Limit: 10, EntityIDs: []int64{entEthereum}})
 	require.NoError(t, err)
-	plain, err := db.SearchEventsWith(b.ctx, b.store.Pool, "exploit", cryptointel.SearchOptions{Since: since, Limit: 50})
+	plain, err := db.SearchEventsWith(b.ctx, b.store.Pool, "exploit", search.SearchOptions{Since: since, Limit: 50})
 	require.NoError(t, err)
 	want := 0
 	for _, m := range plain.Matches {
