@@ -165,18 +165,6 @@ func compactDescription() string {
 	return "A brief item in compact mode: without " + canonical + " and their legacy aliases."
 }
 
-func entityProps() []prop {
-	return []prop{
-		p("id", integer()),
-		p("canonicalName", str()),
-		p("displayName", str()),
-		p("entityType", str()),
-		p("status", str()),
-		p("aliases", arr(str())),
-		p("references", arr(ref("Reference"))),
-	}
-}
-
 func concat(a []prop, b ...prop) []prop { return append(append([]prop{}, a...), b...) }
 
 // apiKeyProps are the fields of cryptointel.APIKeyView.
@@ -201,28 +189,36 @@ func apiKeyProps() []prop {
 	}
 }
 
-// componentSchemas are the named shapes of /openapi.json.
+// fieldSchemas are the schemas of the GraphQL fields whose type says less
+// than the contract: a day as a date string, and the search cursor in the
+// form the generated clients were built from.
+var fieldSchemas = map[string]schema{
+	"SignalHistoryDay.date":   {"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`},
+	"SearchReport.nextCursor": nullable(str()),
+}
+
+// componentSchemas are the named shapes of /openapi.json: the ones written
+// here (fixedComponents) and the ones derived from the operations'
+// selections (deriveResponses).
 func componentSchemas() schema {
-	briefProps := func(event string, withError bool) []prop {
-		props := []prop{
-			p("organizationId", integer()),
-			p("label", nullStr()),
-			p("radar", arr(ref(event))),
-			p("signal", arr(ref(event))),
-			p("counts", obj(p("radar", integer()), p("signal", integer()))),
-		}
-		if withError {
-			props = append(props, p("error", describe(nullStr(), "Why this entry failed; null on success.")))
-		}
-		return props
+	out := fixedComponents()
+	d, err := derived()
+	if err != nil {
+		panic(err.Error())
 	}
+	for name, s := range d.components {
+		out[name] = s
+	}
+	return out
+}
+
+// fixedComponents are the components no operation selects: the error body,
+// the stream's close message and the API keys (handler routes), and the
+// event shapes, made of the wire tables with their legacy aliases (the
+// operations' event fragments are generated from the same tables).
+func fixedComponents() schema {
 	entityRefProps, _ := wireProps(wire.EntityRefFields, allFields)
 	evidenceProps, _ := wireProps(wire.EvidenceFields, allFields)
-	marketViewProps := []prop{
-		p("organization", str()),
-		p("markets", arr(ref("Market"))),
-		p("events", arr(ref("MarketEvent"))),
-	}
 	return schema{
 		"Error": describe(obj(
 			p("error", describe(str(), "What went wrong, for people; the contract's message, word for word. Do not match on it.")),
@@ -252,60 +248,6 @@ func componentSchemas() schema {
 			p("sourceType", str()),
 			p("contentType", nullStr()),
 			p("eventSurface", strEnum("radar", "signal"))),
-		"Reference": obj(
-			p("id", integer()), p("referenceType", str()), p("title", str()), p("url", str())),
-		"Entity": obj(entityProps()...),
-		"EntitySummary": obj(
-			p("id", integer()), p("canonicalName", str()), p("displayName", str()),
-			p("entityType", str()), p("status", str())),
-		"EntityMatch": obj(concat(entityProps(),
-			p("matchedVia", str()),
-			p("matchType", str()),
-			p("matchRank", describe(integer(), "0 is the strongest; lower is stronger.")),
-			p("matchedValue", str()))...),
-		"Relationship": obj(
-			p("sourceEntityId", integer()),
-			p("targetEntityId", integer()),
-			p("relationshipType", str()),
-			p("status", str()),
-			p("direction", str()),
-			p("searchExpand", boolean()),
-			p("relatedEntity", ref("EntitySummary"))),
-		"Category": obj(
-			p("name", describe(str(), "The category, as events carry it in eventCategory.")),
-			p("subcategories", describe(arr(str()), "Its events' non-empty eventSubcategory values, sorted."))),
-		"Organization":      obj(p("id", integer()), p("label", str()), p("aliases", arr(str()))),
-		"OrganizationEvent": obj(p("id", integer()), p("title", str()), p("signal", nullNum())),
-		"OrganizationMatch": obj(
-			p("id", integer()), p("label", str()), p("type", str()), p("aliases", arr(str())),
-			p("matchedVia", str()), p("matchType", str()), p("matchRank", integer()), p("matchedValue", str())),
-		"DirectoryEntry": obj(p("id", integer()), p("label", str())),
-		"SignalHistory": obj(
-			p("organizationId", integer()),
-			p("label", str()),
-			p("history", describe(arr(obj(
-				p("date", schema{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`}),
-				p("signalCount", integer()),
-				p("radarCount", integer()))), "Newest first."))),
-		"Brief":             obj(briefProps("Event", false)...),
-		"BriefCompact":      obj(briefProps("EventCompact", false)...),
-		"BatchBrief":        obj(briefProps("Event", true)...),
-		"BatchBriefCompact": obj(briefProps("EventCompact", true)...),
-		"Market": obj(
-			p("id", integer()),
-			p("question", str()),
-			p("url", str()),
-			p("outcomes", arr(str())),
-			p("probability", nullNum()),
-			p("volume", nullNum()),
-			p("closes_at", nullDateTime())),
-		"MarketEvent": obj(
-			p("subevent_id", integer()),
-			p("subevent_label", str()),
-			p("subevent_type", str()),
-			p("normalized_title", str()),
-			p("injected_summary", str()),
-			p("posts", arr(obj(p("id", integer()), p("content", str()), p("date", dateTime()))))),
 		"APIKey":    obj(apiKeyProps()...),
 		"NewAPIKey": obj(concat(apiKeyProps(), p("key", describe(str(), "The new API key, shown only in this response.")))...),
 		"KeyAuditEntry": obj(
@@ -316,7 +258,5 @@ func componentSchemas() schema {
 			p("action", strEnum(cryptointel.AuditKeyCreated, cryptointel.AuditKeyRevoked, cryptointel.AuditKeyRotated, cryptointel.AuditPlanSet)),
 			p("actor", describe(str(), "\""+cryptointel.ActorCLI+"\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys with that key.")),
 			p("detail", describe(schema{"type": "object"}, "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."))),
-		"MarketView":               obj(marketViewProps...),
-		"MarketViewByOrganization": obj(concat([]prop{p("org_id", integer())}, marketViewProps...)...),
 	}
 }
