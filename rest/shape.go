@@ -189,7 +189,8 @@ func (c *compiler) facade(set ast.SelectionSet) bool {
 		switch s := sel.(type) {
 		case *ast.Field:
 			if s.Directives.ForName("param") != nil || s.Directives.ForName("flatten") != nil ||
-				s.Directives.ForName("split") != nil || c.facade(s.SelectionSet) {
+				s.Directives.ForName("split") != nil || s.Directives.ForName("notFound") != nil ||
+				s.Directives.ForName("group") != nil || c.facade(s.SelectionSet) {
 				return true
 			}
 		case *ast.InlineFragment:
@@ -261,6 +262,9 @@ func (c *compiler) field(f *ast.Field, parent *ast.Definition, prefix string, in
 	}
 	n := &node{key: key, field: f, desc: comment(f.Comment), optional: optional || conditional(f.Directives),
 		nonNull: f.Directives.ForName("nonNull") != nil}
+	if f.Directives.ForName("group") != nil {
+		return nil, fmt.Errorf("%s: @group goes on a fragment spread or an inline fragment", key)
+	}
 	if f.Directives.ForName("param") != nil {
 		n.kind, n.param = nodeParam, f.Name
 		return n, nil
