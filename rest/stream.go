@@ -69,6 +69,10 @@ const streamOperation = "stream"
 // streamRoute is GET /v1/stream: the live stream of new events in the /v1
 // event shape, as Server-Sent Events.
 func (rt *Router) streamRoute() Route {
+	d, err := derived()
+	if err != nil {
+		panic(err.Error())
+	}
 	r := Route{
 		Method: http.MethodGet, Path: "/v1/stream",
 		Summary: "Live stream of new events (Server-Sent Events)",
@@ -101,7 +105,7 @@ func (rt *Router) streamRoute() Route {
 		Operation:     streamOperation,
 		Handler:       rt.serveStream,
 		ContentType:   "text/event-stream",
-		Response:      ref("Event"),
+		Response:      d.stream,
 		ErrorStatuses: []int{http.StatusNotFound},
 	}
 	withLegacyParam(&r)
