@@ -190,11 +190,12 @@ func apiKeyProps() []prop {
 }
 
 // fieldSchemas are the schemas of the GraphQL fields whose type says less
-// than the contract: a day as a date string, and the search cursor in the
-// form the generated clients were built from.
+// than the contract: a day as a date string, an event's surface, and the
+// search cursor in the form the generated clients were built from.
 var fieldSchemas = map[string]schema{
 	"SignalHistoryDay.date":   {"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`},
 	"SearchReport.nextCursor": nullable(str()),
+	"Event.eventSurface":      strEnum("radar", "signal"),
 }
 
 // componentSchemas are the named shapes of /openapi.json: the ones written
@@ -238,18 +239,8 @@ func fixedComponents() schema {
 		"Evidence":     obj(evidenceProps...),
 		"Event":        eventShape("A radar event (a signal when significance is set), with canonical and legacy fields.", allFields),
 		"EventCompact": eventShape(compactDescription(), func(f wire.Field) bool { return f.Compact }),
-		"SearchEvent": eventShape("An event that matched a search, and how.", allFields,
-			p("matchedVia", describe(str(), "text, entity or related_entity")),
-			p("matchType", str()),
-			p("matchRank", describe(number(), "Lower is stronger; in relevance order the results are in its order.")),
-			p("matchedTerms", describe(arr(str()), "The query terms the event matched (by text, synonym or entity link).")),
-			p("alsoReportedAs", describe(arr(integer()), "Ids of the other reports of the same story folded into this hit (empty with collapse=false)."))),
-		"ContentEvent": eventShape("A research or media item: the event and where it comes from.", allFields,
-			p("sourceType", str()),
-			p("contentType", nullStr()),
-			p("eventSurface", strEnum("radar", "signal"))),
-		"APIKey":    obj(apiKeyProps()...),
-		"NewAPIKey": obj(concat(apiKeyProps(), p("key", describe(str(), "The new API key, shown only in this response.")))...),
+		"APIKey":       obj(apiKeyProps()...),
+		"NewAPIKey":    obj(concat(apiKeyProps(), p("key", describe(str(), "The new API key, shown only in this response.")))...),
 		"KeyAuditEntry": obj(
 			p("id", integer()),
 			p("at", dateTime()),

@@ -74,12 +74,14 @@ type node struct {
 	// For the derived schema: the field and its type (nil for groups and
 	// parameters), the selection's parent type, its description, whether
 	// it is declared non-null, and its component name.
-	field   *ast.Field
-	typ     *ast.Type
-	spread  string // the fragment a group is made of, when one alone
-	desc    string
-	nonNull bool
-	schema  string
+	field  *ast.Field
+	typ    *ast.Type
+	spread string // the fragment a group is made of, when one alone
+	// fragment is the fragment the member was selected through, if any.
+	fragment string
+	desc     string
+	nonNull  bool
+	schema   string
 }
 
 // notFoundRule is a route's 404: the value at path null (empty when list).
@@ -226,6 +228,11 @@ func (c *compiler) selection(set ast.SelectionSet, parent *ast.Definition, prefi
 			if g := s.Directives.ForName("group"); g != nil {
 				out = append(out, &node{kind: nodeObject, key: directiveArg(g, "key"), members: members, spread: s.Name, desc: comment(s.Comment)})
 				continue
+			}
+			for _, m := range members {
+				if m.fragment == "" {
+					m.fragment = s.Name
+				}
 			}
 			out = append(out, members...)
 		case *ast.InlineFragment:

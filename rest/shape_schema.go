@@ -76,7 +76,67 @@ func (dv *deriver) item(s *shape, n *node, params []Param) schema {
 	if n.schema != "" {
 		return dv.component(n.schema, func() schema { return dv.object(s, n.members, params) })
 	}
+	if sp := soleSpread(n.field.SelectionSet); sp != nil {
+		return dv.fragmentComponent(s, sp.Name)
+	}
 	return dv.object(s, n.members, params)
+}
+
+// soleSpread is the fragment spread set is made of, when it is one spread
+// without directives.
+func soleSpread(set ast.SelectionSet) *ast.FragmentSpread {
+	if len(set) != 1 {
+		return nil
+	}
+	if sp, ok := set[0].(*ast.FragmentSpread); ok && len(sp.Directives) == 0 {
+		return sp
+	}
+	return nil
+}
+
+// eventFragment is the fragment of the wire's event fields.
+const eventFragment = "EventFields"
+
+// eventMembers splits ns into the event's fields (a spread of
+// eventFragment, or an object flattened from one) and the members after
+// them; ok is false when ns does not start with the event.
+func eventMembers(ns []*node) (rest []*node, ok bool) {
+	if len(ns) > 0 && ns[0].kind == nodeFlatten && len(ns[0].members) > 0 {
+		for _, m := range ns[0].members {
+			if m.fragment != eventFragment {
+				return nil, false
+			}
+		}
+		return ns[1:], true
+	}
+	i := 0
+	for i < len(ns) && ns[i].fragment == eventFragment {
+		i++
+	}
+	return ns[i:], i > 0
+}
+
+// fragmentComponent is the component fragment name is (EntityFields is
+// Entity), derived from its selection. An event with more fields (a
+// search hit, a research item) is the wire's event shape with its legacy
+// and lean forms (eventShape) and the fragment's comment as description.
+func (dv *deriver) fragmentComponent(s *shape, name string) schema {
+	f := s.fragments[name]
+	if f == nil {
+		dv.fail(fmt.Errorf("unknown fragment %s", name))
+		return schema{}
+	}
+	return dv.component(componentOf(name), func() schema {
+		c := &compiler{schema: dv.schema, s: s}
+		members, err := c.selection(f.SelectionSet, dv.schema.Types[f.TypeCondition], "", false, false)
+		if err != nil {
+			dv.fail(err)
+		}
+		if rest, ok := eventMembers(members); ok && f.Comment != nil {
+			return eventShape(comment(f.Comment), allFields, dv.props(s, rest, nil)...)
+		}
+		return dv.object(s, members, nil)
+	})
 }
 
 func (dv *deriver) nodeSchema(s *shape, n *node, params []Param) schema {
@@ -158,22 +218,8 @@ func (dv *deriver) selectionSchema(s *shape, def *ast.Definition, set ast.Select
 	if name != "" {
 		return dv.component(name, derive)
 	}
-	if len(set) == 1 {
-		if sp, ok := set[0].(*ast.FragmentSpread); ok && len(sp.Directives) == 0 {
-			f := s.fragments[sp.Name]
-			if f == nil {
-				dv.fail(fmt.Errorf("unknown fragment %s", sp.Name))
-				return schema{}
-			}
-			fdef := dv.schema.Types[f.TypeCondition]
-			return dv.component(componentOf(sp.Name), func() schema {
-				members, err := c.selection(f.SelectionSet, fdef, "", false, false)
-				if err != nil {
-					dv.fail(err)
-				}
-				return dv.object(s, members, nil)
-			})
-		}
+	if sp := soleSpread(set); sp != nil {
+		return dv.fragmentComponent(s, sp.Name)
 	}
 	return derive()
 }
