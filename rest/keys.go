@@ -83,11 +83,34 @@ func mayManage(c *access.Caller, target int64) error {
 	return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", cryptointel.MsgKeyNeedsManagement)
 }
 
+// The bodies of the /v1/keys routes (their schemas are derived from
+// these types, goschema.go).
+type (
+	keyList struct {
+		Limit  int                       `json:"limit"`
+		Offset int                       `json:"offset"`
+		Data   []*cryptointel.APIKeyView `json:"data"`
+	}
+	keyAudit struct {
+		Data []*cryptointel.KeyAuditEntry `json:"data"`
+	}
+	keyRevoked struct {
+		Data *cryptointel.APIKeyView `json:"data"`
+	}
+	keyCreated struct {
+		Data NewAPIKeyJSON `json:"data"`
+	}
+	keyRotated struct {
+		Data     NewAPIKeyJSON           `json:"data"`
+		Replaced *cryptointel.APIKeyView `json:"replaced"`
+	}
+)
+
 // List serves GET /v1/keys.
-func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) (keyList, error) {
 	c, call, err := keyCall(r)
 	if err != nil {
-		return err
+		return keyList{}, err
 	}
 	f := db.KeyFilter{AccountID: c.AccountID, Limit: call.Int("limit"), Offset: call.Int("offset")}
 	if !c.Manages() {
@@ -95,43 +118,43 @@ func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	}
 	keys, err := db.ListAPIKeys(r.Context(), h.DB, f)
 	if err != nil {
-		return err
+		return keyList{}, err
 	}
-	return writeResponse(w, http.StatusOK, object{{"limit", call.Int("limit")}, {"offset", call.Int("offset")}, {"data", keys}})
+	return keyList{Limit: call.Int("limit"), Offset: call.Int("offset"), Data: keys}, nil
 }
 
 // Audit serves GET /v1/keys/audit.
-func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) (keyAudit, error) {
 	c, call, err := keyCall(r)
 	if err != nil {
-		return err
+		return keyAudit{}, err
 	}
 	if err := mayManage(c, 0); err != nil {
-		return err
+		return keyAudit{}, err
 	}
 	entries, err := db.KeyAudit(r.Context(), h.DB, c.AccountID, call.Int("limit"))
 	if err != nil {
-		return err
+		return keyAudit{}, err
 	}
-	return writeResponse(w, http.StatusOK, object{{"data", entries}})
+	return keyAudit{Data: entries}, nil
 }
 
 // Revoke serves DELETE /v1/keys/{id}.
-func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) (keyRevoked, error) {
 	c, id, call, err := keyTarget(r)
 	if err != nil {
-		return err
+		return keyRevoked{}, err
 	}
 	if err := mayManage(c, id); err != nil {
-		return err
+		return keyRevoked{}, err
 	}
 	k, err := db.RevokeAPIKey(r.Context(), h.DB, db.KeyRevocation{
 		KeyID: id, AccountID: c.AccountID, Actor: cryptointel.ActorAPIKey(c.APIKeyID), Reason: call.String("reason"),
 	})
 	if err != nil {
-		return err
+		return keyRevoked{}, err
 	}
-	return writeResponse(w, http.StatusOK, object{{"data", k}})
+	return keyRevoked{Data: k}, nil
 }
 
 // NewAPIKeyJSON is a key a rotation created: its fields and, this once,
@@ -143,38 +166,38 @@ type NewAPIKeyJSON struct {
 }
 
 // Rotate serves POST /v1/keys/{id}/rotate.
-func (h *KeyHandlers) Rotate(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Rotate(w http.ResponseWriter, r *http.Request) (keyRotated, error) {
 	c, id, call, err := keyTarget(r)
 	if err != nil {
-		return err
+		return keyRotated{}, err
 	}
 	if err := mayManage(c, id); err != nil {
-		return err
+		return keyRotated{}, err
 	}
 	plaintext, created, old, err := db.RotateAPIKey(r.Context(), h.DB, db.KeyRotation{
 		KeyID: id, AccountID: c.AccountID, Grace: time.Duration(call.Int("graceSeconds")) * time.Second,
 		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
 	})
 	if err != nil {
-		return err
+		return keyRotated{}, err
 	}
 	w.Header().Set("Location", "/v1/keys/"+strconv.FormatInt(created.ID, 10))
-	return writeResponse(w, http.StatusCreated, object{{"data", NewAPIKeyJSON{created, plaintext}}, {"replaced", old}})
+	return keyRotated{Data: NewAPIKeyJSON{created, plaintext}, Replaced: old}, nil
 }
 
 // Create serves POST /v1/keys: a restricted key made by a management key.
-func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) (keyCreated, error) {
 	c, call, err := keyCall(r)
 	if err != nil {
-		return err
+		return keyCreated{}, err
 	}
 	if err := mayManage(c, 0); err != nil {
-		return err
+		return keyCreated{}, err
 	}
 	var expiresAt *time.Time
 	if call.Given["expiresInSeconds"] {
 		if call.Int("expiresInSeconds") < 1 {
-			return cryptointel.Errorf(cryptointel.EINVALID, "expiresInSeconds must be 1 or more.")
+			return keyCreated{}, cryptointel.Errorf(cryptointel.EINVALID, "expiresInSeconds must be 1 or more.")
 		}
 		t := time.Now().Add(time.Duration(call.Int("expiresInSeconds")) * time.Second)
 		expiresAt = &t
@@ -185,8 +208,8 @@ func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
 	})
 	if err != nil {
-		return err
+		return keyCreated{}, err
 	}
 	w.Header().Set("Location", "/v1/keys/"+strconv.FormatInt(created.ID, 10))
-	return writeResponse(w, http.StatusCreated, object{{"data", NewAPIKeyJSON{created, plaintext}}})
+	return keyCreated{Data: NewAPIKeyJSON{created, plaintext}}, nil
 }

@@ -210,10 +210,6 @@ func parseBatchIDs(raw string) (any, error) {
 	return ids, nil
 }
 
-// envelope is the schema of a handler route's body (a graph route's is
-// derived from its operation).
-func envelope(props ...prop) schema { return obj(props...) }
-
 // Routes returns the /v1 route table: every graph-read route of the
 // contract (sections 4.1–4.4 and 4.7). Account-owned routes (usage,
 // webhooks, export jobs) are added by their packages through Config.Routes.

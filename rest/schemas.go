@@ -167,28 +167,6 @@ func compactDescription() string {
 
 func concat(a []prop, b ...prop) []prop { return append(append([]prop{}, a...), b...) }
 
-// apiKeyProps are the fields of cryptointel.APIKeyView.
-func apiKeyProps() []prop {
-	nullInt := schema{"type": []any{"integer", "null"}}
-	return []prop{
-		p("id", integer()),
-		p("accountId", integer()),
-		p("account", str()),
-		p("plan", str()),
-		p("prefix", describe(str(), "The key's first characters, to tell keys apart.")),
-		p("status", strEnum(cryptointel.KeyActive, cryptointel.KeyRevoked, cryptointel.KeyExpired)),
-		p("createdAt", dateTime()),
-		p("expiresAt", describe(nullDateTime(), "When the key stops working; null for never.")),
-		p("revokedAt", nullDateTime()),
-		p("lastUsedAt", describe(nullDateTime(), "The start of the rate window (the minute) of the key's last request; null when never used.")),
-		p("replacedBy", describe(nullInt, "The key a rotation replaced this one with.")),
-		p("scopes", describe(arr(strEnum(cryptointel.ScopeData, cryptointel.ScopeManagement)),
-			"What the key may do: data (read the API), management (manage the account's keys). A successor keeps its predecessor's.")),
-		p("surfaces", describe(nullable(arr(strEnum(cryptointel.RestrictableSurfaces...))),
-			"A restricted key's surfaces: it reads only these and writes nothing. Null for an unrestricted key.")),
-	}
-}
-
 // fieldSchemas are the schemas of the GraphQL fields whose type says less
 // than the contract: a day as a date string, an event's surface, and the
 // search cursor in the form the generated clients were built from.
@@ -214,13 +192,14 @@ func componentSchemas() schema {
 }
 
 // fixedComponents are the components no operation selects: the error body,
-// the stream's close message and the API keys (handler routes), and the
+// the stream's close message, the API keys (derived from the Go types the
+// key routes encode, goschema.go), and the
 // event shapes, made of the wire tables with their legacy aliases (the
 // operations' event fragments are generated from the same tables).
 func fixedComponents() schema {
 	entityRefProps, _ := wireProps(wire.EntityRefFields, allFields)
 	evidenceProps, _ := wireProps(wire.EvidenceFields, allFields)
-	return schema{
+	out := schema{
 		"Error": describe(obj(
 			p("error", describe(str(), "What went wrong, for people; the contract's message, word for word. Do not match on it.")),
 			p("code", describe(strEnum(cryptointel.ErrorCodes()...),
@@ -239,15 +218,9 @@ func fixedComponents() schema {
 		"Evidence":     obj(evidenceProps...),
 		"Event":        eventShape("A radar event (a signal when significance is set), with canonical and legacy fields.", allFields),
 		"EventCompact": eventShape(compactDescription(), func(f wire.Field) bool { return f.Compact }),
-		"APIKey":       obj(apiKeyProps()...),
-		"NewAPIKey":    obj(concat(apiKeyProps(), p("key", describe(str(), "The new API key, shown only in this response.")))...),
-		"KeyAuditEntry": obj(
-			p("id", integer()),
-			p("at", dateTime()),
-			p("accountId", integer()),
-			p("apiKeyId", describe(schema{"type": []any{"integer", "null"}}, "The key changed; null for a change of the account's plan.")),
-			p("action", strEnum(cryptointel.AuditKeyCreated, cryptointel.AuditKeyRevoked, cryptointel.AuditKeyRotated, cryptointel.AuditPlanSet)),
-			p("actor", describe(str(), "\""+cryptointel.ActorCLI+"\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys with that key.")),
-			p("detail", describe(schema{"type": "object"}, "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."))),
 	}
+	for name, s := range goComponentSchemas() {
+		out[name] = s
+	}
+	return out
 }
