@@ -9,10 +9,12 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/live"
 )
 
 // The response schemas of the routes that run no GraphQL operation (the
-// keys, usage and stream-ticket routes) are derived from the Go types
+// keys, usage and stream-ticket routes), of the error body and of the
+// stream's close message are derived from the Go types
 // their handlers encode, as a graph route's are from its operation: the
 // properties, their order and their JSON types come from the struct's
 // fields and json tags, so the schema cannot name a key the body lacks or
@@ -28,6 +30,8 @@ type goNote struct {
 	// nullable makes a slice or map nullable (a pointer to a scalar is
 	// nullable already).
 	nullable bool
+	// format is a string's format (uri).
+	format string
 }
 
 // goComponents names the Go types documented as components of
@@ -69,6 +73,16 @@ var goFieldNotes = map[string]goNote{
 	"streamTicket.query":     {desc: "The stream's query the ticket is bound to, canonical (sorted)."},
 	"streamTicket.url":       {desc: "The stream URL to open: path, query and ticket."},
 	"streamTicket.expiresAt": {desc: "Until when the ticket opens its stream."},
+	"ErrorBody.error":        {desc: "What went wrong, for people; the contract's message, word for word. Do not match on it."},
+	"ErrorBody.code": {enum: cryptointel.ErrorCodes(),
+		desc: "The error's row of the error table (docs/api/errors.md#codes): a stable identifier to branch on."},
+	"ErrorBody.param":     {desc: "The one request parameter (or body field) at fault, when there is one."},
+	"ErrorBody.docUrl":    {format: "uri", desc: "The link to the code's row of the error reference."},
+	"ErrorBody.requestId": {desc: "The request's X-Request-Id, to quote when reporting a problem."},
+	"streamClose.error":   {desc: "Why the server closed the stream."},
+	"streamClose.code": {enum: []string{live.CodeSlowConsumer, live.CodeShuttingDown, cryptointel.EQUOTA, cryptointel.EUNAUTHORIZED, cryptointel.EFORBIDDEN, cryptointel.EUNAVAILABLE},
+		desc: "slow_consumer and shutting_down: reconnect and resume; quota_exceeded, unauthorized, forbidden: the key may not stream any more; unavailable: retry shortly."},
+	"streamClose.cursor": {desc: "The cursor to resume from: the last event delivered, or the stream's start."},
 }
 
 // goSchemaOf is the response schema of T, the body a handler encodes
@@ -165,6 +179,9 @@ func (d *goDeriver) schema(t reflect.Type, n goNote, top bool) schema {
 		if n.enum != nil {
 			s = strEnum(n.enum...)
 		}
+		if n.format != "" {
+			s["format"] = n.format
+		}
 	case t.Kind() == reflect.Bool:
 		s = boolean()
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
@@ -193,15 +210,12 @@ func (d *goDeriver) schema(t reflect.Type, n goNote, top bool) schema {
 	return s
 }
 
-// object is the closed object schema of struct type t: every field
-// required, in the order encoding/json writes them.
+// object is the closed object schema of struct type t, its properties in
+// the order encoding/json writes them: required, but for omitempty ones.
 func (d *goDeriver) object(t reflect.Type) schema {
 	var props []prop
 	for _, f := range jsonFields(t) {
-		if f.omitEmpty {
-			d.fail("%s.%s: omitempty makes the key optional; declare it so", t.Name(), f.name)
-		}
-		props = append(props, p(f.name, d.schema(f.typ, goFieldNotes[f.owner+"."+f.name], false)))
+		props = append(props, prop{name: f.name, s: d.schema(f.typ, goFieldNotes[f.owner+"."+f.name], false), optional: f.omitEmpty})
 	}
 	return obj(props...)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 )
 
@@ -37,7 +38,7 @@ func handlerBodies() (routes []Route, bodies map[string]reflect.Type) {
 // check refuses a note that names none.
 func TestGoFieldNotesNameFields(t *testing.T) {
 	_, bodies := handlerBodies()
-	var types []reflect.Type
+	types := []reflect.Type{reflect.TypeFor[cryptointel.ErrorBody](), reflect.TypeFor[streamClose]()}
 	for _, b := range bodies {
 		types = append(types, b)
 	}

@@ -50,7 +50,8 @@ type Route struct {
 	// Response is the JSON Schema (OpenAPI 3.1 dialect) of the success body;
 	// nil documents a generic object. For a text/event-stream route it is
 	// the schema of each message's data. A graph route's is derived from
-	// its operation (Routes, shape.go); a handler route declares its own.
+	// its operation (Routes, shape.go); a handler route's from the Go type
+	// its handler encodes (handled, goSchemaOf in goschema.go).
 	Response map[string]any
 	// ContentType is the media type of the success body. Defaults to
 	// application/json.

@@ -192,28 +192,16 @@ func componentSchemas() schema {
 }
 
 // fixedComponents are the components no operation selects: the error body,
-// the stream's close message, the API keys (derived from the Go types the
-// key routes encode, goschema.go), and the
+// the stream's close message and the API keys (derived from the Go types
+// written, goschema.go), and the
 // event shapes, made of the wire tables with their legacy aliases (the
 // operations' event fragments are generated from the same tables).
 func fixedComponents() schema {
 	entityRefProps, _ := wireProps(wire.EntityRefFields, allFields)
 	evidenceProps, _ := wireProps(wire.EvidenceFields, allFields)
 	out := schema{
-		"Error": describe(obj(
-			p("error", describe(str(), "What went wrong, for people; the contract's message, word for word. Do not match on it.")),
-			p("code", describe(strEnum(cryptointel.ErrorCodes()...),
-				"The error's row of the error table (docs/api/errors.md#codes): a stable identifier to branch on.")),
-			optional("param", describe(str(), "The one request parameter (or body field) at fault, when there is one.")),
-			p("docUrl", describe(schema{"type": "string", "format": "uri"}, "The link to the code's row of the error reference.")),
-			optional("requestId", describe(str(), "The request's X-Request-Id, to quote when reporting a problem."))),
-			"The body of every error response."),
-		"StreamClose": describe(obj(
-			p("error", describe(str(), "Why the server closed the stream.")),
-			p("code", describe(strEnum("slow_consumer", "shutting_down", "quota_exceeded", "unauthorized", "forbidden", "unavailable"),
-				"slow_consumer and shutting_down: reconnect and resume; quota_exceeded, unauthorized, forbidden: the key may not stream any more; unavailable: retry shortly.")),
-			p("cursor", describe(str(), "The cursor to resume from: the last event delivered, or the stream's start."))),
-			"The data of the `close` message that ends a stream the server closed."),
+		"Error":        describe(goSchemaOf[cryptointel.ErrorBody](), "The body of every error response."),
+		"StreamClose":  describe(goSchemaOf[streamClose](), "The data of the `close` message that ends a stream the server closed."),
 		"EntityRef":    obj(entityRefProps...),
 		"Evidence":     obj(evidenceProps...),
 		"Event":        eventShape("A radar event (a signal when significance is set), with canonical and legacy fields.", allFields),

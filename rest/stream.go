@@ -250,6 +250,14 @@ func eventFrame(resp *graphql.Response) []byte {
 	return b.Bytes()
 }
 
+// streamClose is the data of a stream's close message (documented as the
+// StreamClose component, derived from this type).
+type streamClose struct {
+	Error  string `json:"error"`
+	Code   string `json:"code"`
+	Cursor string `json:"cursor"`
+}
+
 // closeFrame is the `close` message that ends a stream the server closed:
 // {"error", "code", "cursor"} from the result's first error.
 func closeFrame(resp *graphql.Response) []byte {
@@ -262,11 +270,7 @@ func closeFrame(resp *graphql.Response) []byte {
 		}
 		cursor, _ = e.Extensions["cursor"].(string)
 	}
-	body, _ := json.Marshal(struct {
-		Error  string `json:"error"`
-		Code   string `json:"code"`
-		Cursor string `json:"cursor"`
-	}{msg, code, cursor})
+	body, _ := json.Marshal(streamClose{msg, code, cursor})
 	var b bytes.Buffer
 	if cursor != "" {
 		b.WriteString("id: " + cursor + "\n")
