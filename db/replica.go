@@ -143,6 +143,15 @@ func WithReplicaStatementCounter(ctx context.Context) (context.Context, *atomic.
 	return context.WithValue(ctx, replicaStatementsKey{}, c), c
 }
 
+type statementHookKey struct{}
+
+// WithStatementHook returns ctx whose statements call hook with their SQL
+// as they start, on the goroutine that sends them: a test traces the Go
+// call path of a request to its SQL with it (tests/request_path_test.go).
+func WithStatementHook(ctx context.Context, hook func(sql string)) context.Context {
+	return context.WithValue(ctx, statementHookKey{}, hook)
+}
+
 // poolTracer counts the statements sent to one pool (pgx's query tracer
 // sees every statement: Bun's, raw pgx, River's).
 type poolTracer struct {
@@ -150,8 +159,11 @@ type poolTracer struct {
 	replica    bool
 }
 
-func (t *poolTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (t *poolTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
 	t.statements.Add(1)
+	if hook, ok := ctx.Value(statementHookKey{}).(func(string)); ok {
+		hook(q.SQL)
+	}
 	if t.replica {
 		if c, ok := ctx.Value(replicaStatementsKey{}).(*atomic.Int64); ok {
 			c.Add(1)

@@ -505,8 +505,8 @@ func (rt *Router) runGraph(route *Route, r *http.Request) (*cachedBody, error) {
 	return &cachedBody{body: body}, nil
 }
 
-// execute runs call c's operation into a pooled buffer, builds its
-// envelope from the marked values and encodes it.
+// execute runs call c's operation into a pooled buffer and writes its
+// body from the marked values, shaped by the operation (shape.go).
 func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	op, ok := rt.ops[c.Operation]
 	if !ok {
@@ -517,15 +517,15 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	if errs := rt.exec.Run(ctx, op.Query, op.Name, c.Vars, &w); len(errs) > 0 {
 		return nil, graphError(op.Name, errs)
 	}
-	env, err := c.Route.Envelope(c, newData(w.B, w.Marks))
+	sh, ok := rt.shapes[c.Operation]
+	if !ok {
+		return nil, fmt.Errorf("error running %s: no response shape for operation %q", c.Route.Path, c.Operation)
+	}
+	// The body copies what it keeps of the data, so the buffer goes back
+	// to the pool once it is written.
+	body, err := sh.body(c, newData(w.B, w.Marks))
 	if err != nil {
 		return nil, err
-	}
-	// The envelope copies what it keeps of the data, so the buffer goes
-	// back to the pool once it is encoded.
-	body, err := encodeJSON(env)
-	if err != nil {
-		return nil, fmt.Errorf("error encoding %s response: %w", c.Route.Path, err)
 	}
 	return body, nil
 }

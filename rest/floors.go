@@ -53,7 +53,12 @@ func (rt *Router) FieldFloors() []access.FieldFloor {
 func floorField(r *Route, doc *ast.QueryDocument, def *ast.OperationDefinition) *ast.Field {
 	for _, p := range r.Params {
 		if p.Name == "limit" && p.Var != "" {
-			return pagedBy(doc, def.SelectionSet, p.Var, map[string]bool{})
+			// A list the page is made of wins over a field that reports
+			// on the same page (search: searchEvents, not searchReport).
+			if f := pagedBy(doc, def.SelectionSet, p.Var, map[string]bool{}, true); f != nil {
+				return f
+			}
+			return pagedBy(doc, def.SelectionSet, p.Var, map[string]bool{}, false)
 		}
 	}
 	var root *ast.Field
@@ -67,25 +72,27 @@ func floorField(r *Route, doc *ast.QueryDocument, def *ast.OperationDefinition) 
 	return root
 }
 
-// pagedBy finds the field of set whose `first` is the variable v.
-func pagedBy(doc *ast.QueryDocument, set ast.SelectionSet, v string, seen map[string]bool) *ast.Field {
+// pagedBy finds the field of set whose `first` is the variable v (a list
+// when list is set).
+func pagedBy(doc *ast.QueryDocument, set ast.SelectionSet, v string, seen map[string]bool, list bool) *ast.Field {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			if a := s.Arguments.ForName("first"); a != nil && a.Value != nil && a.Value.Kind == ast.Variable && a.Value.Raw == v {
+			if a := s.Arguments.ForName("first"); a != nil && a.Value != nil && a.Value.Kind == ast.Variable && a.Value.Raw == v &&
+				(!list || (s.Definition != nil && s.Definition.Type.Elem != nil)) {
 				return s
 			}
-			if f := pagedBy(doc, s.SelectionSet, v, seen); f != nil {
+			if f := pagedBy(doc, s.SelectionSet, v, seen, list); f != nil {
 				return f
 			}
 		case *ast.InlineFragment:
-			if f := pagedBy(doc, s.SelectionSet, v, seen); f != nil {
+			if f := pagedBy(doc, s.SelectionSet, v, seen, list); f != nil {
 				return f
 			}
 		case *ast.FragmentSpread:
 			if fd := doc.Fragments.ForName(s.Name); fd != nil && !seen[s.Name] {
 				seen[s.Name] = true
-				if f := pagedBy(doc, fd.SelectionSet, v, seen); f != nil {
+				if f := pagedBy(doc, fd.SelectionSet, v, seen, list); f != nil {
 					return f
 				}
 			}

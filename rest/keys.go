@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -36,85 +35,6 @@ type KeyHandlers struct {
 	// MaxActiveKeys caps an account's active keys (0:
 	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
 	MaxActiveKeys int
-}
-
-// KeyPolicy is the policy of the /v1/keys routes named name: every plan,
-// evaluation layer, free (a key must be revocable with the month's credits
-// used up).
-func KeyPolicy(name string) access.Policy {
-	return access.Policy{Surface: "keys", Layer: access.LayerEvaluation, Name: name, CreditCost: 0}
-}
-
-// KeyRoutes returns the route-table entries of key management.
-func KeyRoutes(h *KeyHandlers) []Route {
-	id := Param{Name: "id", In: "path", Type: TypeInteger, Required: true, Description: "API key id."}
-	keyView := ref("APIKey")
-	return []Route{
-		{
-			Method: http.MethodGet, Path: "/v1/keys", Summary: "The calling account's API keys, newest first",
-			Description: "Every key of the account (never the keys themselves): status (active, revoked or expired), expiry, last use " +
-				"(the start of the rate window of its last request), the key a rotation replaced it with, its scopes and, for a restricted key, its surfaces. " +
-				"A key without the `management` scope sees only itself.",
-			Policy:   KeyPolicy("keys.list"),
-			Handler:  h.List,
-			Params:   []Param{boundedParam("limit", "", cryptointel.KeysLimit, boundsDesc("Keys to return", cryptointel.KeysLimit)), boundedParam("offset", "", cryptointel.KeysOffset, boundsDesc("Keys to skip", cryptointel.KeysOffset))},
-			Response: envelope(p("limit", integer()), p("offset", integer()), p("data", arr(keyView))),
-		},
-		{
-			Method: http.MethodGet, Path: "/v1/keys/audit", Summary: "The calling account's key and plan changes, newest first",
-			Description: "Each change with the acting key (`api_key:<id>`, or `cli` for an operator). Needs the `management` scope (403 `" +
-				access.MsgKeyNeedsManagement + "`).",
-			Policy:        KeyPolicy("keys.audit"),
-			Handler:       h.Audit,
-			Params:        []Param{boundedParam("limit", "", cryptointel.KeyAuditLimit, boundsDesc("Changes to return", cryptointel.KeyAuditLimit))},
-			Response:      envelope(p("data", arr(ref("KeyAuditEntry")))),
-			ErrorStatuses: []int{http.StatusForbidden},
-		},
-		{
-			Method: http.MethodPost, Path: "/v1/keys", Summary: "Create a restricted key on the account",
-			Description: "A restricted key reads only the `surfaces` given (any of " + strings.Join(cryptointel.RestrictableSurfaces, ", ") +
-				"; `keys` and `usage` are open to every key) and writes nothing (403 `" + access.MsgKeyRestricted + "`). It has the `data` scope alone, " +
-				"never reaches beyond a restricted creator's surfaces, expires when the creating key does (or sooner, with `expiresInSeconds`) and draws on the account's credits and rate window. " +
-				"Needs the `management` scope. The response shows the new key once (`data.key`). One key beyond the account's active keys is a 409.",
-			Policy:  KeyPolicy("keys.create"),
-			Handler: h.Create,
-			Params: []Param{
-				{Name: "surfaces", In: "query", Type: TypeStringList, Required: true, Enum: cryptointel.RestrictableSurfaces, MaxItems: len(cryptointel.RestrictableSurfaces),
-					Description: "The surfaces the key may read, comma-separated."},
-				{Name: "expiresInSeconds", In: "query", Type: TypeInteger,
-					Description: "Seconds until the key expires (1 or more); at most the creating key's remaining life."},
-			},
-			SuccessStatus: http.StatusCreated,
-			Response:      envelope(p("data", ref("NewAPIKey"))),
-			ErrorStatuses: []int{http.StatusForbidden, http.StatusConflict},
-		},
-		{
-			Method: http.MethodDelete, Path: "/v1/keys/{id}", Summary: "Revoke one of the account's keys at once",
-			Description: "The key is refused from the next request on, on every replica (401 `" + access.MsgRevokedKey + "`); its open streams close within a second. " +
-				"A key may revoke itself; revoking another key needs the `management` scope (403 `" + access.MsgKeyNeedsManagement + "`). " +
-				"Another account's key is not found; a revoked key is a 409.",
-			Policy:        KeyPolicy("keys.revoke"),
-			Handler:       h.Revoke,
-			Params:        []Param{id, {Name: "reason", In: "query", Type: TypeString, Description: "Why, kept in the audit trail."}},
-			Response:      envelope(p("data", keyView)),
-			ErrorStatuses: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict},
-		},
-		{
-			Method: http.MethodPost, Path: "/v1/keys/{id}/rotate", Summary: "Replace one of the account's keys with a new one",
-			Description: "Creates a key on the account and retires this one: revoked at once, or with `graceSeconds` still working that long and then expired (`" +
-				access.MsgExpiredKey + "`). The new key inherits the old one whole: its scopes, its restriction and its expiry (a rotation never removes or extends `expiresAt`); " +
-				"the account's plan, credits and rate window are the account's and do not change. A key may rotate itself; rotating another key needs the `management` scope (403 `" +
-				access.MsgKeyNeedsManagement + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). " +
-				"A key revoked, expired or rotated already is a 409, and so is a rotation with grace beyond the account's active keys.",
-			Policy:  KeyPolicy("keys.rotate"),
-			Handler: h.Rotate,
-			Params: []Param{id, boundedParam("graceSeconds", "", cryptointel.KeyRotationGraceSeconds,
-				boundsDesc("Seconds the old key keeps working", cryptointel.KeyRotationGraceSeconds))},
-			SuccessStatus: http.StatusCreated,
-			Response:      envelope(p("data", ref("NewAPIKey")), p("replaced", keyView)),
-			ErrorStatuses: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict},
-		},
-	}
 }
 
 // boundsDesc describes an integer parameter of bounds b.
@@ -163,11 +83,34 @@ func mayManage(c *access.Caller, target int64) error {
 	return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", access.MsgKeyNeedsManagement)
 }
 
+// The bodies of the /v1/keys routes (their schemas are derived from
+// these types, goschema.go).
+type (
+	keyList struct {
+		Limit  int                       `json:"limit"`
+		Offset int                       `json:"offset"`
+		Data   []*cryptointel.APIKeyView `json:"data"`
+	}
+	keyAudit struct {
+		Data []*cryptointel.KeyAuditEntry `json:"data"`
+	}
+	keyRevoked struct {
+		Data *cryptointel.APIKeyView `json:"data"`
+	}
+	keyCreated struct {
+		Data NewAPIKeyJSON `json:"data"`
+	}
+	keyRotated struct {
+		Data     NewAPIKeyJSON           `json:"data"`
+		Replaced *cryptointel.APIKeyView `json:"replaced"`
+	}
+)
+
 // List serves GET /v1/keys.
-func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) (keyList, error) {
 	c, call, err := keyCall(r)
 	if err != nil {
-		return err
+		return keyList{}, err
 	}
 	f := db.KeyFilter{AccountID: c.AccountID, Limit: call.Int("limit"), Offset: call.Int("offset")}
 	if !c.Manages() {
@@ -175,43 +118,43 @@ func (h *KeyHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	}
 	keys, err := db.ListAPIKeys(r.Context(), h.DB, f)
 	if err != nil {
-		return err
+		return keyList{}, err
 	}
-	return writeResponse(w, http.StatusOK, object{{"limit", call.Int("limit")}, {"offset", call.Int("offset")}, {"data", keys}})
+	return keyList{Limit: call.Int("limit"), Offset: call.Int("offset"), Data: keys}, nil
 }
 
 // Audit serves GET /v1/keys/audit.
-func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Audit(w http.ResponseWriter, r *http.Request) (keyAudit, error) {
 	c, call, err := keyCall(r)
 	if err != nil {
-		return err
+		return keyAudit{}, err
 	}
 	if err := mayManage(c, 0); err != nil {
-		return err
+		return keyAudit{}, err
 	}
 	entries, err := db.KeyAudit(r.Context(), h.DB, c.AccountID, call.Int("limit"))
 	if err != nil {
-		return err
+		return keyAudit{}, err
 	}
-	return writeResponse(w, http.StatusOK, object{{"data", entries}})
+	return keyAudit{Data: entries}, nil
 }
 
 // Revoke serves DELETE /v1/keys/{id}.
-func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) (keyRevoked, error) {
 	c, id, call, err := keyTarget(r)
 	if err != nil {
-		return err
+		return keyRevoked{}, err
 	}
 	if err := mayManage(c, id); err != nil {
-		return err
+		return keyRevoked{}, err
 	}
 	k, err := db.RevokeAPIKey(r.Context(), h.DB, db.KeyRevocation{
 		KeyID: id, AccountID: c.AccountID, Actor: cryptointel.ActorAPIKey(c.APIKeyID), Reason: call.String("reason"),
 	})
 	if err != nil {
-		return err
+		return keyRevoked{}, err
 	}
-	return writeResponse(w, http.StatusOK, object{{"data", k}})
+	return keyRevoked{Data: k}, nil
 }
 
 // NewAPIKeyJSON is a key a rotation created: its fields and, this once,
@@ -223,38 +166,38 @@ type NewAPIKeyJSON struct {
 }
 
 // Rotate serves POST /v1/keys/{id}/rotate.
-func (h *KeyHandlers) Rotate(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Rotate(w http.ResponseWriter, r *http.Request) (keyRotated, error) {
 	c, id, call, err := keyTarget(r)
 	if err != nil {
-		return err
+		return keyRotated{}, err
 	}
 	if err := mayManage(c, id); err != nil {
-		return err
+		return keyRotated{}, err
 	}
 	plaintext, created, old, err := db.RotateAPIKey(r.Context(), h.DB, db.KeyRotation{
 		KeyID: id, AccountID: c.AccountID, Grace: time.Duration(call.Int("graceSeconds")) * time.Second,
 		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
 	})
 	if err != nil {
-		return err
+		return keyRotated{}, err
 	}
 	w.Header().Set("Location", "/v1/keys/"+strconv.FormatInt(created.ID, 10))
-	return writeResponse(w, http.StatusCreated, object{{"data", NewAPIKeyJSON{created, plaintext}}, {"replaced", old}})
+	return keyRotated{Data: NewAPIKeyJSON{created, plaintext}, Replaced: old}, nil
 }
 
 // Create serves POST /v1/keys: a restricted key made by a management key.
-func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) error {
+func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) (keyCreated, error) {
 	c, call, err := keyCall(r)
 	if err != nil {
-		return err
+		return keyCreated{}, err
 	}
 	if err := mayManage(c, 0); err != nil {
-		return err
+		return keyCreated{}, err
 	}
 	var expiresAt *time.Time
 	if call.Given["expiresInSeconds"] {
 		if call.Int("expiresInSeconds") < 1 {
-			return cryptointel.Errorf(cryptointel.EINVALID, "expiresInSeconds must be 1 or more.")
+			return keyCreated{}, cryptointel.Errorf(cryptointel.EINVALID, "expiresInSeconds must be 1 or more.")
 		}
 		t := time.Now().Add(time.Duration(call.Int("expiresInSeconds")) * time.Second)
 		expiresAt = &t
@@ -265,8 +208,8 @@ func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
 	})
 	if err != nil {
-		return err
+		return keyCreated{}, err
 	}
 	w.Header().Set("Location", "/v1/keys/"+strconv.FormatInt(created.ID, 10))
-	return writeResponse(w, http.StatusCreated, object{{"data", NewAPIKeyJSON{created, plaintext}}})
+	return keyCreated{Data: NewAPIKeyJSON{created, plaintext}}, nil
 }

@@ -18,7 +18,8 @@ import (
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Route is one entry of the route table: the single source of truth for a
-// /v1 route's path, parameters, operation, envelope and policy.
+// /v1 route's path, parameters, operation and policy. A graph route's body
+// is its operation's data, shaped by the operation itself (shape.go).
 type Route struct {
 	// Method is the HTTP method.
 	Method string
@@ -46,14 +47,11 @@ type Route struct {
 	// directly, may pick another embedded operation (compact mode), and may
 	// reject combinations with a *cryptointel.Error.
 	Prepare func(c *Call) error
-	// Envelope builds the response body from the operation's data, read
-	// through its marks (Data). It returns a *cryptointel.Error (for
-	// example not_found when the operation returned null for the
-	// requested resource). Required when Operation is set.
-	Envelope func(c *Call, data *Data) (any, error)
 	// Response is the JSON Schema (OpenAPI 3.1 dialect) of the success body;
 	// nil documents a generic object. For a text/event-stream route it is
-	// the schema of each message's data.
+	// the schema of each message's data. A graph route's is derived from
+	// its operation (Routes, shape.go); a handler route's from the Go type
+	// its handler encodes (handled, goSchemaOf in goschema.go).
 	Response map[string]any
 	// ContentType is the media type of the success body. Defaults to
 	// application/json.

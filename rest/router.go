@@ -64,6 +64,7 @@ type Config struct {
 type Router struct {
 	routes  []Route
 	ops     map[string]*operation
+	shapes  map[string]*shape
 	exec    Executor
 	wrap    func(access.Policy, http.Handler) http.Handler
 	logger  *slog.Logger
@@ -97,6 +98,7 @@ func New(cfg Config) (*Router, error) {
 		mux:    http.NewServeMux(),
 		cache:  newResponseCache(cfg.Cache),
 		byKey:  map[string]keyedRoute{},
+		shapes: map[string]*shape{},
 	}
 	if rt.wrap == nil {
 		rt.wrap = func(p access.Policy, h http.Handler) http.Handler {
@@ -140,8 +142,8 @@ func New(cfg Config) (*Router, error) {
 }
 
 // checkTable rejects a table that cannot be served: duplicate method and
-// path, a graph route without an operation or envelope, an unknown
-// operation.
+// path, a graph route without an operation, an unknown operation or one
+// whose response cannot be read from it.
 func (rt *Router) checkTable() error {
 	seen := map[string]bool{}
 	for i := range rt.routes {
@@ -162,11 +164,21 @@ func (rt *Router) checkTable() error {
 			}
 			continue
 		}
-		if r.Operation == "" || r.Envelope == nil {
-			return fmt.Errorf("error checking route table: %s has neither a handler nor an operation and envelope", key)
+		if r.Operation == "" {
+			return fmt.Errorf("error checking route table: %s has neither a handler nor an operation", key)
 		}
 		if _, ok := rt.ops[r.Operation]; !ok {
 			return fmt.Errorf("error checking route table: %s runs unknown operation %q", key, r.Operation)
+		}
+		for _, file := range []string{r.Operation, r.Operation + "_compact"} {
+			if _, ok := rt.ops[file]; !ok {
+				continue
+			}
+			s, err := shapeOf(file)
+			if err != nil {
+				return fmt.Errorf("error checking route table: %s: %w", key, err)
+			}
+			rt.shapes[file] = s
 		}
 	}
 	return nil

@@ -117,7 +117,7 @@ func TestRouterRejectsBadTables(t *testing.T) {
 	exec := nopExecutor{}
 	_, err := New(Config{Executor: exec, Routes: []Route{{Method: "GET", Path: "/v1/latest", Handler: func(w http.ResponseWriter, r *http.Request) error { return nil }}}})
 	require.ErrorContains(t, err, "declared twice")
-	_, err = New(Config{Executor: exec, Routes: []Route{{Method: "GET", Path: "/v1/x", Operation: "nope", Envelope: dataList("x")}}})
+	_, err = New(Config{Executor: exec, Routes: []Route{{Method: "GET", Path: "/v1/x", Operation: "nope"}}})
 	require.ErrorContains(t, err, "unknown operation")
 	_, err = New(Config{Executor: exec, Routes: []Route{{Method: "GET", Path: "/v1/y"}}})
 	require.ErrorContains(t, err, "neither a handler")

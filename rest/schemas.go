@@ -165,158 +165,50 @@ func compactDescription() string {
 	return "A brief item in compact mode: without " + canonical + " and their legacy aliases."
 }
 
-func entityProps() []prop {
-	return []prop{
-		p("id", integer()),
-		p("canonicalName", str()),
-		p("displayName", str()),
-		p("entityType", str()),
-		p("status", str()),
-		p("aliases", arr(str())),
-		p("references", arr(ref("Reference"))),
-	}
-}
-
 func concat(a []prop, b ...prop) []prop { return append(append([]prop{}, a...), b...) }
 
-// apiKeyProps are the fields of cryptointel.APIKeyView.
-func apiKeyProps() []prop {
-	nullInt := schema{"type": []any{"integer", "null"}}
-	return []prop{
-		p("id", integer()),
-		p("accountId", integer()),
-		p("account", str()),
-		p("plan", str()),
-		p("prefix", describe(str(), "The key's first characters, to tell keys apart.")),
-		p("status", strEnum(cryptointel.KeyActive, cryptointel.KeyRevoked, cryptointel.KeyExpired)),
-		p("createdAt", dateTime()),
-		p("expiresAt", describe(nullDateTime(), "When the key stops working; null for never.")),
-		p("revokedAt", nullDateTime()),
-		p("lastUsedAt", describe(nullDateTime(), "The start of the rate window (the minute) of the key's last request; null when never used.")),
-		p("replacedBy", describe(nullInt, "The key a rotation replaced this one with.")),
-		p("scopes", describe(arr(strEnum(cryptointel.ScopeData, cryptointel.ScopeManagement)),
-			"What the key may do: data (read the API), management (manage the account's keys). A successor keeps its predecessor's.")),
-		p("surfaces", describe(nullable(arr(strEnum(cryptointel.RestrictableSurfaces...))),
-			"A restricted key's surfaces: it reads only these and writes nothing. Null for an unrestricted key.")),
-	}
+// fieldSchemas are the schemas of the GraphQL fields whose type says less
+// than the contract: a day as a date string, an event's surface, and the
+// search cursor in the form the generated clients were built from.
+var fieldSchemas = map[string]schema{
+	"SignalHistoryDay.date":   {"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`},
+	"SearchReport.nextCursor": nullable(str()),
+	"Event.eventSurface":      strEnum("radar", "signal"),
 }
 
-// componentSchemas are the named shapes of /openapi.json.
+// componentSchemas are the named shapes of /openapi.json: the ones written
+// here (fixedComponents) and the ones derived from the operations'
+// selections (deriveResponses).
 func componentSchemas() schema {
-	briefProps := func(event string, withError bool) []prop {
-		props := []prop{
-			p("organizationId", integer()),
-			p("label", nullStr()),
-			p("radar", arr(ref(event))),
-			p("signal", arr(ref(event))),
-			p("counts", obj(p("radar", integer()), p("signal", integer()))),
-		}
-		if withError {
-			props = append(props, p("error", describe(nullStr(), "Why this entry failed; null on success.")))
-		}
-		return props
+	out := fixedComponents()
+	d, err := derived()
+	if err != nil {
+		panic(err.Error())
 	}
+	for name, s := range d.components {
+		out[name] = s
+	}
+	return out
+}
+
+// fixedComponents are the components no operation selects: the error body,
+// the stream's close message and the API keys (derived from the Go types
+// written, goschema.go), and the
+// event shapes, made of the wire tables with their legacy aliases (the
+// operations' event fragments are generated from the same tables).
+func fixedComponents() schema {
 	entityRefProps, _ := wireProps(wire.EntityRefFields, allFields)
 	evidenceProps, _ := wireProps(wire.EvidenceFields, allFields)
-	marketViewProps := []prop{
-		p("organization", str()),
-		p("markets", arr(ref("Market"))),
-		p("events", arr(ref("MarketEvent"))),
-	}
-	return schema{
-		"Error": describe(obj(
-			p("error", describe(str(), "What went wrong, for people; the contract's message, word for word. Do not match on it.")),
-			p("code", describe(strEnum(cryptointel.ErrorCodes()...),
-				"The error's row of the error table (docs/api/errors.md#codes): a stable identifier to branch on.")),
-			optional("param", describe(str(), "The one request parameter (or body field) at fault, when there is one.")),
-			p("docUrl", describe(schema{"type": "string", "format": "uri"}, "The link to the code's row of the error reference.")),
-			optional("requestId", describe(str(), "The request's X-Request-Id, to quote when reporting a problem."))),
-			"The body of every error response."),
-		"StreamClose": describe(obj(
-			p("error", describe(str(), "Why the server closed the stream.")),
-			p("code", describe(strEnum("slow_consumer", "shutting_down", "quota_exceeded", "unauthorized", "forbidden", "unavailable"),
-				"slow_consumer and shutting_down: reconnect and resume; quota_exceeded, unauthorized, forbidden: the key may not stream any more; unavailable: retry shortly.")),
-			p("cursor", describe(str(), "The cursor to resume from: the last event delivered, or the stream's start."))),
-			"The data of the `close` message that ends a stream the server closed."),
+	out := schema{
+		"Error":        describe(goSchemaOf[cryptointel.ErrorBody](), "The body of every error response."),
+		"StreamClose":  describe(goSchemaOf[streamClose](), "The data of the `close` message that ends a stream the server closed."),
 		"EntityRef":    obj(entityRefProps...),
 		"Evidence":     obj(evidenceProps...),
 		"Event":        eventShape("A radar event (a signal when significance is set), with canonical and legacy fields.", allFields),
 		"EventCompact": eventShape(compactDescription(), func(f wire.Field) bool { return f.Compact }),
-		"SearchEvent": eventShape("An event that matched a search, and how.", allFields,
-			p("matchedVia", describe(str(), "text, entity or related_entity")),
-			p("matchType", str()),
-			p("matchRank", describe(number(), "Lower is stronger; in relevance order the results are in its order.")),
-			p("matchedTerms", describe(arr(str()), "The query terms the event matched (by text, synonym or entity link).")),
-			p("alsoReportedAs", describe(arr(integer()), "Ids of the other reports of the same story folded into this hit (empty with collapse=false)."))),
-		"ContentEvent": eventShape("A research or media item: the event and where it comes from.", allFields,
-			p("sourceType", str()),
-			p("contentType", nullStr()),
-			p("eventSurface", strEnum("radar", "signal"))),
-		"Reference": obj(
-			p("id", integer()), p("referenceType", str()), p("title", str()), p("url", str())),
-		"Entity": obj(entityProps()...),
-		"EntitySummary": obj(
-			p("id", integer()), p("canonicalName", str()), p("displayName", str()),
-			p("entityType", str()), p("status", str())),
-		"EntityMatch": obj(concat(entityProps(),
-			p("matchedVia", str()),
-			p("matchType", str()),
-			p("matchRank", describe(integer(), "0 is the strongest; lower is stronger.")),
-			p("matchedValue", str()))...),
-		"Relationship": obj(
-			p("sourceEntityId", integer()),
-			p("targetEntityId", integer()),
-			p("relationshipType", str()),
-			p("status", str()),
-			p("direction", str()),
-			p("searchExpand", boolean()),
-			p("relatedEntity", ref("EntitySummary"))),
-		"Category": obj(
-			p("name", describe(str(), "The category, as events carry it in eventCategory.")),
-			p("subcategories", describe(arr(str()), "Its events' non-empty eventSubcategory values, sorted."))),
-		"Organization":      obj(p("id", integer()), p("label", str()), p("aliases", arr(str()))),
-		"OrganizationEvent": obj(p("id", integer()), p("title", str()), p("signal", nullNum())),
-		"OrganizationMatch": obj(
-			p("id", integer()), p("label", str()), p("type", str()), p("aliases", arr(str())),
-			p("matchedVia", str()), p("matchType", str()), p("matchRank", integer()), p("matchedValue", str())),
-		"DirectoryEntry": obj(p("id", integer()), p("label", str())),
-		"SignalHistory": obj(
-			p("organizationId", integer()),
-			p("label", str()),
-			p("history", describe(arr(obj(
-				p("date", schema{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`}),
-				p("signalCount", integer()),
-				p("radarCount", integer()))), "Newest first."))),
-		"Brief":             obj(briefProps("Event", false)...),
-		"BriefCompact":      obj(briefProps("EventCompact", false)...),
-		"BatchBrief":        obj(briefProps("Event", true)...),
-		"BatchBriefCompact": obj(briefProps("EventCompact", true)...),
-		"Market": obj(
-			p("id", integer()),
-			p("question", str()),
-			p("url", str()),
-			p("outcomes", arr(str())),
-			p("probability", nullNum()),
-			p("volume", nullNum()),
-			p("closes_at", nullDateTime())),
-		"MarketEvent": obj(
-			p("subevent_id", integer()),
-			p("subevent_label", str()),
-			p("subevent_type", str()),
-			p("normalized_title", str()),
-			p("injected_summary", str()),
-			p("posts", arr(obj(p("id", integer()), p("content", str()), p("date", dateTime()))))),
-		"APIKey":    obj(apiKeyProps()...),
-		"NewAPIKey": obj(concat(apiKeyProps(), p("key", describe(str(), "The new API key, shown only in this response.")))...),
-		"KeyAuditEntry": obj(
-			p("id", integer()),
-			p("at", dateTime()),
-			p("accountId", integer()),
-			p("apiKeyId", describe(schema{"type": []any{"integer", "null"}}, "The key changed; null for a change of the account's plan.")),
-			p("action", strEnum(cryptointel.AuditKeyCreated, cryptointel.AuditKeyRevoked, cryptointel.AuditKeyRotated, cryptointel.AuditPlanSet)),
-			p("actor", describe(str(), "\""+cryptointel.ActorCLI+"\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys with that key.")),
-			p("detail", describe(schema{"type": "object"}, "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."))),
-		"MarketView":               obj(marketViewProps...),
-		"MarketViewByOrganization": obj(concat([]prop{p("org_id", integer())}, marketViewProps...)...),
 	}
+	for name, s := range goComponentSchemas() {
+		out[name] = s
+	}
+	return out
 }

@@ -69,6 +69,10 @@ const streamOperation = "stream"
 // streamRoute is GET /v1/stream: the live stream of new events in the /v1
 // event shape, as Server-Sent Events.
 func (rt *Router) streamRoute() Route {
+	d, err := derived()
+	if err != nil {
+		panic(err.Error())
+	}
 	r := Route{
 		Method: http.MethodGet, Path: "/v1/stream",
 		Summary: "Live stream of new events (Server-Sent Events)",
@@ -101,7 +105,7 @@ func (rt *Router) streamRoute() Route {
 		Operation:     streamOperation,
 		Handler:       rt.serveStream,
 		ContentType:   "text/event-stream",
-		Response:      ref("Event"),
+		Response:      d.stream,
 		ErrorStatuses: []int{http.StatusNotFound},
 	}
 	withLegacyParam(&r)
@@ -246,6 +250,14 @@ func eventFrame(resp *graphql.Response) []byte {
 	return b.Bytes()
 }
 
+// streamClose is the data of a stream's close message (documented as the
+// StreamClose component, derived from this type).
+type streamClose struct {
+	Error  string `json:"error"`
+	Code   string `json:"code"`
+	Cursor string `json:"cursor"`
+}
+
 // closeFrame is the `close` message that ends a stream the server closed:
 // {"error", "code", "cursor"} from the result's first error.
 func closeFrame(resp *graphql.Response) []byte {
@@ -258,11 +270,7 @@ func closeFrame(resp *graphql.Response) []byte {
 		}
 		cursor, _ = e.Extensions["cursor"].(string)
 	}
-	body, _ := json.Marshal(struct {
-		Error  string `json:"error"`
-		Code   string `json:"code"`
-		Cursor string `json:"cursor"`
-	}{msg, code, cursor})
+	body, _ := json.Marshal(streamClose{msg, code, cursor})
 	var b bytes.Buffer
 	if cursor != "" {
 		b.WriteString("id: " + cursor + "\n")

@@ -17,7 +17,7 @@ type TicketMinter func(keyHash []byte, path string, query url.Values, now time.T
 // browser page, whose EventSource cannot send Authorization, asks with
 // its key for a ticket that opens one stream URL for a few minutes.
 func TicketRoute(mint TicketMinter, now func() time.Time) Route {
-	return Route{
+	return handled(Route{
 		Method: http.MethodPost, Path: "/v1/stream/tickets", Summary: "A short-lived ticket that opens one stream from a browser",
 		Description: "For a browser's `EventSource`, which cannot send `Authorization`: returns a ticket, signed by the server, that opens the " +
 			"stream at `path` with exactly the parameters of `query` (in any order), as the calling key, for " + access.TicketTTL.String() +
@@ -30,40 +30,47 @@ func TicketRoute(mint TicketMinter, now func() time.Time) Route {
 			{Name: "path", In: "query", Type: TypeString, Required: true, Enum: access.TicketPaths, Description: "The stream route the ticket opens."},
 			{Name: "query", In: "query", Type: TypeString, Description: "The stream URL's query string (without `?`), for example `category=defi&since=2026-11-20T00:00:00Z`; empty for none."},
 		},
-		Handler: func(w http.ResponseWriter, r *http.Request) error {
-			_, call, err := keyCall(r)
-			if err != nil {
-				return err
-			}
-			scheme, cred := access.ParseAuthorization(r.Header.Get("Authorization"))
-			if scheme != "bearer" || cred == "" {
-				return cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "An API key is required to mint stream tickets.")
-			}
-			q, err := url.ParseQuery(strings.TrimPrefix(call.String("query"), "?"))
-			if err != nil {
-				return cryptointel.Errorf(cryptointel.EINVALID, "query must be a URL query string such as category=defi&since=2026-11-20T00:00:00Z")
-			}
-			path := call.String("path")
-			ticket, exp, err := mint(cryptointel.HashAPIKey(cred), path, q, now())
-			if err != nil {
-				return err
-			}
-			q.Del(access.TicketParam)
-			streamQuery := q.Encode()
-			target := path + "?" + access.TicketParam + "=" + url.QueryEscape(ticket)
-			if streamQuery != "" {
-				target = path + "?" + streamQuery + "&" + access.TicketParam + "=" + url.QueryEscape(ticket)
-			}
-			return writeResponse(w, http.StatusCreated, object{{"data", object{
-				{"ticket", ticket}, {"path", path}, {"query", streamQuery}, {"url", target}, {"expiresAt", exp.UTC().Format(time.RFC3339)},
-			}}})
-		},
 		SuccessStatus: http.StatusCreated,
-		Response: envelope(p("data", obj(
-			p("ticket", describe(str(), "The ticket: pass it as the `ticket` query parameter of the stream URL.")),
-			p("path", str()),
-			p("query", describe(str(), "The stream's query the ticket is bound to, canonical (sorted).")),
-			p("url", describe(str(), "The stream URL to open: path, query and ticket.")),
-			p("expiresAt", describe(dateTime(), "Until when the ticket opens its stream."))))),
-	}
+	}, func(w http.ResponseWriter, r *http.Request) (ticketBody, error) {
+		_, call, err := keyCall(r)
+		if err != nil {
+			return ticketBody{}, err
+		}
+		scheme, cred := access.ParseAuthorization(r.Header.Get("Authorization"))
+		if scheme != "bearer" || cred == "" {
+			return ticketBody{}, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "An API key is required to mint stream tickets.")
+		}
+		q, err := url.ParseQuery(strings.TrimPrefix(call.String("query"), "?"))
+		if err != nil {
+			return ticketBody{}, cryptointel.Errorf(cryptointel.EINVALID, "query must be a URL query string such as category=defi&since=2026-11-20T00:00:00Z")
+		}
+		path := call.String("path")
+		ticket, exp, err := mint(cryptointel.HashAPIKey(cred), path, q, now())
+		if err != nil {
+			return ticketBody{}, err
+		}
+		q.Del(access.TicketParam)
+		streamQuery := q.Encode()
+		target := path + "?" + access.TicketParam + "=" + url.QueryEscape(ticket)
+		if streamQuery != "" {
+			target = path + "?" + streamQuery + "&" + access.TicketParam + "=" + url.QueryEscape(ticket)
+		}
+		// Whole seconds: encoding/json writes them as time.RFC3339.
+		return ticketBody{Data: streamTicket{Ticket: ticket, Path: path, Query: streamQuery, URL: target, ExpiresAt: exp.UTC().Truncate(time.Second)}}, nil
+	})
+}
+
+// ticketBody is the body of POST /v1/stream/tickets (its schema is derived
+// from the type, goschema.go).
+type ticketBody struct {
+	Data streamTicket `json:"data"`
+}
+
+// streamTicket is a minted ticket and the stream URL it opens.
+type streamTicket struct {
+	Ticket    string    `json:"ticket"`
+	Path      string    `json:"path"`
+	Query     string    `json:"query"`
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
 }

@@ -3,6 +3,13 @@
 // fragments/, appended to each operation that spreads them. The facade
 // (package rest) runs them through the executor like any document: planned
 // once, the plan cached.
+//
+// An operation is also its route's response: its response keys (aliases
+// included) are the body's keys, in order, and a few facade directives say
+// how the data becomes the body (package rest, shape.go). They are not
+// GraphQL: Load strips them from the document the executor runs (Query,
+// Doc) and keeps them in Shape. A field carrying @param is the facade's
+// alone (an echoed parameter) and is stripped with its line.
 package ops
 
 import (
@@ -10,6 +17,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -32,6 +40,66 @@ type Operation struct {
 	Query string
 	// Doc is Query parsed.
 	Doc *ast.QueryDocument
+	// Shape is the document as written, facade directives, @param fields
+	// and comments included: what the facade reads the response's shape
+	// from.
+	Shape *ast.QueryDocument
+}
+
+// FacadeDirectives are the directives of the facade (package rest reads
+// them from Shape); Load strips them from the document it executes.
+var FacadeDirectives = []string{"flatten", "group", "notFound", "split", "nonNull", "schema", "param"}
+
+var (
+	// paramLine is a line holding a field the facade writes itself.
+	paramLine = regexp.MustCompile(`(?m)^[^\n#]*@param\b[^\n]*\n`)
+	// facadeDirective is one facade directive with its arguments.
+	facadeDirective = regexp.MustCompile(`[ \t]*@(flatten|group|notFound|split|nonNull|schema)\b(\([^)]*\))?`)
+)
+
+// executable returns src without the facade's directives and fields.
+func executable(src string) string {
+	return facadeDirective.ReplaceAllString(paramLine.ReplaceAllString(src, ""), "")
+}
+
+// checkExecutable refuses a document that still holds a facade directive
+// (one the stripping did not recognize, for example across lines).
+func checkExecutable(f string, doc *ast.QueryDocument) error {
+	var bad string
+	var walk func(ast.SelectionSet)
+	check := func(ds ast.DirectiveList) {
+		for _, d := range ds {
+			for _, n := range FacadeDirectives {
+				if d.Name == n && bad == "" {
+					bad = d.Name
+				}
+			}
+		}
+	}
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				check(s.Directives)
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				check(s.Directives)
+				walk(s.SelectionSet)
+			case *ast.FragmentSpread:
+				check(s.Directives)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		walk(op.SelectionSet)
+	}
+	for _, fr := range doc.Fragments {
+		walk(fr.SelectionSet)
+	}
+	if bad != "" {
+		return fmt.Errorf("error loading %s: @%s must stand on the line of its field", f, bad)
+	}
+	return nil
 }
 
 // parseFile reads and parses one embedded .graphql file.
@@ -105,13 +173,21 @@ func Load() (map[string]*Operation, error) {
 		for _, name := range names {
 			parts = append(parts, fragments[name])
 		}
-		query := strings.Join(parts, "\n\n") + "\n"
-		full, err := parser.ParseQuery(&ast.Source{Name: f, Input: query})
+		written := strings.Join(parts, "\n\n") + "\n"
+		shape, err := parser.ParseQuery(&ast.Source{Name: f, Input: written})
 		if err != nil {
 			return nil, fmt.Errorf("error parsing assembled %s: %w", f, err)
 		}
+		query := executable(written)
+		full, err := parser.ParseQuery(&ast.Source{Name: f, Input: query})
+		if err != nil {
+			return nil, fmt.Errorf("error parsing assembled %s without its facade directives: %w", f, err)
+		}
+		if err := checkExecutable(f, full); err != nil {
+			return nil, err
+		}
 		file := strings.TrimSuffix(path.Base(f), ".graphql")
-		ops[file] = &Operation{File: file, Name: doc.Operations[0].Name, Query: query, Doc: full}
+		ops[file] = &Operation{File: file, Name: doc.Operations[0].Name, Query: query, Doc: full, Shape: shape}
 	}
 	return ops, nil
 }

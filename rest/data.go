@@ -1,0 +1,170 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cryptointel/cryptointel/graph/jsonw"
+)
+
+// field is one member of an ordered JSON object.
+type field struct {
+	Key   string
+	Value any
+}
+
+// object is a JSON object whose members are written in order, so a
+// handler's body reads the way the contract lists them (and golden files
+// stay stable). A graph route's body is written from its operation's
+// shape instead (shape.go).
+type object []field
+
+// MarshalJSON writes the members in order, as json.Marshal would. Pieces
+// of an operation's data (raw) are copied as they are: the
+// executor wrote them HTML-safe already, and a page of full events is tens
+// of kilobytes that scanning again would cost more than the rest of the
+// envelope (see tests/bench/NOTES.md).
+func (o object) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(o.sizeHint())
+	if err := o.appendJSON(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (o object) appendJSON(buf *bytes.Buffer) error {
+	buf.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, err := json.Marshal(f.Key)
+		if err != nil {
+			return err
+		}
+		buf.Write(k)
+		buf.WriteByte(':')
+		switch v := f.Value.(type) {
+		case raw:
+			v.appendJSON(buf)
+		case object:
+			if err := v.appendJSON(buf); err != nil {
+				return fmt.Errorf("error encoding %s: %w", f.Key, err)
+			}
+		default:
+			b, err := json.Marshal(f.Value)
+			if err != nil {
+				return fmt.Errorf("error encoding %s: %w", f.Key, err)
+			}
+			buf.Write(b)
+		}
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// sizeHint estimates the encoded size so the buffer grows once.
+func (o object) sizeHint() int {
+	n := 3 // braces and the body's newline
+	for _, f := range o {
+		n += len(f.Key) + 16
+		switch v := f.Value.(type) {
+		case raw:
+			n += len(v)
+		case object:
+			n += v.sizeHint()
+		}
+	}
+	return n
+}
+
+// raw is a value of an operation's data: compact JSON, HTML-safe (the
+// executor writes the facade's data so), copied as it is. Empty is null.
+type raw []byte
+
+func (r raw) appendJSON(buf *bytes.Buffer) {
+	if len(r) == 0 {
+		buf.WriteString("null")
+		return
+	}
+	buf.Write(r)
+}
+
+// isNull reports whether r is absent or the JSON null.
+func (r raw) isNull() bool { return len(r) == 0 || string(r) == "null" }
+
+// Data is an operation's data as its shape reads it: the bytes the
+// executor wrote (compact JSON, HTML-safe) and the marks it left on the
+// values (jsonw.Writer.Marks: every member reached without crossing a
+// list, and the elements of a root field's list and their members), so
+// that the body is written from them without scanning the data again.
+type Data struct {
+	marks []jsonw.Mark
+	b     []byte
+}
+
+// newData returns the data written in b with its marks.
+func newData(b []byte, marks []jsonw.Mark) *Data { return &Data{b: b, marks: marks} }
+
+// Get returns the value at path — response keys joined by "." from the
+// root ("events.nodes"), crossing no list — or null when there is none
+// (a null or missing object on the way).
+func (d *Data) Get(path string) raw {
+	if v, ok := d.lookup(path); ok {
+		return v
+	}
+	return raw("null")
+}
+
+// lookup returns the value at path and whether the data holds one (a
+// field an @include left out, or below a null object, is not held).
+func (d *Data) lookup(path string) (raw, bool) {
+	// A value's members are marked before it, so a root field's mark
+	// comes after everything below it: look from the end.
+	for i := len(d.marks) - 1; i >= 0; i-- {
+		if m := d.marks[i]; m.Path == path {
+			return raw(d.b[m.Start:m.End]), true
+		}
+	}
+	return nil, false
+}
+
+// Items returns the object elements of the list of root field key, each
+// with its members, in order.
+func (d *Data) Items(key string) []Item {
+	var (
+		items []Item
+		from  int
+	)
+	elem := key + "[]"
+	for i, m := range d.marks {
+		if m.Path == elem {
+			items = append(items, Item{d: d, members: d.marks[from:i], prefix: len(elem) + 1})
+			from = i + 1
+		} else if !strings.HasPrefix(m.Path, elem) {
+			from = i + 1
+		}
+	}
+	return items
+}
+
+// Item is an element of a root field's list (Data.Items).
+type Item struct {
+	d       *Data
+	members []jsonw.Mark
+	prefix  int
+}
+
+// lookup returns the element's member at path (crossing no list) and
+// whether the element holds one.
+func (it Item) lookup(path string) (raw, bool) {
+	for _, m := range it.members {
+		if len(m.Path) == it.prefix+len(path) && m.Path[it.prefix:] == path {
+			return raw(it.d.b[m.Start:m.End]), true
+		}
+	}
+	return nil, false
+}
