@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -212,4 +213,73 @@ func sdkCopyTree(t *testing.T, from, to string) {
 		sdkCopyFile(t, path, filepath.Join(to, rel))
 		return nil
 	}))
+}
+
+// TestSDKDependencies: no library depends on more than its generators'
+// runtimes, httpx and pandas (Python, pandas optional) and the x402 client
+// (TypeScript). A new dependency is a decision: add it here with why.
+func TestSDKDependencies(t *testing.T) {
+	t.Parallel()
+	t.Run("Go", func(t *testing.T) {
+		// Direct requirements: oapi-codegen's runtime and genqlient's.
+		goMod, err := os.ReadFile(filepath.Join(sdkRoot, "go", "go.mod"))
+		require.NoError(t, err)
+		var direct []string
+		for _, line := range strings.Split(string(goMod), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && strings.Contains(f[0], ".") && !strings.Contains(line, "// indirect") {
+				direct = append(direct, f[0])
+			} else if len(f) >= 3 && f[0] == "require" && f[2] != "(" && !strings.Contains(line, "// indirect") {
+				direct = append(direct, f[1])
+			}
+		}
+		require.ElementsMatch(t, []string{"github.com/oapi-codegen/runtime", "github.com/Khan/genqlient"}, direct)
+	})
+	t.Run("Python", func(t *testing.T) {
+		pyproject, err := os.ReadFile(filepath.Join(sdkRoot, "python", "pyproject.toml"))
+		require.NoError(t, err)
+		deps := map[string]string{}
+		section := ""
+		for _, line := range strings.Split(string(pyproject), "\n") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "[") {
+				section = line
+				continue
+			}
+			name, value, ok := strings.Cut(line, "=")
+			if !ok {
+				continue
+			}
+			name = strings.TrimSpace(name)
+			if (section == "[project]" && name == "dependencies") || section == "[project.optional-dependencies]" {
+				deps[section+" "+name] = strings.TrimSpace(value)
+			}
+		}
+		require.Equal(t, map[string]string{
+			"[project] dependencies":                 `["httpx>=0.23"]`,
+			"[project.optional-dependencies] pandas": `["pandas>=1.5"]`,
+		}, deps)
+	})
+	t.Run("TypeScript", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(sdkRoot, "typescript", "package.json"))
+		require.NoError(t, err)
+		var pkg struct {
+			Dependencies         map[string]string `json:"dependencies"`
+			PeerDependencies     map[string]string `json:"peerDependencies"`
+			OptionalDependencies map[string]string `json:"optionalDependencies"`
+		}
+		require.NoError(t, json.Unmarshal(b, &pkg))
+		names := func(m map[string]string) []string {
+			var out []string
+			for k := range m {
+				out = append(out, k)
+			}
+			return out
+		}
+		// openapi-fetch: openapi-typescript's runtime; the typed-document
+		// node: GraphQL Code Generator's documents' type; @x402/fetch.
+		require.ElementsMatch(t, []string{"openapi-fetch", "@graphql-typed-document-node/core", "@x402/fetch"}, names(pkg.Dependencies))
+		require.Empty(t, pkg.PeerDependencies)
+		require.Empty(t, pkg.OptionalDependencies)
+	})
 }
