@@ -283,3 +283,20 @@ func TestSDKDependencies(t *testing.T) {
 		require.Empty(t, pkg.OptionalDependencies)
 	})
 }
+
+// TestSDKDocs: docs/ has a page per client library, and the README's
+// "Where to go next" links each.
+func TestSDKDocs(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	_, next, ok := strings.Cut(string(readme), "\n## Where to go next\n")
+	require.True(t, ok, "README.md has no \"Where to go next\" section")
+	next, _, _ = strings.Cut(next, "\n## ")
+	for _, lib := range []string{"typescript", "python", "go"} {
+		page := "docs/sdk/" + lib + ".md"
+		_, err := os.Stat(filepath.Join("..", page))
+		require.NoError(t, err, "the %s library's page", lib)
+		require.Contains(t, next, "]("+page+")", "README's Where to go next links %s", page)
+	}
+}
