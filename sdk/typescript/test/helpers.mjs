@@ -18,9 +18,9 @@ export const client = (key = "KEY", options = {}) => new Client({ baseUrl: baseU
 
 let facts;
 /** demo reads what the tests call with from the live demo data, with plain
- * fetch: the entity owning the most of the newest events (so it has events
- * to page through) as { id, name }, another owner (other) and a category
- * of the entity's events. */
+ * fetch: of the owners of the newest events, the one owning the most of
+ * them whose timeline holds more than ten events (to page through) as
+ * { id, name }, another owner (other) and a category of its events. */
 export function demo() {
   facts ??= (async () => {
     const get = async (path) => {
@@ -31,7 +31,20 @@ export function demo() {
     const latest = await get("/v1/latest?limit=50&legacy=false");
     const count = new Map();
     for (const ev of latest) for (const o of ev.owners) count.set(o.id, (count.get(o.id) ?? 0) + 1);
-    const [[id], [other]] = [...count].sort((a, b) => b[1] - a[1]);
+    const owners = [...count].sort((a, b) => b[1] - a[1]).map(([o]) => o);
+    let id;
+    for (const o of owners) {
+      const r = await fetch(`${baseUrl()}/v1/timeline/byOrganizationId?id=${o}&limit=10&legacy=false`, {
+        headers: { authorization: `Bearer ${env("KEY")}` }, signal: AbortSignal.timeout(30_000),
+      });
+      const t = await r.json();
+      if (t.data?.length === 10 && t.next_cursor) {
+        id = o;
+        break;
+      }
+    }
+    if (id === undefined) throw new Error(`no owner of the newest demo events has more than ten events: ${[...count]}`);
+    const other = owners.find((o) => o !== id);
     const category = latest.find((ev) => ev.owners.some((o) => o.id === id)).eventCategory;
     const name = (await get(`/v1/entities/byId?id=${id}`)).canonicalName;
     return { id, name, other, category };
