@@ -21,9 +21,10 @@ import (
 const python = "/usr/bin/python3"
 
 // TestSDKClients runs the Go and Python client libraries' own tests
-// against one live server seeded by the demo seeder (startSDKServer): every route once, a three-page
-// cursor walk, a 429 retried after its Retry-After, typed 400/401/403/404/413
-// errors, a stream resumed after its connection is cut, a webhook verified
+// against one live server seeded by the demo seeder (startSDKServer):
+// every route once, a three-page cursor walk, a 429 retried after its
+// Retry-After, typed 400/401/403/404/413 errors, a stream and a GraphQL
+// subscription resumed after their connection is cut, a webhook verified
 // and a tampered one refused, a request paid through the 402 hook on the
 // local chain, GraphQL, and (Python) a DataFrame indexed by time. Beside
 // them: the committed OpenAPI document is the server's, regenerating either
@@ -69,7 +70,10 @@ func TestSDKClients(t *testing.T) {
 		// -timeout: a test waiting for what never comes fails in minutes,
 		// with the goroutines' stacks, instead of holding the suite.
 		out := s.run(t, filepath.Join(sdkRoot, "go"), s.keyEnv(t), "go", "test", "-count=1", "-v", "-timeout", "4m", "./...")
-		require.Contains(t, out, "--- PASS: TestEveryRoute")
+		for _, name := range []string{"TestEveryRoute", "TestCursorWalk", "TestTypedErrors", "TestRetryAfter",
+			"TestStreamResume", "TestSubscriptionResume", "TestWebhookVerify", "TestPaidRequest", "TestGraphQLQuery"} {
+			require.Contains(t, out, "--- PASS: "+name+" ")
+		}
 		require.NotContains(t, out, "--- SKIP")
 		summary(t, "sdk/go: %d tests passed against the live server", strings.Count(out, "--- PASS"))
 	})

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,8 +33,9 @@ type liveEnv struct {
 }
 
 // demoFacts is what the tests call with, read from the live demo data:
-// the entity owning the most of the newest events (so it has events to
-// page through), its canonical name, another entity and a category.
+// of the owners of the newest events, the one owning the most of them
+// whose timeline holds more than ten events (to page through), its
+// canonical name, another owner and a category of its events.
 type demoFacts struct {
 	id, other int
 	name      string
@@ -81,23 +83,39 @@ func discover(base, key string) (demoFacts, error) {
 		return demoFacts{}, err
 	}
 	count := map[int]int{}
-	var f demoFacts
+	category := map[int]string{}
+	var owners []int
 	for _, ev := range latest.Data {
 		for _, o := range ev.Owners {
-			count[o.ID]++
-			if count[o.ID] > count[f.id] {
-				f.id, f.category = o.ID, ev.EventCategory
+			if count[o.ID]++; count[o.ID] == 1 {
+				owners = append(owners, o.ID)
+				category[o.ID] = ev.EventCategory
 			}
 		}
 	}
-	for id := range count {
+	slices.SortStableFunc(owners, func(a, b int) int { return count[b] - count[a] })
+	var f demoFacts
+	for _, id := range owners {
+		var timeline struct {
+			Data       []json.RawMessage `json:"data"`
+			NextCursor *string           `json:"next_cursor"`
+		}
+		if err := get(fmt.Sprintf("/v1/timeline/byOrganizationId?id=%d&limit=10&legacy=false", id), &timeline); err != nil {
+			return demoFacts{}, err
+		}
+		if len(timeline.Data) == 10 && timeline.NextCursor != nil {
+			f.id, f.category = id, category[id]
+			break
+		}
+	}
+	for _, id := range owners {
 		if id != f.id {
 			f.other = id
 			break
 		}
 	}
 	if f.id == 0 || f.other == 0 {
-		return demoFacts{}, fmt.Errorf("the newest demo events name fewer than two owners: %+v", latest.Data)
+		return demoFacts{}, fmt.Errorf("no owner of the newest demo events has more than ten events, or they name fewer than two owners: %v", count)
 	}
 	var entity struct {
 		Data struct {
@@ -625,6 +643,65 @@ func TestStreamResume(t *testing.T) {
 	want := []int{base + 1, base + 2, base + 3, base + 4, base + 5}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestSubscriptionResume: a GraphQL subscription's results pushed before
+// and after its connection is cut arrive once each, in order, each with
+// its cursor.
+func TestSubscriptionResume(t *testing.T) {
+	e := live(t)
+	cut := &cutter{}
+	c := must(New(e.base, WithAPIKey(e.keys["PRO"]), WithHTTP(&http.Client{Transport: &http.Transport{DialContext: cut.dial}})))
+	ctx := testCtx(t, time.Minute)
+	base := 7500000 + int(time.Now().Unix()%1000)*10
+	var now struct {
+		StreamCursor string `json:"streamCursor"`
+	}
+	if err := c.Query(ctx, `{ streamCursor }`, nil, &now); err != nil {
+		t.Fatal(err)
+	}
+	ingest(t, ctx, e, base+1, base+2, base+3)
+	const doc = `subscription($after: String, $entityId: Int) { events(after: $after, entityId: $entityId) { id title } }`
+	var got []int
+	for m, err := range c.Subscribe(ctx, doc, map[string]any{"after": now.StreamCursor, "entityId": e.demo.id}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Events struct {
+				ID    int    `json:"id"`
+				Title string `json:"title"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal(m.Data, &d); err != nil || m.Cursor == "" {
+			t.Fatalf("result %s, cursor %q: %v", m.Data, m.Cursor, err)
+		}
+		if d.Events.ID < base {
+			continue
+		}
+		got = append(got, d.Events.ID)
+		if len(got) == 2 {
+			cut.cut() // the connection drops after the second result
+			ingest(t, ctx, e, base+4, base+5)
+		}
+		if len(got) == 5 {
+			break
+		}
+	}
+	want := []int{base + 1, base + 2, base + 3, base + 4, base + 5}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	// A document the server refuses is a GraphQLError, not a reconnect.
+	var ge *GraphQLError
+	for _, err := range c.Subscribe(ctx, `subscription { nope }`, nil) {
+		if !errors.As(err, &ge) {
+			t.Fatalf("want a GraphQLError, got %v", err)
+		}
+	}
+	if ge == nil {
+		t.Fatal("a refused document yielded nothing")
 	}
 }
 
