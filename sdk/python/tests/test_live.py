@@ -59,7 +59,7 @@ def deadline():
 @dataclasses.dataclass(frozen=True)
 class Demo:
     """What the tests call with, read from the live demo data."""
-    id: int  # the entity owning the most of the newest events
+    id: int  # of the owners of the newest events, the one owning the most with more than ten events
     name: str  # its canonical name
     other: int  # another owner of the newest events
     category: str  # the category of one of its events
@@ -76,7 +76,12 @@ def demo() -> Demo:
         latest = get("/v1/latest", limit="50", legacy="false")
         owners = collections.Counter(o["id"] for ev in latest for o in ev["owners"])
         assert len(owners) >= 2, f"the newest demo events name fewer than two owners: {latest}"
-        (top, _), (other, _) = owners.most_common(2)
+        top = next((o for o, _ in owners.most_common()
+                    if len((t := h.get("/v1/timeline/byOrganizationId",
+                                       params={"id": str(o), "limit": "10", "legacy": "false"}).json())["data"]) == 10
+                    and t["next_cursor"]), None)
+        assert top is not None, f"no owner of the newest demo events has more than ten events: {owners}"
+        other = next(o for o, _ in owners.most_common() if o != top)
         category = next(ev["eventCategory"] for ev in latest if any(o["id"] == top for o in ev["owners"]))
         name = get("/v1/entities/byId", id=str(top))["canonicalName"]
     return Demo(id=top, name=name, other=other, category=category)
@@ -365,6 +370,32 @@ def test_stream_resumes_after_cut(demo):
         assert got == [base + i for i in range(1, 6)]
     finally:
         proxy.close()
+
+
+def test_subscription_resumes_after_cut(demo):
+    proxy = CuttingProxy(BASE)
+    try:
+        c = Client(key("pro"), base_url=proxy.url, retry=RetryPolicy(base_delay=0.05))
+        base = 7600000 + int(time.time()) % 1000 * 10
+        cursor = c.query("{ streamCursor }")["streamCursor"]
+        ingest(demo, [base + 1, base + 2, base + 3])
+        doc = "subscription($after: String, $entityId: Int) { events(after: $after, entityId: $entityId) { id title } }"
+        got = []
+        for m in c.subscribe(doc, {"after": cursor, "entityId": demo.id}):
+            assert m.cursor and m.data["events"]["title"]
+            if m.data["events"]["id"] < base:
+                continue
+            got.append(m.data["events"]["id"])
+            if len(got) == 2:
+                proxy.cut()  # the connection drops after the second result
+                ingest(demo, [base + 4, base + 5])
+            if len(got) == 5:
+                break
+        assert got == [base + i for i in range(1, 6)]
+    finally:
+        proxy.close()
+    with pytest.raises(cryptointel.GraphQLError):
+        next(Client(key("pro"), base_url=BASE).subscribe("subscription { nope }"))
 
 
 def test_webhook_verified_and_tampered_refused():
