@@ -16,8 +16,12 @@
 // not measured, precedes each block: no side is charged for the garbage
 // of the other (its own scavenges are in its block). It prints the median
 // over rounds of the library/raw CPU ratio as an overhead, with its
-// quartiles and range.
+// quartiles and range. BENCH_CLOCK=thread measures the main thread's CPU
+// only (less noisy, without the collector's helper threads);
+// BENCH_SELF=1 measures raw against itself (the bench's own noise);
+// BENCH_OPTIONS='{"timeoutMs":0}' passes client options.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Client } from "../dist/index.js";
 
 const base = process.env.BASE_URL;
@@ -50,14 +54,23 @@ const raw = async () => {
   if (!r.ok) throw new Error(String(r.status));
   return r.json();
 };
-const lib = () => client.radarAll({ since, limit: 25 });
+// BENCH_SELF=1 measures raw against itself: the bench's own bias.
+const lib = process.env.BENCH_SELF ? async () => raw() : () => client.radarAll({ since, limit: 25 });
 
 const gc = globalThis.gc;
+const thread = process.env.BENCH_CLOCK === "thread";
+/** threadUs is the main thread's CPU in µs (/proc/thread-self/schedstat). */
+const threadUs = () => Number(readFileSync("/proc/thread-self/schedstat", "latin1").split(" ")[0]) / 1000;
 /** cpu is the CPU (µs) of `count` sequential calls of fn, on a heap
  * collected before (when gc is exposed: a full collection costs a few
  * ms, more than the difference measured, so it is left out). */
 const cpu = async (fn, count) => {
   gc?.();
+  if (thread) {
+    const t0 = threadUs();
+    for (let i = 0; i < count; i++) await fn();
+    return threadUs() - t0;
+  }
   const start = process.cpuUsage();
   for (let i = 0; i < count; i++) await fn();
   const d = process.cpuUsage(start);
