@@ -54,3 +54,17 @@ test("a connection error is retried with backoff, then thrown typed", async () =
   assert.ok(err instanceof ConnectionError, String(err));
   assert.equal(retries.length, 2);
 });
+
+test("an attempt past its timeout throws TimeoutError, not retried, and the client's next call is answered", async () => {
+  const { TimeoutError } = await import("../dist/index.js");
+  const retries = [];
+  // No answer comes within a millisecond: the client's timer fires first.
+  const hasty = client("KEY", { timeoutMs: 1, retry: { onRetry: (r) => retries.push(r) } });
+  const err = await hasty.categories().catch((e) => e);
+  assert.ok(err instanceof TimeoutError, String(err));
+  assert.match(err.message, /timed out after 1 ms/);
+  assert.equal(retries.length, 0, "a timeout is the caller's to handle");
+  const c = client("KEY", { timeoutMs: 30_000 });
+  assert.ok((await c.categories()).data.length > 0);
+  assert.ok((await c.categories()).data.length > 0, "a second call on the same timer");
+});
