@@ -22,16 +22,18 @@ import (
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
 )
 
 // The client libraries' own tests (sdk/go: go test, sdk/python: pytest)
-// run against a live server started here: the /v1 fixture (its events
-// dated from now, so the default windows hold them), demo mode (webhooks
-// may target http:// receivers on loopback), an admin token (the stream
-// tests ingest events while they listen) and, when the payment interop's
-// npm packages are installed, x402 payments settled by x402's own
-// facilitator on the local chain the payment tests use. The libraries'
-// tests read where everything is from the environment (sdkEnv).
+// run against a live server started here: its database seeded by the demo
+// seeder (sdkDemo, what `seed --demo` and so `make run` serve, with fewer
+// events), demo mode (webhooks may target http:// receivers on loopback),
+// an admin token (the stream tests ingest events while they listen) and
+// x402 payments settled by x402's own facilitator on the local chain the
+// payment tests use. The libraries' tests read where everything is from
+// the environment (sdkEnv) and find the ids and names they call with in
+// the demo data at run time.
 //
 // A control server beside it does what a test cannot do through the API:
 // move the service's clock to just before the end of a rate window (so a
@@ -41,6 +43,13 @@ import (
 
 // sdkRoot is the libraries' folder, from tests/.
 var sdkRoot = filepath.Join("..", "sdk")
+
+// sdkDemo is how the libraries' servers are seeded: the demo world of
+// `seed --demo` with 3,000 events (enough for every route, quick to load).
+var sdkDemo = demo.Options{Events: 3000}
+
+// sdkHTTP is the client the harness itself calls the server with.
+var sdkHTTP = &http.Client{Timeout: 30 * time.Second}
 
 type sdkServer struct {
 	store   *db.DB
@@ -55,16 +64,7 @@ type sdkServer struct {
 func startSDKServer(t *testing.T, pay bool) *sdkServer {
 	t.Helper()
 	s := &sdkServer{env: map[string]string{}}
-	var fac struct {
-		URL          string `json:"url"`
-		ChainID      int64  `json:"chainId"`
-		Token        string `json:"token"`
-		TokenName    string `json:"tokenName"`
-		TokenVersion string `json:"tokenVersion"`
-		Payer        string `json:"payer"`
-		PayerKey     string `json:"payerKey"`
-		PayTo        string `json:"payTo"`
-	}
+	var fac sdkFacilitatorInfo
 	cfg := app.Config{
 		DatabaseURL:       dbtest.NewURL(t),
 		DBMaxConns:        8,
@@ -78,11 +78,7 @@ func startSDKServer(t *testing.T, pay bool) *sdkServer {
 		ExportDir:         t.TempDir(),
 	}
 	if pay {
-		_, facOut, facErr := startNode(t, "facilitator.mjs")
-		line, err := facOut.ReadString('\n')
-		require.NoError(t, err, "facilitator: %s", facErr.String())
-		require.NoError(t, json.Unmarshal([]byte(line), &fac))
-		go io.Copy(io.Discard, facOut) //nolint:errcheck
+		fac = startSDKFacilitator(t)
 		cfg.X402FacilitatorURL = fac.URL
 		cfg.MPPSecret = "sdk-test-mpp-secret"
 		cfg.PaymentPayTo = fac.PayTo
@@ -95,13 +91,9 @@ func startSDKServer(t *testing.T, pay bool) *sdkServer {
 	a, err := app.New(ctx, cfg)
 	require.NoError(t, err)
 	a.DB.Now = func() time.Time { return time.Now().Add(time.Duration(s.offset.Load())) }
-	now := time.Now()
-	lines := restFixture()[:10] // entities, relationships, reference, market
-	for _, e := range fixtureEventList() {
-		e.At = now.Add(e.At.Sub(restNow))
-		lines = append(lines, eventLine(e))
-	}
-	ingestLines(t, a.DB, lines)
+	res, err := demo.Seed(ctx, a.DB, sdkDemo)
+	require.NoError(t, err)
+	require.False(t, res.Skipped)
 	s.base = serveApp(t, ctx, cancel, a)
 
 	// The control server.
@@ -220,7 +212,7 @@ func (s *sdkServer) environ(extra ...string) []string {
 // test with the output when the command fails.
 func (s *sdkServer) run(t *testing.T, dir string, extraEnv []string, name string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.WaitDelay = 10 * time.Second
@@ -235,4 +227,48 @@ func (s *sdkServer) run(t *testing.T, dir string, extraEnv []string, name string
 func paymentsInstalled() bool {
 	_, err := os.Stat(filepath.Join(paymentsDir, "node_modules", "@x402", "core"))
 	return err == nil
+}
+
+// demoEntity is the owner of the newest event of the demo data, and its
+// canonical name, as the API answers them: what the packaging checks call
+// with.
+func (s *sdkServer) demoEntity(t *testing.T) (int, string) {
+	return sdkDemoEntity(t, s.base, s.store)
+}
+
+// sdkDemoEntity is demoEntity of the server at base on store.
+func sdkDemoEntity(t *testing.T, base string, store *db.DB) (int, string) {
+	t.Helper()
+	key, _ := accesstest.NewKey(t, store, "enterprise")
+	get := func(path string, out any) {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := sdkHTTP.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
+		require.NoError(t, json.Unmarshal(body, out), "%s", body)
+	}
+	var latest struct {
+		Data []struct {
+			Owners []struct {
+				ID int `json:"id"`
+			} `json:"owners"`
+		} `json:"data"`
+	}
+	get("/v1/latest?limit=1&legacy=false", &latest)
+	require.NotEmpty(t, latest.Data, "the demo data has events")
+	require.NotEmpty(t, latest.Data[0].Owners, "the newest event has an owner")
+	id := latest.Data[0].Owners[0].ID
+	var entity struct {
+		Data struct {
+			CanonicalName string `json:"canonicalName"`
+		} `json:"data"`
+	}
+	get("/v1/entities/byId?id="+strconv.Itoa(id), &entity)
+	require.NotEmpty(t, entity.Data.CanonicalName)
+	return id, entity.Data.CanonicalName
 }

@@ -2,11 +2,12 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +21,10 @@ import (
 const python = "/usr/bin/python3"
 
 // TestSDKClients runs the Go and Python client libraries' own tests
-// against one live server (startSDKServer): every route once, a three-page
-// cursor walk, a 429 retried after its Retry-After, typed 400/401/403/404/413
-// errors, a stream resumed after its connection is cut, a webhook verified
+// against one live server seeded by the demo seeder (startSDKServer):
+// every route once, a three-page cursor walk, a 429 retried after its
+// Retry-After, typed 400/401/403/404/413 errors, a stream and a GraphQL
+// subscription resumed after their connection is cut, a webhook verified
 // and a tampered one refused, a request paid through the 402 hook on the
 // local chain, GraphQL, and (Python) a DataFrame indexed by time. Beside
 // them: the committed OpenAPI document is the server's, regenerating either
@@ -53,7 +55,7 @@ func TestSDKClients(t *testing.T) {
 	}
 
 	t.Run("OpenAPIDocument", func(t *testing.T) {
-		resp, err := http.Get(s.base + "/openapi.json")
+		resp, err := sdkHTTP.Get(s.base + "/openapi.json")
 		require.NoError(t, err)
 		live, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -65,8 +67,13 @@ func TestSDKClients(t *testing.T) {
 	})
 
 	t.Run("Go", func(t *testing.T) {
-		out := s.run(t, filepath.Join(sdkRoot, "go"), s.keyEnv(t), "go", "test", "-count=1", "-v", "./...")
-		require.Contains(t, out, "--- PASS: TestEveryRoute")
+		// -timeout: a test waiting for what never comes fails in minutes,
+		// with the goroutines' stacks, instead of holding the suite.
+		out := s.run(t, filepath.Join(sdkRoot, "go"), s.keyEnv(t), "go", "test", "-count=1", "-v", "-timeout", "4m", "./...")
+		for _, name := range []string{"TestEveryRoute", "TestCursorWalk", "TestTypedErrors", "TestRetryAfter",
+			"TestStreamResume", "TestSubscriptionResume", "TestWebhookVerify", "TestPaidRequest", "TestGraphQLQuery"} {
+			require.Contains(t, out, "--- PASS: "+name+" ")
+		}
 		require.NotContains(t, out, "--- SKIP")
 		summary(t, "sdk/go: %d tests passed against the live server", strings.Count(out, "--- PASS"))
 	})
@@ -93,6 +100,7 @@ func TestSDKClients(t *testing.T) {
 		}
 	})
 
+	entity, name := s.demoEntity(t)
 	t.Run("GoImport", func(t *testing.T) {
 		// A scratch module that requires the client through a replace.
 		dir := t.TempDir()
@@ -107,6 +115,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	cryptointel "github.com/cryptointel/cryptointel/sdk/go"
 )
@@ -116,7 +126,13 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	r, err := c.GetV1EntitiesByIdWithResponse(context.Background(), &cryptointel.GetV1EntitiesByIdParams{Id: 101})
+	id, err := strconv.Atoi(os.Getenv("ENTITY_ID"))
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := c.GetV1EntitiesByIdWithResponse(ctx, &cryptointel.GetV1EntitiesByIdParams{Id: id})
 	if err != nil {
 		panic(err)
 	}
@@ -124,8 +140,8 @@ func main() {
 }
 `
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644))
-		out := s.run(t, dir, []string{"GOFLAGS=-mod=mod"}, "go", "run", ".")
-		require.Equal(t, "Ethereum enterprise\n", out)
+		out := s.run(t, dir, []string{"GOFLAGS=-mod=mod", "ENTITY_ID=" + strconv.Itoa(entity)}, "go", "run", ".")
+		require.Equal(t, name+" enterprise\n", out)
 	})
 
 	t.Run("Python", func(t *testing.T) {
@@ -161,11 +177,11 @@ func main() {
 		s.run(t, dir, nil, filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--no-deps", "--no-cache-dir", "-q", wheels[0])
 		call := `import os, cryptointel
 assert cryptointel.__file__.startswith(os.environ["VENV"]), cryptointel.__file__
-c = cryptointel.Client(os.environ["CRYPTOINTEL_KEY_ENTERPRISE"], base_url=os.environ["CRYPTOINTEL_BASE_URL"])
-print(c.get_entities_by_id(id=101)["data"]["canonicalName"], cryptointel.__version__)
+c = cryptointel.Client(os.environ["CRYPTOINTEL_KEY_ENTERPRISE"], base_url=os.environ["CRYPTOINTEL_BASE_URL"], timeout=30)
+print(c.get_entities_by_id(id=int(os.environ["ENTITY_ID"]))["data"]["canonicalName"], cryptointel.__version__)
 `
-		out := s.run(t, dir, []string{"VENV=" + venv}, filepath.Join(venv, "bin", "python"), "-c", call)
-		require.Equal(t, "Ethereum 1.0.0\n", out)
+		out := s.run(t, dir, []string{"VENV=" + venv, "ENTITY_ID=" + strconv.Itoa(entity)}, filepath.Join(venv, "bin", "python"), "-c", call)
+		require.Equal(t, name+" 1.0.0\n", out)
 	})
 }
 
@@ -201,4 +217,90 @@ func sdkCopyTree(t *testing.T, from, to string) {
 		sdkCopyFile(t, path, filepath.Join(to, rel))
 		return nil
 	}))
+}
+
+// TestSDKDependencies: no library depends on more than its generators'
+// runtimes, httpx and pandas (Python, pandas optional) and the x402 client
+// (TypeScript). A new dependency is a decision: add it here with why.
+func TestSDKDependencies(t *testing.T) {
+	t.Parallel()
+	t.Run("Go", func(t *testing.T) {
+		// Direct requirements: oapi-codegen's runtime and genqlient's.
+		goMod, err := os.ReadFile(filepath.Join(sdkRoot, "go", "go.mod"))
+		require.NoError(t, err)
+		var direct []string
+		for _, line := range strings.Split(string(goMod), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && strings.Contains(f[0], ".") && !strings.Contains(line, "// indirect") {
+				direct = append(direct, f[0])
+			} else if len(f) >= 3 && f[0] == "require" && f[2] != "(" && !strings.Contains(line, "// indirect") {
+				direct = append(direct, f[1])
+			}
+		}
+		require.ElementsMatch(t, []string{"github.com/oapi-codegen/runtime", "github.com/Khan/genqlient"}, direct)
+	})
+	t.Run("Python", func(t *testing.T) {
+		pyproject, err := os.ReadFile(filepath.Join(sdkRoot, "python", "pyproject.toml"))
+		require.NoError(t, err)
+		deps := map[string]string{}
+		section := ""
+		for _, line := range strings.Split(string(pyproject), "\n") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "[") {
+				section = line
+				continue
+			}
+			name, value, ok := strings.Cut(line, "=")
+			if !ok {
+				continue
+			}
+			name = strings.TrimSpace(name)
+			if (section == "[project]" && name == "dependencies") || section == "[project.optional-dependencies]" {
+				deps[section+" "+name] = strings.TrimSpace(value)
+			}
+		}
+		require.Equal(t, map[string]string{
+			"[project] dependencies":                 `["httpx>=0.23"]`,
+			"[project.optional-dependencies] pandas": `["pandas>=1.5"]`,
+		}, deps)
+	})
+	t.Run("TypeScript", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(sdkRoot, "typescript", "package.json"))
+		require.NoError(t, err)
+		var pkg struct {
+			Dependencies         map[string]string `json:"dependencies"`
+			PeerDependencies     map[string]string `json:"peerDependencies"`
+			OptionalDependencies map[string]string `json:"optionalDependencies"`
+		}
+		require.NoError(t, json.Unmarshal(b, &pkg))
+		names := func(m map[string]string) []string {
+			var out []string
+			for k := range m {
+				out = append(out, k)
+			}
+			return out
+		}
+		// openapi-fetch: openapi-typescript's runtime; the typed-document
+		// node: GraphQL Code Generator's documents' type; @x402/fetch.
+		require.ElementsMatch(t, []string{"openapi-fetch", "@graphql-typed-document-node/core", "@x402/fetch"}, names(pkg.Dependencies))
+		require.Empty(t, pkg.PeerDependencies)
+		require.Empty(t, pkg.OptionalDependencies)
+	})
+}
+
+// TestSDKDocs: docs/ has a page per client library, and the README's
+// "Where to go next" links each.
+func TestSDKDocs(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	_, next, ok := strings.Cut(string(readme), "\n## Where to go next\n")
+	require.True(t, ok, "README.md has no \"Where to go next\" section")
+	next, _, _ = strings.Cut(next, "\n## ")
+	for _, lib := range []string{"typescript", "python", "go"} {
+		page := "docs/sdk/" + lib + ".md"
+		_, err := os.Stat(filepath.Join("..", page))
+		require.NoError(t, err, "the %s library's page", lib)
+		require.Contains(t, next, "]("+page+")", "README's Where to go next links %s", page)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,7 +54,7 @@ type tsClientServer struct {
 
 func startTSClientServer(t *testing.T) *tsClientServer {
 	t.Helper()
-	pay := startTSFacilitator(t)
+	pay := startSDKFacilitator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:         dbtest.NewURL(t),
@@ -73,7 +72,7 @@ func startTSClientServer(t *testing.T) *tsClientServer {
 		PaymentAssetVersion: pay.TokenVersion,
 	})
 	require.NoError(t, err)
-	res, err := demo.Seed(ctx, a.DB, demo.Options{})
+	res, err := demo.Seed(ctx, a.DB, sdkDemo)
 	require.NoError(t, err)
 	require.False(t, res.Skipped)
 	s := &tsClientServer{base: serveApp(t, ctx, cancel, a), app: a}
@@ -94,26 +93,27 @@ func startTSClientServer(t *testing.T) *tsClientServer {
 	return s
 }
 
-// tsFacilitatorInfo is what tests/interop/payments/facilitator.mjs reports.
-type tsFacilitatorInfo struct {
+// sdkFacilitatorInfo is what tests/interop/payments/facilitator.mjs reports.
+type sdkFacilitatorInfo struct {
 	URL          string `json:"url"`
 	ChainID      int64  `json:"chainId"`
 	Token        string `json:"token"`
 	TokenName    string `json:"tokenName"`
 	TokenVersion string `json:"tokenVersion"`
+	Payer        string `json:"payer"`
 	PayerKey     string `json:"payerKey"`
 	PayTo        string `json:"payTo"`
 }
 
-// startTSFacilitator starts the payment interop's facilitator and
+// startSDKFacilitator starts the payment interop's facilitator and
 // local chain (tests/interop/payments), as the payment tests do.
-func startTSFacilitator(t *testing.T) tsFacilitatorInfo {
+func startSDKFacilitator(t *testing.T) sdkFacilitatorInfo {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(paymentsDir, "node_modules", "@x402", "evm")); err != nil {
 		t.Fatalf("%s/node_modules is missing: run `make interop-payments` (make test does)", paymentsDir)
 	}
 	_, out, stderr := startNode(t, "facilitator.mjs")
-	var info tsFacilitatorInfo
+	var info sdkFacilitatorInfo
 	ready := make(chan error, 1)
 	go func() {
 		line, err := out.ReadString('\n')
@@ -132,11 +132,21 @@ func startTSFacilitator(t *testing.T) tsFacilitatorInfo {
 	return info
 }
 
+// tsCommand is name args bounded in time: a test waiting for what never
+// comes fails in minutes instead of holding the suite.
+func tsCommand(t *testing.T, name string, args ...string) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
 // tsNpmRun runs an npm script of sdk/typescript with env, failing the test
 // with its output when it fails.
 func tsNpmRun(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("npm", args...)
+	cmd := tsCommand(t, "npm", args...)
 	cmd.Dir = tsClientDir
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
@@ -160,7 +170,7 @@ func TestSDKTypeScript(t *testing.T) {
 	s := startTSClientServer(t)
 
 	t.Run("openapi document", func(t *testing.T) {
-		resp, err := http.Get(s.base + "/openapi.json")
+		resp, err := sdkHTTP.Get(s.base + "/openapi.json")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		served, err := io.ReadAll(resp.Body)
@@ -178,6 +188,7 @@ func TestSDKTypeScript(t *testing.T) {
 		t.Logf("%s", lastBytes(out, 8<<10))
 		summary(t, "sdk/typescript: %s", tsNodeTestCounts(out))
 	})
+	entity, name := sdkDemoEntity(t, s.base, s.app.DB)
 	t.Run("npm pack installs into a fresh directory and makes a call", func(t *testing.T) {
 		packDir, appDir := t.TempDir(), t.TempDir()
 		tsNpmRun(t, nil, "pack", "--silent", "--pack-destination", packDir)
@@ -185,26 +196,26 @@ func TestSDKTypeScript(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, tarballs, 1)
 		require.NoError(t, os.WriteFile(filepath.Join(appDir, "package.json"), []byte(`{"name":"scratch","private":true,"type":"module"}`), 0o644))
-		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarballs[0])
+		install := tsCommand(t, "npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarballs[0])
 		install.Dir = appDir
 		out, err := install.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		script := `import { Client } from "@cryptointel/client";
 const c = new Client({ baseUrl: process.env.BASE_URL, apiKey: process.env.KEY });
-const r = await c.entityById({ id: 101 });
-console.log(JSON.stringify({ id: r.data.id, remaining: c.rate.remaining }));`
+const r = await c.entityById({ id: Number(process.env.ENTITY_ID) });
+console.log(JSON.stringify({ name: r.data.canonicalName, remaining: c.rate.remaining }));`
 		require.NoError(t, os.WriteFile(filepath.Join(appDir, "call.mjs"), []byte(script), 0o644))
-		call := exec.Command("node", "call.mjs")
+		call := tsCommand(t, "node", "call.mjs")
 		call.Dir = appDir
-		call.Env = append(os.Environ(), s.env...)
+		call.Env = append(append(os.Environ(), s.env...), "ENTITY_ID="+strconv.Itoa(entity))
 		out, err = call.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		var got struct {
-			ID        int `json:"id"`
-			Remaining int `json:"remaining"`
+			Name      string `json:"name"`
+			Remaining int    `json:"remaining"`
 		}
 		require.NoError(t, json.Unmarshal(bytes.TrimSpace(out), &got), "%s", out)
-		require.Equal(t, 101, got.ID)
+		require.Equal(t, name, got.Name)
 		require.Positive(t, got.Remaining)
 	})
 }

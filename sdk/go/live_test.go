@@ -1,8 +1,12 @@
 package cryptointel
 
-// Tests against a live server: tests/sdk_go_test.go in the service's
-// repository starts one and runs `go test` here with its address and keys
-// in the environment (CRYPTOINTEL_*). Without them the tests skip.
+// Tests against a live server: tests/sdk_test.go in the service's
+// repository starts one, its database seeded by the demo seeder (`seed
+// --demo`), and runs `go test` here with its address and keys in the
+// environment (CRYPTOINTEL_*). Without them the tests skip. The ids,
+// names and categories they call with are found in the demo data at run
+// time (demoFacts), and every wait has a deadline (testCtx), so a test
+// fails in seconds when what it waits for never comes.
 
 import (
 	"bytes"
@@ -15,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +29,111 @@ import (
 type liveEnv struct {
 	base, control, admin, payer string
 	keys                        map[string]string
+	demo                        demoFacts
+}
+
+// demoFacts is what the tests call with, read from the live demo data:
+// of the owners of the newest events, the one owning the most of them
+// whose timeline holds more than ten events (to page through), its
+// canonical name, another owner and a category of its events.
+type demoFacts struct {
+	id, other int
+	name      string
+	category  string
+}
+
+var (
+	factsOnce sync.Once
+	facts     demoFacts
+	factsErr  error
+)
+
+// discover reads demoFacts from the server with plain HTTP.
+func discover(base, key string) (demoFacts, error) {
+	hc := &http.Client{Timeout: 30 * time.Second}
+	get := func(path string, out any) error {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+		return json.Unmarshal(body, out)
+	}
+	var latest struct {
+		Data []struct {
+			EventCategory string `json:"eventCategory"`
+			Owners        []struct {
+				ID int `json:"id"`
+			} `json:"owners"`
+		} `json:"data"`
+	}
+	if err := get("/v1/latest?limit=50&legacy=false", &latest); err != nil {
+		return demoFacts{}, err
+	}
+	count := map[int]int{}
+	category := map[int]string{}
+	var owners []int
+	for _, ev := range latest.Data {
+		for _, o := range ev.Owners {
+			if count[o.ID]++; count[o.ID] == 1 {
+				owners = append(owners, o.ID)
+				category[o.ID] = ev.EventCategory
+			}
+		}
+	}
+	slices.SortStableFunc(owners, func(a, b int) int { return count[b] - count[a] })
+	var f demoFacts
+	for _, id := range owners {
+		var timeline struct {
+			Data       []json.RawMessage `json:"data"`
+			NextCursor *string           `json:"next_cursor"`
+		}
+		if err := get(fmt.Sprintf("/v1/timeline/byOrganizationId?id=%d&limit=10&legacy=false", id), &timeline); err != nil {
+			return demoFacts{}, err
+		}
+		if len(timeline.Data) == 10 && timeline.NextCursor != nil {
+			f.id, f.category = id, category[id]
+			break
+		}
+	}
+	for _, id := range owners {
+		if id != f.id {
+			f.other = id
+			break
+		}
+	}
+	if f.id == 0 || f.other == 0 {
+		return demoFacts{}, fmt.Errorf("no owner of the newest demo events has more than ten events, or they name fewer than two owners: %v", count)
+	}
+	var entity struct {
+		Data struct {
+			CanonicalName string `json:"canonicalName"`
+		} `json:"data"`
+	}
+	if err := get(fmt.Sprintf("/v1/entities/byId?id=%d", f.id), &entity); err != nil {
+		return demoFacts{}, err
+	}
+	f.name = entity.Data.CanonicalName
+	return f, nil
+}
+
+// testCtx bounds a test's waits: it ends after d, or when the test does.
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 func live(t *testing.T) liveEnv {
@@ -36,6 +146,11 @@ func live(t *testing.T) liveEnv {
 	for _, p := range []string{"FREE", "PRO", "ENTERPRISE", "BURN"} {
 		e.keys[p] = os.Getenv("CRYPTOINTEL_KEY_" + p)
 	}
+	factsOnce.Do(func() { facts, factsErr = discover(e.base, e.keys["ENTERPRISE"]) })
+	if factsErr != nil {
+		t.Fatalf("reading the demo data: %v", factsErr)
+	}
+	e.demo = facts
 	return e
 }
 
@@ -101,7 +216,8 @@ func TestEveryRoute(t *testing.T) {
 	e := live(t)
 	rec := &recorder{next: http.DefaultTransport}
 	c := must(New(e.base, WithAPIKey(e.keys["ENTERPRISE"]), WithHTTP(&http.Client{Transport: rec, Timeout: 30 * time.Second})))
-	ctx := context.Background()
+	ctx := testCtx(t, 2*time.Minute)
+	d := e.demo
 	since := time.Now().Add(-6 * 24 * time.Hour)
 	ok := func(name string, _ any, err error) {
 		t.Helper()
@@ -109,31 +225,31 @@ func TestEveryRoute(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	r1, err := c.GetV1BriefWithResponse(ctx, &GetV1BriefParams{Id: 101, Since: since})
+	r1, err := c.GetV1BriefWithResponse(ctx, &GetV1BriefParams{Id: d.id, Since: since})
 	ok("brief", r1, err)
 	if r1.JSON200 == nil {
 		t.Fatal("brief: no typed result")
 	}
-	r2, err := c.GetV1BriefBatchWithResponse(ctx, &GetV1BriefBatchParams{Ids: []int{101, 103}, Since: since})
+	r2, err := c.GetV1BriefBatchWithResponse(ctx, &GetV1BriefBatchParams{Ids: []int{d.id, d.other}, Since: since})
 	ok("brief batch", r2, err)
 	r3, err := c.GetV1CategoriesAllWithResponse(ctx)
 	ok("categories", r3, err)
-	r4, err := c.GetV1EntitiesByIdWithResponse(ctx, &GetV1EntitiesByIdParams{Id: 101})
+	r4, err := c.GetV1EntitiesByIdWithResponse(ctx, &GetV1EntitiesByIdParams{Id: d.id})
 	ok("entity", r4, err)
-	if r4.JSON200.Data.CanonicalName != "Ethereum" {
-		t.Fatalf("entity 101: %+v", r4.JSON200.Data)
+	if r4.JSON200.Data.CanonicalName != d.name {
+		t.Fatalf("entity %d: %+v, want %q", d.id, r4.JSON200.Data, d.name)
 	}
-	r5, err := c.GetV1EntitiesByNameWithResponse(ctx, &GetV1EntitiesByNameParams{Name: ptr("Ethereum")})
+	r5, err := c.GetV1EntitiesByNameWithResponse(ctx, &GetV1EntitiesByNameParams{Name: ptr(d.name)})
 	ok("byName", r5, err)
-	r6, err := c.GetV1EntitiesByTopNameWithResponse(ctx, &GetV1EntitiesByTopNameParams{Name: ptr("Ethereum")})
+	r6, err := c.GetV1EntitiesByTopNameWithResponse(ctx, &GetV1EntitiesByTopNameParams{Name: ptr(d.name)})
 	ok("byTopName", r6, err)
-	r7, err := c.GetV1EntitiesIdMediaWithResponse(ctx, 101, &GetV1EntitiesIdMediaParams{})
+	r7, err := c.GetV1EntitiesIdMediaWithResponse(ctx, d.id, &GetV1EntitiesIdMediaParams{})
 	ok("media", r7, err)
-	r8, err := c.GetV1EntitiesIdReferencesWithResponse(ctx, 101)
+	r8, err := c.GetV1EntitiesIdReferencesWithResponse(ctx, d.id)
 	ok("references", r8, err)
-	r9, err := c.GetV1EntitiesIdRelationshipsWithResponse(ctx, 101, &GetV1EntitiesIdRelationshipsParams{})
+	r9, err := c.GetV1EntitiesIdRelationshipsWithResponse(ctx, d.id, &GetV1EntitiesIdRelationshipsParams{})
 	ok("relationships", r9, err)
-	r10, err := c.GetV1EntitiesIdResearchWithResponse(ctx, 101, &GetV1EntitiesIdResearchParams{})
+	r10, err := c.GetV1EntitiesIdResearchWithResponse(ctx, d.id, &GetV1EntitiesIdResearchParams{})
 	ok("research", r10, err)
 	r11, err := c.PostV1ExportJobsWithResponse(ctx, PostV1ExportJobsJSONRequestBody{Scope: "organizations.registry", Format: "jsonl"})
 	ok("export create", r11, err)
@@ -169,31 +285,31 @@ func TestEveryRoute(t *testing.T) {
 	}
 	r20, err := c.GetV1OrganizationsAllWithResponse(ctx, &GetV1OrganizationsAllParams{})
 	ok("orgs", r20, err)
-	r21, err := c.GetV1OrganizationsByOrganizationIdWithResponse(ctx, &GetV1OrganizationsByOrganizationIdParams{Id: 101})
+	r21, err := c.GetV1OrganizationsByOrganizationIdWithResponse(ctx, &GetV1OrganizationsByOrganizationIdParams{Id: d.id})
 	ok("org", r21, err)
-	r22, err := c.GetV1OrganizationsByOrganizationNameWithResponse(ctx, &GetV1OrganizationsByOrganizationNameParams{Name: ptr("Ethereum")})
+	r22, err := c.GetV1OrganizationsByOrganizationNameWithResponse(ctx, &GetV1OrganizationsByOrganizationNameParams{Name: ptr(d.name)})
 	ok("org by name", r22, err)
-	r23, err := c.GetV1OrganizationsIdSignalHistoryWithResponse(ctx, 101, &GetV1OrganizationsIdSignalHistoryParams{})
+	r23, err := c.GetV1OrganizationsIdSignalHistoryWithResponse(ctx, d.id, &GetV1OrganizationsIdSignalHistoryParams{})
 	ok("signal history", r23, err)
 	r24, err := c.GetV1PmarketAllWithResponse(ctx, &GetV1PmarketAllParams{})
 	ok("pmarket", r24, err)
-	r25, err := c.GetV1PmarketByOrganizationIdWithResponse(ctx, &GetV1PmarketByOrganizationIdParams{Id: 101})
+	r25, err := c.GetV1PmarketByOrganizationIdWithResponse(ctx, &GetV1PmarketByOrganizationIdParams{Id: d.id})
 	ok("pmarket org", r25, err)
 	r26, err := c.GetV1RadarAllWithResponse(ctx, &GetV1RadarAllParams{Since: since})
 	ok("radar all", r26, err)
-	r27, err := c.GetV1RadarByCategoryWithResponse(ctx, &GetV1RadarByCategoryParams{Category: "funding"})
+	r27, err := c.GetV1RadarByCategoryWithResponse(ctx, &GetV1RadarByCategoryParams{Category: d.category})
 	ok("radar cat", r27, err)
-	r28, err := c.GetV1RadarByOrganizationIdWithResponse(ctx, &GetV1RadarByOrganizationIdParams{Id: 101})
+	r28, err := c.GetV1RadarByOrganizationIdWithResponse(ctx, &GetV1RadarByOrganizationIdParams{Id: d.id})
 	ok("radar org", r28, err)
 	r29, err := c.GetV1ReplayGlobalWithResponse(ctx, &GetV1ReplayGlobalParams{Since: since})
 	ok("replay", r29, err)
-	r30, err := c.GetV1SearchWithResponse(ctx, &GetV1SearchParams{Query: ptr("Ethereum")})
+	r30, err := c.GetV1SearchWithResponse(ctx, &GetV1SearchParams{Query: ptr(d.name)})
 	ok("search", r30, err)
 	r31, err := c.GetV1SignalAllWithResponse(ctx, &GetV1SignalAllParams{Since: since})
 	ok("signal all", r31, err)
-	r32, err := c.GetV1SignalByCategoryWithResponse(ctx, &GetV1SignalByCategoryParams{Category: "funding"})
+	r32, err := c.GetV1SignalByCategoryWithResponse(ctx, &GetV1SignalByCategoryParams{Category: d.category})
 	ok("signal cat", r32, err)
-	r33, err := c.GetV1SignalByOrganizationIdWithResponse(ctx, &GetV1SignalByOrganizationIdParams{Id: 101})
+	r33, err := c.GetV1SignalByOrganizationIdWithResponse(ctx, &GetV1SignalByOrganizationIdParams{Id: d.id})
 	ok("signal org", r33, err)
 	r34, err := c.GetV1SignalLatestWithResponse(ctx, &GetV1SignalLatestParams{})
 	ok("signal latest", r34, err)
@@ -201,7 +317,7 @@ func TestEveryRoute(t *testing.T) {
 	ok("signal top", r35, err)
 	r36, err := c.PostV1StreamTicketsWithResponse(ctx, &PostV1StreamTicketsParams{Path: "/v1/stream"})
 	ok("ticket", r36, err)
-	r37, err := c.GetV1TimelineByOrganizationIdWithResponse(ctx, &GetV1TimelineByOrganizationIdParams{Id: 101})
+	r37, err := c.GetV1TimelineByOrganizationIdWithResponse(ctx, &GetV1TimelineByOrganizationIdParams{Id: d.id})
 	ok("timeline", r37, err)
 	r38, err := c.GetV1UsageWithResponse(ctx)
 	ok("usage", r38, err)
@@ -227,8 +343,8 @@ func TestEveryRoute(t *testing.T) {
 	ok("webhook test", r43, err)
 	select {
 	case <-got:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the test ping was not delivered in 60s")
+	case <-ctx.Done():
+		t.Fatal("the test ping was not delivered in time")
 	}
 	var deliveryID string
 	for i := 0; i < 50 && deliveryID == ""; i++ {
@@ -271,23 +387,34 @@ func TestEveryRoute(t *testing.T) {
 	}
 }
 
-// TestCursorWalk walks three pages of /v1/timeline/byOrganizationId:
-// every event once, in order, the since kept.
+// TestCursorWalk walks /v1/timeline/byOrganizationId of the demo entity:
+// three pages of three give the nine events one page of nine gives, each
+// once and in order, the later pages asked with the previous cursor and
+// the first page's since; a walk of a window the pages end in stops at
+// its null cursor with what one page of the window holds.
 func TestCursorWalk(t *testing.T) {
 	e := live(t)
 	rec := &recorder{next: http.DefaultTransport}
-	c := must(New(e.base, WithAPIKey(e.keys["ENTERPRISE"]), WithHTTP(&http.Client{Transport: rec})))
-	ctx := context.Background()
-	// The reference: one page holding all of them.
-	all := must(c.GetV1TimelineByOrganizationIdWithResponse(ctx, &GetV1TimelineByOrganizationIdParams{Id: 101, Limit: ptr(100)}))
-	want := len(all.JSON200.Data)
-	if want < 7 {
-		t.Fatalf("the fixture has %d events of 101, want at least 7", want)
+	c := must(New(e.base, WithAPIKey(e.keys["ENTERPRISE"]), WithHTTP(&http.Client{Transport: rec, Timeout: 30 * time.Second})))
+	ctx := testCtx(t, time.Minute)
+	id := e.demo.id
+	ids := func(evs []Event) []int {
+		out := make([]int, len(evs))
+		for i, ev := range evs {
+			out[i] = must(ev.Lean()).Id
+		}
+		return out
 	}
+	// The reference: one page of nine.
+	one := must(c.GetV1TimelineByOrganizationIdWithResponse(ctx, &GetV1TimelineByOrganizationIdParams{Id: id, Limit: ptr(9)}))
+	if len(one.JSON200.Data) != 9 || one.JSON200.NextCursor == nil {
+		t.Fatalf("entity %d has %d events in its timeline, want more than 9", id, len(one.JSON200.Data))
+	}
+	want := ids(one.JSON200.Data)
 	rec.seen, rec.urls = nil, nil
-	var ids []int
+	var got []int
 	seen := map[int]bool{}
-	for ev, err := range c.TimelineItems(ctx, GetV1TimelineByOrganizationIdParams{Id: 101, Limit: ptr(3)}) {
+	for ev, err := range c.TimelineItems(ctx, GetV1TimelineByOrganizationIdParams{Id: id, Limit: ptr(3)}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,21 +423,18 @@ func TestCursorWalk(t *testing.T) {
 			t.Fatalf("event %d twice", l.Id)
 		}
 		seen[l.Id] = true
-		ids = append(ids, l.Id)
-	}
-	if len(ids) != want {
-		t.Fatalf("walked %d events, the single page has %d", len(ids), want)
-	}
-	for i, ev := range all.JSON200.Data {
-		if l := must(ev.Lean()); l.Id != ids[i] {
-			t.Fatalf("event %d: walked %d, the single page has %d", i, ids[i], l.Id)
+		if got = append(got, l.Id); len(got) == 9 {
+			break
 		}
 	}
-	if len(rec.seen) < 3 {
-		t.Fatalf("%d pages, want at least 3", len(rec.seen))
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("three pages of three: %v, one page of nine: %v", got, want)
 	}
-	// Pages after the first carry the cursor and the first page's since.
-	since := all.JSON200.Since
+	if len(rec.urls) != 3 {
+		t.Fatalf("%d pages, want 3: %v", len(rec.urls), rec.seen)
+	}
+	// Pages after the first carry the previous cursor and the first page's since.
+	since := one.JSON200.Since
 	for i, u := range rec.urls {
 		q := u.Query()
 		if i == 0 {
@@ -332,6 +456,29 @@ func TestCursorWalk(t *testing.T) {
 			t.Fatalf("page %d: since %q, the walk's is %s", i+1, q.Get("since"), since)
 		}
 	}
+
+	// A window ending after a few pages: from the fifth newest event on.
+	from := must(one.JSON200.Data[4].Lean()).LatestEvidenceTimestamp
+	whole := must(c.GetV1TimelineByOrganizationIdWithResponse(ctx, &GetV1TimelineByOrganizationIdParams{Id: id, Since: &from, Limit: ptr(50)}))
+	if n := len(whole.JSON200.Data); n < 5 || whole.JSON200.NextCursor != nil {
+		t.Fatalf("the window from %s: %d events in one page, next cursor %v", from, n, whole.JSON200.NextCursor)
+	}
+	rec.seen, rec.urls = nil, nil
+	got = got[:0]
+	for ev, err := range c.TimelineItems(ctx, GetV1TimelineByOrganizationIdParams{Id: id, Since: &from, Limit: ptr(2)}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = append(got, must(ev.Lean()).Id); len(got) > 50 {
+			t.Fatal("the walk does not stop")
+		}
+	}
+	if want := ids(whole.JSON200.Data); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the walk to its end: %v, one page: %v", got, want)
+	}
+	if n := (len(got) + 1) / 2; len(rec.urls) < n || len(rec.urls) > n+1 {
+		t.Fatalf("%d pages of two for %d events", len(rec.urls), len(got))
+	}
 }
 
 // TestTypedErrors: 400, 401, 403, 404 and 413 each come back as an
@@ -339,7 +486,7 @@ func TestCursorWalk(t *testing.T) {
 // and none is retried.
 func TestTypedErrors(t *testing.T) {
 	e := live(t)
-	ctx := context.Background()
+	ctx := testCtx(t, time.Minute)
 	c := must(New(e.base, WithAPIKey(e.keys["ENTERPRISE"])))
 	check := func(err error, kind error, status int) {
 		t.Helper()
@@ -365,7 +512,7 @@ func TestTypedErrors(t *testing.T) {
 	_, err = bad.GetV1LatestWithResponse(ctx, &GetV1LatestParams{})
 	check(err, ErrUnauthorized, 401)
 	free := must(New(e.base, WithAPIKey(e.keys["FREE"])))
-	_, err = free.GetV1BriefWithResponse(ctx, &GetV1BriefParams{Id: 101, Since: time.Now()})
+	_, err = free.GetV1BriefWithResponse(ctx, &GetV1BriefParams{Id: e.demo.id, Since: time.Now()})
 	check(err, ErrForbidden, 403)
 	_, err = c.GetV1EntitiesByIdWithResponse(ctx, &GetV1EntitiesByIdParams{Id: 99999999})
 	check(err, ErrNotFound, 404)
@@ -378,7 +525,7 @@ func TestTypedErrors(t *testing.T) {
 // retried, and succeeds.
 func TestRetryAfter(t *testing.T) {
 	e := live(t)
-	ctx := context.Background()
+	ctx := testCtx(t, time.Minute)
 	noRetry := must(New(e.base, WithAPIKey(e.keys["BURN"]), WithRetry(RetryPolicy{})))
 	var err error
 	for i := 0; i < 200; i++ {
@@ -390,7 +537,8 @@ func TestRetryAfter(t *testing.T) {
 		t.Fatalf("the window never refused: %v", err)
 	}
 	// Bring the end of the window close, then call with retries on.
-	resp, err := http.Post(e.control+"/clock/window-end?in=3", "", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.control+"/clock/window-end?in=3", nil)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,14 +583,14 @@ func (c *cutter) cut() {
 	c.conns = nil
 }
 
-func ingest(t *testing.T, e liveEnv, ids ...int) {
+func ingest(t *testing.T, ctx context.Context, e liveEnv, ids ...int) {
 	t.Helper()
 	var b strings.Builder
 	for _, id := range ids {
-		fmt.Fprintf(&b, `{"kind":"event","id":%d,"title":"Streamed event %d","eventCategory":"funding","owners":[101],"evidence":[{"id":%d,"content":"x","url":"https://example.org/%d","timestamp":%q}],"significance":5}`+"\n",
-			id, id, id, id, time.Now().UTC().Format(time.RFC3339))
+		fmt.Fprintf(&b, `{"kind":"event","id":%d,"title":"Streamed event %d","eventCategory":"funding","owners":[%d],"evidence":[{"id":%d,"content":"x","url":"https://example.org/%d","timestamp":%q}],"significance":5}`+"\n",
+			id, id, e.demo.id, id, id, time.Now().UTC().Format(time.RFC3339))
 	}
-	req, _ := http.NewRequest(http.MethodPost, e.base+"/admin/ingest", strings.NewReader(b.String()))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/admin/ingest", strings.NewReader(b.String()))
 	req.Header.Set("Authorization", "Bearer "+e.admin)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -461,8 +609,7 @@ func TestStreamResume(t *testing.T) {
 	e := live(t)
 	cut := &cutter{}
 	c := must(New(e.base, WithAPIKey(e.keys["PRO"]), WithHTTP(&http.Client{Transport: &http.Transport{DialContext: cut.dial}})))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testCtx(t, time.Minute)
 	base := 7100000 + int(time.Now().Unix()%1000)*10
 	var got []int
 	// Follow from the cursor of "now": events ingested next are pushed.
@@ -472,8 +619,8 @@ func TestStreamResume(t *testing.T) {
 	if err := c.Query(ctx, `{ streamCursor }`, nil, &now); err != nil {
 		t.Fatal(err)
 	}
-	ingest(t, e, base+1, base+2, base+3)
-	for ev, err := range c.Stream(ctx, GetV1StreamParams{OrganizationId: ptr(101), Cursor: &now.StreamCursor}) {
+	ingest(t, ctx, e, base+1, base+2, base+3)
+	for ev, err := range c.Stream(ctx, GetV1StreamParams{OrganizationId: ptr(e.demo.id), Cursor: &now.StreamCursor}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -487,7 +634,7 @@ func TestStreamResume(t *testing.T) {
 		got = append(got, d.ID)
 		if len(got) == 2 {
 			cut.cut() // the connection drops after the second event
-			ingest(t, e, base+4, base+5)
+			ingest(t, ctx, e, base+4, base+5)
 		}
 		if len(got) == 5 {
 			break
@@ -499,11 +646,70 @@ func TestStreamResume(t *testing.T) {
 	}
 }
 
+// TestSubscriptionResume: a GraphQL subscription's results pushed before
+// and after its connection is cut arrive once each, in order, each with
+// its cursor.
+func TestSubscriptionResume(t *testing.T) {
+	e := live(t)
+	cut := &cutter{}
+	c := must(New(e.base, WithAPIKey(e.keys["PRO"]), WithHTTP(&http.Client{Transport: &http.Transport{DialContext: cut.dial}})))
+	ctx := testCtx(t, time.Minute)
+	base := 7500000 + int(time.Now().Unix()%1000)*10
+	var now struct {
+		StreamCursor string `json:"streamCursor"`
+	}
+	if err := c.Query(ctx, `{ streamCursor }`, nil, &now); err != nil {
+		t.Fatal(err)
+	}
+	ingest(t, ctx, e, base+1, base+2, base+3)
+	const doc = `subscription($after: String, $entityId: Int) { events(after: $after, entityId: $entityId) { id title } }`
+	var got []int
+	for m, err := range c.Subscribe(ctx, doc, map[string]any{"after": now.StreamCursor, "entityId": e.demo.id}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Events struct {
+				ID    int    `json:"id"`
+				Title string `json:"title"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal(m.Data, &d); err != nil || m.Cursor == "" {
+			t.Fatalf("result %s, cursor %q: %v", m.Data, m.Cursor, err)
+		}
+		if d.Events.ID < base {
+			continue
+		}
+		got = append(got, d.Events.ID)
+		if len(got) == 2 {
+			cut.cut() // the connection drops after the second result
+			ingest(t, ctx, e, base+4, base+5)
+		}
+		if len(got) == 5 {
+			break
+		}
+	}
+	want := []int{base + 1, base + 2, base + 3, base + 4, base + 5}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	// A document the server refuses is a GraphQLError, not a reconnect.
+	var ge *GraphQLError
+	for _, err := range c.Subscribe(ctx, `subscription { nope }`, nil) {
+		if !errors.As(err, &ge) {
+			t.Fatalf("want a GraphQLError, got %v", err)
+		}
+	}
+	if ge == nil {
+		t.Fatal("a refused document yielded nothing")
+	}
+}
+
 // TestWebhookVerify: a real delivery verifies; the same with one byte of
 // its body changed, or another secret, does not.
 func TestWebhookVerify(t *testing.T) {
 	e := live(t)
-	ctx := context.Background()
+	ctx := testCtx(t, time.Minute)
 	c := must(New(e.base, WithAPIKey(e.keys["ENTERPRISE"])))
 	hookURL, got := startReceiver(t)
 	r := must(c.PostV1WebhooksWithResponse(ctx, WithJSONBody(map[string]any{"url": hookURL, "event_types": []string{"signal"}})))
@@ -513,8 +719,8 @@ func TestWebhookVerify(t *testing.T) {
 	var d delivery
 	select {
 	case d = <-got:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no delivery in 60s")
+	case <-ctx.Done():
+		t.Fatal("no delivery in time")
 	}
 	if err := VerifyWebhook(secret, d.body, d.header, 0); err != nil {
 		t.Fatalf("a genuine delivery: %v", err)
@@ -536,15 +742,17 @@ func TestPaidRequest(t *testing.T) {
 	if e.payer == "" {
 		t.Fatal("CRYPTOINTEL_PAYER is not set: the server takes no payments")
 	}
-	ctx := context.Background()
+	ctx := testCtx(t, time.Minute)
 	unpaid := must(New(e.base))
-	_, err := unpaid.GetV1EntitiesByTopNameWithResponse(ctx, &GetV1EntitiesByTopNameParams{Name: ptr("Ethereum")})
+	_, err := unpaid.GetV1EntitiesByTopNameWithResponse(ctx, &GetV1EntitiesByTopNameParams{Name: ptr(e.demo.name)})
 	if !errors.Is(err, ErrPaymentRequired) {
 		t.Fatalf("want a 402, got %v", err)
 	}
 	signer := func(ctx context.Context, d TypedDataDomain, a Authorization) (string, error) {
 		b, _ := json.Marshal(map[string]any{"domain": d, "authorization": a})
-		resp, err := http.Post(e.control+"/sign", "application/json", bytes.NewReader(b))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.control+"/sign", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return "", err
 		}
@@ -553,7 +761,7 @@ func TestPaidRequest(t *testing.T) {
 		return out.Signature, json.NewDecoder(resp.Body).Decode(&out)
 	}
 	c := must(New(e.base, WithPayer(&X402Payer{From: e.payer, Sign: signer})))
-	r, err := c.GetV1EntitiesByTopNameWithResponse(ctx, &GetV1EntitiesByTopNameParams{Name: ptr("Ethereum")})
+	r, err := c.GetV1EntitiesByTopNameWithResponse(ctx, &GetV1EntitiesByTopNameParams{Name: ptr(e.demo.name)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,25 +774,26 @@ func TestPaidRequest(t *testing.T) {
 func TestGraphQLQuery(t *testing.T) {
 	e := live(t)
 	c := must(New(e.base, WithAPIKey(e.keys["ENTERPRISE"])))
+	ctx := testCtx(t, time.Minute)
 	var out struct {
 		Entity struct{ CanonicalName string } `json:"entity"`
 	}
-	if err := c.Query(context.Background(), `query($id: Int!) { entity(id: $id) { canonicalName } }`, map[string]any{"id": 101}, &out); err != nil {
+	if err := c.Query(ctx, `query($id: Int!) { entity(id: $id) { canonicalName } }`, map[string]any{"id": e.demo.id}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Entity.CanonicalName != "Ethereum" {
+	if out.Entity.CanonicalName != e.demo.name {
 		t.Fatalf("%+v", out)
 	}
 	var ge *GraphQLError
-	if err := c.Query(context.Background(), `{ nope }`, nil, &out); !errors.As(err, &ge) {
+	if err := c.Query(ctx, `{ nope }`, nil, &out); !errors.As(err, &ge) {
 		t.Fatalf("want a GraphQLError, got %v", err)
 	}
 	// The typed function genqlient generated from queries.graphql.
-	typed, err := EntityGraph(context.Background(), c.GraphQL(), 101, 3)
+	typed, err := EntityGraph(ctx, c.GraphQL(), e.demo.id, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if typed.Entity.CanonicalName != "Ethereum" || len(typed.Entity.Relationships) == 0 {
+	if typed.Entity.CanonicalName != e.demo.name || len(typed.Entity.Relationships) == 0 {
 		t.Fatalf("%+v", typed)
 	}
 }

@@ -1,14 +1,22 @@
 """Tests against a live server: tests/sdk_test.go in the service's
-repository starts one and runs pytest here with its address and keys in the
-environment (CRYPTOINTEL_*). Without them the tests skip."""
+repository starts one, its database seeded by the demo seeder (`seed
+--demo`), and runs pytest here with its address and keys in the environment
+(CRYPTOINTEL_*). Without them the tests skip. The ids, names and categories
+they call with are found in the demo data at run time (the ``demo``
+fixture), and every test has a deadline (``deadline``), so a test fails in
+seconds when what it waits for never comes."""
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import datetime as dt
 import http.server
+import itertools
 import json
 import os
 import queue
+import signal
 import socket
 import threading
 import time
@@ -26,6 +34,57 @@ pytestmark = pytest.mark.skipif(not BASE, reason="CRYPTOINTEL_BASE_URL is not se
 
 def key(plan: str) -> str:
     return os.environ[f"CRYPTOINTEL_KEY_{plan.upper()}"]
+
+
+# Each test's deadline in seconds: the longest waits (a webhook delivery, the
+# end of a rate window, a stream) take a few seconds.
+DEADLINE = 90
+
+
+@pytest.fixture(autouse=True)
+def deadline():
+    """Fails the running test when it outlives DEADLINE, with its stack,
+    instead of letting it hold the suite."""
+
+    def expired(signum, frame):
+        raise TimeoutError(f"the test ran past its {DEADLINE} s deadline")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(DEADLINE)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@dataclasses.dataclass(frozen=True)
+class Demo:
+    """What the tests call with, read from the live demo data."""
+    id: int  # of the owners of the newest events, the one owning the most with more than ten events
+    name: str  # its canonical name
+    other: int  # another owner of the newest events
+    category: str  # the category of one of its events
+
+
+@pytest.fixture(scope="session")
+def demo() -> Demo:
+    with httpx.Client(base_url=BASE, timeout=30, headers={"Authorization": "Bearer " + key("enterprise")}) as h:
+        def get(path: str, **params: str):
+            r = h.get(path, params=params)
+            r.raise_for_status()
+            return r.json()["data"]
+
+        latest = get("/v1/latest", limit="50", legacy="false")
+        owners = collections.Counter(o["id"] for ev in latest for o in ev["owners"])
+        assert len(owners) >= 2, f"the newest demo events name fewer than two owners: {latest}"
+        top = next((o for o, _ in owners.most_common()
+                    if len((t := h.get("/v1/timeline/byOrganizationId",
+                                       params={"id": str(o), "limit": "10", "legacy": "false"}).json())["data"]) == 10
+                    and t["next_cursor"]), None)
+        assert top is not None, f"no owner of the newest demo events has more than ten events: {owners}"
+        other = next(o for o, _ in owners.most_common() if o != top)
+        category = next(ev["eventCategory"] for ev in latest if any(o["id"] == top for o in ev["owners"]))
+        name = get("/v1/entities/byId", id=str(top))["canonicalName"]
+    return Demo(id=top, name=name, other=other, category=category)
 
 
 class Recorder(httpx.HTTPTransport):
@@ -71,26 +130,26 @@ class Receiver:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
 
-    def next(self, timeout: float = 60):
+    def next(self, timeout: float = 30):
         return self.deliveries.get(timeout=timeout)
 
     def close(self) -> None:
         self.server.shutdown()
 
 
-def test_every_route():
+def test_every_route(demo):
     c, rec = recording_client()
     since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=6)
-    assert c.get_brief(id=101, since=since)["data"]
-    c.get_brief_batch(ids=[101, 103], since=since)
+    assert c.get_brief(id=demo.id, since=since)["data"]
+    c.get_brief_batch(ids=[demo.id, demo.other], since=since)
     c.get_categories_all()
-    assert c.get_entities_by_id(id=101)["data"]["canonicalName"] == "Ethereum"
-    c.get_entities_by_name(name="Ethereum")
-    c.get_entities_by_top_name(name="Ethereum")
-    c.get_entities_id_media(id=101)
-    c.get_entities_id_references(id=101)
-    c.get_entities_id_relationships(id=101)
-    c.get_entities_id_research(id=101)
+    assert c.get_entities_by_id(id=demo.id)["data"]["canonicalName"] == demo.name
+    c.get_entities_by_name(name=demo.name)
+    c.get_entities_by_top_name(name=demo.name)
+    c.get_entities_id_media(id=demo.id)
+    c.get_entities_id_references(id=demo.id)
+    c.get_entities_id_relationships(id=demo.id)
+    c.get_entities_id_research(id=demo.id)
     job = c.post_export_jobs(body={"scope": "organizations.registry", "format": "jsonl"})["data"]
     c.get_export_jobs()
     c.get_export_jobs_id(id=job["id"])
@@ -103,26 +162,26 @@ def test_every_route():
     assert latest["data"] and "globalSummary" not in latest["data"][0], "the lean shape by default"
     assert "globalSummary" in c.get_latest(limit=1, legacy=True)["data"][0]
     c.get_organizations_all()
-    c.get_organizations_by_organization_id(id=101)
-    c.get_organizations_by_organization_name(name="Ethereum")
-    c.get_organizations_id_signal_history(id=101)
+    c.get_organizations_by_organization_id(id=demo.id)
+    c.get_organizations_by_organization_name(name=demo.name)
+    c.get_organizations_id_signal_history(id=demo.id)
     c.get_pmarket_all()
-    c.get_pmarket_by_organization_id(id=101)
+    c.get_pmarket_by_organization_id(id=demo.id)
     c.get_radar_all(since=since)
-    c.get_radar_by_category(category="funding")
-    c.get_radar_by_organization_id(id=101)
+    c.get_radar_by_category(category=demo.category)
+    c.get_radar_by_organization_id(id=demo.id)
     c.get_replay_global(since=since)
-    c.get_search(query="Ethereum")
+    c.get_search(query=demo.name)
     c.get_signal_all(since=since)
-    c.get_signal_by_category(category="funding")
-    c.get_signal_by_organization_id(id=101)
+    c.get_signal_by_category(category=demo.category)
+    c.get_signal_by_organization_id(id=demo.id)
     c.get_signal_latest()
     c.get_signal_top()
     c.post_stream_tickets(path="/v1/stream")
-    c.get_timeline_by_organization_id(id=101)
+    c.get_timeline_by_organization_id(id=demo.id)
     c.get_usage()
-    stream = c.stream(organization_id=101, cursor=c.query("{ streamCursor }")["streamCursor"])
-    ingest([7300001])
+    stream = c.stream(organization_id=demo.id, cursor=c.query("{ streamCursor }")["streamCursor"])
+    ingest(demo, [7300001])
     assert next(stream).data["id"] == 7300001
     stream.close()
     recv = Receiver()
@@ -153,28 +212,40 @@ def test_every_route():
     assert meta and meta.request_id and meta.rate_limit and meta.monthly_limit
 
 
-def test_cursor_walk_three_pages():
+def test_cursor_walk_three_pages(demo):
     c, rec = recording_client()
-    whole = c.get_timeline_by_organization_id(id=101, limit=100)
-    want = [e["id"] for e in whole["data"]]
-    assert len(want) >= 7
+    # The reference: one page of nine.
+    one = c.get_timeline_by_organization_id(id=demo.id, limit=9)
+    want = [e["id"] for e in one["data"]]
+    assert len(want) == 9 and one["next_cursor"], f"entity {demo.id} has more than 9 events"
     rec.requests.clear()
-    got = [e["id"] for e in c.paginate(c.get_timeline_by_organization_id, id=101, limit=3)]
-    assert got == want, "every event once, in order"
-    assert len(rec.requests) >= 3
-    first = rec.requests[0].url.params
-    assert "cursor" not in first
+    got = [e["id"] for e in itertools.islice(c.paginate(c.get_timeline_by_organization_id, id=demo.id, limit=3), 9)]
+    assert got == want, "three pages of three are the one page of nine: every event once, in order"
+    assert len(rec.requests) == 3
+    assert "cursor" not in rec.requests[0].url.params
     for r in rec.requests[1:]:
         assert r.url.params.get("cursor")
-        if whole.get("since") is None:  # an unbounded window: nothing to keep
+        if one.get("since") is None:  # an unbounded window: nothing to keep
             assert "since" not in r.url.params
         else:
             assert dt.datetime.fromisoformat(r.url.params["since"].replace("Z", "+00:00")) == \
-                dt.datetime.fromisoformat(whole["since"].replace("Z", "+00:00"))
+                dt.datetime.fromisoformat(one["since"].replace("Z", "+00:00"))
+
+    # A window ending after a few pages (from the fifth newest event on):
+    # the walk stops at its null cursor with what one page of it holds.
+    since = one["data"][4]["latestEvidenceTimestamp"]
+    whole = c.get_timeline_by_organization_id(id=demo.id, since=since, limit=50)
+    assert len(whole["data"]) >= 5 and whole["next_cursor"] is None
+    rec.requests.clear()
+    got = [e["id"] for e in itertools.islice(c.paginate(c.get_timeline_by_organization_id, id=demo.id, since=since,
+                                                        limit=2), 51)]
+    assert got == [e["id"] for e in whole["data"]]
+    pages = (len(got) + 1) // 2
+    assert pages <= len(rec.requests) <= pages + 1
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 413])
-def test_typed_errors(status):
+def test_typed_errors(status, demo):
     kinds = {400: cryptointel.BadRequestError, 401: cryptointel.AuthenticationError,
              403: cryptointel.PermissionDeniedError, 404: cryptointel.NotFoundError,
              413: cryptointel.PayloadTooLargeError}
@@ -185,7 +256,7 @@ def test_typed_errors(status):
         elif status == 401:
             Client("ci_not_a_key", base_url=BASE).get_latest()
         elif status == 403:
-            Client(key("free"), base_url=BASE).get_brief(id=101, since=dt.datetime.now(dt.timezone.utc))
+            Client(key("free"), base_url=BASE).get_brief(id=demo.id, since=dt.datetime.now(dt.timezone.utc))
         elif status == 404:
             c.get_entities_by_id(id=99999999)
         else:
@@ -202,7 +273,7 @@ def test_429_retried_after_retry_after():
         for _ in range(200):
             burner.get_usage()
     urllib.request.urlopen(urllib.request.Request(os.environ["CRYPTOINTEL_CONTROL_URL"] + "/clock/window-end?in=3",
-                                                  method="POST")).read()
+                                                  method="POST"), timeout=30).read()
     waits: list[float] = []
 
     def sleep(s: float) -> None:
@@ -215,15 +286,15 @@ def test_429_retried_after_retry_after():
     assert waits and 1 <= waits[0] <= 4, waits
 
 
-def ingest(ids):
+def ingest(demo, ids):
     lines = "".join(json.dumps({"kind": "event", "id": i, "title": f"Streamed event {i}", "eventCategory": "funding",
-                                "owners": [101], "significance": 5,
+                                "owners": [demo.id], "significance": 5,
                                 "evidence": [{"id": i, "content": "x", "url": f"https://example.org/{i}",
                                               "timestamp": dt.datetime.now(dt.timezone.utc).isoformat()}]}) + "\n"
                     for i in ids)
     req = urllib.request.Request(BASE + "/admin/ingest", data=lines.encode(), method="POST",
                                  headers={"Authorization": "Bearer " + os.environ["CRYPTOINTEL_ADMIN_TOKEN"]})
-    urllib.request.urlopen(req).read()
+    urllib.request.urlopen(req, timeout=30).read()
 
 
 class CuttingProxy:
@@ -279,26 +350,52 @@ class CuttingProxy:
         self.sock.close()
 
 
-def test_stream_resumes_after_cut():
+def test_stream_resumes_after_cut(demo):
     proxy = CuttingProxy(BASE)
     try:
         c = Client(key("pro"), base_url=proxy.url, retry=RetryPolicy(base_delay=0.05))
         base = 7200000 + int(time.time()) % 1000 * 10
         cursor = c.query("{ streamCursor }")["streamCursor"]
-        ingest([base + 1, base + 2, base + 3])
+        ingest(demo, [base + 1, base + 2, base + 3])
         got = []
-        for ev in c.stream(organization_id=101, cursor=cursor):
+        for ev in c.stream(organization_id=demo.id, cursor=cursor):
             if ev.data["id"] < base:
                 continue
             got.append(ev.data["id"])
             if len(got) == 2:
                 proxy.cut()  # the connection drops after the second event
-                ingest([base + 4, base + 5])
+                ingest(demo, [base + 4, base + 5])
             if len(got) == 5:
                 break
         assert got == [base + i for i in range(1, 6)]
     finally:
         proxy.close()
+
+
+def test_subscription_resumes_after_cut(demo):
+    proxy = CuttingProxy(BASE)
+    try:
+        c = Client(key("pro"), base_url=proxy.url, retry=RetryPolicy(base_delay=0.05))
+        base = 7600000 + int(time.time()) % 1000 * 10
+        cursor = c.query("{ streamCursor }")["streamCursor"]
+        ingest(demo, [base + 1, base + 2, base + 3])
+        doc = "subscription($after: String, $entityId: Int) { events(after: $after, entityId: $entityId) { id title } }"
+        got = []
+        for m in c.subscribe(doc, {"after": cursor, "entityId": demo.id}):
+            assert m.cursor and m.data["events"]["title"]
+            if m.data["events"]["id"] < base:
+                continue
+            got.append(m.data["events"]["id"])
+            if len(got) == 2:
+                proxy.cut()  # the connection drops after the second result
+                ingest(demo, [base + 4, base + 5])
+            if len(got) == 5:
+                break
+        assert got == [base + i for i in range(1, 6)]
+    finally:
+        proxy.close()
+    with pytest.raises(cryptointel.GraphQLError):
+        next(Client(key("pro"), base_url=BASE).subscribe("subscription { nope }"))
 
 
 def test_webhook_verified_and_tampered_refused():
@@ -327,31 +424,31 @@ def remote_signer(domain, authorization) -> str:
     req = urllib.request.Request(os.environ["CRYPTOINTEL_CONTROL_URL"] + "/sign", method="POST",
                                  data=json.dumps({"domain": domain, "authorization": authorization}).encode(),
                                  headers={"Content-Type": "application/json"})
-    return json.loads(urllib.request.urlopen(req).read())["signature"]
+    return json.loads(urllib.request.urlopen(req, timeout=30).read())["signature"]
 
 
-def test_paid_request_through_the_402_hook():
+def test_paid_request_through_the_402_hook(demo):
     payer = os.environ["CRYPTOINTEL_PAYER"]
     with pytest.raises(cryptointel.PaymentRequiredError):
-        Client(base_url=BASE).get_entities_by_top_name(name="Ethereum")
+        Client(base_url=BASE).get_entities_by_top_name(name=demo.name)
     c = Client(base_url=BASE, payer=cryptointel.X402Payer(payer, remote_signer))
-    assert c.get_entities_by_top_name(name="Ethereum")["data"]
+    assert c.get_entities_by_top_name(name=demo.name)["data"]
     assert c.last_response.headers.get("payment-response"), "the payment was settled"
 
 
-def test_dataframe_indexed_by_time():
+def test_dataframe_indexed_by_time(demo):
     pd = pytest.importorskip("pandas")
     c = Client(key("enterprise"), base_url=BASE)
-    df = cryptointel.to_pandas(c.paginate(c.get_timeline_by_organization_id, id=101, limit=5))
+    df = cryptointel.to_pandas(itertools.islice(c.paginate(c.get_timeline_by_organization_id, id=demo.id, limit=5), 12))
     assert isinstance(df.index, pd.DatetimeIndex) and str(df.index.tz) == "UTC"
-    assert df.index.is_monotonic_increasing and len(df) >= 7
-    hist = cryptointel.to_pandas(c.get_organizations_id_signal_history(id=101))
-    assert isinstance(hist.index, pd.DatetimeIndex)
+    assert df.index.is_monotonic_increasing and len(df) == 12
+    hist = cryptointel.to_pandas(c.get_organizations_id_signal_history(id=demo.id))
+    assert isinstance(hist.index, pd.DatetimeIndex) and len(hist) > 0
 
 
-def test_graphql_query():
+def test_graphql_query(demo):
     c = Client(key("enterprise"), base_url=BASE)
-    assert c.query("query($id: Int!) { entity(id: $id) { canonicalName } }", {"id": 101}) == \
-        {"entity": {"canonicalName": "Ethereum"}}
+    assert c.query("query($id: Int!) { entity(id: $id) { canonicalName } }", {"id": demo.id}) == \
+        {"entity": {"canonicalName": demo.name}}
     with pytest.raises(cryptointel.GraphQLError):
         c.query("{ nope }")

@@ -7,7 +7,7 @@ import type { paths } from "./generated/openapi.js";
 import { ConnectionError, TimeoutError, errorFor, type ErrorBody } from "./errors.js";
 import { rateFrom, type RateInfo } from "./rate.js";
 import { cursorRoutes, legacyRoutes, routes } from "./routes.js";
-import { callRequest, retryingFetch, type FetchLike, type RetryOptions } from "./transport.js";
+import { retryingFetch, retryingSend, readWithin, type FetchLike, type RetryOptions } from "./transport.js";
 import { GraphQL } from "./graphql.js";
 import { streamEvents, type StreamOptions, type StreamMessage } from "./stream.js";
 import { payingFetch, type PaymentOptions } from "./payment.js";
@@ -62,8 +62,10 @@ export interface ClientOptions {
   legacy?: boolean;
   /** Retries on 429, 503 and connection errors. */
   retry?: RetryOptions;
-  /** Timeout of one attempt in ms (default 30000; 0: none). Streams time
-   * out only while connecting. */
+  /** Timeout of one attempt in ms (default 30000; 0: none): past it the
+   * call throws TimeoutError (its body read counts), and the request is
+   * left to finish with its body discarded (a `signal` of the call's
+   * aborts it). Streams time out only while connecting. */
   timeoutMs?: number;
   /** The fetch the client sends with (default globalThis.fetch). */
   fetch?: (input: Request) => Promise<Response>;
@@ -74,6 +76,20 @@ export interface ClientOptions {
 }
 
 const pathParam = /\{(\w+)\}/g;
+
+/** notJSON makes a success body that is not JSON undefined. */
+const notJSON = (err: unknown) => {
+  if (err instanceof SyntaxError) return undefined;
+  throw err;
+};
+
+/** pathParams is each route's set of path parameters, read once. */
+const pathParams = new Map<string, Set<string>>();
+const paramsOf = (path: string) => {
+  let s = pathParams.get(path);
+  if (!s) pathParams.set(path, (s = new Set(Array.from(path.matchAll(pathParam), (m) => m[1]))));
+  return s;
+};
 
 /** queryString serializes query parameters the way the OpenAPI document
  * declares them (form style; arrays comma-separated, not exploded). */
@@ -112,6 +128,7 @@ export class Client {
   /** The fetch every request goes through (retries, timeout, payment). */
   readonly fetch: FetchLike;
   private readonly streamFetch: FetchLike;
+  private readonly send: ReturnType<typeof retryingSend>;
   private readonly defaultHeaders: Record<string, string>;
   private readonly timeoutMs: number;
 
@@ -122,6 +139,9 @@ export class Client {
     const paid = options.payment ? payingFetch(base, options.payment) : base;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.fetch = retryingFetch(paid, options.retry ?? {}, this.timeoutMs);
+    // The methods' calls: straight to fetch(url, init) unless a fetch of
+    // the caller's or the payment hook needs a Request.
+    this.send = retryingSend(options.fetch || options.payment ? (url, init) => paid(new Request(url, init)) : (url, init) => globalThis.fetch(url, init), options.retry ?? {}, this.timeoutMs);
     this.streamFetch = retryingFetch(paid, options.retry ?? {}, 0);
     this.defaultHeaders = { ...options.headers };
     if (options.apiKey) this.defaultHeaders.authorization = `Bearer ${options.apiKey}`;
@@ -144,7 +164,7 @@ export class Client {
     const pathValues: Record<string, unknown> = {};
     const query: Record<string, unknown> = {};
     let body: unknown;
-    const inPath = new Set(Array.from(path.matchAll(pathParam), (m) => m[1]));
+    const inPath = paramsOf(path);
     for (const [k, v] of Object.entries(params ?? {})) {
       if (k === "body") body = v;
       else if (inPath.has(k)) pathValues[k] = v;
@@ -159,23 +179,30 @@ export class Client {
     if (qs) url += "?" + qs;
     const headers = body === undefined && !opts?.headers ? this.defaultHeaders
       : { ...this.defaultHeaders, ...(body === undefined ? {} : { "content-type": "application/json" }), ...opts?.headers };
-    const request = callRequest(url, { method: method.toUpperCase(), headers, body: body === undefined ? undefined : JSON.stringify(body) }, this.timeoutMs, opts?.signal);
-    const response = await this.fetch(request);
+    const m = method.toUpperCase();
+    const answer = await this.send(m, url, { method: m, headers, body: body === undefined ? undefined : JSON.stringify(body) }, opts?.signal);
+    const response = answer.response;
     this.lastResponse = response;
     let text = "";
-    try {
-      if (response.status !== 204) text = await response.text();
-    } catch (err) {
-      if ((err as Error)?.name === "TimeoutError") throw new TimeoutError(`${request.method} ${url} timed out after ${this.timeoutMs} ms`, { cause: err });
-      throw new ConnectionError(`${request.method} ${url}: ${(err as Error)?.message ?? err}`, { cause: err });
-    }
     let data: unknown;
     try {
-      data = text ? JSON.parse(text) : undefined;
-    } catch {
-      data = undefined;
+      // The attempt's timeout runs on while its body is read. A success
+      // is decoded as fetch's json() does (a body that is not JSON gives
+      // undefined); an error's text is kept for its typed error.
+      const read: Promise<unknown> = response.status === 204 ? Promise.resolve(undefined) : response.ok ? response.json().catch(notJSON) : response.text();
+      const v = await readWithin(answer, read);
+      if (response.ok) data = v;
+      else text = v as string;
+    } catch (err) {
+      if ((err as Error)?.name === "TimeoutError") throw new TimeoutError(`${m} ${url} timed out after ${this.timeoutMs} ms`, { cause: err });
+      throw new ConnectionError(`${m} ${url}: ${(err as Error)?.message ?? err}`, { cause: err });
     }
     if (!response.ok) {
+      try {
+        data = text ? JSON.parse(text) : undefined;
+      } catch {
+        data = undefined;
+      }
       const b = typeof data === "object" && data !== null ? (data as ErrorBody) : undefined;
       throw errorFor(response.status, b, response.headers, this.rate, text);
     }

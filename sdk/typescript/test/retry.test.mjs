@@ -6,9 +6,10 @@ import { baseUrl, client, env } from "./helpers.mjs";
 
 test("a 429 is retried after its Retry-After", async () => {
   const key = env("KEY_RETRY");
-  // Fill the key's rate window with raw requests.
+  // Fill the key's rate window (100 a minute) with raw requests: up to
+  // 300, as a window may end while it fills.
   let limited;
-  for (let i = 0; i < 130 && !limited; i += 10) {
+  for (let i = 0; i < 300 && !limited; i += 10) {
     const answers = await Promise.all(
       Array.from({ length: 10 }, () => fetch(`${baseUrl()}/v1/categories/all`, { headers: { authorization: `Bearer ${key}` } })),
     );
@@ -52,4 +53,18 @@ test("a connection error is retried with backoff, then thrown typed", async () =
   const err = await c.categories().catch((e) => e);
   assert.ok(err instanceof ConnectionError, String(err));
   assert.equal(retries.length, 2);
+});
+
+test("an attempt past its timeout throws TimeoutError, not retried, and the client's next call is answered", async () => {
+  const { TimeoutError } = await import("../dist/index.js");
+  const retries = [];
+  // No answer comes within a millisecond: the client's timer fires first.
+  const hasty = client("KEY", { timeoutMs: 1, retry: { onRetry: (r) => retries.push(r) } });
+  const err = await hasty.categories().catch((e) => e);
+  assert.ok(err instanceof TimeoutError, String(err));
+  assert.match(err.message, /timed out after 1 ms/);
+  assert.equal(retries.length, 0, "a timeout is the caller's to handle");
+  const c = client("KEY", { timeoutMs: 30_000 });
+  assert.ok((await c.categories()).data.length > 0);
+  assert.ok((await c.categories()).data.length > 0, "a second call on the same timer");
 });

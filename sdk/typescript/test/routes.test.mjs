@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import {
   routes, legacyRoutes, cursorRoutes, BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, PayloadTooLargeError, ApiError, Client,
 } from "../dist/index.js";
-import { client, env, baseUrl } from "./helpers.mjs";
+import { client, demo, env, baseUrl } from "./helpers.mjs";
 
 const openapi = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
 
@@ -35,6 +35,7 @@ test("one method per /v1 route of the OpenAPI document", () => {
 
 test("every route called once", async () => {
   const c = client();
+  const d = await demo();
   const since = new Date(Date.now() - 3 * 86400_000).toISOString();
   const called = new Set();
   const call = async (name, params) => {
@@ -44,14 +45,14 @@ test("every route called once", async () => {
   const cats = await call("categories");
   assert.ok(cats.data.length > 0);
   const category = cats.data[0].name ?? cats.data[0];
-  const ent = await call("entityById", { id: 101 });
-  assert.equal(ent.data.id, 101);
-  await call("entitiesByName", { name: "eth", limit: 2 });
-  assert.equal((await call("entityByTopName", { name: "eth" })).data.id, 101);
-  await call("entityMedia", { id: 101, limit: 2 });
-  await call("entityReferences", { id: 101 });
-  await call("entityRelationships", { id: 101, limit: 2 });
-  await call("entityResearch", { id: 101, limit: 2 });
+  const ent = await call("entityById", { id: d.id });
+  assert.equal(ent.data.canonicalName, d.name);
+  await call("entitiesByName", { name: d.name, limit: 2 });
+  assert.equal((await call("entityByTopName", { name: d.name })).data.id, d.id);
+  await call("entityMedia", { id: d.id, limit: 2 });
+  await call("entityReferences", { id: d.id });
+  await call("entityRelationships", { id: d.id, limit: 2 });
+  await call("entityResearch", { id: d.id, limit: 2 });
   const radar = await call("radarAll", { since, limit: 3 });
   assert.ok(radar.data.length > 0, "the demo has radar events");
   // The lean shape by default: no legacy aliases …
@@ -63,25 +64,25 @@ test("every route called once", async () => {
   const legacyClient = new Client({ baseUrl: baseUrl(), apiKey: env("KEY"), legacy: true });
   assert.equal(typeof (await legacyClient.radarAll({ since, limit: 1 })).data[0].globalSummary, "string");
   await call("radarByCategory", { category, limit: 2 });
-  await call("radarByOrganization", { id: 101, limit: 2 });
+  await call("radarByOrganization", { id: d.id, limit: 2 });
   await call("replayGlobal", { since, limit: 2 });
-  await call("search", { query: "eth", limit: 2 });
+  await call("search", { query: d.name, limit: 2 });
   await call("signalAll", { since, limit: 2 });
   await call("signalByCategory", { category, limit: 2 });
-  await call("signalByOrganization", { id: 101, limit: 2 });
+  await call("signalByOrganization", { id: d.id, limit: 2 });
   await call("signalLatest", { limit: 2 });
   await call("signalTop", { limit: 2 });
   await call("latest", { limit: 2 });
-  await call("timeline", { id: 101, limit: 2 });
-  await call("brief", { id: 101, since, limit: 2 });
-  await call("briefBatch", { ids: [101, 102], since, limit: 2 });
+  await call("timeline", { id: d.id, limit: 2 });
+  await call("brief", { id: d.id, since, limit: 2 });
+  await call("briefBatch", { ids: [d.id, d.other], since, limit: 2 });
   await call("organizations", { limit: 2 });
-  const org = await call("organizationById", { id: 101, include: ["radar", "signal"] });
+  const org = await call("organizationById", { id: d.id, include: ["radar", "signal"] });
   assert.ok(Array.isArray(org.radar) && Array.isArray(org.signal), "include=radar,signal is sent comma-joined");
   await call("organizationsByName", { name: "a", limit: 2 });
-  assert.equal((await call("organizationSignalHistory", { id: 101, days: 7 })).data.organizationId, 101);
+  assert.equal((await call("organizationSignalHistory", { id: d.id, days: 7 })).data.organizationId, d.id);
   await call("marketViews", { limit: 2 });
-  await call("marketViewsByOrganization", { id: 101 });
+  await call("marketViewsByOrganization", { id: d.id });
   const usage = await call("usage");
   assert.ok(usage.data);
   // The rate window and credits of the last answer.
@@ -141,7 +142,7 @@ test("typed errors carry the server's message, code and request id", async () =>
   assert.equal(unauth.code, "unauthorized");
 
   const free = client("FREE_KEY");
-  const forbidden = await free.brief({ id: 101, since: new Date(Date.now() - 86400_000).toISOString() }).catch((e) => e);
+  const forbidden = await free.brief({ id: (await demo()).id, since: new Date(Date.now() - 86400_000).toISOString() }).catch((e) => e);
   assert.ok(forbidden instanceof ForbiddenError, String(forbidden));
   assert.equal(forbidden.code, "forbidden");
   assert.match(forbidden.requestId, /.+/);

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client, documents } from "../dist/index.js";
-import { env, ingest, proxy } from "./helpers.mjs";
+import { demo, env, ingest, proxy } from "./helpers.mjs";
 
 test("/v1/stream resumes with Last-Event-ID after the connection is cut", { timeout: 30_000 }, async () => {
   const p = await proxy();
@@ -57,8 +57,9 @@ test("a GraphQL subscription resumes from its last cursor after the connection i
 
 test("a typed GraphQL query", async () => {
   const c = new Client({ baseUrl: env("BASE_URL"), apiKey: env("KEY_STREAM") });
-  const r = await c.graphql.query(documents.EntityDocument, { id: 101, relationships: 2 });
-  assert.equal(r.entity.id, 101);
+  const d = await demo();
+  const r = await c.graphql.query(documents.EntityDocument, { id: d.id, relationships: 2 });
+  assert.equal(r.entity.id, d.id);
   assert.ok(r.entity.relationships.length <= 2);
   const err = await c.graphql.query("{ nope }").catch((e) => e);
   assert.equal(err.name, "GraphQLError");

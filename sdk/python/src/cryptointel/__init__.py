@@ -5,7 +5,7 @@
     page = client.get_latest(limit=5)
 """
 
-from ._client import DEFAULT_BASE_URL, VERSION, Client, Meta, RetryPolicy, StreamEvent
+from ._client import DEFAULT_BASE_URL, VERSION, Client, Meta, RetryPolicy, StreamEvent, SubscriptionMessage
 from ._errors import (APIConnectionError, APIError, APITimeoutError, AuthenticationError,
                       BadRequestError, ConflictError, CryptointelError, GraphQLError,
                       InternalServerError, InvalidSignatureError, NotFoundError,
@@ -19,7 +19,8 @@ from ._webhook import verify_webhook
 __version__ = VERSION
 
 __all__ = [
-    "Client", "Meta", "RetryPolicy", "StreamEvent", "DEFAULT_BASE_URL", "VERSION", "API_VERSION", "ROUTES",
+    "Client", "Meta", "RetryPolicy", "StreamEvent", "SubscriptionMessage", "DEFAULT_BASE_URL", "VERSION",
+    "API_VERSION", "ROUTES",
     "APIConnectionError", "APIError", "APITimeoutError", "AuthenticationError", "BadRequestError",
     "ConflictError", "CryptointelError", "GraphQLError", "InternalServerError", "InvalidSignatureError",
     "NotFoundError", "PayloadTooLargeError", "PaymentRequiredError", "PermissionDeniedError",

@@ -18,7 +18,7 @@ from ._errors import (APIConnectionError, APIError, APITimeoutError, GraphQLErro
 from ._generated import _Routes
 from ._payer import Payer, parse_payment_required
 
-__all__ = ["Client", "Meta", "RetryPolicy", "StreamEvent", "VERSION"]
+__all__ = ["Client", "Meta", "RetryPolicy", "StreamEvent", "SubscriptionMessage", "VERSION"]
 
 VERSION = "1.0.0"
 DEFAULT_BASE_URL = "http://localhost:8080"
@@ -83,6 +83,42 @@ class StreamEvent:
 
     id: str
     data: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class SubscriptionMessage:
+    """One result of a GraphQL subscription: its data (shaped like the
+    selection), the cursor to resume after it and its extensions."""
+
+    data: dict[str, Any]
+    cursor: str
+    extensions: dict[str, Any]
+
+
+# The codes with which the server ends a stream or subscription that a
+# reconnect resumes.
+_RESUMABLE = ("slow_consumer", "shutting_down", "unavailable")
+
+
+def _sse(r: httpx.Response) -> Iterator[tuple[str, str]]:
+    """The (event, data) of each server-sent event of r ("message" when
+    unnamed)."""
+    ev_type, data = None, []
+    for line in r.iter_lines():
+        line = line.rstrip("\r\n")  # httpx before 0.24 keeps the line ending
+        if line == "":
+            if data or ev_type:
+                yield ev_type or "message", "\n".join(data)
+            ev_type, data = None, []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            ev_type = value
+        elif field == "data":
+            data.append(value)
 
 
 def _wire(v: Any) -> Optional[str]:
@@ -287,6 +323,68 @@ class Client(_Routes):
             self._sleep(self.retry.backoff(min(failures, 1)))
 
     # GraphQL.
+    def subscribe(self, query: str, variables: Optional[Mapping[str, Any]] = None) -> Iterator[SubscriptionMessage]:
+        """Follow a GraphQL subscription (server-sent events on /graphql):
+        each result, in order. The document must declare ``$after: String``
+        and pass it to the field, e.g. ``subscription($after: String) {
+        events(after: $after) { id title } }``; without ``after`` in
+        variables it starts at the cursor of "now" (streamCursor, read
+        first). A dropped connection (or an end the server asks clients to
+        resume from) is followed by a new subscription with ``after`` set to
+        the last result's cursor, so no result is lost or repeated;
+        reconnects follow the retry policy, whose count restarts with each
+        result. It raises StreamClosedError when the server ends it for
+        good, GraphQLError for a document it refuses. Stop by breaking out
+        of the loop."""
+        variables = dict(variables or {})
+        if not variables.get("after"):
+            variables["after"] = self.query("{ streamCursor }")["streamCursor"]
+        failures = 0
+        while True:
+            try:
+                r = self.request("POST", "/graphql", json={"query": query, "variables": variables},
+                                 headers={"Accept": "text/event-stream"}, stream=True)
+            except APIError as e:
+                errors = e.response.json().get("errors") if e.status_code == 422 else None
+                if errors:  # a document that does not validate
+                    raise GraphQLError(errors) from None
+                raise
+            resumed = False
+            try:
+                for event, data in _sse(r):
+                    if event == "complete":
+                        return
+                    if event != "next":
+                        continue
+                    payload = json.loads(data)
+                    if payload.get("errors"):
+                        first = payload["errors"][0]
+                        ext = first.get("extensions") or {}
+                        if ext.get("cursor"):
+                            variables["after"] = ext["cursor"]
+                        if ext.get("code") in _RESUMABLE:
+                            resumed = True
+                            break
+                        if ext.get("cursor"):
+                            raise StreamClosedError({"code": ext.get("code"), "cursor": ext["cursor"],
+                                                     "error": first.get("message")})
+                        raise GraphQLError(payload["errors"])
+                    extensions = payload.get("extensions") or {}
+                    cursor = extensions.get("cursor") or ""
+                    if cursor:
+                        variables["after"] = cursor
+                    failures = 0
+                    yield SubscriptionMessage(payload.get("data") or {}, cursor, extensions)
+            except httpx.TransportError:
+                pass
+            finally:
+                r.close()
+            if not resumed:
+                failures += 1
+                if failures > self.retry.max_retries:
+                    raise APIConnectionError("the subscription's connection dropped too often")
+            self._sleep(self.retry.backoff(max(failures - 1, 0)))
+
     def query(self, query: str, variables: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
         """Run a GraphQL query on /graphql; return its data or raise
         GraphQLError with its errors (also for a document that does not
