@@ -192,6 +192,10 @@ const (
 	AuditOAuthRevoked = "oauth.revoked"
 )
 
+// AuditActions lists every action of the key audit trail, in the order the
+// API documents them.
+var AuditActions = []string{AuditKeyCreated, AuditKeyRevoked, AuditKeyRotated, AuditPlanSet, AuditKeysRecovered, AuditOAuthGranted, AuditOAuthRevoked}
+
 // Actors of the key audit trail besides "api_key:<id>" (a change made
 // through /v1/keys with that key).
 const (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/live"
 )
 
@@ -56,8 +57,8 @@ var goFieldNotes = map[string]goNote{
 		desc: "A restricted key's surfaces: it reads only these and writes nothing. Null for an unrestricted key."},
 	"NewAPIKeyJSON.key":      {desc: "The new API key, shown only in this response."},
 	"KeyAuditEntry.apiKeyId": {desc: "The key changed; null for a change of the account's plan."},
-	"KeyAuditEntry.action":   {enum: []string{cryptointel.AuditKeyCreated, cryptointel.AuditKeyRevoked, cryptointel.AuditKeyRotated, cryptointel.AuditPlanSet}},
-	"KeyAuditEntry.actor":    {desc: "\"" + cryptointel.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys with that key."},
+	"KeyAuditEntry.action":   {enum: cryptointel.AuditActions},
+	"KeyAuditEntry.actor":    {desc: "\"" + cryptointel.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, \"" + db.ActorOAuth + "\" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request)."},
 	"KeyAuditEntry.detail":   {desc: "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."},
 	"UsageData.today":        {desc: "Requests since midnight UTC."},
 	"UsageData.thisWeek":     {desc: "Requests since Monday 00:00 UTC."},

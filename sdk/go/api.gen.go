@@ -193,15 +193,20 @@ func (e ErrorCode) Valid() bool {
 
 // Defines values for KeyAuditEntryAction.
 const (
-	AccountPlanSet KeyAuditEntryAction = "account.plan_set"
-	KeyCreated     KeyAuditEntryAction = "key.created"
-	KeyRevoked     KeyAuditEntryAction = "key.revoked"
-	KeyRotated     KeyAuditEntryAction = "key.rotated"
+	AccountKeysRecovered KeyAuditEntryAction = "account.keys_recovered"
+	AccountPlanSet       KeyAuditEntryAction = "account.plan_set"
+	KeyCreated           KeyAuditEntryAction = "key.created"
+	KeyRevoked           KeyAuditEntryAction = "key.revoked"
+	KeyRotated           KeyAuditEntryAction = "key.rotated"
+	OauthGranted         KeyAuditEntryAction = "oauth.granted"
+	OauthRevoked         KeyAuditEntryAction = "oauth.revoked"
 )
 
 // Valid indicates whether the value is a known member of the KeyAuditEntryAction enum.
 func (e KeyAuditEntryAction) Valid() bool {
 	switch e {
+	case AccountKeysRecovered:
+		return true
 	case AccountPlanSet:
 		return true
 	case KeyCreated:
@@ -209,6 +214,10 @@ func (e KeyAuditEntryAction) Valid() bool {
 	case KeyRevoked:
 		return true
 	case KeyRotated:
+		return true
+	case OauthGranted:
+		return true
+	case OauthRevoked:
 		return true
 	default:
 		return false
@@ -1339,7 +1348,7 @@ type KeyAuditEntry struct {
 	AccountId int                 `json:"accountId"`
 	Action    KeyAuditEntryAction `json:"action"`
 
-	// Actor "cli" for an operator's command, "api_key:<id>" for a change made through /v1/keys with that key.
+	// Actor "cli" for an operator's command, "api_key:<id>" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, "oauth" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request).
 	Actor string `json:"actor"`
 
 	// ApiKeyId The key changed; null for a change of the account's plan.

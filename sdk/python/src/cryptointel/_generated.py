@@ -245,7 +245,7 @@ class Evidence(TypedDict):
 
 class KeyAuditEntry(TypedDict):
     accountId: int
-    action: Literal["key.created", "key.revoked", "key.rotated", "account.plan_set"]
+    action: Literal["key.created", "key.revoked", "key.rotated", "account.plan_set", "account.keys_recovered", "oauth.granted", "oauth.revoked"]
     actor: str
     apiKeyId: Union[int, None]
     at: str

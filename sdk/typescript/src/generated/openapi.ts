@@ -1155,8 +1155,8 @@ export interface components {
         KeyAuditEntry: {
             accountId: number;
             /** @enum {string} */
-            action: "key.created" | "key.revoked" | "key.rotated" | "account.plan_set";
-            /** @description "cli" for an operator's command, "api_key:<id>" for a change made through /v1/keys with that key. */
+            action: "key.created" | "key.revoked" | "key.rotated" | "account.plan_set" | "account.keys_recovered" | "oauth.granted" | "oauth.revoked";
+            /** @description "cli" for an operator's command, "api_key:<id>" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, "oauth" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request). */
             actor: string;
             /** @description The key changed; null for a change of the account's plan. */
             apiKeyId: number | null;
