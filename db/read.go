@@ -349,7 +349,7 @@ func relationshipsSQL(f RelationshipFilter) string {
 				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
 			FROM (` + f.edgesSQL() + `) x
 		) y
-		JOIN entities n ON n.id = y.related_entity_id
+		CROSS JOIN LATERAL (SELECT * FROM entities n WHERE n.id = y.related_entity_id OFFSET 0) n
 		WHERE y.rn > $2 AND y.rn <= $2 + $3
 		ORDER BY y.entity_id, y.rn`
 }
