@@ -132,12 +132,7 @@ func ListEventsFolded(ctx context.Context, q Querier, f EventFilter, c EventChil
 	if err != nil {
 		return nil, nil, fmt.Errorf("error listing events: %w", err)
 	}
-	out := make([]*cryptointel.Event, 0, f.Limit)
-	folded := &FoldedChildren{}
-	if err := scanFoldedEvents(rows, "events", folded, func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
-		return nil, nil, err
-	}
-	return out, folded, nil
+	return scanFoldedPage(rows, "events", c)
 }
 
 // eventsOrder is the order of a page of events sorted by sort.
