@@ -3,6 +3,7 @@ package db
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
@@ -27,6 +28,29 @@ type EventChildren struct {
 	Roles bool
 	// Evidence: the events' evidence, newest first (EvidenceByEventIDs).
 	Evidence bool
+	// NoText: the document selects no event's summary or bullets, so a
+	// folded page or tree does not read them (they are left empty).
+	NoText bool
+	// NoContent: the document selects no evidence's content, so folded
+	// evidence does not carry it (left empty).
+	NoContent bool
+}
+
+// leanEventColumns are eventColumns without summary and bullets when
+// c.NoText (their text is most of an event's bytes).
+func (c EventChildren) leanEventColumns(cols string) string {
+	if !c.NoText {
+		return cols
+	}
+	return strings.Replace(cols, "e.summary, e.bullets", "''::text AS summary, '{}'::text[] AS bullets", 1)
+}
+
+// leanNumbered is leanEventColumns of a numbered list of columns.
+func (c EventChildren) leanNumbered(cols string) string {
+	if !c.NoText {
+		return cols
+	}
+	return strings.NewReplacer("e.summary AS", "''::text AS", "e.bullets AS", "'{}'::text[] AS").Replace(cols)
 }
 
 // Any reports whether any child is folded.

@@ -233,7 +233,11 @@ func childrenOf(l *rowLayout, ids string, c EventChildren, roleKind, evidenceKin
 			" WHERE ee.event_id = ANY(" + ids + ")"
 	}
 	if c.Evidence {
-		s += " UNION ALL SELECT " + l.selectList(evidenceKind, evidenceRowColumns) +
+		cols := evidenceRowColumns
+		if c.NoContent {
+			cols = strings.Replace(cols, "v.content", "''::text", 1)
+		}
+		s += " UNION ALL SELECT " + l.selectList(evidenceKind, cols) +
 			" FROM evidence v WHERE v.event_id = ANY(" + ids + ")"
 	}
 	return s
@@ -261,10 +265,12 @@ var pageLayout = func() *rowLayout {
 // e in order, the children c of its events: the page is a materialized
 // common table expression numbering its rows in its order, followed by
 // its events' roles and evidence over the page's ids (one index scan each
-// for the whole page), as typed rows (pageLayout).
+// for the whole page), as typed rows (pageLayout). What the document does
+// not select of the events' text and the evidence's content is not read
+// (c.NoText, c.NoContent).
 func foldPage(page, order string, c EventChildren) string {
 	page = strings.Replace(page, "SELECT "+eventColumns+" FROM",
-		"SELECT "+eventColumns+", row_number() OVER (ORDER BY "+order+") AS o FROM", 1)
+		"SELECT "+c.leanEventColumns(eventColumns)+", row_number() OVER (ORDER BY "+order+") AS o FROM", 1)
 	return "WITH p AS MATERIALIZED (" + page + ") SELECT " + pageLayout.selectList(pageEventKind, "e.o, "+eventColumns) +
 		" FROM p e" + childrenOf(pageLayout, "ARRAY(SELECT id FROM p)", c, pageRoleKind, pageEvidenceKind)
 }

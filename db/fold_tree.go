@@ -172,7 +172,7 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 		esql, eargs := entityEventsStatement([]int64{}, *ef, EventChildren{})
 		evCols := entityEventColumns + ", " + eventColumns
 		esql = strings.Replace(esql, "SELECT "+evCols,
-			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+numbered(evCols), 1)
+			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+c.leanNumbered(numbered(evCols)), 1)
 		// The events statement's $1 (its entities) is r's related
 		// entities; its other arguments follow the relationships'.
 		shift := len(args) - 1
