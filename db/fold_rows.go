@@ -44,7 +44,7 @@ func sqlTypeOf(dst any) string {
 	switch dst.(type) {
 	case *int64:
 		return "bigint"
-	case *int32:
+	case *int32, *int:
 		return "int"
 	case *string, **string:
 		return "text"

@@ -99,15 +99,9 @@ func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 //
 // Returns EINVALID when name is empty or only whitespace. One statement.
 func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset int) ([]cryptointel.EntityMatch, error) {
-	name = cleanName(name)
-	if name == "" {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: cryptointel.MsgNameRequired}
-	}
-	if limit <= 0 {
-		limit = cryptointel.ResolveEntitiesFirst.Default
-	}
-	if offset < 0 {
-		offset = 0
+	name, limit, offset, err := resolveParams(name, limit, offset)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := query(ctx, q, resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes), name, limit, offset)
 	if err != nil {
