@@ -1,12 +1,16 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // ListEntities returns the entity directory ordered by id.
@@ -27,4 +31,118 @@ func EntityIDsWithMarkets(ctx context.Context, idb bun.IDB, limit, offset int) (
 		return nil, fmt.Errorf("error listing entities with markets: %w", err)
 	}
 	return ids, nil
+}
+
+// The kinds of rows of ResolveEntitiesFolded (resolveLayout): the
+// matches, their entities, the entities' references.
+const (
+	resolveMatchKind = iota
+	resolveEntityKind
+	resolveReferenceKind
+)
+
+// referenceColumns are the entity_references columns a folded read
+// selects (alias er), in referenceDest's order.
+const referenceColumns = "er.id, er.entity_id, er.reference_type, er.title, er.url, er.created_at"
+
+func referenceDest(x *cryptointel.Reference, dst []any) []any {
+	return append(dst, &x.ID, &x.EntityID, &x.ReferenceType, &x.Title, &x.URL, &x.CreatedAt)
+}
+
+// matchDest are the destinations of a match row (resolveSQL's columns).
+func matchDest(m *search.EntityMatch, sim *float64, dst []any) []any {
+	return append(dst, &m.EntityID, &m.MatchedVia, &m.MatchedValue, &m.MatchRank, &m.MatchType, sim, &m.Popularity)
+}
+
+var resolveLayout = func() *rowLayout {
+	var (
+		m   search.EntityMatch
+		sim float64
+		e   cryptointel.Entity
+		r   cryptointel.Reference
+	)
+	return newRowLayout(matchDest(&m, &sim, nil), entityDest(&e, nil), referenceDest(&r, nil))
+}()
+
+// ResolveEntitiesFolded is ResolveEntities with, in the same statement,
+// the matched entities and, when refs, their references (as
+// ReferencesByEntityIDs orders them: by entity, then id), as typed rows
+// (fold_rows.go): a name lookup that writes its entities costs one
+// statement instead of three.
+func ResolveEntitiesFolded(ctx context.Context, q Querier, name string, limit, offset int, refs bool) ([]search.EntityMatch, []*cryptointel.Entity, []*cryptointel.Reference, error) {
+	name, limit, offset, err := resolveParams(name, limit, offset)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sql := "WITH r AS MATERIALIZED (" + resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes) + ") SELECT " +
+		resolveLayout.selectList(resolveMatchKind, "r.entity_id, r.kind, r.value, r.rank, r.match_type, r.sim, r.event_count") + " FROM r" +
+		" UNION ALL SELECT " + resolveLayout.selectList(resolveEntityKind, entityColumns) +
+		" FROM entities n WHERE n.id = ANY(ARRAY(SELECT entity_id FROM r))"
+	if refs {
+		sql += " UNION ALL SELECT " + resolveLayout.selectList(resolveReferenceKind, referenceColumns) +
+			" FROM entity_references er WHERE er.entity_id = ANY(ARRAY(SELECT entity_id FROM r))"
+	}
+	rows, err := query(ctx, q, sql, name, limit, offset)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("error resolving entity name: %w", err)
+	}
+	var (
+		m       search.EntityMatch
+		sim     float64
+		ent     *cryptointel.Entity
+		ref     *cryptointel.Reference
+		matches = []search.EntityMatch{}
+		ents    []*cryptointel.Entity
+		out     []*cryptointel.Reference
+	)
+	err = resolveLayout.scan(rows, "entity matches", func(kind int) []any {
+		switch kind {
+		case resolveMatchKind:
+			m = search.EntityMatch{}
+			return matchDest(&m, &sim, nil)
+		case resolveEntityKind:
+			ent = new(cryptointel.Entity)
+			return entityDest(ent, nil)
+		default:
+			ref = new(cryptointel.Reference)
+			return referenceDest(ref, nil)
+		}
+	}, func(kind int) error {
+		switch kind {
+		case resolveMatchKind:
+			matches = append(matches, m)
+		case resolveEntityKind:
+			utcEntity(ent)
+			ents = append(ents, ent)
+		default:
+			ref.CreatedAt = ref.CreatedAt.UTC()
+			out = append(out, ref)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// resolveSQL's order: strongest first, then popularity, then id.
+	slices.SortFunc(matches, func(a, b search.EntityMatch) int {
+		return cmp.Or(cmp.Compare(a.MatchRank, b.MatchRank), cmp.Compare(b.Popularity, a.Popularity), cmp.Compare(a.EntityID, b.EntityID))
+	})
+	slices.SortFunc(out, func(a, b *cryptointel.Reference) int {
+		return cmp.Or(cmp.Compare(a.EntityID, b.EntityID), cmp.Compare(a.ID, b.ID))
+	})
+	return matches, ents, out, nil
+}
+
+// resolveParams checks and defaults ResolveEntities' parameters: the name
+// cleaned (EINVALID when nothing is left), limit <= 0 the default, offset <
+// 0 zero.
+func resolveParams(name string, limit, offset int) (string, int, int, error) {
+	name = cleanName(name)
+	if name == "" {
+		return "", 0, 0, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
+	}
+	if limit <= 0 {
+		limit = cryptointel.ResolveEntitiesFirst.Default
+	}
+	return name, limit, max(offset, 0), nil
 }

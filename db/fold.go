@@ -6,20 +6,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cryptointel/cryptointel"
 )
 
 // Folding. A page of events whose selection asks for their owners,
-// participants or evidence reads them in its own statement: each child
-// list is a correlated subquery of the page's row returning the list as a
-// JSON array (as PostGraphile 5 builds a document), instead of one more
-// statement per child level keyed by the page's ids. The page and its
+// participants or evidence reads them in its own statement, instead of one
+// more statement per child level keyed by the page's ids. The page and its
 // children then cost PostgreSQL one statement, one snapshot and one round
 // trip. The children come back as the same Go values the child statements
 // (EntitiesByEventIDs, EvidenceByEventIDs) return, in the same order, so
-// what is written from them is unchanged.
+// what is written from them is unchanged. A page of events (foldPage) and
+// the entity tree (fold_tree.go) return their children as typed rows
+// (fold_rows.go); the entity-events level of other shapes
+// (EventsByEntityIDsFolded) still returns each event's children as JSON
+// arrays of subqueries of its row (foldColumns).
 
 // EventChildren are the children of events a read folds into its
 // statement.
@@ -28,6 +28,29 @@ type EventChildren struct {
 	Roles bool
 	// Evidence: the events' evidence, newest first (EvidenceByEventIDs).
 	Evidence bool
+	// NoText: the document selects no event's summary or bullets, so a
+	// folded page or tree does not read them (they are left empty).
+	NoText bool
+	// NoContent: the document selects no evidence's content, so folded
+	// evidence does not carry it (left empty).
+	NoContent bool
+}
+
+// leanEventColumns are eventColumns without summary and bullets when
+// c.NoText (their text is most of an event's bytes).
+func (c EventChildren) leanEventColumns(cols string) string {
+	if !c.NoText {
+		return cols
+	}
+	return strings.Replace(cols, "e.summary, e.bullets", "''::text AS summary, '{}'::text[] AS bullets", 1)
+}
+
+// leanNumbered is leanEventColumns of a numbered list of columns.
+func (c EventChildren) leanNumbered(cols string) string {
+	if !c.NoText {
+		return cols
+	}
+	return strings.NewReplacer("e.summary AS", "''::text AS", "e.bullets AS", "'{}'::text[] AS").Replace(cols)
 }
 
 // Any reports whether any child is folded.
@@ -62,23 +85,6 @@ const rolesJSON = `(SELECT json_agg(q ORDER BY q.r, q.p, q.i) FROM (
 const evidenceJSON = `(SELECT json_agg(q ORDER BY q.t DESC, q.i) FROM (
 	SELECT v.id AS i, v.content AS c, v.url AS u, v.ts AS t FROM evidence v WHERE v.event_id = e.id) q)`
 
-// rolesOfJSON and evidenceOfJSON are rolesJSON and evidenceJSON of every
-// event whose id is in the array ids at once, in EntitiesByEventIDs' and
-// EvidenceByEventIDs' orders, each item carrying its event ('e'): one
-// index scan and one sort for the page, as the child statements did,
-// where a subquery per row paid a scan, a sort and an aggregate per event.
-func rolesOfJSON(ids string) string {
-	return `(SELECT json_agg(q ORDER BY q.e, q.r, q.p, q.i) FROM (
-	SELECT ee.event_id AS e, ee.role AS r, ee.position AS p, n.id AS i, n.canonical_name AS c, n.display_name AS d,
-		n.entity_type AS t, n.status AS s, n.aliases AS a, n.event_count AS n, n.created_at AS ca, n.updated_at AS ua
-	FROM event_entities ee JOIN entities n ON n.id = ee.entity_id WHERE ee.event_id = ANY(` + ids + `)) q)`
-}
-
-func evidenceOfJSON(ids string) string {
-	return `(SELECT json_agg(q ORDER BY q.e, q.t DESC, q.i) FROM (
-	SELECT v.event_id AS e, v.id AS i, v.content AS c, v.url AS u, v.ts AS t FROM evidence v WHERE v.event_id = ANY(` + ids + `)) q)`
-}
-
 // foldColumns are the columns a folded page adds after eventColumns for
 // c: the events' children as JSON (NULL when not folded or none).
 func foldColumns(c EventChildren) string {
@@ -94,26 +100,6 @@ func foldColumns(c EventChildren) string {
 		s += ", NULL::json"
 	}
 	return s
-}
-
-// foldPage folds into page, a statement selecting eventColumns of events
-// e in order, the children c of its events: the page is a materialized
-// common table expression numbering its rows in its order, and its first
-// row carries every child of the page (rolesOfJSON, evidenceOfJSON over
-// the page's ids), the others NULL. Each child level costs the one index
-// scan and sort its own statement cost, without the statement.
-func foldPage(page, order string, c EventChildren) string {
-	page = strings.Replace(page, "SELECT "+eventColumns+" FROM",
-		"SELECT "+eventColumns+", row_number() OVER (ORDER BY "+order+") AS o FROM", 1)
-	roles, evidence := "NULL::json", "NULL::json"
-	if c.Roles {
-		roles = "CASE WHEN e.o = 1 THEN " + rolesOfJSON("ARRAY(SELECT id FROM p)") + " END"
-	}
-	if c.Evidence {
-		evidence = "CASE WHEN e.o = 1 THEN " + evidenceOfJSON("ARRAY(SELECT id FROM p)") + " END"
-	}
-	return "WITH p AS MATERIALIZED (" + page + ") SELECT " + eventColumns + ", " + roles + ", " + evidence +
-		" FROM p e ORDER BY e.o"
 }
 
 // roleJSON and evidenceItemJSON are the members of rolesJSON and
@@ -174,36 +160,6 @@ func (f *FoldedChildren) add(eventID int64, roles, evidence []byte) error {
 	return nil
 }
 
-// addAll decodes the children of a whole page (rolesOfJSON,
-// evidenceOfJSON) into f.
-func (f *FoldedChildren) addAll(roles, evidence []byte) error {
-	if len(roles) > 0 {
-		var rs []roleJSON
-		if err := json.Unmarshal(roles, &rs); err != nil {
-			return fmt.Errorf("error decoding folded roles: %w", err)
-		}
-		if f.Roles == nil {
-			f.Roles = map[int64][]cryptointel.EventEntityRef{}
-		}
-		for _, r := range rs {
-			f.Roles[r.EventID] = append(f.Roles[r.EventID], r.ref())
-		}
-	}
-	if len(evidence) > 0 {
-		var vs []evidenceItemJSON
-		if err := json.Unmarshal(evidence, &vs); err != nil {
-			return fmt.Errorf("error decoding folded evidence: %w", err)
-		}
-		if f.Evidence == nil {
-			f.Evidence = map[int64][]*cryptointel.Evidence{}
-		}
-		for _, v := range vs {
-			f.Evidence[v.EventID] = append(f.Evidence[v.EventID], &cryptointel.Evidence{ID: v.ID, EventID: v.EventID, Content: v.Content, URL: v.URL, TS: v.TS.UTC()})
-		}
-	}
-	return nil
-}
-
 // ref is the role r as EntitiesByEventIDs scans it.
 func (r roleJSON) ref() cryptointel.EventEntityRef {
 	aliases := r.Aliases
@@ -215,28 +171,4 @@ func (r roleJSON) ref() cryptointel.EventEntityRef {
 		Status: r.Status, Aliases: aliases, EventCount: r.EventCount,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}}
-}
-
-// scanFoldedEvents reads rows of eventColumns and the two children
-// columns of foldPage into events and their children.
-func scanFoldedEvents(rows pgx.Rows, what string, folded *FoldedChildren, each func(e *cryptointel.Event)) error {
-	defer rows.Close()
-	var dst []any
-	var roles, evidence []byte
-	for rows.Next() {
-		e := new(cryptointel.Event)
-		dst = append(eventDest(e, dst[:0]), &roles, &evidence)
-		if err := rows.Scan(dst...); err != nil {
-			return fmt.Errorf("error scanning %s: %w", what, err)
-		}
-		utcEvent(e)
-		if err := folded.addAll(roles, evidence); err != nil {
-			return err
-		}
-		each(e)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("error selecting %s: %w", what, err)
-	}
-	return nil
 }

@@ -1,14 +1,13 @@
 package db
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -36,37 +35,78 @@ type EntityTree struct {
 // *ef) with their children c: the three levels of a document asking for
 // an entity's relationships' events (three hops) folded into one
 // statement (fold.go). Each level is its own statement's text as a common
-// table expression whose rows come back as one JSON array each, decoded
-// into the same values its statement scans.
+// table expression whose rows come back as typed rows (fold_rows.go),
+// scanned into the same values its statement scans.
 func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf RelationshipFilter, ef *EntityEventFilter, c EventChildren) (*EntityTree, error) {
+	if ef == nil {
+		c = EventChildren{}
+	}
 	sql, args := entityTreeStatement(ids, rf, ef, c)
 	rows, err := query(ctx, q, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting entity tree: %w", err)
 	}
-	t := &EntityTree{}
-	var rels, evs, roles, evidence []byte
-	err = scan(rows, "entity tree",
-		func(e *cryptointel.Entity, dst []any) []any {
-			return append(entityDest(e, dst), &rels, &evs, &roles, &evidence)
-		},
-		utcEntity,
-		func(e *cryptointel.Entity) { t.Entities = append(t.Entities, e) })
+	type numberedRel struct {
+		rn int64
+		r  *cryptointel.EntityRelationship
+	}
+	type numberedEvent struct {
+		o int64
+		r cryptointel.EntityEvent
+	}
+	var (
+		t    = &EntityTree{}
+		ent  *cryptointel.Entity
+		rel  numberedRel
+		ev   numberedEvent
+		rels []numberedRel
+		evs  []numberedEvent
+		kids childRows
+	)
+	err = treeLayout.scan(rows, "entity tree", func(kind int) []any {
+		switch kind {
+		case treeEntityKind:
+			ent = new(cryptointel.Entity)
+			return entityDest(ent, nil)
+		case treeRelationshipKind:
+			rel = numberedRel{r: &cryptointel.EntityRelationship{Related: new(cryptointel.Entity)}}
+			return entityDest(rel.r.Related, relationshipDest(rel.r, []any{&rel.rn}))
+		case treeEventKind:
+			ev = numberedEvent{r: cryptointel.EntityEvent{Event: new(cryptointel.Event)}}
+			return eventDest(ev.r.Event, entityEventDest(&ev.r, []any{&ev.o}))
+		case treeRoleKind:
+			return kids.roleDest(nil)
+		default:
+			return kids.evidenceDest(nil)
+		}
+	}, func(kind int) error {
+		switch kind {
+		case treeEntityKind:
+			utcEntity(ent)
+			t.Entities = append(t.Entities, ent)
+		case treeRelationshipKind:
+			utcRelationship(rel.r)
+			utcEntity(rel.r.Related)
+			rels = append(rels, rel)
+		case treeEventKind:
+			utcEvent(ev.r.Event)
+			evs = append(evs, ev)
+		case treeRoleKind:
+			kids.addRole()
+		default:
+			kids.addEvidence()
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	// Every row carries the same arrays (they do not depend on the row).
-	if err := decodeRows(rels, func(cells []json.RawMessage) error {
-		r := &cryptointel.EntityRelationship{Related: new(cryptointel.Entity)}
-		if err := decodeCells(cells, entityDest(r.Related, relationshipDest(r, nil))); err != nil {
-			return err
-		}
-		utcRelationship(r)
-		utcEntity(r.Related)
-		t.Relationships = append(t.Relationships, r)
-		return nil
-	}); err != nil {
-		return nil, err
+	// As RelationshipsByEntityIDs orders them: by entity, then its page.
+	slices.SortFunc(rels, func(a, b numberedRel) int {
+		return cmp.Or(cmp.Compare(a.r.EntityID, b.r.EntityID), cmp.Compare(a.rn, b.rn))
+	})
+	for _, r := range rels {
+		t.Relationships = append(t.Relationships, r.r)
 	}
 	if ef == nil {
 		return t, nil
@@ -78,50 +118,61 @@ func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf Relationsh
 			t.RelatedIDs = append(t.RelatedIDs, r.RelatedEntityID)
 		}
 	}
+	slices.SortFunc(evs, func(a, b numberedEvent) int { return cmp.Compare(a.o, b.o) })
+	for _, e := range evs {
+		t.Events = append(t.Events, e.r)
+	}
 	if c.Any() {
-		t.Children = &FoldedChildren{}
-	}
-	if err := decodeRows(evs, func(cells []json.RawMessage) error {
-		var r cryptointel.EntityEvent
-		r.Event = new(cryptointel.Event)
-		dst := eventDest(r.Event, entityEventDest(&r, nil))
-		if err := decodeCells(cells, dst); err != nil {
-			return err
-		}
-		utcEvent(r.Event)
-		t.Events = append(t.Events, r)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if t.Children != nil {
-		if err := t.Children.addAll(roles, evidence); err != nil {
-			return nil, err
-		}
+		t.Children = kids.folded(c)
 	}
 	return t, nil
 }
 
+// The kinds of rows of the entity tree (treeLayout): the entities, their
+// relationships (numbered in their page) with the related entities, the
+// related entities' events (numbered in their statement's order), the
+// events' roles and evidence.
+const (
+	treeEntityKind = iota
+	treeRelationshipKind
+	treeEventKind
+	treeRoleKind
+	treeEvidenceKind
+)
+
+var treeLayout = func() *rowLayout {
+	var (
+		n, rn int64
+		e     cryptointel.Entity
+		r     cryptointel.EntityRelationship
+		ev    cryptointel.EntityEvent
+		role  roleRow
+		v     cryptointel.Evidence
+	)
+	ev.Event = new(cryptointel.Event)
+	return newRowLayout(entityDest(&e, nil), entityDest(&e, relationshipDest(&r, []any{&rn})),
+		eventDest(ev.Event, entityEventDest(&ev, []any{&n})), role.dest(nil), evidenceDest(&v, nil))
+}()
+
 // entityTreeStatement is EntityTreeFolded's statement: the relationships
 // statement as r (its arguments first: the entities' ids are the tree's),
 // the related entities' events statement as ev over r's related entities,
-// then the entities with r's and ev's rows as JSON arrays. The levels' rows
-// are aggregated whole (json_agg of the row, its columns named c1, c2, …
-// in their statement's order, decoded by position): building each row
-// with json_build_array looked every value's output function up again.
+// then the entities, r's rows, ev's rows and the events' children as
+// typed rows (treeLayout). The levels' columns are named c1, c2, … in
+// their statement's order.
 func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilter, c EventChildren) (string, []any) {
 	args := rf.args(ids)
 	relCols := relationshipColumns + ", " + entityColumns
 	rel := strings.Replace(relationshipsSQL(rf), "SELECT "+relCols,
 		"SELECT y.related_entity_id AS rid, y.rn AS rn, "+numbered(relCols), 1)
 	sql := "WITH r AS MATERIALIZED (" + rel + ")"
-	relOrder := "r.c" + strconv.Itoa(columnIndex(relCols, "y.entity_id")+1) + ", r.rn"
-	evs, roles, evidence := "NULL::json", "NULL::json", "NULL::json"
+	body := "SELECT " + treeLayout.selectList(treeEntityKind, entityColumns) + " FROM entities n WHERE n.id = ANY($1)" +
+		" UNION ALL SELECT " + treeLayout.selectList(treeRelationshipKind, "r.rn, "+cellList("r", len(splitColumns(relCols)))) + " FROM r"
 	if ef != nil {
 		esql, eargs := entityEventsStatement([]int64{}, *ef, EventChildren{})
 		evCols := entityEventColumns + ", " + eventColumns
 		esql = strings.Replace(esql, "SELECT "+evCols,
-			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+numbered(evCols), 1)
+			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+c.leanNumbered(numbered(evCols)), 1)
 		// The events statement's $1 (its entities) is r's related
 		// entities; its other arguments follow the relationships'.
 		shift := len(args) - 1
@@ -134,19 +185,21 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 		})
 		args = append(args, eargs[1:]...)
 		sql += ", ev AS MATERIALIZED (" + esql + ")"
-		evs = "(SELECT json_agg(ev ORDER BY ev.o) FROM ev)"
-		// The events' children, of all of them at once (fold.go).
+		body += " UNION ALL SELECT " + treeLayout.selectList(treeEventKind, "ev.o, "+cellList("ev", len(splitColumns(evCols)))) + " FROM ev"
+		// The events' children, of all of them at once (fold_rows.go).
 		ids := "ARRAY(SELECT DISTINCT c" + strconv.Itoa(columnIndex(evCols, "e.id")+1) + " FROM ev)"
-		if c.Roles {
-			roles = rolesOfJSON(ids)
-		}
-		if c.Evidence {
-			evidence = evidenceOfJSON(ids)
-		}
+		body += childrenOf(treeLayout, ids, c, treeRoleKind, treeEvidenceKind)
 	}
-	sql += " SELECT " + entityColumns + ", (SELECT json_agg(r ORDER BY " + relOrder + ") FROM r), " + evs +
-		", " + roles + ", " + evidence + " FROM entities n WHERE n.id = ANY($1)"
-	return sql, args
+	return sql + " " + body, args
+}
+
+// cellList is the columns c1 … cn of the relation alias.
+func cellList(alias string, n int) string {
+	cols := make([]string, n)
+	for i := range cols {
+		cols[i] = alias + ".c" + strconv.Itoa(i+1)
+	}
+	return strings.Join(cols, ", ")
 }
 
 // numbered names the columns of a select list c1, c2, …; a column is an
@@ -191,103 +244,3 @@ func columnIndex(list, col string) int {
 
 // placeholder matches a statement's parameter placeholders.
 var placeholder = regexp.MustCompile(`\$[0-9]+`)
-
-// decodeRows calls each with the cells of every row of a JSON array of
-// rows, objects whose columns are named c1, c2, … (others are ignored), in
-// column order; nothing for null.
-func decodeRows(b []byte, each func([]json.RawMessage) error) error {
-	if len(b) == 0 {
-		return nil
-	}
-	var rows []map[string]json.RawMessage
-	if err := json.Unmarshal(b, &rows); err != nil {
-		return fmt.Errorf("error decoding folded rows: %w", err)
-	}
-	var cells []json.RawMessage
-	for _, row := range rows {
-		cells = cells[:0]
-		for i := 1; ; i++ {
-			v, ok := row[cellName(i)]
-			if !ok {
-				break
-			}
-			cells = append(cells, v)
-		}
-		if err := each(cells); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// cellNames are the names of the first columns of a folded row.
-var cellNames = func() []string {
-	n := make([]string, 40)
-	for i := range n {
-		n[i] = "c" + strconv.Itoa(i)
-	}
-	return n
-}()
-
-func cellName(i int) string {
-	if i < len(cellNames) {
-		return cellNames[i]
-	}
-	return "c" + strconv.Itoa(i)
-}
-
-// decodeCells decodes each cell into its destination.
-func decodeCells(cells []json.RawMessage, dst []any) error {
-	if len(cells) != len(dst) {
-		return fmt.Errorf("error decoding folded row: %d cells for %d columns", len(cells), len(dst))
-	}
-	for i, c := range cells {
-		if err := decodeCell(c, dst[i]); err != nil {
-			return fmt.Errorf("error decoding folded column %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// decodeCell decodes one JSON cell into dst: the scalar kinds of the
-// columns directly (encoding/json's reflection per cell was most of the
-// decoding), anything else with encoding/json.
-func decodeCell(c json.RawMessage, dst any) error {
-	plain := func() (string, bool) { // a string without escapes
-		if len(c) >= 2 && c[0] == '"' && c[len(c)-1] == '"' && bytes.IndexByte(c, '\\') < 0 {
-			return string(c[1 : len(c)-1]), true
-		}
-		return "", false
-	}
-	switch d := dst.(type) {
-	case *int64:
-		n, err := strconv.ParseInt(string(c), 10, 64)
-		if err == nil {
-			*d = n
-			return nil
-		}
-	case *string:
-		if v, ok := plain(); ok {
-			*d = v
-			return nil
-		}
-	case *time.Time:
-		if v, ok := plain(); ok {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err == nil {
-				*d = t
-				return nil
-			}
-		}
-	case *bool:
-		switch string(c) {
-		case "true":
-			*d = true
-			return nil
-		case "false":
-			*d = false
-			return nil
-		}
-	}
-	return json.Unmarshal(c, dst)
-}

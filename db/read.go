@@ -132,12 +132,7 @@ func ListEventsFolded(ctx context.Context, q Querier, f EventFilter, c EventChil
 	if err != nil {
 		return nil, nil, fmt.Errorf("error listing events: %w", err)
 	}
-	out := make([]*cryptointel.Event, 0, f.Limit)
-	folded := &FoldedChildren{}
-	if err := scanFoldedEvents(rows, "events", folded, func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
-		return nil, nil, err
-	}
-	return out, folded, nil
+	return scanFoldedPage(rows, "events", c)
 }
 
 // eventsOrder is the order of a page of events sorted by sort.
@@ -349,7 +344,7 @@ func relationshipsSQL(f RelationshipFilter) string {
 				ORDER BY x.direction DESC, x.relationship_type, x.related_entity_id) AS rn
 			FROM (` + f.edgesSQL() + `) x
 		) y
-		JOIN entities n ON n.id = y.related_entity_id
+		CROSS JOIN LATERAL (SELECT * FROM entities n WHERE n.id = y.related_entity_id OFFSET 0) n
 		WHERE y.rn > $2 AND y.rn <= $2 + $3
 		ORDER BY y.entity_id, y.rn`
 }

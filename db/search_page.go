@@ -24,21 +24,16 @@ var searchPageSQLs = map[EventChildren]string{
 	{Roles: true, Evidence: true}: searchPageSQL(EventChildren{Roles: true, Evidence: true}),
 }
 
-// EventsByIDsFolded returns the events ids (a search's page: any order,
-// missing ones left out) with their children c read in the same statement
+// EventsByIDsFolded returns the events ids (a search's page: in id order,
+// missing ones left out; whole events, c's NoText and NoContent aside) with their children c read in the same statement
 // (fold.go): one statement for the page and its children.
 func EventsByIDsFolded(ctx context.Context, q Querier, ids []int64, c EventChildren) ([]*cryptointel.Event, *FoldedChildren, error) {
-	out := make([]*cryptointel.Event, 0, len(ids))
-	folded := &FoldedChildren{}
 	if len(ids) == 0 {
-		return out, folded, nil
+		return []*cryptointel.Event{}, &FoldedChildren{}, nil
 	}
-	rows, err := query(ctx, q, searchPageSQLs[c], ids)
+	rows, err := query(ctx, q, searchPageSQLs[EventChildren{Roles: c.Roles, Evidence: c.Evidence}], ids)
 	if err != nil {
 		return nil, nil, fmt.Errorf("error selecting events by ids: %w", err)
 	}
-	if err := scanFoldedEvents(rows, "events by ids", folded, func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
-		return nil, nil, err
-	}
-	return out, folded, nil
+	return scanFoldedPage(rows, "events by ids", c)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cryptointel/cryptointel"
@@ -29,7 +30,54 @@ func selectedEventChildren(ctx context.Context) db.EventChildren {
 	if f == nil {
 		return db.EventChildren{}
 	}
-	return eventChildrenOf(f.Selections)
+	return withLean(ctx, eventChildrenOf(f.Selections))
+}
+
+// withLean marks in c what a folded read need not fetch because no field
+// of the whole document writes it: the events' summary and bullets, the
+// evidence's content (the heaviest columns). The whole document is read,
+// not only the resolving field's selection, because the values folded are
+// primed into the request's loaders, which any other field of the document
+// may read. Any field of that name counts, whatever its type or condition.
+func withLean(ctx context.Context, c db.EventChildren) db.EventChildren {
+	if !c.Any() || !graphql.HasOperationContext(ctx) {
+		return c
+	}
+	op := graphql.GetOperationContext(ctx).Operation
+	if op == nil {
+		return c
+	}
+	text, content := false, false
+	var walk func(sel ast.SelectionSet, depth int)
+	walk = func(sel ast.SelectionSet, depth int) {
+		if depth > 64 {
+			text, content = true, true
+			return
+		}
+		for _, s := range sel {
+			switch s := s.(type) {
+			case *ast.Field:
+				switch s.Name {
+				case "summary", "bullets":
+					text = true
+				case "content":
+					content = true
+				}
+				walk(s.SelectionSet, depth+1)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet, depth+1)
+			case *ast.FragmentSpread:
+				if s.Definition == nil {
+					text, content = true, true
+					return
+				}
+				walk(s.Definition.SelectionSet, depth+1)
+			}
+		}
+	}
+	walk(op.SelectionSet, 0)
+	c.NoText, c.NoContent = !text, !content
+	return c
 }
 
 // eventChildrenOf reports which children of events sel, the selection of
@@ -161,7 +209,7 @@ func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *crypto
 				ekey.Limit++ // the page reads one more to know whether another follows
 				filter := ekey.filter()
 				ef = &filter
-				children = eventChildrenOf(evFields[0].SelectionSet)
+				children = withLean(ctx, eventChildrenOf(evFields[0].SelectionSet))
 			}
 		}
 	}

@@ -212,6 +212,37 @@ func TestEntitiesAndNameResolution(t *testing.T) {
 	require.Equal(t, "invalid", errs[0].Code)
 }
 
+// A name lookup that writes its matches' entities and their references is
+// one statement (db.ResolveEntitiesFolded), and answers as the lookup
+// followed by the entity and reference loads does.
+func TestNameResolutionStatementCount(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 2)
+	ctx := context.Background()
+	_, err := b.store.Bun.NewInsert().Model(&[]db.EntityName{
+		{EntityID: hubID, Kind: "canonical_name", Value: "Ethereum", Norm: "ethereum"},
+		{EntityID: hubID, Kind: "alias", Value: "ETH", Norm: "eth"},
+		{EntityID: 102, Kind: "canonical_name", Value: "Ethereum Classic", Norm: "ethereum classic"},
+	}).Exec(ctx)
+	require.NoError(t, err)
+	_, err = b.store.Pool.Exec(ctx, `INSERT INTO entity_references (id, entity_id, reference_type, title, url)
+		VALUES (9002, $1, 'website', 'b', 'https://b.example'), (9001, $1, 'docs', 'a', 'https://a.example')`, hubID)
+	require.NoError(t, err)
+	q := `{ resolveEntities(name: "ethereum") { entity { id canonicalName aliases references { id title } } matchRank } }`
+	cctx, counter := db.WithStatementCounter(ctx)
+	data, errs := b.run(t, cctx, q, nil)
+	require.Empty(t, errs)
+	require.EqualValues(t, 1, counter.Load())
+	ms := dig(data, "resolveEntities").([]any)
+	require.Len(t, ms, 2)
+	require.EqualValues(t, hubID, dig(ms, 0, "entity", "id"))
+	require.EqualValues(t, 102, dig(ms, 1, "entity", "id"))
+	refs := dig(ms, 0, "entity", "references").([]any)
+	require.Len(t, refs, 2)
+	require.EqualValues(t, 9001, dig(refs, 0, "id"))
+	require.Empty(t, dig(ms, 1, "entity", "references"))
+}
+
 // Pages of relationships and of significance-ordered entity events follow
 // one another without overlap.
 func TestPagingOrders(t *testing.T) {

@@ -207,11 +207,51 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset))
+	limit, off := cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset)
+	if refs, ok := matchedEntitiesSelected(ctx); ok {
+		// The entities (and their references) the matches will be asked
+		// for are read with them (db.ResolveEntitiesFolded) and primed.
+		ms, es, rs, err := db.ResolveEntitiesFolded(ctx, r.store.Reader(), name, limit, off, refs)
+		if err != nil {
+			return nil, fmt.Errorf("error resolving entities: %w", err)
+		}
+		l := r.loaders(ctx)
+		for _, e := range es {
+			l.EntityByID.Prime(ctx, e.ID, e)
+		}
+		if refs {
+			by := make(map[int64][]*cryptointel.Reference, len(es))
+			for _, ref := range rs {
+				by[ref.EntityID] = append(by[ref.EntityID], ref)
+			}
+			for _, e := range es {
+				l.ReferencesByEntityID.Prime(ctx, e.ID, by[e.ID])
+			}
+		}
+		return r.entityMatches(ctx, ms), nil
+	}
+	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, limit, off)
 	if err != nil {
 		return nil, fmt.Errorf("error resolving entities: %w", err)
 	}
 	return r.entityMatches(ctx, ms), nil
+}
+
+// matchedEntitiesSelected reports whether the resolving field (a list of
+// entity matches) selects its matches' entity (ok) and, if so, their
+// references.
+func matchedEntitiesSelected(ctx context.Context) (refs, ok bool) {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return false, false
+	}
+	for _, e := range fieldsNamed(f.Selections, "entity") {
+		ok = true
+		if len(fieldsNamed(e.SelectionSet, "references")) > 0 {
+			refs = true
+		}
+	}
+	return refs, ok
 }
 
 // entityMatches returns pointers to ms and registers their entities as one

@@ -414,6 +414,11 @@ var diffDocuments = []struct{ query, vars string }{
 	{`{ entity(id: 101) { relationships(first: 3) { relatedEntity { events(first: 2, category: "partnership") { nodes { id owners { id } } } } } } }`, ``},
 	{`{ entity(id: 101) { relationships(first: 3) { relatedEntity { events(first: 2, after: "bogus") { nodes { id } } } } } }`, ``},
 	{latest25Doc, ``},
+	// A folded read leaves out the events' text and the evidence's
+	// content only when no field of the document writes them: here a
+	// second field over the same events (their loaders are shared) does.
+	{`{ a: events(first: 3, sort: RECENCY) { nodes { id evidence { id url } owners { id } } } b: events(first: 3, sort: RECENCY) { nodes { id summary bullets evidence { id content } } } }`, ``},
+	{`{ t: entity(id: 101) { relationships(first: 2) { relatedEntity { id events(first: 2) { nodes { id title evidence { id } } } } } } u: entity(id: 101) { relationships(first: 2) { relatedEntity { events(first: 2) { nodes { id summary bullets evidence { id content } } } } } } }`, ``},
 	{`{ events(first: 5, sort: SIGNIFICANCE) { nodes { id participants { id label } evidence { id timestamp } } } }`, ``},
 	{`{ entities(ids: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26]) { id } }`, ``},
 	{`{ resolveEntities(name: "eth", first: 5) { entity { id label } matchedVia matchType matchRank matchedValue } }`, ``},

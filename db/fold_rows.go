@@ -1,0 +1,321 @@
+package db
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cryptointel/cryptointel"
+)
+
+// Typed rows. A folded statement returns every level of its document as
+// rows of one result: each row starts with its kind (0 for the first
+// level, 1 for the next, …) and carries its level's columns in slots of
+// their type, NULL in the others, the levels joined by UNION ALL. The rows
+// come back in the binary format and are scanned by the same destination
+// functions (columns_gen.go) as each level's own statement: PostgreSQL
+// sends each value as it is stored instead of writing it into JSON (a text
+// form of every timestamp, number and array, every string escaped), and
+// the service reads it without parsing JSON. At a million events this
+// halved PostgreSQL's CPU of the 25 latest with their owners and evidence
+// (tests/bench/NOTES.md).
+//
+// A level's slots are shared with the other levels' columns of the same
+// type (the i-th bigint of every level is one column), so a row carries
+// few NULLs. The order of the rows is not relied upon: each level carries
+// what orders it (a row number, or the columns of its statement's ORDER
+// BY) and is sorted in the service.
+
+// rowLayout places the columns of each kind of row in slots.
+type rowLayout struct {
+	// types is each slot's SQL type (the slots follow the kind column).
+	types []string
+	// kinds are each kind's columns' slots, in column order.
+	kinds [][]int
+}
+
+// sqlTypeOf is the SQL type of a column scanned into dst.
+func sqlTypeOf(dst any) string {
+	switch dst.(type) {
+	case *int64:
+		return "bigint"
+	case *int32, *int:
+		return "int"
+	case *string, **string:
+		return "text"
+	case *[]string:
+		return "text[]"
+	case *float64, **float64:
+		return "float8"
+	case *time.Time:
+		return "timestamptz"
+	case *bool:
+		return "bool"
+	}
+	panic(fmt.Sprintf("db: no column type for %T", dst))
+}
+
+// newRowLayout lays out kinds, each given as its columns' scan
+// destinations (their types matter, not their values).
+func newRowLayout(kinds ...[]any) *rowLayout {
+	l := &rowLayout{}
+	for _, dsts := range kinds {
+		used := map[string]int{}
+		slots := make([]int, len(dsts))
+		for j, d := range dsts {
+			t := sqlTypeOf(d)
+			n := used[t]
+			used[t]++
+			slot := -1
+			for i, st := range l.types {
+				if st == t {
+					if n == 0 {
+						slot = i
+						break
+					}
+					n--
+				}
+			}
+			if slot < 0 {
+				l.types = append(l.types, t)
+				slot = len(l.types) - 1
+			}
+			slots[j] = slot
+		}
+		l.kinds = append(l.kinds, slots)
+	}
+	return l
+}
+
+// selectList is the select list of kind's rows: the kind, then exprs (its
+// columns, a comma-separated list in its destinations' order) in their
+// slots and NULL in the others.
+func (l *rowLayout) selectList(kind int, exprs string) string {
+	cols := splitColumns(exprs)
+	if len(cols) != len(l.kinds[kind]) {
+		panic(fmt.Sprintf("db: %d columns for kind %d of %d", len(cols), kind, len(l.kinds[kind])))
+	}
+	out := make([]string, 1+len(l.types))
+	out[0] = strconv.Itoa(kind)
+	for i, t := range l.types {
+		out[1+i] = "NULL::" + t
+	}
+	for j, s := range l.kinds[kind] {
+		out[1+s] = cols[j]
+	}
+	return strings.Join(out, ", ")
+}
+
+// scan reads rows of the layout: for each row, dest(kind) returns the
+// kind's destinations, in its columns' order, and each is called after
+// they are scanned.
+func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, each func(kind int) error) error {
+	defer rows.Close()
+	var kind int32
+	head := make([]any, 1+len(l.types))
+	full := make([]any, 1+len(l.types))
+	head[0] = &kind
+	for rows.Next() {
+		if err := rows.Scan(head...); err != nil {
+			return fmt.Errorf("error scanning %s: %w", what, err)
+		}
+		k := int(kind)
+		if k < 0 || k >= len(l.kinds) {
+			return fmt.Errorf("error scanning %s: row of kind %d", what, k)
+		}
+		clear(full)
+		d := dest(k)
+		for j, s := range l.kinds[k] {
+			full[1+s] = d[j]
+		}
+		if err := rows.Scan(full...); err != nil {
+			return fmt.Errorf("error scanning %s: %w", what, err)
+		}
+		if err := each(k); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("error selecting %s: %w", what, err)
+	}
+	return nil
+}
+
+// The kinds of rows of the events' children, as their own statements
+// (EntitiesByEventIDs, EvidenceByEventIDs) select them: an owner or
+// participant with its position and entity, an evidence item.
+const (
+	roleRowColumns     = "ee.event_id, ee.role, ee.position, " + entityColumns
+	evidenceRowColumns = evidenceColumns
+)
+
+// roleRow is a scanned role row.
+type roleRow struct {
+	ref      cryptointel.EventEntityRef
+	position int32
+}
+
+func (r *roleRow) dest(dst []any) []any {
+	r.ref.Entity = new(cryptointel.Entity)
+	return entityDest(r.ref.Entity, append(dst, &r.ref.EventID, &r.ref.Role, &r.position))
+}
+
+// childRows collects the children rows of a folded statement.
+type childRows struct {
+	roles    []roleRow
+	evidence []*cryptointel.Evidence
+	role     roleRow
+	ev       *cryptointel.Evidence
+}
+
+func (c *childRows) roleDest(dst []any) []any {
+	c.role = roleRow{}
+	return c.role.dest(dst)
+}
+
+func (c *childRows) addRole() {
+	utcEntity(c.role.ref.Entity)
+	c.roles = append(c.roles, c.role)
+}
+
+func (c *childRows) evidenceDest(dst []any) []any {
+	c.ev = new(cryptointel.Evidence)
+	return evidenceDest(c.ev, dst)
+}
+
+func (c *childRows) addEvidence() {
+	utcEvidence(c.ev)
+	c.evidence = append(c.evidence, c.ev)
+}
+
+// folded returns the children in EntitiesByEventIDs' order (event, role,
+// position, entity) and EvidenceByEventIDs' (event, newest first, id), by
+// event; the maps are nil when cs does not fold them.
+func (c *childRows) folded(cs EventChildren) *FoldedChildren {
+	f := &FoldedChildren{}
+	if cs.Roles {
+		slices.SortFunc(c.roles, func(a, b roleRow) int {
+			return cmp.Or(cmp.Compare(a.ref.EventID, b.ref.EventID), strings.Compare(a.ref.Role, b.ref.Role),
+				cmp.Compare(a.position, b.position), cmp.Compare(a.ref.Entity.ID, b.ref.Entity.ID))
+		})
+		f.Roles = make(map[int64][]cryptointel.EventEntityRef)
+		for _, r := range c.roles {
+			f.Roles[r.ref.EventID] = append(f.Roles[r.ref.EventID], r.ref)
+		}
+	}
+	if cs.Evidence {
+		slices.SortFunc(c.evidence, func(a, b *cryptointel.Evidence) int {
+			return cmp.Or(cmp.Compare(a.EventID, b.EventID), b.TS.Compare(a.TS), cmp.Compare(a.ID, b.ID))
+		})
+		f.Evidence = make(map[int64][]*cryptointel.Evidence)
+		for _, v := range c.evidence {
+			f.Evidence[v.EventID] = append(f.Evidence[v.EventID], v)
+		}
+	}
+	return f
+}
+
+// childrenOf are the UNION ALL branches of the children c of the events
+// whose ids are the array ids, as kinds roleKind and evidenceKind of l.
+// Each role's entity is read by its primary key (a LATERAL subquery kept
+// apart by OFFSET 0): joined, the generic plan hashed the whole entities
+// table for every statement, which cost more than the page's probes.
+func childrenOf(l *rowLayout, ids string, c EventChildren, roleKind, evidenceKind int) string {
+	s := ""
+	if c.Roles {
+		s += " UNION ALL SELECT " + l.selectList(roleKind, roleRowColumns) +
+			" FROM event_entities ee CROSS JOIN LATERAL (SELECT * FROM entities n WHERE n.id = ee.entity_id OFFSET 0) n" +
+			" WHERE ee.event_id = ANY(" + ids + ")"
+	}
+	if c.Evidence {
+		cols := evidenceRowColumns
+		if c.NoContent {
+			cols = strings.Replace(cols, "v.content", "''::text", 1)
+		}
+		s += " UNION ALL SELECT " + l.selectList(evidenceKind, cols) +
+			" FROM evidence v WHERE v.event_id = ANY(" + ids + ")"
+	}
+	return s
+}
+
+// The kinds of a folded page of events (pageLayout): the page's events
+// with their row number, their roles, their evidence.
+const (
+	pageEventKind = iota
+	pageRoleKind
+	pageEvidenceKind
+)
+
+var pageLayout = func() *rowLayout {
+	var (
+		o int64
+		e cryptointel.Event
+		r roleRow
+		v cryptointel.Evidence
+	)
+	return newRowLayout(eventDest(&e, []any{&o}), r.dest(nil), evidenceDest(&v, nil))
+}()
+
+// foldPage folds into page, a statement selecting eventColumns of events
+// e in order, the children c of its events: the page is a materialized
+// common table expression numbering its rows in its order, followed by
+// its events' roles and evidence over the page's ids (one index scan each
+// for the whole page), as typed rows (pageLayout). What the document does
+// not select of the events' text and the evidence's content is not read
+// (c.NoText, c.NoContent).
+func foldPage(page, order string, c EventChildren) string {
+	page = strings.Replace(page, "SELECT "+eventColumns+" FROM",
+		"SELECT "+c.leanEventColumns(eventColumns)+", row_number() OVER (ORDER BY "+order+") AS o FROM", 1)
+	return "WITH p AS MATERIALIZED (" + page + ") SELECT " + pageLayout.selectList(pageEventKind, "e.o, "+eventColumns) +
+		" FROM p e" + childrenOf(pageLayout, "ARRAY(SELECT id FROM p)", c, pageRoleKind, pageEvidenceKind)
+}
+
+// scanFoldedPage reads the rows of foldPage: the events in the page's
+// order and their children.
+func scanFoldedPage(rows pgx.Rows, what string, c EventChildren) ([]*cryptointel.Event, *FoldedChildren, error) {
+	type numbered struct {
+		o int64
+		e *cryptointel.Event
+	}
+	var (
+		evs  []numbered
+		cur  numbered
+		kids childRows
+	)
+	err := pageLayout.scan(rows, what, func(kind int) []any {
+		switch kind {
+		case pageEventKind:
+			cur = numbered{e: new(cryptointel.Event)}
+			return eventDest(cur.e, []any{&cur.o})
+		case pageRoleKind:
+			return kids.roleDest(nil)
+		default:
+			return kids.evidenceDest(nil)
+		}
+	}, func(kind int) error {
+		switch kind {
+		case pageEventKind:
+			utcEvent(cur.e)
+			evs = append(evs, cur)
+		case pageRoleKind:
+			kids.addRole()
+		default:
+			kids.addEvidence()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(evs, func(a, b numbered) int { return cmp.Compare(a.o, b.o) })
+	out := make([]*cryptointel.Event, len(evs))
+	for i, n := range evs {
+		out[i] = n.e
+	}
+	return out, kids.folded(c), nil
+}
