@@ -18,7 +18,7 @@ import (
 // testServer is a Server over a stand-in API that answers the search
 // route with one event, the latest route with a 402 and the entity route
 // with a 404.
-func testServer(t *testing.T) *Server {
+func testServer(t testing.TB) *Server {
 	t.Helper()
 	doc, err := json.Marshal(rest.OpenAPI(append(rest.Routes(), rest.UsageRoute(nil))))
 	require.NoError(t, err)

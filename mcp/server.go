@@ -48,6 +48,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -127,9 +128,10 @@ type Config struct {
 	// (rest.Router.Call): route is "METHOD /path", values the raw values
 	// of its parameters by name, header the credentials, payment, request
 	// id and forwarded protocol; host, remoteAddr and tls are the /mcp
-	// request's. It answers the route's status, marks (headers) and body.
-	// Nil sends the tools' route calls through API.
-	Call func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (status int, marks http.Header, body []byte)
+	// request's. It answers the route's status, marks (headers) and body,
+	// and the body's tag when the response cache served it. Nil sends the
+	// tools' route calls through API.
+	Call func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) RouteAnswer
 	// Suggest is what completion/complete suggests from: entity names,
 	// categories and relationship types in use (complete.go). Its nil
 	// members suggest nothing.
@@ -172,6 +174,20 @@ type Server struct {
 
 	// categories and relationshipTypes are the lists completion reuses.
 	categories, relationshipTypes cachedList
+
+	// results are the tool results made from route bodies the response
+	// cache served (by tool, body tag and arguments; see memoKey).
+	results *expirable.LRU[string, *toolOutput]
+}
+
+// RouteAnswer is a route's answer to an in-process call (Config.Call).
+type RouteAnswer struct {
+	Status int
+	Marks  http.Header
+	Body   []byte
+	// Tag is the ETag value of a body the response cache served (the same
+	// tag, the same body), "" for one computed for the call.
+	Tag string
 }
 
 // New builds the tools from the route table and the MCP server. A tool
@@ -195,7 +211,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{}}
+	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{},
+		results: expirable.NewLRU[string, *toolOutput](memoEntries, nil, memoTTL)}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "cryptointel", Title: "cryptointel", Version: cfg.Version}, &sdk.ServerOptions{
 		Instructions:      instructions,
 		Logger:            slog.New(slog.DiscardHandler),
