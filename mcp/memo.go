@@ -18,13 +18,16 @@ import (
 // and never reused; a body computed for its call has no tag.
 
 const (
-	// memoEntries bounds the results kept (each at most about three
-	// times MaxResultBytes).
-	memoEntries = 128
-	// memoTTL is how long a result is kept: the response cache keeps a
-	// body for a second (rest.DefaultCacheTTL), after which its tag
-	// changes when its content does.
-	memoTTL = 5 * time.Second
+	// memoEntries bounds the results kept: as many as the response cache
+	// keeps bodies (rest.DefaultCacheEntries), so that a call whose route
+	// answers from the cache finds its result too. A result holds the
+	// body by reference (the structured content, when read in place) and
+	// its text, about half the body's size.
+	memoEntries = 256
+	// memoTTL is how long a result is kept: twice as long as the response
+	// cache keeps a body by default (rest.DefaultCacheTTL); a body kept
+	// longer gets its result made again now and then.
+	memoTTL = 2 * time.Second
 )
 
 // memoKey is the key of a tool's result made from the body tagged tag

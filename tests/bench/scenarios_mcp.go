@@ -31,6 +31,10 @@ import (
 // a multiple of its route's.
 const mcpTargetRatio = 1.1
 
+// mcpRounds is how many times each pair is measured route, tool, tool,
+// route at each concurrency.
+const mcpRounds = 2
+
 func init() {
 	registerSuite(suite{name: "mcp tools", order: 150, run: runMCP})
 }
@@ -142,18 +146,16 @@ func runMCP(ctx context.Context, env *benchEnv) (*section, error) {
 		}
 		for _, pair := range mcpPairs(env.fx) {
 			for _, c := range env.opts.concs {
-				// Route, tool, tool, route: each side's CPU per request over
-				// its two measurements, so that a load on the machine that
-				// drifts during the four weighs on both sides alike.
+				// Route, tool, tool, route, mcpRounds times: each side's CPU
+				// per request over all its measurements, so that a load on
+				// the machine that drifts meanwhile weighs on both alike.
 				var cpuTotal [2]time.Duration
 				var requests [2]int
-				for k, i := range []int{0, 1, 1, 0} {
+				for k := range 4 * mcpRounds {
+					i := []int{0, 1, 1, 0}[k%4]
 					sc := []scenario{pair.route, pair.tool}[i]
 					row := sc
-					row.name = sc.name + " (" + srv.label + ")"
-					if k >= 2 {
-						row.name = sc.name + " (" + srv.label + ", again)"
-					}
+					row.name = fmt.Sprintf("%s (%s, %d)", sc.name, srv.label, k/2+1)
 					done := mcpProfile(env, pprofAddr, row.name, c)
 					res, err := env.measure(ctx, p.base, row, c, p.pid())
 					done()
@@ -187,8 +189,8 @@ func runMCP(ctx context.Context, env *benchEnv) (*section, error) {
 	}
 	sec.markdown = "Each tool call is one `tools/call` POST to `/mcp` (Streamable HTTP, stateless, JSON response) with the key as a Bearer key, " +
 		"running its /v1 route in process with the same parameters (`detail` full: the same events, without their legacy aliases); " +
-		"the route rows are the plain GETs on the same server, measured route, tool, tool, route (the second of each marked *again*) so that a load " +
-		"drifting on the machine weighs on both alike. Server CPU per call of the tool over the route's, each over its two measurements " +
+		fmt.Sprintf("the route rows are the plain GETs on the same server, measured route, tool, tool, route %d times over (numbered) so that a load ", mcpRounds) +
+		"drifting on the machine weighs on both alike. Server CPU per call of the tool over the route's, each over all its measurements " +
 		fmt.Sprintf("(target ≤ %.1f×):\n\n", mcpTargetRatio) +
 		"| tool | server | c | route CPU ms/req | tool CPU ms/req | ratio | met |\n|---|---|--:|--:|--:|--:|:-:|\n" + ratios.String()
 	return sec, nil
