@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -267,7 +268,10 @@ func (c toolCall) result() *sdk.CallToolResult {
 	return res
 }
 
-// runTool makes one tool call and writes its log line and metrics.
+// runTool makes one tool call and writes its log line and metrics. When
+// the call is its request's only message, its line is the request's: the
+// request's log line is named "mcp tool" and carries the call's fields,
+// one line where there would be two.
 func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
 	start := time.Now()
 	c := s.callTool(ctx, info, authorization, t, arguments, meta)
@@ -287,7 +291,21 @@ func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization s
 			}
 		}
 	}
-	s.logCall(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, time.Since(start))
+	d := time.Since(start)
+	if info.single {
+		observe.MCPCall("tool", t.def.Name, c.outcome, d)
+		level := slog.LevelInfo
+		if c.outcome == outcomeError {
+			level = slog.LevelError
+		}
+		if observe.Annotate(info.ctx, "mcp tool", level, slog.String("tool", t.def.Name),
+			slog.String("key_prefix", keyPrefix(authorization)), slog.String("outcome", c.outcome)) {
+			return c
+		}
+		s.logLine(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, d)
+		return c
+	}
+	s.logCall(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, d)
 	return c
 }
 

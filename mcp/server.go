@@ -321,7 +321,8 @@ func (s *Server) serveDoor(w http.ResponseWriter, r *http.Request, keyless bool)
 		}
 	}
 	info := &requestInfo{ctx: ctx, host: r.Host, remoteAddr: r.RemoteAddr, tls: r.TLS != nil,
-		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx)}
+		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx),
+		single: r.Method == http.MethodPost && batchSize(body) == 0}
 	var (
 		t   *tool
 		req *fastRequest
@@ -565,6 +566,9 @@ type requestInfo struct {
 	tls        bool
 	proto      string
 	requestID  string
+	// single marks a POST of one message (not a batch): a tool call in it
+	// is the request's only one.
+	single bool
 }
 
 type requestInfoKey struct{}
@@ -615,6 +619,11 @@ func splitBearer(authorization string) (scheme, key string) {
 // records it in the metrics.
 func (s *Server) logCall(ctx context.Context, info *requestInfo, kind, name, authorization, outcome string, bytes int, d time.Duration) {
 	observe.MCPCall(kind, name, outcome, d)
+	s.logLine(ctx, info, kind, name, authorization, outcome, bytes, d)
+}
+
+// logLine writes the log line of a tool call or resource read.
+func (s *Server) logLine(ctx context.Context, info *requestInfo, kind, name, authorization, outcome string, bytes int, d time.Duration) {
 	level := slog.LevelInfo
 	if outcome == outcomeError {
 		level = slog.LevelError
