@@ -235,15 +235,26 @@ func (l *leaner) array(i int) (int, bool) {
 // does not keep once it knows the object is one.
 func (l *leaner) object(i int) (int, bool) {
 	base := len(l.spans)
-	defer func() { l.spans = l.spans[:base] }()
-	start, mark := l.n, len(l.tx)
 	predicted := l.text && looksLikeEvent(l.src[i:])
 	if predicted {
 		l.quiet++
-		defer func() { l.quiet-- }()
 	}
 	l.depth++
-	defer func() { l.depth-- }()
+	// Undone by hand, not deferred: an object is entered for every value
+	// of every event, and three deferred closures each time showed.
+	end, ok := l.members(i, base)
+	l.depth--
+	if predicted {
+		l.quiet--
+	}
+	l.spans = l.spans[:base]
+	return end, ok
+}
+
+// members copies the object at src[i] for object, base being where its
+// members' spans start.
+func (l *leaner) members(i, base int) (int, bool) {
+	start, mark := l.n, len(l.tx)
 	l.putByte('{')
 	i++
 	if i < len(l.src) && l.src[i] == '}' {
