@@ -311,7 +311,10 @@ func (s *Server) serveDoor(w http.ResponseWriter, r *http.Request, keyless bool)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	if s.cfg.OAuth != nil && r.Method == http.MethodPost && needsScope(body) {
+	// Only an OAuth access token's grant is checked here (an API key's
+	// routes check its scopes): the body is read for its methods only then.
+	if _, cred := splitBearer(r.Header.Get("Authorization")); s.cfg.OAuth != nil && r.Method == http.MethodPost &&
+		access.IsOAuthAccessToken(cred) && needsScope(body) {
 		authorization := r.Header.Get("Authorization")
 		if isToken, ok := s.cfg.OAuth.TokenAllows(ctx, authorization, s.cfg.OAuth.Scope); isToken && !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+s.cfg.OAuth.Scope+
