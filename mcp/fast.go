@@ -72,22 +72,16 @@ func (s *Server) fastTool(r *http.Request, body []byte) (*tool, *fastRequest) {
 	return t, &req
 }
 
-// plainID reports whether id is a JSON-RPC request id: a string or a
-// number.
+// plainID reports whether id, a JSON value the request was decoded with
+// (so valid JSON), is a JSON-RPC request id: a string or a number, which
+// its first byte tells.
 func plainID(id json.RawMessage) bool {
 	id = bytes.TrimSpace(id)
 	if len(id) == 0 {
 		return false
 	}
-	var v any
-	if json.Unmarshal(id, &v) != nil {
-		return false
-	}
-	switch v.(type) {
-	case string, float64:
-		return true
-	}
-	return false
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
 // serveFast runs the call and writes its JSON-RPC response. A call that
