@@ -12,10 +12,10 @@ import (
 // mcpCall runs the MCP tools' route calls in process through the /v1
 // router's typed entry (rest.Router.Call): the same access layer, parsing,
 // bounds and operation as a request, without one.
-func mcpCall(v1 *rest.Router) func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (int, http.Header, []byte) {
-	return func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (int, http.Header, []byte) {
+func mcpCall(v1 *rest.Router) func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) mcp.RouteAnswer {
+	return func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) mcp.RouteAnswer {
 		res := v1.Call(ctx, route, values, rest.InProcess{Header: header, Host: host, RemoteAddr: remoteAddr, TLS: tls})
-		return res.Status, res.Marks, res.Body
+		return mcp.RouteAnswer{Status: res.Status, Marks: res.Marks, Body: res.Body, Tag: res.Tag}
 	}
 }
 

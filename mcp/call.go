@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/observe"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // The x402 MCP transport's metadata keys and error code.
@@ -48,6 +50,7 @@ type routeResponse struct {
 	status int
 	header http.Header
 	body   []byte
+	tag    string // the body's ETag when the response cache served it
 }
 
 // Header implements http.ResponseWriter.
@@ -166,8 +169,8 @@ func (s *Server) call(ctx context.Context, info *requestInfo, authorization stri
 	if pay != nil {
 		header.Set(pay.header, pay.value)
 	}
-	status, marks, body := s.cfg.Call(ctx, op.key(), values, header, info.host, info.remoteAddr, info.tls)
-	return &routeResponse{status: status, header: marks, body: body}
+	a := s.cfg.Call(ctx, op.key(), values, header, info.host, info.remoteAddr, info.tls)
+	return &routeResponse{status: a.Status, header: a.Marks, body: a.Body, tag: a.Tag}
 }
 
 // serve sends one request to the API in process.
@@ -213,21 +216,62 @@ func (s *Server) toolHandler(t *tool) sdk.ToolHandler {
 			authorization = req.Extra.Header.Get("Authorization")
 		}
 		c := s.runTool(ctx, info, authorization, t, req.Params.Arguments, req.Params.Meta)
-		return c.res, c.err
+		return c.result(), c.err
 	}
 }
 
 // toolCall is the outcome of one tool call.
 type toolCall struct {
-	res     *sdk.CallToolResult
-	err     error  // a JSON-RPC error
-	outcome string // as logs and metrics name it
-	routes  int    // the route calls made
+	res     *sdk.CallToolResult // a tool error
+	out     *toolOutput         // a success
+	err     error               // a JSON-RPC error
+	outcome string              // as logs and metrics name it
+	routes  int                 // the route calls made
 	// unauthorized is the message of a route that refused the key (401).
 	unauthorized string
 }
 
-// runTool makes one tool call and writes its log line and metrics.
+// toolOutput is a successful call's result as the fast path writes it:
+// the structured content and the text, each written once.
+type toolOutput struct {
+	// structured is the structured content (compact JSON) but for its
+	// last member, hint (when not ""): a body read in place stays the
+	// route's, and the hint is added as the response is written.
+	structured []byte
+	hint       string
+	// textJSON is the text content as a JSON string, quotes included:
+	// as the response carries it.
+	textJSON []byte
+	meta     sdk.Meta // the settlement of a paid call
+}
+
+// structuredJSON is the whole structured content, the hint included.
+func (o *toolOutput) structuredJSON() []byte {
+	if o.hint == "" {
+		return o.structured
+	}
+	return withMember(o.structured, "hint", o.hint)
+}
+
+// result is the call's result as the SDK takes it.
+func (c toolCall) result() *sdk.CallToolResult {
+	if c.out == nil {
+		return c.res
+	}
+	res := &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: unquote(c.out.textJSON)}},
+		StructuredContent: json.RawMessage(c.out.structuredJSON()),
+	}
+	if c.out.meta != nil {
+		res.Meta = c.out.meta
+	}
+	return res
+}
+
+// runTool makes one tool call and writes its log line and metrics. When
+// the call is its request's only message, its line is the request's: the
+// request's log line is named "mcp tool" and carries the call's fields,
+// one line where there would be two.
 func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization string, t *tool, arguments json.RawMessage, meta sdk.Meta) toolCall {
 	start := time.Now()
 	c := s.callTool(ctx, info, authorization, t, arguments, meta)
@@ -235,7 +279,9 @@ func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization s
 		s.countRefused(ctx, info, authorization, &c)
 	}
 	size := 0
-	if c.res != nil {
+	if c.out != nil {
+		size = len(c.out.structured) + len(c.out.hint) + len(c.out.textJSON)
+	} else if c.res != nil {
 		if b, ok := c.res.StructuredContent.(json.RawMessage); ok {
 			size = len(b)
 		}
@@ -245,7 +291,21 @@ func (s *Server) runTool(ctx context.Context, info *requestInfo, authorization s
 			}
 		}
 	}
-	s.logCall(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, time.Since(start))
+	d := time.Since(start)
+	if info.single {
+		observe.MCPCall("tool", t.def.Name, c.outcome, d)
+		level := slog.LevelInfo
+		if c.outcome == outcomeError {
+			level = slog.LevelError
+		}
+		if observe.Annotate(info.ctx, "mcp tool", level, slog.String("tool", t.def.Name),
+			slog.String("key_prefix", keyPrefix(authorization)), slog.String("outcome", c.outcome)) {
+			return c
+		}
+		s.logLine(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, d)
+		return c
+	}
+	s.logCall(ctx, info, "tool", t.def.Name, authorization, c.outcome, size, d)
 	return c
 }
 
@@ -298,6 +358,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	}
 	var (
 		bodies     [][]byte
+		tag        string // the single body's tag, when the response cache served it
 		settlement json.RawMessage
 		refused    *toolCall
 	)
@@ -325,6 +386,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 			settlement = decodeReceipt(v)
 		}
 		bodies = append(bodies, body)
+		tag = res.tag
 		return true
 	}
 	if t.def.Read != nil {
@@ -341,6 +403,30 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 			}
 		}
 	}
+	// A result made from a body the response cache served is made once
+	// for every call with the same arguments that gets that body.
+	key := ""
+	if tag != "" && settlement == nil && len(bodies) == 1 && t.def.Compose == nil {
+		key = memoKey(t.def.Name, tag, arguments)
+		if out, ok := s.results.Get(key); ok {
+			return toolCall{out: out, outcome: outcomeOK, routes: 1}
+		}
+	}
+	out := s.output(t, a, bodies)
+	if settlement != nil {
+		out.meta = sdk.Meta{MetaPaymentResponse: settlement}
+	}
+	if key != "" {
+		s.results.Add(key, out)
+	}
+	return toolCall{out: out, outcome: outcomeOK, routes: len(bodies)}
+}
+
+// output turns the bodies of a call's routes into its result in one pass
+// over each body (lean.go): the structured content with the hint as its
+// last member, and the text rendered in the same pass, the hint as its
+// last line.
+func (s *Server) output(t *tool, a args, bodies [][]byte) *toolOutput {
 	summary := t.def.Detail && a.detail() == DetailSummary
 	var lean leanResult
 	if t.def.Compose == nil {
@@ -352,9 +438,14 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		lean = leanResult{body: t.def.Compose(a, bodies)}
 		lean.text = render(lean.body)
 	}
+	// A result without events has its JSON as its text: with the hint
+	// member when it is a route's body, followed by a hint line when it
+	// was composed or cut.
+	hintLine := t.def.Compose != nil
 	b, cut := bound(lean.body, MaxResultBytes)
 	if cut != "" {
 		lean = leanResult{body: b, text: render(b)}
+		hintLine = true
 	}
 	hint := ""
 	if t.def.Hint != nil {
@@ -366,25 +457,30 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	if summary && hint == "" && hasEvents(lean.body) {
 		hint = `Events are in summary form: call again with detail="full" for their bullets, owners, participants and evidence.`
 	}
-	structured := lean.body
-	if hint != "" {
-		structured = withMember(structured, "hint", hint)
+	out := &toolOutput{structured: bytes.TrimSpace(lean.body), hint: hint}
+	if len(out.structured) < 2 || out.structured[len(out.structured)-1] != '}' {
+		out.structured, out.hint = out.structuredJSON(), "" // not an object: no hint member
 	}
-	text := structured
-	if lean.text != nil && !t.def.JSONText {
-		text = lean.text
-		if hint != "" {
-			text = append(append(append(text, "hint: "...), hint...), '\n')
+	switch {
+	case lean.text != nil && !t.def.JSONText:
+		text := lean.quoted
+		if text == nil {
+			text = append(append(make([]byte, 0, len(lean.text)+len(hint)+16), '"'), lean.text...)
 		}
+		if hint != "" {
+			text = append(appendEscaped(append(text, "hint: "...), hint), nl...)
+		}
+		out.textJSON = append(trimNewlines(text), '"')
+	case hintLine && !t.def.JSONText:
+		text := lean.body
+		if hint != "" {
+			text = append(append(append(text[:len(text):len(text)], "hint: "...), hint...), '\n')
+		}
+		out.textJSON = wire.AppendString(nil, unsafeString(bytes.TrimRight(text, "\n")), false)
+	default:
+		out.textJSON = wire.AppendString(nil, unsafeString(out.structuredJSON()), false)
 	}
-	res := &sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: string(bytes.TrimRight(text, "\n"))}},
-		StructuredContent: json.RawMessage(structured),
-	}
-	if settlement != nil {
-		res.Meta = sdk.Meta{MetaPaymentResponse: settlement}
-	}
-	return toolCall{res: res, outcome: outcomeOK, routes: len(bodies)}
+	return out
 }
 
 // plan returns the tool's route calls for a.

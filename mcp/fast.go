@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,22 +72,16 @@ func (s *Server) fastTool(r *http.Request, body []byte) (*tool, *fastRequest) {
 	return t, &req
 }
 
-// plainID reports whether id is a JSON-RPC request id: a string or a
-// number.
+// plainID reports whether id, a JSON value the request was decoded with
+// (so valid JSON), is a JSON-RPC request id: a string or a number, which
+// its first byte tells.
 func plainID(id json.RawMessage) bool {
 	id = bytes.TrimSpace(id)
 	if len(id) == 0 {
 		return false
 	}
-	var v any
-	if json.Unmarshal(id, &v) != nil {
-		return false
-	}
-	switch v.(type) {
-	case string, float64:
-		return true
-	}
-	return false
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
 // serveFast runs the call and writes its JSON-RPC response. A call that
@@ -107,17 +102,62 @@ func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, info *request
 			return
 		}
 	}
-	res, err := c.res, c.err
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(appendResponse(nil, bytes.TrimSpace(req.ID), res, err)) //nolint:errcheck // the client went away
+	bp := responseBuffers.Get().(*[]byte)
+	b := appendResponse((*bp)[:0], bytes.TrimSpace(req.ID), c)
+	w.Write(b) //nolint:errcheck // the client went away
+	if cap(b) <= maxPooledResponse {
+		*bp = b
+		responseBuffers.Put(bp)
+	}
 }
+
+// responseBuffers are the buffers the fast path writes its responses in:
+// a response is written once, into a buffer sized by the last ones.
+var responseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// maxPooledResponse bounds the buffers kept for reuse.
+const maxPooledResponse = 4 * MaxResultBytes
 
 // appendResponse appends the JSON-RPC response of a tool call: its result,
 // or its error (a *jsonrpc.Error; any other is an internal error).
-func appendResponse(b []byte, id json.RawMessage, res *sdk.CallToolResult, err error) []byte {
+func appendResponse(b []byte, id json.RawMessage, c toolCall) []byte {
+	if c.out != nil && c.err == nil {
+		return appendOutput(b, id, c.out)
+	}
+	return appendResult(b, id, c.res, c.err)
+}
+
+// appendOutput appends the JSON-RPC response of a successful call: the
+// structured content and the text, each copied once (the text escaped as
+// it is copied, unless a reused result has it escaped already).
+func appendOutput(b []byte, id json.RawMessage, out *toolOutput) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":{`...)
+	if len(out.meta) > 0 {
+		meta, _ := json.Marshal(out.meta)
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
+	}
+	b = append(b, `"content":[{"type":"text","text":`...)
+	b = append(b, out.textJSON...)
+	b = append(b, `}],"structuredContent":`...)
+	if out.hint != "" {
+		b = appendMember(b, out.structured, "hint", out.hint)
+	} else {
+		b = append(b, out.structured...)
+	}
+	return append(b, "}}"...)
+}
+
+// appendResult appends the JSON-RPC response of a tool error or a
+// JSON-RPC error.
+func appendResult(b []byte, id json.RawMessage, res *sdk.CallToolResult, err error) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	if err != nil {

@@ -57,8 +57,10 @@ func leanBody(body []byte, summary bool) []byte {
 // object's members.
 type leanResult struct {
 	body []byte
-	text []byte
-	top  map[string]topMember
+	text []byte // escaped, the inside of a JSON string (text.go)
+	// quoted is text after its opening quote, in one buffer.
+	quoted []byte
+	top    map[string]topMember
 }
 
 // topMember is a member of the root object: its raw value and, for a
@@ -96,19 +98,35 @@ func walk(body []byte, summary, text bool) (leanResult, bool) {
 	if !bytes.Contains(body, []byte(eventMemberPrefix)) {
 		return leanResult{body: body}, false // no event: nothing to drop or render
 	}
-	l := leaner{src: body, dst: make([]byte, 0, len(body)), summary: summary, text: text, top: map[string]topMember{}}
-	if text {
-		l.tx = make([]byte, 0, len(body)/3)
+	// At detail full, a body asked for in the lean shape has nothing to
+	// drop: the pass reads it in place (alias) instead of copying it, and
+	// starts over copying should an event have something to drop after
+	// all.
+	for _, alias := range []bool{!summary, false} {
+		l := leaner{src: body, summary: summary, text: text, top: map[string]topMember{}, alias: alias}
+		if alias {
+			l.dst = body
+		} else {
+			l.dst = make([]byte, 0, len(body))
+		}
+		if text {
+			// The text's opening quote first: the response takes it as it is.
+			l.tx = append(make([]byte, 0, len(body)/2), '"')
+		}
+		end, ok := l.value(0)
+		if l.diverged {
+			continue
+		}
+		if !ok || end != len(body) {
+			return leanResult{body: body}, false
+		}
+		r := leanResult{body: l.dst[:l.n], top: l.top}
+		if text && l.events > 0 {
+			r.text, r.quoted = l.tx[1:], l.tx
+		}
+		return r, true
 	}
-	end, ok := l.value(0)
-	if !ok || end != len(body) {
-		return leanResult{body: body}, false
-	}
-	r := leanResult{body: l.dst, top: l.top}
-	if text && l.events > 0 {
-		r.text = l.tx
-	}
-	return r, true
+	return leanResult{body: body}, false
 }
 
 // leaner copies compact JSON from src to dst, leaving out what an event
@@ -117,11 +135,18 @@ func walk(body []byte, summary, text bool) (leanResult, bool) {
 // other value that holds no event as one "path: value" line.
 type leaner struct {
 	src, dst []byte
-	summary  bool
-	spans    []memberSpan // a stack of the open objects' members
-	depth    int
-	items    int // the length of the list value() copied last
-	top      map[string]topMember
+	// n is the length written to dst.
+	n int
+	// alias makes dst src itself rather than a copy (nothing dropped: the
+	// bytes written are src's, at the same offsets), written up to n;
+	// diverged reports a pass that found otherwise, to be made again
+	// copying.
+	alias, diverged bool
+	summary         bool
+	spans           []memberSpan // a stack of the open objects' members
+	depth           int
+	items           int // the length of the list value() copied last
+	top             map[string]topMember
 
 	text      bool
 	tx        []byte
@@ -146,7 +171,7 @@ var markerName = []byte(eventMarker)
 
 // value copies the value at src[i] and returns the index after it.
 func (l *leaner) value(i int) (int, bool) {
-	if i >= len(l.src) {
+	if i >= len(l.src) || l.diverged {
 		return i, false
 	}
 	l.items = -1
@@ -157,24 +182,24 @@ func (l *leaner) value(i int) (int, bool) {
 		return l.array(i)
 	case c == '"':
 		end, ok := stringEnd(l.src, i)
-		l.dst = append(l.dst, l.src[i:end]...)
+		l.put(i, end)
 		return end, ok
 	default: // number, true, false, null
 		j := i
 		for j < len(l.src) && l.src[j] != ',' && l.src[j] != '}' && l.src[j] != ']' {
 			j++
 		}
-		l.dst = append(l.dst, l.src[i:j]...)
+		l.put(i, j)
 		return j, j > i
 	}
 }
 
 // array copies the array at src[i].
 func (l *leaner) array(i int) (int, bool) {
-	l.dst = append(l.dst, '[')
+	l.putByte('[')
 	i++
 	if i < len(l.src) && l.src[i] == ']' {
-		l.dst = append(l.dst, ']')
+		l.putByte(']')
 		l.items = 0
 		return i + 1, true
 	}
@@ -194,14 +219,14 @@ func (l *leaner) array(i int) (int, bool) {
 			return i, false
 		}
 		if l.src[i] == ']' {
-			l.dst = append(l.dst, ']')
+			l.putByte(']')
 			l.items = n
 			return i + 1, true
 		}
 		if l.src[i] != ',' {
 			return i, false
 		}
-		l.dst = append(l.dst, ',')
+		l.putByte(',')
 		i++
 	}
 }
@@ -210,19 +235,30 @@ func (l *leaner) array(i int) (int, bool) {
 // does not keep once it knows the object is one.
 func (l *leaner) object(i int) (int, bool) {
 	base := len(l.spans)
-	defer func() { l.spans = l.spans[:base] }()
-	start, mark := len(l.dst), len(l.tx)
 	predicted := l.text && looksLikeEvent(l.src[i:])
 	if predicted {
 		l.quiet++
-		defer func() { l.quiet-- }()
 	}
 	l.depth++
-	defer func() { l.depth-- }()
-	l.dst = append(l.dst, '{')
+	// Undone by hand, not deferred: an object is entered for every value
+	// of every event, and three deferred closures each time showed.
+	end, ok := l.members(i, base)
+	l.depth--
+	if predicted {
+		l.quiet--
+	}
+	l.spans = l.spans[:base]
+	return end, ok
+}
+
+// members copies the object at src[i] for object, base being where its
+// members' spans start.
+func (l *leaner) members(i, base int) (int, bool) {
+	start, mark := l.n, len(l.tx)
+	l.putByte('{')
 	i++
 	if i < len(l.src) && l.src[i] == '}' {
-		l.dst = append(l.dst, '}')
+		l.putByte('}')
 		return i + 1, true
 	}
 	event := false
@@ -234,14 +270,14 @@ func (l *leaner) object(i int) (int, bool) {
 		if !ok || keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
 			return i, false
 		}
-		s := memberSpan{nameStart: i + 1, nameEnd: keyEnd - 1, start: len(l.dst)}
+		s := memberSpan{nameStart: i + 1, nameEnd: keyEnd - 1, start: l.n}
 		if len(l.spans) > base {
 			s.start-- // the comma before it
 		}
 		name := l.src[s.nameStart:s.nameEnd]
 		event = event || bytes.Equal(name, markerName)
-		l.dst = append(l.dst, l.src[i:keyEnd+1]...)
-		pathLen, lineMark, eventsBefore, valueStart := len(l.path), len(l.tx), l.events, len(l.dst)
+		l.put(i, keyEnd+1)
+		pathLen, lineMark, eventsBefore, valueStart := len(l.path), len(l.tx), l.events, l.n
 		if l.text {
 			if pathLen > 0 {
 				l.path = append(l.path, '.')
@@ -254,14 +290,14 @@ func (l *leaner) object(i int) (int, bool) {
 		if l.text && l.quiet == 0 && l.events == eventsBefore {
 			// No event inside: the value on one line.
 			l.tx = append(append(l.tx[:lineMark], l.path...), ": "...)
-			l.tx = appendValueText(l.tx, l.dst[valueStart:])
-			l.tx = append(l.tx, '\n')
+			l.tx = appendValueText(l.tx, l.dst[valueStart:l.n])
+			l.tx = append(l.tx, nl...)
 		}
 		if l.depth == 1 {
-			l.top[string(name)] = topMember{raw: l.dst[valueStart:len(l.dst):len(l.dst)], items: l.items}
+			l.top[string(name)] = topMember{raw: l.dst[valueStart:l.n:l.n], items: l.items}
 		}
 		l.path = l.path[:pathLen]
-		s.end, s.items = len(l.dst), l.items
+		s.end, s.items = l.n, l.items
 		l.spans = append(l.spans, s)
 		if l.src[i] == '}' {
 			break
@@ -269,7 +305,7 @@ func (l *leaner) object(i int) (int, bool) {
 		if l.src[i] != ',' {
 			return i, false
 		}
-		l.dst = append(l.dst, ',')
+		l.putByte(',')
 		i++
 	}
 	if event {
@@ -279,7 +315,7 @@ func (l *leaner) object(i int) (int, bool) {
 		}
 		l.drop(start, base)
 	}
-	l.dst = append(l.dst, '}')
+	l.putByte('}')
 	l.items = -1
 	return i + 1, true
 }
@@ -299,11 +335,44 @@ func looksLikeEvent(b []byte) bool {
 	return bytes.HasPrefix(b[j:], []byte(`,"title":`))
 }
 
+// put writes src[i:j] to dst.
+func (l *leaner) put(i, j int) {
+	if !l.alias {
+		l.dst = append(l.dst, l.src[i:j]...)
+		l.n = len(l.dst)
+		return
+	}
+	if i != l.n {
+		l.diverged = true
+		return
+	}
+	l.n = j
+}
+
+// putByte writes c, the byte of punctuation at the source's position, to
+// dst.
+func (l *leaner) putByte(c byte) {
+	if !l.alias {
+		l.dst = append(l.dst, c)
+		l.n = len(l.dst)
+		return
+	}
+	if l.n >= len(l.src) || l.src[l.n] != c {
+		l.diverged = true
+		return
+	}
+	l.n++
+}
+
 // drop rewrites the event object started at dst[start] without the
 // members its lean form leaves out, when it has any.
 func (l *leaner) drop(start, base int) {
 	spans := l.spans[base:]
 	if !slices.ContainsFunc(spans, l.dropped) {
+		return
+	}
+	if l.alias {
+		l.diverged = true // src is never written: the pass is made again, copying
 		return
 	}
 	w := start + 1
@@ -323,7 +392,7 @@ func (l *leaner) drop(start, base int) {
 		first = false
 		w += copy(l.dst[w:], l.dst[from:s.end])
 	}
-	l.dst = l.dst[:w]
+	l.dst, l.n = l.dst[:w], w
 }
 
 // dropped reports whether an event's lean form leaves member s out: a
@@ -378,14 +447,22 @@ func composeObject(members ...member) []byte {
 	return append(b, '}')
 }
 
-// withMember appends a string member to a JSON object.
+// withMember appends a string member to a JSON object (a copy: obj may be
+// the route's body).
 func withMember(obj []byte, name, value string) []byte {
 	obj = bytes.TrimSpace(obj)
 	if len(obj) < 2 || obj[len(obj)-1] != '}' {
 		return obj
 	}
-	out := append([]byte{}, obj[:len(obj)-1]...)
-	if len(bytes.TrimSpace(out)) > 1 {
+	out := appendMember(make([]byte, 0, len(obj)+len(name)+len(value)+8), obj, name, value)
+	return out
+}
+
+// appendMember appends the JSON object obj with a string member added
+// last.
+func appendMember(dst, obj []byte, name, value string) []byte {
+	out := append(dst, obj[:len(obj)-1]...)
+	if len(bytes.TrimSpace(obj[:len(obj)-1])) > 1 {
 		out = append(out, ',')
 	}
 	out = wire.AppendString(out, name, false)

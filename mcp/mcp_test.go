@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 const sampleEvent = `{"id":7,"title":"T <b>","eventCategory":"funding","eventSubcategory":"seed","summary":"S","bullets":["b1"],` +
@@ -44,12 +46,17 @@ func keys(m map[string]any) []string {
 
 func TestRenderEvents(t *testing.T) {
 	res := leanBody([]byte(`{"limit":1,"data":[`+sampleEvent+`],"x":{"organizations":[{"label":"Acme","radar":[`+sampleEvent+`]}]}}`), false)
-	text := string(render(res))
+	text := renderText(res)
 	event := "1. #7 · 2026-11-20 10:00Z · funding/seed · significance 0.5 · matchedVia text\n   T <b>\n   S\n   owners: Acme (1)\n   • b1\n   evidence: 1 post, newest https://x/9\n"
 	require.Equal(t, "limit: 1\ndata:\n"+event+"x.organizations[0].label: Acme\nx.organizations[0].radar:\n"+event, text)
-	require.Equal(t, `{"a":1}`, string(render([]byte(`{"a":1}`))), "a result without events is its JSON")
+	require.Nil(t, render([]byte(`{"a":1}`)), "a result without events has no rendering (its text is its JSON)")
 	summary, _ := walk([]byte(`{"data":[`+sampleEvent+`]}`), true, true)
 	require.NotContains(t, string(summary.text), "owners", "the text shows what the result keeps")
+	quoted, _ := walk([]byte(`{"note":"a \"b\"\n","n":{"x":"y"},"data":[`+sampleEvent+`]}`), false, true)
+	require.True(t, strings.HasPrefix(unquote(append(append([]byte{'"'}, quoted.text...), '"')), "note: a \"b\"\n\nn: {\"x\":\"y\"}\ndata:\n1. #7"),
+		"escaped once: %s", quoted.text)
+	require.Equal(t, "a\n\\", unquote([]byte(`"`+string(trimNewlines([]byte(`a\n\\\n\n`)))+`"`)), "only escaped newlines are trimmed")
+	require.Equal(t, `a\\n`, string(trimNewlines([]byte(`a\\n`))), "an escaped backslash and an n are no newline")
 	require.Equal(t, 1, summary.count("data"))
 }
 
@@ -131,4 +138,65 @@ func TestStringEnd(t *testing.T) {
 	}
 	_, ok := stringEnd([]byte(`"abc\"`), 0)
 	require.False(t, ok)
+}
+
+// TestTextReadsMembersAsJSONDoes: the text's readers of list items and
+// object members (eachItem, firstItem, memberValue) find what a JSON
+// parser finds, escapes and nesting included.
+func TestTextReadsMembersAsJSONDoes(t *testing.T) {
+	lists := []string{
+		`[]`, `["a"]`, `["a\"],b","c\\"]`, `[{"id":1,"label":"A \"x\" ]}","aliases":["[",{"k":"}"}]},{"label":"B","id":22}]`,
+		`[1,true,null,{"a":[[],{}]},"\u003c"]`,
+	}
+	for _, raw := range lists {
+		var want []string
+		gjson.Parse(raw).ForEach(func(_, v gjson.Result) bool { want = append(want, v.Raw); return true })
+		var got []string
+		eachItem([]byte(raw), func(item []byte) { got = append(got, string(item)) })
+		require.Equal(t, want, got, raw)
+		if len(want) > 0 {
+			require.Equal(t, want[0], string(firstItem([]byte(raw))), raw)
+		} else {
+			require.Nil(t, firstItem([]byte(raw)))
+		}
+		for _, item := range want {
+			for _, name := range []string{"id", "label", "aliases", "k", "url"} {
+				v := gjson.Get(item, name)
+				if !gjson.Parse(item).IsObject() || !v.Exists() {
+					require.Nil(t, memberValue([]byte(item), name), "%s in %s", name, item)
+					continue
+				}
+				require.Equal(t, v.Raw, string(memberValue([]byte(item), name)), "%s in %s", name, item)
+			}
+		}
+	}
+	require.Equal(t, `A \"x\" ]}`, string(appendText(nil, memberValue([]byte(`{"label":"A \"x\" ]}"}`), "label"))), "as escaped as it came")
+	require.Equal(t, `{\"k\":\"}\"}`, string(appendText(nil, []byte(`{"k":"}"}`))), "another value as its JSON, escaped")
+}
+
+// renderText is the text render writes for result, unescaped.
+func renderText(result []byte) string {
+	return unquote(append(append([]byte{'"'}, render(result)...), '"'))
+}
+
+// TestLeanBodyReadInPlace: at detail full, a body in the lean shape (no
+// legacy alias, as the tools ask their routes for) is its own structured
+// content, read in place and not copied, with the same text as a body
+// the pass has to rewrite.
+func TestLeanBodyReadInPlace(t *testing.T) {
+	lean := sampleEvent[:strings.Index(sampleEvent, `,"globalSummary"`)] + `,"matchedVia":"text"}`
+	body := []byte(`{"limit":1,"data":[` + lean + `]}` + "\n")
+	r, ok := walk(body, false, true)
+	require.True(t, ok)
+	require.Equal(t, string(bytes.TrimSpace(body)), string(r.body))
+	require.Same(t, &body[0], &r.body[0], "read in place")
+	src := []byte(`{"limit":1,"data":[` + sampleEvent + `]}`)
+	withLegacy, _ := walk(src, false, true)
+	require.NotSame(t, &src[0], &withLegacy.body[0], "a body with aliases to drop is copied")
+	require.Equal(t, string(r.body), string(withLegacy.body))
+	require.Equal(t, string(withLegacy.text), string(r.text))
+	require.Equal(t, 1, r.count("data"))
+	hinted := withMember(r.body, "hint", "h")
+	require.Equal(t, string(bytes.TrimSpace(body)), string(r.body), "adding the hint leaves the route's body as it was")
+	require.True(t, strings.HasSuffix(string(hinted), `,"hint":"h"}`))
 }

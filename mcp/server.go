@@ -48,6 +48,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -127,9 +128,10 @@ type Config struct {
 	// (rest.Router.Call): route is "METHOD /path", values the raw values
 	// of its parameters by name, header the credentials, payment, request
 	// id and forwarded protocol; host, remoteAddr and tls are the /mcp
-	// request's. It answers the route's status, marks (headers) and body.
-	// Nil sends the tools' route calls through API.
-	Call func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) (status int, marks http.Header, body []byte)
+	// request's. It answers the route's status, marks (headers) and body,
+	// and the body's tag when the response cache served it. Nil sends the
+	// tools' route calls through API.
+	Call func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) RouteAnswer
 	// Suggest is what completion/complete suggests from: entity names,
 	// categories and relationship types in use (complete.go). Its nil
 	// members suggest nothing.
@@ -172,6 +174,20 @@ type Server struct {
 
 	// categories and relationshipTypes are the lists completion reuses.
 	categories, relationshipTypes cachedList
+
+	// results are the tool results made from route bodies the response
+	// cache served (by tool, body tag and arguments; see memoKey).
+	results *expirable.LRU[string, *toolOutput]
+}
+
+// RouteAnswer is a route's answer to an in-process call (Config.Call).
+type RouteAnswer struct {
+	Status int
+	Marks  http.Header
+	Body   []byte
+	// Tag is the ETag value of a body the response cache served (the same
+	// tag, the same body), "" for one computed for the call.
+	Tag string
 }
 
 // New builds the tools from the route table and the MCP server. A tool
@@ -195,7 +211,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{}}
+	s := &Server{cfg: cfg, logger: cfg.Logger, tools: tools, byName: map[string]*tool{}, authOK: map[[32]byte]time.Time{},
+		results: expirable.NewLRU[string, *toolOutput](memoEntries, nil, memoTTL)}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "cryptointel", Title: "cryptointel", Version: cfg.Version}, &sdk.ServerOptions{
 		Instructions:      instructions,
 		Logger:            slog.New(slog.DiscardHandler),
@@ -294,7 +311,10 @@ func (s *Server) serveDoor(w http.ResponseWriter, r *http.Request, keyless bool)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	if s.cfg.OAuth != nil && r.Method == http.MethodPost && needsScope(body) {
+	// Only an OAuth access token's grant is checked here (an API key's
+	// routes check its scopes): the body is read for its methods only then.
+	if _, cred := splitBearer(r.Header.Get("Authorization")); s.cfg.OAuth != nil && r.Method == http.MethodPost &&
+		access.IsOAuthAccessToken(cred) && needsScope(body) {
 		authorization := r.Header.Get("Authorization")
 		if isToken, ok := s.cfg.OAuth.TokenAllows(ctx, authorization, s.cfg.OAuth.Scope); isToken && !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+s.cfg.OAuth.Scope+
@@ -304,7 +324,8 @@ func (s *Server) serveDoor(w http.ResponseWriter, r *http.Request, keyless bool)
 		}
 	}
 	info := &requestInfo{ctx: ctx, host: r.Host, remoteAddr: r.RemoteAddr, tls: r.TLS != nil,
-		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx)}
+		proto: r.Header.Get("X-Forwarded-Proto"), requestID: observe.RequestID(ctx),
+		single: r.Method == http.MethodPost && batchSize(body) == 0}
 	var (
 		t   *tool
 		req *fastRequest
@@ -548,6 +569,9 @@ type requestInfo struct {
 	tls        bool
 	proto      string
 	requestID  string
+	// single marks a POST of one message (not a batch): a tool call in it
+	// is the request's only one.
+	single bool
 }
 
 type requestInfoKey struct{}
@@ -598,6 +622,11 @@ func splitBearer(authorization string) (scheme, key string) {
 // records it in the metrics.
 func (s *Server) logCall(ctx context.Context, info *requestInfo, kind, name, authorization, outcome string, bytes int, d time.Duration) {
 	observe.MCPCall(kind, name, outcome, d)
+	s.logLine(ctx, info, kind, name, authorization, outcome, bytes, d)
+}
+
+// logLine writes the log line of a tool call or resource read.
+func (s *Server) logLine(ctx context.Context, info *requestInfo, kind, name, authorization, outcome string, bytes int, d time.Duration) {
 	level := slog.LevelInfo
 	if outcome == outcomeError {
 		level = slog.LevelError

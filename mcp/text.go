@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/tidwall/gjson"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // The text content beside a tool's structured content: what a client that
@@ -13,6 +13,14 @@ import (
 // (leaner): each event as a short paragraph under the path of its list,
 // every other value that holds no event as one "path: value" line. A
 // result without events is its JSON.
+//
+// The text is written as it goes into the response: escaped, the inside
+// of a JSON string. The strings it shows are the body's, already escaped
+// (JSON, HTML-safe): they are copied as they are, never unescaped to be
+// escaped again; a newline is written `\n`.
+
+// nl is a newline inside a JSON string.
+const nl = `\n`
 
 // eventMemberPrefix starts the marker member of an event.
 const eventMemberPrefix = `"` + eventMarker + `":`
@@ -21,12 +29,10 @@ const eventMemberPrefix = `"` + eventMarker + `":`
 func hasEvents(result []byte) bool { return bytes.Contains(result, []byte(eventMemberPrefix)) }
 
 // render writes the text of a lean result in a pass of its own (for a
-// result composed or cut after the lean pass).
+// result composed or cut after the lean pass), escaped; nil for a result
+// without events.
 func render(result []byte) []byte {
 	r, _ := walk(result, false, true)
-	if r.text == nil {
-		return result
-	}
 	return r.text
 }
 
@@ -41,7 +47,7 @@ func (l *leaner) renderEvent(base int) {
 		container = string(l.path[:i])
 	}
 	if container != l.container || l.events == 0 {
-		l.tx = append(append(l.tx, container...), ":\n"...)
+		l.tx = append(append(l.tx, container...), ":"+nl...)
 		l.container, l.num = container, 0
 	}
 	l.num++
@@ -88,23 +94,30 @@ func (l *leaner) renderEvent(base int) {
 	if v := f[fMatchType]; len(v) > 0 {
 		b = appendText(append(b, " · matchType "...), v)
 	}
-	b = appendText(append(b, "\n   "...), f[fTitle])
-	b = append(b, '\n')
+	b = appendText(append(b, nl+"   "...), f[fTitle])
+	b = append(b, nl...)
 	if len(f[fSummary]) > 2 {
 		b = appendText(append(b, "   "...), f[fSummary])
-		b = append(b, '\n')
+		b = append(b, nl...)
 	}
 	b = appendLabels(b, "owners", f[fOwners])
 	b = appendLabels(b, "participants", f[fParticipants])
 	if len(f[fBullets]) > 2 {
-		gjson.ParseBytes(f[fBullets]).ForEach(func(_, s gjson.Result) bool {
-			b = append(append(append(b, "   • "...), s.Str...), '\n')
-			return true
+		eachItem(f[fBullets], func(s []byte) {
+			if len(s) > 0 && s[0] == '"' {
+				b = append(appendText(append(b, "   • "...), s), nl...)
+			}
 		})
 	}
 	if evidence > 0 {
 		b = append(append(b, "   evidence: "...), plural(evidence, "post")...)
-		b = append(append(append(b, ", newest "...), gjson.GetBytes(f[fEvidence], "0.url").Str...), '\n')
+		b = append(b, ", newest "...)
+		if first := firstItem(f[fEvidence]); first != nil {
+			if url := memberValue(first, "url"); len(url) > 0 && url[0] == '"' {
+				b = appendText(b, url)
+			}
+		}
+		b = append(b, nl...)
 	}
 	l.tx = b
 }
@@ -141,34 +154,154 @@ func appendLabels(b []byte, name string, raw []byte) []byte {
 	b = append(append(b, "   "...), name...)
 	b = append(b, ": "...)
 	first := true
-	gjson.ParseBytes(raw).ForEach(func(_, e gjson.Result) bool {
+	eachItem(raw, func(e []byte) {
 		if !first {
 			b = append(b, ", "...)
 		}
 		first = false
-		b = append(b, e.Get("label").Str...)
-		b = append(append(append(b, " ("...), e.Get("id").Raw...), ')')
-		return true
+		if label := memberValue(e, "label"); len(label) > 0 && label[0] == '"' {
+			b = appendText(b, label)
+		}
+		b = append(append(append(b, " ("...), memberValue(e, "id")...), ')')
 	})
-	return append(b, '\n')
+	return append(b, nl...)
 }
 
-// appendText appends a JSON string's text (a value of another kind as it
-// is).
-func appendText(b, raw []byte) []byte {
-	if len(raw) < 2 || raw[0] != '"' {
-		return append(b, raw...)
+// The event members the text shows are read where the lean pass copied
+// them (compact JSON, as the routes write it), without parsing them again
+// into values: eachItem walks a list's items, memberValue finds an
+// object's member.
+
+// valueEnd returns the index after the compact JSON value at b[i].
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return i
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := stringEnd(b, j)
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+		j++
+	}
+	return j
+}
+
+// eachItem calls fn with each item of the compact JSON list raw.
+func eachItem(raw []byte, fn func(item []byte)) {
+	if len(raw) < 2 || raw[0] != '[' {
+		return
+	}
+	for i := 1; i < len(raw) && raw[i] != ']'; {
+		end := valueEnd(raw, i)
+		if end <= i {
+			return
+		}
+		fn(raw[i:end])
+		i = end
+		if i < len(raw) && raw[i] == ',' {
+			i++
+		}
+	}
+}
+
+// firstItem is the first item of the compact JSON list raw, nil when it
+// has none.
+func firstItem(raw []byte) []byte {
+	if len(raw) < 3 || raw[0] != '[' || raw[1] == ']' {
+		return nil
+	}
+	return raw[1:valueEnd(raw, 1)]
+}
+
+// memberValue is the raw value of the member name of the compact JSON
+// object obj (a name without escapes), nil when it has none.
+func memberValue(obj []byte, name string) []byte {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil
+	}
+	for i := 1; i < len(obj) && obj[i] == '"'; {
+		keyEnd, ok := stringEnd(obj, i)
+		if !ok || keyEnd >= len(obj) || obj[keyEnd] != ':' {
+			return nil
+		}
+		end := valueEnd(obj, keyEnd+1)
+		if string(obj[i+1:keyEnd-1]) == name {
+			return obj[keyEnd+1 : end]
+		}
+		i = end
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return nil
+}
+
+// appendText appends a JSON string's text, escaped: the inside of the
+// string as it is (a value of another kind as its JSON, escaped).
+func appendText(b, raw []byte) []byte {
+	if len(raw) >= 2 && raw[0] == '"' {
 		return append(b, raw[1:len(raw)-1]...)
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return append(b, raw...)
+	if bytes.IndexByte(raw, '"') < 0 && bytes.IndexByte(raw, '\\') < 0 {
+		return append(b, raw...) // a number, true, false or null
 	}
-	return append(b, s...)
+	return appendEscaped(b, unsafeString(raw))
 }
 
 // appendValueText appends a value as a "path: value" line shows it: a
 // string's text, anything else as its JSON.
 func appendValueText(b, raw []byte) []byte { return appendText(b, raw) }
+
+// appendEscaped appends s escaped as the inside of a JSON string.
+func appendEscaped(b []byte, s string) []byte {
+	n := len(b)
+	b = wire.AppendString(b, s, false)
+	// Without its quotes.
+	copy(b[n:], b[n+1:len(b)-1])
+	return b[:len(b)-2]
+}
+
+// trimNewlines drops the escaped newlines that end the escaped text b.
+func trimNewlines(b []byte) []byte {
+	for bytes.HasSuffix(b, []byte(nl)) {
+		// The backslash before the n is an escape unless escaped itself.
+		slashes := 0
+		for i := len(b) - 2; i >= 0 && b[i] == '\\'; i-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			break
+		}
+		b = b[:len(b)-len(nl)]
+	}
+	return b
+}
+
+// unquote is the text of the JSON string s.
+func unquote(s []byte) string {
+	var t string
+	if json.Unmarshal(s, &t) != nil {
+		return string(s)
+	}
+	return t
+}

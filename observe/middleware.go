@@ -31,6 +31,10 @@ type request struct {
 	status int
 	bytes  int64
 	wrote  bool
+	// msg, level and attrs name the request's line otherwise (Annotate).
+	msg   string
+	level slog.Level
+	attrs []slog.Attr
 }
 
 // WriteHeader records the status.
@@ -124,6 +128,20 @@ func SetRoute(ctx context.Context, pattern string) {
 	}
 }
 
+// Annotate makes the request's log line the one line of what served it
+// (an MCP request that is one tool call: "mcp tool"): the line is named
+// msg, logs at least at level, and carries attrs after its own, so that
+// the request and what it did are one line rather than two. It reports
+// false, changing nothing, outside Middleware.
+func Annotate(ctx context.Context, msg string, level slog.Level, attrs ...slog.Attr) bool {
+	r, ok := ctx.Value(requestKey{}).(*request)
+	if !ok {
+		return false
+	}
+	r.msg, r.level, r.attrs = msg, level, attrs
+	return true
+}
+
 // Routed wraps mux so that the pattern it matched reaches Middleware even
 // when other middleware between the two replaces the *http.Request. Wrap
 // the root mux with it when something sits between Middleware and the mux.
@@ -154,7 +172,8 @@ var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics":
 //     (without the query string), status, duration_ms and bytes. Headers are
 //     never logged, so neither is Authorization. 5xx log at error level
 //     (warning for a failing probe), probes and scrapes at debug, the rest
-//     at info.
+//     at info. What served the request may make this line its own
+//     (Annotate): renamed, with its fields after these.
 //   - A panicking handler is answered 500 {"error": "internal server error"}
 //     when nothing was written yet, and logged with its request id.
 func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
@@ -214,11 +233,16 @@ func finish(logger *slog.Logger, req *request, r *http.Request, start time.Time)
 	case quiet:
 		level = slog.LevelDebug
 	}
+	msg := "http request"
+	if req.msg != "" {
+		msg, level = req.msg, max(level, req.level)
+	}
 	ctx := r.Context()
 	if !logger.Enabled(ctx, level) {
 		return
 	}
-	logger.LogAttrs(ctx, level, "http request",
+	var buf [12]slog.Attr
+	attrs := append(buf[:0],
 		slog.String("request_id", req.id),
 		slog.String("method", r.Method),
 		slog.String("route", route),
@@ -227,6 +251,7 @@ func finish(logger *slog.Logger, req *request, r *http.Request, start time.Time)
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 		slog.Int64("bytes", req.bytes),
 	)
+	logger.LogAttrs(ctx, level, msg, append(attrs, req.attrs...)...)
 }
 
 // routeLabel turns a mux pattern such as "GET /v1/entities/{id}" into the

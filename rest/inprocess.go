@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unsafe"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -50,6 +51,13 @@ type Result struct {
 	Status int
 	Marks  http.Header
 	Body   []byte
+	// Tag is the ETag value (without quotes) of a body served from the
+	// response cache: the same tag is the same body, which a caller may
+	// use to reuse what it derived from it. "" for a body computed for
+	// this call. A tagged Body is the cache's: read it, never modify it.
+	Tag string
+
+	frame *frameState
 }
 
 // Header implements http.ResponseWriter: the marks.
@@ -67,7 +75,13 @@ func (r *Result) Write(p []byte) (int, error) {
 	if r.Status == 0 {
 		r.Status = http.StatusOK
 	}
-	r.Body = append(r.Body, p...) // copied: a writer may reuse p (json.Encoder's pooled buffer)
+	if len(r.Body) == 0 && r.frame != nil && sameBytes(p, r.frame.tagged) {
+		// A graph route's body, never modified once built: kept by
+		// reference, as the frame keeps it.
+		r.Body = p
+		return len(p), nil
+	}
+	r.Body = append(r.Body[:len(r.Body):len(r.Body)], p...) // copied: a writer may reuse p (json.Encoder's pooled buffer)
 	return len(p), nil
 }
 
@@ -115,7 +129,8 @@ func (rt *Router) Call(ctx context.Context, key string, values map[string]string
 		req.SetPathValue(pv[0], pv[1])
 	}
 	ctx = context.WithValue(ctx, inProcessQueryKey{}, query)
-	ctx = context.WithValue(ctx, frameKey{}, &frameState{logger: rt.logger})
+	res.frame = &frameState{logger: rt.logger}
+	ctx = context.WithValue(ctx, frameKey{}, res.frame)
 	req = req.WithContext(ctx)
 	defer func() {
 		if v := recover(); v != nil {
@@ -131,7 +146,17 @@ func (rt *Router) Call(ctx context.Context, key string, values map[string]string
 	if res.Status == 0 {
 		res.Status = http.StatusOK
 	}
+	if res.frame.tag != "" && sameBytes(res.Body, res.frame.tagged) {
+		res.Tag = res.frame.tag
+	}
+	res.frame = nil
 	return res
+}
+
+// sameBytes reports whether a and b are the same bytes in memory (not
+// merely equal).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // param returns the route's parameter called name, or nil.

@@ -98,7 +98,7 @@ func TestMCPAbruptDisconnectsLeakNothing(t *testing.T) {
 }
 
 // TestMCPLogsAndMetrics: each tool call is one log line (tool, key
-// prefix, bytes, duration, outcome, request id) and is counted in /metrics
+// prefix, bytes, duration, outcome, request id: its /mcp request's own) and is counted in /metrics
 // per tool and outcome; the /mcp request's own line names the route /mcp,
 // not the /v1 route it called. Not parallel: the metrics are the
 // process's, and other tests call the same tools.
@@ -145,6 +145,20 @@ func TestMCPLogsAndMetrics(t *testing.T) {
 		require.Contains(t, l, "bytes")
 	}
 	require.Greater(t, lines[0]["bytes"], float64(100))
+	// A request that is one tool call has one line: the request's own,
+	// named "mcp tool", not an "http request" line beside it.
+	requests := map[any]bool{}
+	for _, l := range strings.Split(logs.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "http request" {
+			requests[m["request_id"]] = true
+		}
+	}
+	for _, l := range lines {
+		require.Equal(t, "/mcp", l["route"], "the tool call's line is its /mcp request's")
+		require.Equal(t, float64(200), l["status"])
+		require.False(t, requests[l["request_id"]], "one line per tool call: %v", l)
+	}
 	require.NotContains(t, logs.String(), key, "the key is never logged")
 	for _, r := range routes {
 		require.Equal(t, "/mcp", r)

@@ -6,10 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
+	"math"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // The MCP rows: the search and the latest-events tools called over /mcp
@@ -23,6 +30,10 @@ import (
 // mcpTargetRatio is the most server CPU a tool call may cost per call, as
 // a multiple of its route's.
 const mcpTargetRatio = 1.1
+
+// mcpRounds is how many times each pair is measured route, tool, tool,
+// route at each concurrency.
+const mcpRounds = 2
 
 func init() {
 	registerSuite(suite{name: "mcp tools", order: 150, run: runMCP})
@@ -74,8 +85,15 @@ func mcpPairs(fx *fixtures) []mcpPair {
 }
 
 // mcpCheck fails a tool call answered with a JSON-RPC error or a tool
-// error (both come with status 200).
+// error (both come with status 200). A response that starts as a result
+// with structured content and is no tool error passes without being
+// decoded: the client's own CPU, on the machine the server runs on, stays
+// near what the route rows' client spends (they decode nothing).
 func mcpCheck(body []byte) error {
+	if bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":1,"result":{`)) && !bytes.Contains(body, []byte(`"isError":true`)) &&
+		bytes.Contains(body, []byte(`"structuredContent":{`)) {
+		return nil
+	}
 	var r struct {
 		Error *struct {
 			Message string `json:"message"`
@@ -118,24 +136,43 @@ func runMCP(ctx context.Context, env *benchEnv) (*section, error) {
 		if srv.env != "" {
 			extra = append(extra, srv.env)
 		}
+		pprofAddr := mcpPprofAddr(env.opts.pprofAddr)
+		if pprofAddr != "" {
+			extra = append(extra, "PPROF_ADDR="+pprofAddr)
+		}
 		p, err := env.startServer(ctx, "server-mcp-"+strings.ReplaceAll(srv.label, " ", "-")+".log", extra...)
 		if err != nil {
 			return nil, err
 		}
 		for _, pair := range mcpPairs(env.fx) {
 			for _, c := range env.opts.concs {
-				var cpu [2]float64
-				for i, sc := range []scenario{pair.route, pair.tool} {
+				// Route, tool, tool, route, mcpRounds times: each side's CPU
+				// per request over all its measurements, so that a load on
+				// the machine that drifts meanwhile weighs on both alike.
+				var cpuTotal [2]time.Duration
+				var requests [2]int
+				for k := range 4 * mcpRounds {
+					i := []int{0, 1, 1, 0}[k%4]
+					sc := []scenario{pair.route, pair.tool}[i]
 					row := sc
-					row.name = sc.name + " (" + srv.label + ")"
+					row.name = fmt.Sprintf("%s (%s, %d)", sc.name, srv.label, k/2+1)
+					done := mcpProfile(env, pprofAddr, row.name, c)
 					res, err := env.measure(ctx, p.base, row, c, p.pid())
+					done()
 					if err != nil {
 						p.stop()
 						return nil, err
 					}
 					log.Print(res.logLine())
 					sec.rows = append(sec.rows, res)
-					cpu[i] = float64(res.cpuPerReq().Microseconds()) / 1000
+					cpuTotal[i] += res.cpu
+					requests[i] += res.requests
+				}
+				var cpu [2]float64
+				for i := range cpu {
+					if requests[i] > 0 {
+						cpu[i] = float64((cpuTotal[i] / time.Duration(requests[i])).Microseconds()) / 1000
+					}
 				}
 				ratio := 0.0
 				if cpu[0] > 0 {
@@ -152,8 +189,69 @@ func runMCP(ctx context.Context, env *benchEnv) (*section, error) {
 	}
 	sec.markdown = "Each tool call is one `tools/call` POST to `/mcp` (Streamable HTTP, stateless, JSON response) with the key as a Bearer key, " +
 		"running its /v1 route in process with the same parameters (`detail` full: the same events, without their legacy aliases); " +
-		"the route rows are the plain GETs, measured just before on the same server. Server CPU per call of the tool over the route's " +
+		fmt.Sprintf("the route rows are the plain GETs on the same server, measured route, tool, tool, route %d times over (numbered) so that a load ", mcpRounds) +
+		"drifting on the machine weighs on both alike. Server CPU per call of the tool over the route's, each over all its measurements " +
 		fmt.Sprintf("(target ≤ %.1f×):\n\n", mcpTargetRatio) +
 		"| tool | server | c | route CPU ms/req | tool CPU ms/req | ratio | met |\n|---|---|--:|--:|--:|--:|:-:|\n" + ratios.String()
 	return sec, nil
+}
+
+// mcpPprofAddr is the pprof address of the suite's servers when the run
+// profiles (-pprof-addr): the next port, as the core server holds the one
+// given.
+func mcpPprofAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if addr == "" || err != nil {
+		return ""
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n == 0 {
+		return ""
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1))
+}
+
+// mcpProfile takes a CPU profile of the server at pprofAddr over one row's
+// measurement (its warm-up included: the same load) into
+// tests/bench/.cache/mcp-<row>-c<c>.pprof; the returned func waits for it.
+// No address, no profile.
+func mcpProfile(env *benchEnv, pprofAddr, row string, c int) func() {
+	if pprofAddr == "" {
+		return func() {}
+	}
+	secs := int(math.Ceil((env.opts.warmup + env.opts.duration).Seconds())) + 2
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, row)
+	path := filepath.Join(cacheDir(env.opts), fmt.Sprintf("mcp-%s-c%d.pprof", name, c))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var resp *http.Response
+		var err error
+		for try := 0; try < 30; try++ { // a server just started may not listen for pprof yet
+			if resp, err = http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs)); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			log.Printf("profile of %s: %v", row, err)
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			err = os.WriteFile(path, b, 0o644)
+		}
+		if err != nil {
+			log.Printf("profile of %s: %v", row, err)
+			return
+		}
+		log.Printf("profile of %s c=%d: %s", row, c, path)
+	}()
+	return func() { <-done }
 }
