@@ -117,31 +117,58 @@ func (c *Client) streamHTTP() *http.Client {
 // *last. It returns false when emit asked to stop, the close message when
 // the server sent one, and the read error that ended it.
 func readSSE(r io.Reader, emit func(StreamEvent) bool, last *string) (bool, *StreamClose, error) {
+	var cl *StreamClose
+	stopped := false
+	err := scanSSE(r, func(m sseMessage) bool {
+		if m.event == "close" {
+			cl = &StreamClose{}
+			json.Unmarshal([]byte(m.data), cl) //nolint:errcheck
+			return false
+		}
+		if m.id != "" {
+			*last = m.id
+		}
+		if m.hasData && !emit(StreamEvent{ID: m.id, Data: json.RawMessage(m.data)}) {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	if stopped {
+		return false, nil, nil
+	}
+	if cl != nil {
+		return true, cl, nil
+	}
+	return true, nil, err
+}
+
+// sseMessage is one dispatched server-sent event: its id, event type and
+// data lines joined ("" and hasData false when it had none).
+type sseMessage struct {
+	id, event, data string
+	hasData         bool
+}
+
+// scanSSE reads server-sent events from r (the WHATWG event-stream
+// format), calling dispatch at each blank line; it returns nil when
+// dispatch returns false, or the read error that ended the stream.
+func scanSSE(r io.Reader, dispatch func(sseMessage) bool) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var id, event string
+	var m sseMessage
 	var data strings.Builder
-	hasData := false
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			return true, nil, err
+			return err
 		}
 		line = strings.TrimRight(line, "\r\n")
-		if line == "" { // dispatch
-			if event == "close" {
-				var cl StreamClose
-				json.Unmarshal([]byte(data.String()), &cl) //nolint:errcheck
-				return true, &cl, nil
+		if line == "" {
+			m.data = data.String()
+			if !dispatch(m) {
+				return nil
 			}
-			if id != "" {
-				*last = id
-			}
-			if hasData {
-				if !emit(StreamEvent{ID: id, Data: json.RawMessage(data.String())}) {
-					return false, nil, nil
-				}
-			}
-			id, event, hasData = "", "", false
+			m = sseMessage{}
 			data.Reset()
 			continue
 		}
@@ -152,15 +179,15 @@ func readSSE(r io.Reader, emit func(StreamEvent) bool, last *string) (bool, *Str
 		value = strings.TrimPrefix(value, " ")
 		switch field {
 		case "id":
-			id = value
+			m.id = value
 		case "event":
-			event = value
+			m.event = value
 		case "data":
-			if hasData {
+			if m.hasData {
 				data.WriteByte('\n')
 			}
 			data.WriteString(value)
-			hasData = true
+			m.hasData = true
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package cryptointel
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"iter"
 	"maps"
 	"net/http"
-	"strings"
 )
 
 // SubscriptionMessage is one result of a GraphQL subscription: its data
@@ -187,43 +185,13 @@ func graphQLRefusal(err error) error {
 // one's event type ("message" when unnamed) and data; it returns when emit
 // returns false (nil) or at the read error that ended the stream.
 func readSSEEvents(r io.Reader, emit func(event, data string) bool) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var event string
-	var data strings.Builder
-	hasData := false
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return err
+	return scanSSE(r, func(m sseMessage) bool {
+		if !m.hasData && m.event == "" {
+			return true
 		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			if hasData || event != "" {
-				if event == "" {
-					event = "message"
-				}
-				if !emit(event, data.String()) {
-					return nil
-				}
-			}
-			event, hasData = "", false
-			data.Reset()
-			continue
+		if m.event == "" {
+			m.event = "message"
 		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			event = value
-		case "data":
-			if hasData {
-				data.WriteByte('\n')
-			}
-			data.WriteString(value)
-			hasData = true
-		}
-	}
+		return emit(m.event, m.data)
+	})
 }
