@@ -53,6 +53,9 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 		Vars:      map[string]any{},
 		Operation: rt.Operation,
 	}
+	for k, v := range rt.Echo {
+		c.Values[k] = v
+	}
 	query, inProcess := r.Context().Value(inProcessQueryKey{}).(url.Values)
 	if inProcess {
 		// An in-process call's parameters, already apart (Router.Call):

@@ -6,6 +6,7 @@ package rest
 
 import (
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/cryptointel/cryptointel"
@@ -32,6 +33,12 @@ type Route struct {
 	Policy access.Policy
 	// Params declares the query and path parameters.
 	Params []Param
+	// Echo are values the route writes for its operation's @param fields
+	// that are not request parameters (the surface a feed reads), by field
+	// name. A @param field that names neither a parameter of the route nor
+	// an Echo is left out of the route's body and schema, so routes that
+	// differ only by an echoed value share one operation.
+	Echo map[string]any
 	// Operation names the embedded GraphQL operation the route runs; empty
 	// when Handler is set, unless the handler runs it itself (GET
 	// /v1/stream).
@@ -147,4 +154,42 @@ func (c *Call) Bool(name string) bool { v, _ := c.Values[name].(bool); return v 
 func (c *Call) Time(name string) (time.Time, bool) {
 	v, ok := c.Values[name].(time.Time)
 	return v, ok
+}
+
+// writes says whether the route writes a @param field named name: one of
+// its parameters or an Echo.
+func (r *Route) writes(name string) bool {
+	if r == nil {
+		return false
+	}
+	_, echo := r.Echo[name]
+	return echo || declared(r.Params, name)
+}
+
+// echoed is the route's parameters followed by its Echo values as string
+// parameters: the members a @param field may name.
+func (r *Route) echoed() []Param {
+	if len(r.Echo) == 0 {
+		return r.Params
+	}
+	out := append([]Param(nil), r.Params...)
+	names := make([]string, 0, len(r.Echo))
+	for k := range r.Echo {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		out = append(out, Param{Name: k, Type: TypeString})
+	}
+	return out
+}
+
+// declared says whether params has one named name.
+func declared(params []Param, name string) bool {
+	for i := range params {
+		if params[i].Name == name {
+			return true
+		}
+	}
+	return false
 }

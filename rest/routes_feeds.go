@@ -32,9 +32,6 @@ func feedRoutes() []Route {
 		return func(c *Call) error {
 			c.Vars["surface"] = surface
 			resolveSort(c)
-			if surface == "SIGNAL" {
-				c.Values["surface"] = cryptointel.SurfaceSignal // echoed by the operation
-			}
 			return nil
 		}
 	}
@@ -75,7 +72,8 @@ func feedRoutes() []Route {
 			Description: latestDesc,
 			Policy:      policy(surfaceFeed, access.LayerEvaluation, "signal.latest", 1, "", priceFeed),
 			Params:      latestParams(),
-			Operation:   "signal_latest",
+			Operation:   "latest",
+			Echo:        map[string]any{"surface": cryptointel.SurfaceSignal},
 			Prepare:     latestPrepare("SIGNAL"),
 		},
 		{

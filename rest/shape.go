@@ -23,8 +23,9 @@ import (
 //     @group(key: "report") { ... }`): its fields are written as one object
 //     under k.
 //   - @param on a field: the facade writes the parameter of the field's
-//     name (as parsed, defaults and caps applied) under the field's key; the
-//     field is not executed.
+//     name (as parsed, defaults and caps applied), or the route's Echo of
+//     that name, under the field's key; the field is not executed. A route
+//     with neither leaves the field out.
 //   - @notFound(resource: "Entity"): the route answers 404 "<resource> not
 //     found" when the field is null (for a @split list: empty).
 //   - @split(rest: "matches") on a root list: the first element under the
@@ -363,7 +364,11 @@ func (w *bodyWriter) members(ns []*node, item *Item, first *bool) error {
 	for _, n := range ns {
 		switch n.kind {
 		case nodeParam:
-			v, err := json.Marshal(w.c.Values[n.param])
+			val, ok := w.c.Values[n.param]
+			if !ok && !w.c.Route.writes(n.param) {
+				continue
+			}
+			v, err := json.Marshal(val)
 			if err != nil {
 				return fmt.Errorf("error encoding %s: %w", n.key, err)
 			}

@@ -62,6 +62,9 @@ func (dv *deriver) props(s *shape, ns []*node, params []Param) []prop {
 			out = append(out, prop{name: n.key, s: item}, prop{name: n.rest, s: arr(item)})
 			continue
 		}
+		if n.kind == nodeParam && !declared(params, n.param) {
+			continue // a parameter this route neither takes nor echoes
+		}
 		ps := dv.nodeSchema(s, n, params)
 		if n.desc != "" {
 			ps = describe(ps, n.desc)
@@ -313,7 +316,7 @@ func deriveResponses(routes []Route) (*derivedSchemas, error) {
 				}
 				continue
 			}
-			b := dv.object(s, s.members, r.Params)
+			b := dv.object(s, s.members, r.echoed())
 			if body == nil {
 				body = b
 			} else {
