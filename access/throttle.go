@@ -82,16 +82,18 @@ func (f *FailureThrottle) Fail(key string, now time.Time) {
 	f.counts[key] = c
 }
 
-// maxEcho is how much of a client's own input a message quotes.
-const maxEcho = 64
+// MaxEcho is how much of a client's own input a message quotes, in bytes.
+const MaxEcho = 64
 
-// truncate returns s cut to maxEcho bytes (on a rune boundary) with an
-// ellipsis: a message quotes what a client sent, never all of it.
-func truncate(s string) string {
-	if len(s) <= maxEcho {
+// Clip returns s cut to MaxEcho bytes (on a rune boundary) with an
+// ellipsis: a message quotes what a client sent, never all of it. Every
+// message that quotes a client's input, here and in the facades above,
+// goes through it.
+func Clip(s string) string {
+	if len(s) <= MaxEcho {
 		return s
 	}
-	cut := maxEcho
+	cut := MaxEcho
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -125,7 +125,7 @@ func (pm *payments) verifyX402(ctx context.Context, r *http.Request, p Policy, a
 		a := payload.Accepted
 		if a.Scheme != req.Scheme || a.Network != req.Network || a.Amount != req.Amount ||
 			!strings.EqualFold(a.PayTo, req.PayTo) || !strings.EqualFold(a.Asset, req.Asset) {
-			return verification{refusal: "Payment does not match the payment requirements: it accepts " + truncate(a.Amount) + " on " + truncate(a.Network) +
+			return verification{refusal: "Payment does not match the payment requirements: it accepts " + Clip(a.Amount) + " on " + Clip(a.Network) +
 				", this request costs " + req.Amount + " on " + req.Network + "."}
 		}
 		requirements = req
@@ -191,7 +191,7 @@ func (pm *payments) checkX402(auth *eip3009.Parsed, signature string, amount int
 		return failed + "invalid_exact_evm_payload_authorization_valid_after: the authorization is not valid yet."
 	}
 	if auth.Value.Cmp(big.NewInt(amount)) != 0 {
-		return failed + valueCode + ": the authorization is for " + truncate(auth.Value.String()) + ", the request costs " + strconv.FormatInt(amount, 10) + "."
+		return failed + valueCode + ": the authorization is for " + Clip(auth.Value.String()) + ", the request costs " + strconv.FormatInt(amount, 10) + "."
 	}
 	signer, err := auth.Recover(pm.domain, signature)
 	if err != nil || signer != auth.From {

@@ -107,22 +107,6 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 // which Go's URL parser would drop with its pair.
 const MsgQuerySemicolon = "The query string contains ';': separate parameters with '&', and send a ';' inside a value as %3B."
 
-// maxEcho is how much of a client's input a message quotes.
-const maxEcho = 64
-
-// clip returns s cut to maxEcho bytes (on a rune boundary) with an
-// ellipsis: a message quotes what a client sent, never all of it.
-func clip(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	cut := maxEcho
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
 // CacheBustParam is the query parameter HTTP libraries append to defeat
 // caches (jQuery's `cache: false` sends `_=<milliseconds>`). Every route
 // accepts and ignores it, so those clients keep working while any other
@@ -156,7 +140,7 @@ func checkQueryNames(rt *Route, rawQuery string) error {
 				known = append(append(known, p.Name), p.Aliases...)
 			}
 		}
-		name = clip(name)
+		name = access.Clip(name)
 		if len(known) == 0 {
 			return cryptointel.Errorf(cryptointel.EINVALID, "unknown parameter %q: %s accepts no query parameters", name, rt.Path)
 		}
