@@ -544,12 +544,17 @@ func facilitatorReason(reason, def string) string {
 func (pm *payments) resourceURL(r *http.Request) string {
 	base := pm.cfg.PublicURL
 	if base == "" {
-		base = requestScheme(r) + "://" + r.Host
+		base = RequestOrigin(r)
 	}
 	return strings.TrimRight(base, "/") + r.URL.RequestURI()
 }
 
-func requestScheme(r *http.Request) string {
+// RequestOrigin is the scheme and host a client reached the service at:
+// X-Forwarded-Proto (http or https) when a proxy set it, else https over
+// TLS and http without, then the Host. The paid resource, the OAuth
+// issuer and an export's download link are named from it when no public
+// URL is configured.
+func RequestOrigin(r *http.Request) string {
 	proto := "http"
 	if r.TLS != nil {
 		proto = "https"
@@ -557,7 +562,7 @@ func requestScheme(r *http.Request) string {
 	if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
 		proto = fp
 	}
-	return proto
+	return proto + "://" + r.Host
 }
 
 // realm is the MPP realm: MPPRealm, else the host name of PublicURL or of

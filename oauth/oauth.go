@@ -209,19 +209,7 @@ func (s *Server) BaseURL(r *http.Request) string {
 	if s.cfg.PublicURL != "" {
 		return strings.TrimRight(s.cfg.PublicURL, "/")
 	}
-	return BaseURL(r)
-}
-
-// BaseURL is a request's scheme (X-Forwarded-Proto, else TLS) and host.
-func BaseURL(r *http.Request) string {
-	proto := "http"
-	if r.TLS != nil {
-		proto = "https"
-	}
-	if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
-		proto = fp
-	}
-	return proto + "://" + r.Host
+	return access.RequestOrigin(r)
 }
 
 // Resource is the protected resource's identifier: the base URL + /mcp.

@@ -454,14 +454,7 @@ func (h *ExportHandlers) present(r *http.Request, j *cryptointel.ExportJob) *exp
 func (h *ExportHandlers) DownloadURL(r *http.Request, account int64, id string, expires time.Time) string {
 	base := strings.TrimRight(h.BaseURL, "/")
 	if base == "" && r != nil {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-			scheme = p
-		}
-		base = scheme + "://" + r.Host
+		base = access.RequestOrigin(r)
 	}
 	acct := strconv.FormatInt(account, 10)
 	exp := strconv.FormatInt(expires.Unix(), 10)
