@@ -1044,12 +1044,7 @@ CRYPTOINTEL_API_KEY.`,
   CRYPTOINTEL_URL=http://localhost:8080 CRYPTOINTEL_API_KEY=ci_... cryptointel mcp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if url == "" {
-				url = m.Getenv("CRYPTOINTEL_URL")
-			}
-			if key == "" {
-				key = m.Getenv("CRYPTOINTEL_API_KEY")
-			}
+			m.clientEnv(&url, &key)
 			if url == "" {
 				return fmt.Errorf("no server: set --url or CRYPTOINTEL_URL")
 			}

@@ -248,12 +248,7 @@ include webhooks (pro and up).`,
   cryptointel webhooks listen --forward-to http://localhost:3000/hooks/cryptointel`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if url == "" {
-				url = m.Getenv("CRYPTOINTEL_URL")
-			}
-			if key == "" {
-				key = m.Getenv("CRYPTOINTEL_API_KEY")
-			}
+			m.clientEnv(&url, &key)
 			if url == "" {
 				url = "http://127.0.0.1:8080"
 			}
@@ -428,4 +423,16 @@ func serverMessage(body []byte) string {
 		return e.Error
 	}
 	return strings.TrimSpace(string(body))
+}
+
+// clientEnv fills the server URL and API key a client command (mcp,
+// webhooks listen) was not given by flag from CRYPTOINTEL_URL and
+// CRYPTOINTEL_API_KEY: flags win.
+func (m *Main) clientEnv(url, key *string) {
+	if *url == "" {
+		*url = m.Getenv("CRYPTOINTEL_URL")
+	}
+	if *key == "" {
+		*key = m.Getenv("CRYPTOINTEL_API_KEY")
+	}
 }

@@ -193,3 +193,21 @@ func TestCheckAddr(t *testing.T) {
 	_, _, err = b.run(t, context.Background(), "", "demo", "check-addr", "127.0.0.1:0")
 	require.NoError(t, err)
 }
+
+// TestClientEnv: a client command's --url and --key win over
+// CRYPTOINTEL_URL and CRYPTOINTEL_API_KEY, which fill what a flag left out.
+func TestClientEnv(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"CRYPTOINTEL_URL": "http://env.example", "CRYPTOINTEL_API_KEY": "ci_env"}
+	m := &Main{Getenv: func(k string) string { return env[k] }}
+
+	url, key := "", ""
+	m.clientEnv(&url, &key)
+	require.Equal(t, "http://env.example", url)
+	require.Equal(t, "ci_env", key)
+
+	url, key = "http://flag.example", "ci_flag"
+	m.clientEnv(&url, &key)
+	require.Equal(t, "http://flag.example", url)
+	require.Equal(t, "ci_flag", key)
+}
