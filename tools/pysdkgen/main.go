@@ -96,12 +96,7 @@ func (g *gen) pyType(s schema, name string) string {
 		return union(parts)
 	}
 	if enum, ok := s["enum"].([]any); ok {
-		var lits []string
-		for _, e := range enum {
-			b, _ := json.Marshal(e)
-			lits = append(lits, string(b))
-		}
-		return "Literal[" + strings.Join(lits, ", ") + "]"
+		return literal(enum)
 	}
 	switch t := s["type"].(type) {
 	case []any:
@@ -415,16 +410,21 @@ func paramType(s schema) string {
 			return "Union[_dt.datetime, str]"
 		}
 		if enum, ok := s["enum"].([]any); ok {
-			var lits []string
-			for _, e := range enum {
-				b, _ := json.Marshal(e)
-				lits = append(lits, string(b))
-			}
-			return "Literal[" + strings.Join(lits, ", ") + "]"
+			return literal(enum)
 		}
 		return "str"
 	}
 	return "Any"
+}
+
+// literal is the Python type of an enum: Literal of its JSON values.
+func literal(enum []any) string {
+	lits := make([]string, 0, len(enum))
+	for _, e := range enum {
+		b, _ := json.Marshal(e)
+		lits = append(lits, string(b))
+	}
+	return "Literal[" + strings.Join(lits, ", ") + "]"
 }
 
 func (g *gen) method(w *strings.Builder, r route, op operation, respType string) {
