@@ -279,11 +279,7 @@ func eventShape(b *strings.Builder, ev j, pgl, participants bool) {
 		for _, n := range nodes(ev["evidencesByEventId"]) {
 			evidence = append(evidence, idOf(obj(n)["rowId"]))
 		}
-		fmt.Fprintf(b, "event %s owners %s", idOf(ev["rowId"]), sortedIDs(owners))
-		if participants {
-			fmt.Fprintf(b, " participants %s", sortedIDs(parts))
-		}
-		fmt.Fprintf(b, " evidence %s\n", sortedIDs(evidence))
+		eventLine(b, idOf(ev["rowId"]), owners, parts, evidence, participants)
 		return
 	}
 	var owners, parts, evidence []string
@@ -296,7 +292,12 @@ func eventShape(b *strings.Builder, ev j, pgl, participants bool) {
 	for _, e := range arr(ev["evidence"]) {
 		evidence = append(evidence, idOf(obj(e)["id"]))
 	}
-	fmt.Fprintf(b, "event %s owners %s", idOf(ev["id"]), sortedIDs(owners))
+	eventLine(b, idOf(ev["id"]), owners, parts, evidence, participants)
+}
+
+// eventLine writes the line both servers' events are compared by.
+func eventLine(b *strings.Builder, id string, owners, parts, evidence []string, participants bool) {
+	fmt.Fprintf(b, "event %s owners %s", id, sortedIDs(owners))
 	if participants {
 		fmt.Fprintf(b, " participants %s", sortedIDs(parts))
 	}
