@@ -43,18 +43,13 @@ if [ -n "${DATABASE_URL:-}" ]; then
   exit 1
 fi
 
-ver=${PG_VERSION:-15}
+# shellcheck source=scripts/pg-lib.sh
+. "$(dirname "$0")/pg-lib.sh"
 primary=${PG_CLUSTER:-main}
 pport=${PG_PORT:-5432}
 cluster=${PG_REPLICA_CLUSTER:-replica}
 port=${PG_REPLICA_PORT:-5433}
-user=cryptointel
-pass=cryptointel
-name=${PG_DATABASE:-cryptointel}
 slot=cryptointel_${cluster}_$port
-
-# shellcheck source=scripts/pg-lib.sh
-. "$(dirname "$0")/pg-lib.sh"
 psql_at() { # port, sql: one value, as postgres over the local socket
   as_postgres psql -X -q -p "$1" -d postgres -tAc "$2" 2>/dev/null
 }
@@ -80,7 +75,7 @@ start_cluster() {
   fi
 }
 print_url() {
-  echo "postgres://$user:$pass@127.0.0.1:$port/$name?sslmode=disable"
+  pg_url "$port"
 }
 
 if ! pg_isready -q -h 127.0.0.1 -p "$pport"; then

@@ -28,15 +28,10 @@ if [ -n "${DATABASE_URL:-}" ]; then
   exit 0
 fi
 
-ver=${PG_VERSION:-15}
-cluster=${PG_CLUSTER:-main}
-port=${PG_PORT:-5432}
-user=cryptointel
-pass=cryptointel
-name=${PG_DATABASE:-cryptointel}
-
 # shellcheck source=scripts/pg-lib.sh
 . "$(dirname "$0")/pg-lib.sh"
+cluster=${PG_CLUSTER:-main}
+port=${PG_PORT:-5432}
 
 if ! command -v pg_lsclusters >/dev/null; then
   echo "pg-up: PostgreSQL is not installed (no pg_lsclusters); install postgresql-$ver or set DATABASE_URL" >&2
@@ -71,4 +66,4 @@ SQL
 if ! as_postgres psql -p "$port" -tAc "SELECT 1 FROM pg_database WHERE datname = '$name'" | grep -q 1; then
   as_postgres createdb -p "$port" -O "$user" "$name" >&2
 fi
-echo "postgres://$user:$pass@127.0.0.1:$port/$name?sslmode=disable"
+pg_url "$port"
