@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,19 +44,9 @@ func (c *Client) Query(ctx context.Context, query string, variables map[string]a
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
-	var ae *APIError
-	if errors.As(err, &ae) && ae.StatusCode == http.StatusUnprocessableEntity {
-		// A document that does not validate: its errors, as GraphQL gives them.
-		ge := &GraphQLError{}
-		var b struct {
-			Errors json.RawMessage `json:"errors"`
-		}
-		if json.Unmarshal(ae.Body, &b) == nil && json.Unmarshal(b.Errors, &ge.Errors) == nil && len(ge.Errors) > 0 {
-			return ge
-		}
-	}
 	if err != nil {
-		return err
+		// A document that does not validate: its errors, as GraphQL gives them.
+		return graphQLRefusal(err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

@@ -62,18 +62,13 @@ func (c *Client) Stream(ctx context.Context, params GetV1StreamParams) iter.Seq2
 			req.Header.Set("Accept", "text/event-stream")
 			resp, err := c.doWith(c.streamHTTP(), req)
 			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				var ce *ConnectionError
-				if errors.As(err, &ce) && failures < c.retry.MaxRetries {
-					failures++
-					if c.sleep(ctx, c.backoff(failures-1)) != nil {
-						return
-					}
+				retry, fail := c.reconnect(ctx, err, &failures)
+				if retry {
 					continue
 				}
-				yield(StreamEvent{}, err)
+				if fail != nil {
+					yield(StreamEvent{}, fail)
+				}
 				return
 			}
 			// A read error is a cut connection: resume after last.
@@ -102,6 +97,22 @@ func (c *Client) Stream(ctx context.Context, params GetV1StreamParams) iter.Seq2
 			}
 		}
 	}
+}
+
+// reconnect is a stream's answer to a failed connect (Stream, Subscribe):
+// retry, after the backoff, on a connection error within the retry policy;
+// else stop, with the error to report (nil when ctx is done or the wait
+// was cut short).
+func (c *Client) reconnect(ctx context.Context, err error, failures *int) (retry bool, fail error) {
+	if ctx.Err() != nil {
+		return false, nil
+	}
+	var ce *ConnectionError
+	if !errors.As(err, &ce) || *failures >= c.retry.MaxRetries {
+		return false, err
+	}
+	*failures++
+	return c.sleep(ctx, c.backoff(*failures-1)) == nil, nil
 }
 
 // streamHTTP is the client's HTTP client without its per-request timeout

@@ -70,18 +70,13 @@ func (c *Client) Subscribe(ctx context.Context, query string, variables map[stri
 			req.Header.Set("Accept", "text/event-stream")
 			resp, err := c.doWith(c.streamHTTP(), req)
 			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				var ce *ConnectionError
-				if errors.As(err, &ce) && failures < c.retry.MaxRetries {
-					failures++
-					if c.sleep(ctx, c.backoff(failures-1)) != nil {
-						return
-					}
+				retry, fail := c.reconnect(ctx, err, &failures)
+				if retry {
 					continue
 				}
-				yield(SubscriptionMessage{}, graphQLRefusal(err))
+				if fail != nil {
+					yield(SubscriptionMessage{}, graphQLRefusal(fail))
+				}
 				return
 			}
 			var fatal error
