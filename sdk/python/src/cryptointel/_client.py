@@ -100,25 +100,36 @@ class SubscriptionMessage:
 _RESUMABLE = ("slow_consumer", "shutting_down", "unavailable")
 
 
-def _sse(r: httpx.Response) -> Iterator[tuple[str, str]]:
-    """The (event, data) of each server-sent event of r ("message" when
-    unnamed)."""
-    ev_type, data = None, []
+def _sse_messages(r: httpx.Response) -> Iterator[tuple[Optional[str], Optional[str], list[str]]]:
+    """The (id, event, data lines) of each server-sent event of r that sets
+    any of them: the one reader of the format, for /v1/stream and for
+    subscriptions."""
+    ev_id, ev_type, data = None, None, []
     for line in r.iter_lines():
         line = line.rstrip("\r\n")  # httpx before 0.24 keeps the line ending
         if line == "":
-            if data or ev_type:
-                yield ev_type or "message", "\n".join(data)
-            ev_type, data = None, []
+            if ev_id or ev_type or data:
+                yield ev_id, ev_type, data
+            ev_id, ev_type, data = None, None, []
             continue
         if line.startswith(":"):
             continue
         field, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
-        if field == "event":
+        if field == "id":
+            ev_id = value
+        elif field == "event":
             ev_type = value
         elif field == "data":
             data.append(value)
+
+
+def _sse(r: httpx.Response) -> Iterator[tuple[str, str]]:
+    """The (event, data) of each server-sent event of r with an event type
+    or data ("message" when unnamed)."""
+    for _, ev_type, data in _sse_messages(r):
+        if data or ev_type:
+            yield ev_type or "message", "\n".join(data)
 
 
 def _wire(v: Any) -> Optional[str]:
@@ -286,30 +297,15 @@ class Client(_Routes):
             r = self.request("GET", "/v1/stream", params=params, headers=headers, stream=True)
             close: Optional[dict[str, Any]] = None
             try:
-                ev_id, ev_type, data = None, None, []
-                for line in r.iter_lines():
-                    line = line.rstrip("\r\n")  # httpx before 0.24 keeps the line ending
-                    if line == "":
-                        if ev_type == "close":
-                            close = json.loads("\n".join(data) or "{}")
-                            break
-                        if ev_id:
-                            last = ev_id
-                        if data:
-                            failures = 0
-                            yield StreamEvent(ev_id or "", json.loads("\n".join(data)))
-                        ev_id, ev_type, data = None, None, []
-                        continue
-                    if line.startswith(":"):
-                        continue
-                    field, _, value = line.partition(":")
-                    value = value[1:] if value.startswith(" ") else value
-                    if field == "id":
-                        ev_id = value
-                    elif field == "event":
-                        ev_type = value
-                    elif field == "data":
-                        data.append(value)
+                for ev_id, ev_type, data in _sse_messages(r):
+                    if ev_type == "close":
+                        close = json.loads("\n".join(data) or "{}")
+                        break
+                    if ev_id:
+                        last = ev_id
+                    if data:
+                        failures = 0
+                        yield StreamEvent(ev_id or "", json.loads("\n".join(data)))
             except httpx.TransportError:
                 failures += 1
                 if failures > self.retry.max_retries:
@@ -317,7 +313,7 @@ class Client(_Routes):
             finally:
                 r.close()
             if close is not None:
-                if close.get("code") not in ("slow_consumer", "shutting_down", "unavailable"):
+                if close.get("code") not in _RESUMABLE:
                     raise StreamClosedError(close)
                 last = close.get("cursor") or last
             self._sleep(self.retry.backoff(min(failures, 1)))
