@@ -3,10 +3,10 @@
 // subscriptions over graphql-sse that resume from the last cursor after a
 // dropped connection.
 
-import { ConnectionError, GraphQLError, StreamClosedError } from "./errors.js";
+import { GraphQLError, StreamClosedError } from "./errors.js";
 import { readSSE } from "./sse.js";
-import { backoff, callRequest, sleep } from "./transport.js";
-import { isDrop, resumableCodes, type ResumeOptions } from "./stream.js";
+import { callRequest } from "./transport.js";
+import { dropOf, reconnectWait, resumableCodes, type ResumeOptions } from "./stream.js";
 import type { Client } from "./client.js";
 
 /** A document typed with its result and variables (a generated
@@ -122,15 +122,11 @@ export class GraphQL {
           if (completed && !dropped) return;
         } catch (err) {
           if (signal.aborted) return;
-          if (!(err instanceof ConnectionError) && !isDrop(err)) throw err;
-          dropped = err;
+          dropped = dropOf(err);
         }
         if (signal.aborted) return;
         failures++;
-        if (failures > (o.maxReconnects ?? 10)) throw new ConnectionError(`subscription dropped ${failures} times in a row`, { cause: dropped });
-        o.onReconnect?.({ attempt: failures, cursor: vars.after as string, error: dropped });
-        const first = o.reconnectDelayMs ?? 1000;
-        await sleep(failures === 1 ? first : first + backoff(failures - 1, { baseDelayMs: first, maxDelayMs: 30_000 }), signal).catch(() => {});
+        await reconnectWait("subscription", failures, o, vars.after as string, dropped, signal);
       }
     } finally {
       abort.abort();

@@ -76,20 +76,42 @@ export async function* streamEvents(client: Client, o: StreamOptions): AsyncGene
         }
       } catch (err) {
         if (signal.aborted) return;
-        if (!(err instanceof ConnectionError) && !isDrop(err)) throw err;
-        dropped = err;
+        dropped = dropOf(err);
       }
       if (signal.aborted) return;
       failures++;
-      const max = o.maxReconnects ?? 10;
-      if (failures > max) throw new ConnectionError(`stream dropped ${failures} times in a row`, { cause: dropped });
-      o.onReconnect?.({ attempt: failures, cursor, error: dropped });
-      const first = o.reconnectDelayMs ?? serverRetry ?? 1000;
-      await sleep(failures === 1 ? first : first + backoff(failures - 1, { baseDelayMs: first, maxDelayMs: 30_000 }), signal).catch(() => {});
+      await reconnectWait("stream", failures, o, cursor, dropped, signal, serverRetry);
     }
   } finally {
     abort.abort();
   }
+}
+
+/** dropOf returns err when a reconnect may fix it (a connection error, or
+ * a connection dropped while reading); else it throws err. */
+export function dropOf(err: unknown): unknown {
+  if (!(err instanceof ConnectionError) && !isDrop(err)) throw err;
+  return err;
+}
+
+/** reconnectWait is the reconnect policy of streams and subscriptions: the
+ * failures-th drop in a row throws past maxReconnects (default 10), else is
+ * reported to onReconnect and waited for: reconnectDelayMs (else the
+ * server's `retry`, else 1000 ms) the first time, then that plus a backoff
+ * capped at 30 s. */
+export async function reconnectWait(
+  what: string,
+  failures: number,
+  o: ResumeOptions,
+  cursor: string | undefined,
+  dropped: unknown,
+  signal: AbortSignal,
+  serverRetry?: number,
+): Promise<void> {
+  if (failures > (o.maxReconnects ?? 10)) throw new ConnectionError(`${what} dropped ${failures} times in a row`, { cause: dropped });
+  o.onReconnect?.({ attempt: failures, cursor, error: dropped });
+  const first = o.reconnectDelayMs ?? serverRetry ?? 1000;
+  await sleep(failures === 1 ? first : first + backoff(failures - 1, { baseDelayMs: first, maxDelayMs: 30_000 }), signal).catch(() => {});
 }
 
 /** isDrop reports whether err is a connection dropped while reading. */
