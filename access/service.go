@@ -291,12 +291,9 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 				return
 			}
 			release, derr := s.conns.admitAddress(ClientAddress(r))
-			if derr != nil {
-				s.setAnonymousHeaders(w.Header(), now, TierNone)
-				refuseConnection(w, derr, capRetryAfter(derr))
+			if !s.holdPlace(w, now, gov, release, derr) {
 				return
 			}
-			gov.onRelease(release)
 		}
 		scheme, cred := authorization(r)
 		// A browser's stream (EventSource) carries a ticket minted with
@@ -309,12 +306,9 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 		}
 		if ticket != nil {
 			release, derr := s.conns.admitKey(ticket)
-			if derr != nil {
-				s.setAnonymousHeaders(w.Header(), now, TierNone)
-				refuseConnection(w, derr, capRetryAfter(derr))
+			if !s.holdPlace(w, now, gov, release, derr) {
 				return
 			}
-			gov.onRelease(release)
 		}
 		var hash []byte
 		if scheme == "bearer" && cred != "" {
@@ -346,12 +340,9 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 		}
 		if stream && scheme == "bearer" && cred != "" {
 			release, derr := s.conns.admitKey(hash)
-			if derr != nil {
-				s.setAnonymousHeaders(w.Header(), now, TierNone)
-				refuseConnection(w, derr, capRetryAfter(derr))
+			if !s.holdPlace(w, now, gov, release, derr) {
 				return
 			}
-			gov.onRelease(release)
 		}
 		switch {
 		case socket:
@@ -373,6 +364,20 @@ func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, missingKeyMessage(scheme, cred, MsgMissingKey))
 		}
 	}))
+}
+
+// holdPlace keeps the place a connection cap gave the request (release
+// runs when the request ends), or, when the cap refused it (derr), answers
+// as a cap refuses: anonymous headers, the cap's Retry-After, the
+// connection closed. It says whether the request goes on.
+func (s *Service) holdPlace(w http.ResponseWriter, now time.Time, gov *governed, release func(), derr *cryptointel.Error) bool {
+	if derr != nil {
+		s.setAnonymousHeaders(w.Header(), now, TierNone)
+		refuseConnection(w, derr, capRetryAfter(derr))
+		return false
+	}
+	gov.onRelease(release)
+	return true
 }
 
 // serveHash handles a request as the key whose hash is hash: its Bearer
