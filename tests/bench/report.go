@@ -129,27 +129,44 @@ const (
 	targetBriefCPU           = 5 * time.Millisecond
 )
 
+// writeHead writes the heading of a report's "Machine and run" and its
+// date, CPU and Go lines; also names what else shares the machine besides
+// the service and PostgreSQL ("" or a list ending in "and ").
+func (m machine) writeHead(b *strings.Builder, also string) {
+	fmt.Fprintf(b, "## Machine and run\n\n")
+	fmt.Fprintf(b, "- Date: %s\n", m.date.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(b, "- CPU: %d × %s (`nproc` = %d); memory %s; %s\n", m.cpus, m.cpuModel, m.cpus, m.memTotal, m.kernel)
+	if also == "" {
+		fmt.Fprintf(b, "- Go: %s. The service, PostgreSQL and the load generator share the machine.\n", m.goVersion)
+	} else {
+		fmt.Fprintf(b, "- Go: %s. The service, PostgreSQL, %sthe load generator share the machine.\n", m.goVersion, also)
+	}
+}
+
+// writeLine writes a report's Data line: the seeded database, its size in
+// GiB with digits decimals.
+func (s *seedInfo) writeLine(b *strings.Builder, events, digits int) {
+	reuse := "generated for this run"
+	if s.Reused {
+		reuse = "reused from the cache"
+	}
+	fmt.Fprintf(b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.*f GiB; %s\n",
+		events, s.Key, reuse, s.SeededAt.UTC().Format("2006-01-02 15:04 MST"), s.Events, s.Evidence, s.Entities, digits, float64(s.DBSize)/(1<<30), s.Vacuum.reportLine())
+}
+
 func renderReport(in reportInput) string {
 	var b strings.Builder
 	m := in.machine
 	fmt.Fprintf(&b, "# Benchmark results\n\n")
 	fmt.Fprintf(&b, "Written by `make bench` (tests/bench); do not edit by hand, run it again.\n\n")
-	fmt.Fprintf(&b, "## Machine and run\n\n")
-	fmt.Fprintf(&b, "- Date: %s\n", m.date.Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "- CPU: %d × %s (`nproc` = %d); memory %s; %s\n", m.cpus, m.cpuModel, m.cpus, m.memTotal, m.kernel)
-	fmt.Fprintf(&b, "- Go: %s. The service, PostgreSQL, the floor, PostGraphile and the load generator share the machine.\n", m.goVersion)
+	m.writeHead(&b, "the floor, PostGraphile and ")
 	fmt.Fprintf(&b, "- Load average (1/5/15 min) before the run: %s; after: %s (the run itself keeps both cores busy, so the figure after it is never low)", m.loadBefore, m.loadAfter)
 	if loadHigh(m.loadBefore) {
 		fmt.Fprintf(&b, " — **the machine was busy with other work; the figures below are lower than on an idle machine**")
 	}
 	fmt.Fprintf(&b, "\n")
 	if s := in.seed; s != nil {
-		reuse := "generated for this run"
-		if s.Reused {
-			reuse = "reused from the cache"
-		}
-		fmt.Fprintf(&b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.1f GiB; %s\n",
-			in.opts.events, s.Key, reuse, s.SeededAt.UTC().Format("2006-01-02 15:04 MST"), s.Events, s.Evidence, s.Entities, float64(s.DBSize)/(1<<30), s.Vacuum.reportLine())
+		s.writeLine(&b, in.opts.events, 1)
 	}
 	conc := make([]string, len(in.opts.concs))
 	for i, c := range in.opts.concs {

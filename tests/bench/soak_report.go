@@ -183,22 +183,14 @@ func renderSoakReport(r *soakResult) (string, bool) {
 
 	fmt.Fprintf(&b, "# Soak results\n\n")
 	fmt.Fprintf(&b, "Written by `make soak` (tests/bench, `-soak`); do not edit by hand, run it again.\n\n")
-	fmt.Fprintf(&b, "## Machine and run\n\n")
-	fmt.Fprintf(&b, "- Date: %s\n", m.date.Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "- CPU: %d × %s (`nproc` = %d); memory %s; %s\n", m.cpus, m.cpuModel, m.cpus, m.memTotal, m.kernel)
-	fmt.Fprintf(&b, "- Go: %s. The service, PostgreSQL and the load generator share the machine.\n", m.goVersion)
+	m.writeHead(&b, "")
 	fmt.Fprintf(&b, "- Load average (1/5/15 min) before the run: %s; after: %s", m.loadBefore, m.loadAfter)
 	if loadHigh(m.loadBefore) {
 		fmt.Fprintf(&b, " — **the machine was busy with other work before the run**")
 	}
 	fmt.Fprintf(&b, "\n")
 	if sd := r.seed; sd != nil {
-		reuse := "generated for this run"
-		if sd.Reused {
-			reuse = "reused from the cache"
-		}
-		fmt.Fprintf(&b, "- Data: `seed --demo --events %d` (%s, %s, seeded %s): %d events, %d evidence posts, %d entities; database %.2f GiB; %s\n",
-			o.events, sd.Key, reuse, sd.SeededAt.UTC().Format("2006-01-02 15:04 MST"), sd.Events, sd.Evidence, sd.Entities, float64(sd.DBSize)/(1<<30), sd.Vacuum.reportLine())
+		sd.writeLine(&b, o.events, 2)
 	}
 	var mixParts []string
 	total := 0
