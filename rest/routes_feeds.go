@@ -35,6 +35,8 @@ func feedRoutes() []Route {
 			return nil
 		}
 	}
+	// byCategory is the category of the byCategory feeds.
+	byCategory := Param{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."}
 	latestDesc := "Events across the feed. `since` takes precedence over `window`. `sort` (significance, recency) wins over `mode` (largest, new) when both are given; the response reports the effective sort and the matching mode."
 
 	bulkFeed := func(path, name, surface, summary string) Route {
@@ -101,7 +103,7 @@ func feedRoutes() []Route {
 			Method: http.MethodGet, Path: "/v1/signal/byCategory", Summary: "Signal events of one category, newest first",
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.byCategory", 1, "", priceByCategory),
 			Params: []Param{
-				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
+				byCategory,
 				limitParam(cryptointel.SignalsByCategoryFirst),
 				sinceParam(descSince, 0),
 			},
@@ -126,7 +128,7 @@ func feedRoutes() []Route {
 			Description: "Designed after /v1/signal/byCategory (the contract names the route without a shape): every radar event of the category.",
 			Policy:      policy(surfaceFeed, access.LayerEvaluation, "radar.byCategory", 1, "", nil),
 			Params: []Param{
-				{Name: "category", In: "query", Type: TypeString, Required: true, Var: "category", Description: "Event category."},
+				byCategory,
 				limitParam(cryptointel.RadarByCategoryFirst),
 				sinceParam(descSince, 0),
 			},
