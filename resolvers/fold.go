@@ -250,7 +250,7 @@ func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *crypto
 	var evs []*cryptointel.Event
 	var all []int64
 	for _, row := range t.Events {
-		if len(byEntity[row.EntityID]) < children.Shown {
+		if children.Shown == 0 || len(byEntity[row.EntityID]) < children.Shown {
 			evs = append(evs, row.Event)
 		}
 		byEntity[row.EntityID] = append(byEntity[row.EntityID], row.Event)
