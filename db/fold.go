@@ -34,6 +34,11 @@ type EventChildren struct {
 	// NoContent: the document selects no evidence's content, so folded
 	// evidence does not carry it (left empty).
 	NoContent bool
+	// Shown, in an entity tree (EntityTreeFolded), reads the children of
+	// each related entity's first Shown events only (0: of all of them):
+	// its events page reads one event more than it shows, to know whether
+	// another page follows, and that event's children are not written.
+	Shown int
 }
 
 // leanEventColumns are eventColumns without summary and bullets when

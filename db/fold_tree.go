@@ -25,7 +25,8 @@ type EntityTree struct {
 	RelatedIDs []int64
 	// Events are as EventsByEntityIDs returns them for RelatedIDs.
 	Events []cryptointel.EntityEvent
-	// Children are the events' children (nil when none were asked for).
+	// Children are the events' children (nil when none were asked for);
+	// with EventChildren.Shown, of the events each page shows.
 	Children *FoldedChildren
 }
 
@@ -171,8 +172,14 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 	if ef != nil {
 		esql, eargs := entityEventsStatement([]int64{}, *ef, EventChildren{})
 		evCols := entityEventColumns + ", " + eventColumns
+		order := entityEventsOrder(ef.Sort)
+		// shown numbers each entity's events in its page.
+		shown := ""
+		if c.Shown > 0 {
+			shown = "row_number() OVER (PARTITION BY k.ord ORDER BY " + strings.TrimPrefix(order, "k.ord, ") + ") AS shown, "
+		}
 		esql = strings.Replace(esql, "SELECT "+evCols,
-			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(ef.Sort)+") AS o, "+c.leanNumbered(numbered(evCols)), 1)
+			"SELECT row_number() OVER (ORDER BY "+order+") AS o, "+shown+c.leanNumbered(numbered(evCols)), 1)
 		// The events statement's $1 (its entities) is r's related
 		// entities; its other arguments follow the relationships'.
 		shift := len(args) - 1
@@ -186,8 +193,13 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 		args = append(args, eargs[1:]...)
 		sql += ", ev AS MATERIALIZED (" + esql + ")"
 		body += " UNION ALL SELECT " + treeLayout.selectList(treeEventKind, "ev.o, "+cellList("ev", len(splitColumns(evCols)))) + " FROM ev"
-		// The events' children, of all of them at once (fold_rows.go).
-		ids := "ARRAY(SELECT DISTINCT c" + strconv.Itoa(columnIndex(evCols, "e.id")+1) + " FROM ev)"
+		// The events' children, of all of them at once (fold_rows.go),
+		// or of the events each page shows.
+		where := ""
+		if c.Shown > 0 {
+			where = " WHERE shown <= " + strconv.Itoa(c.Shown)
+		}
+		ids := "ARRAY(SELECT DISTINCT c" + strconv.Itoa(columnIndex(evCols, "e.id")+1) + " FROM ev" + where + ")"
 		body += childrenOf(treeLayout, ids, c, treeRoleKind, treeEvidenceKind)
 	}
 	return sql + " " + body, args

@@ -23,7 +23,9 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	ev, ea := entityEventsStatement(ids, EntityEventFilter{Sort: SortRecency, Limit: 6}, all)
 	rf := RelationshipFilter{Limit: 5}
 	tf := EntityEventFilter{Sort: SortRecency, Limit: 6}
-	tree, ta := entityTreeStatement(ids[:1], rf, &tf, all)
+	shown := all
+	shown.Shown = 5 // as the service reads three hops (its events page reads 6, shows 5)
+	tree, ta := entityTreeStatement(ids[:1], rf, &tf, shown)
 	return []HotStatementForTest{
 		{"three hops, folded", tree, ta},
 		{"latest, folded", foldPage(latest, eventsOrder(SortRecency), all), la},

@@ -210,6 +210,8 @@ func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *crypto
 				filter := ekey.filter()
 				ef = &filter
 				children = withLean(ctx, eventChildrenOf(evFields[0].SelectionSet))
+				// The one more is not shown: its children are not read.
+				children.Shown = ekey.Limit - 1
 			}
 		}
 	}
@@ -242,13 +244,16 @@ func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *crypto
 	if ef == nil {
 		return e, true, nil
 	}
-	// As EventsByEntityID's fetch records them.
+	// As EventsByEntityID's fetch records them; the children are primed
+	// for the events each page shows (the tree read no others').
 	byEntity := make(map[int64][]*cryptointel.Event, len(t.RelatedIDs))
 	var evs []*cryptointel.Event
 	var all []int64
 	for _, row := range t.Events {
+		if children.Shown == 0 || len(byEntity[row.EntityID]) < children.Shown {
+			evs = append(evs, row.Event)
+		}
 		byEntity[row.EntityID] = append(byEntity[row.EntityID], row.Event)
-		evs = append(evs, row.Event)
 		all = append(all, row.Event.ID)
 	}
 	for _, rid := range t.RelatedIDs {
