@@ -10,6 +10,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // PathClients lists an account's connected clients (GET) and revokes one
@@ -105,7 +106,7 @@ func writeServiceError(w http.ResponseWriter, r *http.Request, status int, msg s
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.Encode(cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(status, msg), msg, w.Header().Get("X-Request-Id"))) //nolint:errcheck
+	enc.Encode(httperr.NewBody(httperr.CodeForStatus(status, msg), msg, w.Header().Get("X-Request-Id"))) //nolint:errcheck
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes()) //nolint:errcheck

@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // Parameter types a route may declare.
@@ -536,7 +537,7 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 func graphError(opName string, errs gqlerror.List) error {
 	for _, e := range errs {
 		code, _ := e.Extensions["code"].(string)
-		if slices.Contains(cryptointel.ErrorCodes(), code) && code != cryptointel.EINTERNAL {
+		if slices.Contains(httperr.Codes(), code) && code != cryptointel.EINTERNAL {
 			return &cryptointel.Error{Code: code, Message: e.Message}
 		}
 	}

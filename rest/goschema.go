@@ -10,6 +10,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/live"
 )
 
@@ -75,7 +76,7 @@ var goFieldNotes = map[string]goNote{
 	"streamTicket.url":       {desc: "The stream URL to open: path, query and ticket."},
 	"streamTicket.expiresAt": {desc: "Until when the ticket opens its stream."},
 	"ErrorBody.error":        {desc: "What went wrong, for people; the contract's message, word for word. Do not match on it."},
-	"ErrorBody.code": {enum: cryptointel.ErrorCodes(),
+	"ErrorBody.code": {enum: httperr.Codes(),
 		desc: "The error's row of the error table (docs/api/errors.md#codes): a stable identifier to branch on."},
 	"ErrorBody.param":     {desc: "The one request parameter (or body field) at fault, when there is one."},
 	"ErrorBody.docUrl":    {format: "uri", desc: "The link to the code's row of the error reference."},
