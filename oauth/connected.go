@@ -89,7 +89,7 @@ func (s *Server) revokeClient(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	err = s.cfg.Store.RevokeOAuthGrant(r.Context(), k.AccountID, id, cryptointel.ActorAPIKey(k.ID))
+	err = s.cfg.Store.RevokeOAuthGrant(r.Context(), k.AccountID, id, db.ActorAPIKey(k.ID))
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND:
 		writeServiceError(w, r, http.StatusNotFound, cryptointel.ErrorMessage(err))

@@ -39,16 +39,16 @@ type goNote struct {
 // goComponents names the Go types documented as components of
 // /openapi.json: a field of one of these types is a $ref.
 var goComponents = map[reflect.Type]string{
-	reflect.TypeFor[cryptointel.APIKeyView]():    "APIKey",
-	reflect.TypeFor[NewAPIKeyJSON]():             "NewAPIKey",
-	reflect.TypeFor[cryptointel.KeyAuditEntry](): "KeyAuditEntry",
+	reflect.TypeFor[db.APIKeyView]():    "APIKey",
+	reflect.TypeFor[NewAPIKeyJSON]():    "NewAPIKey",
+	reflect.TypeFor[db.KeyAuditEntry](): "KeyAuditEntry",
 }
 
 // goFieldNotes are the notes of the fields of the types the handler routes
 // encode, by "Type.jsonName" (Type unqualified).
 var goFieldNotes = map[string]goNote{
 	"APIKeyView.prefix":     {desc: "The key's first characters, to tell keys apart."},
-	"APIKeyView.status":     {enum: []string{cryptointel.KeyActive, cryptointel.KeyRevoked, cryptointel.KeyExpired}},
+	"APIKeyView.status":     {enum: []string{db.KeyActive, db.KeyRevoked, db.KeyExpired}},
 	"APIKeyView.expiresAt":  {desc: "When the key stops working; null for never."},
 	"APIKeyView.lastUsedAt": {desc: "The start of the rate window (the minute) of the key's last request; null when never used."},
 	"APIKeyView.replacedBy": {desc: "The key a rotation replaced this one with."},
@@ -58,8 +58,8 @@ var goFieldNotes = map[string]goNote{
 		desc: "A restricted key's surfaces: it reads only these and writes nothing. Null for an unrestricted key."},
 	"NewAPIKeyJSON.key":      {desc: "The new API key, shown only in this response."},
 	"KeyAuditEntry.apiKeyId": {desc: "The key changed; null for a change of the account's plan."},
-	"KeyAuditEntry.action":   {enum: cryptointel.AuditActions},
-	"KeyAuditEntry.actor":    {desc: "\"" + cryptointel.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, \"" + db.ActorOAuth + "\" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request)."},
+	"KeyAuditEntry.action":   {enum: db.AuditActions},
+	"KeyAuditEntry.actor":    {desc: "\"" + db.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, \"" + db.ActorOAuth + "\" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request)."},
 	"KeyAuditEntry.detail":   {desc: "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."},
 	"UsageData.today":        {desc: "Requests since midnight UTC."},
 	"UsageData.thisWeek":     {desc: "Requests since Monday 00:00 UTC."},

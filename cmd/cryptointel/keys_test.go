@@ -38,10 +38,10 @@ func TestCLIKeyLifecycle(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &c))
 		return c
 	}
-	list := func(args ...string) []cryptointel.APIKeyView {
+	list := func(args ...string) []db.APIKeyView {
 		out, _, err := b.run(t, ctx, "", append([]string{"keys", "list", "--json"}, args...)...)
 		require.NoError(t, err)
-		var keys []cryptointel.APIKeyView
+		var keys []db.APIKeyView
 		require.NoError(t, json.Unmarshal([]byte(out), &keys))
 		return keys
 	}
@@ -64,7 +64,7 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.Len(t, keys, 2)
 	require.Equal(t, expiring.KeyID, keys[0].ID, "newest first")
 	require.Equal(t, first.KeyID, keys[1].ID)
-	require.Equal(t, cryptointel.KeyActive, keys[1].Status)
+	require.Equal(t, db.KeyActive, keys[1].Status)
 	require.Equal(t, "pro", keys[1].Plan)
 	require.Equal(t, time.Date(2026, 11, 20, 10, 5, 0, 0, time.UTC), *keys[1].LastUsedAt)
 	require.Nil(t, keys[0].LastUsedAt)
@@ -96,18 +96,18 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	k := keyInfo(first.Key)
 	require.True(t, k.Revoked && k.Expired, "past its expiry")
-	require.Equal(t, cryptointel.KeyExpired, list("--account", "acme")[2].Status)
+	require.Equal(t, db.KeyExpired, list("--account", "acme")[2].Status)
 
 	// Rotation without grace revokes at once.
 	out, _, err = b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(expiring.KeyID, 10), "--json")
 	require.NoError(t, err)
 	var rot struct {
-		KeyID    int64                   `json:"keyId"`
-		Key      string                  `json:"key"`
-		Replaced *cryptointel.APIKeyView `json:"replaced"`
+		KeyID    int64          `json:"keyId"`
+		Key      string         `json:"key"`
+		Replaced *db.APIKeyView `json:"replaced"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rot))
-	require.Equal(t, cryptointel.KeyRevoked, rot.Replaced.Status)
+	require.Equal(t, db.KeyRevoked, rot.Replaced.Status)
 	k = keyInfo(expiring.Key)
 	require.True(t, k.Revoked)
 	require.False(t, k.Expired)
@@ -142,18 +142,18 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	// Every change left one audit record, newest first.
 	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "acme", "--json")
 	require.NoError(t, err)
-	var entries []cryptointel.KeyAuditEntry
+	var entries []db.KeyAuditEntry
 	require.NoError(t, json.Unmarshal([]byte(out), &entries))
 	var actions []string
 	for _, e := range entries {
-		require.Equal(t, cryptointel.ActorCLI, e.Actor)
+		require.Equal(t, db.ActorCLI, e.Actor)
 		actions = append(actions, e.Action)
 	}
 	require.Equal(t, []string{
-		cryptointel.AuditPlanSet,
-		cryptointel.AuditKeyCreated, cryptointel.AuditKeyRotated, // without grace
-		cryptointel.AuditKeyCreated, cryptointel.AuditKeyRotated, // with grace
-		cryptointel.AuditKeyCreated, cryptointel.AuditKeyCreated,
+		db.AuditPlanSet,
+		db.AuditKeyCreated, db.AuditKeyRotated, // without grace
+		db.AuditKeyCreated, db.AuditKeyRotated, // with grace
+		db.AuditKeyCreated, db.AuditKeyCreated,
 	}, actions)
 	require.Equal(t, map[string]any{"from": "pro", "to": "business"}, entries[0].Detail)
 	require.Equal(t, map[string]any{"newKeyId": float64(keys[0].ID), "graceSeconds": float64(3600)}, entries[4].Detail)
@@ -278,7 +278,7 @@ func TestCLIKeysRecoverAndCap(t *testing.T) {
 	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, k.Scopes)
 	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "stolen", "--limit", "1")
 	require.NoError(t, err)
-	require.Contains(t, out, cryptointel.AuditKeysRecovered)
+	require.Contains(t, out, db.AuditKeysRecovered)
 	_, _, err = b.run(t, ctx, "", "keys", "recover", "--account", "nobody")
 	require.ErrorContains(t, err, `account "nobody" not found`)
 }

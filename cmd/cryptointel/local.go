@@ -73,7 +73,7 @@ reruns of make run do not multiply keys. Demo keys expire after 30 days.`,
 					continue
 				}
 				exp := time.Now().Add(demoKeyLifetime).UTC().Truncate(time.Second)
-				plaintext, _, err := db.CreateAPIKeyWith(cmd.Context(), store.Bun, db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: &exp, Actor: cryptointel.ActorCLI})
+				plaintext, _, err := db.CreateAPIKeyWith(cmd.Context(), store.Bun, db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: &exp, Actor: db.ActorCLI})
 				if err != nil {
 					return fmt.Errorf("demo key for %s: %w", plan, userError(err))
 				}
