@@ -239,7 +239,12 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 				return nil, err
 			}
 		}
-		return clampInt(p, n), nil
+		if p.Min != nil && p.Max != nil {
+			// Capped with the bounds of limits.go it was declared with: the
+			// value the body echoes and the price reads.
+			return cryptointel.Bounds{Min: *p.Min, Max: *p.Max}.ClampInt(n), nil
+		}
+		return n, nil
 	case TypeBoolean:
 		switch strings.ToLower(raw) {
 		case "", "true", "1", "yes":
@@ -346,17 +351,6 @@ const (
 	maxInt = 1<<31 - 1
 	minInt = -1 << 31
 )
-
-// clampInt caps n at p.Max and clamps it to p.Min.
-func clampInt(p *Param, n int) int {
-	if p.Max != nil && n > *p.Max {
-		n = *p.Max
-	}
-	if p.Min != nil && n < *p.Min {
-		n = *p.Min
-	}
-	return n
-}
 
 // parseTime parses a date-time parameter with cryptointel.ParseInstant, the
 // one parser and bound of instants. A '+' offset that arrived unescaped in
