@@ -463,7 +463,7 @@ func keyRefusal(k db.KeyInfo, surface string, write bool) *cryptointel.Error {
 	if db.KeyAdmits(k, surface, write) {
 		return nil
 	}
-	if !slices.Contains(k.Scopes, cryptointel.ScopeData) {
+	if !slices.Contains(k.Scopes, db.ScopeData) {
 		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", MsgKeyNeedsData)
 	}
 	return cryptointel.Errorf(cryptointel.EFORBIDDEN, MsgKeyRestricted, strings.Join(k.Surfaces, ", "))

@@ -25,7 +25,7 @@ func newAPIKeyPlaintext() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("error reading random bytes: %w", err)
 	}
-	return cryptointel.APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+	return APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // Messages of key management the key store refuses with.
@@ -66,10 +66,10 @@ type NewAPIKey struct {
 	// scope (its first key), else ScopeData alone.
 	Scopes []string
 	// Surfaces, when set, makes it a restricted key: reading those
-	// surfaces only (cryptointel.RestrictableSurfaces), data scope only.
+	// surfaces only (RestrictableSurfaces), data scope only.
 	Surfaces []string
 	// MaxActive caps the account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	// DefaultMaxActiveKeys, negative: no cap).
 	MaxActive int
 }
 
@@ -243,7 +243,7 @@ type KeyRotation struct {
 	// Actor is who rotates it. Defaults to ActorCLI.
 	Actor string
 	// MaxActive caps the account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap). A rotation
+	// DefaultMaxActiveKeys, negative: no cap). A rotation
 	// without grace retires the old key first, so it never meets the cap.
 	MaxActive int
 }
@@ -337,7 +337,7 @@ type RestrictedKey struct {
 	// surfaces.
 	FromKeyID int64
 	// Surfaces are the surfaces the new key may read
-	// (cryptointel.RestrictableSurfaces).
+	// (RestrictableSurfaces).
 	Surfaces []string
 	// ExpiresAt, when set, is the new key's expiry: at most FromKeyID's.
 	// Nil takes FromKeyID's.
@@ -345,7 +345,7 @@ type RestrictedKey struct {
 	// Actor is who creates it. Defaults to ActorCLI.
 	Actor string
 	// MaxActive caps the account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	// DefaultMaxActiveKeys, negative: no cap).
 	MaxActive int
 }
 
@@ -361,7 +361,7 @@ func CreateRestrictedKey(ctx context.Context, idb bun.IDB, rk RestrictedKey) (pl
 		return "", nil, err
 	}
 	if len(surfaces) == 0 {
-		return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "surfaces is required: one or more of %s.", strings.Join(cryptointel.RestrictableSurfaces, ", "))
+		return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "surfaces is required: one or more of %s.", strings.Join(RestrictableSurfaces, ", "))
 	}
 	if err := checkExpiry(rk.ExpiresAt); err != nil {
 		return "", nil, err
@@ -391,7 +391,7 @@ func CreateRestrictedKey(ctx context.Context, idb bun.IDB, rk RestrictedKey) (pl
 			return err
 		}
 		var key *cryptointel.APIKey
-		plaintext, key, err = insertKey(ctx, tx, from.AccountID, keySpec{ExpiresAt: expiresAt, Scopes: []string{cryptointel.ScopeData}, Surfaces: surfaces})
+		plaintext, key, err = insertKey(ctx, tx, from.AccountID, keySpec{ExpiresAt: expiresAt, Scopes: []string{ScopeData}, Surfaces: surfaces})
 		if err != nil {
 			return err
 		}
@@ -464,7 +464,7 @@ func RecoverAccount(ctx context.Context, idb bun.IDB, rc Recovery) (plaintext st
 				return err
 			}
 		}
-		if plaintext, key, err = insertKey(ctx, tx, accountID, keySpec{ExpiresAt: rc.ExpiresAt, Scopes: []string{cryptointel.ScopeData, cryptointel.ScopeManagement}}); err != nil {
+		if plaintext, key, err = insertKey(ctx, tx, accountID, keySpec{ExpiresAt: rc.ExpiresAt, Scopes: []string{ScopeData, ScopeManagement}}); err != nil {
 			return err
 		}
 		if err := audit(ctx, tx, accountID, &key.ID, AuditKeyCreated, rc.Actor, keyCreatedDetail(key, nil)); err != nil {
@@ -578,7 +578,7 @@ func lockKeyAccount(ctx context.Context, tx bun.Tx, id, accountID int64) error {
 }
 
 // checkActiveKeys refuses one more key on account accountID when it has
-// maxActive active keys (0: cryptointel.DefaultMaxActiveKeys; negative: no
+// maxActive active keys (0: DefaultMaxActiveKeys; negative: no
 // cap). The caller holds the account's row lock, so the count is exact
 // among concurrent creations; it runs in its own statement, whose snapshot
 // follows the lock.
@@ -587,7 +587,7 @@ func checkActiveKeys(ctx context.Context, tx bun.Tx, accountID int64, maxActive 
 		return nil
 	}
 	if maxActive == 0 {
-		maxActive = cryptointel.DefaultMaxActiveKeys
+		maxActive = DefaultMaxActiveKeys
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `
@@ -631,9 +631,9 @@ func insertKey(ctx context.Context, tx bun.Tx, accountID int64, spec keySpec) (s
 	}
 	scopes := spec.Scopes
 	if len(scopes) == 0 {
-		scopes = []string{cryptointel.ScopeData}
+		scopes = []string{ScopeData}
 	}
-	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:cryptointel.APIKeyVisiblePrefix], Hash: cryptointel.HashAPIKey(plaintext),
+	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:cryptointel.APIKeyVisiblePrefix], Hash: HashAPIKey(plaintext),
 		ExpiresAt: spec.ExpiresAt, Scopes: scopes, Surfaces: spec.Surfaces}
 	if _, err := tx.NewInsert().Model(key).Returning("id, created_at").Exec(ctx); err != nil {
 		return "", nil, fmt.Errorf("error creating api key: %w", err)
@@ -681,32 +681,32 @@ func keyCreatedDetail(key *cryptointel.APIKey, rotatedFrom *int64) map[string]an
 // empty.
 func checkScopes(scopes []string) ([]string, error) {
 	var out []string
-	for _, s := range []string{cryptointel.ScopeData, cryptointel.ScopeManagement} {
+	for _, s := range []string{ScopeData, ScopeManagement} {
 		if slices.Contains(scopes, s) {
 			out = append(out, s)
 		}
 	}
 	for _, s := range scopes {
-		if s != cryptointel.ScopeData && s != cryptointel.ScopeManagement {
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown scope %q (one of %s, %s).", s, cryptointel.ScopeData, cryptointel.ScopeManagement)
+		if s != ScopeData && s != ScopeManagement {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown scope %q (one of %s, %s).", s, ScopeData, ScopeManagement)
 		}
 	}
 	return out, nil
 }
 
 // checkSurfaces returns surfaces validated, deduplicated and in
-// cryptointel.RestrictableSurfaces' order; nil stays nil.
+// RestrictableSurfaces' order; nil stays nil.
 func checkSurfaces(surfaces []string) ([]string, error) {
 	if surfaces == nil {
 		return nil, nil
 	}
 	for _, s := range surfaces {
-		if !slices.Contains(cryptointel.RestrictableSurfaces, s) {
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown surface %q (one of %s).", s, strings.Join(cryptointel.RestrictableSurfaces, ", "))
+		if !slices.Contains(RestrictableSurfaces, s) {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown surface %q (one of %s).", s, strings.Join(RestrictableSurfaces, ", "))
 		}
 	}
 	out := []string{}
-	for _, s := range cryptointel.RestrictableSurfaces {
+	for _, s := range RestrictableSurfaces {
 		if slices.Contains(surfaces, s) {
 			out = append(out, s)
 		}

@@ -1,12 +1,51 @@
 package db
 
 import (
+	"crypto/sha256"
 	"strconv"
 	"time"
 )
 
-// The views of an account's keys and of their audit trail, as db reads
-// them for GET /v1/keys, GET /v1/keys/audit and `cryptointel keys`.
+// The vocabulary of API keys as db stores them (their hash, scopes and
+// surfaces), and the views of an account's keys and of their audit trail
+// as db reads them for GET /v1/keys, GET /v1/keys/audit and
+// `cryptointel keys`.
+
+// APIKeyPrefix starts every API key, so keys are recognizable in logs and
+// secret scanners.
+const APIKeyPrefix = "ci_"
+
+// HashAPIKey returns the SHA-256 of key: the only form in which keys are
+// stored (api_keys.hash). The access layer looks keys up by it.
+func HashAPIKey(key string) []byte {
+	sum := sha256.Sum256([]byte(key))
+	return sum[:]
+}
+
+// Key scopes (APIKey.Scopes).
+const (
+	// ScopeData reads the API: every surface the account's plan grants
+	// (and writes its webhooks and export jobs, unless the key is
+	// restricted).
+	ScopeData = "data"
+	// ScopeManagement manages the account's keys: lists them and their
+	// audit trail, creates restricted keys, rotates and revokes any of
+	// them. A key without it may only rotate or revoke itself.
+	ScopeManagement = "management"
+)
+
+// RestrictableSurfaces are the surfaces (X-Api-Surface) a restricted key
+// may be limited to; AccountSurfaces are open to every key whatever its
+// scopes or restriction: a key can always read its usage, and the key
+// routes check the management scope themselves.
+var (
+	RestrictableSurfaces = []string{"lookup", "query", "feed", "timeline", "replay", "brief", "delivery", "export", "graphql", "stream"}
+	AccountSurfaces      = []string{"keys", "usage"}
+)
+
+// DefaultMaxActiveKeys is how many keys (not revoked, not expired) one
+// account may have unless API_KEYS_MAX_ACTIVE says otherwise.
+const DefaultMaxActiveKeys = 10
 
 // Key states (APIKeyView.Status).
 const (

@@ -33,7 +33,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) *db.KeyInfo {
 		writeServiceError(w, r, http.StatusUnauthorized, MsgClientsKeyRequired)
 		return nil
 	}
-	k, err := s.cfg.Store.KeyByHash(r.Context(), cryptointel.HashAPIKey(key))
+	k, err := s.cfg.Store.KeyByHash(r.Context(), db.HashAPIKey(key))
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND:
 		writeServiceError(w, r, http.StatusUnauthorized, access.MsgInvalidKey)
@@ -77,7 +77,7 @@ func (s *Server) revokeClient(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, r, http.StatusNotFound, "Connected client "+strconv.Quote(r.PathValue("id"))+" not found.")
 		return
 	}
-	if !slices.Contains(k.Scopes, cryptointel.ScopeManagement) {
+	if !slices.Contains(k.Scopes, db.ScopeManagement) {
 		grants, err := s.cfg.Store.OAuthGrants(r.Context(), k.AccountID)
 		if err != nil {
 			writeServiceError(w, r, http.StatusServiceUnavailable, "The service could not read the connected clients; retry shortly.")

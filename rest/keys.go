@@ -33,7 +33,7 @@ type KeyHandlers struct {
 	// DB runs the key statements.
 	DB bun.IDB
 	// MaxActiveKeys caps an account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	// db.DefaultMaxActiveKeys, negative: no cap).
 	MaxActiveKeys int
 }
 

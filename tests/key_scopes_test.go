@@ -187,7 +187,7 @@ func TestKeyTakeoverRefused(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var rk rotatedKey
 	require.NoError(t, json.Unmarshal(r.Body, &rk))
-	require.Equal(t, []string{cryptointel.ScopeData}, rk.Data.Scopes)
+	require.Equal(t, []string{db.ScopeData}, rk.Data.Scopes)
 	requireKeyError(t, keyCall(t, s, rk.Data.Key, http.MethodDelete, fmt.Sprintf("/v1/keys/%d", ownerID)),
 		http.StatusForbidden, access.MsgKeyNeedsManagement)
 	require.Equal(t, http.StatusOK, keyCall(t, s, owner, http.MethodGet, keyProbe).Status)
@@ -235,7 +235,7 @@ func TestKeyRestrictedKeys(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(r.Body, &created))
 	require.Equal(t, []string{"lookup", "delivery"}, created.Data.Surfaces)
-	require.Equal(t, []string{cryptointel.ScopeData}, created.Data.Scopes)
+	require.Equal(t, []string{db.ScopeData}, created.Data.Scopes)
 	require.NotNil(t, created.Data.ExpiresAt, "a restricted key expires with the key that made it")
 	require.True(t, expires.Equal(*created.Data.ExpiresAt))
 	restricted := created.Data.Key

@@ -364,7 +364,7 @@ to the next request on every server process: no process caches a key.`,
 func (m *Main) keysMaxActive() (int, error) {
 	v := strings.TrimSpace(m.Getenv("KEYS_MAX_ACTIVE"))
 	if v == "" {
-		return cryptointel.DefaultMaxActiveKeys, nil
+		return db.DefaultMaxActiveKeys, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -22,7 +21,7 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	b, store := migratedCLI(t)
 	ctx := context.Background()
 	keyInfo := func(key string) *db.KeyInfo {
-		k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(key))
+		k, err := store.KeyByHash(ctx, db.HashAPIKey(key))
 		require.NoError(t, err)
 		return k
 	}
@@ -188,9 +187,9 @@ func TestCLIRotationKeepsExpiry(t *testing.T) {
 		return k
 	}
 	owner := run("keys", "create", "--plan", "free", "--account", "expiring")
-	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, owner.Scopes, "the account's first key manages it")
+	require.Equal(t, []string{db.ScopeData, db.ScopeManagement}, owner.Scopes, "the account's first key manages it")
 	first := run("keys", "create", "--plan", "free", "--account", "expiring", "--expires-in", "1h")
-	require.Equal(t, []string{cryptointel.ScopeData}, first.Scopes, "later keys read data")
+	require.Equal(t, []string{db.ScopeData}, first.Scopes, "later keys read data")
 	require.NotNil(t, first.ExpiresAt)
 
 	second := run("keys", "rotate", strconv.FormatInt(first.KeyID, 10))
@@ -207,7 +206,7 @@ func TestCLIRotationKeepsExpiry(t *testing.T) {
 	keys, err := db.ListAPIKeys(ctx, mustStore(t, b).Bun, db.KeyFilter{KeyID: fourth.KeyID})
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
-	require.Equal(t, []string{cryptointel.ScopeData}, keys[0].Scopes, "a successor keeps its predecessor's scopes")
+	require.Equal(t, []string{db.ScopeData}, keys[0].Scopes, "a successor keeps its predecessor's scopes")
 	require.True(t, fourth.ExpiresAt.Equal(*keys[0].ExpiresAt))
 }
 
@@ -243,10 +242,10 @@ func TestCLIKeysRecoverAndCap(t *testing.T) {
 	require.ErrorContains(t, err, `unknown surface "keys"`)
 	restricted, _, err := create("--surfaces", "query,lookup")
 	require.NoError(t, err)
-	k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(restricted))
+	k, err := store.KeyByHash(ctx, db.HashAPIKey(restricted))
 	require.NoError(t, err)
 	require.Equal(t, []string{"lookup", "query"}, k.Surfaces)
-	require.Equal(t, []string{cryptointel.ScopeData}, k.Scopes)
+	require.Equal(t, []string{db.ScopeData}, k.Scopes)
 	third, thirdID, err := create()
 	require.NoError(t, err)
 	_, _, err = create()
@@ -268,14 +267,14 @@ func TestCLIKeysRecoverAndCap(t *testing.T) {
 	require.Len(t, rec.Revoked, 3, "the owner's, the restricted and the successor: the rotated one was revoked already")
 	require.Contains(t, rec.Revoked, ownerID)
 	for _, old := range []string{owner, restricted, third, successor} {
-		k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(old))
+		k, err := store.KeyByHash(ctx, db.HashAPIKey(old))
 		require.NoError(t, err)
 		require.True(t, k.Revoked)
 	}
-	k, err = store.KeyByHash(ctx, cryptointel.HashAPIKey(rec.Key))
+	k, err = store.KeyByHash(ctx, db.HashAPIKey(rec.Key))
 	require.NoError(t, err)
 	require.False(t, k.Revoked)
-	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, k.Scopes)
+	require.Equal(t, []string{db.ScopeData, db.ScopeManagement}, k.Scopes)
 	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "stolen", "--limit", "1")
 	require.NoError(t, err)
 	require.Contains(t, out, db.AuditKeysRecovered)
