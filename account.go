@@ -1,7 +1,6 @@
 package cryptointel
 
 import (
-	"crypto/sha256"
 	"strconv"
 	"strings"
 	"time"
@@ -9,21 +8,9 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// APIKeyPrefix starts every API key, so keys are recognizable in logs and
-// secret scanners.
-const APIKeyPrefix = "ci_"
-
-// APIKeyVisiblePrefix is how many leading characters of a key are kept in
-// api_keys.prefix for support conversations, and shown in logs that name
-// a key (the MCP tool calls' key_prefix).
+// APIKeyVisiblePrefix is how many leading characters of a key api_keys
+// keeps (prefix) and logs show (the MCP tool calls' key_prefix).
 const APIKeyVisiblePrefix = 10
-
-// HashAPIKey returns the SHA-256 of key: the only form in which keys are
-// stored (api_keys.hash). The access layer looks keys up by it.
-func HashAPIKey(key string) []byte {
-	sum := sha256.Sum256([]byte(key))
-	return sum[:]
-}
 
 // Plan is a subscription plan: its access layers, feature flags and
 // monthly credit allowance. Plans are data, seeded by a migration.
@@ -39,9 +26,7 @@ type Plan struct {
 	PremiumFeeds   bool     `bun:"premium_feeds"`
 	Export         bool     `bun:"export"`
 	MonthlyCredits int64    `bun:"monthly_credits"`
-	// MaxStreams is how many live streams one key may hold open at a time;
-	// 0 when the plan does not include streams.
-	MaxStreams int `bun:"max_streams"`
+	MaxStreams     int      `bun:"max_streams"` // open at a time per key; 0 for none
 }
 
 // Plan names.
@@ -52,22 +37,18 @@ const (
 	PlanEnterprise = "enterprise"
 )
 
-// PlanStreamCap is how many live streams one API key of a plan may hold
-// open at a time.
+// PlanStreamCap is how many live streams one key of a plan may hold open.
 type PlanStreamCap struct {
 	Plan       string
 	MaxStreams int
 }
 
-// PlanStreamCaps are the plans that include live streams, lowest first,
-// with their caps, as migration 007_streams seeds plans.max_streams (every
-// other plan has 0). The plans table is what the service enforces; this
-// table is what the schema and the /v1 docs quote, and a test holds the
-// seeded table to it.
+// PlanStreamCaps are the plans with live streams, lowest first, as
+// migration 007_streams seeds plans.max_streams (the service enforces the
+// table; the schema and the docs quote this, and a test holds them equal).
 var PlanStreamCaps = []PlanStreamCap{{PlanPro, 5}, {PlanBusiness, 25}, {PlanEnterprise, 100}}
 
-// StreamCapsText is PlanStreamCaps as the docs write it: "pro 5, business
-// 25, enterprise 100".
+// StreamCapsText writes PlanStreamCaps as the docs do: "pro 5, business 25, …".
 func StreamCapsText() string {
 	parts := make([]string, len(PlanStreamCaps))
 	for i, c := range PlanStreamCaps {
@@ -86,134 +67,19 @@ type Account struct {
 	CreatedAt time.Time `bun:"created_at,nullzero,default:current_timestamp"`
 }
 
-// APIKey is an account's key, stored as a SHA-256 hash with a short visible
-// prefix.
+// APIKey is an account's key, stored as its SHA-256 hash and a prefix.
 type APIKey struct {
 	bun.BaseModel `bun:"table:api_keys"`
 
-	ID        int64      `bun:"id,pk,autoincrement"`
-	AccountID int64      `bun:"account_id"`
-	Prefix    string     `bun:"prefix"`
-	Hash      []byte     `bun:"hash"`
-	CreatedAt time.Time  `bun:"created_at,nullzero,default:current_timestamp"`
-	RevokedAt *time.Time `bun:"revoked_at"`
-	// ExpiresAt, when set, is the instant from which the key is refused.
-	ExpiresAt *time.Time `bun:"expires_at"`
-	// ReplacedBy is the id of the key a rotation replaced this one with.
-	ReplacedBy *int64 `bun:"replaced_by"`
-	// Scopes are what the key may do: ScopeData, ScopeManagement.
-	Scopes []string `bun:"scopes,array,nullzero"`
-	// Surfaces, when not nil, restricts the key to reading those API
-	// surfaces (a restricted key).
+	ID         int64      `bun:"id,pk,autoincrement"`
+	AccountID  int64      `bun:"account_id"`
+	Prefix     string     `bun:"prefix"`
+	Hash       []byte     `bun:"hash"`
+	CreatedAt  time.Time  `bun:"created_at,nullzero,default:current_timestamp"`
+	RevokedAt  *time.Time `bun:"revoked_at"`
+	ExpiresAt  *time.Time `bun:"expires_at"`  // refused from then on
+	ReplacedBy *int64     `bun:"replaced_by"` // the key a rotation made
+	Scopes     []string   `bun:"scopes,array,nullzero"`
+	// Surfaces, when not nil, restricts the key to those surfaces.
 	Surfaces []string `bun:"surfaces,array"`
-}
-
-// Key scopes (APIKey.Scopes).
-const (
-	// ScopeData reads the API: every surface the account's plan grants
-	// (and writes its webhooks and export jobs, unless the key is
-	// restricted).
-	ScopeData = "data"
-	// ScopeManagement manages the account's keys: lists them and their
-	// audit trail, creates restricted keys, rotates and revokes any of
-	// them. A key without it may only rotate or revoke itself.
-	ScopeManagement = "management"
-)
-
-// Surfaces a restricted key may be limited to (the X-Api-Surface values of
-// the data API). The account surfaces, keys and usage, are open to every
-// key whatever its restriction: a key can always read its own usage and
-// rotate or revoke itself.
-var RestrictableSurfaces = []string{"lookup", "query", "feed", "timeline", "replay", "brief", "delivery", "export", "graphql", "stream"}
-
-// AccountSurfaces are the surfaces open to every key, whatever its scopes
-// or restriction: a key can always read its account's usage, and the key
-// routes check the management scope themselves.
-var AccountSurfaces = []string{"keys", "usage"}
-
-// DefaultMaxActiveKeys is how many keys one account may have active (not
-// revoked, not expired) at a time, unless configured otherwise
-// (API_KEYS_MAX_ACTIVE): a rotation with a grace period keeps two active
-// until the old one expires.
-const DefaultMaxActiveKeys = 10
-
-// Key states (APIKeyView.Status).
-const (
-	// KeyActive: the key authenticates requests.
-	KeyActive = "active"
-	// KeyRevoked: the key was revoked; requests get "API key has been
-	// revoked.".
-	KeyRevoked = "revoked"
-	// KeyExpired: the key's expiry passed; requests get "API key has
-	// expired.".
-	KeyExpired = "expired"
-)
-
-// APIKeyView is an API key as its account's owner and operators see it
-// (`cryptointel keys list`, GET /v1/keys): never the key itself, which is
-// shown once, when it is created.
-type APIKeyView struct {
-	ID        int64  `json:"id"`
-	AccountID int64  `json:"accountId"`
-	Account   string `json:"account"`
-	Plan      string `json:"plan"`
-	// Prefix is the key's first characters, for telling keys apart.
-	Prefix string `json:"prefix"`
-	// Status is KeyActive, KeyRevoked or KeyExpired.
-	Status    string     `json:"status"`
-	CreatedAt time.Time  `json:"createdAt"`
-	ExpiresAt *time.Time `json:"expiresAt"`
-	RevokedAt *time.Time `json:"revokedAt"`
-	// LastUsedAt is the start of the rate window (the minute, by default)
-	// of the key's last authenticated request; null when never used.
-	LastUsedAt *time.Time `json:"lastUsedAt"`
-	// ReplacedBy is the key a rotation replaced this one with.
-	ReplacedBy *int64 `json:"replacedBy"`
-	// Scopes are what the key may do: "data", "management".
-	Scopes []string `json:"scopes"`
-	// Surfaces, when not null, restricts the key to reading those
-	// surfaces (a restricted key).
-	Surfaces []string `json:"surfaces"`
-}
-
-// Actions of the key audit trail (KeyAuditEntry.Action).
-const (
-	AuditKeyCreated = "key.created"
-	AuditKeyRevoked = "key.revoked"
-	AuditKeyRotated = "key.rotated"
-	AuditPlanSet    = "account.plan_set"
-	// AuditKeysRecovered is an operator's recovery of an account (keys
-	// recover): every key revoked, one new management key.
-	AuditKeysRecovered = "account.keys_recovered"
-	// AuditOAuthGranted is a client connected to a key through the OAuth
-	// consent page of /mcp; AuditOAuthRevoked a connection revoked (by
-	// the account, the client, or a reused code or refresh token).
-	AuditOAuthGranted = "oauth.granted"
-	AuditOAuthRevoked = "oauth.revoked"
-)
-
-// AuditActions lists every action of the key audit trail, in the order the
-// API documents them.
-var AuditActions = []string{AuditKeyCreated, AuditKeyRevoked, AuditKeyRotated, AuditPlanSet, AuditKeysRecovered, AuditOAuthGranted, AuditOAuthRevoked}
-
-// Actors of the key audit trail besides "api_key:<id>" (a change made
-// through /v1/keys with that key).
-const (
-	// ActorCLI is a change made with the cryptointel command.
-	ActorCLI = "cli"
-)
-
-// ActorAPIKey is the actor of a change made through /v1/keys with the key
-// keyID.
-func ActorAPIKey(keyID int64) string { return "api_key:" + strconv.FormatInt(keyID, 10) }
-
-// KeyAuditEntry is one change to an account's keys or plan.
-type KeyAuditEntry struct {
-	ID        int64          `json:"id"`
-	At        time.Time      `json:"at"`
-	AccountID int64          `json:"accountId"`
-	APIKeyID  *int64         `json:"apiKeyId"`
-	Action    string         `json:"action"`
-	Actor     string         `json:"actor"`
-	Detail    map[string]any `json:"detail"`
 }

@@ -47,20 +47,16 @@ type Reference struct {
 	CreatedAt     time.Time `bun:"created_at"`
 }
 
-// EntityRelationship is a relationship seen from one entity: the edge plus
-// its direction relative to that entity and the entity at the other end.
+// EntityRelationship is a relationship seen from the entity EntityID: the
+// edge, its Direction ("outbound" when EntityID is the source), and
+// the entity at the other end (Related, when the read loaded it).
 type EntityRelationship struct {
 	Relationship
 
-	// EntityID is the entity the relationship was asked for.
-	EntityID int64 `bun:"entity_id"`
-	// Direction is "outbound" when EntityID is the source, "inbound" when it
-	// is the target.
-	Direction string `bun:"direction"`
-	// RelatedEntityID is the entity at the other end of the edge.
-	RelatedEntityID int64 `bun:"related_entity_id"`
-	// Related is that entity when the read loaded it with the edge.
-	Related *Entity `bun:"-"`
+	EntityID        int64   `bun:"entity_id"`
+	Direction       string  `bun:"direction"`
+	RelatedEntityID int64   `bun:"related_entity_id"`
+	Related         *Entity `bun:"-"`
 }
 
 // Messages of an unknown entity and an unknown organization (an entity as
@@ -68,10 +64,4 @@ type EntityRelationship struct {
 const (
 	MsgEntityNotFound       = "Entity not found"
 	MsgOrganizationNotFound = "Organization not found"
-)
-
-// Relationship directions relative to the entity asked about.
-const (
-	DirectionOutbound = "outbound"
-	DirectionInbound  = "inbound"
 )

@@ -28,12 +28,11 @@ const (
 	EMEDIATYPE    = "unsupported_media_type" // the body is not application/json (415)
 )
 
-// MsgTimeout is the message of a request that ran out of its time budget.
-const MsgTimeout = "Request took longer than the server's time budget. Please retry, or ask for less."
-
-// Messages shown for errors whose own message must not be: an internal
-// error, and the database out of reach.
+// The messages of a request out of its time budget, and of the errors
+// whose own message must not be shown: an internal one, the database out
+// of reach.
 const (
+	MsgTimeout     = "Request took longer than the server's time budget. Please retry, or ask for less."
 	MsgInternal    = "Internal server error."
 	MsgUnavailable = "Service temporarily unavailable. Please retry shortly."
 )

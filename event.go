@@ -6,34 +6,27 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// HistoryDay is one entity's event counts on one UTC day.
+// HistoryDay is one entity's event counts on one UTC day (YYYY-MM-DD):
+// its scored events, and all its events, signals included.
 type HistoryDay struct {
-	// EntityID is the entity.
-	EntityID int64 `bun:"entity_id"`
-	// Day is the UTC day, YYYY-MM-DD.
-	Day string `bun:"day"`
-	// SignalCount counts scored events that day.
-	SignalCount int `bun:"signal_count"`
-	// RadarCount counts all events that day, signals included.
-	RadarCount int `bun:"radar_count"`
+	EntityID    int64  `bun:"entity_id"`
+	Day         string `bun:"day"`
+	SignalCount int    `bun:"signal_count"`
+	RadarCount  int    `bun:"radar_count"`
 }
 
-// EventEntityRef is an entity in a role on an event.
+// EventEntityRef is an entity in a role (RoleOwner, RoleParticipant) on
+// an event.
 type EventEntityRef struct {
-	// EventID is the event.
-	EventID int64 `bun:"event_id"`
-	// Role is RoleOwner or RoleParticipant.
-	Role string `bun:"role"`
-	// Entity is the entity in that role.
-	Entity *Entity `bun:"-"`
+	EventID int64   `bun:"event_id"`
+	Role    string  `bun:"role"`
+	Entity  *Entity `bun:"-"`
 }
 
-// EntityEvent is one event in one entity's list.
+// EntityEvent is one event in the list of the entity EntityID.
 type EntityEvent struct {
-	// EntityID is the entity the list belongs to.
 	EntityID int64 `bun:"entity_id"`
-	// Event is the event.
-	Event *Event
+	Event    *Event
 }
 
 // Event is a radar event; it is also a signal when Significance is set.
@@ -58,7 +51,7 @@ type Event struct {
 // IsSignal reports whether the event carries a significance score.
 func (e *Event) IsSignal() bool { return e.Significance != nil }
 
-// Surface is "signal" for a scored event and "radar" otherwise.
+// Surface is SurfaceSignal for a scored event and SurfaceRadar otherwise.
 func (e *Event) Surface() string {
 	if e.IsSignal() {
 		return SurfaceSignal
@@ -66,22 +59,16 @@ func (e *Event) Surface() string {
 	return SurfaceRadar
 }
 
-// Event surfaces.
+// Event surfaces, and the roles of an entity on an event.
 const (
-	SurfaceRadar  = "radar"
-	SurfaceSignal = "signal"
-)
-
-// Event-entity roles.
-const (
+	SurfaceRadar    = "radar"
+	SurfaceSignal   = "signal"
 	RoleOwner       = "owner"
 	RoleParticipant = "participant"
 )
 
-// AppendByRole adds ref, an entity in role on one event, to that event's
-// owners when role is RoleOwner and to its participants otherwise
-// (RoleParticipant). Every reader that splits an event's entities by role
-// goes through it.
+// AppendByRole adds ref, an entity in role on one event, to its owners or
+// its participants: every reader that splits entities by role does.
 func AppendByRole[T any](owners, participants *[]T, role string, ref T) {
 	if role == RoleOwner {
 		*owners = append(*owners, ref)

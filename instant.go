@@ -11,11 +11,9 @@ import (
 // (it has no year 0: "0000-12-31" is out of range) or RFC 3339 cannot write
 // it (four-digit years), so an instant outside them is a client's mistake:
 // a 400, never a 500.
+// The database keeps microseconds.
 var (
-	// MinInstant is the earliest instant accepted: 0001-01-01T00:00:00Z.
 	MinInstant = time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)
-	// MaxInstant is the latest instant accepted, 9999-12-31T23:59:59.999999Z
-	// (the database keeps microseconds).
 	MaxInstant = time.Date(9999, time.December, 31, 23, 59, 59, 999_999_000, time.UTC)
 )
 
@@ -25,13 +23,12 @@ const InstantBounds = "between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.9999
 // Instant errors, both EINVALID. Callers that name the argument (a query
 // parameter, a body field) tell them apart with errors.Is and word their
 // own messages.
+// ErrInstantSyntax is a value that is not an ISO 8601 date-time,
+// ErrInstantRange an instant outside [MinInstant, MaxInstant] once its
+// offset is applied.
 var (
-	// ErrInstantSyntax is returned for a value that is not an ISO 8601
-	// date-time.
 	ErrInstantSyntax = &Error{Code: EINVALID, Message: "invalid timestamp: use an ISO 8601 date-time such as 2026-11-20T10:00:00Z"}
-	// ErrInstantRange is returned for an instant outside [MinInstant,
-	// MaxInstant] (after its offset is applied).
-	ErrInstantRange = &Error{Code: EINVALID, Message: "timestamp out of range: use an instant " + InstantBounds}
+	ErrInstantRange  = &Error{Code: EINVALID, Message: "timestamp out of range: use an instant " + InstantBounds}
 )
 
 // instantLayouts are the ISO 8601 forms accepted: RFC 3339 with any offset

@@ -2,16 +2,14 @@ package cryptointel
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // Bounds are the default, minimum and maximum of an integer argument (a
-// page size, an offset, a number of days). The contract's rule: an absent
-// value is Default, a value above Max is silently capped to it and one
-// below Min is clamped to it.
+// page size, an offset, a number of days): an absent value is Default, one
+// above Max is silently capped to it and one below Min clamped to it.
 type Bounds struct {
 	Default, Min, Max int
 }
@@ -33,88 +31,49 @@ func (b Bounds) Range() string { return strconv.Itoa(b.Min) + "–" + strconv.It
 
 // The bounds of every integer argument of the API: the one place their
 // numbers are written. Each is named after the GraphQL field argument it
-// bounds (its schema coordinate is in Limits). The resolvers clamp with
-// them, the complexity estimates multiply by them, the GraphQL schema's
-// defaults and docs are rendered from them (schema.graphqls.tmpl), the
-// /v1 route table's params (and so OpenAPI and the pricing of `limit`)
-// take them, and the account routes' lists use them.
+// bounds; Limits gives its schema coordinate, the /v1 route table names
+// the routes that take it. The resolvers clamp with them, the complexity
+// estimates multiply by them, the schema's defaults and docs, the route
+// table's params, OpenAPI and the pricing of `limit` are rendered from them.
 var (
-	// EventsFirst and EventsOffset page Query.events (/v1/latest,
-	// /v1/signal/latest).
-	EventsFirst  = Bounds{Default: 10, Min: 1, Max: 25}
-	EventsOffset = Bounds{Default: 0, Min: 0, Max: 250}
-	// TopSignalsFirst pages Query.topSignals (/v1/signal/top).
-	TopSignalsFirst = Bounds{Default: 10, Min: 1, Max: 25}
-	// SignalsByCategoryFirst and RadarByCategoryFirst page
-	// Query.eventsByCategory for the signal and the radar surface
-	// (/v1/signal/byCategory, /v1/radar/byCategory).
-	SignalsByCategoryFirst = Bounds{Default: 5, Min: 1, Max: 10}
-	RadarByCategoryFirst   = Bounds{Default: 10, Min: 1, Max: 25}
-	// FeedFirst and FeedOffset page Query.feed (/v1/radar/all,
-	// /v1/signal/all, /v1/replay/global).
-	FeedFirst  = Bounds{Default: 25, Min: 1, Max: 25}
-	FeedOffset = Bounds{Default: 0, Min: 0, Max: 250}
-	// ResolveEntitiesFirst and ResolveEntitiesOffset page
-	// Query.resolveEntities (/v1/entities/byName).
-	ResolveEntitiesFirst  = Bounds{Default: 50, Min: 1, Max: 50}
-	ResolveEntitiesOffset = Bounds{Default: 0, Min: 0, Max: 500}
-	// TopNameCandidates bounds the candidates /v1/entities/byTopName lists
-	// beside its top entity (a REST-only narrowing of
-	// ResolveEntitiesFirst).
-	TopNameCandidates = Bounds{Default: 5, Min: 1, Max: 10}
-	// SearchEventsFirst pages Query.searchEvents (/v1/search).
-	SearchEventsFirst = Bounds{Default: 10, Min: 1, Max: 20}
-	// OrganizationsByNameFirst pages Query.organizationsByName
-	// (/v1/organizations/byOrganizationName).
+	EventsFirst              = Bounds{Default: 10, Min: 1, Max: 25}
+	EventsOffset             = Bounds{Default: 0, Min: 0, Max: 250}
+	TopSignalsFirst          = Bounds{Default: 10, Min: 1, Max: 25}
+	SignalsByCategoryFirst   = Bounds{Default: 5, Min: 1, Max: 10}
+	RadarByCategoryFirst     = Bounds{Default: 10, Min: 1, Max: 25}
+	FeedFirst                = Bounds{Default: 25, Min: 1, Max: 25}
+	FeedOffset               = Bounds{Default: 0, Min: 0, Max: 250}
+	ResolveEntitiesFirst     = Bounds{Default: 50, Min: 1, Max: 50}
+	ResolveEntitiesOffset    = Bounds{Default: 0, Min: 0, Max: 500}
+	SearchEventsFirst        = Bounds{Default: 10, Min: 1, Max: 20}
 	OrganizationsByNameFirst = Bounds{Default: 50, Min: 1, Max: 50}
-	// OrganizationsFirst and OrganizationsOffset page Query.organizations
-	// (/v1/organizations/all).
-	OrganizationsFirst  = Bounds{Default: 25, Min: 1, Max: 25}
-	OrganizationsOffset = Bounds{Default: 0, Min: 0, Max: 100}
-	// BriefFirst bounds each list of Query.brief (/v1/brief).
-	BriefFirst = Bounds{Default: 5, Min: 1, Max: 20}
-	// BriefsFirst bounds each list of each brief of Query.briefs
-	// (/v1/brief/batch).
-	BriefsFirst = Bounds{Default: 5, Min: 1, Max: 10}
-	// MarketViewsFirst and MarketViewsOffset page Query.marketViews
-	// (/v1/pmarket/all).
-	MarketViewsFirst  = Bounds{Default: 25, Min: 1, Max: 50}
-	MarketViewsOffset = Bounds{Default: 0, Min: 0, Max: 500}
-	// RelationshipsFirst and RelationshipsOffset page Entity.relationships
-	// (/v1/entities/{id}/relationships).
-	RelationshipsFirst  = Bounds{Default: 50, Min: 1, Max: 50}
-	RelationshipsOffset = Bounds{Default: 0, Min: 0, Max: 250}
-	// EntityEventsFirst and EntityEventsOffset page Entity.events
-	// (/v1/radar/byOrganizationId, /v1/signal/byOrganizationId).
-	EntityEventsFirst  = Bounds{Default: 10, Min: 1, Max: 25}
-	EntityEventsOffset = Bounds{Default: 0, Min: 0, Max: 250}
-	// TimelineFirst pages Entity.timeline (/v1/timeline/byOrganizationId).
-	TimelineFirst = Bounds{Default: 50, Min: 1, Max: 50}
-	// ContentFirst and ContentOffset page Entity.research and Entity.media
-	// (/v1/entities/{id}/research, /v1/entities/{id}/media).
-	ContentFirst  = Bounds{Default: 25, Min: 1, Max: 25}
-	ContentOffset = Bounds{Default: 0, Min: 0, Max: 250}
-	// OrganizationEventsFirst bounds Organization.radar and
-	// Organization.signal (includeLimit of
-	// /v1/organizations/byOrganizationId).
-	OrganizationEventsFirst = Bounds{Default: 5, Min: 1, Max: 20}
-	// SignalHistoryDays bounds Organization.signalHistory(days)
-	// (/v1/organizations/{id}/signal-history).
-	SignalHistoryDays = Bounds{Default: 30, Min: 1, Max: 90}
-	// WebhookDeliveriesLimit bounds the deliveries GET /v1/webhooks/{id}
-	// lists.
+	OrganizationsFirst       = Bounds{Default: 25, Min: 1, Max: 25}
+	OrganizationsOffset      = Bounds{Default: 0, Min: 0, Max: 100}
+	BriefFirst               = Bounds{Default: 5, Min: 1, Max: 20}
+	BriefsFirst              = Bounds{Default: 5, Min: 1, Max: 10}
+	MarketViewsFirst         = Bounds{Default: 25, Min: 1, Max: 50}
+	MarketViewsOffset        = Bounds{Default: 0, Min: 0, Max: 500}
+	RelationshipsFirst       = Bounds{Default: 50, Min: 1, Max: 50}
+	RelationshipsOffset      = Bounds{Default: 0, Min: 0, Max: 250}
+	EntityEventsFirst        = Bounds{Default: 10, Min: 1, Max: 25}
+	EntityEventsOffset       = Bounds{Default: 0, Min: 0, Max: 250}
+	TimelineFirst            = Bounds{Default: 50, Min: 1, Max: 50}
+	ContentFirst             = Bounds{Default: 25, Min: 1, Max: 25}
+	ContentOffset            = Bounds{Default: 0, Min: 0, Max: 250}
+	OrganizationEventsFirst  = Bounds{Default: 5, Min: 1, Max: 20}
+	SignalHistoryDays        = Bounds{Default: 30, Min: 1, Max: 90}
+
+	// The REST-only bounds: the candidates /v1/entities/byTopName lists
+	// beside its top entity, and the account routes' lists.
+	TopNameCandidates      = Bounds{Default: 5, Min: 1, Max: 10}
 	WebhookDeliveriesLimit = Bounds{Default: 50, Min: 1, Max: 50}
-	// ExportJobsLimit and ExportJobsOffset page GET /v1/export/jobs.
-	ExportJobsLimit  = Bounds{Default: 20, Min: 1, Max: 50}
-	ExportJobsOffset = Bounds{Default: 0, Min: 0, Max: 500}
-	// KeysLimit and KeysOffset page GET /v1/keys.
-	KeysLimit  = Bounds{Default: 50, Min: 1, Max: 100}
-	KeysOffset = Bounds{Default: 0, Min: 0, Max: 1000}
-	// KeyAuditLimit bounds the entries GET /v1/keys/audit returns.
-	KeyAuditLimit = Bounds{Default: 50, Min: 1, Max: 200}
+	ExportJobsLimit        = Bounds{Default: 20, Min: 1, Max: 50}
+	ExportJobsOffset       = Bounds{Default: 0, Min: 0, Max: 500}
+	KeysLimit              = Bounds{Default: 50, Min: 1, Max: 100}
+	KeysOffset             = Bounds{Default: 0, Min: 0, Max: 1000}
+	KeyAuditLimit          = Bounds{Default: 50, Min: 1, Max: 200}
 	// KeyRotationGraceSeconds bounds the grace of POST
-	// /v1/keys/{id}/rotate: how long the old key keeps working (7 days at
-	// most, db.MaxRotationGrace).
+	// /v1/keys/{id}/rotate: 7 days at most (db.MaxRotationGrace).
 	KeyRotationGraceSeconds = Bounds{Default: 0, Min: 0, Max: 7 * 24 * 3600}
 )
 
@@ -139,12 +98,13 @@ const MaxIDsPerRequest = 25
 // export jobs). /admin/ingest, an operator's bulk load, has its own bound.
 const MaxBodyBytes = 1 << 20
 
-// MaxBodyText is MaxBodyBytes as the 413 messages write it: "1 MB".
-var MaxBodyText = strconv.Itoa(MaxBodyBytes>>20) + " MB"
-
-// MsgBodyTooLarge is the 413 message of a /graphql or /mcp body over
-// MaxBodyBytes (the /v1 routes' messages are the contract's, rest/body.go).
-var MsgBodyTooLarge = "request body too large (max " + MaxBodyText + ")"
+// MaxBodyText is MaxBodyBytes as the 413 messages write it ("1 MB");
+// MsgBodyTooLarge the 413 message of a /graphql or /mcp body over it (the
+// /v1 routes' messages are the contract's, rest/body.go).
+var (
+	MaxBodyText     = strconv.Itoa(MaxBodyBytes>>20) + " MB"
+	MsgBodyTooLarge = "request body too large (max " + MaxBodyText + ")"
+)
 
 // Bounds of a search query (Query.searchEvents, /v1/search, the feeds'
 // topic): a longer query, or one of more words, is refused with EINVALID,
@@ -164,13 +124,12 @@ const (
 // OrganizationMatch) show: a public hint set, not an inventory.
 const MaxAliasHint = 5
 
-// Messages of a request over MaxIDsPerRequest.
+// The refusals of Query.entities(ids:) over MaxIDsPerRequest, of a batch
+// without one usable id, and of Query.briefs(ids:) and /v1/brief/batch
+// over MaxIDsPerRequest.
 var (
-	// MsgTooManyIDs refuses Query.entities(ids:).
-	MsgTooManyIDs = fmt.Sprintf("Maximum %d ids per request", MaxIDsPerRequest)
-	// MsgNoValidIDs refuses a batch without one usable id.
-	MsgNoValidIDs = "No valid organization IDs provided"
-	// MsgTooManyBatchIDs refuses Query.briefs(ids:) and /v1/brief/batch.
+	MsgTooManyIDs      = fmt.Sprintf("Maximum %d ids per request", MaxIDsPerRequest)
+	MsgNoValidIDs      = "No valid organization IDs provided"
 	MsgTooManyBatchIDs = fmt.Sprintf("Maximum %d organization IDs per batch request", MaxIDsPerRequest)
 )
 
@@ -214,17 +173,11 @@ var Limits = map[string]*Bounds{
 }
 
 // LimitOf returns the bounds of a coordinate of Limits; it panics on an
-// unknown one, which is a programming error caught at start or generate
-// time.
+// unknown one, a programming error caught at start or generate time.
 func LimitOf(coordinate string) Bounds {
 	b, ok := Limits[coordinate]
 	if !ok {
-		keys := make([]string, 0, len(Limits))
-		for k := range Limits {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		panic(fmt.Sprintf("cryptointel: no limit %q (known: %v)", coordinate, keys))
+		panic("cryptointel: no limit " + strconv.Quote(coordinate) + " in Limits")
 	}
 	return *b
 }
@@ -241,10 +194,8 @@ const (
 	FeedLookback = 7 * Day
 	// HistoryLookback bounds `since` everywhere else it is bounded
 	// (Query.events, Query.feed(feed: "replay"), Entity.research and
-	// Entity.media; /v1/latest, /v1/signal/latest, /v1/replay/global,
-	// /v1/entities/{id}/research and media), and is the default window of
-	// Query.eventsByCategory, Query.searchEvents, Entity.research and
-	// Entity.media.
+	// Entity.media), and is the default window of Query.eventsByCategory,
+	// Query.searchEvents, Entity.research and Entity.media.
 	HistoryLookback = 30 * Day
 	// TopSignalsLookback is the default window of Query.topSignals
 	// (/v1/signal/top).
@@ -258,21 +209,19 @@ const (
 	StreamResumeLookback = FeedLookback
 )
 
-// EventWindow is a named window of Query.events and /v1/latest (`window`).
+// EventWindow is a named window of Query.events and /v1/latest
+// (`window`): how far back from now it reaches.
 type EventWindow struct {
-	// Name is how the client names it.
-	Name string
-	// Length is how far back from now it reaches.
+	Name   string
 	Length time.Duration
 }
 
 // EventWindows are the named windows, shortest first; the first is the
-// default.
-var EventWindows = []EventWindow{{Name: "24h", Length: Day}, {Name: "7d", Length: 7 * Day}, {Name: "30d", Length: HistoryLookback}}
-
-// DefaultEventWindow is the window of Query.events and /v1/latest when
-// neither `since` nor `window` is given.
-var DefaultEventWindow = EventWindows[0].Name
+// default, when neither `since` nor `window` is given.
+var (
+	EventWindows       = []EventWindow{{Name: "24h", Length: Day}, {Name: "7d", Length: 7 * Day}, {Name: "30d", Length: HistoryLookback}}
+	DefaultEventWindow = EventWindows[0].Name
+)
 
 // EventWindowNames lists the names of EventWindows in order.
 func EventWindowNames() []string {

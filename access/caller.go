@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
 )
 
 // Caller is who is making the request: the account and key behind a valid
@@ -14,8 +15,8 @@ type Caller struct {
 	AccountID int64
 	// APIKeyID is the key used; 0 for a pay-per-request caller.
 	APIKeyID int64
-	// Scopes are the key's scopes (cryptointel.ScopeData,
-	// cryptointel.ScopeManagement).
+	// Scopes are the key's scopes (db.ScopeData,
+	// db.ScopeManagement).
 	Scopes []string
 	// Surfaces, when not nil, restricts the key to reading those surfaces.
 	Surfaces []string
@@ -40,7 +41,7 @@ type Caller struct {
 
 // Manages reports whether the caller's key holds the management scope.
 func (c *Caller) Manages() bool {
-	return c != nil && slices.Contains(c.Scopes, cryptointel.ScopeManagement)
+	return c != nil && slices.Contains(c.Scopes, db.ScopeManagement)
 }
 
 type callerKey struct{}

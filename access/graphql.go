@@ -15,6 +15,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph/validation"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -129,7 +130,7 @@ func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql
 	}
 	if err != nil {
 		code := cryptointel.ErrorCode(err)
-		ext := map[string]any{"code": code, "docUrl": cryptointel.ErrorDocURL(code)}
+		ext := map[string]any{"code": code, "docUrl": httperr.DocURL(code)}
 		if q.refusedField != "" {
 			ext["field"] = q.refusedField
 		}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -27,7 +26,7 @@ import (
 // /graphql directly.
 
 // OAuthAccessTokenPrefix starts every OAuth access token; API keys start
-// with cryptointel.APIKeyPrefix, so the two never mix.
+// with db.APIKeyPrefix, so the two never mix.
 const OAuthAccessTokenPrefix = "cit_"
 
 // MsgTokenAudience is the 401 message of an OAuth access token presented
@@ -103,17 +102,17 @@ func (s *Service) oauthToken(ctx context.Context, cred string) (*db.OAuthToken, 
 // to refuse a token with instead of MsgInvalidKey ("" for none).
 func (s *Service) credentialHash(ctx context.Context, cred string) (hash []byte, refusal string) {
 	if !IsOAuthAccessToken(cred) {
-		return cryptointel.HashAPIKey(cred), ""
+		return db.HashAPIKey(cred), ""
 	}
 	if !mcpAudience(ctx) {
-		return cryptointel.HashAPIKey(cred), MsgTokenAudience
+		return db.HashAPIKey(cred), MsgTokenAudience
 	}
 	tok, err := s.oauthToken(ctx, cred)
 	if err != nil || tok == nil {
 		if err != nil {
 			s.logger.ErrorContext(ctx, "error reading oauth access token", "error", err)
 		}
-		return cryptointel.HashAPIKey(cred), ""
+		return db.HashAPIKey(cred), ""
 	}
 	return tok.KeyHash, ""
 }

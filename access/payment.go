@@ -23,6 +23,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/eip3009"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -597,7 +598,7 @@ func (pm *payments) challenge(w http.ResponseWriter, r *http.Request, p Policy, 
 			v1Reason = "Payment required: answer the WWW-Authenticate Payment challenge"
 		}
 	}
-	eb := cryptointel.NewErrorBody(cryptointel.EPAYMENT, v1Reason, h.Get(observe.RequestIDHeader))
+	eb := httperr.NewBody(cryptointel.EPAYMENT, v1Reason, h.Get(observe.RequestIDHeader))
 	body := map[string]any{"error": v1Reason, "code": eb.Code, "docUrl": eb.DocURL, "requestId": eb.RequestID}
 	if pm.x402On() {
 		body["x402Version"] = 1

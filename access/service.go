@@ -15,6 +15,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -467,7 +468,7 @@ func keyRefusal(k db.KeyInfo, surface string, write bool) *cryptointel.Error {
 	if db.KeyAdmits(k, surface, write) {
 		return nil
 	}
-	if !slices.Contains(k.Scopes, cryptointel.ScopeData) {
+	if !slices.Contains(k.Scopes, db.ScopeData) {
 		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "%s", MsgKeyNeedsData)
 	}
 	return cryptointel.Errorf(cryptointel.EFORBIDDEN, MsgKeyRestricted, strings.Join(k.Surfaces, ", "))
@@ -703,14 +704,14 @@ func writeDBError(w http.ResponseWriter, e *cryptointel.Error, reset int) {
 }
 
 // writeError writes the error body of msg with status: the message, and
-// the code of its row of the error table (cryptointel.ErrorTable), the
+// the code of its row of the error table (httperr.Table), the
 // link to it and the request id.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	code := cryptointel.ErrorCodeForStatus(status, msg)
+	code := httperr.CodeForStatus(status, msg)
 	if msg == MsgQuotaExceeded {
 		code = cryptointel.EQUOTA
 	}
-	writeJSON(w, status, cryptointel.NewErrorBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
+	writeJSON(w, status, httperr.NewBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

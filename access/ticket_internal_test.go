@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
 )
 
 // TestTicketBindsKeyRouteQueryAndTime: a ticket opens its own route and
@@ -17,7 +17,7 @@ import (
 func TestTicketBindsKeyRouteQueryAndTime(t *testing.T) {
 	t.Parallel()
 	tk := newTickets("ticket-test-secret")
-	hash := cryptointel.HashAPIKey("ci_test-key")
+	hash := db.HashAPIKey("ci_test-key")
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	ticket, exp := tk.mint(hash, "/v1/stream", url.Values{"surface": {"signal"}, "category": {"defi"}}, now)
 	require.Equal(t, now.Add(TicketTTL), exp)

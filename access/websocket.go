@@ -127,7 +127,7 @@ func (s *Service) authenticateWebSocket(ctx context.Context, p Policy, plans []c
 	if scheme != "bearer" || cred == "" {
 		return ctx, nil, cryptointel.Errorf(cryptointel.EUNAUTHORIZED, "%s", missingKeyMessage(scheme, cred, MsgMissingKeyWebSocket))
 	}
-	hash := cryptointel.HashAPIKey(cred)
+	hash := db.HashAPIKey(cred)
 	res, _, refusal, _, err := s.meterQuote(ctx, now, hash, plans, p, &quote{})
 	switch {
 	case err != nil:
@@ -174,7 +174,7 @@ func InitWebSocket(ctx context.Context, payload map[string]any) (context.Context
 	}
 	scheme, cred := ParseAuthorization(auth)
 	if scheme == "bearer" && cred != "" {
-		release, derr := pending.s.conns.admitKey(cryptointel.HashAPIKey(cred))
+		release, derr := pending.s.conns.admitKey(db.HashAPIKey(cred))
 		if derr != nil {
 			return ctx, derr
 		}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -414,7 +413,7 @@ func (c *Config) setDefaults() {
 		c.ExportMaxBytesPerDay = rest.DefaultExportMaxBytesPerDay
 	}
 	if c.KeysMaxActive == 0 {
-		c.KeysMaxActive = cryptointel.DefaultMaxActiveKeys
+		c.KeysMaxActive = db.DefaultMaxActiveKeys
 	}
 	if c.AdminMaxFailedTokens == 0 {
 		c.AdminMaxFailedTokens = rest.DefaultAdminMaxFailedTokens

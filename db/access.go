@@ -30,8 +30,8 @@ type KeyInfo struct {
 	Revoked bool
 	// Expired is true when the key's expiry passed and it was not revoked.
 	Expired bool
-	// Scopes are what the key may do (cryptointel.ScopeData,
-	// cryptointel.ScopeManagement).
+	// Scopes are what the key may do (ScopeData,
+	// ScopeManagement).
 	Scopes []string
 	// Surfaces, when not nil, restricts the key to those API surfaces and
 	// to reading (a restricted key).
@@ -107,10 +107,10 @@ type MeterParams struct {
 // others need the data scope and, for a restricted key, one of its
 // surfaces and a read. meter_group computes the same (migration 021).
 func KeyAdmits(k KeyInfo, surface string, write bool) bool {
-	if slices.Contains(cryptointel.AccountSurfaces, surface) {
+	if slices.Contains(AccountSurfaces, surface) {
 		return true
 	}
-	if !slices.Contains(k.Scopes, cryptointel.ScopeData) {
+	if !slices.Contains(k.Scopes, ScopeData) {
 		return false
 	}
 	return k.Surfaces == nil || (slices.Contains(k.Surfaces, surface) && !write)

@@ -213,7 +213,7 @@ func TestNoPlaintextKeyStored(t *testing.T) {
 	key, row, err := db.CreateAPIKey(b.ctx, b.store.Bun, "plaintext-check", cryptointel.PlanPro)
 	require.NoError(t, err)
 	// Use the key once so metering rows exist too.
-	_, err = b.store.Meter(b.ctx, meterAt(time.Now(), cryptointel.HashAPIKey(key), 1))
+	_, err = b.store.Meter(b.ctx, meterAt(time.Now(), db.HashAPIKey(key), 1))
 	require.NoError(t, err)
 
 	// Dump every row of the key tables as text, hash as hex and as escape.
@@ -228,13 +228,13 @@ func TestNoPlaintextKeyStored(t *testing.T) {
 			(SELECT string_agg(t::text, E'\n') FROM account_rate_windows t),
 			(SELECT string_agg(t::text, E'\n') FROM account_usage_monthly t))`).Scan(&dump)
 	require.NoError(t, err)
-	secret := strings.TrimPrefix(key, cryptointel.APIKeyPrefix)
+	secret := strings.TrimPrefix(key, db.APIKeyPrefix)
 	require.NotContains(t, dump, key)
 	require.NotContains(t, dump, secret)
 	require.NotContains(t, dump, secret[len(secret)/2:]) // nor any sizable part of it
 	require.Contains(t, dump, row.Prefix)                // the short visible prefix is kept
 	require.Len(t, row.Prefix, 10)
-	require.Contains(t, dump, fmt.Sprintf("\\x%x", cryptointel.HashAPIKey(key))) // stored as its SHA-256
+	require.Contains(t, dump, fmt.Sprintf("\\x%x", db.HashAPIKey(key))) // stored as its SHA-256
 }
 
 // TestMeterAsyncCommitStaysLocal: the metering statement commits without
@@ -317,11 +317,11 @@ func TestMeterAccountWindowAcrossKeys(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		plaintext, key, err := db.CreateAPIKey(b.ctx, b.store.Bun, "shared", "")
 		require.NoError(t, err)
-		hashes, ids = append(hashes, cryptointel.HashAPIKey(plaintext)), append(ids, key.ID)
+		hashes, ids = append(hashes, db.HashAPIKey(plaintext)), append(ids, key.ID)
 	}
 	plaintext, _, _, err := db.RotateAPIKey(b.ctx, b.store.Bun, db.KeyRotation{KeyID: first.ID, Grace: time.Hour})
 	require.NoError(t, err)
-	hashes = append(hashes, cryptointel.HashAPIKey(plaintext))
+	hashes = append(hashes, db.HashAPIKey(plaintext))
 	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
 	day, _, month := db.UsagePeriods(now)
 

@@ -52,12 +52,12 @@ func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext
 	}
 	if surfaces != nil {
 		if len(surfaces) == 0 {
-			return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "a restricted key needs one or more surfaces: %s.", strings.Join(cryptointel.RestrictableSurfaces, ", "))
+			return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "a restricted key needs one or more surfaces: %s.", strings.Join(RestrictableSurfaces, ", "))
 		}
-		if slices.Contains(scopes, cryptointel.ScopeManagement) {
+		if slices.Contains(scopes, ScopeManagement) {
 			return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "a restricted key cannot hold the management scope.")
 		}
-		scopes = []string{cryptointel.ScopeData}
+		scopes = []string{ScopeData}
 	}
 	err = idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		account := new(cryptointel.Account)
@@ -101,18 +101,18 @@ func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext
 			if err := tx.QueryRowContext(ctx, `
 				SELECT EXISTS (SELECT 1 FROM api_keys
 					WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-						AND ? = ANY(scopes))`, account.ID, cryptointel.ScopeManagement).Scan(&managed); err != nil {
+						AND ? = ANY(scopes))`, account.ID, ScopeManagement).Scan(&managed); err != nil {
 				return fmt.Errorf("error reading the account's keys: %w", err)
 			}
-			keyScopes = []string{cryptointel.ScopeData}
+			keyScopes = []string{ScopeData}
 			if !managed {
-				keyScopes = append(keyScopes, cryptointel.ScopeManagement)
+				keyScopes = append(keyScopes, ScopeManagement)
 			}
 		}
 		if plaintext, key, err = insertKey(ctx, tx, account.ID, keySpec{ExpiresAt: nk.ExpiresAt, Scopes: keyScopes, Surfaces: surfaces}); err != nil {
 			return err
 		}
-		return audit(ctx, tx, account.ID, &key.ID, cryptointel.AuditKeyCreated, nk.Actor, keyCreatedDetail(key, nil))
+		return audit(ctx, tx, account.ID, &key.ID, AuditKeyCreated, nk.Actor, keyCreatedDetail(key, nil))
 	})
 	if err != nil {
 		return "", nil, err

@@ -39,7 +39,7 @@ func TestCreateAPIKey(t *testing.T) {
 
 		var row cryptointel.APIKey
 		require.NoError(t, store.Bun.NewSelect().Model(&row).Where("id = ?", key.ID).Scan(ctx))
-		require.Equal(t, cryptointel.HashAPIKey(plaintext), row.Hash)
+		require.Equal(t, db.HashAPIKey(plaintext), row.Hash)
 		require.Len(t, row.Hash, 32)
 
 		// The plaintext is nowhere in the table, in any column.

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -86,7 +87,7 @@ func (e *ExportBoundError) Error() string {
 // account (on any server) are counted one after the other against bounds:
 // an *ExportBoundError is returned, and nothing inserted, when the account
 // is at MaxActive or MaxBytesPerDay.
-func CreateExportJob(ctx context.Context, store *DB, job *cryptointel.ExportJob, bounds ExportBounds, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
+func CreateExportJob(ctx context.Context, store *DB, job *exportjob.Job, bounds ExportBounds, enqueue func(ctx context.Context, tx pgx.Tx) error) error {
 	tx, err := store.Pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("error beginning export job transaction: %w", err)
@@ -153,11 +154,11 @@ func ExportBytesOfDay(ctx context.Context, idb bun.IDB, accountID int64, day tim
 //
 // Returns ENOTFOUND "Export job not found" when the job does not exist,
 // belongs to another account, or id is not a UUID.
-func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string) (*cryptointel.ExportJob, error) {
+func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string) (*exportjob.Job, error) {
 	if !IsUUID(id) {
 		return nil, errExportNotFound()
 	}
-	job := new(cryptointel.ExportJob)
+	job := new(exportjob.Job)
 	err := idb.NewSelect().Model(job).Where("id = ?", id).Where("account_id = ?", accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errExportNotFound()
@@ -171,11 +172,11 @@ func ExportJobByID(ctx context.Context, idb bun.IDB, accountID int64, id string)
 // and the signed download use it.
 //
 // Returns ENOTFOUND when the job does not exist or id is not a UUID.
-func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*cryptointel.ExportJob, error) {
+func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*exportjob.Job, error) {
 	if !IsUUID(id) {
 		return nil, errExportNotFound()
 	}
-	job := new(cryptointel.ExportJob)
+	job := new(exportjob.Job)
 	err := idb.NewSelect().Model(job).Where("id = ?", id).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errExportNotFound()
@@ -186,8 +187,8 @@ func ExportJobForWorker(ctx context.Context, idb bun.IDB, id string) (*cryptoint
 }
 
 // ListExportJobs returns accountID's export jobs, newest first.
-func ListExportJobs(ctx context.Context, idb bun.IDB, accountID int64, limit, offset int) ([]*cryptointel.ExportJob, error) {
-	jobs := []*cryptointel.ExportJob{}
+func ListExportJobs(ctx context.Context, idb bun.IDB, accountID int64, limit, offset int) ([]*exportjob.Job, error) {
+	jobs := []*exportjob.Job{}
 	err := idb.NewSelect().Model(&jobs).
 		Where("account_id = ?", accountID).
 		OrderExpr("created_at DESC, id DESC").
@@ -203,15 +204,15 @@ func ListExportJobs(ctx context.Context, idb bun.IDB, accountID int64, limit, of
 // returns false, without error, when the job is no longer requested or
 // running (completed, failed or expired), so a duplicate run does nothing.
 func StartExportJob(ctx context.Context, idb bun.IDB, id string, now time.Time) (bool, error) {
-	res, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
-		Set("status = ?", cryptointel.ExportStatusRunning).
+	res, err := idb.NewUpdate().Model((*exportjob.Job)(nil)).
+		Set("status = ?", exportjob.StatusRunning).
 		Set("row_count = 0").
 		Set("byte_size = NULL").
 		Set("sha256 = NULL").
 		Set("error = NULL").
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status IN (?, ?)", cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning).
+		Where("status IN (?, ?)", exportjob.StatusRequested, exportjob.StatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("error starting export job: %w", err)
@@ -222,11 +223,11 @@ func StartExportJob(ctx context.Context, idb bun.IDB, id string, now time.Time) 
 
 // ReportExportProgress records how many rows a running job has written.
 func ReportExportProgress(ctx context.Context, idb bun.IDB, id string, rows int64, now time.Time) error {
-	_, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
+	_, err := idb.NewUpdate().Model((*exportjob.Job)(nil)).
 		Set("row_count = ?", rows).
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status = ?", cryptointel.ExportStatusRunning).
+		Where("status = ?", exportjob.StatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("error reporting export progress: %w", err)
@@ -266,8 +267,8 @@ type ExportResult struct {
 // false when the job was not running (another run finished first), in which
 // case the caller deletes its own file.
 func CompleteExportJob(ctx context.Context, idb bun.IDB, id string, res ExportResult, now time.Time) (bool, error) {
-	r, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
-		Set("status = ?", cryptointel.ExportStatusCompleted).
+	r, err := idb.NewUpdate().Model((*exportjob.Job)(nil)).
+		Set("status = ?", exportjob.StatusCompleted).
 		Set("storage_key = ?", res.StorageKey).
 		Set("row_count = ?", res.RowCount).
 		Set("byte_size = ?", res.ByteSize).
@@ -276,7 +277,7 @@ func CompleteExportJob(ctx context.Context, idb bun.IDB, id string, res ExportRe
 		Set("error = NULL").
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status = ?", cryptointel.ExportStatusRunning).
+		Where("status = ?", exportjob.StatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("error completing export job: %w", err)
@@ -288,12 +289,12 @@ func CompleteExportJob(ctx context.Context, idb bun.IDB, id string, res ExportRe
 // FailExportJob marks job id failed with message, unless it already
 // completed or expired.
 func FailExportJob(ctx context.Context, idb bun.IDB, id, message string, now time.Time) error {
-	_, err := idb.NewUpdate().Model((*cryptointel.ExportJob)(nil)).
-		Set("status = ?", cryptointel.ExportStatusFailed).
+	_, err := idb.NewUpdate().Model((*exportjob.Job)(nil)).
+		Set("status = ?", exportjob.StatusFailed).
 		Set("error = ?", message).
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
-		Where("status IN (?, ?)", cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning).
+		Where("status IN (?, ?)", exportjob.StatusRequested, exportjob.StatusRunning).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("error failing export job: %w", err)
@@ -316,7 +317,7 @@ func ExpireExportJobs(ctx context.Context, idb bun.IDB, now time.Time) ([]Expire
 		UPDATE export_jobs SET status = ?, updated_at = ?
 		WHERE status = ? AND expires_at <= ?
 		RETURNING id::text AS id, storage_key`,
-		cryptointel.ExportStatusExpired, now, cryptointel.ExportStatusCompleted, now).Scan(ctx, &out)
+		exportjob.StatusExpired, now, exportjob.StatusCompleted, now).Scan(ctx, &out)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("error expiring export jobs: %w", err)
 	}
@@ -333,7 +334,7 @@ func FailAbandonedExportJobs(ctx context.Context, idb bun.IDB, now time.Time) (i
 		WHERE status IN (?, ?) AND id::text IN (
 			SELECT args->>'job_id' FROM river_job
 			WHERE kind = ? AND state IN ('discarded', 'cancelled'))`,
-		cryptointel.ExportStatusFailed, MsgExportAbandoned, now, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, ExportArgs{}.Kind()).Exec(ctx)
+		exportjob.StatusFailed, MsgExportAbandoned, now, exportjob.StatusRequested, exportjob.StatusRunning, ExportArgs{}.Kind()).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("error failing abandoned export jobs: %w", err)
 	}
@@ -363,7 +364,7 @@ func ReclaimStalledExportJobs(ctx context.Context, idb bun.IDB, staleBefore time
 			scheduled_at = now(),
 			errors = array_append(rj.errors, jsonb_build_object('at', now(), 'attempt', rj.attempt, 'error', ?::text, 'trace', ''))
 		FROM stalled WHERE rj.id = stalled.id`,
-		ExportArgs{}.Kind(), staleBefore, cryptointel.ExportStatusRequested, cryptointel.ExportStatusRunning, staleBefore, MsgExportReclaimed).Exec(ctx)
+		ExportArgs{}.Kind(), staleBefore, exportjob.StatusRequested, exportjob.StatusRunning, staleBefore, MsgExportReclaimed).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("error reclaiming stalled export jobs: %w", err)
 	}
@@ -376,7 +377,7 @@ type ExportEventFilter struct {
 	// Scope is one of the historical export scopes.
 	Scope string
 	// Params are the job's requested parameters.
-	Params cryptointel.ExportParams
+	Params exportjob.Params
 }
 
 // defaultExportBatch is the batch size of the export streams when the
@@ -428,10 +429,10 @@ func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter
 	if p := filter.Params.Category; p != nil {
 		conds = append(conds, "e.category = "+arg(*p))
 	}
-	if filter.Scope == cryptointel.ExportScopeSignalHistory {
+	if filter.Scope == exportjob.ScopeSignalHistory {
 		conds = append(conds, "e.significance IS NOT NULL")
 	}
-	if filter.Scope == cryptointel.ExportScopeTimelineByOrg {
+	if filter.Scope == exportjob.ScopeTimelineByOrg {
 		ids := filter.Params.OrganizationIDs
 		if ids == nil {
 			ids = []int64{}

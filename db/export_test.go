@@ -13,6 +13,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -32,9 +33,9 @@ func setupExportDB(t *testing.T) *exportBundle {
 	return &exportBundle{store: store, ctx: ctx, accountID: key.AccountID, keyID: key.ID}
 }
 
-func (b *exportBundle) newJob(t *testing.T, accountID, keyID int64) *cryptointel.ExportJob {
+func (b *exportBundle) newJob(t *testing.T, accountID, keyID int64) *exportjob.Job {
 	t.Helper()
-	job := &cryptointel.ExportJob{AccountID: accountID, APIKeyID: keyID, Scope: cryptointel.ExportScopeOrganizationsRegistry, Format: cryptointel.ExportFormatCSV, RequestedParams: []byte(`{}`)}
+	job := &exportjob.Job{AccountID: accountID, APIKeyID: keyID, Scope: exportjob.ScopeOrganizationsRegistry, Format: exportjob.FormatCSV, RequestedParams: []byte(`{}`)}
 	require.NoError(t, db.CreateExportJob(b.ctx, b.store, job, db.ExportBounds{}, func(context.Context, pgx.Tx) error { return nil }))
 	return job
 }
@@ -46,10 +47,10 @@ func TestExportJobLifecycle(t *testing.T) {
 	b := setupExportDB(t)
 	job := b.newJob(t, b.accountID, b.keyID)
 	require.True(t, db.IsUUID(job.ID))
-	require.Equal(t, cryptointel.ExportStatusRequested, job.Status)
+	require.Equal(t, exportjob.StatusRequested, job.Status)
 
 	// A failing enqueue rolls the row back.
-	bad := &cryptointel.ExportJob{AccountID: b.accountID, APIKeyID: b.keyID, Scope: "x", Format: "csv", RequestedParams: []byte(`{}`)}
+	bad := &exportjob.Job{AccountID: b.accountID, APIKeyID: b.keyID, Scope: "x", Format: "csv", RequestedParams: []byte(`{}`)}
 	require.Error(t, db.CreateExportJob(b.ctx, b.store, bad, db.ExportBounds{}, func(context.Context, pgx.Tx) error { return errors.New("queue down") }))
 	list, err := db.ListExportJobs(b.ctx, b.store.Bun, b.accountID, 50, 0)
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestExportJobLifecycle(t *testing.T) {
 	require.NoError(t, db.FailExportJob(b.ctx, b.store.Bun, job.ID, "late failure", now))
 	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, job.ID)
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.ExportStatusCompleted, got.Status, "a completed job cannot fail")
+	require.Equal(t, exportjob.StatusCompleted, got.Status, "a completed job cannot fail")
 
 	expired, err := db.ExpireExportJobs(b.ctx, b.store.Bun, now.Add(59*time.Minute))
 	require.NoError(t, err)
@@ -141,7 +142,7 @@ func TestStreamExportEventsKeyset(t *testing.T) {
 	ctx, counter := db.WithStatementCounter(b.ctx)
 	var seen []int64
 	batches := 0
-	filter := db.ExportEventFilter{Scope: cryptointel.ExportScopeRadarHistory, Params: cryptointel.ExportParams{Since: &cryptointel.ExportTime{Time: ts}, IncludeEvidence: true}}
+	filter := db.ExportEventFilter{Scope: exportjob.ScopeRadarHistory, Params: exportjob.Params{Since: &exportjob.Time{Time: ts}, IncludeEvidence: true}}
 	err = db.StreamExportEvents(ctx, b.store, filter, 4, func(batch []wire.Event) error {
 		batches++
 		for _, ev := range batch {
@@ -174,7 +175,7 @@ func TestFailAbandonedExportJobs(t *testing.T) {
 	abandoned := b.newJob(t, b.accountID, b.keyID)
 	alive := b.newJob(t, b.accountID, b.keyID)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	for _, j := range []*cryptointel.ExportJob{abandoned, alive} {
+	for _, j := range []*exportjob.Job{abandoned, alive} {
 		_, err := db.StartExportJob(b.ctx, b.store.Bun, j.ID, now)
 		require.NoError(t, err)
 	}
@@ -188,9 +189,9 @@ func TestFailAbandonedExportJobs(t *testing.T) {
 	require.Equal(t, 1, n)
 	got, err := db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, abandoned.ID)
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.ExportStatusFailed, got.Status)
+	require.Equal(t, exportjob.StatusFailed, got.Status)
 	require.Equal(t, db.MsgExportAbandoned, *got.Error)
 	got, err = db.ExportJobByID(b.ctx, b.store.Bun, b.accountID, alive.ID)
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.ExportStatusRunning, got.Status)
+	require.Equal(t, exportjob.StatusRunning, got.Status)
 }

@@ -25,7 +25,7 @@ func newAPIKeyPlaintext() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("error reading random bytes: %w", err)
 	}
-	return cryptointel.APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+	return APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // Messages of key management the key store refuses with.
@@ -59,17 +59,17 @@ type NewAPIKey struct {
 	// the future.
 	ExpiresAt *time.Time
 	// Actor is who creates it, for the audit trail. Defaults to
-	// cryptointel.ActorCLI.
+	// ActorCLI.
 	Actor string
 	// Scopes are the key's scopes (ScopeData, ScopeManagement). Empty
 	// gives both when the account has no active key with the management
 	// scope (its first key), else ScopeData alone.
 	Scopes []string
 	// Surfaces, when set, makes it a restricted key: reading those
-	// surfaces only (cryptointel.RestrictableSurfaces), data scope only.
+	// surfaces only (RestrictableSurfaces), data scope only.
 	Surfaces []string
 	// MaxActive caps the account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	// DefaultMaxActiveKeys, negative: no cap).
 	MaxActive int
 }
 
@@ -102,8 +102,8 @@ const keyViewSQL = `
 		ak.replaced_by, ak.scopes, ak.surfaces
 	FROM api_keys ak JOIN accounts a ON a.id = ak.account_id`
 
-func scanKeyView(row interface{ Scan(...any) error }) (*cryptointel.APIKeyView, error) {
-	k := new(cryptointel.APIKeyView)
+func scanKeyView(row interface{ Scan(...any) error }) (*APIKeyView, error) {
+	k := new(APIKeyView)
 	err := row.Scan(&k.ID, &k.AccountID, &k.Account, &k.Plan, &k.Prefix, &k.Status,
 		&k.CreatedAt, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt, &k.ReplacedBy,
 		pgdialect.Array(&k.Scopes), pgdialect.Array(&k.Surfaces))
@@ -124,7 +124,7 @@ func scanKeyView(row interface{ Scan(...any) error }) (*cryptointel.APIKeyView, 
 }
 
 // ListAPIKeys returns the keys f selects, newest first.
-func ListAPIKeys(ctx context.Context, idb bun.IDB, f KeyFilter) ([]*cryptointel.APIKeyView, error) {
+func ListAPIKeys(ctx context.Context, idb bun.IDB, f KeyFilter) ([]*APIKeyView, error) {
 	var where []string
 	var args []any
 	if f.AccountID != 0 {
@@ -155,7 +155,7 @@ func ListAPIKeys(ctx context.Context, idb bun.IDB, f KeyFilter) ([]*cryptointel.
 		return nil, fmt.Errorf("error listing api keys: %w", err)
 	}
 	defer rows.Close()
-	out := []*cryptointel.APIKeyView{}
+	out := []*APIKeyView{}
 	for rows.Next() {
 		k, err := scanKeyView(rows)
 		if err != nil {
@@ -171,7 +171,7 @@ func ListAPIKeys(ctx context.Context, idb bun.IDB, f KeyFilter) ([]*cryptointel.
 
 // APIKeyByID returns key id; with accountID non-zero, only when it belongs
 // to that account. Returns ENOTFOUND otherwise.
-func APIKeyByID(ctx context.Context, idb bun.IDB, id, accountID int64) (*cryptointel.APIKeyView, error) {
+func APIKeyByID(ctx context.Context, idb bun.IDB, id, accountID int64) (*APIKeyView, error) {
 	k, err := scanKeyView(idb.QueryRowContext(ctx, keyViewSQL+" WHERE ak.id = ? AND (? = 0 OR ak.account_id = ?)", id, accountID, accountID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errKeyNotFound(id)
@@ -192,7 +192,7 @@ type KeyRevocation struct {
 	// AccountID, when non-zero, is the account the key must belong to
 	// (a revocation through /v1/keys); another account's key is not found.
 	AccountID int64
-	// Actor is who revokes it. Defaults to cryptointel.ActorCLI.
+	// Actor is who revokes it. Defaults to ActorCLI.
 	Actor string
 	// Reason is recorded in the audit trail; optional.
 	Reason string
@@ -200,7 +200,7 @@ type KeyRevocation struct {
 
 // RevokeAPIKey revokes a key at once and records it. Returns ENOTFOUND for
 // an unknown key (or another account's), ECONFLICT for one already revoked.
-func RevokeAPIKey(ctx context.Context, idb bun.IDB, r KeyRevocation) (*cryptointel.APIKeyView, error) {
+func RevokeAPIKey(ctx context.Context, idb bun.IDB, r KeyRevocation) (*APIKeyView, error) {
 	err := idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		k, err := lockKey(ctx, tx, r.KeyID, r.AccountID)
 		if err != nil {
@@ -216,7 +216,7 @@ func RevokeAPIKey(ctx context.Context, idb bun.IDB, r KeyRevocation) (*cryptoint
 		if r.Reason != "" {
 			detail["reason"] = r.Reason
 		}
-		return audit(ctx, tx, k.AccountID, &r.KeyID, cryptointel.AuditKeyRevoked, r.Actor, detail)
+		return audit(ctx, tx, k.AccountID, &r.KeyID, AuditKeyRevoked, r.Actor, detail)
 	})
 	if err != nil {
 		return nil, err
@@ -240,10 +240,10 @@ type KeyRotation struct {
 	// ExpiresAt, when set, is the new key's expiry: at most the old key's.
 	// Nil keeps the old key's expiry (none when it had none).
 	ExpiresAt *time.Time
-	// Actor is who rotates it. Defaults to cryptointel.ActorCLI.
+	// Actor is who rotates it. Defaults to ActorCLI.
 	Actor string
 	// MaxActive caps the account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap). A rotation
+	// DefaultMaxActiveKeys, negative: no cap). A rotation
 	// without grace retires the old key first, so it never meets the cap.
 	MaxActive int
 }
@@ -258,7 +258,7 @@ type KeyRotation struct {
 // already rotated, or when a rotation with grace would take the account
 // past its active keys, EINVALID for a grace out of bounds or an expiry
 // in the past or after the old key's.
-func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext string, created, old *cryptointel.APIKeyView, err error) {
+func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext string, created, old *APIKeyView, err error) {
 	if r.Grace < 0 || r.Grace > MaxRotationGrace {
 		return "", nil, nil, cryptointel.Errorf(cryptointel.EINVALID, "grace must be between 0 and %s.", fmtDuration(MaxRotationGrace))
 	}
@@ -310,11 +310,11 @@ func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext st
 		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET replaced_by = ? WHERE id = ?", newID, r.KeyID); err != nil {
 			return fmt.Errorf("error linking rotated api key: %w", err)
 		}
-		if err := audit(ctx, tx, k.AccountID, &r.KeyID, cryptointel.AuditKeyRotated, r.Actor,
+		if err := audit(ctx, tx, k.AccountID, &r.KeyID, AuditKeyRotated, r.Actor,
 			map[string]any{"newKeyId": newID, "graceSeconds": int64(r.Grace / time.Second)}); err != nil {
 			return err
 		}
-		return audit(ctx, tx, k.AccountID, &newID, cryptointel.AuditKeyCreated, r.Actor, keyCreatedDetail(key, &r.KeyID))
+		return audit(ctx, tx, k.AccountID, &newID, AuditKeyCreated, r.Actor, keyCreatedDetail(key, &r.KeyID))
 	})
 	if err != nil {
 		return "", nil, nil, err
@@ -337,15 +337,15 @@ type RestrictedKey struct {
 	// surfaces.
 	FromKeyID int64
 	// Surfaces are the surfaces the new key may read
-	// (cryptointel.RestrictableSurfaces).
+	// (RestrictableSurfaces).
 	Surfaces []string
 	// ExpiresAt, when set, is the new key's expiry: at most FromKeyID's.
 	// Nil takes FromKeyID's.
 	ExpiresAt *time.Time
-	// Actor is who creates it. Defaults to cryptointel.ActorCLI.
+	// Actor is who creates it. Defaults to ActorCLI.
 	Actor string
 	// MaxActive caps the account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	// DefaultMaxActiveKeys, negative: no cap).
 	MaxActive int
 }
 
@@ -355,13 +355,13 @@ type RestrictedKey struct {
 // key's, or an expiry in the past or after the creating key's; ECONFLICT
 // at the account's active keys; ENOTFOUND when rk.FromKeyID is not a key
 // of the account.
-func CreateRestrictedKey(ctx context.Context, idb bun.IDB, rk RestrictedKey) (plaintext string, created *cryptointel.APIKeyView, err error) {
+func CreateRestrictedKey(ctx context.Context, idb bun.IDB, rk RestrictedKey) (plaintext string, created *APIKeyView, err error) {
 	surfaces, err := checkSurfaces(rk.Surfaces)
 	if err != nil {
 		return "", nil, err
 	}
 	if len(surfaces) == 0 {
-		return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "surfaces is required: one or more of %s.", strings.Join(cryptointel.RestrictableSurfaces, ", "))
+		return "", nil, cryptointel.Errorf(cryptointel.EINVALID, "surfaces is required: one or more of %s.", strings.Join(RestrictableSurfaces, ", "))
 	}
 	if err := checkExpiry(rk.ExpiresAt); err != nil {
 		return "", nil, err
@@ -391,12 +391,12 @@ func CreateRestrictedKey(ctx context.Context, idb bun.IDB, rk RestrictedKey) (pl
 			return err
 		}
 		var key *cryptointel.APIKey
-		plaintext, key, err = insertKey(ctx, tx, from.AccountID, keySpec{ExpiresAt: expiresAt, Scopes: []string{cryptointel.ScopeData}, Surfaces: surfaces})
+		plaintext, key, err = insertKey(ctx, tx, from.AccountID, keySpec{ExpiresAt: expiresAt, Scopes: []string{ScopeData}, Surfaces: surfaces})
 		if err != nil {
 			return err
 		}
 		newID = key.ID
-		return audit(ctx, tx, from.AccountID, &newID, cryptointel.AuditKeyCreated, rk.Actor, keyCreatedDetail(key, nil))
+		return audit(ctx, tx, from.AccountID, &newID, AuditKeyCreated, rk.Actor, keyCreatedDetail(key, nil))
 	})
 	if err != nil {
 		return "", nil, err
@@ -415,7 +415,7 @@ type Recovery struct {
 	ExpiresAt *time.Time
 	// Reason is recorded with each revocation. Defaults to "recovery".
 	Reason string
-	// Actor is who recovers it. Defaults to cryptointel.ActorCLI.
+	// Actor is who recovers it. Defaults to ActorCLI.
 	Actor string
 }
 
@@ -460,17 +460,17 @@ func RecoverAccount(ctx context.Context, idb bun.IDB, rc Recovery) (plaintext st
 		}
 		slices.Sort(revoked)
 		for _, id := range revoked {
-			if err := audit(ctx, tx, accountID, &id, cryptointel.AuditKeyRevoked, rc.Actor, map[string]any{"reason": rc.Reason}); err != nil {
+			if err := audit(ctx, tx, accountID, &id, AuditKeyRevoked, rc.Actor, map[string]any{"reason": rc.Reason}); err != nil {
 				return err
 			}
 		}
-		if plaintext, key, err = insertKey(ctx, tx, accountID, keySpec{ExpiresAt: rc.ExpiresAt, Scopes: []string{cryptointel.ScopeData, cryptointel.ScopeManagement}}); err != nil {
+		if plaintext, key, err = insertKey(ctx, tx, accountID, keySpec{ExpiresAt: rc.ExpiresAt, Scopes: []string{ScopeData, ScopeManagement}}); err != nil {
 			return err
 		}
-		if err := audit(ctx, tx, accountID, &key.ID, cryptointel.AuditKeyCreated, rc.Actor, keyCreatedDetail(key, nil)); err != nil {
+		if err := audit(ctx, tx, accountID, &key.ID, AuditKeyCreated, rc.Actor, keyCreatedDetail(key, nil)); err != nil {
 			return err
 		}
-		return audit(ctx, tx, accountID, nil, cryptointel.AuditKeysRecovered, rc.Actor, map[string]any{"revoked": revoked, "newKeyId": key.ID})
+		return audit(ctx, tx, accountID, nil, AuditKeysRecovered, rc.Actor, map[string]any{"revoked": revoked, "newKeyId": key.ID})
 	})
 	if err != nil {
 		return "", nil, nil, err
@@ -500,14 +500,14 @@ func SetAccountPlan(ctx context.Context, idb bun.IDB, account, plan, actor strin
 		if _, err := tx.ExecContext(ctx, "UPDATE accounts SET plan = ? WHERE id = ?", plan, id); err != nil {
 			return fmt.Errorf("error setting account plan: %w", err)
 		}
-		return audit(ctx, tx, id, nil, cryptointel.AuditPlanSet, actor, map[string]any{"from": from, "to": plan})
+		return audit(ctx, tx, id, nil, AuditPlanSet, actor, map[string]any{"from": from, "to": plan})
 	})
 	return from, err
 }
 
 // KeyAudit returns the latest limit entries of the audit trail of account
 // accountID (every account's when 0), newest first.
-func KeyAudit(ctx context.Context, idb bun.IDB, accountID int64, limit int) ([]*cryptointel.KeyAuditEntry, error) {
+func KeyAudit(ctx context.Context, idb bun.IDB, accountID int64, limit int) ([]*KeyAuditEntry, error) {
 	rows, err := idb.QueryContext(ctx, `
 		SELECT id, at, account_id, api_key_id, action, actor, detail FROM api_key_audit
 		WHERE ? = 0 OR account_id = ? ORDER BY id DESC LIMIT ?`, accountID, accountID, limit)
@@ -515,9 +515,9 @@ func KeyAudit(ctx context.Context, idb bun.IDB, accountID int64, limit int) ([]*
 		return nil, fmt.Errorf("error reading key audit: %w", err)
 	}
 	defer rows.Close()
-	out := []*cryptointel.KeyAuditEntry{}
+	out := []*KeyAuditEntry{}
 	for rows.Next() {
-		e := new(cryptointel.KeyAuditEntry)
+		e := new(KeyAuditEntry)
 		var detail []byte
 		if err := rows.Scan(&e.ID, &e.At, &e.AccountID, &e.APIKeyID, &e.Action, &e.Actor, &detail); err != nil {
 			return nil, fmt.Errorf("error scanning key audit: %w", err)
@@ -578,7 +578,7 @@ func lockKeyAccount(ctx context.Context, tx bun.Tx, id, accountID int64) error {
 }
 
 // checkActiveKeys refuses one more key on account accountID when it has
-// maxActive active keys (0: cryptointel.DefaultMaxActiveKeys; negative: no
+// maxActive active keys (0: DefaultMaxActiveKeys; negative: no
 // cap). The caller holds the account's row lock, so the count is exact
 // among concurrent creations; it runs in its own statement, whose snapshot
 // follows the lock.
@@ -587,7 +587,7 @@ func checkActiveKeys(ctx context.Context, tx bun.Tx, accountID int64, maxActive 
 		return nil
 	}
 	if maxActive == 0 {
-		maxActive = cryptointel.DefaultMaxActiveKeys
+		maxActive = DefaultMaxActiveKeys
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `
@@ -631,9 +631,9 @@ func insertKey(ctx context.Context, tx bun.Tx, accountID int64, spec keySpec) (s
 	}
 	scopes := spec.Scopes
 	if len(scopes) == 0 {
-		scopes = []string{cryptointel.ScopeData}
+		scopes = []string{ScopeData}
 	}
-	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:cryptointel.APIKeyVisiblePrefix], Hash: cryptointel.HashAPIKey(plaintext),
+	key := &cryptointel.APIKey{AccountID: accountID, Prefix: plaintext[:cryptointel.APIKeyVisiblePrefix], Hash: HashAPIKey(plaintext),
 		ExpiresAt: spec.ExpiresAt, Scopes: scopes, Surfaces: spec.Surfaces}
 	if _, err := tx.NewInsert().Model(key).Returning("id, created_at").Exec(ctx); err != nil {
 		return "", nil, fmt.Errorf("error creating api key: %w", err)
@@ -645,7 +645,7 @@ func insertKey(ctx context.Context, tx bun.Tx, accountID int64, spec keySpec) (s
 // about one).
 func audit(ctx context.Context, tx bun.Tx, accountID int64, keyID *int64, action, actor string, detail map[string]any) error {
 	if actor == "" {
-		actor = cryptointel.ActorCLI
+		actor = ActorCLI
 	}
 	if detail == nil {
 		detail = map[string]any{}
@@ -681,32 +681,32 @@ func keyCreatedDetail(key *cryptointel.APIKey, rotatedFrom *int64) map[string]an
 // empty.
 func checkScopes(scopes []string) ([]string, error) {
 	var out []string
-	for _, s := range []string{cryptointel.ScopeData, cryptointel.ScopeManagement} {
+	for _, s := range []string{ScopeData, ScopeManagement} {
 		if slices.Contains(scopes, s) {
 			out = append(out, s)
 		}
 	}
 	for _, s := range scopes {
-		if s != cryptointel.ScopeData && s != cryptointel.ScopeManagement {
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown scope %q (one of %s, %s).", s, cryptointel.ScopeData, cryptointel.ScopeManagement)
+		if s != ScopeData && s != ScopeManagement {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown scope %q (one of %s, %s).", s, ScopeData, ScopeManagement)
 		}
 	}
 	return out, nil
 }
 
 // checkSurfaces returns surfaces validated, deduplicated and in
-// cryptointel.RestrictableSurfaces' order; nil stays nil.
+// RestrictableSurfaces' order; nil stays nil.
 func checkSurfaces(surfaces []string) ([]string, error) {
 	if surfaces == nil {
 		return nil, nil
 	}
 	for _, s := range surfaces {
-		if !slices.Contains(cryptointel.RestrictableSurfaces, s) {
-			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown surface %q (one of %s).", s, strings.Join(cryptointel.RestrictableSurfaces, ", "))
+		if !slices.Contains(RestrictableSurfaces, s) {
+			return nil, cryptointel.Errorf(cryptointel.EINVALID, "unknown surface %q (one of %s).", s, strings.Join(RestrictableSurfaces, ", "))
 		}
 	}
 	out := []string{}
-	for _, s := range cryptointel.RestrictableSurfaces {
+	for _, s := range RestrictableSurfaces {
 		if slices.Contains(surfaces, s) {
 			out = append(out, s)
 		}

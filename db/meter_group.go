@@ -119,9 +119,9 @@ func (d *DB) meterFlight() {
 
 // accountSurfacesArg and dataScopeArg are what meter_group's admission
 // test (KeyAdmits) reads of the Go constants.
-var accountSurfacesArg = cryptointel.AccountSurfaces
+var accountSurfacesArg = AccountSurfaces
 
-const dataScopeArg = cryptointel.ScopeData
+const dataScopeArg = ScopeData
 
 // meterGroupSQL meters a group (meter_group, migration 021).
 const meterGroupSQL = `SELECT o_ord, o_key_id, o_account_id, o_hash, o_plan, o_revoked, o_expired, o_scopes, o_surfaces,

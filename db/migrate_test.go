@@ -61,7 +61,7 @@ func TestAccountMetersMigration(t *testing.T) {
 	require.Equal(t, []int64{70, 30, 300}, []int64{window, requests, credits})
 	var scopes []string
 	require.NoError(t, d.Pool.QueryRow(ctx, `SELECT scopes FROM api_keys WHERE id = $1`, second.ID).Scan(&scopes))
-	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, scopes, "keys made before scopes keep what they could do")
+	require.Equal(t, []string{db.ScopeData, db.ScopeManagement}, scopes, "keys made before scopes keep what they could do")
 
 	_, err = d.Pool.Exec(ctx, read("017_account_meters_key_scopes.down.sql"))
 	require.NoError(t, err)

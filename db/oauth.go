@@ -172,7 +172,7 @@ func (d *DB) CreateOAuthGrant(ctx context.Context, g OAuthGrant, code OAuthCode)
 		if _, err := tx.ExecContext(ctx, `UPDATE oauth_clients SET expires_at = NULL WHERE client_id = ? AND kind = 'registered'`, g.ClientID); err != nil {
 			return fmt.Errorf("error keeping oauth client: %w", err)
 		}
-		return audit(ctx, tx, g.AccountID, &g.KeyID, cryptointel.AuditOAuthGranted, cryptointel.ActorAPIKey(g.KeyID),
+		return audit(ctx, tx, g.AccountID, &g.KeyID, AuditOAuthGranted, ActorAPIKey(g.KeyID),
 			map[string]any{"grantId": g.ID, "clientId": g.ClientID, "clientName": g.ClientName, "scope": g.Scope})
 	})
 	return g.ID, err
@@ -337,7 +337,7 @@ func (d *DB) revokeGrant(ctx context.Context, id int64, reason string) error {
 			}
 			return fmt.Errorf("error revoking oauth grant: %w", err)
 		}
-		return audit(ctx, tx, accountID, &keyID, cryptointel.AuditOAuthRevoked, ActorOAuth,
+		return audit(ctx, tx, accountID, &keyID, AuditOAuthRevoked, ActorOAuth,
 			map[string]any{"grantId": id, "clientId": clientID, "reason": reason})
 	})
 }
@@ -382,7 +382,7 @@ func (d *DB) RevokeOAuthGrant(ctx context.Context, accountID, id int64, actor st
 			}
 			return fmt.Errorf("error revoking oauth grant: %w", err)
 		}
-		return audit(ctx, tx, acct, &keyID, cryptointel.AuditOAuthRevoked, actor, map[string]any{"grantId": id, "clientId": clientID})
+		return audit(ctx, tx, acct, &keyID, AuditOAuthRevoked, actor, map[string]any{"grantId": id, "clientId": clientID})
 	})
 }
 

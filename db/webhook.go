@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/webhook"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -36,8 +37,8 @@ const (
 )
 
 // MsgMaxWebhooks is the contract's message for a registration beyond
-// cryptointel.MaxWebhooksPerAccount: "Maximum 5 webhooks per account".
-var MsgMaxWebhooks = fmt.Sprintf("Maximum %d webhooks per account", cryptointel.MaxWebhooksPerAccount)
+// webhook.MaxPerAccount: "Maximum 5 webhooks per account".
+var MsgMaxWebhooks = fmt.Sprintf("Maximum %d webhooks per account", webhook.MaxPerAccount)
 
 // NormalizeEventTypes validates event types and returns them deduplicated in
 // the order radar, signal. It returns EINVALID with the contract's messages.
@@ -94,8 +95,8 @@ func errWebhookNotFound() *cryptointel.Error {
 // limit is checked under a lock on the account row, so concurrent creates
 // cannot exceed it. Returns EINVALID (MsgMaxWebhooks) beyond the limit and
 // ENOTFOUND for an unknown account.
-func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string, eventTypes []string, secret string) (*cryptointel.Webhook, error) {
-	hook := &cryptointel.Webhook{AccountID: accountID, URL: url, Secret: secret, EventTypes: eventTypes, Active: true}
+func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string, eventTypes []string, secret string) (*webhook.Webhook, error) {
+	hook := &webhook.Webhook{AccountID: accountID, URL: url, Secret: secret, EventTypes: eventTypes, Active: true}
 	err := idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var id int64
 		if err := tx.NewRaw("SELECT id FROM accounts WHERE id = ? FOR UPDATE", accountID).Scan(ctx, &id); err != nil {
@@ -104,11 +105,11 @@ func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string
 			}
 			return fmt.Errorf("error locking account: %w", err)
 		}
-		n, err := tx.NewSelect().Model((*cryptointel.Webhook)(nil)).Where("account_id = ?", accountID).Count(ctx)
+		n, err := tx.NewSelect().Model((*webhook.Webhook)(nil)).Where("account_id = ?", accountID).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("error counting webhooks: %w", err)
 		}
-		if n >= cryptointel.MaxWebhooksPerAccount {
+		if n >= webhook.MaxPerAccount {
 			return cryptointel.Errorf(cryptointel.EINVALID, "%s", MsgMaxWebhooks)
 		}
 		if _, err := tx.NewInsert().Model(hook).Returning("*").Exec(ctx); err != nil {
@@ -123,8 +124,8 @@ func CreateWebhook(ctx context.Context, idb bun.IDB, accountID int64, url string
 }
 
 // ListWebhooks returns the account's webhooks, most recently created first.
-func ListWebhooks(ctx context.Context, idb bun.IDB, accountID int64) ([]*cryptointel.Webhook, error) {
-	out := []*cryptointel.Webhook{}
+func ListWebhooks(ctx context.Context, idb bun.IDB, accountID int64) ([]*webhook.Webhook, error) {
+	out := []*webhook.Webhook{}
 	err := idb.NewSelect().Model(&out).Where("account_id = ?", accountID).OrderExpr("created_at DESC, id DESC").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("error listing webhooks: %w", err)
@@ -134,8 +135,8 @@ func ListWebhooks(ctx context.Context, idb bun.IDB, accountID int64) ([]*cryptoi
 
 // WebhookByID returns the account's webhook id. Returns ENOTFOUND
 // (MsgWebhookNotFound) when it does not exist or belongs to another account.
-func WebhookByID(ctx context.Context, idb bun.IDB, accountID, id int64) (*cryptointel.Webhook, error) {
-	hook := new(cryptointel.Webhook)
+func WebhookByID(ctx context.Context, idb bun.IDB, accountID, id int64) (*webhook.Webhook, error) {
+	hook := new(webhook.Webhook)
 	err := idb.NewSelect().Model(hook).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errWebhookNotFound()
@@ -159,11 +160,11 @@ type WebhookPatch struct {
 // UpdateWebhook applies patch to the account's webhook. Returns EINVALID
 // (MsgNoFieldsToUpdate) for an empty patch and ENOTFOUND
 // (MsgWebhookNotFound) for a missing or foreign webhook.
-func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch WebhookPatch) (*cryptointel.Webhook, error) {
+func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch WebhookPatch) (*webhook.Webhook, error) {
 	if patch.URL == nil && patch.EventTypes == nil && patch.Active == nil {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgNoFieldsToUpdate)
 	}
-	q := idb.NewUpdate().Model((*cryptointel.Webhook)(nil)).Set("updated_at = now()").
+	q := idb.NewUpdate().Model((*webhook.Webhook)(nil)).Set("updated_at = now()").
 		Where("id = ? AND account_id = ?", id, accountID)
 	if patch.URL != nil {
 		q = q.Set("url = ?", *patch.URL)
@@ -177,7 +178,7 @@ func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch 
 			q = q.Set("consecutive_failures = 0")
 		}
 	}
-	hook := new(cryptointel.Webhook)
+	hook := new(webhook.Webhook)
 	if _, err := q.Returning("*").Exec(ctx, hook); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("error updating webhook: %w", err)
 	}
@@ -191,7 +192,7 @@ func UpdateWebhook(ctx context.Context, idb bun.IDB, accountID, id int64, patch 
 // deliveries; queued delivery jobs find no delivery and end. Returns
 // ENOTFOUND (MsgWebhookNotFound) for a missing or foreign webhook.
 func DeleteWebhook(ctx context.Context, idb bun.IDB, accountID, id int64) error {
-	res, err := idb.NewDelete().Model((*cryptointel.Webhook)(nil)).Where("id = ? AND account_id = ?", id, accountID).Exec(ctx)
+	res, err := idb.NewDelete().Model((*webhook.Webhook)(nil)).Where("id = ? AND account_id = ?", id, accountID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("error deleting webhook: %w", err)
 	}
@@ -204,9 +205,9 @@ func DeleteWebhook(ctx context.Context, idb bun.IDB, accountID, id int64) error 
 // RotateWebhookSecret replaces the account's webhook secret. Deliveries
 // attempted from now on are signed with the new secret. Returns ENOTFOUND
 // (MsgWebhookNotFound) for a missing or foreign webhook.
-func RotateWebhookSecret(ctx context.Context, idb bun.IDB, accountID, id int64, secret string) (*cryptointel.Webhook, error) {
-	hook := new(cryptointel.Webhook)
-	_, err := idb.NewUpdate().Model((*cryptointel.Webhook)(nil)).Set("secret = ?", secret).Set("updated_at = now()").
+func RotateWebhookSecret(ctx context.Context, idb bun.IDB, accountID, id int64, secret string) (*webhook.Webhook, error) {
+	hook := new(webhook.Webhook)
+	_, err := idb.NewUpdate().Model((*webhook.Webhook)(nil)).Set("secret = ?", secret).Set("updated_at = now()").
 		Where("id = ? AND account_id = ?", id, accountID).Returning("*").Exec(ctx, hook)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("error rotating webhook secret: %w", err)
@@ -227,11 +228,11 @@ type DeliveryFilter struct {
 
 // WebhookDeliveries returns a webhook's most recent deliveries, newest
 // first. The caller checks ownership of the webhook first.
-func WebhookDeliveries(ctx context.Context, idb bun.IDB, webhookID int64, f DeliveryFilter) ([]*cryptointel.WebhookDelivery, error) {
+func WebhookDeliveries(ctx context.Context, idb bun.IDB, webhookID int64, f DeliveryFilter) ([]*webhook.Delivery, error) {
 	if f.Limit <= 0 {
 		f.Limit = cryptointel.WebhookDeliveriesLimit.Default
 	}
-	out := []*cryptointel.WebhookDelivery{}
+	out := []*webhook.Delivery{}
 	q := idb.NewSelect().Model(&out).Where("webhook_id = ?", webhookID)
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -243,8 +244,8 @@ func WebhookDeliveries(ctx context.Context, idb bun.IDB, webhookID int64, f Deli
 }
 
 // WebhookAttempts returns the recorded attempts of a delivery in order.
-func WebhookAttempts(ctx context.Context, idb bun.IDB, deliveryID string) ([]*cryptointel.WebhookAttempt, error) {
-	out := []*cryptointel.WebhookAttempt{}
+func WebhookAttempts(ctx context.Context, idb bun.IDB, deliveryID string) ([]*webhook.Attempt, error) {
+	out := []*webhook.Attempt{}
 	if !isWebhookUUID(deliveryID) {
 		return out, nil
 	}
@@ -261,8 +262,8 @@ func isWebhookUUID(s string) bool { return webhookUUIDRE.MatchString(s) }
 // deliveryColumns is the column list scanned by scanDelivery.
 const deliveryColumns = `id::text, webhook_id, event_id, event_type, status, attempts, last_status, last_error, created_at, updated_at, delivered_at`
 
-func scanDelivery(row pgx.Row) (*cryptointel.WebhookDelivery, error) {
-	d := new(cryptointel.WebhookDelivery)
+func scanDelivery(row pgx.Row) (*webhook.Delivery, error) {
+	d := new(webhook.Delivery)
 	err := row.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &d.LastStatus, &d.LastError, &d.CreatedAt, &d.UpdatedAt, &d.DeliveredAt)
 	return d, err
 }
@@ -271,12 +272,12 @@ func scanDelivery(row pgx.Row) (*cryptointel.WebhookDelivery, error) {
 // account's webhook inside tx; the caller inserts its River job in the same
 // transaction. Pings are sent even to an inactive webhook and never count
 // toward auto-disable. Returns ENOTFOUND (MsgWebhookNotFound).
-func CreateTestDeliveryTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64) (*cryptointel.WebhookDelivery, error) {
+func CreateTestDeliveryTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64) (*webhook.Delivery, error) {
 	CountStatement(ctx)
 	d, err := scanDelivery(tx.QueryRow(ctx, `
 		INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type)
 		SELECT gen_random_uuid(), w.id, NULL, $3 FROM webhooks w WHERE w.id = $1 AND w.account_id = $2
-		RETURNING `+deliveryColumns, webhookID, accountID, cryptointel.EventTypePing))
+		RETURNING `+deliveryColumns, webhookID, accountID, webhook.EventTypePing))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errWebhookNotFound()
 	} else if err != nil {
@@ -292,7 +293,7 @@ func CreateTestDeliveryTx(ctx context.Context, tx pgx.Tx, accountID, webhookID i
 // (MsgDeliveryPending) for a delivery still pending (so concurrent requests
 // queue one job), and EINVALID (MsgWebhookInactive) when the webhook is
 // paused or disabled, except for pings.
-func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, deliveryID string) (*cryptointel.WebhookDelivery, error) {
+func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, deliveryID string) (*webhook.Delivery, error) {
 	var active bool
 	CountStatement(ctx)
 	err := tx.QueryRow(ctx, `SELECT active FROM webhooks WHERE id = $1 AND account_id = $2 FOR UPDATE`, webhookID, accountID).Scan(&active)
@@ -320,7 +321,7 @@ func RedeliverTx(ctx context.Context, tx pgx.Tx, accountID, webhookID int64, del
 		switch {
 		case status == nil:
 			return nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
-		case *status == cryptointel.DeliveryPending:
+		case *status == webhook.DeliveryPending:
 			return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgDeliveryPending)
 		}
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, MsgWebhookInactive)
@@ -479,18 +480,18 @@ func PollEventsTx(ctx context.Context, tx pgx.Tx) (*PollResult, error) {
 // DeliveryForSend returns a delivery and its webhook for the delivery
 // worker. Returns ENOTFOUND when the delivery no longer exists (its webhook
 // was deleted).
-func DeliveryForSend(ctx context.Context, idb bun.IDB, deliveryID string) (*cryptointel.WebhookDelivery, *cryptointel.Webhook, error) {
+func DeliveryForSend(ctx context.Context, idb bun.IDB, deliveryID string) (*webhook.Delivery, *webhook.Webhook, error) {
 	if !isWebhookUUID(deliveryID) {
 		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
 	}
-	d := new(cryptointel.WebhookDelivery)
+	d := new(webhook.Delivery)
 	err := idb.NewSelect().Model(d).Where("id = ?", deliveryID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("error selecting delivery: %w", err)
 	}
-	hook := new(cryptointel.Webhook)
+	hook := new(webhook.Webhook)
 	err = idb.NewSelect().Model(hook).Where("id = ?", d.WebhookID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, cryptointel.Errorf(cryptointel.ENOTFOUND, MsgDeliveryNotFound)
@@ -526,21 +527,21 @@ type AttemptRecord struct {
 // reaches WebhookAutoDisableAfter. Pings never touch the count. It returns
 // the updated delivery, or nil when the delivery was no longer pending
 // (already recorded by an earlier run of the same job).
-func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (*cryptointel.WebhookDelivery, error) {
-	var out *cryptointel.WebhookDelivery
+func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (*webhook.Delivery, error) {
+	var out *webhook.Delivery
 	err := idb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		status := cryptointel.DeliveryPending
+		status := webhook.DeliveryPending
 		if rec.Succeeded {
-			status = cryptointel.DeliverySucceeded
+			status = webhook.DeliverySucceeded
 		} else if rec.Final {
-			status = cryptointel.DeliveryFailed
+			status = webhook.DeliveryFailed
 		}
 		var lastError *string
 		if rec.Error != "" {
 			lastError = &rec.Error
 		}
-		d := new(cryptointel.WebhookDelivery)
-		_, err := tx.NewUpdate().Model((*cryptointel.WebhookDelivery)(nil)).
+		d := new(webhook.Delivery)
+		_, err := tx.NewUpdate().Model((*webhook.Delivery)(nil)).
 			Set("attempts = attempts + 1").
 			Set("status = ?", status).
 			Set("last_status = ?", rec.StatusCode).
@@ -556,7 +557,7 @@ func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (
 			return nil
 		}
 		out = d
-		attempt := &cryptointel.WebhookAttempt{
+		attempt := &webhook.Attempt{
 			DeliveryID:  d.ID,
 			Attempt:     d.Attempts,
 			AttemptedAt: rec.AttemptedAt,
@@ -572,13 +573,13 @@ func RecordWebhookAttempt(ctx context.Context, idb bun.IDB, rec AttemptRecord) (
 		}
 		switch {
 		case rec.Succeeded:
-			_, err = tx.NewUpdate().Model((*cryptointel.Webhook)(nil)).Set("consecutive_failures = 0").
+			_, err = tx.NewUpdate().Model((*webhook.Webhook)(nil)).Set("consecutive_failures = 0").
 				Where("id = ? AND consecutive_failures <> 0", d.WebhookID).Exec(ctx)
 		case rec.Final:
-			_, err = tx.NewUpdate().Model((*cryptointel.Webhook)(nil)).
+			_, err = tx.NewUpdate().Model((*webhook.Webhook)(nil)).
 				Set("consecutive_failures = consecutive_failures + 1").
-				Set("active = CASE WHEN consecutive_failures + 1 >= ? THEN false ELSE active END", cryptointel.WebhookAutoDisableAfter).
-				Set("updated_at = CASE WHEN active AND consecutive_failures + 1 >= ? THEN now() ELSE updated_at END", cryptointel.WebhookAutoDisableAfter).
+				Set("active = CASE WHEN consecutive_failures + 1 >= ? THEN false ELSE active END", webhook.AutoDisableAfter).
+				Set("updated_at = CASE WHEN active AND consecutive_failures + 1 >= ? THEN now() ELSE updated_at END", webhook.AutoDisableAfter).
 				Where("id = ?", d.WebhookID).Exec(ctx)
 		}
 		if err != nil {
@@ -601,7 +602,7 @@ func SkipDelivery(ctx context.Context, idb bun.IDB, deliveryID, reason string) e
 	if reason == "" {
 		reason = msgDeliveryNotAttempt
 	}
-	_, err := idb.NewUpdate().Model((*cryptointel.WebhookDelivery)(nil)).
+	_, err := idb.NewUpdate().Model((*webhook.Delivery)(nil)).
 		Set("status = 'failed'").Set("last_error = ?", reason).Set("updated_at = now()").
 		Where("id = ? AND status = 'pending'", deliveryID).Exec(ctx)
 	if err != nil {

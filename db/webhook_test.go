@@ -12,6 +12,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/webhook"
 )
 
 type webhookBundle struct {
@@ -90,7 +91,7 @@ func TestWebhookCRUD(t *testing.T) {
 	require.NoError(t, err)
 
 	var ids []int64
-	for i := 0; i < cryptointel.MaxWebhooksPerAccount; i++ {
+	for i := 0; i < webhook.MaxPerAccount; i++ {
 		h, err := db.CreateWebhook(ctx, b.store.Bun, b.account, fmt.Sprintf("https://h%d.example.com/", i), []string{"radar"}, "whsec_x")
 		require.NoError(t, err)
 		ids = append(ids, h.ID)
@@ -219,7 +220,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	// A non-final failure does not count; a success resets.
 	d, err := db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[0], AttemptedAt: b.store.Now(), Error: "x"})
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.DeliveryPending, d.Status)
+	require.Equal(t, webhook.DeliveryPending, d.Status)
 	h, err := db.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
 	require.NoError(t, err)
 	require.Equal(t, 48, h.ConsecutiveFailures)
@@ -231,7 +232,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.True(t, h.Active)
 	d, err = db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[1], AttemptedAt: b.store.Now(), Error: "x", Final: true})
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.DeliveryFailed, d.Status)
+	require.Equal(t, webhook.DeliveryFailed, d.Status)
 	h, _ = db.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
 	require.Equal(t, 50, h.ConsecutiveFailures)
 	require.False(t, h.Active, "50 consecutive failed deliveries disable")
@@ -246,7 +247,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.Equal(t, 2, attempts[1].Attempt)
 
 	// Redelivery: refused while pending or while the webhook is disabled.
-	redeliver := func(id string) (*cryptointel.WebhookDelivery, error) {
+	redeliver := func(id string) (*webhook.Delivery, error) {
 		tx, err := b.store.Pool.Begin(ctx)
 		require.NoError(t, err)
 		defer tx.Rollback(ctx) //nolint:errcheck
@@ -270,7 +271,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.Equal(t, 0, h.ConsecutiveFailures, "re-enabling resets the count")
 	d, err = redeliver(ids[1])
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.DeliveryPending, d.Status)
+	require.Equal(t, webhook.DeliveryPending, d.Status)
 	require.Equal(t, ids[1], d.ID)
 	_, err = redeliver(ids[1])
 	require.Equal(t, db.MsgDeliveryPending, cryptointel.ErrorMessage(err), "a second request while pending queues nothing")

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -242,13 +243,13 @@ type permanentError struct{ msg string }
 
 func (e *permanentError) Error() string { return e.msg }
 
-func (w *ExportWorker) export(ctx context.Context, ej *cryptointel.ExportJob) (db.ExportResult, error) {
-	var params cryptointel.ExportParams
+func (w *ExportWorker) export(ctx context.Context, ej *exportjob.Job) (db.ExportResult, error) {
+	var params exportjob.Params
 	if err := json.Unmarshal(ej.RequestedParams, &params); err != nil {
 		return db.ExportResult{}, &permanentError{msg: "Export parameters could not be read."}
 	}
 	valid := false
-	for _, s := range cryptointel.ExportScopes {
+	for _, s := range exportjob.Scopes {
 		valid = valid || s == ej.Scope
 	}
 	if !valid {
@@ -326,7 +327,7 @@ type exportBatch struct {
 // transaction) fetches the next batch while the encoder writes the current
 // one, at most two batches in flight, so memory stays flat. It returns the
 // number of rows written.
-func (w *ExportWorker) pipeline(ctx context.Context, ej *cryptointel.ExportJob, params cryptointel.ExportParams, enc exportEncoder) (int64, error) {
+func (w *ExportWorker) pipeline(ctx context.Context, ej *exportjob.Job, params exportjob.Params, enc exportEncoder) (int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan exportBatch, 1)
@@ -366,7 +367,7 @@ func (w *ExportWorker) pipeline(ctx context.Context, ej *cryptointel.ExportJob, 
 		}
 	}
 	var err error
-	if ej.Scope == cryptointel.ExportScopeOrganizationsRegistry {
+	if ej.Scope == exportjob.ScopeOrganizationsRegistry {
 		err = db.StreamExportEntities(ctx, w.store, w.cfg.BatchSize, func(batch []cryptointel.Entity) error {
 			return send(exportBatch{entities: batch})
 		})
@@ -490,13 +491,13 @@ type exportEncoder interface {
 }
 
 func newExportEncoder(format, scope string, w io.Writer, includeEvidence bool, rowGroupRows int) (exportEncoder, error) {
-	entities := scope == cryptointel.ExportScopeOrganizationsRegistry
+	entities := scope == exportjob.ScopeOrganizationsRegistry
 	switch format {
-	case cryptointel.ExportFormatJSONL:
+	case exportjob.FormatJSONL:
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		return &jsonlEncoder{w: w, enc: enc, includeEvidence: includeEvidence}, nil
-	case cryptointel.ExportFormatCSV:
+	case exportjob.FormatCSV:
 		cw := csv.NewWriter(w)
 		header := wire.EventCSVHeader
 		if entities {
@@ -506,7 +507,7 @@ func newExportEncoder(format, scope string, w io.Writer, includeEvidence bool, r
 			return nil, err
 		}
 		return &csvEncoder{w: cw}, nil
-	case cryptointel.ExportFormatParquet:
+	case exportjob.FormatParquet:
 		opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy)}
 		if entities {
 			return &parquetEntityEncoder{w: parquet.NewGenericWriter[ParquetEntity](w, opts...), rowGroupRows: rowGroupRows}, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 )
 
@@ -42,14 +43,14 @@ func BenchmarkExport(b *testing.B) {
 	storage, err := exportstore.OpenDir(context.Background(), b.TempDir())
 	require.NoError(b, err)
 	worker := NewExportWorker(store, ExportConfig{Storage: storage})
-	for _, format := range cryptointel.ExportFormats {
+	for _, format := range exportjob.Formats {
 		b.Run(fmt.Sprintf("%s/rows=%d", format, n), func(b *testing.B) {
 			var rows, size int64
 			var peak, peakLive uint64
 			var elapsed time.Duration
 			for i := 0; i < b.N; i++ {
-				job := accountKey.createJob(b, store, cryptointel.ExportScopeRadarHistory, format,
-					cryptointel.ExportParams{Since: ptime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)), IncludeEvidence: true})
+				job := accountKey.createJob(b, store, exportjob.ScopeRadarHistory, format,
+					exportjob.Params{Since: ptime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)), IncludeEvidence: true})
 				runtime.GC()
 				stop := sampleHeap()
 				start := time.Now()
@@ -59,7 +60,7 @@ func BenchmarkExport(b *testing.B) {
 				peak, peakLive = max(peak, inuse), max(peakLive, live)
 				done, err := db.ExportJobForWorker(context.Background(), store.Bun, job.ID)
 				require.NoError(b, err)
-				require.Equal(b, cryptointel.ExportStatusCompleted, done.Status)
+				require.Equal(b, exportjob.StatusCompleted, done.Status)
 				require.Equal(b, int64(n), *done.RowCount)
 				rows += *done.RowCount
 				size = *done.ByteSize

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -108,7 +109,7 @@ func seedExportFixture(t testing.TB, store *db.DB, n int) *exportFixture {
 
 // expected returns the fixture events an export with scope and params must
 // contain, in export order, computed in Go independently of the SQL.
-func (fx *exportFixture) expected(scope string, p cryptointel.ExportParams) []wire.Event {
+func (fx *exportFixture) expected(scope string, p exportjob.Params) []wire.Event {
 	var out []wire.Event
 	for _, ev := range fx.events {
 		if p.Since != nil && ev.LatestEvidenceTimestamp.Before(p.Since.Time) {
@@ -120,10 +121,10 @@ func (fx *exportFixture) expected(scope string, p cryptointel.ExportParams) []wi
 		if p.Category != nil && ev.EventCategory != *p.Category {
 			continue
 		}
-		if scope == cryptointel.ExportScopeSignalHistory && ev.Significance == nil {
+		if scope == exportjob.ScopeSignalHistory && ev.Significance == nil {
 			continue
 		}
-		if scope == cryptointel.ExportScopeTimelineByOrg {
+		if scope == exportjob.ScopeTimelineByOrg {
 			linked := false
 			for _, r := range append(slices.Clone(ev.Owners), ev.Participants...) {
 				linked = linked || slices.Contains(p.OrganizationIDs, r.ID)
@@ -147,14 +148,14 @@ func (fx *exportFixture) expected(scope string, p cryptointel.ExportParams) []wi
 }
 
 // createFixtureJob inserts an export job row (without a River job).
-func (fx *exportFixture) createJob(t testing.TB, store *db.DB, scope, format string, p cryptointel.ExportParams) *cryptointel.ExportJob {
+func (fx *exportFixture) createJob(t testing.TB, store *db.DB, scope, format string, p exportjob.Params) *exportjob.Job {
 	t.Helper()
 	if p.OrganizationIDs == nil {
 		p.OrganizationIDs = []int64{}
 	}
 	raw, err := json.Marshal(p)
 	require.NoError(t, err)
-	job := &cryptointel.ExportJob{AccountID: fx.accountID, APIKeyID: fx.apiKeyID, Scope: scope, Format: format, RequestedParams: raw}
+	job := &exportjob.Job{AccountID: fx.accountID, APIKeyID: fx.apiKeyID, Scope: scope, Format: format, RequestedParams: raw}
 	require.NoError(t, db.CreateExportJob(context.Background(), store, job, db.ExportBounds{}, func(context.Context, pgx.Tx) error { return nil }))
 	return job
 }
@@ -162,25 +163,25 @@ func (fx *exportFixture) createJob(t testing.TB, store *db.DB, scope, format str
 // jsonlEvent decodes a line of a jsonl event export, legacy aliases
 // included.
 type jsonlEvent struct {
-	ID                      int64                  `json:"id"`
-	Title                   string                 `json:"title"`
-	EventCategory           string                 `json:"eventCategory"`
-	EventSubcategory        string                 `json:"eventSubcategory"`
-	Summary                 string                 `json:"summary"`
-	Bullets                 []string               `json:"bullets"`
-	Owners                  []jsonlRef             `json:"owners"`
-	Participants            []jsonlRef             `json:"participants"`
-	Evidence                []jsonlEvidence        `json:"evidence"`
-	LatestEvidenceTimestamp cryptointel.ExportTime `json:"latestEvidenceTimestamp"`
-	Significance            *float64               `json:"significance"`
+	ID                      int64           `json:"id"`
+	Title                   string          `json:"title"`
+	EventCategory           string          `json:"eventCategory"`
+	EventSubcategory        string          `json:"eventSubcategory"`
+	Summary                 string          `json:"summary"`
+	Bullets                 []string        `json:"bullets"`
+	Owners                  []jsonlRef      `json:"owners"`
+	Participants            []jsonlRef      `json:"participants"`
+	Evidence                []jsonlEvidence `json:"evidence"`
+	LatestEvidenceTimestamp exportjob.Time  `json:"latestEvidenceTimestamp"`
+	Significance            *float64        `json:"significance"`
 
-	GlobalSummary       string                 `json:"globalSummary"`
-	BulletSummary       []string               `json:"bulletSummary"`
-	EventOwner          []jsonlRef             `json:"eventOwner"`
-	EventParticipants   []jsonlRef             `json:"eventParticipants"`
-	Posts               []jsonlEvidence        `json:"posts"`
-	LatestPostTimestamp cryptointel.ExportTime `json:"latestPostTimestamp"`
-	Signal              *float64               `json:"signal"`
+	GlobalSummary       string          `json:"globalSummary"`
+	BulletSummary       []string        `json:"bulletSummary"`
+	EventOwner          []jsonlRef      `json:"eventOwner"`
+	EventParticipants   []jsonlRef      `json:"eventParticipants"`
+	Posts               []jsonlEvidence `json:"posts"`
+	LatestPostTimestamp exportjob.Time  `json:"latestPostTimestamp"`
+	Signal              *float64        `json:"signal"`
 }
 
 type jsonlRef struct {
@@ -191,10 +192,10 @@ type jsonlRef struct {
 }
 
 type jsonlEvidence struct {
-	ID        int64                  `json:"id"`
-	Content   string                 `json:"content"`
-	URL       string                 `json:"url"`
-	Timestamp cryptointel.ExportTime `json:"timestamp"`
+	ID        int64          `json:"id"`
+	Content   string         `json:"content"`
+	URL       string         `json:"url"`
+	Timestamp exportjob.Time `json:"timestamp"`
 }
 
 // decodeEvents parses an export file of events in format back into
@@ -204,7 +205,7 @@ func decodeEvents(t testing.TB, format string, b []byte) []wire.Event {
 	t.Helper()
 	var out []wire.Event
 	switch format {
-	case cryptointel.ExportFormatJSONL:
+	case exportjob.FormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
 			var line jsonlEvent
@@ -234,7 +235,7 @@ func decodeEvents(t testing.TB, format string, b []byte) []wire.Event {
 			}
 			out = append(out, ev)
 		}
-	case cryptointel.ExportFormatCSV:
+	case exportjob.FormatCSV:
 		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 		require.NoError(t, err)
 		require.NotEmpty(t, recs)
@@ -262,7 +263,7 @@ func decodeEvents(t testing.TB, format string, b []byte) []wire.Event {
 			}
 			out = append(out, ev)
 		}
-	case cryptointel.ExportFormatParquet:
+	case exportjob.FormatParquet:
 		rows, err := parquet.Read[wire.Event](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, row := range rows {
@@ -312,7 +313,7 @@ func normalizeFor(format string, evs []wire.Event) []wire.Event {
 		ev.Owners = slices.Clone(ev.Owners)
 		ev.Participants = slices.Clone(ev.Participants)
 		ev.Evidence = slices.Clone(ev.Evidence)
-		if format == cryptointel.ExportFormatCSV {
+		if format == exportjob.FormatCSV {
 			for j := range ev.Owners {
 				ev.Owners[j].Type, ev.Owners[j].Aliases = "", nil
 			}
@@ -345,7 +346,7 @@ func decodeEntities(t testing.TB, format string, b []byte) []cryptointel.Entity 
 	t.Helper()
 	var out []cryptointel.Entity
 	switch format {
-	case cryptointel.ExportFormatJSONL:
+	case exportjob.FormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
 			var e JSONEntity
@@ -356,7 +357,7 @@ func decodeEntities(t testing.TB, format string, b []byte) []cryptointel.Entity 
 			require.NoError(t, err)
 			out = append(out, cryptointel.Entity{ID: e.ID, CanonicalName: e.CanonicalName, DisplayName: e.DisplayName, EntityType: e.EntityType, Status: e.Status, Aliases: e.Aliases})
 		}
-	case cryptointel.ExportFormatCSV:
+	case exportjob.FormatCSV:
 		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 		require.NoError(t, err)
 		require.Equal(t, csvEntityHeader, recs[0])
@@ -365,7 +366,7 @@ func decodeEntities(t testing.TB, format string, b []byte) []cryptointel.Entity 
 			require.NoError(t, err)
 			out = append(out, cryptointel.Entity{ID: id, CanonicalName: r[1], DisplayName: r[2], EntityType: r[3], Status: r[4], Aliases: splitNonEmpty(r[5], "|")})
 		}
-	case cryptointel.ExportFormatParquet:
+	case exportjob.FormatParquet:
 		rows, err := parquet.Read[ParquetEntity](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, e := range rows {

@@ -9,7 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/exportjob"
 )
 
 // TestExportParquetSchema checks the logical types a standard reader sees
@@ -18,8 +18,8 @@ import (
 func TestExportParquetSchema(t *testing.T) {
 	t.Parallel()
 	b := setupExport(t, 12)
-	job := b.fx.createJob(t, b.store, cryptointel.ExportScopeReplayGlobal, cryptointel.ExportFormatParquet,
-		cryptointel.ExportParams{Since: ptime(b.fx.base.Add(-time.Hour)), IncludeEvidence: true})
+	job := b.fx.createJob(t, b.store, exportjob.ScopeReplayGlobal, exportjob.FormatParquet,
+		exportjob.Params{Since: ptime(b.fx.base.Add(-time.Hour)), IncludeEvidence: true})
 	require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
 	data := b.readFile(t, b.reload(t, job.ID))
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))

@@ -15,9 +15,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 )
 
@@ -47,7 +47,7 @@ func setupExport(t *testing.T, events int) *exportTestBundle {
 	return &exportTestBundle{store: store, storage: storage, dir: dir, fx: fx, worker: w, now: now}
 }
 
-func (b *exportTestBundle) readFile(t *testing.T, job *cryptointel.ExportJob) []byte {
+func (b *exportTestBundle) readFile(t *testing.T, job *exportjob.Job) []byte {
 	t.Helper()
 	require.NotNil(t, job.StorageKey)
 	obj, err := b.storage.Open(context.Background(), *job.StorageKey)
@@ -59,14 +59,14 @@ func (b *exportTestBundle) readFile(t *testing.T, job *cryptointel.ExportJob) []
 	return data
 }
 
-func (b *exportTestBundle) reload(t *testing.T, id string) *cryptointel.ExportJob {
+func (b *exportTestBundle) reload(t *testing.T, id string) *exportjob.Job {
 	t.Helper()
 	job, err := db.ExportJobForWorker(context.Background(), b.store.Bun, id)
 	require.NoError(t, err)
 	return job
 }
 
-func ptime(t time.Time) *cryptointel.ExportTime { return &cryptointel.ExportTime{Time: t} }
+func ptime(t time.Time) *exportjob.Time { return &exportjob.Time{Time: t} }
 
 // TestExportEveryScopeAndFormat runs one export per scope and format and
 // checks the file against the database: row count, checksum, size, and
@@ -76,21 +76,21 @@ func TestExportEveryScopeAndFormat(t *testing.T) {
 	b := setupExport(t, 40)
 	base := b.fx.base
 	funding := "funding"
-	paramsByScope := map[string]cryptointel.ExportParams{
-		cryptointel.ExportScopeOrganizationsRegistry: {},
-		cryptointel.ExportScopeRadarHistory:          {Since: ptime(base.Add(2 * time.Hour)), Until: ptime(base.Add(15 * time.Hour)), IncludeEvidence: true},
-		cryptointel.ExportScopeSignalHistory:         {Since: ptime(base), Category: &funding},
-		cryptointel.ExportScopeReplayGlobal:          {Since: ptime(base.Add(-time.Hour)), IncludeEvidence: true},
-		cryptointel.ExportScopeTimelineByOrg:         {Since: ptime(base), OrganizationIDs: []int64{2, 4}, IncludeEvidence: true},
+	paramsByScope := map[string]exportjob.Params{
+		exportjob.ScopeOrganizationsRegistry: {},
+		exportjob.ScopeRadarHistory:          {Since: ptime(base.Add(2 * time.Hour)), Until: ptime(base.Add(15 * time.Hour)), IncludeEvidence: true},
+		exportjob.ScopeSignalHistory:         {Since: ptime(base), Category: &funding},
+		exportjob.ScopeReplayGlobal:          {Since: ptime(base.Add(-time.Hour)), IncludeEvidence: true},
+		exportjob.ScopeTimelineByOrg:         {Since: ptime(base), OrganizationIDs: []int64{2, 4}, IncludeEvidence: true},
 	}
-	for _, scope := range cryptointel.ExportScopes {
-		for _, format := range cryptointel.ExportFormats {
+	for _, scope := range exportjob.Scopes {
+		for _, format := range exportjob.Formats {
 			t.Run(scope+"/"+format, func(t *testing.T) {
 				p := paramsByScope[scope]
 				job := b.fx.createJob(t, b.store, scope, format, p)
 				require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
 				job = b.reload(t, job.ID)
-				require.Equal(t, cryptointel.ExportStatusCompleted, job.Status)
+				require.Equal(t, exportjob.StatusCompleted, job.Status)
 				require.Nil(t, job.Error)
 				require.NotNil(t, job.ExpiresAt)
 				require.Equal(t, b.store.Now().Add(time.Hour), job.ExpiresAt.UTC())
@@ -99,7 +99,7 @@ func TestExportEveryScopeAndFormat(t *testing.T) {
 				require.Equal(t, hex.EncodeToString(sum[:]), *job.SHA256)
 				require.Equal(t, int64(len(data)), *job.ByteSize)
 
-				if scope == cryptointel.ExportScopeOrganizationsRegistry {
+				if scope == exportjob.ScopeOrganizationsRegistry {
 					got := decodeEntities(t, format, data)
 					require.Equal(t, int64(len(b.fx.entities)), *job.RowCount)
 					require.Len(t, got, len(b.fx.entities))
@@ -129,11 +129,11 @@ func TestExportEveryScopeAndFormat(t *testing.T) {
 func TestExportEmptyResult(t *testing.T) {
 	t.Parallel()
 	b := setupExport(t, 5)
-	for _, format := range cryptointel.ExportFormats {
-		job := b.fx.createJob(t, b.store, cryptointel.ExportScopeRadarHistory, format, cryptointel.ExportParams{Since: ptime(b.fx.base.Add(1000 * time.Hour))})
+	for _, format := range exportjob.Formats {
+		job := b.fx.createJob(t, b.store, exportjob.ScopeRadarHistory, format, exportjob.Params{Since: ptime(b.fx.base.Add(1000 * time.Hour))})
 		require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
 		job = b.reload(t, job.ID)
-		require.Equal(t, cryptointel.ExportStatusCompleted, job.Status)
+		require.Equal(t, exportjob.StatusCompleted, job.Status)
 		require.Equal(t, int64(0), *job.RowCount)
 		require.Empty(t, decodeEvents(t, format, b.readFile(t, job)))
 	}
@@ -187,12 +187,12 @@ func listDir(t *testing.T, dir string) []string {
 // the final file remains.
 func TestExportCrashThenRetry(t *testing.T) {
 	t.Parallel()
-	for _, format := range cryptointel.ExportFormats {
+	for _, format := range exportjob.Formats {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			b := setupExport(t, 60)
-			p := cryptointel.ExportParams{Since: ptime(b.fx.base), IncludeEvidence: true}
-			job := b.fx.createJob(t, b.store, cryptointel.ExportScopeReplayGlobal, format, p)
+			p := exportjob.Params{Since: ptime(b.fx.base), IncludeEvidence: true}
+			job := b.fx.createJob(t, b.store, exportjob.ScopeReplayGlobal, format, p)
 			key := exportstore.Key(job.ID, format)
 
 			ctx, cancel := context.WithCancel(context.Background())
@@ -205,7 +205,7 @@ func TestExportCrashThenRetry(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 
 			mid := b.reload(t, job.ID)
-			require.Equal(t, cryptointel.ExportStatusRunning, mid.Status)
+			require.Equal(t, exportjob.StatusRunning, mid.Status)
 			require.Nil(t, mid.StorageKey)
 			_, err = b.storage.Open(context.Background(), key)
 			require.ErrorIs(t, err, exportstore.ErrNotFound, "no partial file may be visible")
@@ -223,9 +223,9 @@ func TestExportCrashThenRetry(t *testing.T) {
 			// Retry.
 			require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
 			done := b.reload(t, job.ID)
-			require.Equal(t, cryptointel.ExportStatusCompleted, done.Status)
+			require.Equal(t, exportjob.StatusCompleted, done.Status)
 			require.Equal(t, []string{key}, listDir(t, b.dir))
-			want := b.fx.expected(cryptointel.ExportScopeReplayGlobal, p)
+			want := b.fx.expected(exportjob.ScopeReplayGlobal, p)
 			require.Equal(t, int64(len(want)), *done.RowCount)
 			got := decodeEvents(t, format, b.readFile(t, done))
 			require.Equal(t, normalizeFor(format, want), normalizeFor(format, got))
@@ -245,21 +245,21 @@ func (failingStorage) Create(context.Context, string) (exportstore.Upload, error
 func TestExportFailsOnLastAttempt(t *testing.T) {
 	t.Parallel()
 	b := setupExport(t, 3)
-	job := b.fx.createJob(t, b.store, cryptointel.ExportScopeOrganizationsRegistry, cryptointel.ExportFormatCSV, cryptointel.ExportParams{})
+	job := b.fx.createJob(t, b.store, exportjob.ScopeOrganizationsRegistry, exportjob.FormatCSV, exportjob.Params{})
 	w := NewExportWorker(b.store, ExportConfig{Storage: failingStorage{b.storage}})
 
 	require.Error(t, w.Run(context.Background(), job.ID, false))
-	require.Equal(t, cryptointel.ExportStatusRunning, b.reload(t, job.ID).Status)
+	require.Equal(t, exportjob.StatusRunning, b.reload(t, job.ID).Status)
 
 	require.Error(t, w.Run(context.Background(), job.ID, true))
 	failed := b.reload(t, job.ID)
-	require.Equal(t, cryptointel.ExportStatusFailed, failed.Status)
+	require.Equal(t, exportjob.StatusFailed, failed.Status)
 	require.NotNil(t, failed.Error)
 	require.Contains(t, *failed.Error, "Export failed")
 
 	// A failed job is final: another run does nothing.
 	require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
-	require.Equal(t, cryptointel.ExportStatusFailed, b.reload(t, job.ID).Status)
+	require.Equal(t, exportjob.StatusFailed, b.reload(t, job.ID).Status)
 }
 
 // TestExportUnknownScopeIsCancelled: a job River cannot fulfill is failed
@@ -267,12 +267,12 @@ func TestExportFailsOnLastAttempt(t *testing.T) {
 func TestExportUnknownScopeIsCancelled(t *testing.T) {
 	t.Parallel()
 	b := setupExport(t, 1)
-	job := b.fx.createJob(t, b.store, "nonsense.scope", cryptointel.ExportFormatCSV, cryptointel.ExportParams{})
+	job := b.fx.createJob(t, b.store, "nonsense.scope", exportjob.FormatCSV, exportjob.Params{})
 	err := b.worker.Run(context.Background(), job.ID, false)
 	var cancelErr *river.JobCancelError
 	require.ErrorAs(t, err, &cancelErr)
 	failed := b.reload(t, job.ID)
-	require.Equal(t, cryptointel.ExportStatusFailed, failed.Status)
+	require.Equal(t, exportjob.StatusFailed, failed.Status)
 	require.Contains(t, *failed.Error, "nonsense.scope")
 }
 
@@ -281,10 +281,10 @@ func TestExportUnknownScopeIsCancelled(t *testing.T) {
 func TestExportExpiry(t *testing.T) {
 	t.Parallel()
 	b := setupExport(t, 4)
-	job := b.fx.createJob(t, b.store, cryptointel.ExportScopeOrganizationsRegistry, cryptointel.ExportFormatJSONL, cryptointel.ExportParams{})
+	job := b.fx.createJob(t, b.store, exportjob.ScopeOrganizationsRegistry, exportjob.FormatJSONL, exportjob.Params{})
 	require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
 	job = b.reload(t, job.ID)
-	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status)
+	require.Equal(t, exportjob.StatusCompleted, job.Status)
 
 	// Running a completed job again is a no-op.
 	require.NoError(t, b.worker.Run(context.Background(), job.ID, false))
@@ -299,7 +299,7 @@ func TestExportExpiry(t *testing.T) {
 	n, err = ExpireExports(context.Background(), b.store, b.storage)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	require.Equal(t, cryptointel.ExportStatusExpired, b.reload(t, job.ID).Status)
+	require.Equal(t, exportjob.StatusExpired, b.reload(t, job.ID).Status)
 	_, err = b.storage.Open(context.Background(), *job.StorageKey)
 	require.ErrorIs(t, err, exportstore.ErrNotFound)
 	require.Empty(t, listDir(t, b.dir))
@@ -322,7 +322,7 @@ func TestExportThroughRiver(t *testing.T) {
 
 	enqueue := EnqueueExport(client, 0)
 	// Rolled back: the enqueue fails after the row was inserted.
-	bad := &cryptointel.ExportJob{AccountID: b.fx.accountID, APIKeyID: b.fx.apiKeyID, Scope: cryptointel.ExportScopeOrganizationsRegistry, Format: cryptointel.ExportFormatCSV, RequestedParams: []byte(`{}`)}
+	bad := &exportjob.Job{AccountID: b.fx.accountID, APIKeyID: b.fx.apiKeyID, Scope: exportjob.ScopeOrganizationsRegistry, Format: exportjob.FormatCSV, RequestedParams: []byte(`{}`)}
 	err = db.CreateExportJob(ctx, b.store, bad, db.ExportBounds{}, func(ctx context.Context, tx pgx.Tx) error {
 		if err := enqueue(ctx, tx, bad.ID); err != nil {
 			return err
@@ -336,7 +336,7 @@ func TestExportThroughRiver(t *testing.T) {
 	require.Zero(t, rows)
 	require.Zero(t, riverJobs)
 
-	job := &cryptointel.ExportJob{AccountID: b.fx.accountID, APIKeyID: b.fx.apiKeyID, Scope: cryptointel.ExportScopeRadarHistory, Format: cryptointel.ExportFormatParquet,
+	job := &exportjob.Job{AccountID: b.fx.accountID, APIKeyID: b.fx.apiKeyID, Scope: exportjob.ScopeRadarHistory, Format: exportjob.FormatParquet,
 		RequestedParams: []byte(`{"since":"2026-10-01T00:00:00.000Z","organizationIds":[]}`)}
 	require.NoError(t, db.CreateExportJob(ctx, b.store, job, db.ExportBounds{}, func(ctx context.Context, tx pgx.Tx) error {
 		return enqueue(ctx, tx, job.ID)
@@ -349,7 +349,7 @@ func TestExportThroughRiver(t *testing.T) {
 			}
 			require.Equal(t, river.EventKindJobCompleted, ev.Kind)
 			done := b.reload(t, job.ID)
-			require.Equal(t, cryptointel.ExportStatusCompleted, done.Status)
+			require.Equal(t, exportjob.StatusCompleted, done.Status)
 			require.Equal(t, int64(12), *done.RowCount)
 			return
 		case <-time.After(60 * time.Second):

@@ -150,7 +150,7 @@ func WebhookRegistration(cfg WebhookConfig) Registration {
 // UniqueOpts: a manual redelivery of the same delivery id must never be
 // deduplicated away.
 func deliveryInsertOpts() *river.InsertOpts {
-	return &river.InsertOpts{MaxAttempts: cryptointel.WebhookDeliveryMaxAttempts}
+	return &river.InsertOpts{MaxAttempts: webhook.MaxAttempts}
 }
 
 // deliveryJobParams returns one insert per delivery id.
@@ -187,7 +187,7 @@ func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.Webh
 	} else if err != nil {
 		return err
 	}
-	if d.Status != cryptointel.DeliveryPending {
+	if d.Status != webhook.DeliveryPending {
 		return nil // already recorded by an earlier run of this job
 	}
 	// Paused or disabled webhooks: their pending deliveries are not
@@ -242,7 +242,7 @@ type pingEvent struct {
 
 // buildDeliveryBody encodes the body of d at time now, trimming evidence
 // when the event would exceed WebhookMaxBodyBytes.
-func buildDeliveryBody(ctx context.Context, store *db.DB, d *cryptointel.WebhookDelivery, hook *cryptointel.Webhook, now time.Time) ([]byte, error) {
+func buildDeliveryBody(ctx context.Context, store *db.DB, d *webhook.Delivery, hook *webhook.Webhook, now time.Time) ([]byte, error) {
 	if d.EventID == nil {
 		return json.Marshal(deliveryBody{EventType: d.EventType, Event: pingEvent{WebhookID: hook.ID, Message: "Webhook test from cryptointel"}, Timestamp: now})
 	}
@@ -353,7 +353,7 @@ func SignedHeaders(secret, eventType, deliveryID string, body []byte, now time.T
 }
 
 // sendDelivery POSTs body to the webhook once and describes the outcome.
-func sendDelivery(ctx context.Context, client *http.Client, hook *cryptointel.Webhook, d *cryptointel.WebhookDelivery, body []byte, now time.Time) db.AttemptRecord {
+func sendDelivery(ctx context.Context, client *http.Client, hook *webhook.Webhook, d *webhook.Delivery, body []byte, now time.Time) db.AttemptRecord {
 	rec := db.AttemptRecord{DeliveryID: d.ID, AttemptedAt: now}
 	ctx, cancel := context.WithTimeout(ctx, WebhookAttemptTimeout)
 	defer cancel()
@@ -420,8 +420,8 @@ type WebhookDispatcher struct {
 
 // Test records a ping delivery for the account's webhook and queues its
 // job in the same transaction. Returns ENOTFOUND.
-func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64) (*cryptointel.WebhookDelivery, error) {
-	return d.inTx(ctx, func(tx pgx.Tx) (*cryptointel.WebhookDelivery, error) {
+func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64) (*webhook.Delivery, error) {
+	return d.inTx(ctx, func(tx pgx.Tx) (*webhook.Delivery, error) {
 		return db.CreateTestDeliveryTx(ctx, tx, accountID, webhookID)
 	})
 }
@@ -429,13 +429,13 @@ func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64
 // Redeliver sets the account's delivery back to pending and queues a new
 // job for it in the same transaction; the delivery keeps its id. Returns
 // ENOTFOUND and EINVALID.
-func (d *WebhookDispatcher) Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*cryptointel.WebhookDelivery, error) {
-	return d.inTx(ctx, func(tx pgx.Tx) (*cryptointel.WebhookDelivery, error) {
+func (d *WebhookDispatcher) Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*webhook.Delivery, error) {
+	return d.inTx(ctx, func(tx pgx.Tx) (*webhook.Delivery, error) {
 		return db.RedeliverTx(ctx, tx, accountID, webhookID, deliveryID)
 	})
 }
 
-func (d *WebhookDispatcher) inTx(ctx context.Context, fn func(pgx.Tx) (*cryptointel.WebhookDelivery, error)) (*cryptointel.WebhookDelivery, error) {
+func (d *WebhookDispatcher) inTx(ctx context.Context, fn func(pgx.Tx) (*webhook.Delivery, error)) (*webhook.Delivery, error) {
 	tx, err := d.Store.Pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("error beginning transaction: %w", err)

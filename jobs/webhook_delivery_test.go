@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/webhook"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -25,8 +24,8 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	require.Equal(t, 1800*time.Millisecond, WebhookRetryDelay(4, 0.001))
 	// A zero scale is the production schedule.
 	require.Equal(t, 15*time.Second, WebhookRetryDelay(1, 0))
-	require.Equal(t, 5, cryptointel.WebhookDeliveryMaxAttempts)
-	require.Equal(t, 50, cryptointel.WebhookAutoDisableAfter)
+	require.Equal(t, 5, webhook.MaxAttempts)
+	require.Equal(t, 50, webhook.AutoDisableAfter)
 	require.Equal(t, 10*time.Second, WebhookAttemptTimeout)
 
 	cfg := WebhookConfig{}

@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -505,16 +506,16 @@ const MetaError = "cryptointel/error"
 // the error body a program reads in _meta (MetaError).
 func toolError(msg string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}},
-		Meta: sdk.Meta{MetaError: cryptointel.NewErrorBody(cryptointel.EINVALID, msg, "")}}
+		Meta: sdk.Meta{MetaError: httperr.NewBody(cryptointel.EINVALID, msg, "")}}
 }
 
 // routeError is the tool error of a route's refusal: its exact message,
 // and when to retry after a 429; _meta holds the route's error body.
 func routeError(res *routeResponse) *sdk.CallToolResult {
 	r := toolError(res.message())
-	var body cryptointel.ErrorBody
+	var body httperr.Body
 	if json.Unmarshal(res.body, &body) != nil || body.Code == "" {
-		body = cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(res.status, res.message()), res.message(), res.header.Get(observe.RequestIDHeader))
+		body = httperr.NewBody(httperr.CodeForStatus(res.status, res.message()), res.message(), res.header.Get(observe.RequestIDHeader))
 	}
 	r.Meta[MetaError] = body
 	if after := res.header.Get("Retry-After"); after != "" && res.status == http.StatusTooManyRequests {
@@ -544,7 +545,7 @@ func paymentRequired(t *tool, res *routeResponse, paid bool) error {
 // _meta["cryptointel/error"] like every tool error.
 func paymentRequiredResult(t *tool, res *routeResponse, paid bool) *sdk.CallToolResult {
 	msg, data, _ := paymentRequiredData(t, res, paid)
-	meta := sdk.Meta{MetaError: cryptointel.NewErrorBody(cryptointel.EPAYMENT, msg, res.header.Get(observe.RequestIDHeader))}
+	meta := sdk.Meta{MetaError: httperr.NewBody(cryptointel.EPAYMENT, msg, res.header.Get(observe.RequestIDHeader))}
 	if settlement := res.header.Get("X-PAYMENT-RESPONSE"); settlement != "" {
 		meta[MetaPaymentResponse] = decodeReceipt(settlement)
 	}

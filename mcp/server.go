@@ -55,6 +55,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -672,12 +673,12 @@ func outcomeOf(status int) string {
 	return outcomeBadRequest
 }
 
-// writeError writes the error body of msg (cryptointel.ErrorBody) with status.
+// writeError writes the error body of msg (httperr.Body) with status.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // messages quote "Bearer <API_KEY>"
-	body := cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(status, msg), msg, w.Header().Get(observe.RequestIDHeader))
+	body := httperr.NewBody(httperr.CodeForStatus(status, msg), msg, w.Header().Get(observe.RequestIDHeader))
 	enc.Encode(body) //nolint:errcheck // strings always encode
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

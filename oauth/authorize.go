@@ -169,16 +169,16 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.consentPage(w, http.StatusBadRequest, page)
 		return
 	}
-	k, err := s.cfg.Store.KeyByHash(ctx, cryptointel.HashAPIKey(key))
+	k, err := s.cfg.Store.KeyByHash(ctx, db.HashAPIKey(key))
 	switch {
-	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(k.Hash, cryptointel.HashAPIKey(key)) != 1):
+	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(k.Hash, db.HashAPIKey(key)) != 1):
 		page.Error = "That API key is not valid."
 	case err != nil:
 		s.errorPage(w, r, err)
 		return
 	case k.Revoked:
 		page.Error = "That API key has been revoked or has expired."
-	case HasScope(req.Scope, ScopeData) && !slices.Contains(k.Scopes, cryptointel.ScopeData):
+	case HasScope(req.Scope, ScopeData) && !slices.Contains(k.Scopes, db.ScopeData):
 		page.Error = "That API key cannot read data (it lacks the data scope): use another key."
 	}
 	if page.Error != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // PathClients lists an account's connected clients (GET) and revokes one
@@ -32,7 +33,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) *db.KeyInfo {
 		writeServiceError(w, r, http.StatusUnauthorized, MsgClientsKeyRequired)
 		return nil
 	}
-	k, err := s.cfg.Store.KeyByHash(r.Context(), cryptointel.HashAPIKey(key))
+	k, err := s.cfg.Store.KeyByHash(r.Context(), db.HashAPIKey(key))
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND:
 		writeServiceError(w, r, http.StatusUnauthorized, access.MsgInvalidKey)
@@ -76,7 +77,7 @@ func (s *Server) revokeClient(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, r, http.StatusNotFound, "Connected client "+strconv.Quote(r.PathValue("id"))+" not found.")
 		return
 	}
-	if !slices.Contains(k.Scopes, cryptointel.ScopeManagement) {
+	if !slices.Contains(k.Scopes, db.ScopeManagement) {
 		grants, err := s.cfg.Store.OAuthGrants(r.Context(), k.AccountID)
 		if err != nil {
 			writeServiceError(w, r, http.StatusServiceUnavailable, "The service could not read the connected clients; retry shortly.")
@@ -88,7 +89,7 @@ func (s *Server) revokeClient(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	err = s.cfg.Store.RevokeOAuthGrant(r.Context(), k.AccountID, id, cryptointel.ActorAPIKey(k.ID))
+	err = s.cfg.Store.RevokeOAuthGrant(r.Context(), k.AccountID, id, db.ActorAPIKey(k.ID))
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND:
 		writeServiceError(w, r, http.StatusNotFound, cryptointel.ErrorMessage(err))
@@ -105,7 +106,7 @@ func writeServiceError(w http.ResponseWriter, r *http.Request, status int, msg s
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.Encode(cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(status, msg), msg, w.Header().Get("X-Request-Id"))) //nolint:errcheck
+	enc.Encode(httperr.NewBody(httperr.CodeForStatus(status, msg), msg, w.Header().Get("X-Request-Id"))) //nolint:errcheck
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes()) //nolint:errcheck

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // RequestIDHeader is the header that carries the request id, in and out.
@@ -198,7 +199,7 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 				if !req.wrote {
 					req.Header().Set("Content-Type", "application/json")
 					req.WriteHeader(http.StatusInternalServerError)
-					b, _ := json.Marshal(cryptointel.NewErrorBody(cryptointel.EINTERNAL, "internal server error", req.id))
+					b, _ := json.Marshal(httperr.NewBody(cryptointel.EINTERNAL, "internal server error", req.id))
 					req.Write(b) //nolint:errcheck
 				}
 			}

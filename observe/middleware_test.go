@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger and the test to share.
@@ -173,7 +174,7 @@ func TestPanicIsA500WithJSON(t *testing.T) {
 	b := setup(t, "/pan")
 	rec := b.do("GET", "/pan/panic", http.Header{"X-Request-Id": {"req-panic"}})
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
-	require.JSONEq(t, `{"error":"internal server error","code":"internal","docUrl":"`+cryptointel.ErrorDocURL(cryptointel.EINTERNAL)+`","requestId":"req-panic"}`, rec.Body.String())
+	require.JSONEq(t, `{"error":"internal server error","code":"internal","docUrl":"`+httperr.DocURL(cryptointel.EINTERNAL)+`","requestId":"req-panic"}`, rec.Body.String())
 	require.Equal(t, "req-panic", rec.Header().Get("X-Request-Id"))
 	require.Equal(t, 1.0, testutil.ToFloat64(httpRequests.WithLabelValues("GET", "/pan/panic", "500")))
 

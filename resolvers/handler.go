@@ -32,6 +32,7 @@ import (
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/graph/validation"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/live"
 	"github.com/cryptointel/cryptointel/observe"
 )
@@ -479,8 +480,8 @@ func setCode(e *gqlerror.Error, code string) {
 		e.Extensions = map[string]any{}
 	}
 	e.Extensions["code"] = code
-	if slices.Contains(cryptointel.ErrorCodes(), code) {
-		e.Extensions["docUrl"] = cryptointel.ErrorDocURL(code)
+	if slices.Contains(httperr.Codes(), code) {
+		e.Extensions["docUrl"] = httperr.DocURL(code)
 	}
 }
 

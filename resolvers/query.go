@@ -19,8 +19,6 @@ var _ graph.QueryResolver = (*queryResolver)(nil)
 // /v1/signal/latest.
 func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, since *time.Time, window *string, category *string, entityID *int, topic *string, sort *graph.EventSort, first *int, offset *int) (*graph.EventConnection, error) {
 	now := r.now()
-	limit := cryptointel.EventsFirst.Clamp(first)
-	off := cryptointel.EventsOffset.Clamp(offset)
 	var (
 		start time.Time
 		win   *string
@@ -49,8 +47,10 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 		Category:   strOr(category, ""),
 		Topic:      strOr(topic, ""),
 		Sort:       dbSort,
-		Limit:      limit,
-		Offset:     off,
+		// The one cap of `first` (and `offset`), /v1 and /graphql alike:
+		// the route hands its parameter on as asked.
+		Limit:  cryptointel.EventsFirst.Clamp(first),
+		Offset: cryptointel.EventsOffset.Clamp(offset),
 	}
 	if entityID != nil {
 		f.EntityID = int64(*entityID)
@@ -66,7 +66,7 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	l := r.loaders(ctx)
 	l.EventsOf(evs)
 	l.primeFolded(ctx, evs, children, folded)
-	return &graph.EventConnection{Nodes: evs, Since: &start, Limit: limit, Offset: off, Window: win, Sort: &sortV}, nil
+	return &graph.EventConnection{Nodes: evs, Since: &start, Limit: f.Limit, Offset: f.Offset, Window: win, Sort: &sortV}, nil
 }
 
 // TopSignals returns the most significant signals since since (default the

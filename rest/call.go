@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // Parameter types a route may declare.
@@ -225,7 +226,12 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 				return nil, err
 			}
 		}
-		return clampInt(p, n), nil
+		if p.Min != nil && p.Max != nil {
+			// Capped with the bounds of limits.go it was declared with: the
+			// value the body echoes and the price reads.
+			return cryptointel.Bounds{Min: *p.Min, Max: *p.Max}.ClampInt(n), nil
+		}
+		return n, nil
 	case TypeBoolean:
 		switch strings.ToLower(raw) {
 		case "", "true", "1", "yes":
@@ -332,17 +338,6 @@ const (
 	maxInt = 1<<31 - 1
 	minInt = -1 << 31
 )
-
-// clampInt caps n at p.Max and clamps it to p.Min.
-func clampInt(p *Param, n int) int {
-	if p.Max != nil && n > *p.Max {
-		n = *p.Max
-	}
-	if p.Min != nil && n < *p.Min {
-		n = *p.Min
-	}
-	return n
-}
 
 // parseTime parses a date-time parameter with cryptointel.ParseInstant, the
 // one parser and bound of instants. A '+' offset that arrived unescaped in
@@ -523,7 +518,7 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 func graphError(opName string, errs gqlerror.List) error {
 	for _, e := range errs {
 		code, _ := e.Extensions["code"].(string)
-		if slices.Contains(cryptointel.ErrorCodes(), code) && code != cryptointel.EINTERNAL {
+		if slices.Contains(httperr.Codes(), code) && code != cryptointel.EINTERNAL {
 			return &cryptointel.Error{Code: code, Message: e.Message}
 		}
 	}

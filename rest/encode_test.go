@@ -12,6 +12,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // nopExecutor answers every operation with empty data; for router tests
@@ -159,5 +160,5 @@ func TestErrorBodyWithoutCodeGetsOne(t *testing.T) {
 	var e ErrorBody
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &e))
 	require.Equal(t, ErrorBody{Error: "Too many things at once.", Code: cryptointel.ERATELIMIT,
-		DocURL: cryptointel.ErrorDocURL(cryptointel.ERATELIMIT), RequestID: "req-7"}, e)
+		DocURL: httperr.DocURL(cryptointel.ERATELIMIT), RequestID: "req-7"}, e)
 }

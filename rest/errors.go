@@ -7,17 +7,18 @@ import (
 	"net/http"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
 // StatusOf returns the HTTP status for a domain error code, from the one
-// error table (cryptointel.ErrorTable); unknown codes are 500. Every /v1
+// error table (httperr.Table); unknown codes are 500. Every /v1
 // handler — graph reads, webhooks, export jobs, usage — goes through it.
-func StatusOf(code string) int { return cryptointel.ErrorStatus(code) }
+func StatusOf(code string) int { return httperr.Status(code) }
 
 // ErrorBody is the JSON body of every error response (see
-// cryptointel.ErrorBody).
-type ErrorBody = cryptointel.ErrorBody
+// httperr.Body).
+type ErrorBody = httperr.Body
 
 // WriteError writes err as a JSON error response: the status from the code
 // table, the message of its *cryptointel.Error, or a generic message for any other
@@ -46,7 +47,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // message, and the code, parameter, link and request id a program acts
 // on. Every error /v1 answers is written here.
 func writeErrorBody(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, cryptointel.NewErrorBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
+	writeJSON(w, status, httperr.NewBody(code, msg, w.Header().Get(observe.RequestIDHeader)))
 }
 
 // writeJSON encodes v as the response body with status. An error body
@@ -54,12 +55,12 @@ func writeErrorBody(w http.ResponseWriter, status int, code, msg string) {
 // status, its link and the request id, as writeErrorBody would write it.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	if e, ok := v.(ErrorBody); ok && e.Code == "" {
-		v = cryptointel.NewErrorBody(cryptointel.ErrorCodeForStatus(status, e.Error), e.Error, w.Header().Get(observe.RequestIDHeader))
+		v = httperr.NewBody(httperr.CodeForStatus(status, e.Error), e.Error, w.Header().Get(observe.RequestIDHeader))
 	}
 	b, err := encodeJSON(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":"` + cryptointel.MsgInternal + `","code":"` + cryptointel.EINTERNAL + `","docUrl":"` + cryptointel.ErrorDocURL(cryptointel.EINTERNAL) + "\"}\n")
+		b = []byte(`{"error":"` + cryptointel.MsgInternal + `","code":"` + cryptointel.EINTERNAL + `","docUrl":"` + httperr.DocURL(cryptointel.EINTERNAL) + "\"}\n")
 	}
 	writeBody(w, status, b)
 }

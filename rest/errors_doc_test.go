@@ -18,6 +18,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // errorsPage is the caller's reference of every error code and message.
@@ -63,11 +64,11 @@ func TestErrorsPageIsCurrent(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, codes, "no error codes found in package cryptointel")
-	require.ElementsMatch(t, codes, cryptointel.ErrorCodes(), "every error code (E… constant) has one row in the error table (cryptointel.ErrorTable), and every row a constant")
-	generated, err := cryptointel.SpliceErrorCodes(page)
+	require.ElementsMatch(t, codes, httperr.Codes(), "every error code (E… constant) has one row in the error table (httperr.Table), and every row a constant")
+	generated, err := httperr.SpliceCodes(page)
 	require.NoError(t, err)
 	if generated != page {
-		require.Contains(t, page, cryptointel.ErrorCodesMarkdown(), "docs/api/errors.md's code table is not the error table's: run go generate ./...")
+		require.Contains(t, page, httperr.CodesMarkdown(), "docs/api/errors.md's code table is not the error table's: run go generate ./...")
 		require.Fail(t, "docs/api/errors.md has more than the error table between its code-table markers: run go generate ./...")
 	}
 	require.NotEmpty(t, messages, "no message constants found")
@@ -101,12 +102,12 @@ func TestOpenAPIErrorSchemaIsTheTable(t *testing.T) {
 	for _, v := range props["code"].(schema)["enum"].([]any) {
 		enum = append(enum, v.(string))
 	}
-	require.Equal(t, cryptointel.ErrorCodes(), enum, "the Error schema's code enum")
+	require.Equal(t, httperr.Codes(), enum, "the Error schema's code enum")
 	names := make([]string, 0, len(props))
 	for name := range props {
 		names = append(names, name)
 	}
-	b, err := json.Marshal(cryptointel.NewErrorBody(cryptointel.EINVALID, "limit must be an integer", "req-1"))
+	b, err := json.Marshal(httperr.NewBody(cryptointel.EINVALID, "limit must be an integer", "req-1"))
 	require.NoError(t, err)
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(b, &body))

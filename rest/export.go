@@ -23,6 +23,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 )
 
@@ -123,8 +124,8 @@ var exportRequestSchema = map[string]any{
 	"additionalProperties": false,
 	"required":             []string{"scope", "format"},
 	"properties": map[string]any{
-		"scope":           map[string]any{"type": "string", "enum": cryptointel.ExportScopes},
-		"format":          map[string]any{"type": "string", "enum": cryptointel.ExportFormats},
+		"scope":           map[string]any{"type": "string", "enum": exportjob.Scopes},
+		"format":          map[string]any{"type": "string", "enum": exportjob.Formats},
 		"since":           map[string]any{"type": "string", "format": "date-time", "description": "required for radar.history, signal.history, replay.global and timeline.by-organization"},
 		"until":           map[string]any{"type": "string", "format": "date-time", "description": "must be later than since"},
 		"organizationIds": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "minItems": 1, "maxItems": ExportMaxOrganizationIDs, "description": "required for timeline.by-organization"},
@@ -225,26 +226,26 @@ func exportJSONError(err error) error {
 }
 
 // validate checks req against the contract and returns the job to insert.
-func (req *exportRequest) validate() (scope, format string, params cryptointel.ExportParams, note string, err error) {
+func (req *exportRequest) validate() (scope, format string, params exportjob.Params, note string, err error) {
 	if req.Scope == nil || strings.TrimSpace(*req.Scope) == "" {
-		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "scope is required. Must be one of: %s.", strings.Join(cryptointel.ExportScopes, ", "))
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "scope is required. Must be one of: %s.", strings.Join(exportjob.Scopes, ", "))
 	}
 	scope = *req.Scope
-	if !exportContains(cryptointel.ExportScopes, scope) {
-		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid scope %q. Must be one of: %s.", scope, strings.Join(cryptointel.ExportScopes, ", "))
+	if !exportContains(exportjob.Scopes, scope) {
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid scope %q. Must be one of: %s.", scope, strings.Join(exportjob.Scopes, ", "))
 	}
 	if req.Format == nil || strings.TrimSpace(*req.Format) == "" {
-		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "format is required. Must be one of: %s.", strings.Join(cryptointel.ExportFormats, ", "))
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "format is required. Must be one of: %s.", strings.Join(exportjob.Formats, ", "))
 	}
 	format = *req.Format
-	if !exportContains(cryptointel.ExportFormats, format) {
-		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid format %q. Must be one of: %s.", format, strings.Join(cryptointel.ExportFormats, ", "))
+	if !exportContains(exportjob.Formats, format) {
+		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "Invalid format %q. Must be one of: %s.", format, strings.Join(exportjob.Formats, ", "))
 	}
 	if req.Since != nil && strings.TrimSpace(*req.Since) != "" {
 		if params.Since, err = exportInstant("since", *req.Since, "2026-11-20T10:00:00Z"); err != nil {
 			return "", "", params, "", err
 		}
-	} else if cryptointel.ExportScopeIsHistorical(scope) {
+	} else if exportjob.ScopeIsHistorical(scope) {
 		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "since is required for scope %s. Use an ISO 8601 timestamp (for example 2026-11-20T10:00:00Z).", scope)
 	}
 	if req.Until != nil && strings.TrimSpace(*req.Until) != "" {
@@ -271,7 +272,7 @@ func (req *exportRequest) validate() (scope, format string, params cryptointel.E
 			return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "organizationIds may hold at most %d ids.", ExportMaxOrganizationIDs)
 		}
 	}
-	if scope == cryptointel.ExportScopeTimelineByOrg && len(params.OrganizationIDs) == 0 {
+	if scope == exportjob.ScopeTimelineByOrg && len(params.OrganizationIDs) == 0 {
 		return "", "", params, "", cryptointel.Errorf(cryptointel.EINVALID, "organizationIds is required for scope timeline.by-organization: a non-empty array of integer organization ids.")
 	}
 	// PostgreSQL text cannot hold NUL; refuse it here rather than fail the
@@ -299,14 +300,14 @@ func (req *exportRequest) validate() (scope, format string, params cryptointel.E
 
 // exportInstant parses the body field name, an instant, to the millisecond;
 // example illustrates the form in the message of a bad value.
-func exportInstant(name, raw, example string) (*cryptointel.ExportTime, error) {
+func exportInstant(name, raw, example string) (*exportjob.Time, error) {
 	t, err := parseTime(strings.TrimSpace(raw))
 	if cryptointel.IsInstantRange(err) {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid %s: use an instant %s.", name, cryptointel.InstantBounds)
 	} else if err != nil {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "Invalid %s: use an ISO 8601 timestamp (for example %s).", name, example)
 	}
-	return &cryptointel.ExportTime{Time: t.Truncate(time.Millisecond)}, nil
+	return &exportjob.Time{Time: t.Truncate(time.Millisecond)}, nil
 }
 
 func exportContains(list []string, s string) bool {
@@ -337,7 +338,7 @@ func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("error encoding export params: %w", err)
 	}
-	job := &cryptointel.ExportJob{
+	job := &exportjob.Job{
 		AccountID: caller.AccountID, APIKeyID: caller.APIKeyID,
 		Scope: scope, Format: format, RequestedParams: raw, Note: note,
 	}
@@ -404,26 +405,26 @@ func (h *ExportHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 // worker has run, rowCount (rows written so far while running), byteSize
 // and sha256.
 type exportJobJSON struct {
-	ID              string                   `json:"id"`
-	AppUserID       string                   `json:"appUserId"`
-	APIKeyID        int64                    `json:"apiKeyId"`
-	Scope           string                   `json:"scope"`
-	Format          string                   `json:"format"`
-	Status          string                   `json:"status"`
-	RequestedParams cryptointel.ExportParams `json:"requestedParams"`
-	Note            string                   `json:"note"`
-	DownloadURL     *string                  `json:"downloadUrl"`
-	ExpiresAt       *cryptointel.ExportTime  `json:"expiresAt"`
-	Error           *string                  `json:"error"`
-	CreatedAt       cryptointel.ExportTime   `json:"createdAt"`
-	UpdatedAt       cryptointel.ExportTime   `json:"updatedAt"`
-	RowCount        *int64                   `json:"rowCount,omitempty"`
-	ByteSize        *int64                   `json:"byteSize,omitempty"`
-	SHA256          *string                  `json:"sha256,omitempty"`
+	ID              string           `json:"id"`
+	AppUserID       string           `json:"appUserId"`
+	APIKeyID        int64            `json:"apiKeyId"`
+	Scope           string           `json:"scope"`
+	Format          string           `json:"format"`
+	Status          string           `json:"status"`
+	RequestedParams exportjob.Params `json:"requestedParams"`
+	Note            string           `json:"note"`
+	DownloadURL     *string          `json:"downloadUrl"`
+	ExpiresAt       *exportjob.Time  `json:"expiresAt"`
+	Error           *string          `json:"error"`
+	CreatedAt       exportjob.Time   `json:"createdAt"`
+	UpdatedAt       exportjob.Time   `json:"updatedAt"`
+	RowCount        *int64           `json:"rowCount,omitempty"`
+	ByteSize        *int64           `json:"byteSize,omitempty"`
+	SHA256          *string          `json:"sha256,omitempty"`
 }
 
-func (h *ExportHandlers) present(r *http.Request, j *cryptointel.ExportJob) *exportJobJSON {
-	var params cryptointel.ExportParams
+func (h *ExportHandlers) present(r *http.Request, j *exportjob.Job) *exportJobJSON {
+	var params exportjob.Params
 	json.Unmarshal(j.RequestedParams, &params) //nolint:errcheck // written by Create
 	if params.OrganizationIDs == nil {
 		params.OrganizationIDs = []int64{}
@@ -431,17 +432,17 @@ func (h *ExportHandlers) present(r *http.Request, j *cryptointel.ExportJob) *exp
 	out := &exportJobJSON{
 		ID: j.ID, AppUserID: strconv.FormatInt(j.AccountID, 10), APIKeyID: j.APIKeyID,
 		Scope: j.Scope, Format: j.Format, Status: j.Status, RequestedParams: params, Note: j.Note,
-		Error: j.Error, CreatedAt: cryptointel.ExportTime{Time: j.CreatedAt}, UpdatedAt: cryptointel.ExportTime{Time: j.UpdatedAt},
+		Error: j.Error, CreatedAt: exportjob.Time{Time: j.CreatedAt}, UpdatedAt: exportjob.Time{Time: j.UpdatedAt},
 		RowCount: j.RowCount, ByteSize: j.ByteSize, SHA256: j.SHA256,
 	}
 	if j.ExpiresAt != nil {
-		out.ExpiresAt = &cryptointel.ExportTime{Time: *j.ExpiresAt}
+		out.ExpiresAt = &exportjob.Time{Time: *j.ExpiresAt}
 	}
 	switch {
-	case j.Status == cryptointel.ExportStatusCompleted && j.ExpiresAt != nil && !h.now().Before(*j.ExpiresAt):
+	case j.Status == exportjob.StatusCompleted && j.ExpiresAt != nil && !h.now().Before(*j.ExpiresAt):
 		// Expired but not swept yet.
-		out.Status = cryptointel.ExportStatusExpired
-	case j.Status == cryptointel.ExportStatusCompleted && j.ExpiresAt != nil:
+		out.Status = exportjob.StatusExpired
+	case j.Status == exportjob.StatusCompleted && j.ExpiresAt != nil:
 		u := h.DownloadURL(r, j.AccountID, j.ID, *j.ExpiresAt)
 		out.DownloadURL = &u
 	}
@@ -515,10 +516,10 @@ func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error 
 		// holder of the secret could make such a link.
 		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Invalid download signature.")
 	}
-	if job.Status == cryptointel.ExportStatusExpired || (job.ExpiresAt != nil && !now.Before(*job.ExpiresAt)) {
+	if job.Status == exportjob.StatusExpired || (job.ExpiresAt != nil && !now.Before(*job.ExpiresAt)) {
 		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Download link has expired. Request a new export.")
 	}
-	if job.Status != cryptointel.ExportStatusCompleted || job.StorageKey == nil {
+	if job.Status != exportjob.StatusCompleted || job.StorageKey == nil {
 		return cryptointel.Errorf(cryptointel.ENOTFOUND, "Export file not found")
 	}
 	contentType := exportstore.ContentType(job.Format)

@@ -10,6 +10,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/live"
 )
 
@@ -38,27 +39,27 @@ type goNote struct {
 // goComponents names the Go types documented as components of
 // /openapi.json: a field of one of these types is a $ref.
 var goComponents = map[reflect.Type]string{
-	reflect.TypeFor[cryptointel.APIKeyView]():    "APIKey",
-	reflect.TypeFor[NewAPIKeyJSON]():             "NewAPIKey",
-	reflect.TypeFor[cryptointel.KeyAuditEntry](): "KeyAuditEntry",
+	reflect.TypeFor[db.APIKeyView]():    "APIKey",
+	reflect.TypeFor[NewAPIKeyJSON]():    "NewAPIKey",
+	reflect.TypeFor[db.KeyAuditEntry](): "KeyAuditEntry",
 }
 
 // goFieldNotes are the notes of the fields of the types the handler routes
 // encode, by "Type.jsonName" (Type unqualified).
 var goFieldNotes = map[string]goNote{
 	"APIKeyView.prefix":     {desc: "The key's first characters, to tell keys apart."},
-	"APIKeyView.status":     {enum: []string{cryptointel.KeyActive, cryptointel.KeyRevoked, cryptointel.KeyExpired}},
+	"APIKeyView.status":     {enum: []string{db.KeyActive, db.KeyRevoked, db.KeyExpired}},
 	"APIKeyView.expiresAt":  {desc: "When the key stops working; null for never."},
 	"APIKeyView.lastUsedAt": {desc: "The start of the rate window (the minute) of the key's last request; null when never used."},
 	"APIKeyView.replacedBy": {desc: "The key a rotation replaced this one with."},
-	"APIKeyView.scopes": {enum: []string{cryptointel.ScopeData, cryptointel.ScopeManagement},
+	"APIKeyView.scopes": {enum: []string{db.ScopeData, db.ScopeManagement},
 		desc: "What the key may do: data (read the API), management (manage the account's keys). A successor keeps its predecessor's."},
-	"APIKeyView.surfaces": {enum: cryptointel.RestrictableSurfaces, nullable: true,
+	"APIKeyView.surfaces": {enum: db.RestrictableSurfaces, nullable: true,
 		desc: "A restricted key's surfaces: it reads only these and writes nothing. Null for an unrestricted key."},
 	"NewAPIKeyJSON.key":      {desc: "The new API key, shown only in this response."},
 	"KeyAuditEntry.apiKeyId": {desc: "The key changed; null for a change of the account's plan."},
-	"KeyAuditEntry.action":   {enum: cryptointel.AuditActions},
-	"KeyAuditEntry.actor":    {desc: "\"" + cryptointel.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, \"" + db.ActorOAuth + "\" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request)."},
+	"KeyAuditEntry.action":   {enum: db.AuditActions},
+	"KeyAuditEntry.actor":    {desc: "\"" + db.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, \"" + db.ActorOAuth + "\" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request)."},
 	"KeyAuditEntry.detail":   {desc: "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."},
 	"UsageData.today":        {desc: "Requests since midnight UTC."},
 	"UsageData.thisWeek":     {desc: "Requests since Monday 00:00 UTC."},
@@ -74,13 +75,13 @@ var goFieldNotes = map[string]goNote{
 	"streamTicket.query":     {desc: "The stream's query the ticket is bound to, canonical (sorted)."},
 	"streamTicket.url":       {desc: "The stream URL to open: path, query and ticket."},
 	"streamTicket.expiresAt": {desc: "Until when the ticket opens its stream."},
-	"ErrorBody.error":        {desc: "What went wrong, for people; the contract's message, word for word. Do not match on it."},
-	"ErrorBody.code": {enum: cryptointel.ErrorCodes(),
+	"Body.error":             {desc: "What went wrong, for people; the contract's message, word for word. Do not match on it."},
+	"Body.code": {enum: httperr.Codes(),
 		desc: "The error's row of the error table (docs/api/errors.md#codes): a stable identifier to branch on."},
-	"ErrorBody.param":     {desc: "The one request parameter (or body field) at fault, when there is one."},
-	"ErrorBody.docUrl":    {format: "uri", desc: "The link to the code's row of the error reference."},
-	"ErrorBody.requestId": {desc: "The request's X-Request-Id, to quote when reporting a problem."},
-	"streamClose.error":   {desc: "Why the server closed the stream."},
+	"Body.param":        {desc: "The one request parameter (or body field) at fault, when there is one."},
+	"Body.docUrl":       {format: "uri", desc: "The link to the code's row of the error reference."},
+	"Body.requestId":    {desc: "The request's X-Request-Id, to quote when reporting a problem."},
+	"streamClose.error": {desc: "Why the server closed the stream."},
 	"streamClose.code": {enum: []string{live.CodeSlowConsumer, live.CodeShuttingDown, cryptointel.EQUOTA, cryptointel.EUNAUTHORIZED, cryptointel.EFORBIDDEN, cryptointel.EUNAVAILABLE},
 		desc: "slow_consumer and shutting_down: reconnect and resume; quota_exceeded, unauthorized, forbidden: the key may not stream any more; unavailable: retry shortly."},
 	"streamClose.cursor": {desc: "The cursor to resume from: the last event delivered, or the stream's start."},

@@ -12,8 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // handlerBodies are the handler routes whose Response is derived from a
@@ -38,7 +38,7 @@ func handlerBodies() (routes []Route, bodies map[string]reflect.Type) {
 // check refuses a note that names none.
 func TestGoFieldNotesNameFields(t *testing.T) {
 	_, bodies := handlerBodies()
-	types := []reflect.Type{reflect.TypeFor[cryptointel.ErrorBody](), reflect.TypeFor[streamClose]()}
+	types := []reflect.Type{reflect.TypeFor[httperr.Body](), reflect.TypeFor[streamClose]()}
 	for _, b := range bodies {
 		types = append(types, b)
 	}

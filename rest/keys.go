@@ -33,7 +33,7 @@ type KeyHandlers struct {
 	// DB runs the key statements.
 	DB bun.IDB
 	// MaxActiveKeys caps an account's active keys (0:
-	// cryptointel.DefaultMaxActiveKeys, negative: no cap).
+	// db.DefaultMaxActiveKeys, negative: no cap).
 	MaxActiveKeys int
 }
 
@@ -87,22 +87,22 @@ func mayManage(c *access.Caller, target int64) error {
 // these types, goschema.go).
 type (
 	keyList struct {
-		Limit  int                       `json:"limit"`
-		Offset int                       `json:"offset"`
-		Data   []*cryptointel.APIKeyView `json:"data"`
+		Limit  int              `json:"limit"`
+		Offset int              `json:"offset"`
+		Data   []*db.APIKeyView `json:"data"`
 	}
 	keyAudit struct {
-		Data []*cryptointel.KeyAuditEntry `json:"data"`
+		Data []*db.KeyAuditEntry `json:"data"`
 	}
 	keyRevoked struct {
-		Data *cryptointel.APIKeyView `json:"data"`
+		Data *db.APIKeyView `json:"data"`
 	}
 	keyCreated struct {
 		Data NewAPIKeyJSON `json:"data"`
 	}
 	keyRotated struct {
-		Data     NewAPIKeyJSON           `json:"data"`
-		Replaced *cryptointel.APIKeyView `json:"replaced"`
+		Data     NewAPIKeyJSON  `json:"data"`
+		Replaced *db.APIKeyView `json:"replaced"`
 	}
 )
 
@@ -149,7 +149,7 @@ func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) (keyRevoked
 		return keyRevoked{}, err
 	}
 	k, err := db.RevokeAPIKey(r.Context(), h.DB, db.KeyRevocation{
-		KeyID: id, AccountID: c.AccountID, Actor: cryptointel.ActorAPIKey(c.APIKeyID), Reason: call.String("reason"),
+		KeyID: id, AccountID: c.AccountID, Actor: db.ActorAPIKey(c.APIKeyID), Reason: call.String("reason"),
 	})
 	if err != nil {
 		return keyRevoked{}, err
@@ -160,7 +160,7 @@ func (h *KeyHandlers) Revoke(w http.ResponseWriter, r *http.Request) (keyRevoked
 // NewAPIKeyJSON is a key a rotation created: its fields and, this once,
 // the key itself.
 type NewAPIKeyJSON struct {
-	*cryptointel.APIKeyView
+	*db.APIKeyView
 	// Key is the new API key, shown only in this response.
 	Key string `json:"key"`
 }
@@ -176,7 +176,7 @@ func (h *KeyHandlers) Rotate(w http.ResponseWriter, r *http.Request) (keyRotated
 	}
 	plaintext, created, old, err := db.RotateAPIKey(r.Context(), h.DB, db.KeyRotation{
 		KeyID: id, AccountID: c.AccountID, Grace: time.Duration(call.Int("graceSeconds")) * time.Second,
-		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
+		Actor: db.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
 	})
 	if err != nil {
 		return keyRotated{}, err
@@ -205,7 +205,7 @@ func (h *KeyHandlers) Create(w http.ResponseWriter, r *http.Request) (keyCreated
 	surfaces, _ := call.Values["surfaces"].([]string)
 	plaintext, created, err := db.CreateRestrictedKey(r.Context(), h.DB, db.RestrictedKey{
 		AccountID: c.AccountID, FromKeyID: c.APIKeyID, Surfaces: surfaces, ExpiresAt: expiresAt,
-		Actor: cryptointel.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
+		Actor: db.ActorAPIKey(c.APIKeyID), MaxActive: h.MaxActiveKeys,
 	})
 	if err != nil {
 		return keyCreated{}, err

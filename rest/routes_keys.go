@@ -6,6 +6,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
 )
 
 // KeyPolicy is the policy of the /v1/keys routes named name: every plan,
@@ -37,13 +38,13 @@ func KeyRoutes(h *KeyHandlers) []Route {
 		}, h.Audit),
 		handled(Route{
 			Method: http.MethodPost, Path: "/v1/keys", Summary: "Create a restricted key on the account",
-			Description: "A restricted key reads only the `surfaces` given (any of " + strings.Join(cryptointel.RestrictableSurfaces, ", ") +
+			Description: "A restricted key reads only the `surfaces` given (any of " + strings.Join(db.RestrictableSurfaces, ", ") +
 				"; `keys` and `usage` are open to every key) and writes nothing (403 `" + access.MsgKeyRestricted + "`). It has the `data` scope alone, " +
 				"never reaches beyond a restricted creator's surfaces, expires when the creating key does (or sooner, with `expiresInSeconds`) and draws on the account's credits and rate window. " +
 				"Needs the `management` scope. The response shows the new key once (`data.key`). One key beyond the account's active keys is a 409.",
 			Policy: KeyPolicy("keys.create"),
 			Params: []Param{
-				{Name: "surfaces", In: "query", Type: TypeStringList, Required: true, Enum: cryptointel.RestrictableSurfaces, MaxItems: len(cryptointel.RestrictableSurfaces),
+				{Name: "surfaces", In: "query", Type: TypeStringList, Required: true, Enum: db.RestrictableSurfaces, MaxItems: len(db.RestrictableSurfaces),
 					Description: "The surfaces the key may read, comma-separated."},
 				{Name: "expiresInSeconds", In: "query", Type: TypeInteger,
 					Description: "Seconds until the key expires (1 or more); at most the creating key's remaining life."},

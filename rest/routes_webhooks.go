@@ -6,6 +6,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/webhook"
 )
 
 // WebhookRoutes returns the route-table entries of webhook management:
@@ -20,7 +21,7 @@ func WebhookRoutes(h *WebhookHandlers) []Route {
 		{Method: http.MethodGet, Path: "/v1/webhooks", Summary: "List the account's webhooks, most recently created first.", Policy: policy("webhooks.list"), Handler: h.List},
 		{Method: http.MethodGet, Path: "/v1/webhooks/{id}", Summary: "One webhook with its recent deliveries.", Policy: policy("webhooks.get"), Handler: h.Get,
 			Params: []Param{id,
-				{Name: "status", In: "query", Type: TypeString, Enum: []string{cryptointel.DeliveryPending, cryptointel.DeliverySucceeded, cryptointel.DeliveryFailed},
+				{Name: "status", In: "query", Type: TypeString, Enum: []string{webhook.DeliveryPending, webhook.DeliverySucceeded, webhook.DeliveryFailed},
 					Description: "Filter deliveries: pending, succeeded or failed."},
 				boundedParam("limit", "", cryptointel.WebhookDeliveriesLimit, fmt.Sprintf("Deliveries to return: %d to %d, default %d.",
 					cryptointel.WebhookDeliveriesLimit.Min, cryptointel.WebhookDeliveriesLimit.Max, cryptointel.WebhookDeliveriesLimit.Default))}},

@@ -3,7 +3,7 @@ package rest
 import (
 	"strings"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -200,7 +200,7 @@ func fixedComponents() schema {
 	entityRefProps, _ := wireProps(wire.EntityRefFields, allFields)
 	evidenceProps, _ := wireProps(wire.EvidenceFields, allFields)
 	out := schema{
-		"Error":        describe(goSchemaOf[cryptointel.ErrorBody](), "The body of every error response."),
+		"Error":        describe(goSchemaOf[httperr.Body](), "The body of every error response."),
 		"StreamClose":  describe(goSchemaOf[streamClose](), "The data of the `close` message that ends a stream the server closed."),
 		"EntityRef":    obj(entityRefProps...),
 		"Evidence":     obj(evidenceProps...),

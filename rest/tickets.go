@@ -8,6 +8,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/db"
 )
 
 // TicketMinter mints stream tickets (access.Service.MintTicket).
@@ -45,7 +46,7 @@ func TicketRoute(mint TicketMinter, now func() time.Time) Route {
 			return ticketBody{}, cryptointel.Errorf(cryptointel.EINVALID, "query must be a URL query string such as category=defi&since=2026-11-20T00:00:00Z")
 		}
 		path := call.String("path")
-		ticket, exp, err := mint(cryptointel.HashAPIKey(cred), path, q, now())
+		ticket, exp, err := mint(db.HashAPIKey(cred), path, q, now())
 		if err != nil {
 			return ticketBody{}, err
 		}

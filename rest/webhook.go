@@ -29,8 +29,8 @@ var (
 // WebhookQueue queues test pings and manual redeliveries (implemented by
 // jobs.WebhookDispatcher). Both return ENOTFOUND; Redeliver also EINVALID.
 type WebhookQueue interface {
-	Test(ctx context.Context, accountID, webhookID int64) (*cryptointel.WebhookDelivery, error)
-	Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*cryptointel.WebhookDelivery, error)
+	Test(ctx context.Context, accountID, webhookID int64) (*webhook.Delivery, error)
+	Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*webhook.Delivery, error)
 }
 
 // WebhookHandlers serve /v1/webhooks.
@@ -72,7 +72,7 @@ type DeliveryJSON struct {
 	DeliveredAt *time.Time `json:"delivered_at"`
 }
 
-func webhookJSON(w *cryptointel.Webhook, withSecret bool) WebhookJSON {
+func webhookJSON(w *webhook.Webhook, withSecret bool) WebhookJSON {
 	out := WebhookJSON{
 		ID: w.ID, URL: w.URL, SecretHint: webhook.SecretHint(w.Secret), EventTypes: w.EventTypes,
 		Active: w.Active, ConsecutiveFailures: w.ConsecutiveFailures, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC(),
@@ -86,7 +86,7 @@ func webhookJSON(w *cryptointel.Webhook, withSecret bool) WebhookJSON {
 	return out
 }
 
-func deliveryJSON(d *cryptointel.WebhookDelivery) DeliveryJSON {
+func deliveryJSON(d *webhook.Delivery) DeliveryJSON {
 	out := DeliveryJSON{
 		ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status, Attempts: d.Attempts,
 		LastStatus: d.LastStatus, LastError: d.LastError, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),

@@ -21,6 +21,7 @@ import (
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 // startCORSServer serves the whole app with CORS_ALLOWED_ORIGINS set to
@@ -147,7 +148,7 @@ func TestCORSAndStreamTickets(t *testing.T) {
 	} {
 		_, status, body := openSSE(t, s.base, path, "")
 		require.Equal(t, http.StatusUnauthorized, status, path)
-		var e cryptointel.ErrorBody
+		var e httperr.Body
 		require.NoError(t, json.Unmarshal(body, &e))
 		require.Equal(t, access.MsgInvalidTicket, e.Error, path)
 		require.Equal(t, cryptointel.EUNAUTHORIZED, e.Code, path)

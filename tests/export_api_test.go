@@ -24,6 +24,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -79,7 +80,7 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 	t.Helper()
 	var out []exportRow
 	switch format {
-	case cryptointel.ExportFormatJSONL:
+	case exportjob.FormatJSONL:
 		dec := json.NewDecoder(bytes.NewReader(b))
 		for {
 			var ev struct {
@@ -109,7 +110,7 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 			require.Equal(t, ev.Significance, ev.Signal)
 			out = append(out, exportRow{ID: ev.ID, Title: ev.Title, Summary: ev.Summary, Significance: ev.Significance, Owners: exportOwners(ids, labels), Evidence: len(ev.Evidence)})
 		}
-	case cryptointel.ExportFormatCSV:
+	case exportjob.FormatCSV:
 		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 		require.NoError(t, err)
 		require.Equal(t, "id", recs[0][0])
@@ -127,7 +128,7 @@ func exportParseRows(t *testing.T, format string, b []byte) []exportRow {
 			}
 			out = append(out, row)
 		}
-	case cryptointel.ExportFormatParquet:
+	case exportjob.FormatParquet:
 		rows, err := parquet.Read[wire.Event](bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		for _, ev := range rows {
@@ -177,25 +178,25 @@ func TestExportJobsEndToEnd(t *testing.T) {
 		args  []any
 	}
 	cases := map[string]scopeCase{
-		cryptointel.ExportScopeRadarHistory: {
+		exportjob.ScopeRadarHistory: {
 			body:  map[string]any{"since": since, "until": until, "includeEvidence": true},
 			where: "e.latest_evidence_at >= $1 AND e.latest_evidence_at < $2", args: []any{sinceT, untilT},
 		},
-		cryptointel.ExportScopeSignalHistory: {
+		exportjob.ScopeSignalHistory: {
 			body:  map[string]any{"since": since, "category": "partnership"},
 			where: "e.latest_evidence_at >= $1 AND e.significance IS NOT NULL AND e.category = 'partnership'", args: []any{sinceT},
 		},
-		cryptointel.ExportScopeReplayGlobal: {
+		exportjob.ScopeReplayGlobal: {
 			body:  map[string]any{"since": "2026-10-01"},
 			where: "e.latest_evidence_at >= $1", args: []any{base.AddDate(0, -1, 0)},
 		},
-		cryptointel.ExportScopeTimelineByOrg: {
+		exportjob.ScopeTimelineByOrg: {
 			body:  map[string]any{"since": since, "organizationIds": []int64{3}, "includeEvidence": true},
 			where: "e.latest_evidence_at >= $1 AND EXISTS (SELECT 1 FROM event_entities ee WHERE ee.event_id = e.id AND ee.entity_id = 3)", args: []any{sinceT},
 		},
 	}
-	for _, scope := range cryptointel.ExportScopes {
-		for _, format := range cryptointel.ExportFormats {
+	for _, scope := range exportjob.Scopes {
+		for _, format := range exportjob.Formats {
 			t.Run(scope+"/"+format, func(t *testing.T) {
 				body := map[string]any{"scope": scope, "format": format, "note": "nightly " + format}
 				c := cases[scope]
@@ -203,7 +204,7 @@ func TestExportJobsEndToEnd(t *testing.T) {
 					body[k] = v
 				}
 				created := s.create(t, key, body)
-				require.Equal(t, cryptointel.ExportStatusRequested, created.Status)
+				require.Equal(t, exportjob.StatusRequested, created.Status)
 				require.Equal(t, keyID, created.APIKeyID)
 				require.NotEmpty(t, created.AppUserID)
 				require.Nil(t, created.DownloadURL)
@@ -212,22 +213,22 @@ func TestExportJobsEndToEnd(t *testing.T) {
 				require.True(t, db.IsUUID(created.ID))
 
 				job := s.waitDone(t, key, created.ID)
-				require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+				require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)
 				require.NotNil(t, job.ExpiresAt)
 				data := exportDownload(t, s, job)
 
-				if scope == cryptointel.ExportScopeOrganizationsRegistry {
+				if scope == exportjob.ScopeOrganizationsRegistry {
 					var n int64
 					require.NoError(t, s.store.Pool.QueryRow(context.Background(), "SELECT count(*) FROM entities").Scan(&n))
 					require.Equal(t, n, *job.RowCount)
 					switch format {
-					case cryptointel.ExportFormatParquet:
+					case exportjob.FormatParquet:
 						rows, err := parquet.Read[jobs.ParquetEntity](bytes.NewReader(data), int64(len(data)))
 						require.NoError(t, err)
 						require.Len(t, rows, int(n))
 						require.Equal(t, "org-1", rows[0].CanonicalName)
 						require.Equal(t, []string{"O1"}, rows[0].Aliases)
-					case cryptointel.ExportFormatCSV:
+					case exportjob.FormatCSV:
 						recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 						require.NoError(t, err)
 						require.Len(t, recs, int(n)+1)
@@ -431,7 +432,7 @@ func TestExportDownloadLink(t *testing.T) {
 	key, _ := exportEnterpriseKey(t, s.store)
 	created := s.create(t, key, map[string]any{"scope": "replay.global", "format": "jsonl", "since": "2026-10-01T00:00:00Z"})
 	job := s.waitDone(t, key, created.ID)
-	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status)
+	require.Equal(t, exportjob.StatusCompleted, job.Status)
 	full := exportDownload(t, s, job)
 	require.Equal(t, int64(10), *job.RowCount)
 
@@ -498,13 +499,13 @@ func TestExportDownloadLink(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, status)
 	require.Contains(t, string(body), "expired")
 	expired := s.get(t, key, job.ID)
-	require.Equal(t, cryptointel.ExportStatusExpired, expired.Status)
+	require.Equal(t, exportjob.StatusExpired, expired.Status)
 	require.Nil(t, expired.DownloadURL)
 	// The sweep (run here, or already by River's periodic job) deletes the
 	// file.
 	_, err = jobs.ExpireExports(context.Background(), s.store, s.storage)
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.ExportStatusExpired, s.get(t, key, job.ID).Status)
+	require.Equal(t, exportjob.StatusExpired, s.get(t, key, job.ID).Status)
 	entries, err := os.ReadDir(s.dir)
 	require.NoError(t, err)
 	require.Empty(t, entries)

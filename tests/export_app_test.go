@@ -17,6 +17,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 )
 
 // TestExportThroughApp runs the whole service (app.New + Serve on a random
@@ -81,13 +82,13 @@ func TestExportThroughApp(t *testing.T) {
 		var got struct{ Data exportJobBody }
 		require.NoError(t, json.Unmarshal(resp, &got))
 		job = got.Data
-		if job.Status != cryptointel.ExportStatusRequested && job.Status != cryptointel.ExportStatusRunning {
+		if job.Status != exportjob.StatusRequested && job.Status != exportjob.StatusRunning {
 			break
 		}
 		require.False(t, time.Now().After(deadline), "export still %s", job.Status)
 		time.Sleep(25 * time.Millisecond)
 	}
-	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+	require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)
 	require.NotNil(t, job.DownloadURL)
 	require.True(t, strings.HasPrefix(*job.DownloadURL, base+"/v1/export/files/"), *job.DownloadURL)
 
@@ -96,7 +97,7 @@ func TestExportThroughApp(t *testing.T) {
 	require.Equal(t, "text/csv; charset=utf-8", hdr.Get("Content-Type"))
 	want := exportDBRows(t, a.DB, "e.latest_evidence_at >= '2026-10-25T00:00:00Z' AND e.significance IS NOT NULL", false)
 	require.Len(t, want, 3)
-	require.Equal(t, want, exportParseRows(t, cryptointel.ExportFormatCSV, file))
+	require.Equal(t, want, exportParseRows(t, exportjob.FormatCSV, file))
 
 	// The OpenAPI document lists the export routes.
 	status, _, doc := call(http.MethodGet, base+"/openapi.json", "", "")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/jobs"
 )
 
@@ -75,7 +75,7 @@ func TestExportBoundsPerAccount(t *testing.T) {
 		exportSeed(t, s.store, since, 40)
 		key, _ := exportEnterpriseKey(t, s.store)
 		first := s.waitDone(t, key, s.create(t, key, exportJobRequest(since)).ID)
-		require.Equal(t, cryptointel.ExportStatusCompleted, first.Status)
+		require.Equal(t, exportjob.StatusCompleted, first.Status)
 		require.NotNil(t, first.ByteSize)
 
 		s.handlers.MaxBytesPerDay = *first.ByteSize
@@ -104,7 +104,7 @@ func TestExportBoundsPerAccount(t *testing.T) {
 		exportSeed(t, s.store, since, 40)
 		key, _ := exportEnterpriseKey(t, s.store)
 		job := s.waitDone(t, key, s.create(t, key, exportJobRequest(since)).ID)
-		require.Equal(t, cryptointel.ExportStatusFailed, job.Status)
+		require.Equal(t, exportjob.StatusFailed, job.Status)
 		require.NotNil(t, job.Error)
 		require.Equal(t, fmt.Sprintf(jobs.MsgExportOverDailyVolumeFmt, bound), *job.Error)
 	})
@@ -117,7 +117,7 @@ func TestExportBoundsPerAccount(t *testing.T) {
 		exportSeed(t, s.store, since, 40)
 		key, _ := exportEnterpriseKey(t, s.store)
 		job := s.waitDone(t, key, s.create(t, key, exportJobRequest(since)).ID)
-		require.Equal(t, cryptointel.ExportStatusFailed, job.Status)
+		require.Equal(t, exportjob.StatusFailed, job.Status)
 		// The failed job's bytes count: the day is spent, the next job is
 		// refused. (Nine jobs failing at the bound once wrote 273 MB
 		// against a 30 MB day.)

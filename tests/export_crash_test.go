@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/jobs"
 )
@@ -62,7 +62,7 @@ func (t *stallingTemp) Write(p []byte) (int, error) {
 // and only the final file is left in storage.
 func TestExportCrashAndRetry(t *testing.T) {
 	t.Parallel()
-	for _, format := range cryptointel.ExportFormats {
+	for _, format := range exportjob.Formats {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			stall := &stallingStorage{started: make(chan struct{})}
@@ -90,7 +90,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 			require.NoError(t, s.client.StopAndCancel(stopCtx))
 
 			mid := s.get(t, key, created.ID)
-			require.Equal(t, cryptointel.ExportStatusRunning, mid.Status)
+			require.Equal(t, exportjob.StatusRunning, mid.Status)
 			require.Nil(t, mid.DownloadURL)
 			// Even a correctly signed link finds no file.
 			owner, err := strconv.ParseInt(created.AppUserID, 10, 64)
@@ -104,7 +104,7 @@ func TestExportCrashAndRetry(t *testing.T) {
 			s.restartWorker(t, created.ID)
 
 			job := s.waitDone(t, key, created.ID)
-			require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+			require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)
 			data := exportDownload(t, s, job)
 			want := exportDBRows(t, s.store, "e.latest_evidence_at >= '2026-10-01T00:00:00Z'", true)
 			require.Len(t, want, 200)
@@ -149,7 +149,7 @@ func TestExportKilledWorkerReclaimed(t *testing.T) {
 	defer client.Stop(ctx) //nolint:errcheck
 
 	job := s.waitDone(t, key, created.ID)
-	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+	require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)
 	require.Equal(t, int64(50), *job.RowCount)
 	require.Len(t, exportParseRows(t, "jsonl", exportDownload(t, s, job)), 50)
 

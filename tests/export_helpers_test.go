@@ -23,6 +23,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -194,7 +195,7 @@ func (s *exportServer) waitDone(t *testing.T, key, id string) exportJobBody {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		j := s.get(t, key, id)
-		if j.Status != cryptointel.ExportStatusRequested && j.Status != cryptointel.ExportStatusRunning {
+		if j.Status != exportjob.StatusRequested && j.Status != exportjob.StatusRunning {
 			return j
 		}
 		if time.Now().After(deadline) {

@@ -23,6 +23,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/exportstore/s3test"
 )
@@ -197,7 +198,7 @@ func TestExportS3SIGKILLDuringUpload(t *testing.T) {
 	// Nothing visible: the job is not completed, no object exists.
 	var status string
 	require.NoError(t, store.Pool.QueryRow(ctx, "SELECT status FROM export_jobs WHERE id = $1", jobID).Scan(&status))
-	require.Equal(t, cryptointel.ExportStatusRunning, status)
+	require.Equal(t, exportjob.StatusRunning, status)
 	_, found := s3ObjectSize(t, srv, "", objectKey)
 	require.False(t, found, "a killed upload leaves no object")
 	require.Equal(t, 1, s3Incomplete(t, srv, prefix), "only an incomplete (invisible) upload")
@@ -206,13 +207,13 @@ func TestExportS3SIGKILLDuringUpload(t *testing.T) {
 	second := startServeProc(t, bin, env, filepath.Join(logDir, "serve2.log"))
 	// Watch the row (the API's rate window is no place to poll).
 	deadline := time.Now().Add(3 * time.Minute)
-	for status == cryptointel.ExportStatusRequested || status == cryptointel.ExportStatusRunning {
+	for status == exportjob.StatusRequested || status == exportjob.StatusRunning {
 		require.True(t, time.Now().Before(deadline), "export still %s; log:\n%s", status, readLog(second.log))
 		time.Sleep(100 * time.Millisecond)
 		require.NoError(t, store.Pool.QueryRow(ctx, "SELECT status FROM export_jobs WHERE id = $1", jobID).Scan(&status))
 	}
 	job := s3GetExport(t, second.base, key, jobID)
-	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+	require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)
 
 	resp, err := http.Get(*job.DownloadURL)
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/exportstore/s3test"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -65,10 +65,10 @@ func TestExportS3(t *testing.T) {
 			require.Len(t, want, 120)
 
 			var last exportJobBody
-			for _, format := range cryptointel.ExportFormats {
+			for _, format := range exportjob.Formats {
 				created := s.create(t, key, map[string]any{"scope": "radar.history", "format": format, "since": "2026-10-01T00:00:00Z", "includeEvidence": true})
 				job := s.waitDone(t, key, created.ID)
-				require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+				require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)
 				size, found := s3ObjectSize(t, srv, prefix, exportstore.Key(job.ID, format))
 				require.True(t, found, "the object is in the bucket")
 				require.Equal(t, *job.ByteSize, size)
@@ -102,8 +102,8 @@ func TestExportS3(t *testing.T) {
 			s.now.Store(&later)
 			n, err := jobs.ExpireExports(context.Background(), s.store, s.storage)
 			require.NoError(t, err)
-			require.Equal(t, len(cryptointel.ExportFormats), n)
-			for _, format := range cryptointel.ExportFormats {
+			require.Equal(t, len(exportjob.Formats), n)
+			for _, format := range exportjob.Formats {
 				_, found := s3ObjectSize(t, srv, prefix, exportstore.Key(last.ID, format))
 				require.False(t, found)
 			}
@@ -173,7 +173,7 @@ func TestExportS3CrashAndRetry(t *testing.T) {
 
 	s.restartWorker(t, created.ID)
 	job := s.waitDone(t, key, created.ID)
-	require.Equal(t, cryptointel.ExportStatusCompleted, job.Status, "error: %v", job.Error)
+	require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)
 	data := exportDownload(t, s, job)
 	want := exportDBRows(t, s.store, "e.latest_evidence_at >= '2026-10-01T00:00:00Z'", true)
 	require.Equal(t, want, exportParseRows(t, "csv", data))

@@ -27,6 +27,7 @@ import (
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 )
 
 // faultAnswer is one request's outcome as a client saw it.
@@ -300,7 +301,7 @@ func runOutage(t *testing.T, o outage) {
 	require.Eventually(t, func() bool {
 		got := client.do(http.MethodGet, "/v1/export/jobs/"+created.Data.ID, keys[1], "")
 		var job struct{ Data struct{ Status string } }
-		return got.status == http.StatusOK && json.Unmarshal([]byte(got.body), &job) == nil && job.Data.Status == cryptointel.ExportStatusCompleted
+		return got.status == http.StatusOK && json.Unmarshal([]byte(got.body), &job) == nil && job.Data.Status == exportjob.StatusCompleted
 	}, 60*time.Second, 50*time.Millisecond, "an export requested after the outage never completed; log:\n%s", abbreviate(logs.String()))
 	for _, key := range keys {
 		require.NotContains(t, logs.String(), key, "an API key in the log")
@@ -555,7 +556,7 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 	for _, id := range exports {
 		for {
 			s := status(id)
-			if s == cryptointel.ExportStatusCompleted {
+			if s == exportjob.StatusCompleted {
 				completed++
 				break
 			}

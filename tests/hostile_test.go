@@ -18,6 +18,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/graph/validation/validationtest"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/resolvers"
 )
 
@@ -268,8 +269,8 @@ func checkHostile(t *testing.T, c hostileCase, resp *restResponse) {
 			code, _ := ext["code"].(string)
 			require.NotEmpty(t, code, "%s: error without extensions.code: %s", name, abbreviate(string(resp.Body)))
 			if c.want == wantGQLFieldError {
-				require.Contains(t, cryptointel.ErrorCodes(), code, "%s: extensions.code is not a row of the error table", name)
-				require.Equal(t, cryptointel.ErrorDocURL(code), ext["docUrl"], "%s: extensions.docUrl", name)
+				require.Contains(t, httperr.Codes(), code, "%s: extensions.code is not a row of the error table", name)
+				require.Equal(t, httperr.DocURL(code), ext["docUrl"], "%s: extensions.docUrl", name)
 			}
 		}
 		requireNoLeak(t, name, resp.Body)
@@ -283,9 +284,9 @@ func checkHostile(t *testing.T, c hostileCase, resp *restResponse) {
 func requireErrorCode(t *testing.T, name string, resp *restResponse, body map[string]any) {
 	t.Helper()
 	code, _ := body["code"].(string)
-	require.Contains(t, cryptointel.ErrorCodes(), code, "%s: code %q is not a row of the error table: %s", name, code, abbreviate(string(resp.Body)))
-	require.Equal(t, resp.Status, cryptointel.ErrorStatus(code), "%s: code %s has another status", name, code)
-	require.Equal(t, cryptointel.ErrorDocURL(code), body["docUrl"], "%s: docUrl", name)
+	require.Contains(t, httperr.Codes(), code, "%s: code %q is not a row of the error table: %s", name, code, abbreviate(string(resp.Body)))
+	require.Equal(t, resp.Status, httperr.Status(code), "%s: code %s has another status", name, code)
+	require.Equal(t, httperr.DocURL(code), body["docUrl"], "%s: docUrl", name)
 	require.Equal(t, resp.Header.Get("X-Request-Id"), body["requestId"], "%s: requestId", name)
 	if param, ok := body["param"].(string); ok {
 		require.Contains(t, body["error"], param, "%s: param %q is not in the message", name, param)

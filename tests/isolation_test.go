@@ -13,6 +13,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/webhook"
 )
 
 // TestAccountIsolation checks that every account-owned resource (webhooks,
@@ -69,13 +70,13 @@ func TestAccountIsolation(t *testing.T) {
 	// Nothing of A's may be moving when the "before" snapshot is taken: wait
 	// until the ping has used its attempts and is failed, after which no
 	// job touches the webhook or its deliveries.
-	var settled cryptointel.WebhookDelivery
+	var settled webhook.Delivery
 	require.Eventually(t, func() bool {
 		err := s.store.Bun.NewSelect().Model(&settled).Where("id = ?", deliveryID).Scan(context.Background())
-		return err == nil && settled.Status != cryptointel.DeliveryPending
+		return err == nil && settled.Status != webhook.DeliveryPending
 	}, time.Minute, 50*time.Millisecond, "the ping delivery is still pending")
-	require.Equal(t, cryptointel.DeliveryFailed, settled.Status)
-	require.Equal(t, cryptointel.WebhookDeliveryMaxAttempts, settled.Attempts)
+	require.Equal(t, webhook.DeliveryFailed, settled.Status)
+	require.Equal(t, webhook.MaxAttempts, settled.Attempts)
 	hookBefore := do(keyA, http.MethodGet, "/v1/webhooks/"+hookID, "")
 	require.Equal(t, http.StatusOK, hookBefore.Status)
 

@@ -91,10 +91,10 @@ func TestKeyLifecycleAcrossReplicas(t *testing.T) {
 	changed := time.Now()
 	requireAnswer(ans, http.StatusOK, "")
 	var revoked struct {
-		Data cryptointel.APIKeyView `json:"data"`
+		Data db.APIKeyView `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ans.body), &revoked))
-	require.Equal(t, cryptointel.KeyRevoked, revoked.Data.Status)
+	require.Equal(t, db.KeyRevoked, revoked.Data.Status)
 	revokeLag := refusedAfter(b, victim, changed, access.MsgRevokedKey)
 	requireAnswer(a.do(http.MethodGet, probe, victim, ""), http.StatusUnauthorized, access.MsgRevokedKey)
 	requireAnswer(b.do(http.MethodDelete, fmt.Sprintf("/v1/keys/%d", victimID), owner, ""), http.StatusConflict,
@@ -114,10 +114,10 @@ func TestKeyLifecycleAcrossReplicas(t *testing.T) {
 			ID  int64
 			Key string
 		} `json:"data"`
-		Replaced cryptointel.APIKeyView `json:"replaced"`
+		Replaced db.APIKeyView `json:"replaced"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ans.body), &rotated))
-	require.Equal(t, cryptointel.KeyRevoked, rotated.Replaced.Status)
+	require.Equal(t, db.KeyRevoked, rotated.Replaced.Status)
 	rotateLag := refusedAfter(a, owner, changed, access.MsgRevokedKey)
 	owner, ownerID = rotated.Data.Key, rotated.Data.ID
 	requireAnswer(a.do(http.MethodGet, probe, owner, ""), http.StatusOK, "")
@@ -127,7 +127,7 @@ func TestKeyLifecycleAcrossReplicas(t *testing.T) {
 	ans = a.do(http.MethodPost, fmt.Sprintf("/v1/keys/%d/rotate?graceSeconds=3600", ownerID), owner, "")
 	requireAnswer(ans, http.StatusCreated, "")
 	require.NoError(t, json.Unmarshal([]byte(ans.body), &rotated))
-	require.Equal(t, cryptointel.KeyActive, rotated.Replaced.Status)
+	require.Equal(t, db.KeyActive, rotated.Replaced.Status)
 	require.WithinDuration(t, time.Now().Add(time.Hour), *rotated.Replaced.ExpiresAt, time.Minute)
 	requireAnswer(b.do(http.MethodGet, probe, owner, ""), http.StatusOK, "")
 	requireAnswer(b.do(http.MethodGet, probe, rotated.Data.Key, ""), http.StatusOK, "")
@@ -142,7 +142,7 @@ func TestKeyLifecycleAcrossReplicas(t *testing.T) {
 	ans = b.do(http.MethodGet, "/v1/keys", owner, "")
 	requireAnswer(ans, http.StatusOK, "")
 	var listed struct {
-		Data []cryptointel.APIKeyView `json:"data"`
+		Data []db.APIKeyView `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ans.body), &listed))
 	statuses := map[int64]string{}
@@ -151,13 +151,13 @@ func TestKeyLifecycleAcrossReplicas(t *testing.T) {
 		statuses[k.ID] = k.Status
 	}
 	require.Len(t, statuses, 4, "the two keys made and the two rotations created; not the stranger's")
-	require.Equal(t, cryptointel.KeyRevoked, statuses[victimID])
-	require.Equal(t, cryptointel.KeyActive, statuses[ownerID])
+	require.Equal(t, db.KeyRevoked, statuses[victimID])
+	require.Equal(t, db.KeyActive, statuses[ownerID])
 	require.NotNil(t, listed.Data[0].LastUsedAt, "the newest key made the listing request")
 	ans = a.do(http.MethodGet, "/v1/keys/audit", owner, "")
 	requireAnswer(ans, http.StatusOK, "")
 	var trail struct {
-		Data []cryptointel.KeyAuditEntry `json:"data"`
+		Data []db.KeyAuditEntry `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ans.body), &trail))
 	var actions []string

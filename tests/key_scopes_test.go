@@ -52,7 +52,7 @@ type rotatedKey struct {
 		ExpiresAt *time.Time `json:"expiresAt"`
 		Scopes    []string   `json:"scopes"`
 	} `json:"data"`
-	Replaced cryptointel.APIKeyView `json:"replaced"`
+	Replaced db.APIKeyView `json:"replaced"`
 }
 
 // TestKeyRotationKeepsAccountMeters replays the red team's credit
@@ -117,12 +117,12 @@ func TestKeyRotationKeepsAccountMeters(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	remaining--
 	var listed struct {
-		Data []cryptointel.APIKeyView `json:"data"`
+		Data []db.APIKeyView `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal(r.Body, &listed))
 	n := 0
 	for _, k := range listed.Data {
-		if k.Status == cryptointel.KeyActive {
+		if k.Status == db.KeyActive {
 			n++
 		}
 	}
@@ -176,7 +176,7 @@ func TestKeyTakeoverRefused(t *testing.T) {
 	r = keyCall(t, s, leaked, http.MethodGet, "/v1/keys")
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var listed struct {
-		Data []cryptointel.APIKeyView `json:"data"`
+		Data []db.APIKeyView `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal(r.Body, &listed))
 	require.Len(t, listed.Data, 1, "a data key sees only itself")
@@ -187,7 +187,7 @@ func TestKeyTakeoverRefused(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	var rk rotatedKey
 	require.NoError(t, json.Unmarshal(r.Body, &rk))
-	require.Equal(t, []string{cryptointel.ScopeData}, rk.Data.Scopes)
+	require.Equal(t, []string{db.ScopeData}, rk.Data.Scopes)
 	requireKeyError(t, keyCall(t, s, rk.Data.Key, http.MethodDelete, fmt.Sprintf("/v1/keys/%d", ownerID)),
 		http.StatusForbidden, access.MsgKeyNeedsManagement)
 	require.Equal(t, http.StatusOK, keyCall(t, s, owner, http.MethodGet, keyProbe).Status)
@@ -200,13 +200,13 @@ func TestKeyTakeoverRefused(t *testing.T) {
 	r = keyCall(t, s, owner, http.MethodGet, "/v1/keys/audit?limit=3")
 	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 	var trail struct {
-		Data []cryptointel.KeyAuditEntry `json:"data"`
+		Data []db.KeyAuditEntry `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal(r.Body, &trail))
-	require.Equal(t, cryptointel.AuditKeyRevoked, trail.Data[0].Action)
-	require.Equal(t, cryptointel.ActorAPIKey(ownerID), trail.Data[0].Actor)
-	require.Equal(t, cryptointel.AuditKeyCreated, trail.Data[1].Action)
-	require.Equal(t, cryptointel.ActorAPIKey(leakedID), trail.Data[1].Actor)
+	require.Equal(t, db.AuditKeyRevoked, trail.Data[0].Action)
+	require.Equal(t, db.ActorAPIKey(ownerID), trail.Data[0].Actor)
+	require.Equal(t, db.AuditKeyCreated, trail.Data[1].Action)
+	require.Equal(t, db.ActorAPIKey(leakedID), trail.Data[1].Actor)
 }
 
 // TestKeyRestrictedKeys creates restricted keys through POST /v1/keys: a
@@ -235,7 +235,7 @@ func TestKeyRestrictedKeys(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(r.Body, &created))
 	require.Equal(t, []string{"lookup", "delivery"}, created.Data.Surfaces)
-	require.Equal(t, []string{cryptointel.ScopeData}, created.Data.Scopes)
+	require.Equal(t, []string{db.ScopeData}, created.Data.Scopes)
 	require.NotNil(t, created.Data.ExpiresAt, "a restricted key expires with the key that made it")
 	require.True(t, expires.Equal(*created.Data.ExpiresAt))
 	restricted := created.Data.Key

@@ -18,6 +18,7 @@ import (
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/mcp"
 )
 
@@ -169,7 +170,7 @@ func requireToolErrorCode(t *testing.T, res *sdk.CallToolResult, code string) ma
 	var e map[string]any
 	require.NoError(t, json.Unmarshal(raw, &e), "%s", raw)
 	require.Equal(t, code, e["code"], "%s", raw)
-	require.Equal(t, cryptointel.ErrorDocURL(code), e["docUrl"])
+	require.Equal(t, httperr.DocURL(code), e["docUrl"])
 	require.Equal(t, res.Content[0].(*sdk.TextContent).Text, e["error"])
 	return e
 }

@@ -162,8 +162,8 @@ func TestOAuthTokenActsAsKey(t *testing.T) {
 	for _, e := range entries {
 		actions = append(actions, e.Action)
 	}
-	require.Contains(t, actions, cryptointel.AuditOAuthGranted)
-	require.Contains(t, actions, cryptointel.AuditOAuthRevoked)
+	require.Contains(t, actions, db.AuditOAuthGranted)
+	require.Contains(t, actions, db.AuditOAuthRevoked)
 }
 
 func mustAccount(t *testing.T, s *restServer, keyID int64) int64 {

@@ -16,6 +16,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
+	"github.com/cryptointel/cryptointel/webhook"
 )
 
 // A request refused before its operation runs — its parameters, body or
@@ -155,7 +156,7 @@ func v1Refusals(t *testing.T, env *refusalEnv) []refusalCase {
 		{name: "webhook body not JSON", plan: cryptointel.PlanEnterprise, send: sendPost("/v1/webhooks", "application/json", []byte(`{"url":`)), status: http.StatusBadRequest},
 		{name: "webhook with a form body", plan: cryptointel.PlanEnterprise, send: sendPost("/v1/webhooks", "application/x-www-form-urlencoded", []byte(`url=x`)), status: http.StatusUnsupportedMediaType},
 		{name: "webhooks at the account's cap", plan: cryptointel.PlanEnterprise, prepare: func(t *testing.T, env *refusalEnv, key string, _ int64) {
-			for i := 0; i < cryptointel.MaxWebhooksPerAccount; i++ {
+			for i := 0; i < webhook.MaxPerAccount; i++ {
 				r := env.s.send(t, key, hostileRequest{Method: http.MethodPost, Path: "/v1/webhooks", ContentType: "application/json", Body: hook})
 				require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 			}

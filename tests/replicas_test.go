@@ -23,6 +23,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/exportjob"
 )
 
 // TestThreeReplicas runs three server processes (each with its own pool,
@@ -347,9 +348,9 @@ func TestThreeReplicas(t *testing.T) {
 			var state string
 			require.Eventually(t, func() bool {
 				require.NoError(t, store.Pool.QueryRow(ctx, `SELECT status FROM export_jobs WHERE id = $1`, id).Scan(&state))
-				return state != cryptointel.ExportStatusRequested && state != cryptointel.ExportStatusRunning
+				return state != exportjob.StatusRequested && state != exportjob.StatusRunning
 			}, 60*time.Second, 25*time.Millisecond, "export %s still %s", id, state)
-			require.Equal(t, cryptointel.ExportStatusCompleted, state, "export %s", id)
+			require.Equal(t, exportjob.StatusCompleted, state, "export %s", id)
 			var runs, attempts int
 			require.NoError(t, store.Pool.QueryRow(ctx,
 				`SELECT count(*), coalesce(max(attempt), 0) FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, id).Scan(&runs, &attempts))

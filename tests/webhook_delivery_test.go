@@ -71,7 +71,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	require.Contains(t, evidence[0], "timestamp")
 
 	// The delivery is recorded as succeeded, visible on GET /v1/webhooks/:id.
-	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == cryptointel.DeliverySucceeded }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == webhook.DeliverySucceeded }, 30*time.Second, 10*time.Millisecond)
 	code, res := s.do(t, http.MethodGet, fmt.Sprintf("/v1/webhooks/%d", id), key, nil)
 	require.Equal(t, http.StatusOK, code)
 	ds := res["data"].(map[string]any)["deliveries"].([]any)
@@ -120,7 +120,7 @@ func TestWebhookRetries(t *testing.T) {
 	flakyID := s.recv.receivedOn("/flaky")[0].Header.Get("X-Service-Delivery")
 	deadID := s.recv.receivedOn("/dead")[0].Header.Get("X-Service-Delivery")
 	require.Eventually(t, func() bool {
-		return s.delivery(t, flakyID).Status == cryptointel.DeliverySucceeded && s.delivery(t, deadID).Status == cryptointel.DeliveryFailed
+		return s.delivery(t, flakyID).Status == webhook.DeliverySucceeded && s.delivery(t, deadID).Status == webhook.DeliveryFailed
 	}, 30*time.Second, 10*time.Millisecond)
 	fd := s.delivery(t, flakyID)
 	require.Equal(t, 5, fd.Attempts)

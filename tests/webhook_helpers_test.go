@@ -19,7 +19,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
@@ -243,7 +242,7 @@ func whEventLine(id int64, significance *float64, owners ...int64) map[string]an
 }
 
 // delivery reads a delivery row.
-func (s *webhookServer) delivery(t *testing.T, id string) *cryptointel.WebhookDelivery {
+func (s *webhookServer) delivery(t *testing.T, id string) *webhook.Delivery {
 	t.Helper()
 	d, _, err := db.DeliveryForSend(context.Background(), s.store.Bun, id)
 	require.NoError(t, err)
@@ -251,9 +250,9 @@ func (s *webhookServer) delivery(t *testing.T, id string) *cryptointel.WebhookDe
 }
 
 // webhookRow reads a webhook row.
-func (s *webhookServer) webhookRow(t *testing.T, id int64) *cryptointel.Webhook {
+func (s *webhookServer) webhookRow(t *testing.T, id int64) *webhook.Webhook {
 	t.Helper()
-	var h cryptointel.Webhook
+	var h webhook.Webhook
 	require.NoError(t, s.store.Bun.NewSelect().Model(&h).Where("id = ?", id).Scan(context.Background()))
 	return &h
 }

@@ -209,7 +209,7 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 	s.ingest(t, whEntityLine(1, "Acme"), whEventLine(9, nil, 1))
 	require.Eventually(t, func() bool { return len(s.recv.receivedOn("/down")) == 5 }, 60*time.Second, 10*time.Millisecond)
 	deliveryID := s.recv.receivedOn("/down")[0].Header.Get("X-Service-Delivery")
-	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == cryptointel.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == webhook.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
 
 	redeliver := fmt.Sprintf("/v1/webhooks/%d/deliveries/%s/redeliver", down, deliveryID)
 	code, res = s.do(t, http.MethodPost, fmt.Sprintf("/v1/webhooks/%d/deliveries/%s/redeliver", id, deliveryID), key, nil)
@@ -226,7 +226,7 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, code, "%v", res)
 		require.Equal(t, deliveryID, res["data"].(map[string]any)["id"])
 		require.Eventually(t, func() bool { return len(s.recv.receivedOn("/down")) == 5+5*round }, 60*time.Second, 10*time.Millisecond)
-		require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == cryptointel.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return s.delivery(t, deliveryID).Status == webhook.DeliveryFailed }, 30*time.Second, 10*time.Millisecond)
 	}
 	ids := byDelivery(s.recv.receivedOn("/down"))
 	require.Len(t, ids, 1, "redelivery keeps the delivery id")

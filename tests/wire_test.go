@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/wire"
@@ -280,10 +281,10 @@ func TestEventWireShape(t *testing.T) {
 		format   string
 		evidence bool
 	}{
-		{cryptointel.ExportFormatJSONL, true},
-		{cryptointel.ExportFormatJSONL, false},
-		{cryptointel.ExportFormatCSV, true},
-		{cryptointel.ExportFormatParquet, true},
+		{exportjob.FormatJSONL, true},
+		{exportjob.FormatJSONL, false},
+		{exportjob.FormatCSV, true},
+		{exportjob.FormatParquet, true},
 	} {
 		t.Run(fmt.Sprintf("export %s evidence=%v", c.format, c.evidence), func(t *testing.T) {
 			t.Parallel()
@@ -293,19 +294,19 @@ func TestEventWireShape(t *testing.T) {
 				exp.Evidence = nil
 			}
 			switch c.format {
-			case cryptointel.ExportFormatJSONL:
+			case exportjob.FormatJSONL:
 				lines := bytes.Split(bytes.TrimSuffix(file, []byte("\n")), []byte("\n"))
 				require.Len(t, lines, 1)
 				got := checkWireObject(t, lines[0], wire.EventFields, &wire.JSONL, c.evidence)
 				require.Equal(t, exp, got)
 				require.Contains(t, string(lines[0]), `"title":"Wire <b>`, "exports do not escape HTML")
-			case cryptointel.ExportFormatCSV:
+			case exportjob.FormatCSV:
 				recs, err := csv.NewReader(bytes.NewReader(file)).ReadAll()
 				require.NoError(t, err)
 				require.Len(t, recs, 2)
 				require.Equal(t, wireKeys(wire.EventFields, &wire.CSV, true), recs[0])
 				require.Equal(t, csvLossy(exp), decodeWireCSV(t, recs[1]))
-			case cryptointel.ExportFormatParquet:
+			case exportjob.FormatParquet:
 				f, err := parquet.OpenFile(bytes.NewReader(file), int64(len(file)))
 				require.NoError(t, err)
 				checkParquetGroup(t, "Event", f.Schema().Fields(), wire.EventFields)
@@ -676,7 +677,7 @@ func wireExport(t *testing.T, s *restServer, key, format string, evidence bool) 
 		require.NoError(t, err)
 		return resp.StatusCode, b
 	}
-	body, err := json.Marshal(map[string]any{"scope": cryptointel.ExportScopeRadarHistory, "format": format,
+	body, err := json.Marshal(map[string]any{"scope": exportjob.ScopeRadarHistory, "format": format,
 		"since": restNow.Add(-24 * time.Hour).Format(time.RFC3339), "includeEvidence": evidence})
 	require.NoError(t, err)
 	status, b := send(http.MethodPost, "/v1/export/jobs", body)
@@ -691,8 +692,8 @@ func wireExport(t *testing.T, s *restServer, key, format string, evidence bool) 
 	}
 	require.NoError(t, json.Unmarshal(b, &job))
 	deadline := time.Now().Add(30 * time.Second)
-	for job.Data.Status != cryptointel.ExportStatusCompleted {
-		require.NotEqual(t, cryptointel.ExportStatusFailed, job.Data.Status, "export failed: %v", job.Data.Error)
+	for job.Data.Status != exportjob.StatusCompleted {
+		require.NotEqual(t, exportjob.StatusFailed, job.Data.Status, "export failed: %v", job.Data.Error)
 		require.True(t, time.Now().Before(deadline), "export %s still %s", job.Data.ID, job.Data.Status)
 		time.Sleep(50 * time.Millisecond)
 		status, b = send(http.MethodGet, "/v1/export/jobs/"+job.Data.ID, nil)

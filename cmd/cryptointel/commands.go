@@ -364,7 +364,7 @@ to the next request on every server process: no process caches a key.`,
 func (m *Main) keysMaxActive() (int, error) {
 	v := strings.TrimSpace(m.Getenv("KEYS_MAX_ACTIVE"))
 	if v == "" {
-		return cryptointel.DefaultMaxActiveKeys, nil
+		return db.DefaultMaxActiveKeys, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
@@ -495,7 +495,7 @@ printed alone on the last line of standard output; --json prints
 			if err != nil {
 				return err
 			}
-			nk := db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: expiresAt, Actor: cryptointel.ActorCLI,
+			nk := db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: expiresAt, Actor: db.ActorCLI,
 				Scopes: splitList(scopes), MaxActive: maxActive}
 			if cmd.Flags().Changed("surfaces") {
 				nk.Surfaces = append([]string{}, splitList(surfaces)...)
@@ -581,7 +581,7 @@ fields.`,
 }
 
 // printKeys writes keys as an aligned table.
-func printKeys(out io.Writer, keys []*cryptointel.APIKeyView) {
+func printKeys(out io.Writer, keys []*db.APIKeyView) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tPLAN\tPREFIX\tSTATUS\tCREATED\tEXPIRES\tLAST USED\tREPLACED BY\tSCOPES")
 	for _, k := range keys {
@@ -627,7 +627,7 @@ live streams close at their next settlement (within STREAM_SETTLE_INTERVAL,
 			if err != nil {
 				return err
 			}
-			k, err := db.RevokeAPIKey(cmd.Context(), store.Bun, db.KeyRevocation{KeyID: id, Actor: cryptointel.ActorCLI, Reason: reason})
+			k, err := db.RevokeAPIKey(cmd.Context(), store.Bun, db.KeyRevocation{KeyID: id, Actor: db.ActorCLI, Reason: reason})
 			if err != nil {
 				return userError(err)
 			}
@@ -682,17 +682,17 @@ instead.`,
 			if err != nil {
 				return err
 			}
-			plaintext, created, old, err := db.RotateAPIKey(cmd.Context(), store.Bun, db.KeyRotation{KeyID: id, Grace: g, ExpiresAt: expiresAt, Actor: cryptointel.ActorCLI, MaxActive: maxActive})
+			plaintext, created, old, err := db.RotateAPIKey(cmd.Context(), store.Bun, db.KeyRotation{KeyID: id, Grace: g, ExpiresAt: expiresAt, Actor: db.ActorCLI, MaxActive: maxActive})
 			if err != nil {
 				return userError(err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				return json.NewEncoder(out).Encode(struct {
-					KeyID     int64                   `json:"keyId"`
-					Key       string                  `json:"key"`
-					ExpiresAt *time.Time              `json:"expiresAt"`
-					Replaced  *cryptointel.APIKeyView `json:"replaced"`
+					KeyID     int64          `json:"keyId"`
+					Key       string         `json:"key"`
+					ExpiresAt *time.Time     `json:"expiresAt"`
+					Replaced  *db.APIKeyView `json:"replaced"`
 				}{created.ID, plaintext, created.ExpiresAt, old})
 			}
 			if old.RevokedAt != nil {
@@ -744,7 +744,7 @@ you trust; it is shown once, alone on the last line of standard output;
 			if err != nil {
 				return err
 			}
-			plaintext, key, revoked, err := db.RecoverAccount(cmd.Context(), store.Bun, db.Recovery{Account: account, ExpiresAt: expiresAt, Reason: reason, Actor: cryptointel.ActorCLI})
+			plaintext, key, revoked, err := db.RecoverAccount(cmd.Context(), store.Bun, db.Recovery{Account: account, ExpiresAt: expiresAt, Reason: reason, Actor: db.ActorCLI})
 			if err != nil {
 				return userError(err)
 			}
@@ -794,7 +794,7 @@ business, enterprise.`,
 			if err != nil {
 				return err
 			}
-			from, err := db.SetAccountPlan(cmd.Context(), store.Bun, args[0], args[1], cryptointel.ActorCLI)
+			from, err := db.SetAccountPlan(cmd.Context(), store.Bun, args[0], args[1], db.ActorCLI)
 			if err != nil {
 				return userError(err)
 			}
@@ -873,7 +873,7 @@ client must be authorized again. The key audit trail records it.`,
 			if err != nil {
 				return err
 			}
-			if err := store.RevokeOAuthGrant(cmd.Context(), 0, id, cryptointel.ActorCLI); err != nil {
+			if err := store.RevokeOAuthGrant(cmd.Context(), 0, id, db.ActorCLI); err != nil {
 				return userError(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "connection %d revoked\n", id)

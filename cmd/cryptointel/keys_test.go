@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -22,7 +21,7 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	b, store := migratedCLI(t)
 	ctx := context.Background()
 	keyInfo := func(key string) *db.KeyInfo {
-		k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(key))
+		k, err := store.KeyByHash(ctx, db.HashAPIKey(key))
 		require.NoError(t, err)
 		return k
 	}
@@ -38,10 +37,10 @@ func TestCLIKeyLifecycle(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &c))
 		return c
 	}
-	list := func(args ...string) []cryptointel.APIKeyView {
+	list := func(args ...string) []db.APIKeyView {
 		out, _, err := b.run(t, ctx, "", append([]string{"keys", "list", "--json"}, args...)...)
 		require.NoError(t, err)
-		var keys []cryptointel.APIKeyView
+		var keys []db.APIKeyView
 		require.NoError(t, json.Unmarshal([]byte(out), &keys))
 		return keys
 	}
@@ -64,7 +63,7 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.Len(t, keys, 2)
 	require.Equal(t, expiring.KeyID, keys[0].ID, "newest first")
 	require.Equal(t, first.KeyID, keys[1].ID)
-	require.Equal(t, cryptointel.KeyActive, keys[1].Status)
+	require.Equal(t, db.KeyActive, keys[1].Status)
 	require.Equal(t, "pro", keys[1].Plan)
 	require.Equal(t, time.Date(2026, 11, 20, 10, 5, 0, 0, time.UTC), *keys[1].LastUsedAt)
 	require.Nil(t, keys[0].LastUsedAt)
@@ -96,18 +95,18 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	k := keyInfo(first.Key)
 	require.True(t, k.Revoked && k.Expired, "past its expiry")
-	require.Equal(t, cryptointel.KeyExpired, list("--account", "acme")[2].Status)
+	require.Equal(t, db.KeyExpired, list("--account", "acme")[2].Status)
 
 	// Rotation without grace revokes at once.
 	out, _, err = b.run(t, ctx, "", "keys", "rotate", strconv.FormatInt(expiring.KeyID, 10), "--json")
 	require.NoError(t, err)
 	var rot struct {
-		KeyID    int64                   `json:"keyId"`
-		Key      string                  `json:"key"`
-		Replaced *cryptointel.APIKeyView `json:"replaced"`
+		KeyID    int64          `json:"keyId"`
+		Key      string         `json:"key"`
+		Replaced *db.APIKeyView `json:"replaced"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rot))
-	require.Equal(t, cryptointel.KeyRevoked, rot.Replaced.Status)
+	require.Equal(t, db.KeyRevoked, rot.Replaced.Status)
 	k = keyInfo(expiring.Key)
 	require.True(t, k.Revoked)
 	require.False(t, k.Expired)
@@ -142,18 +141,18 @@ func TestCLIKeyLifecycle(t *testing.T) {
 	// Every change left one audit record, newest first.
 	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "acme", "--json")
 	require.NoError(t, err)
-	var entries []cryptointel.KeyAuditEntry
+	var entries []db.KeyAuditEntry
 	require.NoError(t, json.Unmarshal([]byte(out), &entries))
 	var actions []string
 	for _, e := range entries {
-		require.Equal(t, cryptointel.ActorCLI, e.Actor)
+		require.Equal(t, db.ActorCLI, e.Actor)
 		actions = append(actions, e.Action)
 	}
 	require.Equal(t, []string{
-		cryptointel.AuditPlanSet,
-		cryptointel.AuditKeyCreated, cryptointel.AuditKeyRotated, // without grace
-		cryptointel.AuditKeyCreated, cryptointel.AuditKeyRotated, // with grace
-		cryptointel.AuditKeyCreated, cryptointel.AuditKeyCreated,
+		db.AuditPlanSet,
+		db.AuditKeyCreated, db.AuditKeyRotated, // without grace
+		db.AuditKeyCreated, db.AuditKeyRotated, // with grace
+		db.AuditKeyCreated, db.AuditKeyCreated,
 	}, actions)
 	require.Equal(t, map[string]any{"from": "pro", "to": "business"}, entries[0].Detail)
 	require.Equal(t, map[string]any{"newKeyId": float64(keys[0].ID), "graceSeconds": float64(3600)}, entries[4].Detail)
@@ -188,9 +187,9 @@ func TestCLIRotationKeepsExpiry(t *testing.T) {
 		return k
 	}
 	owner := run("keys", "create", "--plan", "free", "--account", "expiring")
-	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, owner.Scopes, "the account's first key manages it")
+	require.Equal(t, []string{db.ScopeData, db.ScopeManagement}, owner.Scopes, "the account's first key manages it")
 	first := run("keys", "create", "--plan", "free", "--account", "expiring", "--expires-in", "1h")
-	require.Equal(t, []string{cryptointel.ScopeData}, first.Scopes, "later keys read data")
+	require.Equal(t, []string{db.ScopeData}, first.Scopes, "later keys read data")
 	require.NotNil(t, first.ExpiresAt)
 
 	second := run("keys", "rotate", strconv.FormatInt(first.KeyID, 10))
@@ -207,7 +206,7 @@ func TestCLIRotationKeepsExpiry(t *testing.T) {
 	keys, err := db.ListAPIKeys(ctx, mustStore(t, b).Bun, db.KeyFilter{KeyID: fourth.KeyID})
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
-	require.Equal(t, []string{cryptointel.ScopeData}, keys[0].Scopes, "a successor keeps its predecessor's scopes")
+	require.Equal(t, []string{db.ScopeData}, keys[0].Scopes, "a successor keeps its predecessor's scopes")
 	require.True(t, fourth.ExpiresAt.Equal(*keys[0].ExpiresAt))
 }
 
@@ -243,10 +242,10 @@ func TestCLIKeysRecoverAndCap(t *testing.T) {
 	require.ErrorContains(t, err, `unknown surface "keys"`)
 	restricted, _, err := create("--surfaces", "query,lookup")
 	require.NoError(t, err)
-	k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(restricted))
+	k, err := store.KeyByHash(ctx, db.HashAPIKey(restricted))
 	require.NoError(t, err)
 	require.Equal(t, []string{"lookup", "query"}, k.Surfaces)
-	require.Equal(t, []string{cryptointel.ScopeData}, k.Scopes)
+	require.Equal(t, []string{db.ScopeData}, k.Scopes)
 	third, thirdID, err := create()
 	require.NoError(t, err)
 	_, _, err = create()
@@ -268,17 +267,17 @@ func TestCLIKeysRecoverAndCap(t *testing.T) {
 	require.Len(t, rec.Revoked, 3, "the owner's, the restricted and the successor: the rotated one was revoked already")
 	require.Contains(t, rec.Revoked, ownerID)
 	for _, old := range []string{owner, restricted, third, successor} {
-		k, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(old))
+		k, err := store.KeyByHash(ctx, db.HashAPIKey(old))
 		require.NoError(t, err)
 		require.True(t, k.Revoked)
 	}
-	k, err = store.KeyByHash(ctx, cryptointel.HashAPIKey(rec.Key))
+	k, err = store.KeyByHash(ctx, db.HashAPIKey(rec.Key))
 	require.NoError(t, err)
 	require.False(t, k.Revoked)
-	require.Equal(t, []string{cryptointel.ScopeData, cryptointel.ScopeManagement}, k.Scopes)
+	require.Equal(t, []string{db.ScopeData, db.ScopeManagement}, k.Scopes)
 	out, _, err = b.run(t, ctx, "", "keys", "audit", "--account", "stolen", "--limit", "1")
 	require.NoError(t, err)
-	require.Contains(t, out, cryptointel.AuditKeysRecovered)
+	require.Contains(t, out, db.AuditKeysRecovered)
 	_, _, err = b.run(t, ctx, "", "keys", "recover", "--account", "nobody")
 	require.ErrorContains(t, err, `account "nobody" not found`)
 }

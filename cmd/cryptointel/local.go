@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/demo"
@@ -73,7 +72,7 @@ reruns of make run do not multiply keys. Demo keys expire after 30 days.`,
 					continue
 				}
 				exp := time.Now().Add(demoKeyLifetime).UTC().Truncate(time.Second)
-				plaintext, _, err := db.CreateAPIKeyWith(cmd.Context(), store.Bun, db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: &exp, Actor: cryptointel.ActorCLI})
+				plaintext, _, err := db.CreateAPIKeyWith(cmd.Context(), store.Bun, db.NewAPIKey{Account: account, Plan: plan, ExpiresAt: &exp, Actor: db.ActorCLI})
 				if err != nil {
 					return fmt.Errorf("demo key for %s: %w", plan, userError(err))
 				}
@@ -116,7 +115,7 @@ reruns of make run do not multiply keys. Demo keys expire after 30 days.`,
 
 // demoKeyUsable reports whether key is an active key of account on plan.
 func demoKeyUsable(ctx context.Context, store *db.DB, key, account, plan string) bool {
-	info, err := store.KeyByHash(ctx, cryptointel.HashAPIKey(key))
+	info, err := store.KeyByHash(ctx, db.HashAPIKey(key))
 	if err != nil || info.Revoked || info.Plan != plan {
 		return false
 	}

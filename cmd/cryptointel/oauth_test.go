@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 )
 
@@ -55,6 +54,6 @@ func TestCLIConnectedClients(t *testing.T) {
 
 	entries, err := db.KeyAudit(ctx, store.Bun, accountID, 10)
 	require.NoError(t, err)
-	require.Equal(t, cryptointel.AuditOAuthRevoked, entries[0].Action)
-	require.Equal(t, cryptointel.AuditOAuthGranted, entries[1].Action)
+	require.Equal(t, db.AuditOAuthRevoked, entries[0].Action)
+	require.Equal(t, db.AuditOAuthGranted, entries[1].Action)
 }

@@ -1,5 +1,5 @@
 // Command errorsdoc writes the code table of the error reference
-// (docs/api/errors.md) from the error table (cryptointel.ErrorTable),
+// (docs/api/errors.md) from the error table (httperr.Table),
 // between its markers; the rest of the page is prose and stays as written.
 // `go generate ./...` runs it; a test in package rest fails when the page
 // differs from what it would write.
@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/httperr"
 )
 
 func main() {
@@ -22,7 +22,7 @@ func main() {
 	page, err := os.ReadFile(os.Args[1])
 	if err == nil {
 		var out string
-		if out, err = cryptointel.SpliceErrorCodes(string(page)); err == nil {
+		if out, err = httperr.SpliceCodes(string(page)); err == nil {
 			err = os.WriteFile(os.Args[1], []byte(out), 0o644)
 		}
 	}

@@ -1,10 +1,12 @@
-package cryptointel
+package httperr
 
 import (
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // TestErrorParam reads the parameter at fault from the messages that name
@@ -25,11 +27,11 @@ func TestErrorParam(t *testing.T) {
 		"organizationIds may hold at most 25 ids.":                             "organizationIds",
 		"Entity not found": "",
 		"Rate limit exceeded. Maximum 100 requests per 60 seconds.": "",
-		"No fields to update": "",
-		"URL must use HTTPS":  "",
-		MsgInternal:           "",
+		"No fields to update":   "",
+		"URL must use HTTPS":    "",
+		cryptointel.MsgInternal: "",
 	} {
-		require.Equal(t, want, ErrorParam(msg), msg)
+		require.Equal(t, want, Param(msg), msg)
 	}
 }
 
@@ -37,14 +39,14 @@ func TestErrorParam(t *testing.T) {
 // gets the code of the status's row.
 func TestErrorCodeForStatus(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, ERATELIMIT, ErrorCodeForStatus(http.StatusTooManyRequests, "x"))
-	require.Equal(t, ETIMEOUT, ErrorCodeForStatus(http.StatusServiceUnavailable, MsgTimeout))
-	require.Equal(t, EUNAVAILABLE, ErrorCodeForStatus(http.StatusServiceUnavailable, MsgUnavailable))
-	require.Equal(t, EFORBIDDEN, ErrorCodeForStatus(http.StatusForbidden, "x"))
-	require.Equal(t, EINVALID, ErrorCodeForStatus(http.StatusTeapot, "x"))
-	require.Equal(t, EINTERNAL, ErrorCodeForStatus(http.StatusBadGateway, "x"))
-	for _, r := range ErrorTable() {
-		require.Equal(t, r.Status, ErrorStatus(r.Code), r.Code)
+	require.Equal(t, cryptointel.ERATELIMIT, CodeForStatus(http.StatusTooManyRequests, "x"))
+	require.Equal(t, cryptointel.ETIMEOUT, CodeForStatus(http.StatusServiceUnavailable, cryptointel.MsgTimeout))
+	require.Equal(t, cryptointel.EUNAVAILABLE, CodeForStatus(http.StatusServiceUnavailable, cryptointel.MsgUnavailable))
+	require.Equal(t, cryptointel.EFORBIDDEN, CodeForStatus(http.StatusForbidden, "x"))
+	require.Equal(t, cryptointel.EINVALID, CodeForStatus(http.StatusTeapot, "x"))
+	require.Equal(t, cryptointel.EINTERNAL, CodeForStatus(http.StatusBadGateway, "x"))
+	for _, r := range Table() {
+		require.Equal(t, r.Status, Status(r.Code), r.Code)
 		require.Regexp(t, `^[a-z]+(_[a-z]+)*$`, r.Code, "codes are snake_case")
 	}
 }

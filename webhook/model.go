@@ -1,4 +1,4 @@
-package cryptointel
+package webhook
 
 import (
 	"time"
@@ -21,8 +21,8 @@ type Webhook struct {
 	UpdatedAt           time.Time `bun:"updated_at,nullzero,default:current_timestamp"`
 }
 
-// WebhookDelivery is one event pushed to one webhook, across its attempts.
-type WebhookDelivery struct {
+// Delivery is one event pushed to one webhook, across its attempts.
+type Delivery struct {
 	bun.BaseModel `bun:"table:webhook_deliveries"`
 
 	ID          string     `bun:"id,pk,type:uuid"`
@@ -38,8 +38,8 @@ type WebhookDelivery struct {
 	DeliveredAt *time.Time `bun:"delivered_at"`
 }
 
-// WebhookAttempt records one HTTP attempt of a delivery.
-type WebhookAttempt struct {
+// Attempt records one HTTP attempt of a delivery.
+type Attempt struct {
 	bun.BaseModel `bun:"table:webhook_attempts"`
 
 	ID          int64     `bun:"id,pk,autoincrement"`
@@ -51,16 +51,16 @@ type WebhookAttempt struct {
 	Error       *string   `bun:"error"`
 }
 
-// Webhook limits and states from the contract (sections 3 and 6).
+// Limits and states of webhooks, from the contract (sections 3 and 6).
 const (
-	// MaxWebhooksPerAccount is how many webhooks one account may register.
-	MaxWebhooksPerAccount = 5
-	// WebhookAutoDisableAfter is how many consecutive failed deliveries,
+	// MaxPerAccount is how many webhooks one account may register.
+	MaxPerAccount = 5
+	// AutoDisableAfter is how many consecutive failed deliveries,
 	// with no success in between, set a webhook inactive.
-	WebhookAutoDisableAfter = 50
-	// WebhookDeliveryMaxAttempts is how many attempts a delivery gets before
+	AutoDisableAfter = 50
+	// MaxAttempts is how many attempts a delivery gets before
 	// it is marked failed.
-	WebhookDeliveryMaxAttempts = 5
+	MaxAttempts = 5
 
 	// DeliveryPending is a delivery that has not yet succeeded and still has
 	// attempts left (including one not attempted yet).

@@ -1,4 +1,8 @@
-package cryptointel
+// Package exportjob is the vocabulary of bulk export jobs (POST
+// /v1/export/jobs): their scopes, formats and statuses, the parameters a
+// job was requested with and the job as stored. db stores the jobs, jobs
+// fulfills them, rest serves them; exportstore holds their files.
+package exportjob
 
 import (
 	"encoding/json"
@@ -6,32 +10,33 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
 // Export scopes (POST /v1/export/jobs "scope").
 const (
-	ExportScopeOrganizationsRegistry = "organizations.registry"
-	ExportScopeRadarHistory          = "radar.history"
-	ExportScopeSignalHistory         = "signal.history"
-	ExportScopeReplayGlobal          = "replay.global"
-	ExportScopeTimelineByOrg         = "timeline.by-organization"
+	ScopeOrganizationsRegistry = "organizations.registry"
+	ScopeRadarHistory          = "radar.history"
+	ScopeSignalHistory         = "signal.history"
+	ScopeReplayGlobal          = "replay.global"
+	ScopeTimelineByOrg         = "timeline.by-organization"
 )
 
-// ExportScopes lists every export scope in the contract's order.
-var ExportScopes = []string{
-	ExportScopeOrganizationsRegistry,
-	ExportScopeRadarHistory,
-	ExportScopeSignalHistory,
-	ExportScopeReplayGlobal,
-	ExportScopeTimelineByOrg,
+// Scopes lists every export scope in the contract's order.
+var Scopes = []string{
+	ScopeOrganizationsRegistry,
+	ScopeRadarHistory,
+	ScopeSignalHistory,
+	ScopeReplayGlobal,
+	ScopeTimelineByOrg,
 }
 
-// ExportScopeIsHistorical reports whether scope exports events over a time
+// ScopeIsHistorical reports whether scope exports events over a time
 // window, so that "since" is required.
-func ExportScopeIsHistorical(scope string) bool {
+func ScopeIsHistorical(scope string) bool {
 	switch scope {
-	case ExportScopeRadarHistory, ExportScopeSignalHistory, ExportScopeReplayGlobal, ExportScopeTimelineByOrg:
+	case ScopeRadarHistory, ScopeSignalHistory, ScopeReplayGlobal, ScopeTimelineByOrg:
 		return true
 	}
 	return false
@@ -39,41 +44,41 @@ func ExportScopeIsHistorical(scope string) bool {
 
 // Export formats (POST /v1/export/jobs "format").
 const (
-	ExportFormatJSONL   = "jsonl"
-	ExportFormatCSV     = "csv"
-	ExportFormatParquet = "parquet"
+	FormatJSONL   = "jsonl"
+	FormatCSV     = "csv"
+	FormatParquet = "parquet"
 )
 
-// ExportFormats lists every export format in the contract's order.
-var ExportFormats = []string{ExportFormatJSONL, ExportFormatCSV, ExportFormatParquet}
+// Formats lists every export format in the contract's order.
+var Formats = []string{FormatJSONL, FormatCSV, FormatParquet}
 
 // Export job statuses. A job is requested, then running, then completed or
 // failed; a completed job becomes expired when its download link's lifetime
 // ends and its file is deleted.
 const (
-	ExportStatusRequested = "requested"
-	ExportStatusRunning   = "running"
-	ExportStatusCompleted = "completed"
-	ExportStatusFailed    = "failed"
-	ExportStatusExpired   = "expired"
+	StatusRequested = "requested"
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusExpired   = "expired"
 )
 
-// ExportTime is a timestamp that marshals to JSON in the API's instant
+// Time is a timestamp that marshals to JSON in the API's instant
 // form, wire.TimeLayout.
-type ExportTime struct{ time.Time }
+type Time struct{ time.Time }
 
 // MarshalJSON writes the time in UTC with milliseconds and a Z suffix.
-func (t ExportTime) MarshalJSON() ([]byte, error) {
+func (t Time) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + t.UTC().Format(wire.TimeLayout) + `"`), nil
 }
 
-// UnmarshalJSON reads an ISO 8601 timestamp (ParseInstant).
-func (t *ExportTime) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON reads an ISO 8601 timestamp (cryptointel.ParseInstant).
+func (t *Time) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	v, err := ParseInstant(s)
+	v, err := cryptointel.ParseInstant(s)
 	if err != nil {
 		return err
 	}
@@ -81,15 +86,15 @@ func (t *ExportTime) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ExportParams are the filters an export job was requested with, stored as
+// Params are the filters an export job was requested with, stored as
 // the job's requested_params and echoed in its requestedParams.
-type ExportParams struct {
+type Params struct {
 	// Since is the inclusive lower bound on latestEvidenceTimestamp; nil
 	// for organizations.registry.
-	Since *ExportTime `json:"since"`
+	Since *Time `json:"since"`
 	// Until is the exclusive upper bound on latestEvidenceTimestamp; nil
 	// for no upper bound.
-	Until *ExportTime `json:"until"`
+	Until *Time `json:"until"`
 	// Category filters events by eventCategory; nil for every category.
 	Category *string `json:"category"`
 	// IncludeEvidence adds each event's evidence to the output.
@@ -99,8 +104,8 @@ type ExportParams struct {
 	OrganizationIDs []int64 `json:"organizationIds"`
 }
 
-// ExportJob is an account's request for a bulk export file.
-type ExportJob struct {
+// Job is an account's request for a bulk export file.
+type Job struct {
 	bun.BaseModel `bun:"table:export_jobs"`
 
 	ID              string          `bun:"id,pk,type:uuid"`
