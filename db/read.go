@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -175,7 +176,7 @@ func listEventsStatement(f EventFilter) (string, sqlArgs, error) {
 			" AND latest_evidence_at >= " + since + ")")
 	}
 	if strings.TrimSpace(f.Topic) != "" {
-		cond, err := topicFilter(&a, f.Topic, f.Since, f.Sort == SortRecency)
+		cond, err := search.TopicFilter(a.add, f.Topic, f.Since, f.Sort == SortRecency)
 		if err != nil {
 			return "", nil, err
 		}
