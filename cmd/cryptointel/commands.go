@@ -234,9 +234,9 @@ terminal, a plain line every 10 batches otherwise.`,
 			if err != nil {
 				return err
 			}
-			opts := db.IngestOptions{BatchSize: batchSize}
+			opts := ingest.Options{BatchSize: batchSize}
 			in, endProgress := m.ingestProgress(cmd.ErrOrStderr(), in, size, &opts)
-			summary, err := store.Ingest(cmd.Context(), in, opts)
+			summary, err := ingest.Write(cmd.Context(), store, in, opts)
 			endProgress(err == nil)
 			if summary != nil {
 				if asJSON {
@@ -263,7 +263,7 @@ terminal, a plain line every 10 batches otherwise.`,
 	return cmd
 }
 
-func printIngestSummary(out, errOut io.Writer, s *db.IngestSummary) {
+func printIngestSummary(out, errOut io.Writer, s *ingest.Summary) {
 	for _, f := range s.Failed {
 		fmt.Fprintf(errOut, "line %d: %s\n", f.Line, f.Reason)
 	}
