@@ -27,6 +27,7 @@ import (
 	"github.com/cryptointel/cryptointel/demo"
 	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/mcp"
+	"github.com/cryptointel/cryptointel/oauth"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -833,7 +834,7 @@ revoked, rotated or expires. --json prints a JSON array of the same.`,
 			if err != nil {
 				return userError(err)
 			}
-			grants, err := store.OAuthGrants(cmd.Context(), acct.ID)
+			grants, err := oauth.Store{DB: store}.OAuthGrants(cmd.Context(), acct.ID)
 			if err != nil {
 				return err
 			}
@@ -873,7 +874,7 @@ client must be authorized again. The key audit trail records it.`,
 			if err != nil {
 				return err
 			}
-			if err := store.RevokeOAuthGrant(cmd.Context(), 0, id, cryptointel.ActorCLI); err != nil {
+			if err := (oauth.Store{DB: store}).RevokeOAuthGrant(cmd.Context(), 0, id, cryptointel.ActorCLI); err != nil {
 				return userError(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "connection %d revoked\n", id)
