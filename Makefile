@@ -229,7 +229,7 @@ soak: build
 ## largest validation time it saw, printed at the end like make test's counts.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./rest:FuzzParseCall ./resolvers:FuzzDecodeCursor ./resolvers:FuzzCursorRoundTrip \
-	./resolvers:FuzzGraphQLDocument ./ingest:FuzzParseLine ./db:FuzzIngestLineRecord ./webhook:FuzzSignVerify \
+	./resolvers:FuzzGraphQLDocument ./ingest:FuzzParseLine ./ingest:FuzzIngestLineRecord ./webhook:FuzzSignVerify \
 	./wire:FuzzAppendString ./graph/jsonw:FuzzString ./tests:FuzzDifferential
 fuzz:
 	@export TEST_DATABASE_URL="$$(scripts/pg-up.sh)"; \

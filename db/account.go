@@ -112,7 +112,7 @@ func CreateAPIKeyWith(ctx context.Context, idb bun.IDB, nk NewAPIKey) (plaintext
 		if plaintext, key, err = insertKey(ctx, tx, account.ID, keySpec{ExpiresAt: nk.ExpiresAt, Scopes: keyScopes, Surfaces: surfaces}); err != nil {
 			return err
 		}
-		return audit(ctx, tx, account.ID, &key.ID, AuditKeyCreated, nk.Actor, keyCreatedDetail(key, nil))
+		return Audit(ctx, tx, account.ID, &key.ID, AuditKeyCreated, nk.Actor, keyCreatedDetail(key, nil))
 	})
 	if err != nil {
 		return "", nil, err

@@ -40,7 +40,7 @@ func (d *DB) BeginBulkLoad(ctx context.Context, force bool) (*BulkLoad, error) {
 			l.Rollback(ctx)
 		}
 	}()
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", ingestLockID); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", IngestLockID); err != nil {
 		return nil, fmt.Errorf("error taking ingest lock: %w", err)
 	}
 	var hasData bool

@@ -3,8 +3,6 @@
 package db
 
 import (
-	"time"
-
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -34,48 +32,6 @@ func utcEvent(x *cryptointel.Event) {
 	x.UpdatedAt = x.UpdatedAt.UTC()
 }
 
-// eventRow is a cryptointel.Event as the ingest sends it to PostgreSQL: its written
-// columns, a JSON object per row expanded with jsonb_to_recordset.
-type eventRow struct {
-	ID               int64     `json:"id"`
-	Title            string    `json:"title"`
-	Category         string    `json:"category"`
-	Subcategory      string    `json:"subcategory"`
-	Summary          string    `json:"summary"`
-	Bullets          []string  `json:"bullets"`
-	Significance     *float64  `json:"significance"`
-	ContentType      *string   `json:"content_type"`
-	LatestEvidenceAt time.Time `json:"latest_evidence_at"`
-	EvidenceText     string    `json:"evidence_text"`
-}
-
-// eventRowOf is x's row (lists never null: the columns are NOT NULL).
-func eventRowOf(x *cryptointel.Event) eventRow {
-	return eventRow{
-		ID:               x.ID,
-		Title:            x.Title,
-		Category:         x.Category,
-		Subcategory:      x.Subcategory,
-		Summary:          x.Summary,
-		Bullets:          nonNilStrings(x.Bullets),
-		Significance:     x.Significance,
-		ContentType:      x.ContentType,
-		LatestEvidenceAt: x.LatestEvidenceAt,
-		EvidenceText:     x.EvidenceText,
-	}
-}
-
-// The pieces of the events upsert: INSERT INTO events AS t (eventWritten) SELECT
-// eventValues FROM jsonb_to_recordset($1::jsonb) AS x(eventRecord) ON CONFLICT
-// DO UPDATE SET eventSet WHERE eventChanged.
-const (
-	eventWritten = "id, title, category, subcategory, summary, bullets, significance, content_type, latest_evidence_at, evidence_text"
-	eventValues  = "x.id, x.title, x.category, x.subcategory, x.summary, x.bullets, x.significance, x.content_type, x.latest_evidence_at, x.evidence_text"
-	eventRecord  = "id bigint, title text, category text, subcategory text, summary text, bullets text[], significance double precision, content_type text, latest_evidence_at timestamptz, evidence_text text"
-	eventSet     = "title = EXCLUDED.title, category = EXCLUDED.category, subcategory = EXCLUDED.subcategory, summary = EXCLUDED.summary, bullets = EXCLUDED.bullets, significance = EXCLUDED.significance, content_type = EXCLUDED.content_type, latest_evidence_at = EXCLUDED.latest_evidence_at, evidence_text = EXCLUDED.evidence_text"
-	eventChanged = "(t.title, t.category, t.subcategory, t.summary, t.bullets, t.significance, t.content_type, t.latest_evidence_at, t.evidence_text) IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.category, EXCLUDED.subcategory, EXCLUDED.summary, EXCLUDED.bullets, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.latest_evidence_at, EXCLUDED.evidence_text)"
-)
-
 // wireEvent sets the fields of w that wire.EventFields take from a column of
 // events (their Source) from x; lists are never null, instants are in UTC.
 func wireEvent(w *wire.Event, x *cryptointel.Event) {
@@ -104,40 +60,6 @@ func utcEntity(x *cryptointel.Entity) {
 	x.UpdatedAt = x.UpdatedAt.UTC()
 }
 
-// entityRow is a cryptointel.Entity as the ingest sends it to PostgreSQL: its written
-// columns, a JSON object per row expanded with jsonb_to_recordset.
-type entityRow struct {
-	ID            int64    `json:"id"`
-	CanonicalName string   `json:"canonical_name"`
-	DisplayName   string   `json:"display_name"`
-	EntityType    string   `json:"entity_type"`
-	Status        string   `json:"status"`
-	Aliases       []string `json:"aliases"`
-}
-
-// entityRowOf is x's row (lists never null: the columns are NOT NULL).
-func entityRowOf(x *cryptointel.Entity) entityRow {
-	return entityRow{
-		ID:            x.ID,
-		CanonicalName: x.CanonicalName,
-		DisplayName:   x.DisplayName,
-		EntityType:    x.EntityType,
-		Status:        x.Status,
-		Aliases:       nonNilStrings(x.Aliases),
-	}
-}
-
-// The pieces of the entities upsert: INSERT INTO entities AS t (entityWritten) SELECT
-// entityValues FROM jsonb_to_recordset($1::jsonb) AS x(entityRecord) ON CONFLICT
-// DO UPDATE SET entitySet WHERE entityChanged.
-const (
-	entityWritten = "id, canonical_name, display_name, entity_type, status, aliases"
-	entityValues  = "x.id, x.canonical_name, x.display_name, x.entity_type, x.status, x.aliases"
-	entityRecord  = "id bigint, canonical_name text, display_name text, entity_type text, status text, aliases text[]"
-	entitySet     = "canonical_name = EXCLUDED.canonical_name, display_name = EXCLUDED.display_name, entity_type = EXCLUDED.entity_type, status = EXCLUDED.status, aliases = EXCLUDED.aliases"
-	entityChanged = "(t.canonical_name, t.display_name, t.entity_type, t.status, t.aliases) IS DISTINCT FROM (EXCLUDED.canonical_name, EXCLUDED.display_name, EXCLUDED.entity_type, EXCLUDED.status, EXCLUDED.aliases)"
-)
-
 // wireEntityRef sets the fields of w that wire.EntityRefFields take from a column of
 // entities (their Source) from x; lists are never null, instants are in UTC.
 func wireEntityRef(w *wire.EntityRef, x *cryptointel.Entity) {
@@ -160,38 +82,6 @@ func evidenceDest(x *cryptointel.Evidence, dst []any) []any {
 func utcEvidence(x *cryptointel.Evidence) {
 	x.TS = x.TS.UTC()
 }
-
-// evidenceRow is a cryptointel.Evidence as the ingest sends it to PostgreSQL: its written
-// columns, a JSON object per row expanded with jsonb_to_recordset.
-type evidenceRow struct {
-	ID      int64     `json:"id"`
-	EventID int64     `json:"event_id"`
-	Content string    `json:"content"`
-	URL     string    `json:"url"`
-	TS      time.Time `json:"ts"`
-}
-
-// evidenceRowOf is x's row (lists never null: the columns are NOT NULL).
-func evidenceRowOf(x *cryptointel.Evidence) evidenceRow {
-	return evidenceRow{
-		ID:      x.ID,
-		EventID: x.EventID,
-		Content: x.Content,
-		URL:     x.URL,
-		TS:      x.TS,
-	}
-}
-
-// The pieces of the evidence upsert: INSERT INTO evidence AS t (evidenceWritten) SELECT
-// evidenceValues FROM jsonb_to_recordset($1::jsonb) AS x(evidenceRecord) ON CONFLICT
-// DO UPDATE SET evidenceSet WHERE evidenceChanged.
-const (
-	evidenceWritten = "id, event_id, content, url, ts"
-	evidenceValues  = "x.id, x.event_id, x.content, x.url, x.ts"
-	evidenceRecord  = "id bigint, event_id bigint, content text, url text, ts timestamptz"
-	evidenceSet     = "event_id = EXCLUDED.event_id, content = EXCLUDED.content, url = EXCLUDED.url, ts = EXCLUDED.ts"
-	evidenceChanged = "(t.event_id, t.content, t.url, t.ts) IS DISTINCT FROM (EXCLUDED.event_id, EXCLUDED.content, EXCLUDED.url, EXCLUDED.ts)"
-)
 
 // wireEvidence sets the fields of w that wire.EvidenceFields take from a column of
 // evidence (their Source) from x; lists are never null, instants are in UTC.

@@ -31,6 +31,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // DB is the service's handle on PostgreSQL: one pgx pool on the primary
@@ -54,8 +55,8 @@ type DB struct {
 
 	tracer *poolTracer
 	reads  *readPools
-	// searchMemo keeps query analyses per content version (search_memo.go).
-	searchMemo searchMemo
+	// searchMemo keeps query analyses per content version (search/memo.go).
+	searchMemo search.Memo
 	// meter groups concurrent requests' metering (meter_group.go).
 	meter meterGroups
 }

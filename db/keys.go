@@ -216,7 +216,7 @@ func RevokeAPIKey(ctx context.Context, idb bun.IDB, r KeyRevocation) (*APIKeyVie
 		if r.Reason != "" {
 			detail["reason"] = r.Reason
 		}
-		return audit(ctx, tx, k.AccountID, &r.KeyID, AuditKeyRevoked, r.Actor, detail)
+		return Audit(ctx, tx, k.AccountID, &r.KeyID, AuditKeyRevoked, r.Actor, detail)
 	})
 	if err != nil {
 		return nil, err
@@ -310,11 +310,11 @@ func RotateAPIKey(ctx context.Context, idb bun.IDB, r KeyRotation) (plaintext st
 		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET replaced_by = ? WHERE id = ?", newID, r.KeyID); err != nil {
 			return fmt.Errorf("error linking rotated api key: %w", err)
 		}
-		if err := audit(ctx, tx, k.AccountID, &r.KeyID, AuditKeyRotated, r.Actor,
+		if err := Audit(ctx, tx, k.AccountID, &r.KeyID, AuditKeyRotated, r.Actor,
 			map[string]any{"newKeyId": newID, "graceSeconds": int64(r.Grace / time.Second)}); err != nil {
 			return err
 		}
-		return audit(ctx, tx, k.AccountID, &newID, AuditKeyCreated, r.Actor, keyCreatedDetail(key, &r.KeyID))
+		return Audit(ctx, tx, k.AccountID, &newID, AuditKeyCreated, r.Actor, keyCreatedDetail(key, &r.KeyID))
 	})
 	if err != nil {
 		return "", nil, nil, err
@@ -396,7 +396,7 @@ func CreateRestrictedKey(ctx context.Context, idb bun.IDB, rk RestrictedKey) (pl
 			return err
 		}
 		newID = key.ID
-		return audit(ctx, tx, from.AccountID, &newID, AuditKeyCreated, rk.Actor, keyCreatedDetail(key, nil))
+		return Audit(ctx, tx, from.AccountID, &newID, AuditKeyCreated, rk.Actor, keyCreatedDetail(key, nil))
 	})
 	if err != nil {
 		return "", nil, err
@@ -460,17 +460,17 @@ func RecoverAccount(ctx context.Context, idb bun.IDB, rc Recovery) (plaintext st
 		}
 		slices.Sort(revoked)
 		for _, id := range revoked {
-			if err := audit(ctx, tx, accountID, &id, AuditKeyRevoked, rc.Actor, map[string]any{"reason": rc.Reason}); err != nil {
+			if err := Audit(ctx, tx, accountID, &id, AuditKeyRevoked, rc.Actor, map[string]any{"reason": rc.Reason}); err != nil {
 				return err
 			}
 		}
 		if plaintext, key, err = insertKey(ctx, tx, accountID, keySpec{ExpiresAt: rc.ExpiresAt, Scopes: []string{ScopeData, ScopeManagement}}); err != nil {
 			return err
 		}
-		if err := audit(ctx, tx, accountID, &key.ID, AuditKeyCreated, rc.Actor, keyCreatedDetail(key, nil)); err != nil {
+		if err := Audit(ctx, tx, accountID, &key.ID, AuditKeyCreated, rc.Actor, keyCreatedDetail(key, nil)); err != nil {
 			return err
 		}
-		return audit(ctx, tx, accountID, nil, AuditKeysRecovered, rc.Actor, map[string]any{"revoked": revoked, "newKeyId": key.ID})
+		return Audit(ctx, tx, accountID, nil, AuditKeysRecovered, rc.Actor, map[string]any{"revoked": revoked, "newKeyId": key.ID})
 	})
 	if err != nil {
 		return "", nil, nil, err
@@ -500,7 +500,7 @@ func SetAccountPlan(ctx context.Context, idb bun.IDB, account, plan, actor strin
 		if _, err := tx.ExecContext(ctx, "UPDATE accounts SET plan = ? WHERE id = ?", plan, id); err != nil {
 			return fmt.Errorf("error setting account plan: %w", err)
 		}
-		return audit(ctx, tx, id, nil, AuditPlanSet, actor, map[string]any{"from": from, "to": plan})
+		return Audit(ctx, tx, id, nil, AuditPlanSet, actor, map[string]any{"from": from, "to": plan})
 	})
 	return from, err
 }
@@ -641,9 +641,9 @@ func insertKey(ctx context.Context, tx bun.Tx, accountID int64, spec keySpec) (s
 	return plaintext, key, nil
 }
 
-// audit records one change of account accountID (key keyID, when it is
+// Audit records one change of account accountID (key keyID, when it is
 // about one).
-func audit(ctx context.Context, tx bun.Tx, accountID int64, keyID *int64, action, actor string, detail map[string]any) error {
+func Audit(ctx context.Context, tx bun.Tx, accountID int64, keyID *int64, action, actor string, detail map[string]any) error {
 	if actor == "" {
 		actor = ActorCLI
 	}

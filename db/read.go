@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -45,6 +46,15 @@ type sqlArgs []any
 func (a *sqlArgs) add(v any) string {
 	*a = append(*a, v)
 	return "$" + strconv.Itoa(len(*a))
+}
+
+// nonNilStrings is s, or an empty list for nil (the wire's lists are
+// never null).
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // scan reads every row of rows into a fresh T through dest (a generated
@@ -175,7 +185,7 @@ func listEventsStatement(f EventFilter) (string, sqlArgs, error) {
 			" AND latest_evidence_at >= " + since + ")")
 	}
 	if strings.TrimSpace(f.Topic) != "" {
-		cond, err := topicFilter(&a, f.Topic, f.Since, f.Sort == SortRecency)
+		cond, err := search.TopicFilter(a.add, f.Topic, f.Since, f.Sort == SortRecency)
 		if err != nil {
 			return "", nil, err
 		}

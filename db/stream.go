@@ -14,11 +14,17 @@ import (
 
 // Live streams read the events in the order ingest wrote them: every insert
 // or change of an event draws a new events.ingest_seq, and ingest batches
-// take ingestLockID for their whole transaction, so they commit in the order
+// take IngestLockID for their whole transaction, so they commit in the order
 // they draw sequence values. A snapshot therefore sees a prefix of the
 // sequence: a stream positioned at sequence value N that reads every event
 // above N has missed nothing and will see nothing twice. Seeded history
 // carries ingest_seq 0 and is never streamed.
+
+// IngestLockID is the transaction-level advisory lock every ingest batch
+// (ingest.Write) takes, so batches commit in the order they draw ingest_seq
+// values and a reader's high-water mark on ingest_seq never skips a slower
+// transaction.
+const IngestLockID = 7_262_011_002
 
 // StreamFilter selects the events a stream pushes.
 type StreamFilter struct {

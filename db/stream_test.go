@@ -13,6 +13,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 func streamLine(id int64, category, sig, owners string) string {
@@ -33,11 +34,11 @@ func TestEventsAfterSeq(t *testing.T) {
 	head, err := store.StreamHead(ctx)
 	require.NoError(t, err)
 	require.Zero(t, head)
-	_, err = store.Ingest(ctx, strings.NewReader(`{"kind":"entity","id":1,"canonicalName":"One"}`+"\n"+
-		`{"kind":"entity","id":2,"canonicalName":"Two"}`+"\n"), db.IngestOptions{})
+	_, err = ingest.Write(ctx, store, strings.NewReader(`{"kind":"entity","id":1,"canonicalName":"One"}`+"\n"+
+		`{"kind":"entity","id":2,"canonicalName":"Two"}`+"\n"), ingest.Options{})
 	require.NoError(t, err)
-	sum, err := store.Ingest(ctx, strings.NewReader(
-		streamLine(10, "funding", "", "1")+streamLine(11, "listing", "3", "2")+streamLine(12, "funding", "8", "1,2")), db.IngestOptions{})
+	sum, err := ingest.Write(ctx, store, strings.NewReader(
+		streamLine(10, "funding", "", "1")+streamLine(11, "listing", "3", "2")+streamLine(12, "funding", "8", "1,2")), ingest.Options{})
 	require.NoError(t, err)
 	require.Zero(t, sum.FailedCount, "%+v", sum.Failed)
 	head, err = store.StreamHead(ctx)
@@ -69,7 +70,7 @@ func TestEventsAfterSeq(t *testing.T) {
 	require.Equal(t, []int64{12}, ids(0, 0, db.StreamFilter{MinSignificance: &min}, 100))
 
 	// A changed event moves to the end of the sequence.
-	_, err = store.Ingest(ctx, strings.NewReader(strings.Replace(streamLine(10, "funding", "", "1"), `"title":"e"`, `"title":"changed"`, 1)), db.IngestOptions{})
+	_, err = ingest.Write(ctx, store, strings.NewReader(strings.Replace(streamLine(10, "funding", "", "1"), `"title":"e"`, `"title":"changed"`, 1)), ingest.Options{})
 	require.NoError(t, err)
 	require.Equal(t, []int64{10}, ids(head, 0, db.StreamFilter{}, 100))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // EmitOptions configure Emit.
@@ -81,7 +82,7 @@ func Emit(ctx context.Context, store *db.DB, opts EmitOptions) (*Emitted, error)
 	if err != nil {
 		return nil, err
 	}
-	res, err := store.Ingest(ctx, bytes.NewReader(append(b, '\n')), db.IngestOptions{})
+	res, err := ingest.Write(ctx, store, bytes.NewReader(append(b, '\n')), ingest.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -279,7 +279,7 @@ func TestSeedDemo(t *testing.T) {
 			lines.Write(b)
 			lines.WriteByte('\n')
 		}
-		summary, err := store.Ingest(ctx, &lines, db.IngestOptions{})
+		summary, err := ingest.Write(ctx, store, &lines, ingest.Options{})
 		require.NoError(t, err)
 		require.Zero(t, summary.FailedCount, summary.Failed)
 		require.Equal(t, 300, summary.Unchanged)

@@ -1,4 +1,7 @@
-// Package exportstore holds export files in object storage through
+// Package exportstore holds the exports: their jobs' rows in PostgreSQL
+// (jobs.go: created within the account's bounds with their River job,
+// started, progressed, completed, failed, expired and reclaimed on db's
+// connections) and their files in object storage through
 // gocloud.dev/blob: a local directory (file://, the default) or any
 // S3-compatible store (s3://). The export worker streams a file into it and
 // the download handler reads it back; neither knows which store it is.

@@ -1,7 +1,7 @@
 // Package ingest parses the JSON Lines of an ingest (POST /admin/ingest,
 // cryptointel ingest): each line is read into its record, validated and
-// normalized, and mapped to the domain's stored types. It is pure: db.Ingest
-// checks the records' entity references and writes them.
+// normalized, and mapped to the domain's stored types; Write (write.go)
+// checks the records' entity references and writes them on db's pool.
 package ingest
 
 import (

@@ -122,15 +122,15 @@ func ExportRegistration(store *db.DB, cfg ExportConfig) Registration {
 			return errors.New("export storage is required")
 		}
 		w := NewExportWorker(store, cfg)
-		if err := river.AddWorkerSafely[db.ExportArgs](workers, w); err != nil {
+		if err := river.AddWorkerSafely[exportstore.ExportArgs](workers, w); err != nil {
 			return fmt.Errorf("error adding export worker: %w", err)
 		}
-		if err := river.AddWorkerSafely[db.ExportExpireArgs](workers, &ExportExpireWorker{store: store, cfg: w.cfg}); err != nil {
+		if err := river.AddWorkerSafely[exportstore.ExportExpireArgs](workers, &ExportExpireWorker{store: store, cfg: w.cfg}); err != nil {
 			return fmt.Errorf("error adding export expiry worker: %w", err)
 		}
 		rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(
 			river.PeriodicInterval(w.cfg.ExpireInterval),
-			func() (river.JobArgs, *river.InsertOpts) { return db.ExportExpireArgs{}, nil },
+			func() (river.JobArgs, *river.InsertOpts) { return exportstore.ExportExpireArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true},
 		))
 		return nil
@@ -145,7 +145,7 @@ func EnqueueExport(client *river.Client[pgx.Tx], maxAttempts int) func(ctx conte
 		maxAttempts = DefaultExportMaxAttempts
 	}
 	return func(ctx context.Context, tx pgx.Tx, jobID string) error {
-		_, err := client.InsertTx(ctx, tx, db.ExportArgs{JobID: jobID}, &river.InsertOpts{MaxAttempts: maxAttempts})
+		_, err := client.InsertTx(ctx, tx, exportstore.ExportArgs{JobID: jobID}, &river.InsertOpts{MaxAttempts: maxAttempts})
 		if err != nil {
 			return fmt.Errorf("error inserting export river job: %w", err)
 		}
@@ -159,7 +159,7 @@ func EnqueueExport(client *river.Client[pgx.Tx], maxAttempts int) func(ctx conte
 // and no reader ever sees a partial file. A retried attempt starts over
 // into a fresh temporary object.
 type ExportWorker struct {
-	river.WorkerDefaults[db.ExportArgs]
+	river.WorkerDefaults[exportstore.ExportArgs]
 
 	store *db.DB
 	cfg   ExportConfig
@@ -173,10 +173,12 @@ func NewExportWorker(store *db.DB, cfg ExportConfig) *ExportWorker {
 
 // Timeout implements river.Worker: exports may run far longer than the
 // client's default job timeout. The rescuer honors it too.
-func (w *ExportWorker) Timeout(*river.Job[db.ExportArgs]) time.Duration { return w.cfg.Timeout }
+func (w *ExportWorker) Timeout(*river.Job[exportstore.ExportArgs]) time.Duration {
+	return w.cfg.Timeout
+}
 
 // Work implements river.Worker.
-func (w *ExportWorker) Work(ctx context.Context, job *river.Job[db.ExportArgs]) error {
+func (w *ExportWorker) Work(ctx context.Context, job *river.Job[exportstore.ExportArgs]) error {
 	return w.Run(ctx, job.Args.JobID, job.Attempt >= job.MaxAttempts)
 }
 
@@ -184,13 +186,13 @@ func (w *ExportWorker) Work(ctx context.Context, job *river.Job[db.ExportArgs]) 
 // marks the job failed with an error message; earlier failures are
 // returned so River retries.
 func (w *ExportWorker) Run(ctx context.Context, id string, lastAttempt bool) error {
-	ej, err := db.ExportJobForWorker(ctx, w.store.Bun, id)
+	ej, err := exportstore.ExportJobForWorker(ctx, w.store.Bun, id)
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND {
 		return river.JobCancel(err)
 	} else if err != nil {
 		return err
 	}
-	started, err := db.StartExportJob(ctx, w.store.Bun, id, w.store.Now())
+	started, err := exportstore.StartExportJob(ctx, w.store.Bun, id, w.store.Now())
 	if err != nil {
 		return err
 	} else if !started {
@@ -205,11 +207,11 @@ func (w *ExportWorker) Run(ctx context.Context, id string, lastAttempt bool) err
 			return river.JobCancel(err)
 		case lastAttempt:
 			w.cfg.Logger.Error("export failed", slog.String("job_id", id), slog.String("error", err.Error()))
-			w.fail(id, db.MsgExportAbandoned)
+			w.fail(id, exportstore.MsgExportAbandoned)
 		}
 		return err
 	}
-	ok, err := db.CompleteExportJob(ctx, w.store.Bun, id, res, w.store.Now())
+	ok, err := exportstore.CompleteExportJob(ctx, w.store.Bun, id, res, w.store.Now())
 	if err != nil {
 		return err
 	}
@@ -223,7 +225,7 @@ func (w *ExportWorker) fail(id, msg string) {
 	// The attempt's context may be cancelled; record the failure anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := db.FailExportJob(ctx, w.store.Bun, id, msg, w.store.Now()); err != nil {
+	if err := exportstore.FailExportJob(ctx, w.store.Bun, id, msg, w.store.Now()); err != nil {
 		w.cfg.Logger.Error("error marking export failed", slog.String("job_id", id), slog.String("error", err.Error()))
 	}
 }
@@ -234,7 +236,7 @@ func (w *ExportWorker) addBytes(id string, c *countingWriter) {
 	// The attempt's context may be cancelled; record the bytes anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := db.AddExportBytes(ctx, w.store.Bun, id, c.n+c.refused); err != nil {
+	if err := exportstore.AddExportBytes(ctx, w.store.Bun, id, c.n+c.refused); err != nil {
 		w.cfg.Logger.Error("error recording export bytes", slog.String("job_id", id), slog.String("error", err.Error()))
 	}
 }
@@ -243,22 +245,22 @@ type permanentError struct{ msg string }
 
 func (e *permanentError) Error() string { return e.msg }
 
-func (w *ExportWorker) export(ctx context.Context, ej *exportjob.Job) (db.ExportResult, error) {
+func (w *ExportWorker) export(ctx context.Context, ej *exportjob.Job) (exportstore.ExportResult, error) {
 	var params exportjob.Params
 	if err := json.Unmarshal(ej.RequestedParams, &params); err != nil {
-		return db.ExportResult{}, &permanentError{msg: "Export parameters could not be read."}
+		return exportstore.ExportResult{}, &permanentError{msg: "Export parameters could not be read."}
 	}
 	valid := false
 	for _, s := range exportjob.Scopes {
 		valid = valid || s == ej.Scope
 	}
 	if !valid {
-		return db.ExportResult{}, &permanentError{msg: fmt.Sprintf("Unsupported export scope %q.", ej.Scope)}
+		return exportstore.ExportResult{}, &permanentError{msg: fmt.Sprintf("Unsupported export scope %q.", ej.Scope)}
 	}
 	key := exportstore.Key(ej.ID, ej.Format)
 	tmp, err := w.cfg.Storage.Create(ctx, key)
 	if err != nil {
-		return db.ExportResult{}, err
+		return exportstore.ExportResult{}, err
 	}
 	published := false
 	defer func() {
@@ -270,9 +272,9 @@ func (w *ExportWorker) export(ctx context.Context, ej *exportjob.Job) (db.Export
 	hash := sha256.New()
 	counter := &countingWriter{w: io.MultiWriter(tmp, hash)}
 	if w.cfg.MaxBytesPerDay > 0 {
-		used, err := db.ExportBytesOfDay(ctx, w.store.Bun, ej.AccountID, ej.CreatedAt)
+		used, err := exportstore.ExportBytesOfDay(ctx, w.store.Bun, ej.AccountID, ej.CreatedAt)
 		if err != nil {
-			return db.ExportResult{}, err
+			return exportstore.ExportResult{}, err
 		}
 		counter.limit = max(w.cfg.MaxBytesPerDay-used, 1)
 	}
@@ -282,7 +284,7 @@ func (w *ExportWorker) export(ctx context.Context, ej *exportjob.Job) (db.Export
 	bw := bufio.NewWriterSize(counter, w.cfg.WriteBufferSize)
 	enc, err := newExportEncoder(ej.Format, ej.Scope, bw, params.IncludeEvidence, w.cfg.RowGroupRows)
 	if err != nil {
-		return db.ExportResult{}, err
+		return exportstore.ExportResult{}, err
 	}
 	rows, err := w.pipeline(ctx, ej, params, enc)
 	if err == nil {
@@ -296,19 +298,19 @@ func (w *ExportWorker) export(ctx context.Context, ej *exportjob.Job) (db.Export
 		}
 	}
 	if counter.over {
-		return db.ExportResult{}, &permanentError{msg: fmt.Sprintf(MsgExportOverDailyVolumeFmt, w.cfg.MaxBytesPerDay)}
+		return exportstore.ExportResult{}, &permanentError{msg: fmt.Sprintf(MsgExportOverDailyVolumeFmt, w.cfg.MaxBytesPerDay)}
 	}
 	if err != nil {
-		return db.ExportResult{}, err
+		return exportstore.ExportResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return db.ExportResult{}, err
+		return exportstore.ExportResult{}, err
 	}
 	if err := tmp.Publish(ctx); err != nil {
-		return db.ExportResult{}, err
+		return exportstore.ExportResult{}, err
 	}
 	published = true
-	return db.ExportResult{
+	return exportstore.ExportResult{
 		StorageKey: key,
 		RowCount:   rows,
 		ByteSize:   counter.n,
@@ -351,7 +353,7 @@ func (w *ExportWorker) pipeline(ctx context.Context, ej *exportjob.Job, params e
 				encErr = fmt.Errorf("error encoding export rows: %w", err)
 			} else {
 				rows += int64(n)
-				encErr = db.ReportExportProgress(ctx, w.store.Bun, ej.ID, rows, w.store.Now())
+				encErr = exportstore.ReportExportProgress(ctx, w.store.Bun, ej.ID, rows, w.store.Now())
 			}
 			if encErr != nil {
 				cancel()
@@ -414,7 +416,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // exports whose River job was discarded, and removes what killed uploads
 // left in storage.
 type ExportExpireWorker struct {
-	river.WorkerDefaults[db.ExportExpireArgs]
+	river.WorkerDefaults[exportstore.ExportExpireArgs]
 
 	store *db.DB
 	cfg   ExportConfig
@@ -426,13 +428,13 @@ type ExportExpireWorker struct {
 // exports, and sweeps storage of the leftovers (temporary files,
 // incomplete multipart uploads) of uploads started more than an attempt's
 // Timeout ago, which no live attempt can own.
-func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[db.ExportExpireArgs]) error {
-	if n, err := db.ReclaimStalledExportJobs(ctx, w.store.Bun, w.store.Now().Add(-w.cfg.StaleAfter)); err != nil {
+func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[exportstore.ExportExpireArgs]) error {
+	if n, err := exportstore.ReclaimStalledExportJobs(ctx, w.store.Bun, w.store.Now().Add(-w.cfg.StaleAfter)); err != nil {
 		return err
 	} else if n > 0 {
 		w.cfg.Logger.Warn("reclaimed stalled export attempts", slog.Int("count", n))
 	}
-	if _, err := db.FailAbandonedExportJobs(ctx, w.store.Bun, w.store.Now()); err != nil {
+	if _, err := exportstore.FailAbandonedExportJobs(ctx, w.store.Bun, w.store.Now()); err != nil {
 		return err
 	}
 	if _, err := ExpireExports(ctx, w.store, w.cfg.Storage); err != nil {
@@ -450,7 +452,7 @@ func (w *ExportExpireWorker) Work(ctx context.Context, _ *river.Job[db.ExportExp
 // ExpireExports marks every completed export whose link has expired as
 // expired and deletes its file. It returns how many jobs expired.
 func ExpireExports(ctx context.Context, store *db.DB, storage exportstore.Storage) (int, error) {
-	expired, err := db.ExpireExportJobs(ctx, store.Bun, store.Now())
+	expired, err := exportstore.ExpireExportJobs(ctx, store.Bun, store.Now())
 	if err != nil {
 		return 0, err
 	}

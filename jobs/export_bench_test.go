@@ -58,7 +58,7 @@ func BenchmarkExport(b *testing.B) {
 				elapsed += time.Since(start)
 				inuse, live := stop()
 				peak, peakLive = max(peak, inuse), max(peakLive, live)
-				done, err := db.ExportJobForWorker(context.Background(), store.Bun, job.ID)
+				done, err := exportstore.ExportJobForWorker(context.Background(), store.Bun, job.ID)
 				require.NoError(b, err)
 				require.Equal(b, exportjob.StatusCompleted, done.Status)
 				require.Equal(b, int64(n), *done.RowCount)

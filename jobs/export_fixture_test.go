@@ -20,6 +20,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/exportjob"
+	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -156,7 +157,7 @@ func (fx *exportFixture) createJob(t testing.TB, store *db.DB, scope, format str
 	raw, err := json.Marshal(p)
 	require.NoError(t, err)
 	job := &exportjob.Job{AccountID: fx.accountID, APIKeyID: fx.apiKeyID, Scope: scope, Format: format, RequestedParams: raw}
-	require.NoError(t, db.CreateExportJob(context.Background(), store, job, db.ExportBounds{}, func(context.Context, pgx.Tx) error { return nil }))
+	require.NoError(t, exportstore.CreateExportJob(context.Background(), store, job, exportstore.ExportBounds{}, func(context.Context, pgx.Tx) error { return nil }))
 	return job
 }
 

@@ -61,7 +61,7 @@ func (b *exportTestBundle) readFile(t *testing.T, job *exportjob.Job) []byte {
 
 func (b *exportTestBundle) reload(t *testing.T, id string) *exportjob.Job {
 	t.Helper()
-	job, err := db.ExportJobForWorker(context.Background(), b.store.Bun, id)
+	job, err := exportstore.ExportJobForWorker(context.Background(), b.store.Bun, id)
 	require.NoError(t, err)
 	return job
 }
@@ -323,7 +323,7 @@ func TestExportThroughRiver(t *testing.T) {
 	enqueue := EnqueueExport(client, 0)
 	// Rolled back: the enqueue fails after the row was inserted.
 	bad := &exportjob.Job{AccountID: b.fx.accountID, APIKeyID: b.fx.apiKeyID, Scope: exportjob.ScopeOrganizationsRegistry, Format: exportjob.FormatCSV, RequestedParams: []byte(`{}`)}
-	err = db.CreateExportJob(ctx, b.store, bad, db.ExportBounds{}, func(ctx context.Context, tx pgx.Tx) error {
+	err = exportstore.CreateExportJob(ctx, b.store, bad, exportstore.ExportBounds{}, func(ctx context.Context, tx pgx.Tx) error {
 		if err := enqueue(ctx, tx, bad.ID); err != nil {
 			return err
 		}
@@ -338,13 +338,13 @@ func TestExportThroughRiver(t *testing.T) {
 
 	job := &exportjob.Job{AccountID: b.fx.accountID, APIKeyID: b.fx.apiKeyID, Scope: exportjob.ScopeRadarHistory, Format: exportjob.FormatParquet,
 		RequestedParams: []byte(`{"since":"2026-10-01T00:00:00.000Z","organizationIds":[]}`)}
-	require.NoError(t, db.CreateExportJob(ctx, b.store, job, db.ExportBounds{}, func(ctx context.Context, tx pgx.Tx) error {
+	require.NoError(t, exportstore.CreateExportJob(ctx, b.store, job, exportstore.ExportBounds{}, func(ctx context.Context, tx pgx.Tx) error {
 		return enqueue(ctx, tx, job.ID)
 	}))
 	for {
 		select {
 		case ev := <-events:
-			if ev.Job.Kind != (db.ExportArgs{}).Kind() {
+			if ev.Job.Kind != (exportstore.ExportArgs{}).Kind() {
 				continue
 			}
 			require.Equal(t, river.EventKindJobCompleted, ev.Kind)

@@ -13,6 +13,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/live"
 )
 
@@ -45,7 +46,7 @@ func (b *testBundle) ingest(t *testing.T, lines ...string) {
 // tryIngest ingests lines and reports any failure as an error, for
 // goroutines other than the test's.
 func (b *testBundle) tryIngest(lines ...string) error {
-	sum, err := b.store.Ingest(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"), db.IngestOptions{})
+	sum, err := ingest.Write(context.Background(), b.store, strings.NewReader(strings.Join(lines, "\n")+"\n"), ingest.Options{})
 	if err != nil {
 		return err
 	}

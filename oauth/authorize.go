@@ -75,9 +75,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	csrf := random("")
-	req := db.OAuthRequest{ID: random(""), CSRFHash: hash(csrf), ClientID: clientID, RedirectURI: redirectURI, Scope: scope,
+	req := OAuthRequest{ID: random(""), CSRFHash: hash(csrf), ClientID: clientID, RedirectURI: redirectURI, Scope: scope,
 		State: state, CodeChallenge: q.Get("code_challenge"), Resource: resource, ExpiresAt: time.Now().Add(requestTTL)}
-	if err := s.cfg.Store.CreateOAuthRequest(ctx, req); err != nil {
+	if err := s.store.CreateOAuthRequest(ctx, req); err != nil {
 		s.errorPage(w, r, err)
 		return
 	}
@@ -134,7 +134,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, oerr(http.StatusBadRequest, ErrInvalidRequest, "The form could not be read."))
 		return
 	}
-	req, err := s.cfg.Store.OAuthRequestByID(ctx, r.PostForm.Get("request_id"))
+	req, err := s.store.OAuthRequestByID(ctx, r.PostForm.Get("request_id"))
 	if errors.Is(err, db.ErrOAuthNotFound) {
 		s.errorPage(w, r, oerr(http.StatusBadRequest, ErrInvalidRequest, "This authorization request is unknown or has expired: start again from the application."))
 		return
@@ -154,7 +154,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostForm.Get("action") != "approve" {
-		if ok, err := s.cfg.Store.DeleteOAuthRequest(ctx, req.ID); err != nil || !ok {
+		if ok, err := s.store.DeleteOAuthRequest(ctx, req.ID); err != nil || !ok {
 			s.errorPage(w, r, requestGone(err))
 			return
 		}
@@ -169,7 +169,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.consentPage(w, http.StatusBadRequest, page)
 		return
 	}
-	k, err := s.cfg.Store.KeyByHash(ctx, db.HashAPIKey(key))
+	k, err := s.store.KeyByHash(ctx, db.HashAPIKey(key))
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(k.Hash, db.HashAPIKey(key)) != 1):
 		page.Error = "That API key is not valid."
@@ -188,14 +188,14 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.consentPage(w, http.StatusUnauthorized, page)
 		return
 	}
-	if ok, err := s.cfg.Store.DeleteOAuthRequest(ctx, req.ID); err != nil || !ok {
+	if ok, err := s.store.DeleteOAuthRequest(ctx, req.ID); err != nil || !ok {
 		s.errorPage(w, r, requestGone(err))
 		return
 	}
 	code := random(codePrefix)
-	_, err = s.cfg.Store.CreateOAuthGrant(ctx, db.OAuthGrant{AccountID: k.AccountID, KeyID: k.ID, ClientID: req.ClientID,
+	_, err = s.store.CreateOAuthGrant(ctx, OAuthGrant{AccountID: k.AccountID, KeyID: k.ID, ClientID: req.ClientID,
 		ClientName: client.name(), Scope: req.Scope, Resource: req.Resource},
-		db.OAuthCode{Hash: hash(code), ClientID: req.ClientID, RedirectURI: req.RedirectURI, CodeChallenge: req.CodeChallenge,
+		OAuthCode{Hash: hash(code), ClientID: req.ClientID, RedirectURI: req.RedirectURI, CodeChallenge: req.CodeChallenge,
 			Resource: req.Resource, ExpiresAt: time.Now().Add(codeTTL)})
 	if err != nil {
 		s.errorPage(w, r, err)

@@ -122,7 +122,7 @@ func (s *Server) lookupClient(ctx context.Context, id string) (*clientMetadata, 
 	if len(id) > maxClientIDLength {
 		return nil, oerr(http.StatusUnauthorized, ErrInvalidClient, "client_id is longer than %d characters.", maxClientIDLength)
 	}
-	row, err := s.cfg.Store.OAuthClient(ctx, id)
+	row, err := s.store.OAuthClient(ctx, id)
 	switch {
 	case err == nil && (row.Kind == "registered" || time.Since(row.FetchedAt) < s.cfg.MetadataCacheTTL):
 		var m clientMetadata
@@ -234,7 +234,7 @@ func (s *Server) doFetch(ctx context.Context, id string) (*clientMetadata, error
 	if err != nil {
 		return nil, fmt.Errorf("error encoding client metadata: %w", err)
 	}
-	if err := s.cfg.Store.SaveOAuthMetadataDocument(ctx, id, stored); err != nil {
+	if err := s.store.SaveOAuthMetadataDocument(ctx, id, stored); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -255,7 +255,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 func (s *Server) doRegister(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	addr := clientAddress(r)
-	byAddr, total, err := s.cfg.Store.OAuthRegistrationsSince(ctx, addr, time.Now().Add(-time.Minute))
+	byAddr, total, err := s.store.OAuthRegistrationsSince(ctx, addr, time.Now().Add(-time.Minute))
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (s *Server) doRegister(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("error encoding client metadata: %w", err)
 	}
 	now := time.Now()
-	if err := s.cfg.Store.RegisterOAuthClient(ctx, m.ClientID, stored, now.Add(s.cfg.UnusedRegistrationTTL), addr); err != nil {
+	if err := s.store.RegisterOAuthClient(ctx, m.ClientID, stored, now.Add(s.cfg.UnusedRegistrationTTL), addr); err != nil {
 		return err
 	}
 	out := map[string]any{}

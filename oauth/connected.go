@@ -33,7 +33,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) *db.KeyInfo {
 		writeServiceError(w, r, http.StatusUnauthorized, MsgClientsKeyRequired)
 		return nil
 	}
-	k, err := s.cfg.Store.KeyByHash(r.Context(), db.HashAPIKey(key))
+	k, err := s.store.KeyByHash(r.Context(), db.HashAPIKey(key))
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND:
 		writeServiceError(w, r, http.StatusUnauthorized, access.MsgInvalidKey)
@@ -57,7 +57,7 @@ func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
 	if k == nil {
 		return
 	}
-	grants, err := s.cfg.Store.OAuthGrants(r.Context(), k.AccountID)
+	grants, err := s.store.OAuthGrants(r.Context(), k.AccountID)
 	if err != nil {
 		s.logger.ErrorContext(r.Context(), "error listing oauth grants", "error", err)
 		writeServiceError(w, r, http.StatusServiceUnavailable, "The service could not list the connected clients; retry shortly.")
@@ -78,18 +78,18 @@ func (s *Server) revokeClient(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !slices.Contains(k.Scopes, db.ScopeManagement) {
-		grants, err := s.cfg.Store.OAuthGrants(r.Context(), k.AccountID)
+		grants, err := s.store.OAuthGrants(r.Context(), k.AccountID)
 		if err != nil {
 			writeServiceError(w, r, http.StatusServiceUnavailable, "The service could not read the connected clients; retry shortly.")
 			return
 		}
-		i := slices.IndexFunc(grants, func(g db.OAuthGrant) bool { return g.ID == id })
+		i := slices.IndexFunc(grants, func(g OAuthGrant) bool { return g.ID == id })
 		if i >= 0 && grants[i].KeyID != k.ID {
 			writeServiceError(w, r, http.StatusForbidden, MsgClientsForbidden)
 			return
 		}
 	}
-	err = s.cfg.Store.RevokeOAuthGrant(r.Context(), k.AccountID, id, db.ActorAPIKey(k.ID))
+	err = s.store.RevokeOAuthGrant(r.Context(), k.AccountID, id, db.ActorAPIKey(k.ID))
 	switch {
 	case cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND:
 		writeServiceError(w, r, http.StatusNotFound, cryptointel.ErrorMessage(err))

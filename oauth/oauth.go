@@ -143,6 +143,7 @@ const (
 // Server is the authorization server.
 type Server struct {
 	cfg    Config
+	store  Store
 	logger *slog.Logger
 	client *http.Client
 
@@ -186,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 	if client == nil {
 		client = cfg.Guard.NewHTTPClient(webhook.ClientOptions{Timeout: cfg.MetadataTimeout})
 	}
-	return &Server{cfg: cfg, logger: cfg.Logger, client: client, fetches: map[string]*fetchCall{}}, nil
+	return &Server{cfg: cfg, store: Store{cfg.Store}, logger: cfg.Logger, client: client, fetches: map[string]*fetchCall{}}, nil
 }
 
 // Mount registers the endpoints on mux.

@@ -78,11 +78,11 @@ func (s *Server) doToken(w http.ResponseWriter, r *http.Request) error {
 	case len(code) > 256:
 		return oerr(http.StatusBadRequest, ErrInvalidGrant, "The authorization code is unknown.")
 	}
-	c, err := s.cfg.Store.RedeemOAuthCode(ctx, hash(code))
+	c, err := s.store.RedeemOAuthCode(ctx, hash(code))
 	switch {
 	case errors.Is(err, db.ErrOAuthNotFound):
 		return oerr(http.StatusBadRequest, ErrInvalidGrant, "The authorization code is unknown.")
-	case errors.Is(err, db.ErrOAuthReused):
+	case errors.Is(err, ErrOAuthReused):
 		return oerr(http.StatusBadRequest, ErrInvalidGrant, "The authorization code was already used: the grant it made is revoked.")
 	case err != nil:
 		return err
@@ -106,11 +106,11 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, clientID string
 	if rt == "" {
 		return oerr(http.StatusBadRequest, ErrInvalidRequest, "refresh_token is required.")
 	}
-	g, err := s.cfg.Store.SpendOAuthRefreshToken(r.Context(), hash(rt), clientID)
+	g, err := s.store.SpendOAuthRefreshToken(r.Context(), hash(rt), clientID)
 	switch {
 	case errors.Is(err, db.ErrOAuthNotFound):
 		return oerr(http.StatusBadRequest, ErrInvalidGrant, "The refresh token is unknown, expired or revoked: authorize again.")
-	case errors.Is(err, db.ErrOAuthReused):
+	case errors.Is(err, ErrOAuthReused):
 		return oerr(http.StatusBadRequest, ErrInvalidGrant, "The refresh token was already used: the grant is revoked; authorize again.")
 	case err != nil:
 		return err
@@ -133,14 +133,14 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, clientID string
 func (s *Server) issue(w http.ResponseWriter, r *http.Request, grantID int64, scope string) error {
 	at, rt := random(access.OAuthAccessTokenPrefix), random(refreshTokenPrefix)
 	now := time.Now()
-	err := s.cfg.Store.IssueOAuthTokens(r.Context(), grantID, hash(at), hash(rt), now.Add(s.cfg.AccessTokenTTL), now.Add(s.cfg.RefreshTokenTTL))
+	err := s.store.IssueOAuthTokens(r.Context(), grantID, hash(at), hash(rt), now.Add(s.cfg.AccessTokenTTL), now.Add(s.cfg.RefreshTokenTTL))
 	if errors.Is(err, db.ErrOAuthNotFound) {
 		return oerr(http.StatusBadRequest, ErrInvalidGrant, "The grant was revoked, or its API key revoked, rotated or expired: authorize again.")
 	} else if err != nil {
 		return err
 	}
 	if scope == "" {
-		if scope, err = s.cfg.Store.OAuthGrantScope(r.Context(), grantID); err != nil {
+		if scope, err = s.store.OAuthGrantScope(r.Context(), grantID); err != nil {
 			return err
 		}
 	}
@@ -169,7 +169,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, oerr(http.StatusBadRequest, ErrInvalidRequest, "token and client_id are required."))
 		return
 	}
-	if err := s.cfg.Store.RevokeOAuthToken(r.Context(), hash(tok), clientID); err != nil {
+	if err := s.store.RevokeOAuthToken(r.Context(), hash(tok), clientID); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

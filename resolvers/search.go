@@ -158,7 +158,7 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*search.S
 	if key.surface == search.SearchSurfaceSignal {
 		o.Filters = append(o.Filters, search.SearchFilter{Name: search.SearchFilterSurface, Value: key.surface, Source: search.SearchSourceParameter})
 	}
-	if err := db.CheckSearchOptions(o); err != nil {
+	if err := search.CheckSearchOptions(o); err != nil {
 		return nil, err
 	}
 	qctx := key.cursorContext()

@@ -12,6 +12,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // AdminIngestMaxBytes bounds the body of POST /admin/ingest. Larger files go
@@ -97,7 +98,7 @@ func newAdminIngestHandler(store *db.DB, opts AdminIngestOptions, maxBytes int64
 			return
 		}
 		body := http.MaxBytesReader(w, r.Body, maxBytes)
-		summary, err := store.Ingest(r.Context(), body, db.IngestOptions{})
+		summary, err := ingest.Write(r.Context(), store, body, ingest.Options{})
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {

@@ -342,11 +342,11 @@ func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 		AccountID: caller.AccountID, APIKeyID: caller.APIKeyID,
 		Scope: scope, Format: format, RequestedParams: raw, Note: note,
 	}
-	bounds := db.ExportBounds{MaxActive: max(h.MaxActiveJobs, 0), MaxBytesPerDay: max(h.MaxBytesPerDay, 0)}
-	err = db.CreateExportJob(r.Context(), h.Store, job, bounds, func(ctx context.Context, tx pgx.Tx) error {
+	bounds := exportstore.ExportBounds{MaxActive: max(h.MaxActiveJobs, 0), MaxBytesPerDay: max(h.MaxBytesPerDay, 0)}
+	err = exportstore.CreateExportJob(r.Context(), h.Store, job, bounds, func(ctx context.Context, tx pgx.Tx) error {
 		return h.Enqueue(ctx, tx, job.ID)
 	})
-	var be *db.ExportBoundError
+	var be *exportstore.ExportBoundError
 	switch {
 	case errors.As(err, &be) && bounds.MaxActive > 0 && be.Active >= bounds.MaxActive:
 		return cryptointel.Errorf(cryptointel.ECONFLICT, msgExportTooManyActiveFmt, be.Active, bounds.MaxActive)
@@ -374,7 +374,7 @@ func (h *ExportHandlers) List(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	limit, offset := c.Int("limit"), c.Int("offset")
-	list, err := db.ListExportJobs(r.Context(), h.Store.Bun, caller.AccountID, limit, offset)
+	list, err := exportstore.ListExportJobs(r.Context(), h.Store.Bun, caller.AccountID, limit, offset)
 	if err != nil {
 		return err
 	}
@@ -393,7 +393,7 @@ func (h *ExportHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	job, err := db.ExportJobByID(r.Context(), h.Store.Bun, caller.AccountID, r.PathValue("id"))
+	job, err := exportstore.ExportJobByID(r.Context(), h.Store.Bun, caller.AccountID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -507,7 +507,7 @@ func (h *ExportHandlers) download(w http.ResponseWriter, r *http.Request) error 
 	if !now.Before(time.Unix(expUnix, 0)) {
 		return cryptointel.Errorf(cryptointel.EFORBIDDEN, "Download link has expired. Request a new export.")
 	}
-	job, err := db.ExportJobForWorker(r.Context(), h.Store.Bun, id)
+	job, err := exportstore.ExportJobForWorker(r.Context(), h.Store.Bun, id)
 	if err != nil {
 		return err
 	}

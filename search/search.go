@@ -1,7 +1,12 @@
-// Package search is the vocabulary of event search and name resolution:
+// Package search is event search and name resolution: their vocabulary —
 // how a match matched (EntityMatch, EventMatch), the result and report of a
 // search (SearchResult), its options, and the messages of a query that
-// cannot be searched. db runs the searches; the surfaces read these types.
+// cannot be searched —, the query language (query.go, read.go), the name
+// statement (names.go) and the search itself (events.go, probe.go,
+// rank.go, memo.go), run on the Querier it is given. It sits below db:
+// db's feeds filter by topic (TopicFilter) and its folded name lookup runs
+// ResolveSQL, and db runs the searches on its connections with each
+// statement counted (db.SearchEvents, db.ResolveEntities).
 package search
 
 import (

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel/apidocs"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // TestAPIReference opens /docs in headless Chromium: the reference renders
@@ -32,7 +32,7 @@ import (
 func TestAPIReference(t *testing.T) {
 	t.Parallel()
 	s := startObserveServer(t, dbtest.NewURL(t))
-	ingested, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
+	ingested, err := ingest.Write(context.Background(), s.app.DB, strings.NewReader(playgroundFixture()), ingest.Options{})
 	require.NoError(t, err)
 	require.Empty(t, ingested.Failed, "fixture lines rejected")
 	key := playgroundKey(t, s)

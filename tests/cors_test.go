@@ -19,9 +19,9 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/app"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/httperr"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // startCORSServer serves the whole app with CORS_ALLOWED_ORIGINS set to
@@ -46,7 +46,7 @@ func startCORSServer(t *testing.T, origins ...string) *observeServer {
 		require.NoError(t, <-done)
 		a.Close() //nolint:errcheck
 	})
-	summary, err := a.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
+	summary, err := ingest.Write(context.Background(), a.DB, strings.NewReader(playgroundFixture()), ingest.Options{})
 	require.NoError(t, err)
 	require.Empty(t, summary.Failed, "fixture lines rejected")
 	return &observeServer{app: a, base: "http://" + ln.Addr().String()}

@@ -25,6 +25,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/exportjob"
+	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/wire"
 )
@@ -210,7 +211,7 @@ func TestExportJobsEndToEnd(t *testing.T) {
 				require.Nil(t, created.DownloadURL)
 				require.Nil(t, created.ExpiresAt)
 				require.Nil(t, created.Error)
-				require.True(t, db.IsUUID(created.ID))
+				require.True(t, exportstore.IsUUID(created.ID))
 
 				job := s.waitDone(t, key, created.ID)
 				require.Equal(t, exportjob.StatusCompleted, job.Status, "error: %v", job.Error)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/exportstore"
 	"github.com/cryptointel/cryptointel/jobs"
@@ -156,7 +155,7 @@ func TestExportKilledWorkerReclaimed(t *testing.T) {
 	var attempt int
 	var reclaimed bool
 	require.NoError(t, s.store.Pool.QueryRow(ctx, `SELECT attempt, EXISTS (SELECT 1 FROM unnest(errors) e WHERE e->>'error' = $2)
-		FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, created.ID, db.MsgExportReclaimed).Scan(&attempt, &reclaimed))
+		FROM river_job WHERE kind = 'export' AND args->>'job_id' = $1`, created.ID, exportstore.MsgExportReclaimed).Scan(&attempt, &reclaimed))
 	require.Equal(t, 2, attempt, "the killed attempt is retried as attempt 2")
 	require.True(t, reclaimed, "River's job records why the attempt was reclaimed")
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/exportjob"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // faultAnswer is one request's outcome as a client saw it.
@@ -456,7 +457,7 @@ func TestServerSIGKILLUnderLoad(t *testing.T) {
 				if ans.status != http.StatusOK {
 					continue
 				}
-				var sum db.IngestSummary
+				var sum ingest.Summary
 				mu.Lock()
 				if json.Unmarshal([]byte(ans.body), &sum) != nil || sum.FailedCount != 0 || sum.EventsChanged != len(ids) {
 					other = append(other, "ingest: "+abbreviate(ans.body))

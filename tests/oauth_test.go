@@ -204,7 +204,7 @@ func TestOAuthConnectedClientsRoute(t *testing.T) {
 	r := as.request(t, http.MethodGet, "/oauth/clients", "", keyHeader(key))
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	var list struct {
-		Data []db.OAuthGrant `json:"data"`
+		Data []oauth.OAuthGrant `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &list))
 	require.Len(t, list.Data, 1)

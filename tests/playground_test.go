@@ -18,6 +18,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // chromiumPath is Debian's chromium, which `make chromium` installs.
@@ -126,7 +127,7 @@ func savePlaygroundShot(t *testing.T, steps context.Context, name string) {
 func TestPlaygroundRunsExampleQuery(t *testing.T) {
 	t.Parallel()
 	s := startObserveServer(t, dbtest.NewURL(t))
-	summary, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
+	summary, err := ingest.Write(context.Background(), s.app.DB, strings.NewReader(playgroundFixture()), ingest.Options{})
 	require.NoError(t, err)
 	require.Empty(t, summary.Failed, "fixture lines rejected")
 	key := playgroundKey(t, s)
@@ -213,7 +214,7 @@ func TestPlaygroundRunsExampleQuery(t *testing.T) {
 func TestPlaygroundSubscription(t *testing.T) {
 	t.Parallel()
 	s := startObserveServer(t, dbtest.NewURL(t))
-	summary, err := s.app.DB.Ingest(context.Background(), strings.NewReader(playgroundFixture()), db.IngestOptions{})
+	summary, err := ingest.Write(context.Background(), s.app.DB, strings.NewReader(playgroundFixture()), ingest.Options{})
 	require.NoError(t, err)
 	require.Empty(t, summary.Failed, "fixture lines rejected")
 	key := playgroundKey(t, s)

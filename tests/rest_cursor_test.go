@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -125,7 +126,7 @@ func TestRESTCursorWalkConcurrentIngest(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < n && ctx.Err() == nil; i++ {
-			if _, err := s.store.Ingest(ctx, strings.NewReader(newEventLine(i)+"\n"), dbIngestDefaults); err != nil {
+			if _, err := ingest.Write(ctx, s.store, strings.NewReader(newEventLine(i)+"\n"), dbIngestDefaults); err != nil {
 				return
 			}
 		}

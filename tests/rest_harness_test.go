@@ -78,12 +78,12 @@ func startRESTServerWith(t *testing.T, load func(store *db.DB), opts ...func(*ap
 }
 
 // dbIngestDefaults are the ingest options of the tests.
-var dbIngestDefaults = db.IngestOptions{}
+var dbIngestDefaults = ingest.Options{}
 
 // ingestLines loads JSONL records through the ingest path.
 func ingestLines(t testing.TB, store *db.DB, lines []string) {
 	t.Helper()
-	sum, err := store.Ingest(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"), db.IngestOptions{})
+	sum, err := ingest.Write(context.Background(), store, strings.NewReader(strings.Join(lines, "\n")+"\n"), ingest.Options{})
 	require.NoError(t, err)
 	require.Zero(t, sum.FailedCount, "fixture lines failed: %+v", sum.Failed)
 }
@@ -98,7 +98,7 @@ func ingestVia(t *testing.T, store *db.DB, lines ...any) {
 		b.Write(raw)
 		b.WriteByte('\n')
 	}
-	sum, err := store.Ingest(context.Background(), strings.NewReader(b.String()), db.IngestOptions{})
+	sum, err := ingest.Write(context.Background(), store, strings.NewReader(b.String()), ingest.Options{})
 	require.NoError(t, err)
 	require.Zero(t, sum.FailedCount, "%+v", sum.Failed)
 }

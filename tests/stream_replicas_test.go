@@ -17,6 +17,7 @@ import (
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // TestStreamAcrossReplicas runs two `serve` processes on one database with
@@ -68,7 +69,7 @@ func TestStreamAcrossReplicas(t *testing.T) {
 		resp, err := client.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
-		var sum db.IngestSummary
+		var sum ingest.Summary
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&sum))
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Zero(t, sum.FailedCount, "%+v", sum.Failed)

@@ -16,8 +16,8 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
 	"github.com/cryptointel/cryptointel/app"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/webhook"
 )
 
@@ -81,7 +81,7 @@ func TestWebhookAppWiring(t *testing.T) {
 		lines.Write(b)
 		lines.WriteByte('\n')
 	}
-	_, err = a.DB.Ingest(ctx, &lines, db.IngestOptions{})
+	_, err = ingest.Write(ctx, a.DB, &lines, ingest.Options{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(recv.receivedOn("/app")) == 1 }, 30*time.Second, 10*time.Millisecond)
 	got := recv.receivedOn("/app")[0]

@@ -24,6 +24,7 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // crashReceiver records every request by (webhook path, event id) and
@@ -146,7 +147,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		lines.Write(b)
 		lines.WriteByte('\n')
 	}
-	sum, err := store.Ingest(ctx, &lines, db.IngestOptions{BatchSize: 100})
+	sum, err := ingest.Write(ctx, store, &lines, ingest.Options{BatchSize: 100})
 	require.NoError(t, err)
 	require.Zero(t, sum.FailedCount)
 

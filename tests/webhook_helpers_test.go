@@ -22,6 +22,7 @@ import (
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/rest"
 	"github.com/cryptointel/cryptointel/webhook"
@@ -222,7 +223,7 @@ func (s *webhookServer) ingest(t *testing.T, lines ...any) {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	sum, err := s.store.Ingest(context.Background(), &buf, db.IngestOptions{})
+	sum, err := ingest.Write(context.Background(), s.store, &buf, ingest.Options{})
 	require.NoError(t, err)
 	require.Zero(t, sum.FailedCount, "%+v", sum.Failed)
 }

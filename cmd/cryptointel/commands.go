@@ -27,6 +27,7 @@ import (
 	"github.com/cryptointel/cryptointel/demo"
 	"github.com/cryptointel/cryptointel/ingest"
 	"github.com/cryptointel/cryptointel/mcp"
+	"github.com/cryptointel/cryptointel/oauth"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -234,9 +235,9 @@ terminal, a plain line every 10 batches otherwise.`,
 			if err != nil {
 				return err
 			}
-			opts := db.IngestOptions{BatchSize: batchSize}
+			opts := ingest.Options{BatchSize: batchSize}
 			in, endProgress := m.ingestProgress(cmd.ErrOrStderr(), in, size, &opts)
-			summary, err := store.Ingest(cmd.Context(), in, opts)
+			summary, err := ingest.Write(cmd.Context(), store, in, opts)
 			endProgress(err == nil)
 			if summary != nil {
 				if asJSON {
@@ -263,7 +264,7 @@ terminal, a plain line every 10 batches otherwise.`,
 	return cmd
 }
 
-func printIngestSummary(out, errOut io.Writer, s *db.IngestSummary) {
+func printIngestSummary(out, errOut io.Writer, s *ingest.Summary) {
 	for _, f := range s.Failed {
 		fmt.Fprintf(errOut, "line %d: %s\n", f.Line, f.Reason)
 	}
@@ -833,7 +834,7 @@ revoked, rotated or expires. --json prints a JSON array of the same.`,
 			if err != nil {
 				return userError(err)
 			}
-			grants, err := store.OAuthGrants(cmd.Context(), acct.ID)
+			grants, err := oauth.Store{DB: store}.OAuthGrants(cmd.Context(), acct.ID)
 			if err != nil {
 				return err
 			}
@@ -873,7 +874,7 @@ client must be authorized again. The key audit trail records it.`,
 			if err != nil {
 				return err
 			}
-			if err := store.RevokeOAuthGrant(cmd.Context(), 0, id, db.ActorCLI); err != nil {
+			if err := (oauth.Store{DB: store}).RevokeOAuthGrant(cmd.Context(), 0, id, db.ActorCLI); err != nil {
 				return userError(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "connection %d revoked\n", id)
@@ -1044,7 +1045,12 @@ CRYPTOINTEL_API_KEY.`,
   CRYPTOINTEL_URL=http://localhost:8080 CRYPTOINTEL_API_KEY=ci_... cryptointel mcp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m.clientEnv(&url, &key)
+			if url == "" {
+				url = m.Getenv("CRYPTOINTEL_URL")
+			}
+			if key == "" {
+				key = m.Getenv("CRYPTOINTEL_API_KEY")
+			}
 			if url == "" {
 				return fmt.Errorf("no server: set --url or CRYPTOINTEL_URL")
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/oauth"
 )
 
 // TestCLIConnectedClients: keys clients lists an account's OAuth
@@ -26,15 +27,15 @@ func TestCLIConnectedClients(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &created))
 	var accountID int64
 	require.NoError(t, store.Pool.QueryRow(ctx, `SELECT account_id FROM api_keys WHERE id = $1`, created.KeyID).Scan(&accountID))
-	id, err := store.CreateOAuthGrant(ctx, db.OAuthGrant{AccountID: accountID, KeyID: created.KeyID, ClientID: "client_x", ClientName: "Claude",
-		Scope: "data", Resource: "https://api.example/mcp"}, db.OAuthCode{Hash: []byte("h"), ClientID: "client_x", RedirectURI: "https://claude.ai/cb",
+	id, err := oauth.Store{DB: store}.CreateOAuthGrant(ctx, oauth.OAuthGrant{AccountID: accountID, KeyID: created.KeyID, ClientID: "client_x", ClientName: "Claude",
+		Scope: "data", Resource: "https://api.example/mcp"}, oauth.OAuthCode{Hash: []byte("h"), ClientID: "client_x", RedirectURI: "https://claude.ai/cb",
 		CodeChallenge: "c", Resource: "https://api.example/mcp"})
 	require.NoError(t, err)
 
-	list := func() []db.OAuthGrant {
+	list := func() []oauth.OAuthGrant {
 		out, _, err := b.run(t, ctx, "", "keys", "clients", "--account", "acme", "--json")
 		require.NoError(t, err)
-		var g []db.OAuthGrant
+		var g []oauth.OAuthGrant
 		require.NoError(t, json.Unmarshal([]byte(out), &g))
 		return g
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // isTerminal reports whether w is a terminal, using Main.IsTerminal when
@@ -94,7 +94,7 @@ const plainIngestEvery = 10
 // On a terminal it draws a bar of bytes read out of size (a spinner when
 // size is unknown, -1) described with the lines read; otherwise it prints a
 // plain line every plainIngestEvery batches.
-func (m *Main) ingestProgress(w io.Writer, in io.Reader, size int64, opts *db.IngestOptions) (io.Reader, func(ok bool)) {
+func (m *Main) ingestProgress(w io.Writer, in io.Reader, size int64, opts *ingest.Options) (io.Reader, func(ok bool)) {
 	started := time.Now()
 	if !m.isTerminal(w) {
 		counted := &countingReader{r: in}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // streamOptions are the scenario's settings.
@@ -152,7 +153,7 @@ func streamFixtures(ctx context.Context, o options, n int) ([]string, int64, err
 	// which for a popular entity of the demo data is most of the batch's
 	// cost.
 	entity := int64(streamEventBase)
-	if _, err := store.Ingest(ctx, strings.NewReader(fmt.Sprintf(`{"kind":"entity","id":%d,"canonicalName":"Bench Stream Entity"}`+"\n", entity)), db.IngestOptions{}); err != nil {
+	if _, err := ingest.Write(ctx, store, strings.NewReader(fmt.Sprintf(`{"kind":"entity","id":%d,"canonicalName":"Bench Stream Entity"}`+"\n", entity)), ingest.Options{}); err != nil {
 		return nil, 0, fmt.Errorf("error ingesting the stream entity: %w", err)
 	}
 	return keys, entity, nil

@@ -1,4 +1,4 @@
-package db
+package ingest
 
 import (
 	"bufio"
@@ -17,32 +17,30 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/ingest"
+	"github.com/cryptointel/cryptointel/db"
 )
 
-// ingestLockID is the transaction-level advisory lock every ingest batch
-// takes, so batches commit in the order they draw ingest_seq values and a
-// reader's high-water mark on ingest_seq never skips a slower transaction.
-const ingestLockID = 7_262_011_002
+// store is the database the ingest writes: db's pool and clock.
+type store struct{ *db.DB }
 
 // recordKeys returns the row keys rec writes. Two records writing the same
 // key never share a batch (a multi-row upsert cannot touch one row twice).
-func recordKeys(rec ingest.Record) []string {
+func recordKeys(rec Record) []string {
 	switch rec.Kind {
-	case ingest.KindEntity:
+	case KindEntity:
 		return []string{"entity:" + strconv.FormatInt(rec.Entity.ID, 10)}
-	case ingest.KindRelationship:
+	case KindRelationship:
 		r := rec.Relationship
 		return []string{fmt.Sprintf("relationship:%d:%d:%s", r.SourceEntityID, r.TargetEntityID, r.RelationshipType)}
-	case ingest.KindReference:
+	case KindReference:
 		return []string{"reference:" + strconv.FormatInt(rec.Reference.ID, 10)}
-	case ingest.KindEvent:
+	case KindEvent:
 		keys := []string{"event:" + strconv.FormatInt(rec.Event.ID, 10)}
 		for _, ev := range rec.Event.Evidence {
 			keys = append(keys, "evidence:"+strconv.FormatInt(ev.ID, 10))
 		}
 		return keys
-	case ingest.KindMarket:
+	case KindMarket:
 		keys := []string{"market:" + strconv.FormatInt(rec.Market.ID, 10)}
 		for _, s := range rec.Market.Subevents {
 			keys = append(keys, "subevent:"+strconv.FormatInt(s.ID, 10))
@@ -55,8 +53,8 @@ func recordKeys(rec ingest.Record) []string {
 	return nil
 }
 
-// IngestOptions tune Ingest.
-type IngestOptions struct {
+// Options tune Ingest.
+type Options struct {
 	// BatchSize is how many lines one transaction applies. Defaults to 500.
 	BatchSize int
 	// MaxLineBytes bounds one line; a longer line is reported as bad.
@@ -67,19 +65,19 @@ type IngestOptions struct {
 	Progress func(lines int)
 }
 
-// IngestFailure is a bad line: its 1-based number and why it was rejected.
-type IngestFailure struct {
+// Failure is a bad line: its 1-based number and why it was rejected.
+type Failure struct {
 	Line   int    `json:"line"`
 	Kind   string `json:"kind,omitempty"`
 	Reason string `json:"reason"`
 }
 
-// maxReportedFailures bounds IngestSummary.Failed so a huge bad file cannot
+// maxReportedFailures bounds Summary.Failed so a huge bad file cannot
 // exhaust memory; FailedCount still counts every one.
 const maxReportedFailures = 1000
 
-// IngestSummary reports what an ingest did.
-type IngestSummary struct {
+// Summary reports what an ingest did.
+type Summary struct {
 	// Lines is the number of lines read, blank lines included.
 	Lines int `json:"lines"`
 	// Applied counts, per kind, the lines that inserted or changed data.
@@ -92,36 +90,36 @@ type IngestSummary struct {
 	// FailedCount counts bad lines.
 	FailedCount int `json:"failedCount"`
 	// Failed lists the bad lines in input order; at most the first 1000.
-	Failed []IngestFailure `json:"failed"`
+	Failed []Failure `json:"failed"`
 }
 
-func newIngestSummary() *IngestSummary {
-	s := &IngestSummary{Applied: make(map[string]int, len(ingest.Kinds)), Failed: []IngestFailure{}}
-	for _, k := range ingest.Kinds {
+func newIngestSummary() *Summary {
+	s := &Summary{Applied: make(map[string]int, len(Kinds)), Failed: []Failure{}}
+	for _, k := range Kinds {
 		s.Applied[k] = 0
 	}
 	return s
 }
 
-func (s *IngestSummary) fail(line int, kind, reason string) {
+func (s *Summary) fail(line int, kind, reason string) {
 	s.FailedCount++
 	if len(s.Failed) < maxReportedFailures {
-		s.Failed = append(s.Failed, IngestFailure{Line: line, Kind: kind, Reason: reason})
+		s.Failed = append(s.Failed, Failure{Line: line, Kind: kind, Reason: reason})
 	}
 }
 
 // sortFailures orders failures by line: batches report reference failures
 // before they apply, so they can arrive out of order.
-func (s *IngestSummary) sortFailures() {
+func (s *Summary) sortFailures() {
 	sort.SliceStable(s.Failed, func(i, j int) bool { return s.Failed[i].Line < s.Failed[j].Line })
 }
 
 type pendingRecord struct {
 	line int
-	rec  ingest.Record
+	rec  Record
 }
 
-// Ingest reads JSON Lines from r and upserts each record idempotently by id,
+// Write reads JSON Lines from r and upserts each record idempotently by id,
 // in batches of one transaction each (multi-row upserts, never a statement
 // per row). Bad lines — unparsable, invalid, or naming an entity id that
 // is neither stored nor defined by an earlier line — are reported in the
@@ -132,15 +130,16 @@ type pendingRecord struct {
 // time, score, classification and category copied, evidence,
 // events.latest_evidence_at and evidence_text, events.ingest_seq (drawn only
 // for inserted or changed events) and entities.event_count. A transaction
-// that changed events notifies PollerChannel.
+// that changed events notifies db.PollerChannel.
 //
 // The error is non-nil only when ingest could not go on (unreadable input,
 // database unavailable, cancelled); the summary then covers what was done.
 //
-// The PollerChannel notification is sent when a transaction that inserted or
+// The db.PollerChannel notification is sent when a transaction that inserted or
 // changed events commits; its payload is the highest ingest_seq written, in
 // decimal.
-func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*IngestSummary, error) {
+func Write(ctx context.Context, s *db.DB, r io.Reader, opts Options) (*Summary, error) {
+	d := store{s}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 500
 	}
@@ -192,7 +191,7 @@ func (d *DB) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (*Inge
 			case len(bytes.TrimSpace(line)) == 0:
 				// Blank lines are allowed and skipped.
 			default:
-				rec, err := ingest.ParseLine(line, now)
+				rec, err := ParseLine(line, now)
 				if err != nil {
 					summary.fail(n, "", cryptointel.ErrorMessage(err))
 					break
@@ -269,7 +268,7 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 // ingestBatch applies batch in one transaction. When the transaction fails
 // for a reason other than unavailability, it retries line by line so the
 // failing lines are reported and the others applied.
-func (d *DB) ingestBatch(ctx context.Context, batch []pendingRecord, summary *IngestSummary) error {
+func (d store) ingestBatch(ctx context.Context, batch []pendingRecord, summary *Summary) error {
 	result, err := d.applyIngestBatch(ctx, batch)
 	if err == nil {
 		result.report(summary)
@@ -278,7 +277,7 @@ func (d *DB) ingestBatch(ctx context.Context, batch []pendingRecord, summary *In
 	// Only a statement the database rejected (a constraint, a value it
 	// cannot store) is a line's fault; anything else stops the ingest.
 	var pgErr *pgconn.PgError
-	if ctx.Err() != nil || IsUnavailable(err) || !errors.As(err, &pgErr) {
+	if ctx.Err() != nil || db.IsUnavailable(err) || !errors.As(err, &pgErr) {
 		return fmt.Errorf("error applying ingest batch (lines %d–%d): %w", batch[0].line, batch[len(batch)-1].line, err)
 	}
 	if len(batch) == 1 {
@@ -313,7 +312,7 @@ type batchResult struct {
 	eventsChanged int
 }
 
-func (r *batchResult) report(summary *IngestSummary) {
+func (r *batchResult) report(summary *Summary) {
 	for i, p := range r.batch {
 		if reason, ok := r.bad[i]; ok {
 			summary.fail(p.line, p.rec.Kind, reason)
@@ -395,11 +394,11 @@ func jsonParam(v any) (string, error) {
 }
 
 // applyIngestBatch runs one batch transaction.
-func (d *DB) applyIngestBatch(ctx context.Context, batch []pendingRecord) (*batchResult, error) {
+func (d store) applyIngestBatch(ctx context.Context, batch []pendingRecord) (*batchResult, error) {
 	res := &batchResult{batch: batch, bad: map[int]string{}, changed: map[int]bool{}}
 	err := pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
-		CountStatement(ctx)
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", ingestLockID); err != nil {
+		db.CountStatement(ctx)
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", db.IngestLockID); err != nil {
 			return fmt.Errorf("error taking ingest lock: %w", err)
 		}
 		if err := checkEntityRefs(ctx, tx, res); err != nil {
@@ -425,7 +424,7 @@ func (d *DB) applyIngestBatch(ctx context.Context, batch []pendingRecord) (*batc
 
 // good calls f for every record of kind in the batch that passed the
 // reference check.
-func (r *batchResult) good(kind string, f func(i int, rec ingest.Record)) {
+func (r *batchResult) good(kind string, f func(i int, rec Record)) {
 	for i, p := range r.batch {
 		if p.rec.Kind != kind {
 			continue
@@ -443,7 +442,7 @@ func checkEntityRefs(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	definedAt := map[int64]int{} // entity id → first line defining it
 	var ids []int64
 	for _, p := range res.batch {
-		if p.rec.Kind == ingest.KindEntity {
+		if p.rec.Kind == KindEntity {
 			if _, ok := definedAt[p.rec.Entity.ID]; !ok {
 				definedAt[p.rec.Entity.ID] = p.line
 			}
@@ -456,7 +455,7 @@ func checkEntityRefs(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	rows, err := tx.Query(ctx, "SELECT id FROM entities WHERE id = ANY($1)", ids)
 	if err != nil {
 		return fmt.Errorf("error checking entity ids: %w", err)
@@ -470,7 +469,7 @@ func checkEntityRefs(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		stored[id] = true
 	}
 	for i, p := range res.batch {
-		if p.rec.Kind == ingest.KindEntity {
+		if p.rec.Kind == KindEntity {
 			continue
 		}
 		var unknown []string
@@ -503,12 +502,12 @@ func checkChildOwners(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			continue
 		}
 		switch p.rec.Kind {
-		case ingest.KindEvent:
+		case KindEvent:
 			eventIDs = append(eventIDs, p.rec.Event.ID)
 			for _, ev := range p.rec.Event.Evidence {
 				evidenceIDs = append(evidenceIDs, ev.ID)
 			}
-		case ingest.KindMarket:
+		case KindMarket:
 			marketIDs = append(marketIDs, p.rec.Market.ID)
 			for _, s := range p.rec.Market.Subevents {
 				subIDs = append(subIDs, s.ID)
@@ -523,7 +522,7 @@ func checkChildOwners(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		if len(children) == 0 {
 			return nil, nil
 		}
-		CountStatement(ctx)
+		db.CountStatement(ctx)
 		rows, err := tx.Query(ctx, sql, children, parents)
 		if err != nil {
 			return nil, err
@@ -559,14 +558,14 @@ func checkChildOwners(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			continue
 		}
 		switch p.rec.Kind {
-		case ingest.KindEvent:
+		case KindEvent:
 			for _, ev := range p.rec.Event.Evidence {
 				if other, ok := evidenceOwner[ev.ID]; ok {
 					res.bad[i] = fmt.Sprintf("evidence id %d belongs to event %d", ev.ID, other)
 					break
 				}
 			}
-		case ingest.KindMarket:
+		case KindMarket:
 		market:
 			for _, s := range p.rec.Market.Subevents {
 				if other, ok := subOwner[s.ID]; ok {
@@ -587,7 +586,7 @@ func checkChildOwners(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 
 // queryInt64s runs sql and collects the first column of every row.
 func queryInt64s(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]int64, error) {
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
@@ -598,7 +597,7 @@ func queryInt64s(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]int
 func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var rows []entityRow
 	byID := map[int64]int{}
-	res.good(ingest.KindEntity, func(i int, rec ingest.Record) {
+	res.good(KindEntity, func(i int, rec Record) {
 		rows = append(rows, entityRowOf(rec.Entity.Entity()))
 		byID[rec.Entity.ID] = i
 	})
@@ -636,7 +635,7 @@ func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if err != nil {
 		return err
 	}
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	if _, err := tx.Exec(ctx, `
 		DELETE FROM entity_names n
 		WHERE n.entity_id = ANY($1)
@@ -645,7 +644,7 @@ func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			WHERE x.entity_id = n.entity_id AND x.kind = n.kind AND x.value = n.value)`, changedIDs, namesParam); err != nil {
 		return fmt.Errorf("error removing stale entity names: %w", err)
 	}
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO entity_names (entity_id, kind, value, norm)
 		SELECT x.entity_id, x.kind, x.value, norm_text(x.value)
@@ -659,7 +658,7 @@ func applyEntities(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var rows []relationshipRow
 	byKey := map[string]int{}
-	res.good(ingest.KindRelationship, func(i int, rec ingest.Record) {
+	res.good(KindRelationship, func(i int, rec Record) {
 		r := rec.Relationship
 		rows = append(rows, relationshipRow{r.SourceEntityID, r.TargetEntityID, r.RelationshipType, r.Status, r.SearchExpand})
 		byKey[recordKeys(rec)[0]] = i
@@ -671,7 +670,7 @@ func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error 
 	if err != nil {
 		return err
 	}
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	result, err := tx.Query(ctx, `
 		INSERT INTO relationships AS t (source_entity_id, target_entity_id, relationship_type, status, search_expand)
 		SELECT x.source_entity_id, x.target_entity_id, x.relationship_type, x.status, x.search_expand
@@ -698,7 +697,7 @@ func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error 
 func applyReferences(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var rows []referenceRow
 	byID := map[int64]int{}
-	res.good(ingest.KindReference, func(i int, rec ingest.Record) {
+	res.good(KindReference, func(i int, rec Record) {
 		r := rec.Reference
 		rows = append(rows, referenceRow{r.ID, r.EntityID, r.ReferenceType, r.Title, r.URL})
 		byID[r.ID] = i
@@ -740,7 +739,7 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		subMarket  = map[int64]int64{}
 		changedMkt = map[int64]bool{}
 	)
-	res.good(ingest.KindMarket, func(i int, rec ingest.Record) {
+	res.good(KindMarket, func(i int, rec Record) {
 		m := rec.Market
 		byMarket[m.ID] = i
 		marketIDs = append(marketIDs, m.ID)
@@ -869,7 +868,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		evidenceIDs []int64
 		byEvent     = map[int64]int{}
 	)
-	res.good(ingest.KindEvent, func(i int, rec ingest.Record) {
+	res.good(KindEvent, func(i int, rec Record) {
 		e := rec.Event
 		byEvent[e.ID] = i
 		eventIDs = append(eventIDs, e.ID)
@@ -897,7 +896,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 
 	// Events: ingest_seq is drawn for every row but only stored when the
 	// row is inserted or actually changed.
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	rows, err := tx.Query(ctx, `
 		INSERT INTO events AS t (`+eventWritten+`, ingest_seq)
 		SELECT `+eventValues+`, nextval('events_ingest_seq')
@@ -963,7 +962,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		})
 		return err
 	}
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	rows, err = tx.Query(ctx, `
 		DELETE FROM event_entities ee
 		WHERE ee.event_id = ANY($1)
@@ -977,7 +976,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if err != nil {
 		return fmt.Errorf("error removing stale event entities: %w", err)
 	}
-	CountStatement(ctx)
+	db.CountStatement(ctx)
 	rows, err = tx.Query(ctx, `
 		INSERT INTO event_entities AS t (event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category)
 		SELECT x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category
@@ -1021,7 +1020,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		for id := range affected {
 			entityIDs = append(entityIDs, id)
 		}
-		CountStatement(ctx)
+		db.CountStatement(ctx)
 		if _, err := tx.Exec(ctx, `
 			UPDATE entities e SET event_count = c.n
 			FROM (
@@ -1044,9 +1043,9 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	res.eventsChanged = len(childChanged)
 	if len(childChanged) > 0 {
 		// Delivered when the transaction commits.
-		CountStatement(ctx)
-		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", PollerChannel, strconv.FormatInt(maxSeq, 10)); err != nil {
-			return fmt.Errorf("error notifying %s: %w", PollerChannel, err)
+		db.CountStatement(ctx)
+		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", db.PollerChannel, strconv.FormatInt(maxSeq, 10)); err != nil {
+			return fmt.Errorf("error notifying %s: %w", db.PollerChannel, err)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package db
+package search
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/cryptointel/cryptointel/search"
 )
 
 // Time buckets of events_search_idx (migration 012): search_buckets names
@@ -361,7 +359,7 @@ const restSQL = groupSQL + `g.before <= p.restbefore AND c.n > p.restmax
 
 // searchShape is the shape of a search statement: it holds only the steps
 // its probes need. Each shape is prepared and planned once per connection
-// (the pools force generic plans, db.go); a step that does not run still
+// (the pools force generic plans, db/db.go); a step that does not run still
 // costs its setup at every run, and a search whose entities fill the page
 // ran in 0.33 ms instead of 0.41 at a million events without the probes'
 // steps.
@@ -599,14 +597,14 @@ func (a *searchAnalysis) rankLinks() []rankLink {
 			band = bandWhole
 		}
 		switch {
-		case l.Rank == search.RankPrefix || l.Rank == search.RankToken || l.Rank == search.RankSubstring:
+		case l.Rank == RankPrefix || l.Rank == RankToken || l.Rank == RankSubstring:
 			s *= linkPrefix
-		case l.Rank >= search.RankFuzzyBase:
+		case l.Rank >= RankFuzzyBase:
 			s *= linkFuzzy
 		}
 		typ := linkMatchType(l)
 		if l.Related {
-			typ = search.MatchTypeExpansion
+			typ = MatchTypeExpansion
 		}
 		out = append(out, rankLink{entityID: l.EntityID, band: band, mask: a.masks[i], strength: s, typ: typ})
 	}

@@ -1,4 +1,4 @@
-package db
+package search
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/search"
 )
 
 // Search tuning (docs/api/search.md explains each).
@@ -84,7 +83,7 @@ type linkedEntity struct {
 }
 
 // SearchEvents ranks events since since for query and reports how the
-// query was read (search.SearchResult). See docs/api/search.md:
+// query was read (SearchResult). See docs/api/search.md:
 //
 //   - the query is split into terms (words, or thesaurus phrases such as
 //     "went down"), each searching for the word typed, its listed forms and
@@ -108,48 +107,48 @@ type linkedEntity struct {
 //
 // limit <= 0 means cryptointel.SearchEventsFirst.Default. Two statements,
 // whatever the limit: the analysis and the search statement (one when
-// DB.SearchEvents kept the analysis).
+// a Memo kept the analysis).
 //
 // Returns EINVALID when the query is empty, longer than
 // cryptointel.SearchQueryMaxRunes, has more than SearchQueryMaxWords words,
 // no words at all, only time or question words, or only stop words and
 // names no entity.
-func SearchEvents(ctx context.Context, q Querier, text string, since time.Time, limit int) (*search.SearchResult, error) {
-	return searchEvents(ctx, q, nil, 0, text, search.SearchOptions{Since: since, Limit: limit})
+func SearchEvents(ctx context.Context, q Querier, text string, since time.Time, limit int) (*SearchResult, error) {
+	return searchEvents(ctx, q, nil, 0, text, SearchOptions{Since: since, Limit: limit})
 }
 
 // SearchEventsWith is SearchEvents with the options: a window, filters,
-// the sort, paging, collapsing and facets (search.SearchOptions).
+// the sort, paging, collapsing and facets (SearchOptions).
 //
 // Returns EINVALID, beside SearchEvents' refusals, for an unknown sort or
 // surface, a window that ends before it starts, or time words that leave
 // the window empty.
-func SearchEventsWith(ctx context.Context, q Querier, text string, o search.SearchOptions) (*search.SearchResult, error) {
+func SearchEventsWith(ctx context.Context, q Querier, text string, o SearchOptions) (*SearchResult, error) {
 	return searchEvents(ctx, q, nil, 0, text, o)
 }
 
 // CheckSearchOptions returns EINVALID for options no search can take: an
 // unknown sort or surface, a window that ends before it starts.
-func CheckSearchOptions(o search.SearchOptions) error {
+func CheckSearchOptions(o SearchOptions) error {
 	switch o.Sort {
-	case "", search.SearchSortRelevance, search.SearchSortRecency:
+	case "", SearchSortRelevance, SearchSortRecency:
 	default:
-		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgSearchSort}
+		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgSearchSort}
 	}
 	switch o.Surface {
-	case "", search.SearchSurfaceRadar, search.SearchSurfaceSignal:
+	case "", SearchSurfaceRadar, SearchSurfaceSignal:
 	default:
-		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgSearchSurface}
+		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgSearchSurface}
 	}
 	if !o.Until.IsZero() && !o.Until.After(o.Since) {
-		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgSearchRange}
+		return &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgSearchRange}
 	}
 	return nil
 }
 
 // searchEvents is SearchEventsWith, reading and keeping the query's
 // analysis in memo for content version version when both are set.
-func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int64, text string, o search.SearchOptions) (*search.SearchResult, error) {
+func searchEvents(ctx context.Context, q Querier, memo *Memo, version int64, text string, o SearchOptions) (*SearchResult, error) {
 	if err := CheckSearchOptions(o); err != nil {
 		return nil, err
 	}
@@ -170,7 +169,7 @@ func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int6
 		memo.put(version, text, a)
 	}
 	if len(a.terms) == 0 && len(a.links) == 0 {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryOnlyStopWords}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgQueryOnlyStopWords}
 	}
 	now := o.Now
 	if now.IsZero() {
@@ -183,32 +182,32 @@ func searchEvents(ctx context.Context, q Querier, memo *searchMemo, version int6
 	if err != nil {
 		return nil, err
 	}
-	f := searchFilters{until: win.until, category: o.Category, signal: o.Surface == search.SearchSurfaceSignal, entities: o.EntityIDs}
+	f := searchFilters{until: win.until, category: o.Category, signal: o.Surface == SearchSurfaceSignal, entities: o.EntityIDs}
 	sql, args, links := a.candidateStatement(win.since, offset+limit, f)
 	cands, err := a.fetchCandidates(ctx, q, sql, args)
 	if err != nil {
 		return nil, err
 	}
-	ro := rankOptions{limit: limit, offset: offset, afterID: o.AfterID, recencySort: o.Sort == search.SearchSortRecency,
+	ro := rankOptions{limit: limit, offset: offset, afterID: o.AfterID, recencySort: o.Sort == SearchSortRecency,
 		now: now, preferNewer: win.recency, history: win.history, collapse: !o.NoCollapse, facets: o.Facets,
 		scheduledFrom: win.scheduledFrom, scheduledTo: win.scheduledTo}
 	if o.Category == "" {
 		ro.category = a.q.Read.Category
 	}
 	rk := a.rank(cands, links, ro)
-	res := &search.SearchResult{Query: a.q.Text, Matches: rk.page, Terms: make([]search.SearchTerm, 0, len(a.terms)), UnmatchedTerms: []string{},
-		Dropped: append([]search.SearchDropped{}, a.q.Read.Dropped...), Sort: search.SearchSortRelevance,
+	res := &SearchResult{Query: a.q.Text, Matches: rk.page, Terms: make([]SearchTerm, 0, len(a.terms)), UnmatchedTerms: []string{},
+		Dropped: append([]SearchDropped{}, a.q.Read.Dropped...), Sort: SearchSortRelevance,
 		Offset: rk.offset, More: rk.more && rk.offset+len(rk.page) < cryptointel.SearchMaxDepth, Facets: rk.facets}
 	if ro.recencySort {
-		res.Sort = search.SearchSortRecency
+		res.Sort = SearchSortRecency
 	}
 	for _, d := range a.dropped {
-		res.Dropped = append(res.Dropped, search.SearchDropped{Text: d, Reason: search.DroppedStopWord})
+		res.Dropped = append(res.Dropped, SearchDropped{Text: d, Reason: DroppedStopWord})
 	}
-	res.Filters = append(append([]search.SearchFilter{}, win.filters...), o.Filters...)
+	res.Filters = append(append([]SearchFilter{}, win.filters...), o.Filters...)
 	if ro.category != "" {
-		res.Filters = append(res.Filters, search.SearchFilter{Name: search.SearchFilterCategoryPreference, Value: ro.category,
-			Source: search.SearchSourceQuery, Text: a.q.Read.CategoryText})
+		res.Filters = append(res.Filters, SearchFilter{Name: SearchFilterCategoryPreference, Value: ro.category,
+			Source: SearchSourceQuery, Text: a.q.Read.CategoryText})
 	}
 	for i, t := range a.terms {
 		st := a.report(t)
@@ -398,7 +397,7 @@ func analyzeStatement(sq *searchQuery) (string, []any) {
 		}
 	}
 	sql := analyzeExactSQL
-	if utf8.RuneCountInString(sq.Whole) >= minFuzzyRunes && len(sq.Words) <= maxFuzzyWholeWords {
+	if utf8.RuneCountInString(sq.Whole) >= MinFuzzyRunes && len(sq.Words) <= maxFuzzyWholeWords {
 		sql = analyzeFuzzySQL
 	}
 	whole := sq.Whole
@@ -574,9 +573,9 @@ func analyzeSearch(ctx context.Context, q Querier, sq *searchQuery) (*searchAnal
 	return a, nil
 }
 
-// report is term t as search.SearchTerm (Matched is set later).
-func (a *searchAnalysis) report(t rankedTerm) search.SearchTerm {
-	out := search.SearchTerm{Text: t.Text, Expansions: []string{}, DocumentFrequency: int64(t.DF)}
+// report is term t as SearchTerm (Matched is set later).
+func (a *searchAnalysis) report(t rankedTerm) SearchTerm {
+	out := SearchTerm{Text: t.Text, Expansions: []string{}, DocumentFrequency: int64(t.DF)}
 	for _, alt := range t.Alts[min(1, len(t.Alts)):] {
 		if !strings.EqualFold(alt.Text, t.Text) {
 			out.Expansions = append(out.Expansions, alt.Text)
@@ -603,7 +602,7 @@ func (a *searchAnalysis) termTexts(mask int64) []string {
 func (a *searchAnalysis) entityFillsPage(limit int) bool {
 	var events int64
 	for _, l := range a.links {
-		if l.Whole && !l.Related && l.Rank <= search.RankExactAlias {
+		if l.Whole && !l.Related && l.Rank <= RankExactAlias {
 			events += l.Events
 		}
 	}
@@ -623,19 +622,26 @@ func f64(v float64) string { return fmt.Sprintf("%g", v) }
 // linkMatchType names how the query named a linked entity.
 func linkMatchType(l linkedEntity) string {
 	switch {
-	case l.Rank <= search.RankExactDisplay:
-		return search.MatchTypeExact
-	case l.Rank == search.RankExactAlias:
-		return search.MatchTypeAlias
-	case l.Rank == search.RankPrefix:
-		return search.MatchTypePrefix
-	case l.Rank == search.RankToken:
-		return search.MatchTypeToken
-	case l.Rank == search.RankSubstring:
-		return search.MatchTypeSubstring
+	case l.Rank <= RankExactDisplay:
+		return MatchTypeExact
+	case l.Rank == RankExactAlias:
+		return MatchTypeAlias
+	case l.Rank == RankPrefix:
+		return MatchTypePrefix
+	case l.Rank == RankToken:
+		return MatchTypeToken
+	case l.Rank == RankSubstring:
+		return MatchTypeSubstring
 	default:
-		return search.MatchTypeFuzzy
+		return MatchTypeFuzzy
 	}
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func nonNilPtrs(s []*string) []*string {

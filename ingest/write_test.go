@@ -1,4 +1,4 @@
-package db_test
+package ingest_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // ingestFile is a small input with good and bad lines. Bad lines, by number:
@@ -46,9 +47,9 @@ func setupIngest(t *testing.T) *ingestBundle {
 	return &ingestBundle{store: dbtest.New(t), ctx: context.Background()}
 }
 
-func (b *ingestBundle) ingest(t *testing.T, input string, opts db.IngestOptions) *db.IngestSummary {
+func (b *ingestBundle) ingest(t *testing.T, input string, opts ingest.Options) *ingest.Summary {
 	t.Helper()
-	summary, err := b.store.Ingest(b.ctx, strings.NewReader(input), opts)
+	summary, err := ingest.Write(b.ctx, b.store, strings.NewReader(input), opts)
 	require.NoError(t, err)
 	return summary
 }
@@ -83,7 +84,7 @@ func TestIngest(t *testing.T) {
 	t.Run("ReportsBadLinesAndAppliesGoodOnes", func(t *testing.T) {
 		t.Parallel()
 		b := setupIngest(t)
-		s := b.ingest(t, ingestFile, db.IngestOptions{})
+		s := b.ingest(t, ingestFile, ingest.Options{})
 
 		require.Equal(t, 16, s.Lines)
 		require.Equal(t, 7, s.FailedCount)
@@ -123,10 +124,10 @@ func TestIngest(t *testing.T) {
 	t.Run("ReingestChangesNothing", func(t *testing.T) {
 		t.Parallel()
 		b := setupIngest(t)
-		first := b.ingest(t, ingestFile, db.IngestOptions{BatchSize: 3})
+		first := b.ingest(t, ingestFile, ingest.Options{BatchSize: 3})
 		before := b.snapshot(t)
 
-		second := b.ingest(t, ingestFile, db.IngestOptions{BatchSize: 3})
+		second := b.ingest(t, ingestFile, ingest.Options{BatchSize: 3})
 		require.Equal(t, first.FailedCount, second.FailedCount)
 		require.Equal(t, first.Failed, second.Failed)
 		require.Equal(t, map[string]int{"entity": 0, "relationship": 0, "event": 0, "reference": 0, "market": 0}, second.Applied)
@@ -136,7 +137,7 @@ func TestIngest(t *testing.T) {
 		require.Equal(t, before, b.snapshot(t))
 
 		// A third run with another batch size is just as quiet.
-		third := b.ingest(t, ingestFile, db.IngestOptions{BatchSize: 1})
+		third := b.ingest(t, ingestFile, ingest.Options{BatchSize: 1})
 		require.Equal(t, 8, third.Unchanged)
 		require.Equal(t, before, b.snapshot(t))
 	})
@@ -144,7 +145,7 @@ func TestIngest(t *testing.T) {
 	t.Run("DerivedTables", func(t *testing.T) {
 		t.Parallel()
 		b := setupIngest(t)
-		b.ingest(t, ingestFile, db.IngestOptions{})
+		b.ingest(t, ingestFile, ingest.Options{})
 
 		// entity_names with normalized values (case and accents folded).
 		type nameRow struct{ Kind, Value, Norm string }
@@ -209,7 +210,7 @@ func TestIngest(t *testing.T) {
 	t.Run("ChangedEventGetsNewSeqAndReplacesChildren", func(t *testing.T) {
 		t.Parallel()
 		b := setupIngest(t)
-		b.ingest(t, ingestFile, db.IngestOptions{})
+		b.ingest(t, ingestFile, ingest.Options{})
 		var seq5001, seq5006 int64
 		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT ingest_seq FROM events WHERE id = 5001").Scan(&seq5001))
 		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT ingest_seq FROM events WHERE id = 5006").Scan(&seq5006))
@@ -226,7 +227,7 @@ func TestIngest(t *testing.T) {
 			`{"kind":"event","id":5001,"title":"Ethereum Foundation funds zk research","eventCategory":"funding","eventSubcategory":"grants","summary":"EF grants for zk.","bullets":["Grant round","zk focus"],"owners":[101],"evidence":[{"id":9001,"content":"EF announces grants","url":"https://example.org/1","timestamp":"2026-11-20T10:00:00Z"}],"significance":7.5,"contentType":"research"}`,
 			`{"kind":"event","id":5006,"title":"Solana lists on Ethereum bridge","eventCategory":"listing","eventSubcategory":"spot_listing","owners":[103],"participants":[101,102],"evidence":[{"id":9006,"content":"Bridge live","url":"https://example.org/6","timestamp":"2026-11-19T09:00:00Z"}]}`,
 		}, "\n")
-		s := b.ingest(t, changed, db.IngestOptions{})
+		s := b.ingest(t, changed, ingest.Options{})
 		require.Zero(t, s.FailedCount)
 		require.Equal(t, 2, s.Applied["event"])
 		require.Equal(t, 2, s.EventsChanged)
@@ -260,12 +261,12 @@ func TestIngest(t *testing.T) {
 			`{"kind":"event","id":10,"title":"early","eventCategory":"x","owners":[1],"evidence":[{"id":20,"content":"c","timestamp":"2026-11-20T10:00:00Z"}]}`,
 			`{"kind":"entity","id":1,"canonicalName":"Late"}`,
 		}, "\n")
-		s := b.ingest(t, input, db.IngestOptions{})
-		require.Equal(t, []db.IngestFailure{{Line: 1, Kind: "event", Reason: "unknown entity id 1 (owners)"}}, s.Failed)
+		s := b.ingest(t, input, ingest.Options{})
+		require.Equal(t, []ingest.Failure{{Line: 1, Kind: "event", Reason: "unknown entity id 1 (owners)"}}, s.Failed)
 		require.Zero(t, b.count(t, "events"))
 		require.Equal(t, 1, b.count(t, "entities"))
 		// Once the entity is stored, the same line is good.
-		s = b.ingest(t, input, db.IngestOptions{})
+		s = b.ingest(t, input, ingest.Options{})
 		require.Zero(t, s.FailedCount)
 		require.Equal(t, 1, s.Applied["event"])
 		require.Equal(t, 1, s.Unchanged)
@@ -280,14 +281,14 @@ func TestIngest(t *testing.T) {
 			`{"kind":"event","id":10,"title":"a","eventCategory":"x","owners":[1],"evidence":[{"id":20,"content":"c","timestamp":"2026-11-20T10:00:00Z"}]}`,
 			`{"kind":"event","id":11,"title":"b","eventCategory":"x","owners":[1],"evidence":[{"id":20,"content":"c","timestamp":"2026-11-20T10:00:00Z"}]}`,
 		}, "\n")
-		s := b.ingest(t, input, db.IngestOptions{})
+		s := b.ingest(t, input, ingest.Options{})
 		require.Equal(t, 2, s.Applied["entity"])
 		var name string
 		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT canonical_name FROM entities WHERE id = 1").Scan(&name))
 		require.Equal(t, "Second", name)
 		require.Equal(t, 1, countWhere(t, b, "entity_names", "entity_id = 1 AND kind = 'canonical_name'"))
 		// Evidence ids are global: event 11 cannot take event 10's post.
-		require.Equal(t, []db.IngestFailure{{Line: 4, Kind: "event", Reason: "evidence id 20 belongs to event 10"}}, s.Failed)
+		require.Equal(t, []ingest.Failure{{Line: 4, Kind: "event", Reason: "evidence id 20 belongs to event 10"}}, s.Failed)
 		require.Equal(t, 1, countWhere(t, b, "evidence", "id = 20 AND event_id = 10"))
 		require.Zero(t, countWhere(t, b, "events", "id = 11"))
 
@@ -298,7 +299,7 @@ func TestIngest(t *testing.T) {
 			`{"kind":"event","id":11,"title":"b","eventCategory":"x","owners":[1],"evidence":[{"id":20,"content":"c","timestamp":"2026-11-20T10:00:00Z"}]}`,
 		}, "\n")
 		for _, batchSize := range []int{1, 500} {
-			s = b.ingest(t, move, db.IngestOptions{BatchSize: batchSize})
+			s = b.ingest(t, move, ingest.Options{BatchSize: batchSize})
 			require.Zero(t, s.FailedCount, s.Failed)
 		}
 		require.Equal(t, 1, countWhere(t, b, "evidence", "id = 20 AND event_id = 11"))
@@ -315,8 +316,8 @@ func TestIngest(t *testing.T) {
 			`{"kind":"market","id":3,"entityId":1,"question":"q3","subevents":[{"id":6,"posts":[{"id":7,"content":"p","date":"2026-11-20T10:00:00Z"}]}]}`,
 			`{"kind":"market","id":1,"entityId":1,"question":"q1","subevents":[{"id":5,"posts":[{"id":7,"content":"p2","date":"2026-11-20T10:00:00Z"}]},{"id":8}]}`,
 		}, "\n")
-		s := b.ingest(t, input, db.IngestOptions{})
-		require.Equal(t, []db.IngestFailure{
+		s := b.ingest(t, input, ingest.Options{})
+		require.Equal(t, []ingest.Failure{
 			{Line: 3, Kind: "market", Reason: "subevent id 5 belongs to market 1"},
 			{Line: 4, Kind: "market", Reason: "post id 7 belongs to market 1"},
 		}, s.Failed)
@@ -333,7 +334,7 @@ func TestIngest(t *testing.T) {
 			`{"kind":"entity","id":2,"canonicalName":"Nul \u0000 byte"}`,
 			`{"kind":"entity","id":3,"canonicalName":"Also good"}`,
 		}, "\n")
-		s := b.ingest(t, input, db.IngestOptions{})
+		s := b.ingest(t, input, ingest.Options{})
 		require.Equal(t, 1, s.FailedCount)
 		require.Equal(t, 2, s.Failed[0].Line)
 		require.Contains(t, s.Failed[0].Reason, "rejected by the database")
@@ -346,9 +347,9 @@ func TestIngest(t *testing.T) {
 		b := setupIngest(t)
 		input := `{"kind":"entity","id":1,"canonicalName":"` + strings.Repeat("x", 300) + `"}` + "\n" +
 			`{"kind":"entity","id":2,"canonicalName":"Short"}`
-		s := b.ingest(t, input, db.IngestOptions{MaxLineBytes: 100})
+		s := b.ingest(t, input, ingest.Options{MaxLineBytes: 100})
 		require.Equal(t, 2, s.Lines)
-		require.Equal(t, []db.IngestFailure{{Line: 1, Reason: "line longer than 100 bytes"}}, s.Failed)
+		require.Equal(t, []ingest.Failure{{Line: 1, Reason: "line longer than 100 bytes"}}, s.Failed)
 		require.Equal(t, 1, s.Applied["entity"])
 	})
 }

@@ -3,8 +3,12 @@ package db
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // searchPageSQL reads the events of a search's page by id with the
@@ -36,4 +40,29 @@ func EventsByIDsFolded(ctx context.Context, q Querier, ids []int64, c EventChild
 		return nil, nil, fmt.Errorf("error selecting events by ids: %w", err)
 	}
 	return scanFoldedPage(rows, "events by ids", c)
+}
+
+// counted is q with each statement search runs counted as one of the
+// request's (CountStatement), as db's own reads count theirs.
+type counted struct{ q Querier }
+
+func (c counted) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return query(ctx, c.q, sql, args...)
+}
+
+// SearchEvents is search.SearchEvents on q, its statements counted.
+func SearchEvents(ctx context.Context, q Querier, text string, since time.Time, limit int) (*search.SearchResult, error) {
+	return search.SearchEvents(ctx, counted{q}, text, since, limit)
+}
+
+// SearchEventsWith is search.SearchEventsWith on q, its statements counted.
+func SearchEventsWith(ctx context.Context, q Querier, text string, o search.SearchOptions) (*search.SearchResult, error) {
+	return search.SearchEventsWith(ctx, counted{q}, text, o)
+}
+
+// SearchEvents searches on d's routed reads (Reader), keeping each
+// query's analysis for content version version (search.Memo.SearchEvents):
+// a query searched again before the content changes costs one statement.
+func (d *DB) SearchEvents(ctx context.Context, version int64, text string, o search.SearchOptions) (*search.SearchResult, error) {
+	return d.searchMemo.SearchEvents(ctx, counted{d.Reader()}, version, text, o)
 }

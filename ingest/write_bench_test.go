@@ -1,4 +1,4 @@
-package db_test
+package ingest_test
 
 import (
 	"bytes"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/ingest"
 )
 
-// BenchmarkIngest measures db.Ingest's throughput (events/s) on news-like
+// BenchmarkIngest measures Write's throughput (events/s) on news-like
 // events of 2 evidence posts and an owner and a participant, in the
 // default batches of 500: everything ingest maintains on the way, the
 // search index and corpus statistics included. Compare runs of two
@@ -25,7 +25,7 @@ func BenchmarkIngest(b *testing.B) {
 	for i := 1; i <= 50; i++ {
 		fmt.Fprintf(&ents, `{"kind":"entity","id":%d,"canonicalName":"Project %d","displayName":"Project %d","aliases":["PRJ%d"]}`+"\n", i, i, i, i)
 	}
-	if _, err := store.Ingest(ctx, &ents, db.IngestOptions{}); err != nil {
+	if _, err := ingest.Write(ctx, store, &ents, ingest.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	words := []string{"exploit", "bridge", "outage", "validators", "listing", "futures", "governance", "proposal", "funding", "seed",
@@ -49,7 +49,7 @@ func BenchmarkIngest(b *testing.B) {
 				2*id, w(10), w(11), id, at, 2*id+1, w(12), id, at)
 		}
 		b.StartTimer()
-		sum, err := store.Ingest(ctx, &buf, db.IngestOptions{})
+		sum, err := ingest.Write(ctx, store, &buf, ingest.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package db_test
+package search_test
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // TestSearchTermFrequencyIsTsRankCD checks that the weighted frequency the
@@ -49,7 +49,7 @@ func TestSearchTermFrequencyIsTsRankCD(t *testing.T) {
 			vec := append([]byte(nil), rows.RawValues()[0]...)
 			rows.Close()
 			require.NoError(t, rows.Err())
-			got, ok := db.TermFrequencyForTest(vec, tsq)
+			got, ok := search.TermFrequencyForTest(vec, tsq)
 			require.True(t, ok, "%q reads as %q", alt, tsq)
 			require.InDelta(t, want, got, 1e-6, "%q in %q | %q | %q | %q", alt, title, summary, bullets, evidence)
 			compared++
@@ -75,7 +75,7 @@ func TestSearchBucketsAgreeWithTheIndex(t *testing.T) {
 		require.NoError(t, b.store.Pool.QueryRow(b.ctx, "SELECT search_buckets($1)", at).Scan(&codes))
 		require.Len(t, codes, 4)
 		for level, code := range codes {
-			require.Equal(t, code, db.BucketCodeForTest(level, at), "%s level %d", at, level)
+			require.Equal(t, code, search.BucketCodeForTest(level, at), "%s level %d", at, level)
 		}
 	}
 }

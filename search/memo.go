@@ -1,17 +1,15 @@
-package db
+package search
 
 import (
 	"context"
 	"sync"
-
-	"github.com/cryptointel/cryptointel/search"
 )
 
-// searchMemoMaxQueries bounds the analyses a DB keeps for one content
+// searchMemoMaxQueries bounds the analyses a Memo keeps for one content
 // version.
 const searchMemoMaxQueries = 4096
 
-// searchMemo keeps the analysis of each query searched at one content
+// Memo keeps the analysis of each query searched at one content
 // version (data_version, which every write to the content bumps as it
 // commits): the query's terms and their stems, the words' document
 // frequencies, the corpus statistics and the entities the query names —
@@ -21,14 +19,14 @@ const searchMemoMaxQueries = 4096
 // request metered before a commit, answered after) neither reads nor
 // fills it. An analysis read on a replica that had replayed a newer version
 // is newer than its key, which a request metered at the key may see anyway.
-type searchMemo struct {
+type Memo struct {
 	mu      sync.Mutex
 	version int64
 	byQuery map[string]*searchAnalysis
 }
 
 // get returns the analysis of text kept for version, or nil.
-func (m *searchMemo) get(version int64, text string) *searchAnalysis {
+func (m *Memo) get(version int64, text string) *searchAnalysis {
 	if m == nil || version <= 0 {
 		return nil
 	}
@@ -41,7 +39,7 @@ func (m *searchMemo) get(version int64, text string) *searchAnalysis {
 }
 
 // put keeps a, the analysis of text read at version or later.
-func (m *searchMemo) put(version int64, text string, a *searchAnalysis) {
+func (m *Memo) put(version int64, text string, a *searchAnalysis) {
 	if m == nil || version <= 0 {
 		return
 	}
@@ -58,11 +56,12 @@ func (m *searchMemo) put(version int64, text string, a *searchAnalysis) {
 	}
 }
 
-// SearchEvents is the package's SearchEvents on d's routed reads (Reader),
-// keeping each query's analysis for content version version — the one the
-// request's metering statement read (access.Caller.DataVersion; 0 when
-// unknown, which keeps nothing) — so that a query searched again before the
-// content changes costs one statement (searchMemo).
-func (d *DB) SearchEvents(ctx context.Context, version int64, text string, o search.SearchOptions) (*search.SearchResult, error) {
-	return searchEvents(ctx, d.Reader(), &d.searchMemo, version, text, o)
+// SearchEvents is SearchEventsWith on q, keeping each query's analysis
+// for content version version — the one the request's metering statement
+// read (access.Caller.DataVersion; 0 when unknown, which keeps nothing) —
+// so that a query searched again before the content changes costs one
+// statement (Memo). db.DB holds one and runs it on its routed reads
+// (DB.SearchEvents).
+func (m *Memo) SearchEvents(ctx context.Context, q Querier, version int64, text string, o SearchOptions) (*SearchResult, error) {
+	return searchEvents(ctx, q, m, version, text, o)
 }

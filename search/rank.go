@@ -1,4 +1,4 @@
-package db
+package search
 
 import (
 	"encoding/binary"
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/cryptointel/cryptointel/search"
 )
 
 // Ranking happens here, in the service, over the candidates the candidate
@@ -490,28 +488,28 @@ func (a *searchAnalysis) rank(cands []*candidate, links []rankLink, ro rankOptio
 	if len(order) > ro.limit {
 		order, res.more = order[:ro.limit], true
 	}
-	res.page = make([]search.EventMatch, 0, len(order))
+	res.page = make([]EventMatch, 0, len(order))
 	for _, i := range order {
 		sc := &out[i]
 		res.matched |= sc.matched
-		m := search.EventMatch{EventID: sc.c.id, LatestEvidenceAt: sc.c.at.UTC(), MatchRank: ranks[i], AlsoReportedAs: also[i]}
+		m := EventMatch{EventID: sc.c.id, LatestEvidenceAt: sc.c.at.UTC(), MatchRank: ranks[i], AlsoReportedAs: also[i]}
 		if m.AlsoReportedAs == nil {
 			m.AlsoReportedAs = []int64{}
 		}
 		switch {
 		case sc.whole.ok:
-			m.MatchedVia, m.MatchType, m.EntityID = search.MatchedViaEntity, sc.whole.typ, sc.whole.entityID
+			m.MatchedVia, m.MatchType, m.EntityID = MatchedViaEntity, sc.whole.typ, sc.whole.entityID
 		case sc.prt.ok && sc.linkpart >= sc.textpart:
-			m.MatchedVia, m.MatchType, m.EntityID = search.MatchedViaEntity, sc.prt.typ, sc.prt.entityID
+			m.MatchedVia, m.MatchType, m.EntityID = MatchedViaEntity, sc.prt.typ, sc.prt.entityID
 		case sc.textpart > 0:
-			m.MatchedVia, m.MatchType = search.MatchedViaText, search.MatchTypeSynonym
+			m.MatchedVia, m.MatchType = MatchedViaText, MatchTypeSynonym
 			if sc.typed {
-				m.MatchType = search.MatchTypeFulltext
+				m.MatchType = MatchTypeFulltext
 			}
 		case sc.related.ok:
-			m.MatchedVia, m.MatchType, m.EntityID = search.MatchedViaRelatedEntity, search.MatchTypeExpansion, sc.related.entityID
+			m.MatchedVia, m.MatchType, m.EntityID = MatchedViaRelatedEntity, MatchTypeExpansion, sc.related.entityID
 		default:
-			m.MatchedVia, m.MatchType = search.MatchedViaEntity, search.MatchTypeExact
+			m.MatchedVia, m.MatchType = MatchedViaEntity, MatchTypeExact
 			if sc.prt.ok {
 				m.MatchType, m.EntityID = sc.prt.typ, sc.prt.entityID
 			}
@@ -582,12 +580,12 @@ func (ro rankOptions) recency(newest, at time.Time) float64 {
 
 // rankResult is a ranked page.
 type rankResult struct {
-	page []search.EventMatch
+	page []EventMatch
 	// matched is the mask of the terms the page matched.
 	matched int64
 	offset  int
 	more    bool
-	facets  *search.SearchFacets
+	facets  *SearchFacets
 }
 
 // bestNewestFirst keeps, of the ranking order, the events that match as
@@ -709,7 +707,7 @@ func titleKeys(title string) map[string]bool {
 }
 
 // facetCounts counts the ranked hits by category, entity and day.
-func facetCounts(out []scoredCandidate, order []int) *search.SearchFacets {
+func facetCounts(out []scoredCandidate, order []int) *SearchFacets {
 	cats, ents, days := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, i := range order {
 		c := out[i].c
@@ -723,14 +721,14 @@ func facetCounts(out []scoredCandidate, order []int) *search.SearchFacets {
 		}
 		days[c.at.UTC().Format(time.DateOnly)]++
 	}
-	return &search.SearchFacets{Categories: facetList(cats, false), Entities: facetList(ents, false), Days: facetList(days, true)}
+	return &SearchFacets{Categories: facetList(cats, false), Entities: facetList(ents, false), Days: facetList(days, true)}
 }
 
 // facetList lists counts, the largest first (byValue: newest day first).
-func facetList(m map[string]int, byValue bool) []search.SearchFacet {
-	out := make([]search.SearchFacet, 0, len(m))
+func facetList(m map[string]int, byValue bool) []SearchFacet {
+	out := make([]SearchFacet, 0, len(m))
 	for v, n := range m {
-		out = append(out, search.SearchFacet{Value: v, Count: n})
+		out = append(out, SearchFacet{Value: v, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if byValue {

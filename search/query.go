@@ -1,4 +1,4 @@
-package db
+package search
 
 import (
 	_ "embed"
@@ -9,13 +9,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/search"
 )
 
 // thesaurusText is the search thesaurus, data kept in the repository
-// (search_thesaurus.txt; its header says how to add a term).
+// (thesaurus.txt; its header says how to add a term).
 //
-//go:embed search_thesaurus.txt
+//go:embed thesaurus.txt
 var thesaurusText string
 
 // Weights of the words a query term searches for (searchAlt.Weight).
@@ -240,21 +239,21 @@ func queryWords(s string) []string {
 func parseSearchQuery(query string) (*searchQuery, error) {
 	query = strings.TrimSpace(strings.ToValidUTF8(strings.ReplaceAll(query, "\x00", ""), ""))
 	if query == "" {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryRequired}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgQueryRequired}
 	}
 	if utf8.RuneCountInString(query) > cryptointel.SearchQueryMaxRunes {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryTooLong}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgQueryTooLong}
 	}
 	words := queryWords(query)
 	if len(words) == 0 {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryNoWords}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgQueryNoWords}
 	}
 	if len(words) > cryptointel.SearchQueryMaxWords {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryTooManyWords}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgQueryTooManyWords}
 	}
 	kept, read := readQuery(words)
 	if len(kept) == 0 {
-		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgQueryOnlyTimeWords}
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgQueryOnlyTimeWords}
 	}
 	q := &searchQuery{Text: query, Words: kept, Read: read, Whole: query}
 	if len(kept) < len(words) {
@@ -330,14 +329,15 @@ func (q *searchQuery) termMask(first, last int) int64 {
 }
 
 // topicTSQuery returns the SQL expression of the tsquery a feed's topic
-// filters by, adding its arguments to a: the topic is read as a search
+// filters by, adding its arguments with add (which returns each one's
+// placeholder): the topic is read as a search
 // query is (parseSearchQuery), and an event must match every term, each
 // term by the word typed, its forms, its thesaurus synonyms or another name
 // of an entity it names exactly. It is NULL (no event matches) when the
 // topic has only stop words.
 //
 // Returns EINVALID when the topic is too long, has too many words or none.
-func topicTSQuery(a *sqlArgs, topic string) (string, error) {
+func topicTSQuery(add func(v any) string, topic string) (string, error) {
 	sq, err := parseSearchQuery(topic)
 	if err != nil {
 		return "", err
@@ -354,7 +354,7 @@ func topicTSQuery(a *sqlArgs, topic string) (string, error) {
 			words = append(words, int32(multiLetterWords(alt.Text)))
 		}
 	}
-	as, ts, ty, ws := a.add(alts), a.add(terms), a.add(typed), a.add(words)
+	as, ts, ty, ws := add(alts), add(terms), add(typed), add(words)
 	// Synonyms join a term only when its typed words are rare (as in
 	// search's probes): each is one more posting list to read. A synonym
 	// phrase that the stemmer cuts to fewer words than it has ("goes
@@ -404,8 +404,9 @@ const (
 	topicAhead = 2 * time.Hour
 )
 
-// topicFilter returns the SQL condition a feed's topic adds to a statement
-// over events e whose window starts at sinceAt: the topic's tsquery
+// TopicFilter returns the SQL condition a feed's topic adds to a statement
+// over events e whose window starts at sinceAt (db's feeds, EventFilter.Topic),
+// adding its arguments with add: the topic's tsquery
 // (topicTSQuery) and, for a window of at most topicBucketWindow, the
 // index's time buckets that cover it up to the clock (topicAhead past it),
 // hours for a window of a day, days for a longer one, so the index reads
@@ -416,8 +417,8 @@ const (
 // (tests/bench/NOTES.md: 1–2 ms against 4–23 ms for a 7-day poll).
 //
 // Returns EINVALID when the topic is too long, has too many words or none.
-func topicFilter(a *sqlArgs, topic string, sinceAt time.Time, recency bool) (string, error) {
-	tsq, err := topicTSQuery(a, topic)
+func TopicFilter(add func(v any) string, topic string, sinceAt time.Time, recency bool) (string, error) {
+	tsq, err := topicTSQuery(add, topic)
 	if err != nil {
 		return "", err
 	}
@@ -434,7 +435,7 @@ func topicFilter(a *sqlArgs, topic string, sinceAt time.Time, recency bool) (str
 		} else if recency {
 			return cond, nil
 		}
-		cond += " AND search_buckets(e.latest_evidence_at) && " + a.add(bucketCodes(level, sinceAt, until)) + "::int[]"
+		cond += " AND search_buckets(e.latest_evidence_at) && " + add(bucketCodes(level, sinceAt, until)) + "::int[]"
 	}
 	return cond, nil
 }

@@ -1,4 +1,4 @@
-package db
+package ingest
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/ingest"
 )
 
 // FuzzIngestLineRecord parses arbitrary lines (hostile seeds: NUL, invalid UTF-8, overflow, trailing data). It must never panic; a
@@ -35,15 +34,15 @@ func FuzzIngestLineRecord(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	kinds := map[string]func(ingest.Record) bool{
-		ingest.KindEntity:       func(r ingest.Record) bool { return r.Entity != nil },
-		ingest.KindRelationship: func(r ingest.Record) bool { return r.Relationship != nil },
-		ingest.KindEvent:        func(r ingest.Record) bool { return r.Event != nil },
-		ingest.KindReference:    func(r ingest.Record) bool { return r.Reference != nil },
-		ingest.KindMarket:       func(r ingest.Record) bool { return r.Market != nil },
+	kinds := map[string]func(Record) bool{
+		KindEntity:       func(r Record) bool { return r.Entity != nil },
+		KindRelationship: func(r Record) bool { return r.Relationship != nil },
+		KindEvent:        func(r Record) bool { return r.Event != nil },
+		KindReference:    func(r Record) bool { return r.Reference != nil },
+		KindMarket:       func(r Record) bool { return r.Market != nil },
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		rec, err := ingest.ParseLine(line, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+		rec, err := ParseLine(line, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			var e *cryptointel.Error
 			if !errors.As(err, &e) || e.Code != cryptointel.EINVALID || e.Message == "" {
@@ -52,7 +51,7 @@ func FuzzIngestLineRecord(f *testing.F) {
 			return
 		}
 		has, ok := kinds[rec.Kind]
-		if !ok || !slices.Contains(ingest.Kinds, rec.Kind) || !has(rec) {
+		if !ok || !slices.Contains(Kinds, rec.Kind) || !has(rec) {
 			t.Fatalf("accepted %q as kind %q without its record", line, rec.Kind)
 		}
 		set := 0

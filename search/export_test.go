@@ -1,4 +1,4 @@
-package db
+package search
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 // The name and page are written in as literals, so the text can be
 // EXPLAINed as it is.
 func ResolveSQLForTest(name string, limit, offset int) string {
-	name = cleanName(name)
+	name = CleanName(name)
 	lit := "'" + strings.ReplaceAll(name, "'", "''") + "'"
 	return strings.NewReplacer("$1", lit, "$2", strconv.Itoa(limit), "$3", strconv.Itoa(offset)).
-		Replace(resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes))
+		Replace(ResolveSQL(utf8.RuneCountInString(name) >= MinFuzzyRunes))
 }
 
 // SearchStatementForTest is one of SearchEvents' statements with its
@@ -91,23 +91,6 @@ func TermFrequencyForTest(vec []byte, tsq string) (float64, bool) {
 // BucketCodeForTest is the code of level's time bucket holding t, as the
 // probes and the feeds' topic name it.
 func BucketCodeForTest(level int, t time.Time) int32 { return bucketCode(level, t) }
-
-// ListEventsStatementForTest is ListEvents' statement for f with its
-// arguments.
-func ListEventsStatementForTest(f EventFilter) (SearchStatementForTest, error) {
-	if f.EntityID != 0 && strings.TrimSpace(f.Topic) == "" {
-		return EntityEventsStatementForTest([]int64{f.EntityID}, f.entityFilter()), nil
-	}
-	sql, a, err := listEventsStatement(f)
-	return SearchStatementForTest{SQL: sql, Args: a}, err
-}
-
-// EntityEventsStatementForTest is EventsByEntityIDs' statement for ids and
-// f with its arguments.
-func EntityEventsStatementForTest(ids []int64, f EntityEventFilter) SearchStatementForTest {
-	sql, a := entityEventsStatement(ids, f, EventChildren{})
-	return SearchStatementForTest{SQL: sql, Args: a}
-}
 
 // ThesaurusForTest returns the thesaurus' synonym groups and form lines,
 // members as written.

@@ -1,4 +1,4 @@
-package db_test
+package search_test
 
 import (
 	"context"
@@ -517,7 +517,7 @@ func TestSearchOddInput(t *testing.T) {
 
 func TestParseSearchQueryTermsAndThesaurus(t *testing.T) {
 	t.Parallel()
-	terms, alts, err := db.ParseSearchQueryForTest("Solana chain went down, froze wallets?")
+	terms, alts, err := search.ParseSearchQueryForTest("Solana chain went down, froze wallets?")
 	require.NoError(t, err)
 	require.Equal(t, []string{"Solana", "chain", "went down", "froze", "wallets"}, terms)
 	require.Contains(t, alts[1], "blockchain", "a synonym group")
@@ -525,13 +525,13 @@ func TestParseSearchQueryTermsAndThesaurus(t *testing.T) {
 	require.Subset(t, alts[3], []string{"freeze", "frozen"}, "irregular forms")
 	// Inflections meet their group: hacked, hacks and hacking find exploits.
 	for _, w := range []string{"hacked", "hacks", "hacking", "Hack"} {
-		_, alts, err := db.ParseSearchQueryForTest(w)
+		_, alts, err := search.ParseSearchQueryForTest(w)
 		require.NoError(t, err)
 		require.Contains(t, alts[0], "exploit", w)
 	}
 	// Operators and punctuation separate words; names with dots and
 	// hyphens stay whole; a leading $ of a ticker goes.
-	terms, _, err = db.ParseSearchQueryForTest(`(ether.fi) & !layer-2 | $SOL <-> "a16z"`)
+	terms, _, err = search.ParseSearchQueryForTest(`(ether.fi) & !layer-2 | $SOL <-> "a16z"`)
 	require.NoError(t, err)
 	require.Equal(t, []string{"ether.fi", "layer-2", "SOL", "a16z"}, terms)
 }
@@ -726,13 +726,13 @@ func TestSearchPlansUseIndexes(t *testing.T) {
 	since := b.now.Add(-30 * 24 * time.Hour)
 	for _, q := range []string{"Ethereum", "Etherium", "OP", "Ethereum exploit news", "bridge hacked", "exploit",
 		"which exchanges were hacked recently", "token unlocks next week"} {
-		an, rk, err := db.SearchStatementsForTest(b.ctx, conn, q, since, 10)
+		an, rk, err := search.SearchStatementsForTest(b.ctx, conn, q, since, 10)
 		require.NoError(t, err, q)
 		// The filters (a window's end, a category, signals, an entity)
 		// filter what the indexes find: no plan reads a table whole.
-		_, frk, err := db.FilteredSearchStatementsForTest(b.ctx, conn, q, since, b.now.Add(-time.Hour), 10, entEthereum)
+		_, frk, err := search.FilteredSearchStatementsForTest(b.ctx, conn, q, since, b.now.Add(-time.Hour), 10, entEthereum)
 		require.NoError(t, err, q)
-		for name, st := range map[string]db.SearchStatementForTest{"analyze": an, "rank": rk, "filtered": frk, "resolve": {SQL: db.ResolveSQLForTest(q, 50, 0)}} {
+		for name, st := range map[string]search.SearchStatementForTest{"analyze": an, "rank": rk, "filtered": frk, "resolve": {SQL: search.ResolveSQLForTest(q, 50, 0)}} {
 			text := explain(t, b.ctx, conn, st.SQL, st.Args...)
 			for _, table := range []string{"events", "event_entities", "entity_names", "entities", "search_terms"} {
 				require.NotContains(t, text, "Seq Scan on "+table+" ", "%s %q:\n%s", name, q, text)
@@ -763,7 +763,7 @@ func TestSearchFilterReadsItsOwnIndex(t *testing.T) {
 		{"both", "security", []int64{entEthereum, entEthereumFoundation}, "event_entities_entity_recency_idx"},
 	} {
 		for _, q := range []string{"bridge hacked", "exploit", "Ethereum exploit news"} {
-			st, err := db.FilterSearchStatementForTest(b.ctx, conn, q, since, 10, c.category, c.entities)
+			st, err := search.FilterSearchStatementForTest(b.ctx, conn, q, since, 10, c.category, c.entities)
 			require.NoError(t, err, q)
 			text := explain(t, b.ctx, conn, st.SQL, st.Args...)
 			require.NotContains(t, text, "events_search_idx", "%s %q:\n%s", c.name, q, text)
@@ -786,63 +786,6 @@ func TestSearchFilterReadsItsOwnIndex(t *testing.T) {
 	}
 	require.Positive(t, want)
 	require.Len(t, res.Matches, min(want, 10))
-}
-
-// TestFeedPagesNeedNoSort checks that the feeds' pages in both orders are
-// read from an index in their whole order, the window a condition of the
-// index scan, whatever the plan's parameters: a page that had to sort
-// read every event of the window's top significance values (10,400 rows
-// for 25 at ten million events) and, planned generically, a sequential
-// scan of the table.
-func TestFeedPagesNeedNoSort(t *testing.T) {
-	t.Parallel()
-	b := setupSearch(t)
-	conn := planConn(t, b)
-	since := b.now.Add(-24 * time.Hour)
-	for i, c := range []struct {
-		name  string
-		f     db.EventFilter
-		index string
-	}{
-		{"latest by significance", db.EventFilter{Since: since, Sort: db.SortSignificance, Limit: 25}, "events_significance_recency_idx"},
-		{"top signals", db.EventFilter{Since: since, SignalOnly: true, Sort: db.SortSignificance, Limit: 10}, "events_significance_recency_idx"},
-		{"latest by recency", db.EventFilter{Since: since, Sort: db.SortRecency, Limit: 25, Offset: 25}, "events_recency_idx"},
-		{"a category by significance", db.EventFilter{Since: since, Category: "security", Sort: db.SortSignificance, Limit: 25}, "events_category_significance_idx"},
-		{"a category by recency", db.EventFilter{Since: since, Category: "security", Sort: db.SortRecency, Limit: 25}, "events_category_idx"},
-		{"an entity by significance", db.EventFilter{Since: since, EntityID: entEthereum, Sort: db.SortSignificance, Limit: 25}, "event_entities_entity_significance_idx"},
-		{"an entity's signals", db.EventFilter{Since: since, EntityID: entEthereum, SignalOnly: true, Sort: db.SortSignificance, Limit: 25}, "event_entities_entity_significance_idx"},
-		{"an entity by recency", db.EventFilter{Since: since, EntityID: entEthereum, Sort: db.SortRecency, Limit: 25}, "event_entities_entity_recency_idx"},
-	} {
-		st, err := db.ListEventsStatementForTest(c.f)
-		require.NoError(t, err)
-		// Prepared as the service's statements are, and planned as they
-		// are: generically (plan_cache_mode), the window unknown.
-		stmt := fmt.Sprintf("feed_plan_%d", i)
-		_, err = conn.Exec(b.ctx, "PREPARE "+stmt+" AS "+st.SQL)
-		require.NoError(t, err, c.name)
-		lits := make([]string, len(st.Args))
-		for j, a := range st.Args {
-			switch v := a.(type) {
-			case time.Time:
-				lits[j] = "'" + v.Format(time.RFC3339Nano) + "'"
-			case string:
-				lits[j] = "'" + v + "'"
-			case []int64:
-				lits[j] = "'{" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ","), "[]") + "}'"
-			default:
-				lits[j] = fmt.Sprint(v)
-			}
-		}
-		text := explain(t, b.ctx, conn, "EXECUTE "+stmt+"("+strings.Join(lits, ", ")+")")
-		require.Regexp(t, `Index Scan using `+c.index+` on (events e|event_entities ee)\s`, text, "%s:\n%s", c.name, text)
-		require.Regexp(t, `Index Cond: .*latest_evidence_at >= \$\d`, text, "%s: the window bounds the scan:\n%s", c.name, text)
-		if c.f.EntityID == 0 {
-			require.NotContains(t, text, "Sort", "%s:\n%s", c.name, text)
-		} else {
-			// The entity's page is sorted once fetched (its rows only).
-			require.NotContains(t, text, "Sort Key: ee.", "%s:\n%s", c.name, text)
-		}
-	}
 }
 
 // TestSearchIndexPendingListStaysSmall checks that events ingested one
@@ -1008,7 +951,7 @@ func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{5000, 5001, 5002, 5003, 5004}, matchEventIDs(res.Matches)[:5], "the events holding both words first")
 
-	_, rk, err := db.SearchStatementsForTest(b.ctx, b.store.Pool, "walrus tusk", since, 10)
+	_, rk, err := search.SearchStatementsForTest(b.ctx, b.store.Pool, "walrus tusk", since, 10)
 	require.NoError(t, err)
 	var plan []map[string]any
 	require.NoError(t, b.store.Pool.QueryRow(b.ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+rk.SQL, rk.Args...).Scan(&plan))

@@ -1,12 +1,9 @@
-package db
+package search
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/cryptointel/cryptointel/search"
 )
 
 const (
@@ -17,17 +14,17 @@ const (
 	// linkFuzzyMinSimilarity is the similarity a fuzzy match of the whole
 	// search query needs to link the query to an entity.
 	linkFuzzyMinSimilarity = 0.45
-	// minFuzzyRunes is the shortest name that is matched by token and by
+	// MinFuzzyRunes is the shortest name that is matched by token and by
 	// trigram similarity; shorter names (tickers such as "OP") only match
 	// exactly or by prefix.
-	minFuzzyRunes = 3
+	MinFuzzyRunes = 3
 	// maxNameRunes bounds the name or query looked up.
 	maxNameRunes = 200
 )
 
-// cleanName drops what PostgreSQL text cannot hold (NUL, invalid UTF-8),
+// CleanName drops what PostgreSQL text cannot hold (NUL, invalid UTF-8),
 // trims name and bounds its length.
-func cleanName(name string) string {
+func CleanName(name string) string {
 	name = strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "")
 	name = strings.TrimSpace(name)
 	if utf8.RuneCountInString(name) > maxNameRunes {
@@ -81,51 +78,7 @@ func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 	return b.String()
 }
 
-// ResolveEntities finds entities by name: case- and accent-insensitive over
-// canonical names, display names and aliases, strongest first, ties broken
-// by popularity (event count) then id. Every candidate of an ambiguous name
-// is returned.
-//
-// Matches in strength order: exact canonical name (rank 0), exact display
-// name (1), exact alias (2), prefix of any name (3), a whole word of any name
-// (4), inside a word of any name (5, "swap" finds Uniswap), trigram
-// similarity of at least 0.3 (6–8, so "Etherium" finds Ethereum); ranks 4 to
-// 8 need 3+ characters, so short tickers match only exactly or by prefix.
-// Each entity appears once, with its best match. Ties of rank are broken by
-// popularity, the entity's event count (entities.event_count, maintained by
-// ingest and seed) descending, then by id ascending. limit <= 0 means
-// cryptointel.ResolveEntitiesFirst.Default;
-// offset < 0 means 0.
-//
-// Returns EINVALID when name is empty or only whitespace. One statement.
-func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset int) ([]search.EntityMatch, error) {
-	name, limit, offset, err := resolveParams(name, limit, offset)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := query(ctx, q, resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes), name, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("error resolving entity name: %w", err)
-	}
-	defer rows.Close()
-	out := []search.EntityMatch{}
-	for rows.Next() {
-		var (
-			m   search.EntityMatch
-			sim float64
-		)
-		if err := rows.Scan(&m.EntityID, &m.MatchedVia, &m.MatchedValue, &m.MatchRank, &m.MatchType, &sim, &m.Popularity); err != nil {
-			return nil, fmt.Errorf("error scanning entity matches: %w", err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("error resolving entity name: %w", err)
-	}
-	return out, nil
-}
-
-// resolveSQL is ResolveEntities' statement ($1 the cleaned, non-empty name,
+// ResolveSQL is db.ResolveEntities' statement ($1 the cleaned, non-empty name,
 // $2 the limit, $3 the offset); long names (3+ characters) also match by
 // token, substring and trigram similarity. Its text is fixed per branch
 // set, so it is prepared once per connection and its generic plan answers
@@ -134,7 +87,7 @@ func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset 
 // (norm_text) once, in q: written into each branch, it was folded again
 // for every index condition and every row a filter tested, a third of
 // the statement's CPU.
-func resolveSQL(long bool) string {
+func ResolveSQL(long bool) string {
 	fuzzyMin := 0.0
 	if long {
 		fuzzyMin = fuzzyMinSimilarity

@@ -1,4 +1,4 @@
-package db_test
+package search_test
 
 import (
 	"strconv"
@@ -331,13 +331,13 @@ func TestSearchManyThesaurusWords(t *testing.T) {
 // never be searched).
 func TestSearchThesaurusEveryEntryIsUsed(t *testing.T) {
 	t.Parallel()
-	groups, forms := db.ThesaurusForTest()
+	groups, forms := search.ThesaurusForTest()
 	require.GreaterOrEqual(t, len(groups)+len(forms), 400, "the vocabulary of the field")
 	var members []string
 	check := func(line []string, all bool) {
 		for _, m := range line {
 			members = append(members, m)
-			terms, alts, err := db.ParseSearchQueryForTest(m)
+			terms, alts, err := search.ParseSearchQueryForTest(m)
 			require.NoError(t, err, m)
 			require.Equal(t, []string{strings.Join(strings.Fields(m), " ")}, terms, "%q is read as one term", m)
 			got := map[string]bool{}

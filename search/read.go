@@ -1,4 +1,4 @@
-package db
+package search
 
 import (
 	"regexp"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/search"
 )
 
 // Reading a query before it is searched (docs/api/search.md, "Reading the
@@ -98,7 +97,7 @@ type timeExpr struct {
 // queryReading is what was read off a query before its words are
 // searched.
 type queryReading struct {
-	Dropped  []search.SearchDropped
+	Dropped  []SearchDropped
 	Times    []timeExpr
 	Category string
 	// CategoryText is the word the category preference was read from.
@@ -118,7 +117,7 @@ func readQuery(words []string) (kept []string, r queryReading) {
 	for i := 0; i < len(words); {
 		if n, e := readTime(lower, words, i); n > 0 {
 			r.Times = append(r.Times, e)
-			r.Dropped = append(r.Dropped, search.SearchDropped{Text: e.Text, Reason: search.DroppedTime})
+			r.Dropped = append(r.Dropped, SearchDropped{Text: e.Text, Reason: DroppedTime})
 			for j := i; j < i+n; j++ {
 				isTime[j] = true
 			}
@@ -142,12 +141,12 @@ func readQuery(words []string) (kept []string, r queryReading) {
 			}
 		}
 	}
-	var question []search.SearchDropped
+	var question []SearchDropped
 	for i, w := range words {
 		switch {
 		case isTime[i]:
 		case questionWords[lower[i]] && !inPhrase[i] && !(questionKeepAfterVerb[lower[i]] && len(kept) > 0):
-			question = append(question, search.SearchDropped{Text: w, Reason: search.DroppedQuestion})
+			question = append(question, SearchDropped{Text: w, Reason: DroppedQuestion})
 		default:
 			kept = append(kept, w)
 		}
@@ -368,7 +367,7 @@ type searchWindow struct {
 	// scheduledFrom and scheduledTo bound the window a query asks for
 	// ahead ("next week"): a report naming a date in it ranks higher.
 	scheduledFrom, scheduledTo time.Time
-	filters                    []search.SearchFilter
+	filters                    []SearchFilter
 }
 
 // window reads the time expressions of r against now, within since and
@@ -383,7 +382,7 @@ func (r *queryReading) window(now, since, until time.Time, defaultSince bool) (s
 	for _, e := range r.Times {
 		if e.Recency {
 			if !w.recency {
-				w.filters = append(w.filters, search.SearchFilter{Name: search.SearchFilterRecency, Value: "prefer newer", Source: search.SearchSourceQuery, Text: e.Text})
+				w.filters = append(w.filters, SearchFilter{Name: SearchFilterRecency, Value: "prefer newer", Source: SearchSourceQuery, Text: e.Text})
 			}
 			w.recency = true
 			continue
@@ -401,8 +400,8 @@ func (r *queryReading) window(now, since, until time.Time, defaultSince bool) (s
 		}
 		// Wholly in the future: what is scheduled then was reported
 		// before it.
-		w.filters = append(w.filters, search.SearchFilter{Name: "scheduled", Value: from.Format(time.RFC3339) + "/" + to.Format(time.RFC3339),
-			Source: search.SearchSourceQuery, Text: e.Text})
+		w.filters = append(w.filters, SearchFilter{Name: "scheduled", Value: from.Format(time.RFC3339) + "/" + to.Format(time.RFC3339),
+			Source: SearchSourceQuery, Text: e.Text})
 		if w.scheduledFrom.IsZero() {
 			w.scheduledFrom, w.scheduledTo = from, to
 		}
@@ -416,19 +415,19 @@ func (r *queryReading) window(now, since, until time.Time, defaultSince bool) (s
 		if defaultSince || qFrom.After(w.since) {
 			w.since = qFrom
 		}
-		w.filters = append(w.filters, search.SearchFilter{Name: search.SearchFilterFrom, Value: qFrom.UTC().Format(time.RFC3339),
-			Source: search.SearchSourceQuery, Text: strings.Join(fromText, ", ")})
+		w.filters = append(w.filters, SearchFilter{Name: SearchFilterFrom, Value: qFrom.UTC().Format(time.RFC3339),
+			Source: SearchSourceQuery, Text: strings.Join(fromText, ", ")})
 	}
 	if !qTo.IsZero() {
 		if w.until.IsZero() || qTo.Before(w.until) {
 			w.until = qTo
 		}
-		w.filters = append(w.filters, search.SearchFilter{Name: search.SearchFilterTo, Value: qTo.UTC().Format(time.RFC3339),
-			Source: search.SearchSourceQuery, Text: strings.Join(toText, ", ")})
+		w.filters = append(w.filters, SearchFilter{Name: SearchFilterTo, Value: qTo.UTC().Format(time.RFC3339),
+			Source: SearchSourceQuery, Text: strings.Join(toText, ", ")})
 		w.history = !w.recency && !qTo.After(now)
 	}
 	if !w.until.IsZero() && !w.until.After(w.since) {
-		return w, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgSearchQueryRange}
+		return w, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgSearchQueryRange}
 	}
 	return w, nil
 }

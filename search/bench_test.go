@@ -1,4 +1,4 @@
-package db_test
+package search_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/search"
 )
 
 // The search benchmarks run on a generated database of SEARCH_BENCH_EVENTS
@@ -348,7 +349,7 @@ func BenchmarkResolveEntities(b *testing.B) {
 	ctx := context.Background()
 	if b.N == 1 {
 		for _, n := range []string{"eth", "Etherium", "foundation"} {
-			searchExplain(b, store, fmt.Sprintf("resolve %q (%d events)", n, events), db.ResolveSQLForTest(n, 50, 0))
+			searchExplain(b, store, fmt.Sprintf("resolve %q (%d events)", n, events), search.ResolveSQLForTest(n, 50, 0))
 		}
 	}
 	searchLatencies(b, searchBenchNames, func(name string) error {
@@ -363,7 +364,7 @@ func BenchmarkSearchEvents(b *testing.B) {
 	since := time.Now().Add(-30 * 24 * time.Hour)
 	if b.N == 1 {
 		for _, q := range []string{"Solana exploit", "stablecoins"} {
-			analyze, rank, err := db.SearchStatementsForTest(ctx, store.Pool, q, since, 10)
+			analyze, rank, err := search.SearchStatementsForTest(ctx, store.Pool, q, since, 10)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -378,7 +379,7 @@ func BenchmarkSearchEvents(b *testing.B) {
 }
 
 // searchExplainArgs logs the plan of a statement with its arguments.
-func searchExplainArgs(b *testing.B, store *db.DB, label string, st db.SearchStatementForTest) {
+func searchExplainArgs(b *testing.B, store *db.DB, label string, st search.SearchStatementForTest) {
 	b.Helper()
 	rows, err := store.Pool.Query(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) "+st.SQL, st.Args...)
 	if err != nil {
