@@ -160,6 +160,9 @@ func TestTextReadsMembersAsJSONDoes(t *testing.T) {
 			require.Nil(t, firstItem([]byte(raw)))
 		}
 		for _, item := range want {
+			label, id := labelAndID([]byte(item))
+			require.Equal(t, string(memberValue([]byte(item), "label")), string(label), item)
+			require.Equal(t, string(memberValue([]byte(item), "id")), string(id), item)
 			for _, name := range []string{"id", "label", "aliases", "k", "url"} {
 				v := gjson.Get(item, name)
 				if !gjson.Parse(item).IsObject() || !v.Exists() {
@@ -199,4 +202,37 @@ func TestLeanBodyReadInPlace(t *testing.T) {
 	hinted := withMember(r.body, "hint", "h")
 	require.Equal(t, string(bytes.TrimSpace(body)), string(r.body), "adding the hint leaves the route's body as it was")
 	require.True(t, strings.HasSuffix(string(hinted), `,"hint":"h"}`))
+}
+
+// TestFlatEventsAsTheGeneralPass: an event copied flat, without entering
+// its values, gives the body and text the general pass gives, and an
+// event holding another event under a member the wire table does not name
+// is left to the general pass.
+func TestFlatEventsAsTheGeneralPass(t *testing.T) {
+	lean := sampleEvent[:strings.Index(sampleEvent, `,"globalSummary"`)] + `,"matchedVia":"text"}`
+	nested := lean[:len(lean)-1] + `,"related":[` + sampleEvent + `]}`
+	bodies := []string{
+		`{"limit":1,"data":[` + sampleEvent + `]}`,
+		`{"limit":2,"data":[` + lean + `,` + sampleEvent + `]}` + "\n",
+		`{"query":"q","data":[` + lean + `],"nested":{"organizations":[{"label":"A","radar":[` + sampleEvent + `]}]}}`,
+		`{"data":[` + nested + `]}`,
+		`{"data":[{"id":1,"title":"not an event","x":[{"a":"b"}]}]}`,
+		`{"data":[` + strings.Replace(lean, `"evidence":[{`, `"evidence":[{"x":1},{`, 1) + `]}`,
+	}
+	for _, body := range bodies {
+		for _, summary := range []bool{false, true} {
+			for _, text := range []bool{false, true} {
+				flatEvents = false
+				want, wantOK := walk([]byte(body), summary, text)
+				flatEvents = true
+				got, gotOK := walk([]byte(body), summary, text)
+				require.Equal(t, wantOK, gotOK, body)
+				require.Equal(t, string(want.body), string(got.body), body)
+				require.Equal(t, string(want.text), string(got.text), body)
+				require.Equal(t, want.count("data"), got.count("data"), body)
+			}
+		}
+	}
+	r, _ := walk([]byte(bodies[3]), false, true)
+	require.NotContains(t, string(r.body), "globalSummary", "the nested event made lean as the general pass does")
 }

@@ -55,11 +55,10 @@ func (l *leaner) renderEvent(base int) {
 	var f [numTextFields][]byte
 	evidence := 0
 	for _, s := range l.spans[base:] {
-		name := l.src[s.nameStart:s.nameEnd]
-		k, ok := textFields[string(name)]
-		if !ok || (l.summary && fullOnly[string(name)]) {
+		if s.kind.text == 0 || (l.summary && s.kind.fullOnly) {
 			continue
 		}
+		k, name := int(s.kind.text-1), l.src[s.nameStart:s.nameEnd]
 		from := s.start
 		if l.dst[from] == ',' {
 			from++
@@ -67,6 +66,9 @@ func (l *leaner) renderEvent(base int) {
 		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
 		if k == fEvidence {
 			evidence = s.items
+			if evidence < 0 { // not counted as it was copied
+				evidence = countItems(f[k])
+			}
 		}
 	}
 	b := l.tx
@@ -159,12 +161,43 @@ func appendLabels(b []byte, name string, raw []byte) []byte {
 			b = append(b, ", "...)
 		}
 		first = false
-		if label := memberValue(e, "label"); len(label) > 0 && label[0] == '"' {
+		label, id := labelAndID(e)
+		if len(label) > 0 && label[0] == '"' {
 			b = appendText(b, label)
 		}
-		b = append(append(append(b, " ("...), memberValue(e, "id")...), ')')
+		b = append(append(append(b, " ("...), id...), ')')
 	})
 	return append(b, nl...)
+}
+
+// labelAndID are the raw values of the members label and id of the
+// compact JSON object obj (nil when absent), found in one pass over its
+// members.
+func labelAndID(obj []byte) (label, id []byte) {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil, nil
+	}
+	for i := 1; i < len(obj) && obj[i] == '"'; {
+		keyEnd, ok := stringEnd(obj, i)
+		if !ok || keyEnd >= len(obj) || obj[keyEnd] != ':' {
+			return label, id
+		}
+		end := valueEnd(obj, keyEnd+1)
+		switch name := obj[i+1 : keyEnd-1]; {
+		case label == nil && string(name) == "label":
+			label = obj[keyEnd+1 : end]
+		case id == nil && string(name) == "id":
+			id = obj[keyEnd+1 : end]
+		}
+		if label != nil && id != nil {
+			return label, id
+		}
+		i = end
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return label, id
 }
 
 // The event members the text shows are read where the lean pass copied
@@ -222,6 +255,13 @@ func eachItem(raw []byte, fn func(item []byte)) {
 			i++
 		}
 	}
+}
+
+// countItems is the number of items of the compact JSON list raw.
+func countItems(raw []byte) int {
+	n := 0
+	eachItem(raw, func([]byte) { n++ })
+	return n
 }
 
 // firstItem is the first item of the compact JSON list raw, nil when it
