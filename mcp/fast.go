@@ -193,6 +193,9 @@ func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, info *request
 	bp := responseBuffers.Get().(*[]byte)
 	b := appendResponse((*bp)[:0], bytes.TrimSpace(req.ID), c)
 	w.Write(b) //nolint:errcheck // the client went away
+	if c.out != nil {
+		c.out.release()
+	}
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		responseBuffers.Put(bp)

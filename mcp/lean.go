@@ -118,6 +118,11 @@ func (r leanResult) field(name string) []byte {
 // as it goes (text.go); a body that holds no event is returned as it is,
 // without text.
 func walk(body []byte, summary, text bool) (leanResult, bool) {
+	return walkInto(body, summary, text, nil)
+}
+
+// walkInto is walk writing the text into tx's array while it fits.
+func walkInto(body []byte, summary, text bool, tx []byte) (leanResult, bool) {
 	body = bytes.TrimSpace(body)
 	if !bytes.Contains(body, []byte(eventMemberPrefix)) {
 		return leanResult{body: body}, false // no event: nothing to drop or render
@@ -135,7 +140,10 @@ func walk(body []byte, summary, text bool) (leanResult, bool) {
 		}
 		if text {
 			// The text's opening quote first: the response takes it as it is.
-			l.tx = append(make([]byte, 0, len(body)/2), '"')
+			if tx == nil {
+				tx = make([]byte, 0, len(body)/2)
+			}
+			l.tx = append(tx[:0], '"')
 		}
 		end, ok := l.value(0)
 		if l.diverged {
