@@ -48,6 +48,29 @@ type memberKind struct {
 // memberKinds are the kinds of the event members the pass knows.
 var memberKinds = map[string]memberKind{}
 
+// kindsByLength are memberKinds by the length of the name, as kindOf
+// looks them up: a few names of a length, compared, cost less than
+// hashing each member's name.
+var kindsByLength [32][]namedKind
+
+type namedKind struct {
+	name string
+	kind memberKind
+}
+
+// kindOf is the kind of the event member name (the zero kind when the
+// pass does not know it).
+func kindOf(name []byte) memberKind {
+	if len(name) < len(kindsByLength) {
+		for _, k := range kindsByLength[len(name)] {
+			if k.name == string(name) {
+				return k.kind
+			}
+		}
+	}
+	return memberKind{}
+}
+
 func init() {
 	for _, f := range wire.EventFields {
 		if f.Legacy != "" {
@@ -63,6 +86,12 @@ func init() {
 		m := memberKinds[name]
 		m.text = int8(k + 1)
 		memberKinds[name] = m
+	}
+	for name, k := range memberKinds {
+		if len(name) >= len(kindsByLength) {
+			panic("mcp: event member name " + name + " is longer than kindsByLength holds")
+		}
+		kindsByLength[len(name)] = append(kindsByLength[len(name)], namedKind{name, k})
 	}
 	if !slices.ContainsFunc(wire.EventFields, func(f wire.Field) bool { return f.Name == eventMarker && f.Compact }) {
 		panic("mcp: the event marker " + eventMarker + " must be a compact field of wire.EventFields")
@@ -380,7 +409,7 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 	}
 	l.putByte('{')
 	i++
-	event, check := false, false
+	event, check, drop := false, false, false
 	for {
 		if i >= len(l.src) || l.src[i] != '"' {
 			return undo()
@@ -398,7 +427,8 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 			s.start-- // the comma before it
 		}
 		name := l.src[s.nameStart:s.nameEnd]
-		s.kind = memberKinds[string(name)]
+		s.kind = kindOf(name)
+		drop = drop || l.dropped(s)
 		event = event || bytes.Equal(name, markerName)
 		if c := l.src[keyEnd+1]; !s.kind.field && (c == '{' || c == '[') {
 			check = true // a member the wire table does not name may hold an event
@@ -427,7 +457,9 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 	if l.text {
 		l.renderEvent(base)
 	}
-	l.drop(start, base)
+	if drop {
+		l.drop(start, base)
+	}
 	l.putByte('}')
 	l.spans = l.spans[:base]
 	l.items = -1
@@ -520,7 +552,7 @@ func (l *leaner) dropped(s memberSpan) bool {
 func (l *leaner) classify(base int) {
 	for i := base; i < len(l.spans); i++ {
 		s := &l.spans[i]
-		s.kind = memberKinds[string(l.src[s.nameStart:s.nameEnd])] // event member names have no escapes
+		s.kind = kindOf(l.src[s.nameStart:s.nameEnd]) // event member names have no escapes
 	}
 }
 

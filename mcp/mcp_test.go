@@ -154,15 +154,14 @@ func TestTextReadsMembersAsJSONDoes(t *testing.T) {
 		var got []string
 		eachItem([]byte(raw), func(item []byte) { got = append(got, string(item)) })
 		require.Equal(t, want, got, raw)
-		if len(want) > 0 {
-			require.Equal(t, want[0], string(firstItem([]byte(raw))), raw)
-		} else {
-			require.Nil(t, firstItem([]byte(raw)))
-		}
+		got = nil
+		eachItemWith([]byte(raw), "label", "id", func(item, label, id []byte) {
+			got = append(got, string(item))
+			require.Equal(t, string(memberValue(item, "label")), string(label), item)
+			require.Equal(t, string(memberValue(item, "id")), string(id), item)
+		})
+		require.Equal(t, want, got, raw)
 		for _, item := range want {
-			label, id := labelAndID([]byte(item))
-			require.Equal(t, string(memberValue([]byte(item), "label")), string(label), item)
-			require.Equal(t, string(memberValue([]byte(item), "id")), string(id), item)
 			for _, name := range []string{"id", "label", "aliases", "k", "url"} {
 				v := gjson.Get(item, name)
 				if !gjson.Parse(item).IsObject() || !v.Exists() {
@@ -235,4 +234,27 @@ func TestFlatEventsAsTheGeneralPass(t *testing.T) {
 	}
 	r, _ := walk([]byte(bodies[3]), false, true)
 	require.NotContains(t, string(r.body), "globalSummary", "the nested event made lean as the general pass does")
+}
+
+// memberValue is the raw value of the member name of the compact JSON
+// object obj (a name without escapes), nil when it has none.
+func memberValue(obj []byte, name string) []byte {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil
+	}
+	for i := 1; i < len(obj) && obj[i] == '"'; {
+		keyEnd, ok := stringEnd(obj, i)
+		if !ok || keyEnd >= len(obj) || obj[keyEnd] != ':' {
+			return nil
+		}
+		end := valueEnd(obj, keyEnd+1)
+		if string(obj[i+1:keyEnd-1]) == name {
+			return obj[keyEnd+1 : end]
+		}
+		i = end
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return nil
 }

@@ -64,13 +64,15 @@ func (l *leaner) renderEvent(base int) {
 			from++
 		}
 		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
-		if k == fEvidence {
-			evidence = s.items
-			if evidence < 0 { // not counted as it was copied
-				evidence = countItems(f[k])
-			}
-		}
 	}
+	// The evidence counted and its newest post's url found in one pass.
+	var url []byte
+	eachItemWith(f[fEvidence], "url", "", func(_, u, _ []byte) {
+		if evidence == 0 {
+			url = u
+		}
+		evidence++
+	})
 	b := l.tx
 	b = strconv.AppendInt(b, int64(l.num), 10)
 	b = append(b, ". #"...)
@@ -114,10 +116,8 @@ func (l *leaner) renderEvent(base int) {
 	if evidence > 0 {
 		b = append(append(b, "   evidence: "...), plural(evidence, "post")...)
 		b = append(b, ", newest "...)
-		if first := firstItem(f[fEvidence]); first != nil {
-			if url := memberValue(first, "url"); len(url) > 0 && url[0] == '"' {
-				b = appendText(b, url)
-			}
+		if len(url) > 0 && url[0] == '"' {
+			b = appendText(b, url)
 		}
 		b = append(b, nl...)
 	}
@@ -156,12 +156,11 @@ func appendLabels(b []byte, name string, raw []byte) []byte {
 	b = append(append(b, "   "...), name...)
 	b = append(b, ": "...)
 	first := true
-	eachItem(raw, func(e []byte) {
+	eachItemWith(raw, "label", "id", func(_, label, id []byte) {
 		if !first {
 			b = append(b, ", "...)
 		}
 		first = false
-		label, id := labelAndID(e)
 		if len(label) > 0 && label[0] == '"' {
 			b = appendText(b, label)
 		}
@@ -170,40 +169,56 @@ func appendLabels(b []byte, name string, raw []byte) []byte {
 	return append(b, nl...)
 }
 
-// labelAndID are the raw values of the members label and id of the
-// compact JSON object obj (nil when absent), found in one pass over its
-// members.
-func labelAndID(obj []byte) (label, id []byte) {
-	if len(obj) < 2 || obj[0] != '{' {
-		return nil, nil
+// eachItemWith calls fn with each item of the compact JSON list raw and,
+// for an object item, the raw values of its first members named a and b
+// (nil when it has none; names without escapes): each item is read once.
+func eachItemWith(raw []byte, a, b string, fn func(item, va, vb []byte)) {
+	if len(raw) < 2 || raw[0] != '[' {
+		return
 	}
-	for i := 1; i < len(obj) && obj[i] == '"'; {
-		keyEnd, ok := stringEnd(obj, i)
-		if !ok || keyEnd >= len(obj) || obj[keyEnd] != ':' {
-			return label, id
+	for i := 1; i < len(raw) && raw[i] != ']'; {
+		start, end := i, 0
+		var va, vb []byte
+		if raw[i] != '{' {
+			end = valueEnd(raw, i)
+		} else {
+			for j := i + 1; ; {
+				if j >= len(raw) || raw[j] == '}' {
+					end = j + 1
+					break
+				}
+				keyEnd, ok := stringEnd(raw, j)
+				if !ok || keyEnd >= len(raw) || raw[keyEnd] != ':' {
+					return
+				}
+				vEnd := valueEnd(raw, keyEnd+1)
+				switch name := raw[j+1 : keyEnd-1]; {
+				case va == nil && string(name) == a:
+					va = raw[keyEnd+1 : vEnd]
+				case vb == nil && string(name) == b:
+					vb = raw[keyEnd+1 : vEnd]
+				}
+				j = vEnd
+				if j < len(raw) && raw[j] == ',' {
+					j++
+				}
+			}
 		}
-		end := valueEnd(obj, keyEnd+1)
-		switch name := obj[i+1 : keyEnd-1]; {
-		case label == nil && string(name) == "label":
-			label = obj[keyEnd+1 : end]
-		case id == nil && string(name) == "id":
-			id = obj[keyEnd+1 : end]
+		if end <= start || end > len(raw) {
+			return
 		}
-		if label != nil && id != nil {
-			return label, id
-		}
+		fn(raw[start:end], va, vb)
 		i = end
-		if i < len(obj) && obj[i] == ',' {
+		if i < len(raw) && raw[i] == ',' {
 			i++
 		}
 	}
-	return label, id
 }
 
 // The event members the text shows are read where the lean pass copied
 // them (compact JSON, as the routes write it), without parsing them again
-// into values: eachItem walks a list's items, memberValue finds an
-// object's member.
+// into values: eachItem walks a list's items, eachItemWith each item's
+// members the text shows too.
 
 // valueEnd returns the index after the compact JSON value at b[i].
 func valueEnd(b []byte, i int) int {
@@ -255,45 +270,6 @@ func eachItem(raw []byte, fn func(item []byte)) {
 			i++
 		}
 	}
-}
-
-// countItems is the number of items of the compact JSON list raw.
-func countItems(raw []byte) int {
-	n := 0
-	eachItem(raw, func([]byte) { n++ })
-	return n
-}
-
-// firstItem is the first item of the compact JSON list raw, nil when it
-// has none.
-func firstItem(raw []byte) []byte {
-	if len(raw) < 3 || raw[0] != '[' || raw[1] == ']' {
-		return nil
-	}
-	return raw[1:valueEnd(raw, 1)]
-}
-
-// memberValue is the raw value of the member name of the compact JSON
-// object obj (a name without escapes), nil when it has none.
-func memberValue(obj []byte, name string) []byte {
-	if len(obj) < 2 || obj[0] != '{' {
-		return nil
-	}
-	for i := 1; i < len(obj) && obj[i] == '"'; {
-		keyEnd, ok := stringEnd(obj, i)
-		if !ok || keyEnd >= len(obj) || obj[keyEnd] != ':' {
-			return nil
-		}
-		end := valueEnd(obj, keyEnd+1)
-		if string(obj[i+1:keyEnd-1]) == name {
-			return obj[keyEnd+1 : end]
-		}
-		i = end
-		if i < len(obj) && obj[i] == ',' {
-			i++
-		}
-	}
-	return nil
 }
 
 // appendText appends a JSON string's text, escaped: the inside of the
