@@ -211,11 +211,13 @@ type leaner struct {
 
 	text      bool
 	tx        []byte
-	path      []byte // the path of the value being copied, e.g. data.organizations[0].radar
-	quiet     int    // >0 inside an object that looks like an event: no lines for its members
-	events    int    // events rendered so far
-	container string // the list the last event rendered belongs to
-	num       int    // the last event's number in it
+	refs      []labelID  // the entity refs the text of the event shows
+	lists     eventLists // the lists of the event the flat pass gathered
+	path      []byte     // the path of the value being copied, e.g. data.organizations[0].radar
+	quiet     int        // >0 inside an object that looks like an event: no lines for its members
+	events    int        // events rendered so far
+	container string     // the list the last event rendered belongs to
+	num       int        // the last event's number in it
 }
 
 // memberSpan is one copied member of an object: where its name is in src,
@@ -379,7 +381,7 @@ func (l *leaner) members(i, base int) (int, bool) {
 		l.classify(base)
 		if l.text {
 			l.tx = l.tx[:mark]
-			l.renderEvent(base)
+			l.renderEvent(base, false)
 		}
 		l.drop(start, base)
 	}
@@ -400,6 +402,7 @@ var flatEvents = true
 // the general pass (members) copies it then.
 func (l *leaner) event(i, base int) (end int, ok, done bool) {
 	from, start, mark := i, l.n, len(l.tx)
+	l.refs, l.lists = l.refs[:0], eventLists{}
 	undo := func() (int, bool, bool) {
 		if !l.alias {
 			l.dst = l.dst[:start]
@@ -418,8 +421,19 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 		if !ok || keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
 			return undo()
 		}
-		valueEnd := valueEnd(l.src, keyEnd+1)
-		if valueEnd <= keyEnd+1 || valueEnd >= len(l.src) {
+		var vEnd int
+		kind := kindOf(l.src[i+1 : keyEnd-1])
+		if k := int(kind.text) - 1; l.text && (k == fOwners || k == fParticipants || k == fEvidence) &&
+			!(l.summary && kind.fullOnly) && l.src[keyEnd+1] == '[' {
+			// A list the text shows: read for it as it is copied.
+			var ok bool
+			if vEnd, ok = l.gather(k, keyEnd+1); !ok {
+				return undo()
+			}
+		} else {
+			vEnd = valueEnd(l.src, keyEnd+1)
+		}
+		if vEnd <= keyEnd+1 || vEnd >= len(l.src) {
 			return undo()
 		}
 		s := memberSpan{nameStart: i + 1, nameEnd: keyEnd - 1, start: l.n, items: -1}
@@ -427,16 +441,16 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 			s.start-- // the comma before it
 		}
 		name := l.src[s.nameStart:s.nameEnd]
-		s.kind = kindOf(name)
+		s.kind = kind
 		drop = drop || l.dropped(s)
 		event = event || bytes.Equal(name, markerName)
 		if c := l.src[keyEnd+1]; !s.kind.field && (c == '{' || c == '[') {
 			check = true // a member the wire table does not name may hold an event
 		}
-		l.put(i, valueEnd)
+		l.put(i, vEnd)
 		s.end = l.n
 		l.spans = append(l.spans, s)
-		i = valueEnd
+		i = vEnd
 		if l.src[i] == '}' {
 			break
 		}
@@ -455,7 +469,7 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 		return undo()
 	}
 	if l.text {
-		l.renderEvent(base)
+		l.renderEvent(base, true)
 	}
 	if drop {
 		l.drop(start, base)

@@ -217,6 +217,12 @@ func TestFlatEventsAsTheGeneralPass(t *testing.T) {
 		`{"data":[` + nested + `]}`,
 		`{"data":[{"id":1,"title":"not an event","x":[{"a":"b"}]}]}`,
 		`{"data":[` + strings.Replace(lean, `"evidence":[{`, `"evidence":[{"x":1},{`, 1) + `]}`,
+		`{"data":[` + strings.Replace(lean, `"owners":[{"id":1,"label":"Acme","type":"project","aliases":[]}]`, `"owners":null`, 1) + `,` +
+			strings.Replace(lean, `"participants":[]`, `"participants":[{"id":2,"type":"token"},{"label":"B \"b\"","id":3}]`, 1) + `]}`,
+		`{"data":[` + strings.Replace(strings.Replace(lean, `"owners":[{"id":1,"label":"Acme","type":"project","aliases":[]}]`, `"owners":7`, 1),
+			`"participants":[]`, `"participants":[{"label":"C","id":4,"label":"D"}]`, 1) + `]}`,
+		`{"data":[` + strings.Replace(lean, `"evidence":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}]`, `"evidence":[]`, 1) + `,` +
+			strings.Replace(lean, `"evidence":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}]`, `"evidence":null`, 1) + `]}`,
 	}
 	for _, body := range bodies {
 		for _, summary := range []bool{false, true} {
@@ -229,6 +235,9 @@ func TestFlatEventsAsTheGeneralPass(t *testing.T) {
 				require.Equal(t, string(want.body), string(got.body), body)
 				require.Equal(t, string(want.text), string(got.text), body)
 				require.Equal(t, want.count("data"), got.count("data"), body)
+				if text && !summary && strings.Contains(body, `"label":"D"`) {
+					require.Contains(t, string(got.text), `participants: C (4)`, "the first label, as a JSON parser reads it")
+				}
 			}
 		}
 	}

@@ -41,7 +41,7 @@ func render(result []byte) []byte {
 // significance, how it matched), its title and summary, and what the full
 // form adds (owners, participants, bullets, evidence) when the result
 // keeps it. A new list gets its path as a heading first.
-func (l *leaner) renderEvent(base int) {
+func (l *leaner) renderEvent(base int, gathered bool) {
 	container := string(l.path)
 	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
 		container = string(l.path[:i])
@@ -52,6 +52,9 @@ func (l *leaner) renderEvent(base int) {
 	}
 	l.num++
 	l.events++
+	if !gathered {
+		l.refs = l.refs[:0]
+	}
 	var f [numTextFields][]byte
 	evidence := 0
 	for _, s := range l.spans[base:] {
@@ -65,14 +68,19 @@ func (l *leaner) renderEvent(base int) {
 		}
 		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
 	}
-	// The evidence counted and its newest post's url found in one pass.
+	// The evidence counted and its newest post's url found in one pass
+	// (or as the flat pass read it).
 	var url []byte
-	eachItemWith(f[fEvidence], "url", "", func(_, u, _ []byte) {
-		if evidence == 0 {
-			url = u
-		}
-		evidence++
-	})
+	if gathered && l.lists.has[fEvidence] {
+		evidence, url = l.lists.evidence, l.lists.url
+	} else {
+		eachItemWith(f[fEvidence], "url", "", func(_, u, _ []byte) {
+			if evidence == 0 {
+				url = u
+			}
+			evidence++
+		})
+	}
 	b := l.tx
 	b = strconv.AppendInt(b, int64(l.num), 10)
 	b = append(b, ". #"...)
@@ -104,8 +112,21 @@ func (l *leaner) renderEvent(base int) {
 		b = appendText(append(b, "   "...), f[fSummary])
 		b = append(b, nl...)
 	}
-	b = appendLabels(b, "owners", f[fOwners])
-	b = appendLabels(b, "participants", f[fParticipants])
+	for _, k := range [...]int{fOwners, fParticipants} {
+		if len(f[k]) <= 2 {
+			continue
+		}
+		b = append(append(b, "   "...), textNames[k]...)
+		b = append(b, ": "...)
+		if gathered && l.lists.has[k] {
+			b = appendLabels(b, l.refs[l.lists.refs[k][0]:l.lists.refs[k][1]])
+		} else {
+			from := len(l.refs) // after the lists gathered
+			eachItemWith(f[k], "label", "id", func(_, label, id []byte) { l.refs = append(l.refs, labelID{label, id}) })
+			b = appendLabels(b, l.refs[from:])
+		}
+		b = append(b, nl...)
+	}
 	if len(f[fBullets]) > 2 {
 		eachItem(f[fBullets], func(s []byte) {
 			if len(s) > 0 && s[0] == '"' {
@@ -148,71 +169,121 @@ var textFields = map[string]int{
 	"summary": fSummary, "owners": fOwners, "participants": fParticipants, "bullets": fBullets, "evidence": fEvidence,
 }
 
-// appendLabels writes a list of entity refs as "   name: Label (id), …".
-func appendLabels(b []byte, name string, raw []byte) []byte {
-	if len(raw) <= 2 {
-		return b
-	}
-	b = append(append(b, "   "...), name...)
-	b = append(b, ": "...)
-	first := true
-	eachItemWith(raw, "label", "id", func(_, label, id []byte) {
-		if !first {
+// appendLabels writes entity refs as "Label (id), …".
+func appendLabels(b []byte, refs []labelID) []byte {
+	for i, r := range refs {
+		if i > 0 {
 			b = append(b, ", "...)
 		}
-		first = false
-		if len(label) > 0 && label[0] == '"' {
-			b = appendText(b, label)
+		if len(r.label) > 0 && r.label[0] == '"' {
+			b = appendText(b, r.label)
 		}
-		b = append(append(append(b, " ("...), id...), ')')
-	})
-	return append(b, nl...)
+		b = append(append(append(b, " ("...), r.id...), ')')
+	}
+	return b
 }
+
+// textNames are the names of the text's lists of entity refs.
+var textNames = [numTextFields]string{fOwners: "owners", fParticipants: "participants"}
 
 // eachItemWith calls fn with each item of the compact JSON list raw and,
 // for an object item, the raw values of its first members named a and b
 // (nil when it has none; names without escapes): each item is read once.
 func eachItemWith(raw []byte, a, b string, fn func(item, va, vb []byte)) {
-	if len(raw) < 2 || raw[0] != '[' {
-		return
+	itemsWith(raw, 0, a, b, fn)
+}
+
+// itemsWith is eachItemWith over the list at src[i], returning the index
+// after it (ok false when it does not read as a compact JSON list: fn may
+// have been called for the items before).
+func itemsWith(src []byte, i int, a, b string, fn func(item, va, vb []byte)) (int, bool) {
+	if i >= len(src) || src[i] != '[' {
+		return i, false
 	}
-	for i := 1; i < len(raw) && raw[i] != ']'; {
+	for i++; i < len(src); {
+		if src[i] == ']' {
+			return i + 1, true
+		}
 		start, end := i, 0
 		var va, vb []byte
-		if raw[i] != '{' {
-			end = valueEnd(raw, i)
+		if src[i] != '{' {
+			end = valueEnd(src, i)
 		} else {
 			for j := i + 1; ; {
-				if j >= len(raw) || raw[j] == '}' {
+				if j >= len(src) {
+					return j, false
+				}
+				if src[j] == '}' {
 					end = j + 1
 					break
 				}
-				keyEnd, ok := stringEnd(raw, j)
-				if !ok || keyEnd >= len(raw) || raw[keyEnd] != ':' {
-					return
+				keyEnd, ok := stringEnd(src, j)
+				if !ok || keyEnd >= len(src) || src[keyEnd] != ':' {
+					return j, false
 				}
-				vEnd := valueEnd(raw, keyEnd+1)
-				switch name := raw[j+1 : keyEnd-1]; {
+				vEnd := valueEnd(src, keyEnd+1)
+				switch name := src[j+1 : keyEnd-1]; {
 				case va == nil && string(name) == a:
-					va = raw[keyEnd+1 : vEnd]
+					va = src[keyEnd+1 : vEnd]
 				case vb == nil && string(name) == b:
-					vb = raw[keyEnd+1 : vEnd]
+					vb = src[keyEnd+1 : vEnd]
 				}
 				j = vEnd
-				if j < len(raw) && raw[j] == ',' {
+				if j < len(src) && src[j] == ',' {
 					j++
 				}
 			}
 		}
-		if end <= start || end > len(raw) {
-			return
+		if end <= start || end > len(src) {
+			return i, false
 		}
-		fn(raw[start:end], va, vb)
+		fn(src[start:end], va, vb)
 		i = end
-		if i < len(raw) && raw[i] == ',' {
+		if i < len(src) && src[i] == ',' {
 			i++
 		}
 	}
+	return i, false
+}
+
+// labelID is an entity ref's label and id, as the text shows them.
+type labelID struct{ label, id []byte }
+
+// eventLists are what the text shows of an event's lists, gathered by the
+// flat pass as it reads them (leaner.gather), so that they are read once.
+type eventLists struct {
+	// has marks the lists gathered, by text field; refs are an
+	// entity-ref list's labels and ids, l.refs[from:to].
+	has      [numTextFields]bool
+	refs     [numTextFields][2]int
+	evidence int
+	url      []byte
+}
+
+// gather reads the list at src[i] of the event member that is text field
+// k (owners, participants or evidence) for the text, returning the index
+// after it (ok false when it does not read as a list).
+func (l *leaner) gather(k, i int) (int, bool) {
+	switch k {
+	case fOwners, fParticipants:
+		from := len(l.refs)
+		end, ok := itemsWith(l.src, i, "label", "id", func(_, label, id []byte) {
+			l.refs = append(l.refs, labelID{label, id})
+		})
+		l.lists.has[k], l.lists.refs[k] = ok, [2]int{from, len(l.refs)}
+		return end, ok
+	case fEvidence:
+		l.lists.evidence, l.lists.url = 0, nil
+		end, ok := itemsWith(l.src, i, "url", "", func(_, u, _ []byte) {
+			if l.lists.evidence == 0 {
+				l.lists.url = u
+			}
+			l.lists.evidence++
+		})
+		l.lists.has[k] = ok
+		return end, ok
+	}
+	return valueEnd(l.src, i), true
 }
 
 // The event members the text shows are read where the lean pass copied
