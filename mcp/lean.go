@@ -216,7 +216,7 @@ type leaner struct {
 	path      []byte     // the path of the value being copied, e.g. data.organizations[0].radar
 	quiet     int        // >0 inside an object that looks like an event: no lines for its members
 	events    int        // events rendered so far
-	container string     // the list the last event rendered belongs to
+	container []byte     // the list the last event rendered belongs to
 	num       int        // the last event's number in it
 }
 

@@ -49,6 +49,8 @@ func TestRenderEvents(t *testing.T) {
 	text := renderText(res)
 	event := "1. #7 · 2026-11-20 10:00Z · funding/seed · significance 0.5 · matchedVia text\n   T <b>\n   S\n   owners: Acme (1)\n   • b1\n   evidence: 1 post, newest https://x/9\n"
 	require.Equal(t, "limit: 1\ndata:\n"+event+"x.organizations[0].label: Acme\nx.organizations[0].radar:\n"+event, text)
+	two := strings.Replace(sampleEvent, `"evidence":[{`, `"evidence":[{"url":"https://x/8"},{`, 1)
+	require.Contains(t, renderText([]byte(`{"data":[`+two+`]}`)), "   evidence: 2 posts, newest https://x/8\n")
 	require.Nil(t, render([]byte(`{"a":1}`)), "a result without events has no rendering (its text is its JSON)")
 	summary, _ := walk([]byte(`{"data":[`+sampleEvent+`]}`), true, true)
 	require.NotContains(t, string(summary.text), "owners", "the text shows what the result keeps")

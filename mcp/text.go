@@ -42,13 +42,13 @@ func render(result []byte) []byte {
 // form adds (owners, participants, bullets, evidence) when the result
 // keeps it. A new list gets its path as a heading first.
 func (l *leaner) renderEvent(base int, gathered bool) {
-	container := string(l.path)
+	container := l.path
 	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
-		container = string(l.path[:i])
+		container = l.path[:i]
 	}
-	if container != l.container || l.events == 0 {
+	if !bytes.Equal(container, l.container) || l.events == 0 {
 		l.tx = append(append(l.tx, container...), ":"+nl...)
-		l.container, l.num = container, 0
+		l.container, l.num = append(l.container[:0], container...), 0
 	}
 	l.num++
 	l.events++
@@ -135,7 +135,10 @@ func (l *leaner) renderEvent(base int, gathered bool) {
 		})
 	}
 	if evidence > 0 {
-		b = append(append(b, "   evidence: "...), plural(evidence, "post")...)
+		b = strconv.AppendInt(append(b, "   evidence: "...), int64(evidence), 10)
+		if b = append(b, " post"...); evidence != 1 {
+			b = append(b, 's') // as plural writes it
+		}
 		b = append(b, ", newest "...)
 		if len(url) > 0 && url[0] == '"' {
 			b = appendText(b, url)
