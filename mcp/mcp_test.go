@@ -130,6 +130,13 @@ func TestParseArgs(t *testing.T) {
 	require.Equal(t, 1, a.int("limit"), "raised to the minimum, as the route does")
 	_, err = parseArgs("t", spec, json.RawMessage(`"x"`))
 	require.EqualError(t, err, "arguments must be a JSON object")
+	_, err = parseArgs("t", spec, json.RawMessage(`{"query":"x"`))
+	require.EqualError(t, err, "arguments must be a JSON object")
+	for raw, want := range map[string]string{`{"query":"a","query":"b"}`: "b", `{"query":"café","query":"c\u00e9"}`: "cé", `{"qu\u0065ry":"d"}`: "d"} {
+		a, err = parseArgs("t", spec, json.RawMessage(raw))
+		require.NoError(t, err, raw)
+		require.Equal(t, want, a.raw("query"), "as json.Unmarshal reads %s", raw)
+	}
 }
 
 func TestStringEnd(t *testing.T) {
