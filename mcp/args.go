@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // argSpec is an argument as a built tool checks it: its JSON Schema and
@@ -98,7 +100,17 @@ func parseArgs(tool string, spec []*argSpec, raw json.RawMessage) (args, error) 
 	a := args{spec: spec, given: map[string]bool{}, values: map[string]any{}}
 	members := map[string]json.RawMessage{}
 	if t := bytes.TrimSpace(raw); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
-		if t[0] != '{' || json.Unmarshal(t, &members) != nil {
+		if t[0] != '{' || !json.Valid(t) {
+			return a, fmt.Errorf("arguments must be a JSON object")
+		}
+		if plainASCII(t) {
+			// As json.Unmarshal into the map reads it (the last of a name
+			// twice wins), without decoding the values yet.
+			gjson.ParseBytes(t).ForEach(func(k, v gjson.Result) bool {
+				members[k.Str] = json.RawMessage(v.Raw)
+				return true
+			})
+		} else if json.Unmarshal(t, &members) != nil { // escapes, or names that are not ASCII
 			return a, fmt.Errorf("arguments must be a JSON object")
 		}
 	}
@@ -141,6 +153,16 @@ func parseArgs(tool string, spec []*argSpec, raw json.RawMessage) (args, error) 
 		a.values[s.name], a.given[s.name] = val, true
 	}
 	return a, nil
+}
+
+// plainASCII reports whether b is printable ASCII without escapes.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // parse checks one present value.

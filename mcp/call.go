@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -244,6 +245,9 @@ type toolOutput struct {
 	// as the response carries it.
 	textJSON []byte
 	meta     sdk.Meta // the settlement of a paid call
+	// buffer is the pooled buffer textJSON was written in, nil when it
+	// was not or the output is kept for reuse (release).
+	buffer *[]byte
 }
 
 // structuredJSON is the whole structured content, the hint included.
@@ -418,6 +422,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		out.meta = sdk.Meta{MetaPaymentResponse: settlement}
 	}
 	if key != "" {
+		out.buffer = nil // reused: its text stays its own
 		s.results.Add(key, out)
 	}
 	return toolCall{out: out, outcome: outcomeOK, routes: len(bodies)}
@@ -429,9 +434,13 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 // last line.
 func (s *Server) output(t *tool, a args, bodies [][]byte) *toolOutput {
 	summary := t.def.Detail && a.detail() == DetailSummary
-	var lean leanResult
+	var (
+		lean leanResult
+		buf  *[]byte // the text's buffer, from textBuffers
+	)
 	if t.def.Compose == nil {
-		lean, _ = walk(bodies[0], summary, true)
+		buf = textBuffers.Get().(*[]byte)
+		lean, _ = walkInto(bodies[0], summary, true, *buf)
 	} else {
 		for i, b := range bodies {
 			bodies[i] = leanBody(b, summary)
@@ -467,6 +476,8 @@ func (s *Server) output(t *tool, a args, bodies [][]byte) *toolOutput {
 		text := lean.quoted
 		if text == nil {
 			text = append(append(make([]byte, 0, len(lean.text)+len(hint)+16), '"'), lean.text...)
+		} else if buf != nil {
+			out.buffer, buf = buf, nil // the text is in it
 		}
 		if hint != "" {
 			text = append(appendEscaped(append(text, "hint: "...), hint), nl...)
@@ -481,7 +492,29 @@ func (s *Server) output(t *tool, a args, bodies [][]byte) *toolOutput {
 	default:
 		out.textJSON = wire.AppendString(nil, unsafeString(out.structuredJSON()), false)
 	}
+	if buf != nil {
+		textBuffers.Put(buf) // the text is elsewhere
+	}
 	return out
+}
+
+// textBuffers are the buffers the lean pass writes texts in. A result
+// written once (a call answered on the fast path, not reused) hands its
+// buffer back once its response is written (toolOutput.release).
+var textBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+// maxPooledText bounds the text buffers kept for reuse.
+const maxPooledText = MaxResultBytes
+
+// release hands the text's buffer back for the next call's text: the
+// output must not be read after.
+func (o *toolOutput) release() {
+	if o.buffer == nil || cap(o.textJSON) > maxPooledText {
+		return
+	}
+	*o.buffer = o.textJSON[:0]
+	textBuffers.Put(o.buffer)
+	o.buffer, o.textJSON = nil, nil
 }
 
 // plan returns the tool's route calls for a.

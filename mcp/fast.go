@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/wire"
@@ -37,11 +38,14 @@ type fastRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
-	Params  *struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      sdk.Meta        `json:"_meta"`
-	} `json:"params"`
+	Params  *fastParams     `json:"params"`
+}
+
+// fastParams are a tools/call's params.
+type fastParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      sdk.Meta        `json:"_meta"`
 }
 
 // fastTool returns the tool of a request the fast path answers, and the
@@ -61,15 +65,95 @@ func (s *Server) fastTool(r *http.Request, body []byte) (*tool, *fastRequest) {
 	if !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
 		return nil, nil
 	}
-	var req fastRequest
-	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || req.Params == nil || !plainID(req.ID) {
+	req, ok := readFastRequest(body)
+	if !ok || req.JSONRPC != "2.0" || req.Method != "tools/call" || req.Params == nil || !plainID(req.ID) {
 		return nil, nil
 	}
 	t := s.byName[req.Params.Name]
 	if t == nil {
 		return nil, nil
 	}
-	return t, &req
+	return t, req
+}
+
+// readFastRequest reads body as a fastRequest, as json.Unmarshal would
+// for a request whose members are named exactly, each once: the request's
+// members and its params' (name, arguments, _meta) are found in one pass
+// over the JSON, with no decoding but of _meta. Anything else — another
+// member, a name in another case, a member twice, a params that is not
+// an object — is not read (false), and goes to the SDK.
+func readFastRequest(body []byte) (*fastRequest, bool) {
+	if !json.Valid(body) {
+		return nil, false
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return nil, false
+	}
+	req := &fastRequest{}
+	var seen [4]bool
+	ok := true
+	once := func(i int) bool {
+		if seen[i] {
+			ok = false
+		}
+		seen[i] = true
+		return ok
+	}
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "jsonrpc":
+			if ok = once(0) && v.Type == gjson.String; ok {
+				req.JSONRPC = v.Str
+			}
+		case "id":
+			if ok = once(1); ok {
+				req.ID = json.RawMessage(v.Raw)
+			}
+		case "method":
+			if ok = once(2) && v.Type == gjson.String; ok {
+				req.Method = v.Str
+			}
+		case "params":
+			if ok = once(3) && v.IsObject(); ok {
+				req.Params, ok = readFastParams(v)
+			}
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return req, ok
+}
+
+// readFastParams reads a tools/call's params object for readFastRequest.
+func readFastParams(v gjson.Result) (*fastParams, bool) {
+	p := &fastParams{}
+	var seen [3]bool
+	ok := true
+	v.ForEach(func(k, v gjson.Result) bool {
+		i := -1
+		switch k.Str {
+		case "name":
+			i = 0
+			if ok = v.Type == gjson.String; ok {
+				p.Name = v.Str
+			}
+		case "arguments":
+			i = 1
+			p.Arguments = json.RawMessage(v.Raw)
+		case "_meta":
+			i = 2
+			ok = json.Unmarshal([]byte(v.Raw), &p.Meta) == nil
+		}
+		if i < 0 || seen[i] {
+			ok = false
+		} else {
+			seen[i] = true
+		}
+		return ok
+	})
+	return p, ok
 }
 
 // plainID reports whether id, a JSON value the request was decoded with
@@ -109,6 +193,9 @@ func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, info *request
 	bp := responseBuffers.Get().(*[]byte)
 	b := appendResponse((*bp)[:0], bytes.TrimSpace(req.ID), c)
 	w.Write(b) //nolint:errcheck // the client went away
+	if c.out != nil {
+		c.out.release()
+	}
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		responseBuffers.Put(bp)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,6 +78,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"latest_events"}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_entity","arguments":{"id":1}}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"q"},"_meta":{"x402/payment":"nope"}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search_events","name":"get_entity","arguments":{"query":"q"}}}`,
 	} {
 		s.noFastPath = false
 		fast := post(t, s, body)
@@ -84,6 +86,20 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		slow := post(t, s, body)
 		require.Equal(t, slow, fast, body)
 	}
+	// A member name in another case is no tools/call to the SDK (it
+	// answers 202, as to a notification): nor to the fast path.
+	odd := `{"jsonrpc":"2.0","id":7,"Method":"tools/call","params":{"name":"search_events","arguments":{"query":"q"}}}`
+	var answers []string
+	for _, noFast := range []bool{false, true} {
+		s.noFastPath = noFast
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(odd))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		answers = append(answers, strconv.Itoa(w.Code)+" "+w.Body.String())
+	}
+	require.Equal(t, answers[1], answers[0])
 	s.noFastPath = false
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events"}}`))
 	r.Header.Set("Content-Type", "application/json")
@@ -93,4 +109,34 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	tl, _ = s.fastTool(r, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events"}}`))
 	require.Nil(t, tl, "the 2026-07-28 protocol is the SDK's")
+}
+
+// TestFastRequestReadAsJSONDoes: the fast path reads a request as
+// json.Unmarshal does, and leaves anything unusual (another member, a name
+// in another case, a member twice, invalid JSON) to the SDK.
+func TestFastRequestReadAsJSONDoes(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"q"}}}`,
+		` {"params":{"arguments":null,"name":"s\u0065arch_events"},"method":"tools/call","id":"x\"y","jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"n","_meta":{"x402/payment":{"x402Version":2}}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":null}}`,
+	} {
+		got, ok := readFastRequest([]byte(body))
+		require.True(t, ok, body)
+		var want fastRequest
+		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		require.Equal(t, &want, got, body)
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"search_events"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"search_events"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events","task":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"search_events"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events"}`,
+		`{"jsonrpc":2,"id":1,"method":"tools/call","params":{"name":"search_events"}}`,
+	} {
+		_, ok := readFastRequest([]byte(body))
+		require.False(t, ok, body)
+	}
 }

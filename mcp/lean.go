@@ -31,14 +31,67 @@ var (
 	fullOnly = map[string]bool{}
 )
 
+// memberKind is what the lean pass knows of an event member by its name,
+// looked up once per member (memberKinds).
+type memberKind struct {
+	// text is the member's place among the fields the text shows plus
+	// one (textFields), 0 for none.
+	text int8
+	// legacy: a legacy alias; fullOnly: a field the compact form leaves
+	// out.
+	legacy, fullOnly bool
+	// field: an event field of the wire table or its alias, whose value
+	// (entity refs, evidence, strings) never holds an event.
+	field bool
+}
+
+// memberKinds are the kinds of the event members the pass knows.
+var memberKinds = map[string]memberKind{}
+
+// kindsByLength are memberKinds by the length of the name, as kindOf
+// looks them up: a few names of a length, compared, cost less than
+// hashing each member's name.
+var kindsByLength [32][]namedKind
+
+type namedKind struct {
+	name string
+	kind memberKind
+}
+
+// kindOf is the kind of the event member name (the zero kind when the
+// pass does not know it).
+func kindOf(name []byte) memberKind {
+	if len(name) < len(kindsByLength) {
+		for _, k := range kindsByLength[len(name)] {
+			if k.name == string(name) {
+				return k.kind
+			}
+		}
+	}
+	return memberKind{}
+}
+
 func init() {
 	for _, f := range wire.EventFields {
 		if f.Legacy != "" {
 			legacyNames[f.Legacy] = true
+			memberKinds[f.Legacy] = memberKind{legacy: true, field: true}
 		}
 		if !f.Compact {
 			fullOnly[f.Name] = true
 		}
+		memberKinds[f.Name] = memberKind{fullOnly: !f.Compact, field: true}
+	}
+	for name, k := range textFields {
+		m := memberKinds[name]
+		m.text = int8(k + 1)
+		memberKinds[name] = m
+	}
+	for name, k := range memberKinds {
+		if len(name) >= len(kindsByLength) {
+			panic("mcp: event member name " + name + " is longer than kindsByLength holds")
+		}
+		kindsByLength[len(name)] = append(kindsByLength[len(name)], namedKind{name, k})
 	}
 	if !slices.ContainsFunc(wire.EventFields, func(f wire.Field) bool { return f.Name == eventMarker && f.Compact }) {
 		panic("mcp: the event marker " + eventMarker + " must be a compact field of wire.EventFields")
@@ -94,6 +147,11 @@ func (r leanResult) field(name string) []byte {
 // as it goes (text.go); a body that holds no event is returned as it is,
 // without text.
 func walk(body []byte, summary, text bool) (leanResult, bool) {
+	return walkInto(body, summary, text, nil)
+}
+
+// walkInto is walk writing the text into tx's array while it fits.
+func walkInto(body []byte, summary, text bool, tx []byte) (leanResult, bool) {
 	body = bytes.TrimSpace(body)
 	if !bytes.Contains(body, []byte(eventMemberPrefix)) {
 		return leanResult{body: body}, false // no event: nothing to drop or render
@@ -111,7 +169,10 @@ func walk(body []byte, summary, text bool) (leanResult, bool) {
 		}
 		if text {
 			// The text's opening quote first: the response takes it as it is.
-			l.tx = append(make([]byte, 0, len(body)/2), '"')
+			if tx == nil {
+				tx = make([]byte, 0, len(body)/2)
+			}
+			l.tx = append(tx[:0], '"')
 		}
 		end, ok := l.value(0)
 		if l.diverged {
@@ -150,11 +211,13 @@ type leaner struct {
 
 	text      bool
 	tx        []byte
-	path      []byte // the path of the value being copied, e.g. data.organizations[0].radar
-	quiet     int    // >0 inside an object that looks like an event: no lines for its members
-	events    int    // events rendered so far
-	container string // the list the last event rendered belongs to
-	num       int    // the last event's number in it
+	refs      []labelID  // the entity refs the text of the event shows
+	lists     eventLists // the lists of the event the flat pass gathered
+	path      []byte     // the path of the value being copied, e.g. data.organizations[0].radar
+	quiet     int        // >0 inside an object that looks like an event: no lines for its members
+	events    int        // events rendered so far
+	container []byte     // the list the last event rendered belongs to
+	num       int        // the last event's number in it
 }
 
 // memberSpan is one copied member of an object: where its name is in src,
@@ -163,7 +226,8 @@ type leaner struct {
 type memberSpan struct {
 	nameStart, nameEnd int
 	start, end         int
-	items              int // a list's length, -1 for another value
+	items              int        // a list's length, -1 for another value (or not counted)
+	kind               memberKind // an event's member's (classify)
 }
 
 // markerName is eventMarker as bytes.
@@ -235,6 +299,11 @@ func (l *leaner) array(i int) (int, bool) {
 // does not keep once it knows the object is one.
 func (l *leaner) object(i int) (int, bool) {
 	base := len(l.spans)
+	if flatEvents && l.depth > 0 && looksLikeEvent(l.src[i:]) {
+		if end, ok, done := l.event(i, base); done {
+			return end, ok
+		}
+	}
 	predicted := l.text && looksLikeEvent(l.src[i:])
 	if predicted {
 		l.quiet++
@@ -309,15 +378,106 @@ func (l *leaner) members(i, base int) (int, bool) {
 		i++
 	}
 	if event {
+		l.classify(base)
 		if l.text {
 			l.tx = l.tx[:mark]
-			l.renderEvent(base)
+			l.renderEvent(base, false)
 		}
 		l.drop(start, base)
 	}
 	l.putByte('}')
 	l.items = -1
 	return i + 1, true
+}
+
+// flatEvents lets the pass copy events flat (event); the tests turn it
+// off to compare with the general pass.
+var flatEvents = true
+
+// event copies the object at src[i], which starts as an event does, in
+// one flat pass over its members: an event's values hold no event and
+// need no lines of their own (its paragraph is written from its members),
+// so they are copied whole, never entered. done is false, with nothing
+// written, when the object turns out not to be an event, or to hold one:
+// the general pass (members) copies it then.
+func (l *leaner) event(i, base int) (end int, ok, done bool) {
+	from, start, mark := i, l.n, len(l.tx)
+	l.refs, l.lists = l.refs[:0], eventLists{}
+	undo := func() (int, bool, bool) {
+		if !l.alias {
+			l.dst = l.dst[:start]
+		}
+		l.n, l.tx, l.spans = start, l.tx[:mark], l.spans[:base]
+		return i, false, false
+	}
+	l.putByte('{')
+	i++
+	event, check, drop := false, false, false
+	for {
+		if i >= len(l.src) || l.src[i] != '"' {
+			return undo()
+		}
+		keyEnd, ok := stringEnd(l.src, i)
+		if !ok || keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
+			return undo()
+		}
+		var vEnd int
+		kind := kindOf(l.src[i+1 : keyEnd-1])
+		if k := int(kind.text) - 1; l.text && (k == fOwners || k == fParticipants || k == fEvidence) &&
+			!(l.summary && kind.fullOnly) && l.src[keyEnd+1] == '[' {
+			// A list the text shows: read for it as it is copied.
+			var ok bool
+			if vEnd, ok = l.gather(k, keyEnd+1); !ok {
+				return undo()
+			}
+		} else {
+			vEnd = valueEnd(l.src, keyEnd+1)
+		}
+		if vEnd <= keyEnd+1 || vEnd >= len(l.src) {
+			return undo()
+		}
+		s := memberSpan{nameStart: i + 1, nameEnd: keyEnd - 1, start: l.n, items: -1}
+		if len(l.spans) > base {
+			s.start-- // the comma before it
+		}
+		name := l.src[s.nameStart:s.nameEnd]
+		s.kind = kind
+		drop = drop || l.dropped(s)
+		event = event || bytes.Equal(name, markerName)
+		if c := l.src[keyEnd+1]; !s.kind.field && (c == '{' || c == '[') {
+			check = true // a member the wire table does not name may hold an event
+		}
+		l.put(i, vEnd)
+		s.end = l.n
+		l.spans = append(l.spans, s)
+		i = vEnd
+		if l.src[i] == '}' {
+			break
+		}
+		if l.src[i] != ',' {
+			return undo()
+		}
+		l.putByte(',')
+		i++
+	}
+	if l.diverged {
+		return i, false, true
+	}
+	// The marker of an event is a member name, never inside a string (its
+	// quotes would be escaped): once is this event's own.
+	if !event || (check && bytes.Count(l.src[from:i+1], []byte(eventMemberPrefix)) != 1) {
+		return undo()
+	}
+	if l.text {
+		l.renderEvent(base, true)
+	}
+	if drop {
+		l.drop(start, base)
+	}
+	l.putByte('}')
+	l.spans = l.spans[:base]
+	l.items = -1
+	return i + 1, true, true
 }
 
 // looksLikeEvent reports whether the object at b starts as every event the
@@ -398,8 +558,16 @@ func (l *leaner) drop(start, base int) {
 // dropped reports whether an event's lean form leaves member s out: a
 // legacy alias, or at detail summary a field only the full form has.
 func (l *leaner) dropped(s memberSpan) bool {
-	name := l.src[s.nameStart:s.nameEnd] // event member names have no escapes
-	return legacyNames[string(name)] || (l.summary && fullOnly[string(name)])
+	return s.kind.legacy || (l.summary && s.kind.fullOnly)
+}
+
+// classify looks up the kind of each member of the event whose members
+// are spans[base:].
+func (l *leaner) classify(base int) {
+	for i := base; i < len(l.spans); i++ {
+		s := &l.spans[i]
+		s.kind = kindOf(l.src[s.nameStart:s.nameEnd]) // event member names have no escapes
+	}
 }
 
 // member is one member of an object a tool composes, or of its schema.

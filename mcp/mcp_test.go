@@ -49,6 +49,8 @@ func TestRenderEvents(t *testing.T) {
 	text := renderText(res)
 	event := "1. #7 · 2026-11-20 10:00Z · funding/seed · significance 0.5 · matchedVia text\n   T <b>\n   S\n   owners: Acme (1)\n   • b1\n   evidence: 1 post, newest https://x/9\n"
 	require.Equal(t, "limit: 1\ndata:\n"+event+"x.organizations[0].label: Acme\nx.organizations[0].radar:\n"+event, text)
+	two := strings.Replace(sampleEvent, `"evidence":[{`, `"evidence":[{"url":"https://x/8"},{`, 1)
+	require.Contains(t, renderText([]byte(`{"data":[`+two+`]}`)), "   evidence: 2 posts, newest https://x/8\n")
 	require.Nil(t, render([]byte(`{"a":1}`)), "a result without events has no rendering (its text is its JSON)")
 	summary, _ := walk([]byte(`{"data":[`+sampleEvent+`]}`), true, true)
 	require.NotContains(t, string(summary.text), "owners", "the text shows what the result keeps")
@@ -128,6 +130,13 @@ func TestParseArgs(t *testing.T) {
 	require.Equal(t, 1, a.int("limit"), "raised to the minimum, as the route does")
 	_, err = parseArgs("t", spec, json.RawMessage(`"x"`))
 	require.EqualError(t, err, "arguments must be a JSON object")
+	_, err = parseArgs("t", spec, json.RawMessage(`{"query":"x"`))
+	require.EqualError(t, err, "arguments must be a JSON object")
+	for raw, want := range map[string]string{`{"query":"a","query":"b"}`: "b", `{"query":"café","query":"c\u00e9"}`: "cé", `{"qu\u0065ry":"d"}`: "d"} {
+		a, err = parseArgs("t", spec, json.RawMessage(raw))
+		require.NoError(t, err, raw)
+		require.Equal(t, want, a.raw("query"), "as json.Unmarshal reads %s", raw)
+	}
 }
 
 func TestStringEnd(t *testing.T) {
@@ -154,11 +163,13 @@ func TestTextReadsMembersAsJSONDoes(t *testing.T) {
 		var got []string
 		eachItem([]byte(raw), func(item []byte) { got = append(got, string(item)) })
 		require.Equal(t, want, got, raw)
-		if len(want) > 0 {
-			require.Equal(t, want[0], string(firstItem([]byte(raw))), raw)
-		} else {
-			require.Nil(t, firstItem([]byte(raw)))
-		}
+		got = nil
+		eachItemWith([]byte(raw), "label", "id", func(item, label, id []byte) {
+			got = append(got, string(item))
+			require.Equal(t, string(memberValue(item, "label")), string(label), item)
+			require.Equal(t, string(memberValue(item, "id")), string(id), item)
+		})
+		require.Equal(t, want, got, raw)
 		for _, item := range want {
 			for _, name := range []string{"id", "label", "aliases", "k", "url"} {
 				v := gjson.Get(item, name)
@@ -199,4 +210,69 @@ func TestLeanBodyReadInPlace(t *testing.T) {
 	hinted := withMember(r.body, "hint", "h")
 	require.Equal(t, string(bytes.TrimSpace(body)), string(r.body), "adding the hint leaves the route's body as it was")
 	require.True(t, strings.HasSuffix(string(hinted), `,"hint":"h"}`))
+}
+
+// TestFlatEventsAsTheGeneralPass: an event copied flat, without entering
+// its values, gives the body and text the general pass gives, and an
+// event holding another event under a member the wire table does not name
+// is left to the general pass.
+func TestFlatEventsAsTheGeneralPass(t *testing.T) {
+	lean := sampleEvent[:strings.Index(sampleEvent, `,"globalSummary"`)] + `,"matchedVia":"text"}`
+	nested := lean[:len(lean)-1] + `,"related":[` + sampleEvent + `]}`
+	bodies := []string{
+		`{"limit":1,"data":[` + sampleEvent + `]}`,
+		`{"limit":2,"data":[` + lean + `,` + sampleEvent + `]}` + "\n",
+		`{"query":"q","data":[` + lean + `],"nested":{"organizations":[{"label":"A","radar":[` + sampleEvent + `]}]}}`,
+		`{"data":[` + nested + `]}`,
+		`{"data":[{"id":1,"title":"not an event","x":[{"a":"b"}]}]}`,
+		`{"data":[` + strings.Replace(lean, `"evidence":[{`, `"evidence":[{"x":1},{`, 1) + `]}`,
+		`{"data":[` + strings.Replace(lean, `"owners":[{"id":1,"label":"Acme","type":"project","aliases":[]}]`, `"owners":null`, 1) + `,` +
+			strings.Replace(lean, `"participants":[]`, `"participants":[{"id":2,"type":"token"},{"label":"B \"b\"","id":3}]`, 1) + `]}`,
+		`{"data":[` + strings.Replace(strings.Replace(lean, `"owners":[{"id":1,"label":"Acme","type":"project","aliases":[]}]`, `"owners":7`, 1),
+			`"participants":[]`, `"participants":[{"label":"C","id":4,"label":"D"}]`, 1) + `]}`,
+		`{"data":[` + strings.Replace(lean, `"evidence":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}]`, `"evidence":[]`, 1) + `,` +
+			strings.Replace(lean, `"evidence":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}]`, `"evidence":null`, 1) + `]}`,
+	}
+	for _, body := range bodies {
+		for _, summary := range []bool{false, true} {
+			for _, text := range []bool{false, true} {
+				flatEvents = false
+				want, wantOK := walk([]byte(body), summary, text)
+				flatEvents = true
+				got, gotOK := walk([]byte(body), summary, text)
+				require.Equal(t, wantOK, gotOK, body)
+				require.Equal(t, string(want.body), string(got.body), body)
+				require.Equal(t, string(want.text), string(got.text), body)
+				require.Equal(t, want.count("data"), got.count("data"), body)
+				if text && !summary && strings.Contains(body, `"label":"D"`) {
+					require.Contains(t, string(got.text), `participants: C (4)`, "the first label, as a JSON parser reads it")
+				}
+			}
+		}
+	}
+	r, _ := walk([]byte(bodies[3]), false, true)
+	require.NotContains(t, string(r.body), "globalSummary", "the nested event made lean as the general pass does")
+}
+
+// memberValue is the raw value of the member name of the compact JSON
+// object obj (a name without escapes), nil when it has none.
+func memberValue(obj []byte, name string) []byte {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil
+	}
+	for i := 1; i < len(obj) && obj[i] == '"'; {
+		keyEnd, ok := stringEnd(obj, i)
+		if !ok || keyEnd >= len(obj) || obj[keyEnd] != ':' {
+			return nil
+		}
+		end := valueEnd(obj, keyEnd+1)
+		if string(obj[i+1:keyEnd-1]) == name {
+			return obj[keyEnd+1 : end]
+		}
+		i = end
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return nil
 }

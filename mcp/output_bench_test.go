@@ -40,5 +40,6 @@ func BenchmarkOutput(b *testing.B) {
 	for b.Loop() {
 		out := s.output(t, a, [][]byte{body})
 		buf = appendOutput(buf[:0], []byte("1"), out)
+		out.release()
 	}
 }

@@ -41,33 +41,45 @@ func render(result []byte) []byte {
 // significance, how it matched), its title and summary, and what the full
 // form adds (owners, participants, bullets, evidence) when the result
 // keeps it. A new list gets its path as a heading first.
-func (l *leaner) renderEvent(base int) {
-	container := string(l.path)
+func (l *leaner) renderEvent(base int, gathered bool) {
+	container := l.path
 	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
-		container = string(l.path[:i])
+		container = l.path[:i]
 	}
-	if container != l.container || l.events == 0 {
+	if !bytes.Equal(container, l.container) || l.events == 0 {
 		l.tx = append(append(l.tx, container...), ":"+nl...)
-		l.container, l.num = container, 0
+		l.container, l.num = append(l.container[:0], container...), 0
 	}
 	l.num++
 	l.events++
+	if !gathered {
+		l.refs = l.refs[:0]
+	}
 	var f [numTextFields][]byte
 	evidence := 0
 	for _, s := range l.spans[base:] {
-		name := l.src[s.nameStart:s.nameEnd]
-		k, ok := textFields[string(name)]
-		if !ok || (l.summary && fullOnly[string(name)]) {
+		if s.kind.text == 0 || (l.summary && s.kind.fullOnly) {
 			continue
 		}
+		k, name := int(s.kind.text-1), l.src[s.nameStart:s.nameEnd]
 		from := s.start
 		if l.dst[from] == ',' {
 			from++
 		}
 		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
-		if k == fEvidence {
-			evidence = s.items
-		}
+	}
+	// The evidence counted and its newest post's url found in one pass
+	// (or as the flat pass read it).
+	var url []byte
+	if gathered && l.lists.has[fEvidence] {
+		evidence, url = l.lists.evidence, l.lists.url
+	} else {
+		eachItemWith(f[fEvidence], "url", "", func(_, u, _ []byte) {
+			if evidence == 0 {
+				url = u
+			}
+			evidence++
+		})
 	}
 	b := l.tx
 	b = strconv.AppendInt(b, int64(l.num), 10)
@@ -100,8 +112,21 @@ func (l *leaner) renderEvent(base int) {
 		b = appendText(append(b, "   "...), f[fSummary])
 		b = append(b, nl...)
 	}
-	b = appendLabels(b, "owners", f[fOwners])
-	b = appendLabels(b, "participants", f[fParticipants])
+	for _, k := range [...]int{fOwners, fParticipants} {
+		if len(f[k]) <= 2 {
+			continue
+		}
+		b = append(append(b, "   "...), textNames[k]...)
+		b = append(b, ": "...)
+		if gathered && l.lists.has[k] {
+			b = appendLabels(b, l.refs[l.lists.refs[k][0]:l.lists.refs[k][1]])
+		} else {
+			from := len(l.refs) // after the lists gathered
+			eachItemWith(f[k], "label", "id", func(_, label, id []byte) { l.refs = append(l.refs, labelID{label, id}) })
+			b = appendLabels(b, l.refs[from:])
+		}
+		b = append(b, nl...)
+	}
 	if len(f[fBullets]) > 2 {
 		eachItem(f[fBullets], func(s []byte) {
 			if len(s) > 0 && s[0] == '"' {
@@ -110,12 +135,13 @@ func (l *leaner) renderEvent(base int) {
 		})
 	}
 	if evidence > 0 {
-		b = append(append(b, "   evidence: "...), plural(evidence, "post")...)
+		b = strconv.AppendInt(append(b, "   evidence: "...), int64(evidence), 10)
+		if b = append(b, " post"...); evidence != 1 {
+			b = append(b, 's') // as plural writes it
+		}
 		b = append(b, ", newest "...)
-		if first := firstItem(f[fEvidence]); first != nil {
-			if url := memberValue(first, "url"); len(url) > 0 && url[0] == '"' {
-				b = appendText(b, url)
-			}
+		if len(url) > 0 && url[0] == '"' {
+			b = appendText(b, url)
 		}
 		b = append(b, nl...)
 	}
@@ -146,31 +172,127 @@ var textFields = map[string]int{
 	"summary": fSummary, "owners": fOwners, "participants": fParticipants, "bullets": fBullets, "evidence": fEvidence,
 }
 
-// appendLabels writes a list of entity refs as "   name: Label (id), …".
-func appendLabels(b []byte, name string, raw []byte) []byte {
-	if len(raw) <= 2 {
-		return b
-	}
-	b = append(append(b, "   "...), name...)
-	b = append(b, ": "...)
-	first := true
-	eachItem(raw, func(e []byte) {
-		if !first {
+// appendLabels writes entity refs as "Label (id), …".
+func appendLabels(b []byte, refs []labelID) []byte {
+	for i, r := range refs {
+		if i > 0 {
 			b = append(b, ", "...)
 		}
-		first = false
-		if label := memberValue(e, "label"); len(label) > 0 && label[0] == '"' {
-			b = appendText(b, label)
+		if len(r.label) > 0 && r.label[0] == '"' {
+			b = appendText(b, r.label)
 		}
-		b = append(append(append(b, " ("...), memberValue(e, "id")...), ')')
-	})
-	return append(b, nl...)
+		b = append(append(append(b, " ("...), r.id...), ')')
+	}
+	return b
+}
+
+// textNames are the names of the text's lists of entity refs.
+var textNames = [numTextFields]string{fOwners: "owners", fParticipants: "participants"}
+
+// eachItemWith calls fn with each item of the compact JSON list raw and,
+// for an object item, the raw values of its first members named a and b
+// (nil when it has none; names without escapes): each item is read once.
+func eachItemWith(raw []byte, a, b string, fn func(item, va, vb []byte)) {
+	itemsWith(raw, 0, a, b, fn)
+}
+
+// itemsWith is eachItemWith over the list at src[i], returning the index
+// after it (ok false when it does not read as a compact JSON list: fn may
+// have been called for the items before).
+func itemsWith(src []byte, i int, a, b string, fn func(item, va, vb []byte)) (int, bool) {
+	if i >= len(src) || src[i] != '[' {
+		return i, false
+	}
+	for i++; i < len(src); {
+		if src[i] == ']' {
+			return i + 1, true
+		}
+		start, end := i, 0
+		var va, vb []byte
+		if src[i] != '{' {
+			end = valueEnd(src, i)
+		} else {
+			for j := i + 1; ; {
+				if j >= len(src) {
+					return j, false
+				}
+				if src[j] == '}' {
+					end = j + 1
+					break
+				}
+				keyEnd, ok := stringEnd(src, j)
+				if !ok || keyEnd >= len(src) || src[keyEnd] != ':' {
+					return j, false
+				}
+				vEnd := valueEnd(src, keyEnd+1)
+				switch name := src[j+1 : keyEnd-1]; {
+				case va == nil && string(name) == a:
+					va = src[keyEnd+1 : vEnd]
+				case vb == nil && string(name) == b:
+					vb = src[keyEnd+1 : vEnd]
+				}
+				j = vEnd
+				if j < len(src) && src[j] == ',' {
+					j++
+				}
+			}
+		}
+		if end <= start || end > len(src) {
+			return i, false
+		}
+		fn(src[start:end], va, vb)
+		i = end
+		if i < len(src) && src[i] == ',' {
+			i++
+		}
+	}
+	return i, false
+}
+
+// labelID is an entity ref's label and id, as the text shows them.
+type labelID struct{ label, id []byte }
+
+// eventLists are what the text shows of an event's lists, gathered by the
+// flat pass as it reads them (leaner.gather), so that they are read once.
+type eventLists struct {
+	// has marks the lists gathered, by text field; refs are an
+	// entity-ref list's labels and ids, l.refs[from:to].
+	has      [numTextFields]bool
+	refs     [numTextFields][2]int
+	evidence int
+	url      []byte
+}
+
+// gather reads the list at src[i] of the event member that is text field
+// k (owners, participants or evidence) for the text, returning the index
+// after it (ok false when it does not read as a list).
+func (l *leaner) gather(k, i int) (int, bool) {
+	switch k {
+	case fOwners, fParticipants:
+		from := len(l.refs)
+		end, ok := itemsWith(l.src, i, "label", "id", func(_, label, id []byte) {
+			l.refs = append(l.refs, labelID{label, id})
+		})
+		l.lists.has[k], l.lists.refs[k] = ok, [2]int{from, len(l.refs)}
+		return end, ok
+	case fEvidence:
+		l.lists.evidence, l.lists.url = 0, nil
+		end, ok := itemsWith(l.src, i, "url", "", func(_, u, _ []byte) {
+			if l.lists.evidence == 0 {
+				l.lists.url = u
+			}
+			l.lists.evidence++
+		})
+		l.lists.has[k] = ok
+		return end, ok
+	}
+	return valueEnd(l.src, i), true
 }
 
 // The event members the text shows are read where the lean pass copied
 // them (compact JSON, as the routes write it), without parsing them again
-// into values: eachItem walks a list's items, memberValue finds an
-// object's member.
+// into values: eachItem walks a list's items, eachItemWith each item's
+// members the text shows too.
 
 // valueEnd returns the index after the compact JSON value at b[i].
 func valueEnd(b []byte, i int) int {
@@ -222,38 +344,6 @@ func eachItem(raw []byte, fn func(item []byte)) {
 			i++
 		}
 	}
-}
-
-// firstItem is the first item of the compact JSON list raw, nil when it
-// has none.
-func firstItem(raw []byte) []byte {
-	if len(raw) < 3 || raw[0] != '[' || raw[1] == ']' {
-		return nil
-	}
-	return raw[1:valueEnd(raw, 1)]
-}
-
-// memberValue is the raw value of the member name of the compact JSON
-// object obj (a name without escapes), nil when it has none.
-func memberValue(obj []byte, name string) []byte {
-	if len(obj) < 2 || obj[0] != '{' {
-		return nil
-	}
-	for i := 1; i < len(obj) && obj[i] == '"'; {
-		keyEnd, ok := stringEnd(obj, i)
-		if !ok || keyEnd >= len(obj) || obj[keyEnd] != ':' {
-			return nil
-		}
-		end := valueEnd(obj, keyEnd+1)
-		if string(obj[i+1:keyEnd-1]) == name {
-			return obj[keyEnd+1 : end]
-		}
-		i = end
-		if i < len(obj) && obj[i] == ',' {
-			i++
-		}
-	}
-	return nil
 }
 
 // appendText appends a JSON string's text, escaped: the inside of the
