@@ -43,7 +43,7 @@ func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int6
 // Briefs is what BriefsFolded reads: the organizations found, each one's
 // radar and signal pages, and the children of their events.
 type Briefs struct {
-	// Entities are the organizations found, in no particular order.
+	// Entities are the organizations found, in the order of the ids.
 	Entities []*cryptointel.Entity
 	// Radar and Signal are the pages, as EventsByEntityIDs returns them
 	// (by organization in the order asked, then each page's order).
@@ -56,8 +56,10 @@ type Briefs struct {
 // ids: the organizations (EntitiesByIDs), a page of each one's events
 // (EventsByEntityIDs with f), a page of its signal events (the same with
 // f.SignalOnly), and the children c of all of those events, once each, as
-// typed rows (fold_rows.go). A brief batch was six statements: the
-// entities, the two pages and a statement per child level.
+// typed rows (fold_rows.go). A role's entity is a row of its own, read
+// once however many events it is on (an organization is on every event of
+// its pages). A brief batch was six statements: the entities, the two
+// pages and a statement per child level.
 func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilter, c EventChildren) (*Briefs, error) {
 	out := &Briefs{}
 	if len(ids) == 0 {
@@ -77,6 +79,9 @@ func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilt
 		ev     numberedEvent
 		pages  [2][]numberedEvent
 		kids   childRows
+		role   briefRole
+		roles  []briefRole
+		ents   = map[int64]*cryptointel.Entity{}
 		events = map[int64]*cryptointel.Event{}
 	)
 	err = briefsLayout.scan(rows, "briefs", func(kind int) []any {
@@ -88,7 +93,8 @@ func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilt
 			ev = numberedEvent{r: cryptointel.EntityEvent{Event: new(cryptointel.Event)}}
 			return eventDest(ev.r.Event, entityEventDest(&ev.r, []any{&ev.o}))
 		case briefsRoleKind:
-			return kids.roleDest(nil)
+			role = briefRole{}
+			return role.dest(nil)
 		default:
 			return kids.evidenceDest(nil)
 		}
@@ -96,12 +102,12 @@ func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilt
 		switch kind {
 		case briefsEntityKind:
 			utcEntity(ent)
-			out.Entities = append(out.Entities, ent)
+			ents[ent.ID] = ent
 		case briefsRadarKind, briefsSignalKind:
 			utcEvent(ev.r.Event)
 			pages[kind-briefsRadarKind] = append(pages[kind-briefsRadarKind], ev)
 		case briefsRoleKind:
-			kids.addRole()
+			roles = append(roles, role)
 		default:
 			kids.addEvidence()
 		}
@@ -109,6 +115,19 @@ func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilt
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, id := range ids {
+		if e, ok := ents[id]; ok {
+			out.Entities = append(out.Entities, e)
+		}
+	}
+	// Each role's entity is read once, however many events it is on.
+	for _, r := range roles {
+		r.row.ref.Entity = ents[r.entityID]
+		if r.row.ref.Entity == nil {
+			return nil, fmt.Errorf("error selecting briefs: no entity %d for a role of event %d", r.entityID, r.row.ref.EventID)
+		}
+		kids.roles = append(kids.roles, r.row)
 	}
 	for i, page := range pages {
 		slices.SortFunc(page, func(a, b numberedEvent) int { return cmp.Compare(a.o, b.o) })
@@ -151,13 +170,24 @@ var briefsLayout = func() *rowLayout {
 		n    int64
 		e    cryptointel.Entity
 		ev   cryptointel.EntityEvent
-		role roleRow
+		role briefRole
 		v    cryptointel.Evidence
 	)
 	ev.Event = new(cryptointel.Event)
 	page := eventDest(ev.Event, entityEventDest(&ev, []any{&n}))
 	return newRowLayout(entityDest(&e, nil), page, page, role.dest(nil), evidenceDest(&v, nil))
 }()
+
+// briefRole is a role row of BriefsFolded: the role, and its entity's id
+// (the entity is a row of its own, read once).
+type briefRole struct {
+	row      roleRow
+	entityID int64
+}
+
+func (r *briefRole) dest(dst []any) []any {
+	return append(dst, &r.row.ref.EventID, &r.row.ref.Role, &r.row.position, &r.entityID)
+}
 
 // briefsStatement is BriefsFolded's statement: the radar and signal pages
 // as EventsByEntityIDs' statements rd and sg (their arguments are the
@@ -177,10 +207,23 @@ func briefsStatement(ids []int64, f EntityEventFilter, c EventChildren) (string,
 	signal, _ := page(f)
 	cells := cellList("p", len(splitColumns(evCols)))
 	id := "c" + strconv.Itoa(columnIndex(evCols, "e.id")+1)
-	sql := "WITH rd AS MATERIALIZED (" + radar + "), sg AS MATERIALIZED (" + signal + ")" +
-		" SELECT " + briefsLayout.selectList(briefsEntityKind, entityColumns) + " FROM entities n WHERE n.id = ANY($1)" +
+	sql := "WITH rd AS MATERIALIZED (" + radar + "), sg AS MATERIALIZED (" + signal + ")," +
+		" ev AS MATERIALIZED (SELECT " + id + " AS id FROM rd UNION SELECT " + id + " FROM sg)"
+	// The organizations, and the entities of the events' roles, once each.
+	ents := "$1::bigint[]"
+	if c.Roles {
+		sql += ", ro AS MATERIALIZED (SELECT ee.event_id, ee.role, ee.position, ee.entity_id" +
+			" FROM event_entities ee WHERE ee.event_id = ANY(ARRAY(SELECT id FROM ev)))"
+		ents = "ARRAY(SELECT unnest($1::bigint[]) UNION SELECT entity_id FROM ro)"
+	}
+	sql += " SELECT " + briefsLayout.selectList(briefsEntityKind, entityColumns) + " FROM entities n WHERE n.id = ANY(" + ents + ")" +
 		" UNION ALL SELECT " + briefsLayout.selectList(briefsRadarKind, "p.o, "+cells) + " FROM rd p" +
-		" UNION ALL SELECT " + briefsLayout.selectList(briefsSignalKind, "p.o, "+cells) + " FROM sg p" +
-		childrenOf(briefsLayout, "ARRAY(SELECT "+id+" FROM rd UNION SELECT "+id+" FROM sg)", c, briefsRoleKind, briefsEvidenceKind)
+		" UNION ALL SELECT " + briefsLayout.selectList(briefsSignalKind, "p.o, "+cells) + " FROM sg p"
+	if c.Roles {
+		sql += " UNION ALL SELECT " + briefsLayout.selectList(briefsRoleKind, "ro.event_id, ro.role, ro.position, ro.entity_id") + " FROM ro"
+	}
+	evidence := c
+	evidence.Roles = false
+	sql += childrenOf(briefsLayout, "ARRAY(SELECT id FROM ev)", evidence, briefsRoleKind, briefsEvidenceKind)
 	return sql, args
 }
