@@ -1,8 +1,12 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -34,4 +38,192 @@ func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int6
 		return nil, fmt.Errorf("error selecting signal history: %w", err)
 	}
 	return out, nil
+}
+
+// Briefs is what BriefsFolded reads: the organizations found, each one's
+// radar and signal pages, and the children of their events.
+type Briefs struct {
+	// Entities are the organizations found, in the order of the ids.
+	Entities []*cryptointel.Entity
+	// Radar and Signal are the pages, as EventsByEntityIDs returns them
+	// (by organization in the order asked, then each page's order).
+	Radar, Signal []cryptointel.EntityEvent
+	// Children are the events' children c asked for; nil when none.
+	Children *FoldedChildren
+}
+
+// BriefsFolded reads, in one statement, the briefs of the organizations
+// ids: the organizations (EntitiesByIDs), a page of each one's events
+// (EventsByEntityIDs with f), a page of its signal events (the same with
+// f.SignalOnly), and the children c of all of those events, once each, as
+// typed rows (fold_rows.go). A role's entity is a row of its own, read
+// once however many events it is on (an organization is on every event of
+// its pages). A brief batch was six statements: the entities, the two
+// pages and a statement per child level.
+func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilter, c EventChildren) (*Briefs, error) {
+	out := &Briefs{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	sql, args := briefsStatement(ids, f, c)
+	rows, err := query(ctx, q, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting briefs: %w", err)
+	}
+	type numberedEvent struct {
+		o int64
+		r cryptointel.EntityEvent
+	}
+	var (
+		ent    *cryptointel.Entity
+		ev     numberedEvent
+		pages  [2][]numberedEvent
+		kids   childRows
+		role   briefRole
+		roles  []briefRole
+		ents   = map[int64]*cryptointel.Entity{}
+		events = map[int64]*cryptointel.Event{}
+	)
+	err = briefsLayout.scan(rows, "briefs", func(kind int) []any {
+		switch kind {
+		case briefsEntityKind:
+			ent = new(cryptointel.Entity)
+			return entityDest(ent, nil)
+		case briefsRadarKind, briefsSignalKind:
+			ev = numberedEvent{r: cryptointel.EntityEvent{Event: new(cryptointel.Event)}}
+			return eventDest(ev.r.Event, entityEventDest(&ev.r, []any{&ev.o}))
+		case briefsRoleKind:
+			role = briefRole{}
+			return role.dest(nil)
+		default:
+			return kids.evidenceDest(nil)
+		}
+	}, func(kind int) error {
+		switch kind {
+		case briefsEntityKind:
+			utcEntity(ent)
+			ents[ent.ID] = ent
+		case briefsRadarKind, briefsSignalKind:
+			utcEvent(ev.r.Event)
+			pages[kind-briefsRadarKind] = append(pages[kind-briefsRadarKind], ev)
+		case briefsRoleKind:
+			roles = append(roles, role)
+		default:
+			kids.addEvidence()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if e, ok := ents[id]; ok {
+			out.Entities = append(out.Entities, e)
+		}
+	}
+	// Each role's entity is read once, however many events it is on.
+	for _, r := range roles {
+		r.row.ref.Entity = ents[r.entityID]
+		if r.row.ref.Entity == nil {
+			return nil, fmt.Errorf("error selecting briefs: no entity %d for a role of event %d", r.entityID, r.row.ref.EventID)
+		}
+		kids.roles = append(kids.roles, r.row)
+	}
+	for i, page := range pages {
+		slices.SortFunc(page, func(a, b numberedEvent) int { return cmp.Compare(a.o, b.o) })
+		evs := make([]cryptointel.EntityEvent, len(page))
+		for j, e := range page {
+			// An event on both pages, or of two organizations, is one
+			// value, as the loaders would hold it.
+			if prev, ok := events[e.r.Event.ID]; ok {
+				e.r.Event = prev
+			} else {
+				events[e.r.Event.ID] = e.r.Event
+			}
+			evs[j] = e.r
+		}
+		if i == 0 {
+			out.Radar = evs
+		} else {
+			out.Signal = evs
+		}
+	}
+	if c.Any() {
+		out.Children = kids.folded(c)
+	}
+	return out, nil
+}
+
+// The kinds of rows of BriefsFolded (briefsLayout): the organizations,
+// their radar and signal events (numbered in their statement's order),
+// the events' roles and evidence.
+const (
+	briefsEntityKind = iota
+	briefsRadarKind
+	briefsSignalKind
+	briefsRoleKind
+	briefsEvidenceKind
+)
+
+var briefsLayout = func() *rowLayout {
+	var (
+		n    int64
+		e    cryptointel.Entity
+		ev   cryptointel.EntityEvent
+		role briefRole
+		v    cryptointel.Evidence
+	)
+	ev.Event = new(cryptointel.Event)
+	page := eventDest(ev.Event, entityEventDest(&ev, []any{&n}))
+	return newRowLayout(entityDest(&e, nil), page, page, role.dest(nil), evidenceDest(&v, nil))
+}()
+
+// briefRole is a role row of BriefsFolded: the role, and its entity's id
+// (the entity is a row of its own, read once).
+type briefRole struct {
+	row      roleRow
+	entityID int64
+}
+
+func (r *briefRole) dest(dst []any) []any {
+	return append(dst, &r.row.ref.EventID, &r.row.ref.Role, &r.row.position, &r.entityID)
+}
+
+// briefsStatement is BriefsFolded's statement: the radar and signal pages
+// as EventsByEntityIDs' statements rd and sg (their arguments are the
+// same: the ids, the filter's), then the organizations, rd's and sg's
+// rows and their events' children as typed rows (briefsLayout). The pages'
+// columns are named c1, c2, … in their statement's order.
+func briefsStatement(ids []int64, f EntityEventFilter, c EventChildren) (string, []any) {
+	evCols := entityEventColumns + ", " + eventColumns
+	page := func(f EntityEventFilter) (string, sqlArgs) {
+		sql, args := entityEventsStatement(ids, f, EventChildren{})
+		return strings.Replace(sql, "SELECT "+evCols,
+			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(f.Sort)+") AS o, "+c.leanNumbered(numbered(evCols)), 1), args
+	}
+	f.SignalOnly = false
+	radar, args := page(f)
+	f.SignalOnly = true
+	signal, _ := page(f)
+	cells := cellList("p", len(splitColumns(evCols)))
+	id := "c" + strconv.Itoa(columnIndex(evCols, "e.id")+1)
+	sql := "WITH rd AS MATERIALIZED (" + radar + "), sg AS MATERIALIZED (" + signal + ")," +
+		" ev AS MATERIALIZED (SELECT " + id + " AS id FROM rd UNION SELECT " + id + " FROM sg)"
+	// The organizations, and the entities of the events' roles, once each.
+	ents := "$1::bigint[]"
+	if c.Roles {
+		sql += ", ro AS MATERIALIZED (SELECT ee.event_id, ee.role, ee.position, ee.entity_id" +
+			" FROM event_entities ee WHERE ee.event_id = ANY(ARRAY(SELECT id FROM ev)))"
+		ents = "ARRAY(SELECT unnest($1::bigint[]) UNION SELECT entity_id FROM ro)"
+	}
+	sql += " SELECT " + briefsLayout.selectList(briefsEntityKind, entityColumns) + " FROM entities n WHERE n.id = ANY(" + ents + ")" +
+		" UNION ALL SELECT " + briefsLayout.selectList(briefsRadarKind, "p.o, "+cells) + " FROM rd p" +
+		" UNION ALL SELECT " + briefsLayout.selectList(briefsSignalKind, "p.o, "+cells) + " FROM sg p"
+	if c.Roles {
+		sql += " UNION ALL SELECT " + briefsLayout.selectList(briefsRoleKind, "ro.event_id, ro.role, ro.position, ro.entity_id") + " FROM ro"
+	}
+	evidence := c
+	evidence.Roles = false
+	sql += childrenOf(briefsLayout, "ARRAY(SELECT id FROM ev)", evidence, briefsRoleKind, briefsEvidenceKind)
+	return sql, args
 }

@@ -9,46 +9,40 @@ import (
 	"github.com/cryptointel/cryptointel/graph"
 )
 
-// briefs builds the briefs of ids in order with three statements whatever
-// the number of ids: the entities, their radar events and their signal
-// events (one LATERAL join each). Unknown ids get an entry with Error set.
+// briefs builds the briefs of ids in order with one statement whatever the
+// number of ids (db.BriefsFolded): the entities, their radar and signal
+// pages and, when the selection writes them, the events' owners,
+// participants and evidence, primed into the loaders. Unknown ids get an
+// entry with Error set.
 func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, limit int) ([]*graph.Brief, error) {
 	keys := make([]int64, len(ids))
 	for i, id := range ids {
 		keys[i] = int64(id)
 	}
-	ents, err := db.EntitiesByIDs(ctx, r.store.Reader(), keys)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[int64]*cryptointel.Entity, len(ents))
-	var found []int64
-	for _, e := range ents {
-		byID[e.ID] = e
-		found = append(found, e.ID)
-	}
 	f := db.EntityEventFilter{Since: since.UTC(), Sort: db.SortRecency, Limit: limit}
-	radar, err := db.EventsByEntityIDs(ctx, r.store.Reader(), found, f)
+	children := selectedBriefChildren(ctx)
+	b, err := db.BriefsFolded(ctx, r.store.Reader(), keys, f, children)
 	if err != nil {
 		return nil, err
 	}
-	f.SignalOnly = true
-	signal, err := db.EventsByEntityIDs(ctx, r.store.Reader(), found, f)
-	if err != nil {
-		return nil, err
+	byID := make(map[int64]*cryptointel.Entity, len(b.Entities))
+	for _, e := range b.Entities {
+		byID[e.ID] = e
 	}
 	radarBy := map[int64][]*cryptointel.Event{}
 	var all []*cryptointel.Event
-	for _, ee := range radar {
+	for _, ee := range b.Radar {
 		radarBy[ee.EntityID] = append(radarBy[ee.EntityID], ee.Event)
 		all = append(all, ee.Event)
 	}
 	signalBy := map[int64][]*cryptointel.Event{}
-	for _, ee := range signal {
+	for _, ee := range b.Signal {
 		signalBy[ee.EntityID] = append(signalBy[ee.EntityID], ee.Event)
 		all = append(all, ee.Event)
 	}
-	r.loaders(ctx).EventsOf(all)
+	l := r.loaders(ctx)
+	l.EventsOf(all)
+	l.primeFolded(ctx, all, children, b.Children)
 	out := make([]*graph.Brief, len(ids))
 	for i, id := range keys {
 		b := &graph.Brief{OrganizationID: int(id), Radar: []*cryptointel.Event{}, Signal: []*cryptointel.Event{}, Counts: &graph.BriefCounts{}}
@@ -69,4 +63,22 @@ func (r *queryResolver) briefs(ctx context.Context, ids []int, since time.Time, 
 		out[i] = b
 	}
 	return out, nil
+}
+
+// selectedBriefChildren reports which children of events the brief or
+// briefs field resolved in ctx selects on its radar and signal events.
+func selectedBriefChildren(ctx context.Context) db.EventChildren {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return db.EventChildren{}
+	}
+	var c db.EventChildren
+	for _, name := range []string{"radar", "signal"} {
+		for _, fd := range fieldsNamed(f.Selections, name) {
+			k := eventChildrenOf(fd.SelectionSet)
+			c.Roles = c.Roles || k.Roles
+			c.Evidence = c.Evidence || k.Evidence
+		}
+	}
+	return withLean(ctx, c)
 }
