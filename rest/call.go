@@ -432,8 +432,8 @@ type parsedCallKey struct{}
 
 // withParsedCall parses r against route before the access layer runs, so
 // that a priced route is priced from the call it will serve (its `limit`
-// after parsing, defaults and caps: access.WithPricedLimit) and never from
-// the raw query string. The parse outcome travels in the context to
+// after parsing and defaults: access.WithPricedLimit, whose range price
+// saturates at the route's maximum) and never from the raw query string. The parse outcome travels in the context to
 // runGraph, or to a handler route's handler (callOf), which report a parse
 // error only after the access layer has authenticated and admitted the
 // request.
