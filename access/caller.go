@@ -59,11 +59,12 @@ func CallerFrom(ctx context.Context) (*Caller, bool) {
 
 type pricedLimitKey struct{}
 
-// WithPricedLimit returns ctx carrying the number of items the request will
-// be served: its `limit` after the route layer parsed it and applied the
-// route's default and caps. A priced route's range price is computed from it
-// (Pricing.Amount), so what is charged is what is served. The route layer
-// sets it before the access layer runs.
+// WithPricedLimit returns ctx carrying the number of items the request
+// asks for: its `limit` after the route layer parsed it and applied the
+// route's default. A priced route's range price is computed from it
+// (Pricing.Amount), within [1, MaxLimit], the bounds the resolver caps the
+// page to, so what is charged is what is served. The route layer sets it
+// before the access layer runs.
 func WithPricedLimit(ctx context.Context, limit int) context.Context {
 	return context.WithValue(ctx, pricedLimitKey{}, limit)
 }

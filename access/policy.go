@@ -107,9 +107,9 @@ type Policy struct {
 //
 //	price = Min + (Max - Min) * (limit - 1) / (MaxLimit - 1)
 //
-// where limit is the route's `limit` as the route layer parsed, defaulted
-// and capped it (WithPricedLimit), never the raw query string, clamped to
-// [1, MaxLimit]; a request whose parameters did not parse (answered 400 and
+// where limit is the route's `limit` as the route layer parsed and
+// defaulted it (WithPricedLimit), never the raw query string, taken within
+// [1, MaxLimit] (the price saturates where the resolver caps the page); a request whose parameters did not parse (answered 400 and
 // never settled) is priced at DefaultLimit. The price is charged in USDC
 // atomic units (6 decimals), rounded up to a whole unit.
 //

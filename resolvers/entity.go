@@ -27,7 +27,7 @@ func (r *entityResolver) References(ctx context.Context, obj *cryptointel.Entity
 // Relationships returns a page of the entity's direct relationships, of
 // one type and one direction when asked.
 func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Entity, first *int, offset *int, relationshipType *string, direction *graph.RelationshipDirection) ([]*cryptointel.EntityRelationship, error) {
-	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, relationshipsKey(obj.ID, first, offset, relationshipType, direction))
+	rels, err := load(ctx, r.loaders(ctx).RelationshipsByEntityID, relationshipsKey(ctx, obj.ID, first, offset, relationshipType, direction))
 	if rels == nil && err == nil {
 		rels = []*cryptointel.EntityRelationship{}
 	}
@@ -36,8 +36,8 @@ func (r *entityResolver) Relationships(ctx context.Context, obj *cryptointel.Ent
 
 // relationshipsKey is the key of Entity.relationships' page for its
 // arguments.
-func relationshipsKey(entityID int64, first *int, offset *int, relationshipType *string, direction *graph.RelationshipDirection) RelationshipsKey {
-	key := RelationshipsKey{EntityID: entityID, Limit: cryptointel.RelationshipsFirst.Clamp(first), Offset: cryptointel.RelationshipsOffset.Clamp(offset),
+func relationshipsKey(ctx context.Context, entityID int64, first *int, offset *int, relationshipType *string, direction *graph.RelationshipDirection) RelationshipsKey {
+	key := RelationshipsKey{EntityID: entityID, Limit: graph.Bound(ctx, &cryptointel.RelationshipsFirst, first), Offset: graph.Bound(ctx, &cryptointel.RelationshipsOffset, offset),
 		Type: strOr(relationshipType, "")}
 	if direction != nil {
 		key.Direction = strings.ToLower(string(*direction))
@@ -47,15 +47,15 @@ func relationshipsKey(entityID int64, first *int, offset *int, relationshipType 
 
 // entityEventsKey is the key of Entity.events' page for its arguments
 // (before a cursor; Limit is the page size) and its sort.
-func entityEventsKey(entityID int64, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int) (EntityEventsKey, graph.EventSort) {
+func entityEventsKey(ctx context.Context, entityID int64, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int) (EntityEventsKey, graph.EventSort) {
 	sortV, dbSort := sortOf(sort, graph.EventSortRecency)
 	key := EntityEventsKey{
 		EntityID:   entityID,
 		SignalOnly: isSignal(surface, graph.SurfaceRadar),
 		Category:   strOr(category, ""),
 		Sort:       dbSort,
-		Limit:      cryptointel.EntityEventsFirst.Clamp(first),
-		Offset:     cryptointel.EntityEventsOffset.Clamp(offset),
+		Limit:      graph.Bound(ctx, &cryptointel.EntityEventsFirst, first),
+		Offset:     graph.Bound(ctx, &cryptointel.EntityEventsOffset, offset),
 	}
 	if since != nil {
 		key.SinceMicro = since.UnixMicro()
@@ -65,7 +65,7 @@ func entityEventsKey(entityID int64, surface *graph.Surface, since *time.Time, c
 
 // Events returns a page of the events the entity owns or takes part in.
 func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, surface *graph.Surface, since *time.Time, category *string, sort *graph.EventSort, first *int, offset *int, after *string) (*graph.EventConnection, error) {
-	key, sortV := entityEventsKey(obj.ID, surface, since, category, sort, first, offset)
+	key, sortV := entityEventsKey(ctx, obj.ID, surface, since, category, sort, first, offset)
 	dbSort := key.Sort
 	qctx := fmt.Sprintf("entity.events|%d|%t|%s|%q|%s", obj.ID, key.SignalOnly, sinceKey(since), key.Category, dbSort)
 	if err := r.checkCategory(ctx, category); err != nil {
@@ -84,7 +84,7 @@ func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, su
 
 // Timeline returns the entity's events newest first.
 func (r *entityResolver) Timeline(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, after *string) (*graph.EventConnection, error) {
-	key := EntityEventsKey{EntityID: obj.ID, Sort: db.SortRecency, Limit: cryptointel.TimelineFirst.Clamp(first)}
+	key := EntityEventsKey{EntityID: obj.ID, Sort: db.SortRecency, Limit: graph.Bound(ctx, &cryptointel.TimelineFirst, first)}
 	if since != nil {
 		key.SinceMicro = since.UnixMicro()
 	}
@@ -123,8 +123,8 @@ func (r *entityResolver) content(ctx context.Context, obj *cryptointel.Entity, c
 		SinceMicro: start.UnixMicro(),
 		Content:    content,
 		Sort:       db.SortRecency,
-		Limit:      cryptointel.ContentFirst.Clamp(first),
-		Offset:     cryptointel.ContentOffset.Clamp(offset),
+		Limit:      graph.Bound(ctx, &cryptointel.ContentFirst, first),
+		Offset:     graph.Bound(ctx, &cryptointel.ContentOffset, offset),
 	}
 	conn, err := r.page(ctx, key, fmt.Sprintf("entity.%s|%d|%s", content, obj.ID, sinceKey(since)), after)
 	if err != nil {

@@ -183,7 +183,7 @@ func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *crypto
 	offset, _ := ra["offset"].(*int)
 	typ, _ := ra["relationshipType"].(*string)
 	dir, _ := ra["direction"].(*graph.RelationshipDirection)
-	rkey := relationshipsKey(id, first, offset, typ, dir)
+	rkey := relationshipsKey(ctx, id, first, offset, typ, dir)
 	rf := db.RelationshipFilter{Limit: rkey.Limit, Offset: rkey.Offset, Type: rkey.Type, Direction: rkey.Direction}
 
 	var (
@@ -205,7 +205,7 @@ func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *crypto
 				sort, _ := ea["sort"].(*graph.EventSort)
 				efirst, _ := ea["first"].(*int)
 				eoffset, _ := ea["offset"].(*int)
-				ekey, _ = entityEventsKey(0, surface, since, category, sort, efirst, eoffset)
+				ekey, _ = entityEventsKey(ctx, 0, surface, since, category, sort, efirst, eoffset)
 				ekey.Limit++ // the page reads one more to know whether another follows
 				filter := ekey.filter()
 				ef = &filter

@@ -46,7 +46,7 @@ func (r *organizationResolver) Signal(ctx context.Context, obj *cryptointel.Enti
 }
 
 func (r *organizationResolver) latest(ctx context.Context, obj *cryptointel.Entity, signal bool, first *int) ([]*cryptointel.Event, error) {
-	key := EntityEventsKey{EntityID: obj.ID, SignalOnly: signal, Sort: db.SortRecency, Limit: cryptointel.OrganizationEventsFirst.Clamp(first)}
+	key := EntityEventsKey{EntityID: obj.ID, SignalOnly: signal, Sort: db.SortRecency, Limit: graph.Bound(ctx, &cryptointel.OrganizationEventsFirst, first)}
 	evs, err := load(ctx, r.loaders(ctx).EventsByEntityID, key)
 	if evs == nil && err == nil {
 		evs = []*cryptointel.Event{}
@@ -57,7 +57,7 @@ func (r *organizationResolver) latest(ctx context.Context, obj *cryptointel.Enti
 // SignalHistory returns one entry per UTC day of the last `days` days
 // (today included), newest first, with zero counts on quiet days.
 func (r *organizationResolver) SignalHistory(ctx context.Context, obj *cryptointel.Entity, days *int) ([]*graph.SignalHistoryDay, error) {
-	n := cryptointel.SignalHistoryDays.Clamp(days)
+	n := graph.Bound(ctx, &cryptointel.SignalHistoryDays, days)
 	today := r.now().Truncate(cryptointel.Day)
 	from := today.Add(-time.Duration(n-1) * cryptointel.Day)
 	rows, err := load(ctx, r.loaders(ctx).HistoryByEntityID, HistoryKey{EntityID: obj.ID, FromDay: from.Unix()})

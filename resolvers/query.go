@@ -49,8 +49,8 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 		Sort:       dbSort,
 		// The one cap of `first` (and `offset`), /v1 and /graphql alike:
 		// the route hands its parameter on as asked.
-		Limit:  cryptointel.EventsFirst.Clamp(first),
-		Offset: cryptointel.EventsOffset.Clamp(offset),
+		Limit:  graph.Bound(ctx, &cryptointel.EventsFirst, first),
+		Offset: graph.Bound(ctx, &cryptointel.EventsOffset, offset),
 	}
 	if entityID != nil {
 		f.EntityID = int64(*entityID)
@@ -77,7 +77,7 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 		start = since.UTC()
 	}
 	evs, err := db.ListEvents(ctx, r.store.Reader(), db.EventFilter{
-		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: cryptointel.TopSignalsFirst.Clamp(first),
+		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: graph.Bound(ctx, &cryptointel.TopSignalsFirst, first),
 	})
 	if err != nil {
 		return nil, err
@@ -89,9 +89,9 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 // EventsByCategory returns one category's events, newest first.
 func (r *queryResolver) EventsByCategory(ctx context.Context, category string, surface *graph.Surface, since *time.Time, first *int) ([]*cryptointel.Event, error) {
 	signal := isSignal(surface, graph.SurfaceSignal)
-	limit := cryptointel.SignalsByCategoryFirst.Clamp(first)
+	limit := graph.Bound(ctx, &cryptointel.SignalsByCategoryFirst, first)
 	if !signal {
-		limit = cryptointel.RadarByCategoryFirst.Clamp(first)
+		limit = graph.Bound(ctx, &cryptointel.RadarByCategoryFirst, first)
 	}
 	start := r.now().Add(-cryptointel.HistoryLookback)
 	if since != nil {
@@ -134,8 +134,8 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "feed must be one of all, replay")
 	}
 	signal := isSignal(surface, graph.SurfaceRadar)
-	limit := cryptointel.FeedFirst.Clamp(first)
-	off := cryptointel.FeedOffset.Clamp(offset)
+	limit := graph.Bound(ctx, &cryptointel.FeedFirst, first)
+	off := graph.Bound(ctx, &cryptointel.FeedOffset, offset)
 	cat := strOr(category, "")
 	since = since.UTC()
 	qctx := fmt.Sprintf("feed|%s|%t|%d|%q", name, signal, since.UnixMicro(), cat)
@@ -207,7 +207,7 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
 	}
-	limit, off := cryptointel.ResolveEntitiesFirst.Clamp(first), cryptointel.ResolveEntitiesOffset.Clamp(offset)
+	limit, off := graph.Bound(ctx, &cryptointel.ResolveEntitiesFirst, first), graph.Bound(ctx, &cryptointel.ResolveEntitiesOffset, offset)
 	if refs, ok := matchedEntitiesSelected(ctx); ok {
 		// The entities (and their references) the matches will be asked
 		// for are read with them (db.ResolveEntitiesFolded) and primed.
@@ -277,7 +277,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, cryptointel.OrganizationsByNameFirst.Clamp(first), 0)
+	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, graph.Bound(ctx, &cryptointel.OrganizationsByNameFirst, first), 0)
 	if err != nil {
 		return nil, fmt.Errorf("error resolving organizations: %w", err)
 	}
@@ -286,7 +286,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 
 // Organizations is the organization directory by id.
 func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error) {
-	ents, err := db.ListEntities(ctx, r.store.Read, cryptointel.OrganizationsFirst.Clamp(first), cryptointel.OrganizationsOffset.Clamp(offset))
+	ents, err := db.ListEntities(ctx, r.store.Read, graph.Bound(ctx, &cryptointel.OrganizationsFirst, first), graph.Bound(ctx, &cryptointel.OrganizationsOffset, offset))
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *i
 
 // Brief returns one organization's brief, or null when it does not exist.
 func (r *queryResolver) Brief(ctx context.Context, id int, since time.Time, first *int) (*graph.Brief, error) {
-	briefs, err := r.briefs(ctx, []int{id}, since, cryptointel.BriefFirst.Clamp(first))
+	briefs, err := r.briefs(ctx, []int{id}, since, graph.Bound(ctx, &cryptointel.BriefFirst, first))
 	if err != nil {
 		return nil, err
 	}
@@ -315,13 +315,13 @@ func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, 
 	if len(ids) > cryptointel.MaxIDsPerRequest {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, "%s", cryptointel.MsgTooManyBatchIDs)
 	}
-	return r.briefs(ctx, ids, since, cryptointel.BriefsFirst.Clamp(first))
+	return r.briefs(ctx, ids, since, graph.Bound(ctx, &cryptointel.BriefsFirst, first))
 }
 
 // MarketViews lists prediction-market views, one per organization with
 // markets, by organization id.
 func (r *queryResolver) MarketViews(ctx context.Context, first *int, offset *int) ([]*graph.MarketView, error) {
-	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Read, cryptointel.MarketViewsFirst.Clamp(first), cryptointel.MarketViewsOffset.Clamp(offset))
+	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Read, graph.Bound(ctx, &cryptointel.MarketViewsFirst, first), graph.Bound(ctx, &cryptointel.MarketViewsOffset, offset))
 	if err != nil {
 		return nil, err
 	}

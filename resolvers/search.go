@@ -58,8 +58,8 @@ type searchArgs struct {
 }
 
 // key is the arguments as the request's memo keys them.
-func (a searchArgs) key() searchKey {
-	k := searchKey{query: a.query, first: cryptointel.SearchEventsFirst.Clamp(a.first), sort: search.SearchSortRelevance,
+func (a searchArgs) key(ctx context.Context) searchKey {
+	k := searchKey{query: a.query, first: graph.Bound(ctx, &cryptointel.SearchEventsFirst, a.first), sort: search.SearchSortRelevance,
 		category: strOr(a.category, ""), entity: strings.TrimSpace(strOr(a.entity, "")), collapse: a.collapse == nil || *a.collapse,
 		after: strOr(a.after, "")}
 	if a.since != nil {
@@ -99,7 +99,7 @@ func (k searchKey) cursorContext() string {
 // at, so a query searched again before the content changes costs one
 // statement (an entity given by name costs one more, to resolve it).
 func (r *queryResolver) search(ctx context.Context, args searchArgs) (*search.SearchResult, error) {
-	key := args.key()
+	key := args.key(ctx)
 	m := &r.loaders(ctx).searches
 	m.mu.Lock()
 	if m.done == nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/httperr"
 )
@@ -91,7 +92,7 @@ func parseCall(rt *Route, r *http.Request, now time.Time) (*Call, error) {
 			}
 			continue
 		}
-		v, err := parseValue(p, raw, now)
+		v, err := parseValue(p, raw, now, !rt.resolverCaps(p))
 		if err != nil {
 			return nil, err
 		}
@@ -208,8 +209,19 @@ func requiredMessage(p *Param) string {
 	return p.Name + " parameter is required"
 }
 
-// parseValue parses one present, non-empty raw value of p.
-func parseValue(p *Param, raw string, now time.Time) (any, error) {
+// resolverCaps reports whether p, a parameter of graph route rt, is capped
+// by the resolver of the argument its variable feeds (graph.Bound) rather
+// than by parseValue: a bounded parameter that sets a variable of the
+// operation the route runs. Its value is carried to the resolver as
+// parsed; the body echoes the value the resolver served (execute).
+func (rt *Route) resolverCaps(p *Param) bool {
+	return rt.Operation != "" && rt.Handler == nil && p.Var != "" && p.Bounds != nil
+}
+
+// parseValue parses one present, non-empty raw value of p; a bounded
+// integer is capped to its bounds when capped is set (a parameter no
+// resolver caps: resolverCaps).
+func parseValue(p *Param, raw string, now time.Time, capped bool) (any, error) {
 	if p.Parse != nil {
 		return p.Parse(raw)
 	}
@@ -226,9 +238,10 @@ func parseValue(p *Param, raw string, now time.Time) (any, error) {
 				return nil, err
 			}
 		}
-		if p.Min != nil && p.Max != nil {
-			// Capped with the bounds of limits.go it was declared with: the
-			// value the body echoes and the price reads.
+		if capped && p.Min != nil && p.Max != nil {
+			// Capped with the bounds of limits.go it was declared with: a
+			// parameter of a handler route (keys, webhook deliveries,
+			// exports) or one a Prepare maps itself; no resolver sees it.
 			return cryptointel.Bounds{Min: *p.Min, Max: *p.Max}.ClampInt(n), nil
 		}
 		return n, nil
@@ -419,8 +432,8 @@ type parsedCallKey struct{}
 
 // withParsedCall parses r against route before the access layer runs, so
 // that a priced route is priced from the call it will serve (its `limit`
-// after parsing, defaults and caps: access.WithPricedLimit) and never from
-// the raw query string. The parse outcome travels in the context to
+// after parsing and defaults: access.WithPricedLimit, whose range price
+// saturates at the route's maximum) and never from the raw query string. The parse outcome travels in the context to
 // runGraph, or to a handler route's handler (callOf), which report a parse
 // error only after the access layer has authenticated and admitted the
 // request.
@@ -496,8 +509,19 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	}
 	w := jsonw.Writer{B: jsonw.Buffer(), HTML: true, Marking: true}
 	defer func() { jsonw.Release(w.B) }()
+	ctx, bounded := graph.WithBounded(ctx)
 	if errs := rt.exec.Run(ctx, op.Query, op.Name, c.Vars, &w); len(errs) > 0 {
 		return nil, graphError(op.Name, errs)
+	}
+	// A parameter its resolver capped is echoed (@param) as the resolver
+	// served it: the one cap of its value.
+	for i := range c.Route.Params {
+		p := &c.Route.Params[i]
+		if c.Route.resolverCaps(p) {
+			if n, ok := bounded.Value(p.Bounds); ok {
+				c.Values[p.Name] = n
+			}
+		}
 	}
 	sh, ok := rt.shapes[c.Operation]
 	if !ok {

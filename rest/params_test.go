@@ -55,8 +55,8 @@ func TestParseCallRules(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	rt := paramRoute(
 		Param{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query", RequiredMessage: search.MsgQueryRequired},
-		limitParam(cryptointel.Bounds{Default: 10, Min: 1, Max: 25}),
-		offsetParam(cryptointel.Bounds{Default: 0, Min: 0, Max: 250}),
+		limitParam(&cryptointel.Bounds{Default: 10, Min: 1, Max: 25}),
+		offsetParam(&cryptointel.Bounds{Default: 0, Min: 0, Max: 250}),
 		requiredSince("", cryptointel.FeedLookback, msgBulkSinceRequired),
 		Param{Name: "window", In: "query", Type: TypeString, Default: "24h", Enum: []string{"24h", "7d", "30d"}},
 		compactParam(),

@@ -96,6 +96,12 @@ type Param struct {
 	// Min and Max bound an integer: a value above Max is silently capped, a
 	// value below Min is clamped to Min. Nil for no bound.
 	Min, Max *int
+	// Bounds are the bounds of limits.go an integer was declared with
+	// (boundedParam). On a graph route a parameter that sets a variable is
+	// capped by the resolver of the argument it feeds (graph.Bound), not
+	// here: the body echoes the value that cap served. Any other bounded
+	// parameter is capped by parseValue.
+	Bounds *cryptointel.Bounds
 	// Enum lists the accepted values of a string (or of each item of a
 	// string-list); any other value is a 400.
 	Enum []string

@@ -66,18 +66,18 @@ func hours(d time.Duration) string { return strconv.Itoa(int(d/time.Hour)) + " h
 // boundedParam is an integer query parameter with the bounds b (one of
 // cryptointel's limits), passed to the operation as variable v ("" for
 // none).
-func boundedParam(name, v string, b cryptointel.Bounds, desc string) Param {
-	return Param{Name: name, In: "query", Type: TypeInteger, Default: b.Default, Min: intp(b.Min), Max: intp(b.Max), Var: v, Description: desc}
+func boundedParam(name, v string, b *cryptointel.Bounds, desc string) Param {
+	return Param{Name: name, In: "query", Type: TypeInteger, Default: b.Default, Min: intp(b.Min), Max: intp(b.Max), Bounds: b, Var: v, Description: desc}
 }
 
 // limitParam is `limit`, the page size, passed as `first`.
-func limitParam(b cryptointel.Bounds) Param {
+func limitParam(b *cryptointel.Bounds) Param {
 	return boundedParam("limit", "first", b, fmt.Sprintf("Page size, %d to %d, default %d. Larger values are capped; values below %d are clamped to %d.",
 		b.Min, b.Max, b.Default, b.Min, b.Min))
 }
 
 // offsetParam is `offset`, the rows to skip.
-func offsetParam(b cryptointel.Bounds) Param {
+func offsetParam(b *cryptointel.Bounds) Param {
 	return boundedParam("offset", "offset", b, fmt.Sprintf("Rows to skip, %d to %d, default %d. Larger values are capped; negative values are clamped to %d.",
 		b.Min, b.Max, b.Default, b.Min))
 }

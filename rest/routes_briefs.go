@@ -17,7 +17,7 @@ func briefRoutes() []Route {
 			Params: []Param{
 				idQueryParam("organization"),
 				requiredSince("Start of the brief. Required.", 0, ""),
-				limitParam(cryptointel.BriefFirst),
+				limitParam(&cryptointel.BriefFirst),
 				compactParam(),
 			},
 			Operation: "brief",
@@ -37,7 +37,7 @@ func briefRoutes() []Route {
 				{Name: "ids", In: "query", Type: TypeIntegerList, Required: true, MaxItems: cryptointel.MaxIDsPerRequest, Var: "ids", Parse: parseBatchIDs,
 					Description: fmt.Sprintf("Comma-separated organization ids, at most %d.", cryptointel.MaxIDsPerRequest)},
 				requiredSince("Start of the briefs. Required.", 0, ""),
-				limitParam(cryptointel.BriefsFirst),
+				limitParam(&cryptointel.BriefsFirst),
 				compactParam(),
 			},
 			Operation: "briefs",

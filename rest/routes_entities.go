@@ -23,8 +23,8 @@ func entityRoutes() []Route {
 			Params: []Param{
 				idPathParam("entity"),
 				sinceParam("Start of the window; default and limit the last "+cryptointel.Days(cryptointel.HistoryLookback)+".", cryptointel.HistoryLookback),
-				limitParam(cryptointel.ContentFirst),
-				offsetParam(cryptointel.ContentOffset),
+				limitParam(&cryptointel.ContentFirst),
+				offsetParam(&cryptointel.ContentOffset),
 				cursorParam(),
 			},
 			Operation:     "entity_" + kind,
@@ -41,8 +41,8 @@ func entityRoutes() []Route {
 			Params: []Param{
 				{Name: "name", Aliases: []string{"entityName"}, In: "query", Type: TypeString, Required: true, Var: "name",
 					Description: "The name to resolve. `entityName` is an alias."},
-				limitParam(cryptointel.ResolveEntitiesFirst),
-				offsetParam(cryptointel.ResolveEntitiesOffset),
+				limitParam(&cryptointel.ResolveEntitiesFirst),
+				offsetParam(&cryptointel.ResolveEntitiesOffset),
 			},
 			Operation: "entities_by_name",
 		},
@@ -52,7 +52,7 @@ func entityRoutes() []Route {
 			Params: []Param{
 				{Name: "name", Aliases: []string{"entityName"}, In: "query", Type: TypeString, Required: true, Var: "name",
 					Description: "The name to resolve (min length 1). `entityName` is an alias."},
-				boundedParam("limit", "", cryptointel.TopNameCandidates, fmt.Sprintf("Number of candidates beside the top match, %d to %d, default %d.",
+				boundedParam("limit", "", &cryptointel.TopNameCandidates, fmt.Sprintf("Number of candidates beside the top match, %d to %d, default %d.",
 					cryptointel.TopNameCandidates.Min, cryptointel.TopNameCandidates.Max, cryptointel.TopNameCandidates.Default)),
 			},
 			Operation: "entities_by_top_name",
@@ -75,7 +75,7 @@ func entityRoutes() []Route {
 			Description: "Direct relationships only, outbound and inbound (outbound first, then by type and related entity id); `direction` is relative to the requested entity. " +
 				"`relationshipType` and `direction` keep one type and one end.",
 			Policy: policy(surfaceLookup, access.LayerEvaluation, "entities.relationships", 1, "", nil),
-			Params: []Param{idPathParam("entity"), limitParam(cryptointel.RelationshipsFirst), offsetParam(cryptointel.RelationshipsOffset),
+			Params: []Param{idPathParam("entity"), limitParam(&cryptointel.RelationshipsFirst), offsetParam(&cryptointel.RelationshipsOffset),
 				{Name: "relationshipType", In: "query", Type: TypeString, Var: "relationshipType",
 					Description: "Only relationships of this type, matched exactly, for example FOUNDATION_OF."},
 				{Name: "direction", In: "query", Type: TypeString, Enum: []string{"outbound", "inbound"},
@@ -107,7 +107,7 @@ func entityRoutes() []Route {
 				idQueryParam("organization"),
 				{Name: "include", In: "query", Type: TypeStringList, Enum: []string{"radar", "signal"},
 					Description: "Comma-separated: radar, signal. Adds `radar` and/or `signal` lists of {id, title, signal}."},
-				boundedParam("includeLimit", "includeLimit", cryptointel.OrganizationEventsFirst, fmt.Sprintf("Events per included type, %d to %d, default %d.",
+				boundedParam("includeLimit", "includeLimit", &cryptointel.OrganizationEventsFirst, fmt.Sprintf("Events per included type, %d to %d, default %d.",
 					cryptointel.OrganizationEventsFirst.Min, cryptointel.OrganizationEventsFirst.Max, cryptointel.OrganizationEventsFirst.Default)),
 			},
 			Operation: "organization",
@@ -126,14 +126,14 @@ func entityRoutes() []Route {
 			Params: []Param{
 				{Name: "name", Aliases: []string{"organizationName"}, In: "query", Type: TypeString, Required: true, Var: "name",
 					Description: "The name to match. `organizationName` is an alias."},
-				limitParam(cryptointel.OrganizationsByNameFirst),
+				limitParam(&cryptointel.OrganizationsByNameFirst),
 			},
 			Operation: "organizations_by_name",
 		},
 		{
 			Method: http.MethodGet, Path: "/v1/organizations/all", Summary: "The organization directory",
 			Policy:    policy(surfaceLookup, access.LayerPremium, "organizations.all", 5, access.FeaturePremiumFeeds, nil),
-			Params:    []Param{limitParam(cryptointel.OrganizationsFirst), offsetParam(cryptointel.OrganizationsOffset)},
+			Params:    []Param{limitParam(&cryptointel.OrganizationsFirst), offsetParam(&cryptointel.OrganizationsOffset)},
 			Operation: "organizations",
 		},
 		{
@@ -141,7 +141,7 @@ func entityRoutes() []Route {
 			Policy: policy(surfaceTimeline, access.LayerEvaluation, "organizations.signalHistory", 1, "", nil),
 			Params: []Param{
 				idPathParam("organization"),
-				boundedParam("days", "days", cryptointel.SignalHistoryDays, fmt.Sprintf("Days of history, %d to %d, default %d.",
+				boundedParam("days", "days", &cryptointel.SignalHistoryDays, fmt.Sprintf("Days of history, %d to %d, default %d.",
 					cryptointel.SignalHistoryDays.Min, cryptointel.SignalHistoryDays.Max, cryptointel.SignalHistoryDays.Default)),
 			},
 			Operation:     "signal_history",
@@ -152,7 +152,7 @@ func entityRoutes() []Route {
 		{
 			Method: http.MethodGet, Path: "/v1/pmarket/all", Summary: "Prediction-market views, one per organization",
 			Policy:    policy(surfaceLookup, access.LayerEvaluation, "pmarket.all", 1, "", nil),
-			Params:    []Param{limitParam(cryptointel.MarketViewsFirst), offsetParam(cryptointel.MarketViewsOffset)},
+			Params:    []Param{limitParam(&cryptointel.MarketViewsFirst), offsetParam(&cryptointel.MarketViewsOffset)},
 			Operation: "market_views",
 		},
 		{

@@ -29,8 +29,8 @@ func ExportRoutes(h *ExportHandlers) []Route {
 			Summary: "List the account's export jobs, newest first",
 			Policy:  exportPolicy("export.jobs.list", 1),
 			Params: []Param{
-				limitParam(cryptointel.ExportJobsLimit),
-				offsetParam(cryptointel.ExportJobsOffset),
+				limitParam(&cryptointel.ExportJobsLimit),
+				offsetParam(&cryptointel.ExportJobsOffset),
 			},
 			Handler: h.List,
 		},

@@ -17,8 +17,8 @@ func feedRoutes() []Route {
 			{Name: "window", In: "query", Type: TypeString, Default: cryptointel.DefaultEventWindow, Enum: cryptointel.EventWindowNames(), Var: "window",
 				Description: "Window when `since` is absent: " + orList(cryptointel.EventWindowNames()) + ". Default " + cryptointel.DefaultEventWindow + ". Ignored when `since` is given."},
 			sinceParam("Explicit start of the window, within the last "+cryptointel.Days(cryptointel.HistoryLookback)+". Takes precedence over `window`.", cryptointel.HistoryLookback),
-			limitParam(cryptointel.EventsFirst),
-			offsetParam(cryptointel.EventsOffset),
+			limitParam(&cryptointel.EventsFirst),
+			offsetParam(&cryptointel.EventsOffset),
 			{Name: "category", In: "query", Type: TypeString, Var: "category", Description: descCategory},
 			{Name: "entityId", In: "query", Type: TypeInteger, Var: "entityId", Description: "Canonical entity id filter."},
 			{Name: "topic", In: "query", Type: TypeString, Var: "topic", Description: "Topic or natural-language filter."},
@@ -46,8 +46,8 @@ func feedRoutes() []Route {
 			Policy:      policy(surfaceFeed, access.LayerPremium, name, 5, access.FeaturePremiumFeeds, nil),
 			Params: []Param{
 				requiredSince("Events at or after this instant; within the last "+cryptointel.Days(cryptointel.FeedLookback)+". Required.", cryptointel.FeedLookback, msgBulkSinceRequired),
-				limitParam(cryptointel.FeedFirst),
-				offsetParam(cryptointel.FeedOffset),
+				limitParam(&cryptointel.FeedFirst),
+				offsetParam(&cryptointel.FeedOffset),
 				cursorParam(),
 			},
 			Operation: "feed",
@@ -82,7 +82,7 @@ func feedRoutes() []Route {
 			Method: http.MethodGet, Path: "/v1/signal/top", Summary: "Most significant signal events",
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.top", 1, "", priceFeed),
 			Params: []Param{
-				limitParam(cryptointel.TopSignalsFirst),
+				limitParam(&cryptointel.TopSignalsFirst),
 				sinceParam("Start of the window; default the last "+hours(cryptointel.TopSignalsLookback)+".", 0),
 			},
 			Operation: "signal_top",
@@ -92,7 +92,7 @@ func feedRoutes() []Route {
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.byOrganizationId", 1, "", priceFeed),
 			Params: []Param{
 				idQueryParam("organization (entity)"),
-				limitParam(cryptointel.EntityEventsFirst),
+				limitParam(&cryptointel.EntityEventsFirst),
 				sinceParam(descSince, 0),
 			},
 			Operation:     "entity_events",
@@ -104,7 +104,7 @@ func feedRoutes() []Route {
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "signal.byCategory", 1, "", priceByCategory),
 			Params: []Param{
 				byCategory,
-				limitParam(cryptointel.SignalsByCategoryFirst),
+				limitParam(&cryptointel.SignalsByCategoryFirst),
 				sinceParam(descSince, 0),
 			},
 			Operation: "events_by_category",
@@ -115,7 +115,7 @@ func feedRoutes() []Route {
 			Policy: policy(surfaceFeed, access.LayerEvaluation, "radar.byOrganizationId", 1, "", priceRadarByOrg),
 			Params: []Param{
 				idQueryParam("organization (entity)"),
-				limitParam(cryptointel.EntityEventsFirst),
+				limitParam(&cryptointel.EntityEventsFirst),
 				sinceParam(descSince, 0),
 				{Name: "category", In: "query", Type: TypeString, Var: "category", Description: descCategory},
 			},
@@ -129,7 +129,7 @@ func feedRoutes() []Route {
 			Policy:      policy(surfaceFeed, access.LayerEvaluation, "radar.byCategory", 1, "", nil),
 			Params: []Param{
 				byCategory,
-				limitParam(cryptointel.RadarByCategoryFirst),
+				limitParam(&cryptointel.RadarByCategoryFirst),
 				sinceParam(descSince, 0),
 			},
 			Operation: "events_by_category",
@@ -142,7 +142,7 @@ func feedRoutes() []Route {
 			Params: []Param{
 				idQueryParam("organization (entity)"),
 				sinceParam(descSince, 0),
-				limitParam(cryptointel.TimelineFirst),
+				limitParam(&cryptointel.TimelineFirst),
 				cursorParam(),
 			},
 			Operation:     "timeline",
@@ -154,8 +154,8 @@ func feedRoutes() []Route {
 			Policy:      policy(surfaceReplay, access.LayerPremium, "replay.global", 5, access.FeaturePremiumFeeds, nil),
 			Params: []Param{
 				requiredSince("Events at or after this instant; within the last "+cryptointel.Days(cryptointel.HistoryLookback)+". Required.", cryptointel.HistoryLookback, msgBulkSinceRequired),
-				limitParam(cryptointel.FeedFirst),
-				offsetParam(cryptointel.FeedOffset),
+				limitParam(&cryptointel.FeedFirst),
+				offsetParam(&cryptointel.FeedOffset),
 				cursorParam(),
 				{Name: "surface", In: "query", Type: TypeString, Default: "radar", Enum: []string{"radar", "signal"},
 					Description: "radar (every event) or signal (scored events only); default radar."},

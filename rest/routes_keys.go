@@ -26,14 +26,14 @@ func KeyRoutes(h *KeyHandlers) []Route {
 				"(the start of the rate window of its last request), the key a rotation replaced it with, its scopes and, for a restricted key, its surfaces. " +
 				"A key without the `management` scope sees only itself.",
 			Policy: KeyPolicy("keys.list"),
-			Params: []Param{boundedParam("limit", "", cryptointel.KeysLimit, boundsDesc("Keys to return", cryptointel.KeysLimit)), boundedParam("offset", "", cryptointel.KeysOffset, boundsDesc("Keys to skip", cryptointel.KeysOffset))},
+			Params: []Param{boundedParam("limit", "", &cryptointel.KeysLimit, boundsDesc("Keys to return", cryptointel.KeysLimit)), boundedParam("offset", "", &cryptointel.KeysOffset, boundsDesc("Keys to skip", cryptointel.KeysOffset))},
 		}, h.List),
 		handled(Route{
 			Method: http.MethodGet, Path: "/v1/keys/audit", Summary: "The calling account's key and plan changes, newest first",
 			Description: "Each change with the acting key (`api_key:<id>`, or `cli` for an operator). Needs the `management` scope (403 `" +
 				access.MsgKeyNeedsManagement + "`).",
 			Policy:        KeyPolicy("keys.audit"),
-			Params:        []Param{boundedParam("limit", "", cryptointel.KeyAuditLimit, boundsDesc("Changes to return", cryptointel.KeyAuditLimit))},
+			Params:        []Param{boundedParam("limit", "", &cryptointel.KeyAuditLimit, boundsDesc("Changes to return", cryptointel.KeyAuditLimit))},
 			ErrorStatuses: []int{http.StatusForbidden},
 		}, h.Audit),
 		handled(Route{
@@ -69,7 +69,7 @@ func KeyRoutes(h *KeyHandlers) []Route {
 				access.MsgKeyNeedsManagement + "`). The response shows the new key once (`data.key`) and the replaced key (`replaced`). " +
 				"A key revoked, expired or rotated already is a 409, and so is a rotation with grace beyond the account's active keys.",
 			Policy: KeyPolicy("keys.rotate"),
-			Params: []Param{id, boundedParam("graceSeconds", "", cryptointel.KeyRotationGraceSeconds,
+			Params: []Param{id, boundedParam("graceSeconds", "", &cryptointel.KeyRotationGraceSeconds,
 				boundsDesc("Seconds the old key keeps working", cryptointel.KeyRotationGraceSeconds))},
 			SuccessStatus: http.StatusCreated,
 			ErrorStatuses: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict},

@@ -31,7 +31,7 @@ func searchRoutes() []Route {
 			Params: []Param{
 				{Name: "query", Aliases: []string{"q"}, In: "query", Type: TypeString, Required: true, Var: "query",
 					RequiredMessage: search.MsgQueryRequired, Description: "What to search for (min length 1). `q` is an alias."},
-				limitParam(cryptointel.SearchEventsFirst),
+				limitParam(&cryptointel.SearchEventsFirst),
 				sinceParam("Start of the window; default the last "+cryptointel.Days(cryptointel.HistoryLookback)+
 					", or the "+cryptointel.Days(cryptointel.HistoryLookback)+" before a past `to` (a window the query's time words name replaces the default).", 0),
 				{Name: "from", In: "query", Type: TypeDateTime, Var: "from", Description: "Start of the window, like `since` (the later of the two wins)."},

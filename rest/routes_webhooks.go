@@ -23,7 +23,7 @@ func WebhookRoutes(h *WebhookHandlers) []Route {
 			Params: []Param{id,
 				{Name: "status", In: "query", Type: TypeString, Enum: []string{webhook.DeliveryPending, webhook.DeliverySucceeded, webhook.DeliveryFailed},
 					Description: "Filter deliveries: pending, succeeded or failed."},
-				boundedParam("limit", "", cryptointel.WebhookDeliveriesLimit, fmt.Sprintf("Deliveries to return: %d to %d, default %d.",
+				boundedParam("limit", "", &cryptointel.WebhookDeliveriesLimit, fmt.Sprintf("Deliveries to return: %d to %d, default %d.",
 					cryptointel.WebhookDeliveriesLimit.Min, cryptointel.WebhookDeliveriesLimit.Max, cryptointel.WebhookDeliveriesLimit.Default))}},
 		{Method: http.MethodPatch, Path: "/v1/webhooks/{id}", Summary: "Update url, event_types or active; only included fields change.", Policy: policy("webhooks.update"), Handler: h.Update, Params: []Param{id}},
 		{Method: http.MethodDelete, Path: "/v1/webhooks/{id}", Summary: "Delete a webhook and its deliveries.", Policy: policy("webhooks.delete"), Handler: h.Delete, Params: []Param{id}},

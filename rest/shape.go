@@ -23,7 +23,8 @@ import (
 //     @group(key: "report") { ... }`): its fields are written as one object
 //     under k.
 //   - @param on a field: the facade writes the parameter of the field's
-//     name (as parsed, defaults and caps applied), or the route's Echo of
+//     name (as parsed and defaulted; a bounded one as its resolver served
+//     it, graph.Bound), or the route's Echo of
 //     that name, under the field's key; the field is not executed. A route
 //     with neither leaves the field out.
 //   - @notFound(resource: "Entity"): the route answers 404 "<resource> not

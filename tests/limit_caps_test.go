@@ -16,15 +16,33 @@ import (
 	"github.com/cryptointel/cryptointel"
 )
 
-// capSite is a call of Bounds.Clamp or Bounds.ClampInt in the hand-written
-// code: where it is and what it caps with.
+// capSite is a call that caps an integer argument in the hand-written
+// code: of Bounds.Clamp or Bounds.ClampInt, or of graph.Bound (the cap of
+// a GraphQL argument); where it is and the bounds of limits.go it caps
+// with ("?" when they are not named there).
 type capSite struct {
 	file, fn, bounds string
+	bound            bool // a call of graph.Bound
 }
 
-// capSites lists every call of Clamp and ClampInt, and every function or
-// method named like a clamp, in the repository's hand-written non-test Go
-// files (the tests, the client libraries and generated files left out).
+// boundsName is the name of the bounds variable of limits.go that e
+// (cryptointel.X or &cryptointel.X) names, else "?".
+func boundsName(e ast.Expr) string {
+	if u, ok := e.(*ast.UnaryExpr); ok {
+		e = u.X
+	}
+	if x, ok := e.(*ast.SelectorExpr); ok {
+		if pkg, ok := x.X.(*ast.Ident); ok && pkg.Name == "cryptointel" {
+			return x.Sel.Name
+		}
+	}
+	return "?"
+}
+
+// capSites lists every call of Clamp, ClampInt and graph.Bound, and every
+// function or method named like a clamp, in the repository's hand-written
+// non-test Go files (the tests, the client libraries and generated files
+// left out).
 func capSites(t *testing.T, root string) (calls []capSite, clampFuncs []string) {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -64,16 +82,17 @@ func capSites(t *testing.T, root string) (calls []capSite, clampFuncs []string) 
 					return true
 				}
 				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok || (sel.Sel.Name != "Clamp" && sel.Sel.Name != "ClampInt") {
+				if !ok {
 					return true
 				}
-				bounds := "?"
-				if x, ok := sel.X.(*ast.SelectorExpr); ok {
-					if pkg, ok := x.X.(*ast.Ident); ok && pkg.Name == "cryptointel" {
-						bounds = x.Sel.Name
+				switch {
+				case sel.Sel.Name == "Clamp" || sel.Sel.Name == "ClampInt":
+					calls = append(calls, capSite{file: rel, fn: fd.Name.Name, bounds: boundsName(sel.X)})
+				case sel.Sel.Name == "Bound" && len(call.Args) == 3:
+					if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graph" {
+						calls = append(calls, capSite{file: rel, fn: fd.Name.Name, bounds: boundsName(call.Args[1]), bound: true})
 					}
 				}
-				calls = append(calls, capSite{file: rel, fn: fd.Name.Name, bounds: bounds})
 				return true
 			})
 		}
@@ -83,13 +102,17 @@ func capSites(t *testing.T, root string) (calls []capSite, clampFuncs []string) 
 	return calls, clampFuncs
 }
 
-// TestLimitCapSites pins where `limit` (and every bounded argument) is
-// capped, as docs/architecture.md's request path says: the bounds of
+// TestLimitCapSites pins that `limit` (and every bounded argument) is
+// capped once, as docs/architecture.md's request path says. The bounds of
 // limits.go are applied by Bounds.Clamp and Bounds.ClampInt only, never by
-// a second clamp function; a GraphQL argument's bounds by its resolver, at
-// one call site; a /v1 parameter's by parseValue, the route layer's one
-// call site (the value its body echoes and its price reads); and nowhere
-// else (not db, graph, access or mcp). The complexity estimates
+// a second clamp function. An argument that reaches a resolver — from a
+// /graphql document or from a /v1 parameter, which the route only parses
+// (rest.Route.resolverCaps) — is capped by graph.Bound, called at exactly
+// one site of the resolvers per bounds: the value served, recorded for
+// the /v1 body to echo. parseValue caps only the parameters no resolver
+// sees (handler routes: keys, webhook deliveries, exports; a value a
+// Prepare maps itself). Nothing else caps (not db, access, mcp, nor a
+// second site in graph or rest). The complexity estimates
 // (resolvers/complexity.go) read the same bounds to price a document
 // before it runs; they cap no value that is served. A new cap site fails
 // here.
@@ -111,24 +134,25 @@ func TestLimitCapSites(t *testing.T) {
 		}
 	}
 	perBounds := map[string][]string{}
-	var rest []string
+	var clamps []string
 	for _, c := range calls {
 		where := c.file + " " + c.fn
 		switch {
-		case c.file == "resolvers/complexity.go":
-			// estimates
-		case strings.HasPrefix(c.file, "resolvers/"):
+		case c.bound:
+			require.True(t, strings.HasPrefix(c.file, "resolvers/") && c.file != "resolvers/complexity.go",
+				"%s calls graph.Bound: only a resolver caps a GraphQL argument", where)
 			require.True(t, argBounds[c.bounds], "%s caps with %s, which bounds no GraphQL argument", where, c.bounds)
 			perBounds[c.bounds] = append(perBounds[c.bounds], where)
-		case strings.HasPrefix(c.file, "rest/"):
-			rest = append(rest, where)
+		case c.file == "resolvers/complexity.go":
+			// estimates
 		case c.file == "limits.go":
 			// Clamp is ClampInt of its default
 		default:
-			t.Errorf("%s caps with %s: only the resolvers (a GraphQL argument) and parseValue (a /v1 parameter) cap", where, c.bounds)
+			clamps = append(clamps, where)
 		}
 	}
-	require.Equal(t, []string{"rest/call.go parseValue"}, rest, "the /v1 layer caps at one place: parseValue, with the bounds its parameter was declared with")
+	require.Equal(t, []string{"graph/bounded.go Bound", "rest/call.go parseValue"}, clamps,
+		"a served value is capped by graph.Bound (a resolver's argument) or parseValue (a /v1 parameter no resolver sees), nowhere else")
 	names := make([]string, 0, len(argBounds))
 	for name := range argBounds {
 		names = append(names, name)
