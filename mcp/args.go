@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/cryptointel/cryptointel/access"
 )
 
 // argSpec is an argument as a built tool checks it: its JSON Schema and
@@ -117,7 +118,7 @@ func parseArgs(tool string, spec []*argSpec, raw json.RawMessage) (args, error) 
 	var unknown []string
 	for name := range members {
 		if !slices.ContainsFunc(spec, func(s *argSpec) bool { return s.name == name }) {
-			unknown = append(unknown, strconv.Quote(clip(name)))
+			unknown = append(unknown, strconv.Quote(access.Clip(name)))
 		}
 	}
 	if len(unknown) > 0 {
@@ -219,25 +220,9 @@ func (s *argSpec) parse(raw json.RawMessage) (any, error) {
 	}
 }
 
-// maxEcho is how much of a client's input a message quotes, and
-// maxEchoed how many of its names.
-const (
-	maxEcho   = 64
-	maxEchoed = 8
-)
-
-// clip returns s cut to maxEcho bytes (on a rune boundary) with an
-// ellipsis: a message quotes what a client sent, never all of it.
-func clip(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	cut := maxEcho
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// maxEchoed is how many of a client's names a message quotes (each
+// cut by access.Clip).
+const maxEchoed = 8
 
 // parseInt reads an integer. 3.0 is 3; 3.5 and strings are refused. A
 // route parameter with bounds (limit, offset, days) is treated as its

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/cryptointel/cryptointel/access"
 )
 
 // Messages of a request refused at the /mcp door for where it comes from.
@@ -167,7 +169,7 @@ func rewriteErrors(body []byte) ([]byte, bool) {
 		if e.Code == -32602 && (len(msg) > maxErrorMessage || strings.Contains(msg, "unmarshal") || strings.Contains(msg, "Go value")) {
 			msg = msgInvalidParams
 		} else if len(msg) > maxErrorMessage {
-			msg = clip(msg)
+			msg = access.Clip(msg)
 		}
 		invalidData := e.Code == -32602 && len(e.Data) > maxErrorMessage
 		if msg == e.Message && !invalidData {

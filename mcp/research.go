@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/cryptointel/cryptointel/access"
 )
 
 // ChatGPT's deep-research pair (its connectors call tools of these names
@@ -83,7 +85,7 @@ var researchFetchDef = toolDef{
 	Read: func(s *Server, ctx context.Context, info *requestInfo, authorization string, a args, pay *payment) (*routeResponse, []byte) {
 		id := strings.TrimSpace(a.raw("id"))
 		if n, err := strconv.ParseInt(id, 10, 32); err != nil || n < 1 {
-			return refusal(http.StatusBadRequest, fmt.Sprintf(MsgFetchIDFmt, clip(id))), nil
+			return refusal(http.StatusBadRequest, fmt.Sprintf(MsgFetchIDFmt, access.Clip(id))), nil
 		}
 		res, event := s.readEvent(ctx, info, authorization, id, pay)
 		if res.status == http.StatusOK && (len(event) == 0 || string(event) == "null") {
