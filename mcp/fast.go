@@ -222,15 +222,7 @@ func appendResponse(b []byte, id json.RawMessage, c toolCall) []byte {
 // structured content and the text, each copied once (the text escaped as
 // it is copied, unless a reused result has it escaped already).
 func appendOutput(b []byte, id json.RawMessage, out *toolOutput) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":{`...)
-	if len(out.meta) > 0 {
-		meta, _ := json.Marshal(out.meta)
-		b = append(b, `"_meta":`...)
-		b = append(b, meta...)
-		b = append(b, ',')
-	}
+	b = appendResultHead(b, id, out.meta)
 	b = append(b, `"content":[{"type":"text","text":`...)
 	b = append(b, out.textJSON...)
 	b = append(b, `}],"structuredContent":`...)
@@ -245,9 +237,8 @@ func appendOutput(b []byte, id json.RawMessage, out *toolOutput) []byte {
 // appendResult appends the JSON-RPC response of a tool error or a
 // JSON-RPC error.
 func appendResult(b []byte, id json.RawMessage, res *sdk.CallToolResult, err error) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
 	if err != nil {
+		b = appendID(b, id)
 		e, ok := err.(*jsonrpc.Error)
 		if !ok {
 			e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
@@ -262,13 +253,7 @@ func appendResult(b []byte, id json.RawMessage, res *sdk.CallToolResult, err err
 		}
 		return append(b, "}}"...)
 	}
-	b = append(b, `,"result":{`...)
-	if len(res.Meta) > 0 {
-		meta, _ := json.Marshal(res.Meta)
-		b = append(b, `"_meta":`...)
-		b = append(b, meta...)
-		b = append(b, ',')
-	}
+	b = appendResultHead(b, id, res.Meta)
 	b = append(b, `"content":[`...)
 	for i, c := range res.Content {
 		if i > 0 {
@@ -287,4 +272,25 @@ func appendResult(b []byte, id json.RawMessage, res *sdk.CallToolResult, err err
 		b = append(b, `,"isError":true`...)
 	}
 	return append(b, "}}"...)
+}
+
+// appendID appends the start of a JSON-RPC response, up to and with its id.
+func appendID(b []byte, id json.RawMessage) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	return append(b, id...)
+}
+
+// appendResultHead appends the start of a JSON-RPC result, up to its
+// content: the id, and the result's _meta when it has one (a paid call's
+// settlement).
+func appendResultHead(b []byte, id json.RawMessage, meta sdk.Meta) []byte {
+	b = appendID(b, id)
+	b = append(b, `,"result":{`...)
+	if len(meta) > 0 {
+		m, _ := json.Marshal(meta)
+		b = append(b, `"_meta":`...)
+		b = append(b, m...)
+		b = append(b, ',')
+	}
+	return b
 }
