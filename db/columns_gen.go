@@ -40,7 +40,7 @@ func wireEvent(w *wire.Event, x *cryptointel.Event) {
 	w.EventCategory = x.Category
 	w.EventSubcategory = x.Subcategory
 	w.Summary = x.Summary
-	w.Bullets = nonNilStrings(x.Bullets)
+	w.Bullets = wire.NonNil(x.Bullets)
 	w.LatestEvidenceTimestamp = x.LatestEvidenceAt.UTC()
 	w.Significance = x.Significance
 }
@@ -66,7 +66,7 @@ func wireEntityRef(w *wire.EntityRef, x *cryptointel.Entity) {
 	w.ID = x.ID
 	w.Label = x.DisplayName
 	w.Type = x.EntityType
-	w.Aliases = nonNilStrings(x.Aliases)
+	w.Aliases = wire.NonNil(x.Aliases)
 }
 
 // evidenceColumns are the evidence columns a read selects (alias v), in evidenceDest's

@@ -48,15 +48,6 @@ func (a *sqlArgs) add(v any) string {
 	return "$" + strconv.Itoa(len(*a))
 }
 
-// nonNilStrings is s, or an empty list for nil (the wire's lists are
-// never null).
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // scan reads every row of rows into a fresh T through dest (a generated
 // destination function of columns_gen.go), puts its instants in UTC and
 // hands it to each. what names the rows in errors.

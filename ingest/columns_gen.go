@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // eventRow is a cryptointel.Event as the ingest sends it to PostgreSQL: its written
@@ -31,7 +32,7 @@ func eventRowOf(x *cryptointel.Event) eventRow {
 		Category:         x.Category,
 		Subcategory:      x.Subcategory,
 		Summary:          x.Summary,
-		Bullets:          nonNilStrings(x.Bullets),
+		Bullets:          wire.NonNil(x.Bullets),
 		Significance:     x.Significance,
 		ContentType:      x.ContentType,
 		LatestEvidenceAt: x.LatestEvidenceAt,
@@ -69,7 +70,7 @@ func entityRowOf(x *cryptointel.Entity) entityRow {
 		DisplayName:   x.DisplayName,
 		EntityType:    x.EntityType,
 		Status:        x.Status,
-		Aliases:       nonNilStrings(x.Aliases),
+		Aliases:       wire.NonNil(x.Aliases),
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // store is the database the ingest writes: db's pool and clock.
@@ -782,7 +783,7 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	// Sub-events: drop those the lines no longer list, upsert the rest.
 	ids, err = queryInt64s(ctx, tx, `
 		DELETE FROM market_subevents WHERE market_id = ANY($1) AND NOT (id = ANY($2)) RETURNING market_id`,
-		marketIDs, nonNil(subIDs))
+		marketIDs, wire.NonNil(subIDs))
 	if err != nil {
 		return fmt.Errorf("error removing stale market subevents: %w", err)
 	}
@@ -816,7 +817,7 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if len(subIDs) > 0 {
 		ids, err = queryInt64s(ctx, tx, `
 			DELETE FROM market_posts WHERE subevent_id = ANY($1) AND NOT (id = ANY($2)) RETURNING subevent_id`,
-			subIDs, nonNil(postIDs))
+			subIDs, wire.NonNil(postIDs))
 		if err != nil {
 			return fmt.Errorf("error removing stale market posts: %w", err)
 		}
@@ -850,13 +851,6 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		}
 	}
 	return nil
-}
-
-func nonNil(ids []int64) []int64 {
-	if ids == nil {
-		return []int64{}
-	}
-	return ids
 }
 
 func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
@@ -1049,11 +1043,4 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		}
 	}
 	return nil
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

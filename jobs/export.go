@@ -538,13 +538,6 @@ type jsonlEncoder struct {
 	includeEvidence bool
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 func (e *jsonlEncoder) writeEvents(batch []wire.Event) error {
 	for i := range batch {
 		var err error
@@ -564,7 +557,7 @@ func (e *jsonlEncoder) writeEntities(batch []cryptointel.Entity) error {
 		en := &batch[i]
 		if err := e.enc.Encode(JSONEntity{
 			ID: en.ID, CanonicalName: en.CanonicalName, DisplayName: en.DisplayName,
-			EntityType: en.EntityType, Status: en.Status, Aliases: nonNil(en.Aliases),
+			EntityType: en.EntityType, Status: en.Status, Aliases: wire.NonNil(en.Aliases),
 		}); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // Search tuning (docs/api/search.md explains each).
@@ -410,7 +411,7 @@ func analyzeStatement(sq *searchQuery) (string, []any) {
 			known = append(known, p)
 		}
 	}
-	return sql, []any{whole, nonNilStrings(phrases), nonNilStrings(alts), strings.Join(sq.Words, " "), nonNilStrings(known)}
+	return sql, []any{whole, wire.NonNil(phrases), wire.NonNil(alts), strings.Join(sq.Words, " "), wire.NonNil(known)}
 }
 
 // lostToStopWords reports whether a thesaurus phrase searched as a synonym
@@ -635,32 +636,4 @@ func linkMatchType(l linkedEntity) string {
 	default:
 		return MatchTypeFuzzy
 	}
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func nonNilPtrs(s []*string) []*string {
-	if s == nil {
-		return []*string{}
-	}
-	return s
-}
-
-func nonNil32(s []int32) []int32 {
-	if s == nil {
-		return []int32{}
-	}
-	return s
-}
-
-func nonNilBools(s []bool) []bool {
-	if s == nil {
-		return []bool{}
-	}
-	return s
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/cryptointel/cryptointel/wire"
 )
 
 // Time buckets of events_search_idx (migration 012): search_buckets names
@@ -577,7 +579,7 @@ func (a *searchAnalysis) candidateStatement(since time.Time, depth int, f search
 			gi, gb, gbefore = append(gi, int32(i+1)), append(gb, codesLiteral(g.codes)), append(gbefore, before)
 		}
 	}
-	args = append(args, k, pq, pst, prest, nonNil32(gi), nonNilPtrs(gb), gbefore, prb)
+	args = append(args, k, pq, pst, prest, wire.NonNil(gi), wire.NonNil(gb), gbefore, prb)
 	return candidateSQL[shape], args, links
 }
 

@@ -156,6 +156,16 @@ func AppendStrings(dst []byte, ss []string, escapeHTML bool) []byte {
 	return append(dst, ']')
 }
 
+// NonNil is s, or an empty list for nil: a list is never null, neither
+// in what the API writes (JSON [], as AppendStrings writes nil) nor in
+// what the stores send PostgreSQL (an empty array, not NULL).
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // CSVFloat is the CSV cell of a nullable Float: Go's shortest 'g' form, or
 // empty for null.
 func CSVFloat(f *float64) string {

@@ -130,7 +130,7 @@ func fieldValue(t *testing.T, e *wire.Event, f wire.Field, enc *wire.Encoding) [
 	case "summary":
 		return marshalStd(t, e.Summary, enc.EscapeHTML)
 	case "bullets":
-		return marshalStd(t, nonNil(e.Bullets), enc.EscapeHTML)
+		return marshalStd(t, wire.NonNil(e.Bullets), enc.EscapeHTML)
 	case "owners", "participants":
 		refs := e.Owners
 		if f.Name == "participants" {
@@ -143,7 +143,7 @@ func fieldValue(t *testing.T, e *wire.Event, f wire.Field, enc *wire.Encoding) [
 				b.WriteByte(',')
 			}
 			b.WriteString(`{"id":` + string(marshalStd(t, r.ID, true)) + `,"label":` + string(marshalStd(t, r.Label, enc.EscapeHTML)) +
-				`,"type":` + string(marshalStd(t, r.Type, enc.EscapeHTML)) + `,"aliases":` + string(marshalStd(t, nonNil(r.Aliases), enc.EscapeHTML)) + `}`)
+				`,"type":` + string(marshalStd(t, r.Type, enc.EscapeHTML)) + `,"aliases":` + string(marshalStd(t, wire.NonNil(r.Aliases), enc.EscapeHTML)) + `}`)
 		}
 		b.WriteByte(']')
 		return b.Bytes()
@@ -166,13 +166,6 @@ func fieldValue(t *testing.T, e *wire.Event, f wire.Field, enc *wire.Encoding) [
 	}
 	t.Fatalf("the test does not know field %q: add it here", f.Name)
 	return nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 func sampleEvent() *wire.Event {

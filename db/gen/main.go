@@ -92,7 +92,7 @@ func main() {
 		}
 	}
 	writeGo("columns_gen.go", "db", &body, "github.com/cryptointel/cryptointel", "github.com/cryptointel/cryptointel/wire")
-	writeGo("../ingest/columns_gen.go", "ingest", &upserts, "github.com/cryptointel/cryptointel")
+	writeGo("../ingest/columns_gen.go", "ingest", &upserts, "github.com/cryptointel/cryptointel", "github.com/cryptointel/cryptointel/wire")
 }
 
 // writeGo writes body as the generated file path of package pkg importing
@@ -274,7 +274,7 @@ func (t table) writeUpsert(b *bytes.Buffer, cols []column, goType string) {
 	fmt.Fprintf(b, "func %sRowOf(x *%s) %sRow {\n\treturn %sRow{\n", t.name, goType, t.name, t.name)
 	for _, c := range written {
 		if c.field.Type.Kind() == reflect.Slice {
-			fmt.Fprintf(b, "\t\t%[1]s: nonNilStrings(x.%[1]s),\n", c.field.Name)
+			fmt.Fprintf(b, "\t\t%[1]s: wire.NonNil(x.%[1]s),\n", c.field.Name)
 		} else {
 			fmt.Fprintf(b, "\t\t%[1]s: x.%[1]s,\n", c.field.Name)
 		}
@@ -324,7 +324,7 @@ func (t table) writeWire(b *bytes.Buffer, read []column, goType string) error {
 		case c.field.Type == timeType:
 			fmt.Fprintf(b, "\tw.%s = x.%s.UTC()\n", f.GoName(), c.field.Name)
 		case c.field.Type.Kind() == reflect.Slice:
-			fmt.Fprintf(b, "\tw.%s = nonNilStrings(x.%s)\n", f.GoName(), c.field.Name)
+			fmt.Fprintf(b, "\tw.%s = wire.NonNil(x.%s)\n", f.GoName(), c.field.Name)
 		default:
 			fmt.Fprintf(b, "\tw.%s = x.%s\n", f.GoName(), c.field.Name)
 		}
