@@ -27,13 +27,17 @@ type ExportEventFilter struct {
 const defaultExportBatch = 5000
 
 // beginExportSnapshot starts the read-only REPEATABLE READ transaction an
-// export stream reads every batch in.
-func beginExportSnapshot(ctx context.Context, store *DB) (pgx.Tx, error) {
+// export stream reads every batch in, and returns it with the stream's
+// batch size (batchSize, or defaultExportBatch when it is not positive).
+func beginExportSnapshot(ctx context.Context, store *DB, batchSize int) (pgx.Tx, int, error) {
 	tx, err := store.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return nil, fmt.Errorf("error beginning export snapshot: %w", err)
+		return nil, 0, fmt.Errorf("error beginning export snapshot: %w", err)
 	}
-	return tx, nil
+	if batchSize <= 0 {
+		batchSize = defaultExportBatch
+	}
+	return tx, batchSize, nil
 }
 
 // StreamExportEvents walks the events selected by filter in ascending
@@ -44,14 +48,11 @@ func beginExportSnapshot(ctx context.Context, store *DB) (pgx.Tx, error) {
 // ingest writes. Each batch is a fresh slice that fn may keep (for example
 // to encode it on another goroutine while the next batch is read).
 func StreamExportEvents(ctx context.Context, store *DB, filter ExportEventFilter, batchSize int, fn func([]wire.Event) error) error {
-	tx, err := beginExportSnapshot(ctx, store)
+	tx, batchSize, err := beginExportSnapshot(ctx, store, batchSize)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	if batchSize <= 0 {
-		batchSize = defaultExportBatch
-	}
 
 	// The statement is assembled from fixed fragments so that each shape of
 	// filter gets its own plan and the keyset condition can use the recency
@@ -204,14 +205,11 @@ func loadExportEvidence(ctx context.Context, tx pgx.Tx, ids []int64, index map[i
 // cursor, batchSize at a time, inside one REPEATABLE READ snapshot, and
 // calls fn with each batch. Each batch is a fresh slice that fn may keep.
 func StreamExportEntities(ctx context.Context, store *DB, batchSize int, fn func([]cryptointel.Entity) error) error {
-	tx, err := beginExportSnapshot(ctx, store)
+	tx, batchSize, err := beginExportSnapshot(ctx, store, batchSize)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	if batchSize <= 0 {
-		batchSize = defaultExportBatch
-	}
 	var batch []cryptointel.Entity
 	var after int64 = -1 << 63
 	for {
