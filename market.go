@@ -18,7 +18,7 @@ type Market struct {
 	Probability *float64   `bun:"probability"`
 	Volume      *float64   `bun:"volume"`
 	ClosesAt    *time.Time `bun:"closes_at"`
-	CreatedAt   time.Time  `bun:"created_at"`
+	CreatedAt   time.Time  `bun:"created_at" db:"managed"`
 }
 
 // MarketSubevent is a sub-event of a prediction market.

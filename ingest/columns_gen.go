@@ -116,3 +116,143 @@ const (
 	evidenceSet     = "event_id = EXCLUDED.event_id, content = EXCLUDED.content, url = EXCLUDED.url, ts = EXCLUDED.ts"
 	evidenceChanged = "(t.event_id, t.content, t.url, t.ts) IS DISTINCT FROM (EXCLUDED.event_id, EXCLUDED.content, EXCLUDED.url, EXCLUDED.ts)"
 )
+
+// eventEntityRow is a cryptointel.EventEntity as the ingest sends it to PostgreSQL: its written
+// columns, a JSON object per row expanded with jsonb_to_recordset.
+type eventEntityRow struct {
+	EventID          int64     `json:"event_id"`
+	EntityID         int64     `json:"entity_id"`
+	Role             string    `json:"role"`
+	Position         int       `json:"position"`
+	LatestEvidenceAt time.Time `json:"latest_evidence_at"`
+	Significance     *float64  `json:"significance"`
+	ContentType      *string   `json:"content_type"`
+	Category         string    `json:"category"`
+}
+
+// eventEntityRowOf is x's row (lists never null: the columns are NOT NULL).
+func eventEntityRowOf(x *cryptointel.EventEntity) eventEntityRow {
+	return eventEntityRow{
+		EventID:          x.EventID,
+		EntityID:         x.EntityID,
+		Role:             x.Role,
+		Position:         x.Position,
+		LatestEvidenceAt: x.LatestEvidenceAt,
+		Significance:     x.Significance,
+		ContentType:      x.ContentType,
+		Category:         x.Category,
+	}
+}
+
+// The pieces of the event_entities upsert: INSERT INTO event_entities AS t (eventEntityWritten) SELECT
+// eventEntityValues FROM jsonb_to_recordset($1::jsonb) AS x(eventEntityRecord) ON CONFLICT
+// DO UPDATE SET eventEntitySet WHERE eventEntityChanged.
+const (
+	eventEntityWritten = "event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category"
+	eventEntityValues  = "x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category"
+	eventEntityRecord  = "event_id bigint, entity_id bigint, role text, position integer, latest_evidence_at timestamptz, significance double precision, content_type text, category text"
+	eventEntitySet     = "position = EXCLUDED.position, latest_evidence_at = EXCLUDED.latest_evidence_at, significance = EXCLUDED.significance, content_type = EXCLUDED.content_type, category = EXCLUDED.category"
+	eventEntityChanged = "(t.position, t.latest_evidence_at, t.significance, t.content_type, t.category) IS DISTINCT FROM (EXCLUDED.position, EXCLUDED.latest_evidence_at, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.category)"
+)
+
+// marketRow is a cryptointel.Market as the ingest sends it to PostgreSQL: its written
+// columns, a JSON object per row expanded with jsonb_to_recordset.
+type marketRow struct {
+	ID          int64      `json:"id"`
+	EntityID    int64      `json:"entity_id"`
+	Question    string     `json:"question"`
+	URL         string     `json:"url"`
+	Outcomes    []string   `json:"outcomes"`
+	Probability *float64   `json:"probability"`
+	Volume      *float64   `json:"volume"`
+	ClosesAt    *time.Time `json:"closes_at"`
+}
+
+// marketRowOf is x's row (lists never null: the columns are NOT NULL).
+func marketRowOf(x *cryptointel.Market) marketRow {
+	return marketRow{
+		ID:          x.ID,
+		EntityID:    x.EntityID,
+		Question:    x.Question,
+		URL:         x.URL,
+		Outcomes:    wire.NonNil(x.Outcomes),
+		Probability: x.Probability,
+		Volume:      x.Volume,
+		ClosesAt:    x.ClosesAt,
+	}
+}
+
+// The pieces of the markets upsert: INSERT INTO markets AS t (marketWritten) SELECT
+// marketValues FROM jsonb_to_recordset($1::jsonb) AS x(marketRecord) ON CONFLICT
+// DO UPDATE SET marketSet WHERE marketChanged.
+const (
+	marketWritten = "id, entity_id, question, url, outcomes, probability, volume, closes_at"
+	marketValues  = "x.id, x.entity_id, x.question, x.url, x.outcomes, x.probability, x.volume, x.closes_at"
+	marketRecord  = "id bigint, entity_id bigint, question text, url text, outcomes text[], probability double precision, volume double precision, closes_at timestamptz"
+	marketSet     = "entity_id = EXCLUDED.entity_id, question = EXCLUDED.question, url = EXCLUDED.url, outcomes = EXCLUDED.outcomes, probability = EXCLUDED.probability, volume = EXCLUDED.volume, closes_at = EXCLUDED.closes_at"
+	marketChanged = "(t.entity_id, t.question, t.url, t.outcomes, t.probability, t.volume, t.closes_at) IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.question, EXCLUDED.url, EXCLUDED.outcomes, EXCLUDED.probability, EXCLUDED.volume, EXCLUDED.closes_at)"
+)
+
+// marketSubeventRow is a cryptointel.MarketSubevent as the ingest sends it to PostgreSQL: its written
+// columns, a JSON object per row expanded with jsonb_to_recordset.
+type marketSubeventRow struct {
+	ID              int64  `json:"id"`
+	MarketID        int64  `json:"market_id"`
+	Label           string `json:"label"`
+	SubeventType    string `json:"subevent_type"`
+	NormalizedTitle string `json:"normalized_title"`
+	InjectedSummary string `json:"injected_summary"`
+}
+
+// marketSubeventRowOf is x's row (lists never null: the columns are NOT NULL).
+func marketSubeventRowOf(x *cryptointel.MarketSubevent) marketSubeventRow {
+	return marketSubeventRow{
+		ID:              x.ID,
+		MarketID:        x.MarketID,
+		Label:           x.Label,
+		SubeventType:    x.SubeventType,
+		NormalizedTitle: x.NormalizedTitle,
+		InjectedSummary: x.InjectedSummary,
+	}
+}
+
+// The pieces of the market_subevents upsert: INSERT INTO market_subevents AS t (marketSubeventWritten) SELECT
+// marketSubeventValues FROM jsonb_to_recordset($1::jsonb) AS x(marketSubeventRecord) ON CONFLICT
+// DO UPDATE SET marketSubeventSet WHERE marketSubeventChanged.
+const (
+	marketSubeventWritten = "id, market_id, label, subevent_type, normalized_title, injected_summary"
+	marketSubeventValues  = "x.id, x.market_id, x.label, x.subevent_type, x.normalized_title, x.injected_summary"
+	marketSubeventRecord  = "id bigint, market_id bigint, label text, subevent_type text, normalized_title text, injected_summary text"
+	marketSubeventSet     = "market_id = EXCLUDED.market_id, label = EXCLUDED.label, subevent_type = EXCLUDED.subevent_type, normalized_title = EXCLUDED.normalized_title, injected_summary = EXCLUDED.injected_summary"
+	marketSubeventChanged = "(t.market_id, t.label, t.subevent_type, t.normalized_title, t.injected_summary) IS DISTINCT FROM (EXCLUDED.market_id, EXCLUDED.label, EXCLUDED.subevent_type, EXCLUDED.normalized_title, EXCLUDED.injected_summary)"
+)
+
+// marketPostRow is a cryptointel.MarketPost as the ingest sends it to PostgreSQL: its written
+// columns, a JSON object per row expanded with jsonb_to_recordset.
+type marketPostRow struct {
+	ID         int64     `json:"id"`
+	SubeventID int64     `json:"subevent_id"`
+	Content    string    `json:"content"`
+	PostedAt   time.Time `json:"posted_at"`
+}
+
+// marketPostRowOf is x's row (lists never null: the columns are NOT NULL).
+func marketPostRowOf(x *cryptointel.MarketPost) marketPostRow {
+	return marketPostRow{
+		ID:         x.ID,
+		SubeventID: x.SubeventID,
+		Content:    x.Content,
+		PostedAt:   x.PostedAt,
+	}
+}
+
+// The pieces of the market_posts upsert: INSERT INTO market_posts AS t (marketPostWritten) SELECT
+// marketPostValues FROM jsonb_to_recordset($1::jsonb) AS x(marketPostRecord) ON CONFLICT
+// DO UPDATE SET marketPostSet WHERE marketPostChanged.
+const (
+	marketPostWritten = "id, subevent_id, content, posted_at"
+	marketPostValues  = "x.id, x.subevent_id, x.content, x.posted_at"
+	marketPostRecord  = "id bigint, subevent_id bigint, content text, posted_at timestamptz"
+	marketPostSet     = "subevent_id = EXCLUDED.subevent_id, content = EXCLUDED.content, posted_at = EXCLUDED.posted_at"
+	marketPostChanged = "(t.subevent_id, t.content, t.posted_at) IS DISTINCT FROM (EXCLUDED.subevent_id, EXCLUDED.content, EXCLUDED.posted_at)"
+)

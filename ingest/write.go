@@ -328,8 +328,8 @@ func (r *batchResult) report(summary *Summary) {
 
 // Row shapes sent to PostgreSQL as one JSON array per table and expanded
 // with jsonb_to_recordset: one statement per table per batch. Those of
-// entities, events and evidence are generated from the domain types
-// (columns_gen.go).
+// entities, events, evidence, event roles and markets are generated from
+// the domain types (columns_gen.go).
 type (
 	entityNameRow struct {
 		EntityID int64  `json:"entity_id"`
@@ -349,40 +349,6 @@ type (
 		ReferenceType string `json:"reference_type"`
 		Title         string `json:"title"`
 		URL           string `json:"url"`
-	}
-	marketRow struct {
-		ID          int64      `json:"id"`
-		EntityID    int64      `json:"entity_id"`
-		Question    string     `json:"question"`
-		URL         string     `json:"url"`
-		Outcomes    []string   `json:"outcomes"`
-		Probability *float64   `json:"probability"`
-		Volume      *float64   `json:"volume"`
-		ClosesAt    *time.Time `json:"closes_at"`
-	}
-	subeventRow struct {
-		ID              int64  `json:"id"`
-		MarketID        int64  `json:"market_id"`
-		Label           string `json:"label"`
-		SubeventType    string `json:"subevent_type"`
-		NormalizedTitle string `json:"normalized_title"`
-		InjectedSummary string `json:"injected_summary"`
-	}
-	marketPostRow struct {
-		ID         int64     `json:"id"`
-		SubeventID int64     `json:"subevent_id"`
-		Content    string    `json:"content"`
-		PostedAt   time.Time `json:"posted_at"`
-	}
-	eventEntityRow struct {
-		EventID          int64     `json:"event_id"`
-		EntityID         int64     `json:"entity_id"`
-		Role             string    `json:"role"`
-		Position         int       `json:"position"`
-		LatestEvidenceAt time.Time `json:"latest_evidence_at"`
-		Significance     *float64  `json:"significance"`
-		ContentType      *string   `json:"content_type"`
-		Category         string    `json:"category"`
 	}
 )
 
@@ -731,7 +697,7 @@ func applyReferences(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	var (
 		markets    []marketRow
-		subevents  []subeventRow
+		subevents  []marketSubeventRow
 		posts      []marketPostRow
 		marketIDs  []int64
 		subIDs     []int64
@@ -744,14 +710,20 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		m := rec.Market
 		byMarket[m.ID] = i
 		marketIDs = append(marketIDs, m.ID)
-		markets = append(markets, marketRow{m.ID, m.EntityID, m.Question, m.URL, m.Outcomes, m.Probability, m.Volume, m.ClosesAt})
+		markets = append(markets, marketRowOf(&cryptointel.Market{
+			ID: m.ID, EntityID: m.EntityID, Question: m.Question, URL: m.URL,
+			Outcomes: m.Outcomes, Probability: m.Probability, Volume: m.Volume, ClosesAt: m.ClosesAt,
+		}))
 		for _, s := range m.Subevents {
 			subMarket[s.ID] = m.ID
 			subIDs = append(subIDs, s.ID)
-			subevents = append(subevents, subeventRow{s.ID, m.ID, s.Label, s.Type, s.NormalizedTitle, s.InjectedSummary})
+			subevents = append(subevents, marketSubeventRowOf(&cryptointel.MarketSubevent{
+				ID: s.ID, MarketID: m.ID, Label: s.Label, SubeventType: s.Type,
+				NormalizedTitle: s.NormalizedTitle, InjectedSummary: s.InjectedSummary,
+			}))
 			for _, p := range s.Posts {
 				postIDs = append(postIDs, p.ID)
-				posts = append(posts, marketPostRow{p.ID, s.ID, p.Content, p.Date})
+				posts = append(posts, marketPostRowOf(&cryptointel.MarketPost{ID: p.ID, SubeventID: s.ID, Content: p.Content, PostedAt: p.Date}))
 			}
 		}
 	})
@@ -763,15 +735,11 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		return err
 	}
 	ids, err := queryInt64s(ctx, tx, `
-		INSERT INTO markets AS t (id, entity_id, question, url, outcomes, probability, volume, closes_at)
-		SELECT x.id, x.entity_id, x.question, x.url, coalesce(x.outcomes, '{}'), x.probability, x.volume, x.closes_at
-		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, entity_id bigint, question text, url text, outcomes text[],
-			probability double precision, volume double precision, closes_at timestamptz)
-		ON CONFLICT (id) DO UPDATE SET
-			entity_id = EXCLUDED.entity_id, question = EXCLUDED.question, url = EXCLUDED.url, outcomes = EXCLUDED.outcomes,
-			probability = EXCLUDED.probability, volume = EXCLUDED.volume, closes_at = EXCLUDED.closes_at
-		WHERE (t.entity_id, t.question, t.url, t.outcomes, t.probability, t.volume, t.closes_at)
-			IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.question, EXCLUDED.url, EXCLUDED.outcomes, EXCLUDED.probability, EXCLUDED.volume, EXCLUDED.closes_at)
+		INSERT INTO markets AS t (`+marketWritten+`)
+		SELECT `+marketValues+`
+		FROM jsonb_to_recordset($1::jsonb) AS x(`+marketRecord+`)
+		ON CONFLICT (id) DO UPDATE SET `+marketSet+`
+		WHERE `+marketChanged+`
 		RETURNING t.id`, param)
 	if err != nil {
 		return fmt.Errorf("error upserting markets: %w", err)
@@ -796,14 +764,11 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			return err
 		}
 		ids, err = queryInt64s(ctx, tx, `
-			INSERT INTO market_subevents AS t (id, market_id, label, subevent_type, normalized_title, injected_summary)
-			SELECT x.id, x.market_id, x.label, x.subevent_type, x.normalized_title, x.injected_summary
-			FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, market_id bigint, label text, subevent_type text, normalized_title text, injected_summary text)
-			ON CONFLICT (id) DO UPDATE SET
-				market_id = EXCLUDED.market_id, label = EXCLUDED.label, subevent_type = EXCLUDED.subevent_type,
-				normalized_title = EXCLUDED.normalized_title, injected_summary = EXCLUDED.injected_summary
-			WHERE (t.market_id, t.label, t.subevent_type, t.normalized_title, t.injected_summary)
-				IS DISTINCT FROM (EXCLUDED.market_id, EXCLUDED.label, EXCLUDED.subevent_type, EXCLUDED.normalized_title, EXCLUDED.injected_summary)
+			INSERT INTO market_subevents AS t (`+marketSubeventWritten+`)
+			SELECT `+marketSubeventValues+`
+			FROM jsonb_to_recordset($1::jsonb) AS x(`+marketSubeventRecord+`)
+			ON CONFLICT (id) DO UPDATE SET `+marketSubeventSet+`
+			WHERE `+marketSubeventChanged+`
 			RETURNING t.market_id`, param)
 		if err != nil {
 			return fmt.Errorf("error upserting market subevents: %w", err)
@@ -831,12 +796,11 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			return err
 		}
 		ids, err = queryInt64s(ctx, tx, `
-			INSERT INTO market_posts AS t (id, subevent_id, content, posted_at)
-			SELECT x.id, x.subevent_id, x.content, x.posted_at
-			FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, subevent_id bigint, content text, posted_at timestamptz)
-			ON CONFLICT (id) DO UPDATE SET
-				subevent_id = EXCLUDED.subevent_id, content = EXCLUDED.content, posted_at = EXCLUDED.posted_at
-			WHERE (t.subevent_id, t.content, t.posted_at) IS DISTINCT FROM (EXCLUDED.subevent_id, EXCLUDED.content, EXCLUDED.posted_at)
+			INSERT INTO market_posts AS t (`+marketPostWritten+`)
+			SELECT `+marketPostValues+`
+			FROM jsonb_to_recordset($1::jsonb) AS x(`+marketPostRecord+`)
+			ON CONFLICT (id) DO UPDATE SET `+marketPostSet+`
+			WHERE `+marketPostChanged+`
 			RETURNING t.subevent_id`, param)
 		if err != nil {
 			return fmt.Errorf("error upserting market posts: %w", err)
@@ -874,10 +838,16 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 			evidence = append(evidence, evidenceRowOf(ev.Evidence(e.ID)))
 		}
 		for pos, id := range e.Owners {
-			links = append(links, eventEntityRow{e.ID, id, cryptointel.RoleOwner, pos, latest, e.Significance, e.ContentType, e.EventCategory})
+			links = append(links, eventEntityRowOf(&cryptointel.EventEntity{
+				EventID: e.ID, EntityID: id, Role: cryptointel.RoleOwner, Position: pos,
+				LatestEvidenceAt: latest, Significance: e.Significance, ContentType: e.ContentType, Category: e.EventCategory,
+			}))
 		}
 		for pos, id := range e.Participants {
-			links = append(links, eventEntityRow{e.ID, id, cryptointel.RoleParticipant, pos, latest, e.Significance, e.ContentType, e.EventCategory})
+			links = append(links, eventEntityRowOf(&cryptointel.EventEntity{
+				EventID: e.ID, EntityID: id, Role: cryptointel.RoleParticipant, Position: pos,
+				LatestEvidenceAt: latest, Significance: e.Significance, ContentType: e.ContentType, Category: e.EventCategory,
+			}))
 		}
 	})
 	if len(events) == 0 {
@@ -972,15 +942,11 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	}
 	db.CountStatement(ctx)
 	rows, err = tx.Query(ctx, `
-		INSERT INTO event_entities AS t (event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category)
-		SELECT x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category
-		FROM jsonb_to_recordset($1::jsonb) AS x(event_id bigint, entity_id bigint, role text, position int,
-			latest_evidence_at timestamptz, significance double precision, content_type text, category text)
-		ON CONFLICT (event_id, role, entity_id) DO UPDATE SET
-			position = EXCLUDED.position, latest_evidence_at = EXCLUDED.latest_evidence_at, significance = EXCLUDED.significance,
-			content_type = EXCLUDED.content_type, category = EXCLUDED.category
-		WHERE (t.position, t.latest_evidence_at, t.significance, t.content_type, t.category)
-			IS DISTINCT FROM (EXCLUDED.position, EXCLUDED.latest_evidence_at, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.category)
+		INSERT INTO event_entities AS t (`+eventEntityWritten+`)
+		SELECT `+eventEntityValues+`
+		FROM jsonb_to_recordset($1::jsonb) AS x(`+eventEntityRecord+`)
+		ON CONFLICT (event_id, role, entity_id) DO UPDATE SET `+eventEntitySet+`
+		WHERE `+eventEntityChanged+`
 		RETURNING t.event_id, t.entity_id`, linkParam)
 	if err == nil {
 		err = collectPairs(rows)

@@ -36,6 +36,9 @@ type table struct {
 	alias string // its alias in the reads
 	// upsert: the ingest writes it (row type and statement pieces).
 	upsert bool
+	// writeOnly: db reads it through no columns of its own (no reads are
+	// written).
+	writeOnly bool
 	// wire is the wire object built from it, if any.
 	wire *wire.Object
 }
@@ -61,6 +64,10 @@ func main() {
 		{typ: reflect.TypeFor[cryptointel.EntityRelationship](), name: "relationship", table: "relationships", alias: "y"},
 		{typ: reflect.TypeFor[cryptointel.EventEntityRef](), name: "eventEntityRef", table: "event_entities", alias: "ee"},
 		{typ: reflect.TypeFor[cryptointel.EntityEvent](), name: "entityEvent", table: "event_entities", alias: "k"},
+		{typ: reflect.TypeFor[cryptointel.EventEntity](), name: "eventEntity", table: "event_entities", upsert: true, writeOnly: true},
+		{typ: reflect.TypeFor[cryptointel.Market](), name: "market", table: "markets", upsert: true, writeOnly: true},
+		{typ: reflect.TypeFor[cryptointel.MarketSubevent](), name: "marketSubevent", table: "market_subevents", upsert: true, writeOnly: true},
+		{typ: reflect.TypeFor[cryptointel.MarketPost](), name: "marketPost", table: "market_posts", upsert: true, writeOnly: true},
 	}
 	var body bytes.Buffer
 	body.WriteString("// tableColumns are the columns of the tables the ingest writes, as the\n// domain types name and type them (format_type's spelling), checked against\n// the database by TestColumnsMatchTables.\nvar tableColumns = map[string][][2]string{\n")
@@ -223,6 +230,12 @@ func (t table) write(b, upserts *bytes.Buffer) error {
 			read = append(read, c)
 		}
 	}
+	if t.upsert {
+		t.writeUpsert(upserts, cols, goType)
+	}
+	if t.writeOnly {
+		return nil
+	}
 	// Reads.
 	names := make([]string, len(read))
 	dests := make([]string, len(read))
@@ -245,9 +258,6 @@ func (t table) write(b, upserts *bytes.Buffer) error {
 	}
 	b.WriteString("}\n\n")
 
-	if t.upsert {
-		t.writeUpsert(upserts, cols, goType)
-	}
 	if t.wire != nil {
 		if err := t.writeWire(b, read, goType); err != nil {
 			return err
