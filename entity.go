@@ -31,7 +31,7 @@ type Relationship struct {
 	RelationshipType string    `bun:"relationship_type,pk"`
 	Status           string    `bun:"status"`
 	SearchExpand     bool      `bun:"search_expand"`
-	CreatedAt        time.Time `bun:"created_at"`
+	CreatedAt        time.Time `bun:"created_at" db:"managed"`
 }
 
 // Reference is an external reference about an entity (website, docs,
@@ -44,7 +44,7 @@ type Reference struct {
 	ReferenceType string    `bun:"reference_type"`
 	Title         string    `bun:"title"`
 	URL           string    `bun:"url"`
-	CreatedAt     time.Time `bun:"created_at"`
+	CreatedAt     time.Time `bun:"created_at" db:"managed"`
 }
 
 // EntityRelationship is a relationship seen from the entity EntityID: the

@@ -11,13 +11,15 @@ import (
 // domain types name and type them (format_type's spelling), checked against
 // the database by TestColumnsMatchTables.
 var tableColumns = map[string][][2]string{
-	"events":           {{"id", "bigint"}, {"title", "text"}, {"category", "text"}, {"subcategory", "text"}, {"summary", "text"}, {"bullets", "text[]"}, {"significance", "double precision"}, {"content_type", "text"}, {"latest_evidence_at", "timestamp with time zone"}, {"evidence_text", "text"}, {"ingest_seq", "bigint"}, {"created_at", "timestamp with time zone"}, {"updated_at", "timestamp with time zone"}},
-	"entities":         {{"id", "bigint"}, {"canonical_name", "text"}, {"display_name", "text"}, {"entity_type", "text"}, {"status", "text"}, {"aliases", "text[]"}, {"event_count", "bigint"}, {"created_at", "timestamp with time zone"}, {"updated_at", "timestamp with time zone"}},
-	"evidence":         {{"id", "bigint"}, {"event_id", "bigint"}, {"content", "text"}, {"url", "text"}, {"ts", "timestamp with time zone"}},
-	"event_entities":   {{"event_id", "bigint"}, {"entity_id", "bigint"}, {"role", "text"}, {"position", "integer"}, {"latest_evidence_at", "timestamp with time zone"}, {"significance", "double precision"}, {"content_type", "text"}, {"category", "text"}},
-	"markets":          {{"id", "bigint"}, {"entity_id", "bigint"}, {"question", "text"}, {"url", "text"}, {"outcomes", "text[]"}, {"probability", "double precision"}, {"volume", "double precision"}, {"closes_at", "timestamp with time zone"}, {"created_at", "timestamp with time zone"}},
-	"market_subevents": {{"id", "bigint"}, {"market_id", "bigint"}, {"label", "text"}, {"subevent_type", "text"}, {"normalized_title", "text"}, {"injected_summary", "text"}},
-	"market_posts":     {{"id", "bigint"}, {"subevent_id", "bigint"}, {"content", "text"}, {"posted_at", "timestamp with time zone"}},
+	"events":            {{"id", "bigint"}, {"title", "text"}, {"category", "text"}, {"subcategory", "text"}, {"summary", "text"}, {"bullets", "text[]"}, {"significance", "double precision"}, {"content_type", "text"}, {"latest_evidence_at", "timestamp with time zone"}, {"evidence_text", "text"}, {"ingest_seq", "bigint"}, {"created_at", "timestamp with time zone"}, {"updated_at", "timestamp with time zone"}},
+	"entities":          {{"id", "bigint"}, {"canonical_name", "text"}, {"display_name", "text"}, {"entity_type", "text"}, {"status", "text"}, {"aliases", "text[]"}, {"event_count", "bigint"}, {"created_at", "timestamp with time zone"}, {"updated_at", "timestamp with time zone"}},
+	"evidence":          {{"id", "bigint"}, {"event_id", "bigint"}, {"content", "text"}, {"url", "text"}, {"ts", "timestamp with time zone"}},
+	"relationships":     {{"source_entity_id", "bigint"}, {"target_entity_id", "bigint"}, {"relationship_type", "text"}, {"status", "text"}, {"search_expand", "boolean"}, {"created_at", "timestamp with time zone"}},
+	"entity_references": {{"id", "bigint"}, {"entity_id", "bigint"}, {"reference_type", "text"}, {"title", "text"}, {"url", "text"}, {"created_at", "timestamp with time zone"}},
+	"event_entities":    {{"event_id", "bigint"}, {"entity_id", "bigint"}, {"role", "text"}, {"position", "integer"}, {"latest_evidence_at", "timestamp with time zone"}, {"significance", "double precision"}, {"content_type", "text"}, {"category", "text"}},
+	"markets":           {{"id", "bigint"}, {"entity_id", "bigint"}, {"question", "text"}, {"url", "text"}, {"outcomes", "text[]"}, {"probability", "double precision"}, {"volume", "double precision"}, {"closes_at", "timestamp with time zone"}, {"created_at", "timestamp with time zone"}},
+	"market_subevents":  {{"id", "bigint"}, {"market_id", "bigint"}, {"label", "text"}, {"subevent_type", "text"}, {"normalized_title", "text"}, {"injected_summary", "text"}},
+	"market_posts":      {{"id", "bigint"}, {"subevent_id", "bigint"}, {"content", "text"}, {"posted_at", "timestamp with time zone"}},
 }
 
 // eventColumns are the events columns a read selects (alias e), in eventDest's

@@ -117,6 +117,70 @@ const (
 	evidenceChanged = "(t.event_id, t.content, t.url, t.ts) IS DISTINCT FROM (EXCLUDED.event_id, EXCLUDED.content, EXCLUDED.url, EXCLUDED.ts)"
 )
 
+// relationshipRow is a cryptointel.Relationship as the ingest sends it to PostgreSQL: its written
+// columns, a JSON object per row expanded with jsonb_to_recordset.
+type relationshipRow struct {
+	SourceEntityID   int64  `json:"source_entity_id"`
+	TargetEntityID   int64  `json:"target_entity_id"`
+	RelationshipType string `json:"relationship_type"`
+	Status           string `json:"status"`
+	SearchExpand     bool   `json:"search_expand"`
+}
+
+// relationshipRowOf is x's row (lists never null: the columns are NOT NULL).
+func relationshipRowOf(x *cryptointel.Relationship) relationshipRow {
+	return relationshipRow{
+		SourceEntityID:   x.SourceEntityID,
+		TargetEntityID:   x.TargetEntityID,
+		RelationshipType: x.RelationshipType,
+		Status:           x.Status,
+		SearchExpand:     x.SearchExpand,
+	}
+}
+
+// The pieces of the relationships upsert: INSERT INTO relationships AS t (relationshipWritten) SELECT
+// relationshipValues FROM jsonb_to_recordset($1::jsonb) AS x(relationshipRecord) ON CONFLICT
+// DO UPDATE SET relationshipSet WHERE relationshipChanged.
+const (
+	relationshipWritten = "source_entity_id, target_entity_id, relationship_type, status, search_expand"
+	relationshipValues  = "x.source_entity_id, x.target_entity_id, x.relationship_type, x.status, x.search_expand"
+	relationshipRecord  = "source_entity_id bigint, target_entity_id bigint, relationship_type text, status text, search_expand boolean"
+	relationshipSet     = "status = EXCLUDED.status, search_expand = EXCLUDED.search_expand"
+	relationshipChanged = "(t.status, t.search_expand) IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.search_expand)"
+)
+
+// referenceRow is a cryptointel.Reference as the ingest sends it to PostgreSQL: its written
+// columns, a JSON object per row expanded with jsonb_to_recordset.
+type referenceRow struct {
+	ID            int64  `json:"id"`
+	EntityID      int64  `json:"entity_id"`
+	ReferenceType string `json:"reference_type"`
+	Title         string `json:"title"`
+	URL           string `json:"url"`
+}
+
+// referenceRowOf is x's row (lists never null: the columns are NOT NULL).
+func referenceRowOf(x *cryptointel.Reference) referenceRow {
+	return referenceRow{
+		ID:            x.ID,
+		EntityID:      x.EntityID,
+		ReferenceType: x.ReferenceType,
+		Title:         x.Title,
+		URL:           x.URL,
+	}
+}
+
+// The pieces of the entity_references upsert: INSERT INTO entity_references AS t (referenceWritten) SELECT
+// referenceValues FROM jsonb_to_recordset($1::jsonb) AS x(referenceRecord) ON CONFLICT
+// DO UPDATE SET referenceSet WHERE referenceChanged.
+const (
+	referenceWritten = "id, entity_id, reference_type, title, url"
+	referenceValues  = "x.id, x.entity_id, x.reference_type, x.title, x.url"
+	referenceRecord  = "id bigint, entity_id bigint, reference_type text, title text, url text"
+	referenceSet     = "entity_id = EXCLUDED.entity_id, reference_type = EXCLUDED.reference_type, title = EXCLUDED.title, url = EXCLUDED.url"
+	referenceChanged = "(t.entity_id, t.reference_type, t.title, t.url) IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.reference_type, EXCLUDED.title, EXCLUDED.url)"
+)
+
 // eventEntityRow is a cryptointel.EventEntity as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.
 type eventEntityRow struct {

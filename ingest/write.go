@@ -326,31 +326,16 @@ func (r *batchResult) report(summary *Summary) {
 	summary.EventsChanged += r.eventsChanged
 }
 
-// Row shapes sent to PostgreSQL as one JSON array per table and expanded
-// with jsonb_to_recordset: one statement per table per batch. Those of
-// entities, events, evidence, event roles and markets are generated from
-// the domain types (columns_gen.go).
-type (
-	entityNameRow struct {
-		EntityID int64  `json:"entity_id"`
-		Kind     string `json:"kind"`
-		Value    string `json:"value"`
-	}
-	relationshipRow struct {
-		SourceEntityID   int64  `json:"source_entity_id"`
-		TargetEntityID   int64  `json:"target_entity_id"`
-		RelationshipType string `json:"relationship_type"`
-		Status           string `json:"status"`
-		SearchExpand     bool   `json:"search_expand"`
-	}
-	referenceRow struct {
-		ID            int64  `json:"id"`
-		EntityID      int64  `json:"entity_id"`
-		ReferenceType string `json:"reference_type"`
-		Title         string `json:"title"`
-		URL           string `json:"url"`
-	}
-)
+// Rows are sent to PostgreSQL as one JSON array per table and expanded
+// with jsonb_to_recordset: one statement per table per batch. The rows of
+// every table but entity_names are generated from the domain types
+// (columns_gen.go); entityNameRow is a name of an entity (its norm is
+// computed by the statement).
+type entityNameRow struct {
+	EntityID int64  `json:"entity_id"`
+	Kind     string `json:"kind"`
+	Value    string `json:"value"`
+}
 
 func jsonParam(v any) (string, error) {
 	b, err := json.Marshal(v)
@@ -627,7 +612,10 @@ func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error 
 	byKey := map[string]int{}
 	res.good(KindRelationship, func(i int, rec Record) {
 		r := rec.Relationship
-		rows = append(rows, relationshipRow{r.SourceEntityID, r.TargetEntityID, r.RelationshipType, r.Status, r.SearchExpand})
+		rows = append(rows, relationshipRowOf(&cryptointel.Relationship{
+			SourceEntityID: r.SourceEntityID, TargetEntityID: r.TargetEntityID, RelationshipType: r.RelationshipType,
+			Status: r.Status, SearchExpand: r.SearchExpand,
+		}))
 		byKey[recordKeys(rec)[0]] = i
 	})
 	if len(rows) == 0 {
@@ -639,12 +627,11 @@ func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error 
 	}
 	db.CountStatement(ctx)
 	result, err := tx.Query(ctx, `
-		INSERT INTO relationships AS t (source_entity_id, target_entity_id, relationship_type, status, search_expand)
-		SELECT x.source_entity_id, x.target_entity_id, x.relationship_type, x.status, x.search_expand
-		FROM jsonb_to_recordset($1::jsonb) AS x(source_entity_id bigint, target_entity_id bigint, relationship_type text, status text, search_expand boolean)
-		ON CONFLICT (source_entity_id, target_entity_id, relationship_type) DO UPDATE SET
-			status = EXCLUDED.status, search_expand = EXCLUDED.search_expand
-		WHERE (t.status, t.search_expand) IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.search_expand)
+		INSERT INTO relationships AS t (`+relationshipWritten+`)
+		SELECT `+relationshipValues+`
+		FROM jsonb_to_recordset($1::jsonb) AS x(`+relationshipRecord+`)
+		ON CONFLICT (source_entity_id, target_entity_id, relationship_type) DO UPDATE SET `+relationshipSet+`
+		WHERE `+relationshipChanged+`
 		RETURNING t.source_entity_id, t.target_entity_id, t.relationship_type`, param)
 	if err != nil {
 		return fmt.Errorf("error upserting relationships: %w", err)
@@ -666,7 +653,7 @@ func applyReferences(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	byID := map[int64]int{}
 	res.good(KindReference, func(i int, rec Record) {
 		r := rec.Reference
-		rows = append(rows, referenceRow{r.ID, r.EntityID, r.ReferenceType, r.Title, r.URL})
+		rows = append(rows, referenceRowOf(&cryptointel.Reference{ID: r.ID, EntityID: r.EntityID, ReferenceType: r.ReferenceType, Title: r.Title, URL: r.URL}))
 		byID[r.ID] = i
 	})
 	if len(rows) == 0 {
@@ -677,13 +664,11 @@ func applyReferences(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		return err
 	}
 	ids, err := queryInt64s(ctx, tx, `
-		INSERT INTO entity_references AS t (id, entity_id, reference_type, title, url)
-		SELECT x.id, x.entity_id, x.reference_type, x.title, x.url
-		FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, entity_id bigint, reference_type text, title text, url text)
-		ON CONFLICT (id) DO UPDATE SET
-			entity_id = EXCLUDED.entity_id, reference_type = EXCLUDED.reference_type, title = EXCLUDED.title, url = EXCLUDED.url
-		WHERE (t.entity_id, t.reference_type, t.title, t.url)
-			IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.reference_type, EXCLUDED.title, EXCLUDED.url)
+		INSERT INTO entity_references AS t (`+referenceWritten+`)
+		SELECT `+referenceValues+`
+		FROM jsonb_to_recordset($1::jsonb) AS x(`+referenceRecord+`)
+		ON CONFLICT (id) DO UPDATE SET `+referenceSet+`
+		WHERE `+referenceChanged+`
 		RETURNING t.id`, param)
 	if err != nil {
 		return fmt.Errorf("error upserting references: %w", err)

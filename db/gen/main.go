@@ -64,6 +64,8 @@ func main() {
 		{typ: reflect.TypeFor[cryptointel.EntityRelationship](), name: "relationship", table: "relationships", alias: "y"},
 		{typ: reflect.TypeFor[cryptointel.EventEntityRef](), name: "eventEntityRef", table: "event_entities", alias: "ee"},
 		{typ: reflect.TypeFor[cryptointel.EntityEvent](), name: "entityEvent", table: "event_entities", alias: "k"},
+		{typ: reflect.TypeFor[cryptointel.Relationship](), name: "relationship", table: "relationships", upsert: true, writeOnly: true},
+		{typ: reflect.TypeFor[cryptointel.Reference](), name: "reference", table: "entity_references", upsert: true, writeOnly: true},
 		{typ: reflect.TypeFor[cryptointel.EventEntity](), name: "eventEntity", table: "event_entities", upsert: true, writeOnly: true},
 		{typ: reflect.TypeFor[cryptointel.Market](), name: "market", table: "markets", upsert: true, writeOnly: true},
 		{typ: reflect.TypeFor[cryptointel.MarketSubevent](), name: "marketSubevent", table: "market_subevents", upsert: true, writeOnly: true},
