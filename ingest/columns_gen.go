@@ -106,16 +106,10 @@ func evidenceRowOf(x *cryptointel.Evidence) evidenceRow {
 	}
 }
 
-// The pieces of the evidence upsert: INSERT INTO evidence AS t (evidenceWritten) SELECT
-// evidenceValues FROM jsonb_to_recordset($1::jsonb) AS x(evidenceRecord) ON CONFLICT
-// DO UPDATE SET evidenceSet WHERE evidenceChanged.
-const (
-	evidenceWritten = "id, event_id, content, url, ts"
-	evidenceValues  = "x.id, x.event_id, x.content, x.url, x.ts"
-	evidenceRecord  = "id bigint, event_id bigint, content text, url text, ts timestamptz"
-	evidenceSet     = "event_id = EXCLUDED.event_id, content = EXCLUDED.content, url = EXCLUDED.url, ts = EXCLUDED.ts"
-	evidenceChanged = "(t.event_id, t.content, t.url, t.ts) IS DISTINCT FROM (EXCLUDED.event_id, EXCLUDED.content, EXCLUDED.url, EXCLUDED.ts)"
-)
+// evidenceUpsert is the upsert of a batch of evidence rows ($1, a JSON array of
+// evidenceRow): a row is updated only when a column changes. A statement
+// appends its RETURNING.
+const evidenceUpsert = "INSERT INTO evidence AS t (id, event_id, content, url, ts) SELECT x.id, x.event_id, x.content, x.url, x.ts FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, event_id bigint, content text, url text, ts timestamptz) ON CONFLICT (id) DO UPDATE SET event_id = EXCLUDED.event_id, content = EXCLUDED.content, url = EXCLUDED.url, ts = EXCLUDED.ts WHERE (t.event_id, t.content, t.url, t.ts) IS DISTINCT FROM (EXCLUDED.event_id, EXCLUDED.content, EXCLUDED.url, EXCLUDED.ts)"
 
 // relationshipRow is a cryptointel.Relationship as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.
@@ -138,16 +132,10 @@ func relationshipRowOf(x *cryptointel.Relationship) relationshipRow {
 	}
 }
 
-// The pieces of the relationships upsert: INSERT INTO relationships AS t (relationshipWritten) SELECT
-// relationshipValues FROM jsonb_to_recordset($1::jsonb) AS x(relationshipRecord) ON CONFLICT
-// DO UPDATE SET relationshipSet WHERE relationshipChanged.
-const (
-	relationshipWritten = "source_entity_id, target_entity_id, relationship_type, status, search_expand"
-	relationshipValues  = "x.source_entity_id, x.target_entity_id, x.relationship_type, x.status, x.search_expand"
-	relationshipRecord  = "source_entity_id bigint, target_entity_id bigint, relationship_type text, status text, search_expand boolean"
-	relationshipSet     = "status = EXCLUDED.status, search_expand = EXCLUDED.search_expand"
-	relationshipChanged = "(t.status, t.search_expand) IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.search_expand)"
-)
+// relationshipUpsert is the upsert of a batch of relationships rows ($1, a JSON array of
+// relationshipRow): a row is updated only when a column changes. A statement
+// appends its RETURNING.
+const relationshipUpsert = "INSERT INTO relationships AS t (source_entity_id, target_entity_id, relationship_type, status, search_expand) SELECT x.source_entity_id, x.target_entity_id, x.relationship_type, x.status, x.search_expand FROM jsonb_to_recordset($1::jsonb) AS x(source_entity_id bigint, target_entity_id bigint, relationship_type text, status text, search_expand boolean) ON CONFLICT (source_entity_id, target_entity_id, relationship_type) DO UPDATE SET status = EXCLUDED.status, search_expand = EXCLUDED.search_expand WHERE (t.status, t.search_expand) IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.search_expand)"
 
 // referenceRow is a cryptointel.Reference as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.
@@ -170,16 +158,10 @@ func referenceRowOf(x *cryptointel.Reference) referenceRow {
 	}
 }
 
-// The pieces of the entity_references upsert: INSERT INTO entity_references AS t (referenceWritten) SELECT
-// referenceValues FROM jsonb_to_recordset($1::jsonb) AS x(referenceRecord) ON CONFLICT
-// DO UPDATE SET referenceSet WHERE referenceChanged.
-const (
-	referenceWritten = "id, entity_id, reference_type, title, url"
-	referenceValues  = "x.id, x.entity_id, x.reference_type, x.title, x.url"
-	referenceRecord  = "id bigint, entity_id bigint, reference_type text, title text, url text"
-	referenceSet     = "entity_id = EXCLUDED.entity_id, reference_type = EXCLUDED.reference_type, title = EXCLUDED.title, url = EXCLUDED.url"
-	referenceChanged = "(t.entity_id, t.reference_type, t.title, t.url) IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.reference_type, EXCLUDED.title, EXCLUDED.url)"
-)
+// referenceUpsert is the upsert of a batch of entity_references rows ($1, a JSON array of
+// referenceRow): a row is updated only when a column changes. A statement
+// appends its RETURNING.
+const referenceUpsert = "INSERT INTO entity_references AS t (id, entity_id, reference_type, title, url) SELECT x.id, x.entity_id, x.reference_type, x.title, x.url FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, entity_id bigint, reference_type text, title text, url text) ON CONFLICT (id) DO UPDATE SET entity_id = EXCLUDED.entity_id, reference_type = EXCLUDED.reference_type, title = EXCLUDED.title, url = EXCLUDED.url WHERE (t.entity_id, t.reference_type, t.title, t.url) IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.reference_type, EXCLUDED.title, EXCLUDED.url)"
 
 // eventEntityRow is a cryptointel.EventEntity as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.
@@ -208,16 +190,10 @@ func eventEntityRowOf(x *cryptointel.EventEntity) eventEntityRow {
 	}
 }
 
-// The pieces of the event_entities upsert: INSERT INTO event_entities AS t (eventEntityWritten) SELECT
-// eventEntityValues FROM jsonb_to_recordset($1::jsonb) AS x(eventEntityRecord) ON CONFLICT
-// DO UPDATE SET eventEntitySet WHERE eventEntityChanged.
-const (
-	eventEntityWritten = "event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category"
-	eventEntityValues  = "x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category"
-	eventEntityRecord  = "event_id bigint, entity_id bigint, role text, position integer, latest_evidence_at timestamptz, significance double precision, content_type text, category text"
-	eventEntitySet     = "position = EXCLUDED.position, latest_evidence_at = EXCLUDED.latest_evidence_at, significance = EXCLUDED.significance, content_type = EXCLUDED.content_type, category = EXCLUDED.category"
-	eventEntityChanged = "(t.position, t.latest_evidence_at, t.significance, t.content_type, t.category) IS DISTINCT FROM (EXCLUDED.position, EXCLUDED.latest_evidence_at, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.category)"
-)
+// eventEntityUpsert is the upsert of a batch of event_entities rows ($1, a JSON array of
+// eventEntityRow): a row is updated only when a column changes. A statement
+// appends its RETURNING.
+const eventEntityUpsert = "INSERT INTO event_entities AS t (event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category) SELECT x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category FROM jsonb_to_recordset($1::jsonb) AS x(event_id bigint, entity_id bigint, role text, position integer, latest_evidence_at timestamptz, significance double precision, content_type text, category text) ON CONFLICT (event_id, entity_id, role) DO UPDATE SET position = EXCLUDED.position, latest_evidence_at = EXCLUDED.latest_evidence_at, significance = EXCLUDED.significance, content_type = EXCLUDED.content_type, category = EXCLUDED.category WHERE (t.position, t.latest_evidence_at, t.significance, t.content_type, t.category) IS DISTINCT FROM (EXCLUDED.position, EXCLUDED.latest_evidence_at, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.category)"
 
 // marketRow is a cryptointel.Market as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.
@@ -246,16 +222,10 @@ func marketRowOf(x *cryptointel.Market) marketRow {
 	}
 }
 
-// The pieces of the markets upsert: INSERT INTO markets AS t (marketWritten) SELECT
-// marketValues FROM jsonb_to_recordset($1::jsonb) AS x(marketRecord) ON CONFLICT
-// DO UPDATE SET marketSet WHERE marketChanged.
-const (
-	marketWritten = "id, entity_id, question, url, outcomes, probability, volume, closes_at"
-	marketValues  = "x.id, x.entity_id, x.question, x.url, x.outcomes, x.probability, x.volume, x.closes_at"
-	marketRecord  = "id bigint, entity_id bigint, question text, url text, outcomes text[], probability double precision, volume double precision, closes_at timestamptz"
-	marketSet     = "entity_id = EXCLUDED.entity_id, question = EXCLUDED.question, url = EXCLUDED.url, outcomes = EXCLUDED.outcomes, probability = EXCLUDED.probability, volume = EXCLUDED.volume, closes_at = EXCLUDED.closes_at"
-	marketChanged = "(t.entity_id, t.question, t.url, t.outcomes, t.probability, t.volume, t.closes_at) IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.question, EXCLUDED.url, EXCLUDED.outcomes, EXCLUDED.probability, EXCLUDED.volume, EXCLUDED.closes_at)"
-)
+// marketUpsert is the upsert of a batch of markets rows ($1, a JSON array of
+// marketRow): a row is updated only when a column changes. A statement
+// appends its RETURNING.
+const marketUpsert = "INSERT INTO markets AS t (id, entity_id, question, url, outcomes, probability, volume, closes_at) SELECT x.id, x.entity_id, x.question, x.url, x.outcomes, x.probability, x.volume, x.closes_at FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, entity_id bigint, question text, url text, outcomes text[], probability double precision, volume double precision, closes_at timestamptz) ON CONFLICT (id) DO UPDATE SET entity_id = EXCLUDED.entity_id, question = EXCLUDED.question, url = EXCLUDED.url, outcomes = EXCLUDED.outcomes, probability = EXCLUDED.probability, volume = EXCLUDED.volume, closes_at = EXCLUDED.closes_at WHERE (t.entity_id, t.question, t.url, t.outcomes, t.probability, t.volume, t.closes_at) IS DISTINCT FROM (EXCLUDED.entity_id, EXCLUDED.question, EXCLUDED.url, EXCLUDED.outcomes, EXCLUDED.probability, EXCLUDED.volume, EXCLUDED.closes_at)"
 
 // marketSubeventRow is a cryptointel.MarketSubevent as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.
@@ -280,16 +250,10 @@ func marketSubeventRowOf(x *cryptointel.MarketSubevent) marketSubeventRow {
 	}
 }
 
-// The pieces of the market_subevents upsert: INSERT INTO market_subevents AS t (marketSubeventWritten) SELECT
-// marketSubeventValues FROM jsonb_to_recordset($1::jsonb) AS x(marketSubeventRecord) ON CONFLICT
-// DO UPDATE SET marketSubeventSet WHERE marketSubeventChanged.
-const (
-	marketSubeventWritten = "id, market_id, label, subevent_type, normalized_title, injected_summary"
-	marketSubeventValues  = "x.id, x.market_id, x.label, x.subevent_type, x.normalized_title, x.injected_summary"
-	marketSubeventRecord  = "id bigint, market_id bigint, label text, subevent_type text, normalized_title text, injected_summary text"
-	marketSubeventSet     = "market_id = EXCLUDED.market_id, label = EXCLUDED.label, subevent_type = EXCLUDED.subevent_type, normalized_title = EXCLUDED.normalized_title, injected_summary = EXCLUDED.injected_summary"
-	marketSubeventChanged = "(t.market_id, t.label, t.subevent_type, t.normalized_title, t.injected_summary) IS DISTINCT FROM (EXCLUDED.market_id, EXCLUDED.label, EXCLUDED.subevent_type, EXCLUDED.normalized_title, EXCLUDED.injected_summary)"
-)
+// marketSubeventUpsert is the upsert of a batch of market_subevents rows ($1, a JSON array of
+// marketSubeventRow): a row is updated only when a column changes. A statement
+// appends its RETURNING.
+const marketSubeventUpsert = "INSERT INTO market_subevents AS t (id, market_id, label, subevent_type, normalized_title, injected_summary) SELECT x.id, x.market_id, x.label, x.subevent_type, x.normalized_title, x.injected_summary FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, market_id bigint, label text, subevent_type text, normalized_title text, injected_summary text) ON CONFLICT (id) DO UPDATE SET market_id = EXCLUDED.market_id, label = EXCLUDED.label, subevent_type = EXCLUDED.subevent_type, normalized_title = EXCLUDED.normalized_title, injected_summary = EXCLUDED.injected_summary WHERE (t.market_id, t.label, t.subevent_type, t.normalized_title, t.injected_summary) IS DISTINCT FROM (EXCLUDED.market_id, EXCLUDED.label, EXCLUDED.subevent_type, EXCLUDED.normalized_title, EXCLUDED.injected_summary)"
 
 // marketPostRow is a cryptointel.MarketPost as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.
@@ -310,13 +274,7 @@ func marketPostRowOf(x *cryptointel.MarketPost) marketPostRow {
 	}
 }
 
-// The pieces of the market_posts upsert: INSERT INTO market_posts AS t (marketPostWritten) SELECT
-// marketPostValues FROM jsonb_to_recordset($1::jsonb) AS x(marketPostRecord) ON CONFLICT
-// DO UPDATE SET marketPostSet WHERE marketPostChanged.
-const (
-	marketPostWritten = "id, subevent_id, content, posted_at"
-	marketPostValues  = "x.id, x.subevent_id, x.content, x.posted_at"
-	marketPostRecord  = "id bigint, subevent_id bigint, content text, posted_at timestamptz"
-	marketPostSet     = "subevent_id = EXCLUDED.subevent_id, content = EXCLUDED.content, posted_at = EXCLUDED.posted_at"
-	marketPostChanged = "(t.subevent_id, t.content, t.posted_at) IS DISTINCT FROM (EXCLUDED.subevent_id, EXCLUDED.content, EXCLUDED.posted_at)"
-)
+// marketPostUpsert is the upsert of a batch of market_posts rows ($1, a JSON array of
+// marketPostRow): a row is updated only when a column changes. A statement
+// appends its RETURNING.
+const marketPostUpsert = "INSERT INTO market_posts AS t (id, subevent_id, content, posted_at) SELECT x.id, x.subevent_id, x.content, x.posted_at FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, subevent_id bigint, content text, posted_at timestamptz) ON CONFLICT (id) DO UPDATE SET subevent_id = EXCLUDED.subevent_id, content = EXCLUDED.content, posted_at = EXCLUDED.posted_at WHERE (t.subevent_id, t.content, t.posted_at) IS DISTINCT FROM (EXCLUDED.subevent_id, EXCLUDED.content, EXCLUDED.posted_at)"

@@ -626,13 +626,7 @@ func applyRelationships(ctx context.Context, tx pgx.Tx, res *batchResult) error 
 		return err
 	}
 	db.CountStatement(ctx)
-	result, err := tx.Query(ctx, `
-		INSERT INTO relationships AS t (`+relationshipWritten+`)
-		SELECT `+relationshipValues+`
-		FROM jsonb_to_recordset($1::jsonb) AS x(`+relationshipRecord+`)
-		ON CONFLICT (source_entity_id, target_entity_id, relationship_type) DO UPDATE SET `+relationshipSet+`
-		WHERE `+relationshipChanged+`
-		RETURNING t.source_entity_id, t.target_entity_id, t.relationship_type`, param)
+	result, err := tx.Query(ctx, relationshipUpsert+" RETURNING t.source_entity_id, t.target_entity_id, t.relationship_type", param)
 	if err != nil {
 		return fmt.Errorf("error upserting relationships: %w", err)
 	}
@@ -663,13 +657,7 @@ func applyReferences(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if err != nil {
 		return err
 	}
-	ids, err := queryInt64s(ctx, tx, `
-		INSERT INTO entity_references AS t (`+referenceWritten+`)
-		SELECT `+referenceValues+`
-		FROM jsonb_to_recordset($1::jsonb) AS x(`+referenceRecord+`)
-		ON CONFLICT (id) DO UPDATE SET `+referenceSet+`
-		WHERE `+referenceChanged+`
-		RETURNING t.id`, param)
+	ids, err := queryInt64s(ctx, tx, referenceUpsert+" RETURNING t.id", param)
 	if err != nil {
 		return fmt.Errorf("error upserting references: %w", err)
 	}
@@ -719,13 +707,7 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if err != nil {
 		return err
 	}
-	ids, err := queryInt64s(ctx, tx, `
-		INSERT INTO markets AS t (`+marketWritten+`)
-		SELECT `+marketValues+`
-		FROM jsonb_to_recordset($1::jsonb) AS x(`+marketRecord+`)
-		ON CONFLICT (id) DO UPDATE SET `+marketSet+`
-		WHERE `+marketChanged+`
-		RETURNING t.id`, param)
+	ids, err := queryInt64s(ctx, tx, marketUpsert+" RETURNING t.id", param)
 	if err != nil {
 		return fmt.Errorf("error upserting markets: %w", err)
 	}
@@ -748,13 +730,7 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		if err != nil {
 			return err
 		}
-		ids, err = queryInt64s(ctx, tx, `
-			INSERT INTO market_subevents AS t (`+marketSubeventWritten+`)
-			SELECT `+marketSubeventValues+`
-			FROM jsonb_to_recordset($1::jsonb) AS x(`+marketSubeventRecord+`)
-			ON CONFLICT (id) DO UPDATE SET `+marketSubeventSet+`
-			WHERE `+marketSubeventChanged+`
-			RETURNING t.market_id`, param)
+		ids, err = queryInt64s(ctx, tx, marketSubeventUpsert+" RETURNING t.market_id", param)
 		if err != nil {
 			return fmt.Errorf("error upserting market subevents: %w", err)
 		}
@@ -780,13 +756,7 @@ func applyMarkets(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		if err != nil {
 			return err
 		}
-		ids, err = queryInt64s(ctx, tx, `
-			INSERT INTO market_posts AS t (`+marketPostWritten+`)
-			SELECT `+marketPostValues+`
-			FROM jsonb_to_recordset($1::jsonb) AS x(`+marketPostRecord+`)
-			ON CONFLICT (id) DO UPDATE SET `+marketPostSet+`
-			WHERE `+marketPostChanged+`
-			RETURNING t.subevent_id`, param)
+		ids, err = queryInt64s(ctx, tx, marketPostUpsert+" RETURNING t.subevent_id", param)
 		if err != nil {
 			return fmt.Errorf("error upserting market posts: %w", err)
 		}
@@ -882,13 +852,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	if err != nil {
 		return err
 	}
-	ids, err = queryInt64s(ctx, tx, `
-		INSERT INTO evidence AS t (`+evidenceWritten+`)
-		SELECT `+evidenceValues+`
-		FROM jsonb_to_recordset($1::jsonb) AS x(`+evidenceRecord+`)
-		ON CONFLICT (id) DO UPDATE SET `+evidenceSet+`
-		WHERE `+evidenceChanged+`
-		RETURNING t.event_id`, evParam)
+	ids, err = queryInt64s(ctx, tx, evidenceUpsert+" RETURNING t.event_id", evParam)
 	if err != nil {
 		return fmt.Errorf("error upserting evidence: %w", err)
 	}
@@ -926,13 +890,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		return fmt.Errorf("error removing stale event entities: %w", err)
 	}
 	db.CountStatement(ctx)
-	rows, err = tx.Query(ctx, `
-		INSERT INTO event_entities AS t (`+eventEntityWritten+`)
-		SELECT `+eventEntityValues+`
-		FROM jsonb_to_recordset($1::jsonb) AS x(`+eventEntityRecord+`)
-		ON CONFLICT (event_id, role, entity_id) DO UPDATE SET `+eventEntitySet+`
-		WHERE `+eventEntityChanged+`
-		RETURNING t.event_id, t.entity_id`, linkParam)
+	rows, err = tx.Query(ctx, eventEntityUpsert+" RETURNING t.event_id, t.entity_id", linkParam)
 	if err == nil {
 		err = collectPairs(rows)
 	}

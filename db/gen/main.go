@@ -3,8 +3,10 @@
 // `bun` tags (the one place a column is named; Bun's own reads use the same
 // tags) and `db` options, the columns a read selects, their scan
 // destinations and the instants put in UTC; for the types the ingest
-// upserts, the row sent to PostgreSQL and the pieces of its upsert
-// statement (in ingest/columns_gen.go, beside the ingest's writes); and the conversion into the wire types of the fields the wire
+// upserts, the row sent to PostgreSQL and its upsert statement (or its
+// pieces, where the ingest also sets managed columns), in
+// ingest/columns_gen.go beside the ingest's writes; and the conversion
+// into the wire types of the fields the wire
 // tables take from a column (wire.Field.Source "<table>.<column>").
 //
 // Field options, in a `db` tag: `noread` leaves the column out of reads (a
@@ -36,6 +38,10 @@ type table struct {
 	alias string // its alias in the reads
 	// upsert: the ingest writes it (row type and statement pieces).
 	upsert bool
+	// setsManaged: the ingest's upsert also sets managed columns, so it is
+	// written from pieces (<name>Written, …Values, …Record, …Set,
+	// …Changed); any other upsert is whole (<name>Upsert).
+	setsManaged bool
 	// writeOnly: db reads it through no columns of its own (no reads are
 	// written).
 	writeOnly bool
@@ -58,8 +64,8 @@ func main() {
 		objects[wire.Objects[i].Name] = &wire.Objects[i]
 	}
 	tables := []table{
-		{typ: reflect.TypeFor[cryptointel.Event](), name: "event", table: "events", alias: "e", upsert: true, wire: objects["Event"]},
-		{typ: reflect.TypeFor[cryptointel.Entity](), name: "entity", table: "entities", alias: "n", upsert: true, wire: objects["EntityRef"]},
+		{typ: reflect.TypeFor[cryptointel.Event](), name: "event", table: "events", alias: "e", upsert: true, setsManaged: true, wire: objects["Event"]},
+		{typ: reflect.TypeFor[cryptointel.Entity](), name: "entity", table: "entities", alias: "n", upsert: true, setsManaged: true, wire: objects["EntityRef"]},
 		{typ: reflect.TypeFor[cryptointel.Evidence](), name: "evidence", table: "evidence", alias: "v", upsert: true, wire: objects["Evidence"]},
 		{typ: reflect.TypeFor[cryptointel.EntityRelationship](), name: "relationship", table: "relationships", alias: "y"},
 		{typ: reflect.TypeFor[cryptointel.EventEntityRef](), name: "eventEntityRef", table: "event_entities", alias: "ee"},
@@ -292,8 +298,11 @@ func (t table) writeUpsert(b *bytes.Buffer, cols []column, goType string) {
 		}
 	}
 	b.WriteString("\t}\n}\n\n")
-	var names, values, types, set, old, new []string
+	var names, values, types, set, old, new, pk []string
 	for _, c := range written {
+		if c.pk {
+			pk = append(pk, c.name)
+		}
 		st, _ := sqlType(c.field.Type)
 		names = append(names, c.name)
 		values = append(values, "x."+c.name)
@@ -304,6 +313,13 @@ func (t table) writeUpsert(b *bytes.Buffer, cols []column, goType string) {
 			new = append(new, "EXCLUDED."+c.name)
 		}
 	}
+	changed := "(" + strings.Join(old, ", ") + ") IS DISTINCT FROM (" + strings.Join(new, ", ") + ")"
+	if !t.setsManaged {
+		fmt.Fprintf(b, "// %sUpsert is the upsert of a batch of %s rows ($1, a JSON array of\n// %sRow): a row is updated only when a column changes. A statement\n// appends its RETURNING.\n", t.name, t.table, t.name)
+		fmt.Fprintf(b, "const %sUpsert = %q\n\n", t.name, "INSERT INTO "+t.table+" AS t ("+strings.Join(names, ", ")+") SELECT "+strings.Join(values, ", ")+
+			" FROM jsonb_to_recordset($1::jsonb) AS x("+strings.Join(types, ", ")+") ON CONFLICT ("+strings.Join(pk, ", ")+") DO UPDATE SET "+strings.Join(set, ", ")+" WHERE "+changed)
+		return
+	}
 	fmt.Fprintf(b, "// The pieces of the %s upsert: INSERT INTO %s AS t (%sWritten) SELECT\n", t.table, t.table, t.name)
 	fmt.Fprintf(b, "// %sValues FROM jsonb_to_recordset($1::jsonb) AS x(%sRecord) ON CONFLICT\n", t.name, t.name)
 	fmt.Fprintf(b, "// DO UPDATE SET %sSet WHERE %sChanged.\n", t.name, t.name)
@@ -312,7 +328,7 @@ func (t table) writeUpsert(b *bytes.Buffer, cols []column, goType string) {
 	fmt.Fprintf(b, "\t%sValues = %q\n", t.name, strings.Join(values, ", "))
 	fmt.Fprintf(b, "\t%sRecord = %q\n", t.name, strings.Join(types, ", "))
 	fmt.Fprintf(b, "\t%sSet = %q\n", t.name, strings.Join(set, ", "))
-	fmt.Fprintf(b, "\t%sChanged = %q\n", t.name, "("+strings.Join(old, ", ")+") IS DISTINCT FROM ("+strings.Join(new, ", ")+")")
+	fmt.Fprintf(b, "\t%sChanged = %q\n", t.name, changed)
 	b.WriteString(")\n\n")
 }
 
