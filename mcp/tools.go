@@ -125,6 +125,7 @@ const (
 	descEntityID = "The entity id (an organization, token, person or protocol), as resolve_entity returns it."
 	descOrgID    = "The organization's entity id, as resolve_entity returns it."
 	descSince    = "Only events at or after this instant (ISO 8601, e.g. 2026-11-20T00:00:00Z)."
+	descLimit    = "How many events to return."
 )
 
 // toolDefs is the tool table.
@@ -140,7 +141,7 @@ var toolDefs = []toolDef{
 			{Name: "query", Description: "What to search for: words, an entity name or a ticker, e.g. \"ETH staking\" or \"Uniswap\". " +
 				"Time words (recently, today, next week, since March, in 2025) are read as a window or a preference, question words are dropped; " +
 				"the result's report says how the query was read."},
-			{Name: "limit", Description: "How many events to return."},
+			{Name: "limit", Description: descLimit},
 			{Name: "since", Description: descSince + " Defaults to the last 30 days."},
 			{Name: "from", Description: "Start of the window (ISO 8601), like since."},
 			{Name: "to", Description: "End of the window (ISO 8601, exclusive)."},
@@ -223,7 +224,7 @@ var toolDefs = []toolDef{
 		Args: []argDef{
 			{Name: "id", Description: descOrgID},
 			{Name: "since", Description: descSince},
-			{Name: "limit", Description: "How many events to return."},
+			{Name: "limit", Description: descLimit},
 			{Name: "cursor", Description: "next_cursor of a previous call, to continue the walk (with the same since)."},
 		},
 		Detail: true,
@@ -239,7 +240,7 @@ var toolDefs = []toolDef{
 				Schema: map[string]any{"type": "string", "enum": []any{"radar", "signal"}, "default": "radar"}},
 			{Name: "window", Description: "How far back to look when since is not given."},
 			{Name: "since", Description: descSince + " Within the last 30 days; takes precedence over window."},
-			{Name: "limit", Description: "How many events to return."},
+			{Name: "limit", Description: descLimit},
 			{Name: "offset", Description: "Events to skip, to page through."},
 			{Name: "category", Description: "Only events of this category, e.g. partnership, funding, listing, technology, analysis."},
 			{Name: "entityId", Description: "Only events of this entity (its id, from resolve_entity)."},
@@ -261,7 +262,7 @@ var toolDefs = []toolDef{
 		Description: "The most significant signal events of a window (by default the last 24 hours), strongest first.",
 		Routes:      []string{routeTopSignals},
 		Args: []argDef{
-			{Name: "limit", Description: "How many events to return."},
+			{Name: "limit", Description: descLimit},
 			{Name: "since", Description: descSince + " Defaults to the last 24 hours."},
 		},
 		Detail: true,
