@@ -22,6 +22,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/webhookstore"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -139,7 +140,7 @@ func WebhookRegistration(cfg WebhookConfig) Registration {
 		}
 		rc.PeriodicJobs = append(rc.PeriodicJobs, river.NewPeriodicJob(
 			river.PeriodicInterval(cfg.PollInterval),
-			func() (river.JobArgs, *river.InsertOpts) { return db.WebhookPollArgs{}, pollInsertOpts() },
+			func() (river.JobArgs, *river.InsertOpts) { return webhookstore.WebhookPollArgs{}, pollInsertOpts() },
 			&river.PeriodicJobOpts{ID: "webhook_poll", RunOnStart: true},
 		))
 		return nil
@@ -157,31 +158,31 @@ func deliveryInsertOpts() *river.InsertOpts {
 func deliveryJobParams(ids []string) []river.InsertManyParams {
 	params := make([]river.InsertManyParams, len(ids))
 	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: db.WebhookDeliveryArgs{DeliveryID: id}, InsertOpts: deliveryInsertOpts()}
+		params[i] = river.InsertManyParams{Args: webhookstore.WebhookDeliveryArgs{DeliveryID: id}, InsertOpts: deliveryInsertOpts()}
 	}
 	return params
 }
 
 // webhookDeliveryWorker sends one delivery attempt per run.
 type webhookDeliveryWorker struct {
-	river.WorkerDefaults[db.WebhookDeliveryArgs]
+	river.WorkerDefaults[webhookstore.WebhookDeliveryArgs]
 	cfg *WebhookConfig
 }
 
 // Timeout bounds a run: one 10-second attempt plus bookkeeping.
-func (w *webhookDeliveryWorker) Timeout(*river.Job[db.WebhookDeliveryArgs]) time.Duration {
+func (w *webhookDeliveryWorker) Timeout(*river.Job[webhookstore.WebhookDeliveryArgs]) time.Duration {
 	return webhookDeliveryJobT
 }
 
 // NextRetry implements the contract's schedule, scaled.
-func (w *webhookDeliveryWorker) NextRetry(job *river.Job[db.WebhookDeliveryArgs]) time.Time {
+func (w *webhookDeliveryWorker) NextRetry(job *river.Job[webhookstore.WebhookDeliveryArgs]) time.Time {
 	return time.Now().Add(WebhookRetryDelay(job.Attempt, w.cfg.TimeScale))
 }
 
 // Work attempts the delivery once and records the attempt.
-func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.WebhookDeliveryArgs]) error {
+func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[webhookstore.WebhookDeliveryArgs]) error {
 	store := w.cfg.Store
-	d, hook, err := db.DeliveryForSend(ctx, store.Bun, job.Args.DeliveryID)
+	d, hook, err := webhookstore.DeliveryForSend(ctx, store.Bun, job.Args.DeliveryID)
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND {
 		return nil // the webhook was deleted with its deliveries
 	} else if err != nil {
@@ -194,12 +195,12 @@ func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.Webh
 	// attempted but marked failed, so they can be redelivered once the
 	// webhook is re-enabled. Pings are always sent.
 	if !hook.Active && d.EventID != nil {
-		return db.SkipDelivery(ctx, store.Bun, d.ID, "")
+		return webhookstore.SkipDelivery(ctx, store.Bun, d.ID, "")
 	}
 	now := w.cfg.Now().UTC()
 	body, err := buildDeliveryBody(ctx, store, d, hook, now)
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND {
-		return db.SkipDelivery(ctx, store.Bun, d.ID, "not attempted: event no longer exists")
+		return webhookstore.SkipDelivery(ctx, store.Bun, d.ID, "not attempted: event no longer exists")
 	} else if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (w *webhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.Webh
 		}
 	}
 	observe.WebhookDelivery(outcome, rec.Latency)
-	if _, err := db.RecordWebhookAttempt(context.WithoutCancel(ctx), store.Bun, rec); err != nil {
+	if _, err := webhookstore.RecordWebhookAttempt(context.WithoutCancel(ctx), store.Bun, rec); err != nil {
 		return err
 	}
 	if !rec.Succeeded && !rec.Final {
@@ -353,8 +354,8 @@ func SignedHeaders(secret, eventType, deliveryID string, body []byte, now time.T
 }
 
 // sendDelivery POSTs body to the webhook once and describes the outcome.
-func sendDelivery(ctx context.Context, client *http.Client, hook *webhook.Webhook, d *webhook.Delivery, body []byte, now time.Time) db.AttemptRecord {
-	rec := db.AttemptRecord{DeliveryID: d.ID, AttemptedAt: now}
+func sendDelivery(ctx context.Context, client *http.Client, hook *webhook.Webhook, d *webhook.Delivery, body []byte, now time.Time) webhookstore.AttemptRecord {
+	rec := webhookstore.AttemptRecord{DeliveryID: d.ID, AttemptedAt: now}
 	ctx, cancel := context.WithTimeout(ctx, WebhookAttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook.URL, bytes.NewReader(body))
@@ -422,7 +423,7 @@ type WebhookDispatcher struct {
 // job in the same transaction. Returns ENOTFOUND.
 func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64) (*webhook.Delivery, error) {
 	return d.inTx(ctx, func(tx pgx.Tx) (*webhook.Delivery, error) {
-		return db.CreateTestDeliveryTx(ctx, tx, accountID, webhookID)
+		return webhookstore.CreateTestDeliveryTx(ctx, tx, accountID, webhookID)
 	})
 }
 
@@ -431,7 +432,7 @@ func (d *WebhookDispatcher) Test(ctx context.Context, accountID, webhookID int64
 // ENOTFOUND and EINVALID.
 func (d *WebhookDispatcher) Redeliver(ctx context.Context, accountID, webhookID int64, deliveryID string) (*webhook.Delivery, error) {
 	return d.inTx(ctx, func(tx pgx.Tx) (*webhook.Delivery, error) {
-		return db.RedeliverTx(ctx, tx, accountID, webhookID, deliveryID)
+		return webhookstore.RedeliverTx(ctx, tx, accountID, webhookID, deliveryID)
 	})
 }
 
@@ -445,7 +446,7 @@ func (d *WebhookDispatcher) inTx(ctx context.Context, fn func(pgx.Tx) (*webhook.
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Client.InsertTx(ctx, tx, db.WebhookDeliveryArgs{DeliveryID: delivery.ID}, deliveryInsertOpts()); err != nil {
+	if _, err := d.Client.InsertTx(ctx, tx, webhookstore.WebhookDeliveryArgs{DeliveryID: delivery.ID}, deliveryInsertOpts()); err != nil {
 		return nil, fmt.Errorf("error queueing delivery: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {

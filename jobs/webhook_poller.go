@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // pollInsertOpts are the insert options of a poll job. Polls are not
@@ -22,14 +23,14 @@ func pollInsertOpts() *river.InsertOpts {
 
 // webhookPollWorker fans out new events to webhooks: deliveries and their
 // River jobs are inserted in the transaction that advances the mark (see
-// db.PollEventsTx for the ordering and event-type rules).
+// webhookstore.PollEventsTx for the ordering and event-type rules).
 type webhookPollWorker struct {
-	river.WorkerDefaults[db.WebhookPollArgs]
+	river.WorkerDefaults[webhookstore.WebhookPollArgs]
 	cfg *WebhookConfig
 }
 
 // Work runs one poll.
-func (w *webhookPollWorker) Work(ctx context.Context, job *river.Job[db.WebhookPollArgs]) error {
+func (w *webhookPollWorker) Work(ctx context.Context, job *river.Job[webhookstore.WebhookPollArgs]) error {
 	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		return fmt.Errorf("error getting river client: %w", err)
@@ -42,13 +43,13 @@ func (w *webhookPollWorker) Work(ctx context.Context, job *river.Job[db.WebhookP
 // above the mark and inserts one delivery job per new delivery with
 // InsertManyTx before committing, so a delivery never exists without its
 // job nor a job without its delivery.
-func PollWebhooks(ctx context.Context, store *db.DB, client *river.Client[pgx.Tx]) (*db.PollResult, error) {
+func PollWebhooks(ctx context.Context, store *db.DB, client *river.Client[pgx.Tx]) (*webhookstore.PollResult, error) {
 	tx, err := store.Pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("error beginning poll: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
-	res, err := db.PollEventsTx(ctx, tx)
+	res, err := webhookstore.PollEventsTx(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func RunEventListener(ctx context.Context, store *db.DB, client *river.Client[pg
 			return
 		case <-wake:
 		}
-		if _, err := client.Insert(ctx, db.WebhookPollArgs{}, pollInsertOpts()); err != nil && ctx.Err() == nil {
+		if _, err := client.Insert(ctx, webhookstore.WebhookPollArgs{}, pollInsertOpts()); err != nil && ctx.Err() == nil {
 			logger.WarnContext(ctx, "error queueing webhook poll", "error", err)
 			select {
 			case <-ctx.Done():

@@ -14,8 +14,8 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // Messages of a webhook management body that cannot be read (the export
@@ -193,9 +193,9 @@ func (h *WebhookHandlers) parseURLField(ctx context.Context, raw json.RawMessage
 func parseEventTypesField(raw json.RawMessage) ([]string, error) {
 	var types []string
 	if err := json.Unmarshal(raw, &types); err != nil || types == nil {
-		return nil, cryptointel.Errorf(cryptointel.EINVALID, db.MsgInvalidEventTypes)
+		return nil, cryptointel.Errorf(cryptointel.EINVALID, webhookstore.MsgInvalidEventTypes)
 	}
-	return db.NormalizeEventTypes(types)
+	return webhookstore.NormalizeEventTypes(types)
 }
 
 // Create serves POST /v1/webhooks: body {url, event_types}; 201 with the
@@ -232,7 +232,7 @@ func (h *WebhookHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hook, err := db.CreateWebhook(r.Context(), h.DB, accountID, u, types, secret)
+	hook, err := webhookstore.CreateWebhook(r.Context(), h.DB, accountID, u, types, secret)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (h *WebhookHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hooks, err := db.ListWebhooks(r.Context(), h.DB, accountID)
+	hooks, err := webhookstore.ListWebhooks(r.Context(), h.DB, accountID)
 	if err != nil {
 		return err
 	}
@@ -267,12 +267,12 @@ func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := db.DeliveryFilter{Status: c.String("status"), Limit: c.Int("limit")}
-	hook, err := db.WebhookByID(r.Context(), h.DB, accountID, id)
+	f := webhookstore.DeliveryFilter{Status: c.String("status"), Limit: c.Int("limit")}
+	hook, err := webhookstore.WebhookByID(r.Context(), h.DB, accountID, id)
 	if err != nil {
 		return err
 	}
-	ds, err := db.WebhookDeliveries(r.Context(), h.DB, hook.ID, f)
+	ds, err := webhookstore.WebhookDeliveries(r.Context(), h.DB, hook.ID, f)
 	if err != nil {
 		return err
 	}
@@ -297,18 +297,18 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return handleBodyError(w, err)
 	}
-	var patch db.WebhookPatch
+	var patch webhookstore.WebhookPatch
 	_, hasURL := fields["url"]
 	_, hasTypes := fields["event_types"]
 	_, hasActive := fields["active"]
 	if !hasURL && !hasTypes && !hasActive {
-		return cryptointel.Errorf(cryptointel.EINVALID, db.MsgNoFieldsToUpdate)
+		return cryptointel.Errorf(cryptointel.EINVALID, webhookstore.MsgNoFieldsToUpdate)
 	}
 	if err := unknownField(fields, "url", "event_types", "active"); err != nil {
 		return err
 	}
 	// Ownership first, so another account's id is 404 whatever the body.
-	if _, err := db.WebhookByID(r.Context(), h.DB, accountID, id); err != nil {
+	if _, err := webhookstore.WebhookByID(r.Context(), h.DB, accountID, id); err != nil {
 		return err
 	}
 	if hasURL {
@@ -332,7 +332,7 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 		}
 		patch.Active = active
 	}
-	hook, err := db.UpdateWebhook(r.Context(), h.DB, accountID, id, patch)
+	hook, err := webhookstore.UpdateWebhook(r.Context(), h.DB, accountID, id, patch)
 	if err != nil {
 		return err
 	}
@@ -345,7 +345,7 @@ func (h *WebhookHandlers) Delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := db.DeleteWebhook(r.Context(), h.DB, accountID, id); err != nil {
+	if err := webhookstore.DeleteWebhook(r.Context(), h.DB, accountID, id); err != nil {
 		return err
 	}
 	return writeResponse(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "deleted": true}})
@@ -362,7 +362,7 @@ func (h *WebhookHandlers) RotateSecret(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	hook, err := db.RotateWebhookSecret(r.Context(), h.DB, accountID, id, secret)
+	hook, err := webhookstore.RotateWebhookSecret(r.Context(), h.DB, accountID, id, secret)
 	if err != nil {
 		return err
 	}

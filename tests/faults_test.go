@@ -29,6 +29,7 @@ import (
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/ingest"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // faultAnswer is one request's outcome as a client saw it.
@@ -624,7 +625,7 @@ func TestHangingWebhookReceiversDoNotSlowTheAPI(t *testing.T) {
 	_, owner, err := db.CreateAPIKey(ctx, a.DB.Bun, "hanging-receivers", cryptointel.PlanPro)
 	require.NoError(t, err)
 	for _, p := range []string{"/hang1", "/hang2", "/slow"} {
-		_, err := db.CreateWebhook(ctx, a.DB.Bun, owner.AccountID, recv.URL+p, []string{"radar"}, "whsec_aGFuZw==")
+		_, err := webhookstore.CreateWebhook(ctx, a.DB.Bun, owner.AccountID, recv.URL+p, []string{"radar"}, "whsec_aGFuZw==")
 		require.NoError(t, err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -12,8 +12,8 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/app"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // TestAccountIsolation checks that every account-owned resource (webhooks,
@@ -83,14 +83,14 @@ func TestAccountIsolation(t *testing.T) {
 	// Account B: every operation on A's resources is a plain 404.
 	hookPath := "/v1/webhooks/" + hookID
 	for _, c := range []struct{ method, path, body, message string }{
-		{http.MethodGet, hookPath, "", db.MsgWebhookNotFound},
-		{http.MethodGet, hookPath + "?status=failed", "", db.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"active":false}`, db.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"url":"https://127.0.0.1:9/b"}`, db.MsgWebhookNotFound},
-		{http.MethodPatch, hookPath, `{"event_types":["signal"],"active":true}`, db.MsgWebhookNotFound},
-		{http.MethodDelete, hookPath, "", db.MsgWebhookNotFound},
-		{http.MethodPost, hookPath + "/rotate-secret", "", db.MsgWebhookNotFound},
-		{http.MethodPost, hookPath + "/test", "", db.MsgWebhookNotFound},
+		{http.MethodGet, hookPath, "", webhookstore.MsgWebhookNotFound},
+		{http.MethodGet, hookPath + "?status=failed", "", webhookstore.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"active":false}`, webhookstore.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"url":"https://127.0.0.1:9/b"}`, webhookstore.MsgWebhookNotFound},
+		{http.MethodPatch, hookPath, `{"event_types":["signal"],"active":true}`, webhookstore.MsgWebhookNotFound},
+		{http.MethodDelete, hookPath, "", webhookstore.MsgWebhookNotFound},
+		{http.MethodPost, hookPath + "/rotate-secret", "", webhookstore.MsgWebhookNotFound},
+		{http.MethodPost, hookPath + "/test", "", webhookstore.MsgWebhookNotFound},
 		{http.MethodPost, hookPath + "/deliveries/" + deliveryID + "/redeliver", "", ""},
 		{http.MethodGet, "/v1/export/jobs/" + jobID, "", ""},
 	} {

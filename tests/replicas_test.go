@@ -24,6 +24,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/exportjob"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // TestThreeReplicas runs three server processes (each with its own pool,
@@ -224,7 +225,7 @@ func TestThreeReplicas(t *testing.T) {
 		ans := clients[1].do(http.MethodPost, "/v1/webhooks", plaintext, `{"url":"`+recv.URL+paths[0]+`","event_types":["radar"]}`)
 		require.Equal(t, http.StatusCreated, ans.status, ans.body)
 		for _, p := range paths[1:] {
-			_, err := db.CreateWebhook(ctx, store.Bun, key.AccountID, recv.URL+p, []string{"radar"}, "whsec_cmVwbGljYXM=")
+			_, err := webhookstore.CreateWebhook(ctx, store.Bun, key.AccountID, recv.URL+p, []string{"radar"}, "whsec_cmVwbGljYXM=")
 			require.NoError(t, err)
 		}
 		ans = clients[0].do(http.MethodPost, "/admin/ingest", admin, `{"kind":"entity","id":1,"canonicalName":"Acme"}`+"\n")

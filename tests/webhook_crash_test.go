@@ -25,6 +25,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/ingest"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // crashReceiver records every request by (webhook path, event id) and
@@ -123,7 +124,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	_, key, err := db.CreateAPIKey(ctx, store.Bun, "crash", cryptointel.PlanPro)
 	require.NoError(t, err)
 	for _, p := range []string{"/a", "/b", "/c"} {
-		_, err := db.CreateWebhook(ctx, store.Bun, key.AccountID, srv.URL+p, []string{"radar"}, "whsec_Y3Jhc2g=")
+		_, err := webhookstore.CreateWebhook(ctx, store.Bun, key.AccountID, srv.URL+p, []string{"radar"}, "whsec_Y3Jhc2g=")
 		require.NoError(t, err)
 	}
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 func whPtr[T any](v T) *T { return &v }
@@ -128,7 +128,7 @@ func TestWebhookRetries(t *testing.T) {
 	require.Equal(t, 5, dd.Attempts)
 	require.Equal(t, 500, *dd.LastStatus)
 
-	attempts, err := db.WebhookAttempts(context.Background(), s.store.Bun, deadID)
+	attempts, err := webhookstore.WebhookAttempts(context.Background(), s.store.Bun, deadID)
 	require.NoError(t, err)
 	require.Len(t, attempts, 5)
 	for i, a := range attempts {

@@ -26,6 +26,7 @@ import (
 	"github.com/cryptointel/cryptointel/jobs"
 	"github.com/cryptointel/cryptointel/rest"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // webhookReceived is one request the receiver got.
@@ -245,7 +246,7 @@ func whEventLine(id int64, significance *float64, owners ...int64) map[string]an
 // delivery reads a delivery row.
 func (s *webhookServer) delivery(t *testing.T, id string) *webhook.Delivery {
 	t.Helper()
-	d, _, err := db.DeliveryForSend(context.Background(), s.store.Bun, id)
+	d, _, err := webhookstore.DeliveryForSend(context.Background(), s.store.Bun, id)
 	require.NoError(t, err)
 	return d
 }

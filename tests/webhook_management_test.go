@@ -11,8 +11,8 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access/accesstest"
-	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 // TestWebhookManagement covers the routes' contract: creation shows the
@@ -237,5 +237,5 @@ func TestWebhookRotateTestRedeliver(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	code, res = s.do(t, http.MethodPost, redeliver, key, nil)
 	require.Equal(t, http.StatusBadRequest, code)
-	require.Equal(t, db.MsgWebhookInactive, res["error"])
+	require.Equal(t, webhookstore.MsgWebhookInactive, res["error"])
 }

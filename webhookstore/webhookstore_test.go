@@ -1,4 +1,4 @@
-package db_test
+package webhookstore_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/webhook"
+	"github.com/cryptointel/cryptointel/webhookstore"
 )
 
 type webhookBundle struct {
@@ -47,13 +48,13 @@ func (b *webhookBundle) insertEvent(t *testing.T, id int64, signal bool) {
 	}, id, signal)
 }
 
-func (b *webhookBundle) poll(t *testing.T) *db.PollResult {
+func (b *webhookBundle) poll(t *testing.T) *webhookstore.PollResult {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := b.store.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck
-	res, err := db.PollEventsTx(ctx, tx)
+	res, err := webhookstore.PollEventsTx(ctx, tx)
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit(ctx))
 	return res
@@ -92,40 +93,40 @@ func TestWebhookCRUD(t *testing.T) {
 
 	var ids []int64
 	for i := 0; i < webhook.MaxPerAccount; i++ {
-		h, err := db.CreateWebhook(ctx, b.store.Bun, b.account, fmt.Sprintf("https://h%d.example.com/", i), []string{"radar"}, "whsec_x")
+		h, err := webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, fmt.Sprintf("https://h%d.example.com/", i), []string{"radar"}, "whsec_x")
 		require.NoError(t, err)
 		ids = append(ids, h.ID)
 	}
-	_, err = db.CreateWebhook(ctx, b.store.Bun, b.account, "https://h.example.com/", []string{"radar"}, "whsec_x")
+	_, err = webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://h.example.com/", []string{"radar"}, "whsec_x")
 	require.Equal(t, cryptointel.EINVALID, cryptointel.ErrorCode(err))
 	require.Equal(t, "Maximum 5 webhooks per account", cryptointel.ErrorMessage(err))
 
-	list, err := db.ListWebhooks(ctx, b.store.Bun, b.account)
+	list, err := webhookstore.ListWebhooks(ctx, b.store.Bun, b.account)
 	require.NoError(t, err)
 	require.Len(t, list, 5)
 	require.Equal(t, ids[4], list[0].ID, "newest first")
 
-	_, err = db.WebhookByID(ctx, b.store.Bun, other.AccountID, ids[0])
+	_, err = webhookstore.WebhookByID(ctx, b.store.Bun, other.AccountID, ids[0])
 	require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(err))
-	_, err = db.UpdateWebhook(ctx, b.store.Bun, other.AccountID, ids[0], db.WebhookPatch{Active: new(bool)})
+	_, err = webhookstore.UpdateWebhook(ctx, b.store.Bun, other.AccountID, ids[0], webhookstore.WebhookPatch{Active: new(bool)})
 	require.Equal(t, "Webhook not found", cryptointel.ErrorMessage(err))
-	require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(db.DeleteWebhook(ctx, b.store.Bun, other.AccountID, ids[0])))
-	_, err = db.UpdateWebhook(ctx, b.store.Bun, b.account, ids[0], db.WebhookPatch{})
+	require.Equal(t, cryptointel.ENOTFOUND, cryptointel.ErrorCode(webhookstore.DeleteWebhook(ctx, b.store.Bun, other.AccountID, ids[0])))
+	_, err = webhookstore.UpdateWebhook(ctx, b.store.Bun, b.account, ids[0], webhookstore.WebhookPatch{})
 	require.Equal(t, "No fields to update", cryptointel.ErrorMessage(err))
 
 	off := false
-	h, err := db.UpdateWebhook(ctx, b.store.Bun, b.account, ids[0], db.WebhookPatch{Active: &off})
+	h, err := webhookstore.UpdateWebhook(ctx, b.store.Bun, b.account, ids[0], webhookstore.WebhookPatch{Active: &off})
 	require.NoError(t, err)
 	require.False(t, h.Active)
 	require.Equal(t, "https://h0.example.com/", h.URL, "fields not included stay")
 
-	require.NoError(t, db.DeleteWebhook(ctx, b.store.Bun, b.account, ids[0]))
-	_, err = db.CreateWebhook(ctx, b.store.Bun, b.account, "https://h.example.com/", []string{"signal"}, "whsec_x")
+	require.NoError(t, webhookstore.DeleteWebhook(ctx, b.store.Bun, b.account, ids[0]))
+	_, err = webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://h.example.com/", []string{"signal"}, "whsec_x")
 	require.NoError(t, err, "deleting frees a slot")
 
-	_, err = db.NormalizeEventTypes([]string{"radar", "news"})
+	_, err = webhookstore.NormalizeEventTypes([]string{"radar", "news"})
 	require.Equal(t, "event_types must only contain: radar, signal", cryptointel.ErrorMessage(err))
-	types, err := db.NormalizeEventTypes([]string{"signal", "radar", "signal"})
+	types, err := webhookstore.NormalizeEventTypes([]string{"signal", "radar", "signal"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"radar", "signal"}, types)
 }
@@ -136,16 +137,16 @@ func TestPollFanOut(t *testing.T) {
 	t.Parallel()
 	b := setupWebhook(t)
 	ctx := context.Background()
-	radar, err := db.CreateWebhook(ctx, b.store.Bun, b.account, "https://r.example.com/", []string{"radar"}, "whsec_x")
+	radar, err := webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://r.example.com/", []string{"radar"}, "whsec_x")
 	require.NoError(t, err)
-	signal, err := db.CreateWebhook(ctx, b.store.Bun, b.account, "https://s.example.com/", []string{"signal"}, "whsec_x")
+	signal, err := webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://s.example.com/", []string{"signal"}, "whsec_x")
 	require.NoError(t, err)
-	both, err := db.CreateWebhook(ctx, b.store.Bun, b.account, "https://b.example.com/", []string{"radar", "signal"}, "whsec_x")
+	both, err := webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://b.example.com/", []string{"radar", "signal"}, "whsec_x")
 	require.NoError(t, err)
-	paused, err := db.CreateWebhook(ctx, b.store.Bun, b.account, "https://p.example.com/", []string{"radar", "signal"}, "whsec_x")
+	paused, err := webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://p.example.com/", []string{"radar", "signal"}, "whsec_x")
 	require.NoError(t, err)
 	off := false
-	_, err = db.UpdateWebhook(ctx, b.store.Bun, b.account, paused.ID, db.WebhookPatch{Active: &off})
+	_, err = webhookstore.UpdateWebhook(ctx, b.store.Bun, b.account, paused.ID, webhookstore.WebhookPatch{Active: &off})
 	require.NoError(t, err)
 
 	b.insertEvent(t, 1, false)
@@ -170,7 +171,7 @@ func TestPollOutOfOrderCommit(t *testing.T) {
 	t.Parallel()
 	b := setupWebhook(t)
 	ctx := context.Background()
-	hook, err := db.CreateWebhook(ctx, b.store.Bun, b.account, "https://r.example.com/", []string{"radar"}, "whsec_x")
+	hook, err := webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://r.example.com/", []string{"radar"}, "whsec_x")
 	require.NoError(t, err)
 
 	slow, err := b.store.Pool.Begin(ctx)
@@ -206,7 +207,7 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	t.Parallel()
 	b := setupWebhook(t)
 	ctx := context.Background()
-	hook, err := db.CreateWebhook(ctx, b.store.Bun, b.account, "https://r.example.com/", []string{"radar"}, "whsec_x")
+	hook, err := webhookstore.CreateWebhook(ctx, b.store.Bun, b.account, "https://r.example.com/", []string{"radar"}, "whsec_x")
 	require.NoError(t, err)
 	_, err = b.store.Pool.Exec(ctx, `UPDATE webhooks SET consecutive_failures = 48 WHERE id = $1`, hook.ID)
 	require.NoError(t, err)
@@ -218,30 +219,30 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	ids := res.DeliveryIDs
 
 	// A non-final failure does not count; a success resets.
-	d, err := db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[0], AttemptedAt: b.store.Now(), Error: "x"})
+	d, err := webhookstore.RecordWebhookAttempt(ctx, b.store.Bun, webhookstore.AttemptRecord{DeliveryID: ids[0], AttemptedAt: b.store.Now(), Error: "x"})
 	require.NoError(t, err)
 	require.Equal(t, webhook.DeliveryPending, d.Status)
-	h, err := db.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
+	h, err := webhookstore.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
 	require.NoError(t, err)
 	require.Equal(t, 48, h.ConsecutiveFailures)
 
-	_, err = db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[0], AttemptedAt: b.store.Now(), Error: "x", Final: true})
+	_, err = webhookstore.RecordWebhookAttempt(ctx, b.store.Bun, webhookstore.AttemptRecord{DeliveryID: ids[0], AttemptedAt: b.store.Now(), Error: "x", Final: true})
 	require.NoError(t, err)
-	h, _ = db.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
+	h, _ = webhookstore.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
 	require.Equal(t, 49, h.ConsecutiveFailures)
 	require.True(t, h.Active)
-	d, err = db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[1], AttemptedAt: b.store.Now(), Error: "x", Final: true})
+	d, err = webhookstore.RecordWebhookAttempt(ctx, b.store.Bun, webhookstore.AttemptRecord{DeliveryID: ids[1], AttemptedAt: b.store.Now(), Error: "x", Final: true})
 	require.NoError(t, err)
 	require.Equal(t, webhook.DeliveryFailed, d.Status)
-	h, _ = db.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
+	h, _ = webhookstore.WebhookByID(ctx, b.store.Bun, b.account, hook.ID)
 	require.Equal(t, 50, h.ConsecutiveFailures)
 	require.False(t, h.Active, "50 consecutive failed deliveries disable")
 
 	// Recording again for a finished delivery changes nothing.
-	d, err = db.RecordWebhookAttempt(ctx, b.store.Bun, db.AttemptRecord{DeliveryID: ids[1], AttemptedAt: b.store.Now(), Succeeded: true})
+	d, err = webhookstore.RecordWebhookAttempt(ctx, b.store.Bun, webhookstore.AttemptRecord{DeliveryID: ids[1], AttemptedAt: b.store.Now(), Succeeded: true})
 	require.NoError(t, err)
 	require.Nil(t, d)
-	attempts, err := db.WebhookAttempts(ctx, b.store.Bun, ids[0])
+	attempts, err := webhookstore.WebhookAttempts(ctx, b.store.Bun, ids[0])
 	require.NoError(t, err)
 	require.Len(t, attempts, 2)
 	require.Equal(t, 2, attempts[1].Attempt)
@@ -251,21 +252,21 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 		tx, err := b.store.Pool.Begin(ctx)
 		require.NoError(t, err)
 		defer tx.Rollback(ctx) //nolint:errcheck
-		d, err := db.RedeliverTx(ctx, tx, b.account, hook.ID, id)
+		d, err := webhookstore.RedeliverTx(ctx, tx, b.account, hook.ID, id)
 		if err == nil {
 			require.NoError(t, tx.Commit(ctx))
 		}
 		return d, err
 	}
 	_, err = redeliver(ids[2])
-	require.Equal(t, db.MsgDeliveryPending, cryptointel.ErrorMessage(err))
+	require.Equal(t, webhookstore.MsgDeliveryPending, cryptointel.ErrorMessage(err))
 	_, err = redeliver(ids[1])
-	require.Equal(t, db.MsgWebhookInactive, cryptointel.ErrorMessage(err))
+	require.Equal(t, webhookstore.MsgWebhookInactive, cryptointel.ErrorMessage(err))
 	_, err = redeliver("00000000-0000-4000-8000-000000000000")
-	require.Equal(t, db.MsgDeliveryNotFound, cryptointel.ErrorMessage(err))
+	require.Equal(t, webhookstore.MsgDeliveryNotFound, cryptointel.ErrorMessage(err))
 
 	on := true
-	h, err = db.UpdateWebhook(ctx, b.store.Bun, b.account, hook.ID, db.WebhookPatch{Active: &on})
+	h, err = webhookstore.UpdateWebhook(ctx, b.store.Bun, b.account, hook.ID, webhookstore.WebhookPatch{Active: &on})
 	require.NoError(t, err)
 	require.True(t, h.Active)
 	require.Equal(t, 0, h.ConsecutiveFailures, "re-enabling resets the count")
@@ -274,5 +275,5 @@ func TestRecordWebhookAttemptAutoDisable(t *testing.T) {
 	require.Equal(t, webhook.DeliveryPending, d.Status)
 	require.Equal(t, ids[1], d.ID)
 	_, err = redeliver(ids[1])
-	require.Equal(t, db.MsgDeliveryPending, cryptointel.ErrorMessage(err), "a second request while pending queues nothing")
+	require.Equal(t, webhookstore.MsgDeliveryPending, cryptointel.ErrorMessage(err), "a second request while pending queues nothing")
 }
