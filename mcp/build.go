@@ -140,7 +140,7 @@ func buildArg(ad argDef, ops []*operation, byKey map[string]*operation) (*argSpe
 		}
 		schema = copySchema(p.Schema, map[string]bool{}).(map[string]any)
 		if ad.WithParam && p.Description != "" {
-			ad.Description += " " + strings.ReplaceAll(p.Description, "`", "")
+			ad.Description = strings.TrimSpace(strings.ReplaceAll(p.Description, "`", "") + " " + ad.Description)
 		}
 		// A required parameter with aliases is documented optional (any
 		// of its names will do) with a string of minLength 1; a tool

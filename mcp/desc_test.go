@@ -19,8 +19,9 @@ var windowFact = regexp.MustCompile(`\b\d+ (days?|hours?)\b`)
 // TestArgumentFactsAreTheRoutes checks that every tool argument that feeds
 // a route parameter states that parameter's facts (its bounds, default,
 // how far back it may go, its default window) as the route table has
-// them, and that no hand-written argument description states a window of
-// its own: a fact the route owns is written once, in the route table.
+// them, and that no hand-written argument description states a window or
+// (for a route parameter) a default of its own: a fact the route owns is
+// written once, in the route table.
 func TestArgumentFactsAreTheRoutes(t *testing.T) {
 	routes := append(rest.Routes(), rest.UsageRoute(nil))
 	doc, err := json.Marshal(rest.OpenAPI(routes))
@@ -48,6 +49,10 @@ func TestArgumentFactsAreTheRoutes(t *testing.T) {
 			defs[ad.Name] = ad
 			require.Empty(t, windowFact.FindAllString(ad.Description, -1),
 				"%s.%s: a window or age bound is the route parameter's fact, not the tool's", tl.def.Name, ad.Name)
+			if ad.Param != "-" {
+				require.NotContains(t, strings.ToLower(ad.Description), "default",
+					"%s.%s: a route parameter's default is its fact, not the tool's", tl.def.Name, ad.Name)
+			}
 		}
 		for _, spec := range tl.args {
 			if spec.param == "" {

@@ -76,10 +76,11 @@ type argDef struct {
 	// values are appended from the parameter's schema. It states no fact
 	// the route parameter owns (a default, a window, a bound).
 	Description string
-	// WithParam appends the route parameter's own description after
-	// Description: the facts it states (a default window, how far back a
-	// value may go, which parameter wins) are then read from their one
-	// owner, the route table.
+	// WithParam puts the route parameter's own description before
+	// Description (then only the agent's addition): the facts it states
+	// (a default window, how far back a value may go, which parameter
+	// wins, what a filter matches) are then read from their one owner,
+	// the route table.
 	WithParam bool
 	// Schema is the JSON Schema of an argument of the tool's own.
 	Schema map[string]any
@@ -150,14 +151,14 @@ var toolDefs = []toolDef{
 				"the result's report says how the query was read."},
 			{Name: "limit", Description: descLimit},
 			{Name: "since", Description: descInstant, WithParam: true},
-			{Name: "from", Description: "Start of the window (ISO 8601), like since."},
-			{Name: "to", Description: "End of the window (ISO 8601, exclusive)."},
-			{Name: "sort", Description: "relevance (default) or recency: the best matches, newest first."},
+			{Name: "from", Description: descInstant, WithParam: true},
+			{Name: "to", Description: descInstant, WithParam: true},
+			{Name: "sort", WithParam: true},
 			{Name: "category", Description: descCategory},
-			{Name: "entity", Description: "Only events of this entity: an id from resolve_entity, or a name, alias or ticker."},
-			{Name: "surface", Description: "signal: scored events only; radar (default): every event."},
-			{Name: "collapse", Description: "false lists every report of a story; by default one hit per story, the others in alsoReportedAs."},
-			{Name: "facets", Description: "true adds counts of the hits by category, entity and day."},
+			{Name: "entity", Description: "Ids come from resolve_entity.", WithParam: true},
+			{Name: "surface", WithParam: true},
+			{Name: "collapse", Description: "false lists every report of a story.", WithParam: true},
+			{Name: "facets", WithParam: true},
 			{Name: "cursor", Description: "next_cursor of a previous call with the same query and filters, for the next page."},
 		},
 		Detail: true,
