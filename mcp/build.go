@@ -209,7 +209,7 @@ func describeArg(desc string, s *argSpec) string {
 	if len(s.enum) > 0 && !strings.Contains(desc, s.enum[0]+":") {
 		out += " One of: " + strings.Join(s.enum, ", ") + "."
 	}
-	if s.required {
+	if s.required && !strings.Contains(desc, "Required.") {
 		out += " Required."
 	}
 	return out

@@ -286,7 +286,7 @@ var toolDefs = []toolDef{
 		Routes: []string{routeBrief, routeBriefBatch},
 		Args: []argDef{
 			{Name: "ids", Route: routeBriefBatch, Description: "The organizations' entity ids, from resolve_entity."},
-			{Name: "since", Description: "Start of the brief (ISO 8601, e.g. 2026-11-20T00:00:00Z)."},
+			{Name: "since", Description: descInstant, WithParam: true},
 			{Name: "limit", Route: routeBriefBatch, Description: "How many radar and how many signal events per organization."},
 		},
 		Detail: true,
