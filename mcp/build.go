@@ -139,6 +139,9 @@ func buildArg(ad argDef, ops []*operation, byKey map[string]*operation) (*argSpe
 			return nil, fmt.Errorf("argument %s: no route parameter %q", ad.Name, spec.param)
 		}
 		schema = copySchema(p.Schema, map[string]bool{}).(map[string]any)
+		if ad.WithParam && p.Description != "" {
+			ad.Description = strings.TrimSpace(strings.ReplaceAll(p.Description, "`", "") + " " + ad.Description)
+		}
 		// A required parameter with aliases is documented optional (any
 		// of its names will do) with a string of minLength 1; a tool
 		// takes the canonical name only, so it is required.
@@ -206,7 +209,7 @@ func describeArg(desc string, s *argSpec) string {
 	if len(s.enum) > 0 && !strings.Contains(desc, s.enum[0]+":") {
 		out += " One of: " + strings.Join(s.enum, ", ") + "."
 	}
-	if s.required {
+	if s.required && !strings.Contains(desc, "Required.") {
 		out += " Required."
 	}
 	return out

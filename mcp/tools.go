@@ -73,8 +73,15 @@ type argDef struct {
 	// the first of the tool's routes that has one of that name.
 	Route string
 	// Description is what an agent reads; the bounds, default and allowed
-	// values are appended from the parameter's schema.
+	// values are appended from the parameter's schema. It states no fact
+	// the route parameter owns (a default, a window, a bound).
 	Description string
+	// WithParam puts the route parameter's own description before
+	// Description (then only the agent's addition): the facts it states
+	// (a default window, how far back a value may go, which parameter
+	// wins, what a filter matches) are then read from their one owner,
+	// the route table.
+	WithParam bool
 	// Schema is the JSON Schema of an argument of the tool's own.
 	Schema map[string]any
 	// Required marks a required argument of the tool's own; a parameter
@@ -124,8 +131,9 @@ const (
 const (
 	descEntityID = "The entity id (an organization, token, person or protocol), as resolve_entity returns it."
 	descOrgID    = "The organization's entity id, as resolve_entity returns it."
-	descSince    = "Only events at or after this instant (ISO 8601, e.g. 2026-11-20T00:00:00Z)."
+	descInstant  = "An ISO 8601 instant, e.g. 2026-11-20T00:00:00Z."
 	descLimit    = "How many events to return."
+	descCategory = "Only events of this category, e.g. partnership, funding, listing, security, regulation, technology, analysis."
 )
 
 // toolDefs is the tool table.
@@ -142,15 +150,15 @@ var toolDefs = []toolDef{
 				"Time words (recently, today, next week, since March, in 2025) are read as a window or a preference, question words are dropped; " +
 				"the result's report says how the query was read."},
 			{Name: "limit", Description: descLimit},
-			{Name: "since", Description: descSince + " Defaults to the last 30 days."},
-			{Name: "from", Description: "Start of the window (ISO 8601), like since."},
-			{Name: "to", Description: "End of the window (ISO 8601, exclusive)."},
-			{Name: "sort", Description: "relevance (default) or recency: the best matches, newest first."},
-			{Name: "category", Description: "Only events of this category, e.g. security, listing, funding, regulation."},
-			{Name: "entity", Description: "Only events of this entity: an id from resolve_entity, or a name, alias or ticker."},
-			{Name: "surface", Description: "signal: scored events only; radar (default): every event."},
-			{Name: "collapse", Description: "false lists every report of a story; by default one hit per story, the others in alsoReportedAs."},
-			{Name: "facets", Description: "true adds counts of the hits by category, entity and day."},
+			{Name: "since", Description: descInstant, WithParam: true},
+			{Name: "from", Description: descInstant, WithParam: true},
+			{Name: "to", Description: descInstant, WithParam: true},
+			{Name: "sort", WithParam: true},
+			{Name: "category", Description: descCategory},
+			{Name: "entity", Description: "Ids come from resolve_entity.", WithParam: true},
+			{Name: "surface", WithParam: true},
+			{Name: "collapse", Description: "false lists every report of a story.", WithParam: true},
+			{Name: "facets", WithParam: true},
 			{Name: "cursor", Description: "next_cursor of a previous call with the same query and filters, for the next page."},
 		},
 		Detail: true,
@@ -223,7 +231,7 @@ var toolDefs = []toolDef{
 		Routes:      []string{routeTimeline},
 		Args: []argDef{
 			{Name: "id", Description: descOrgID},
-			{Name: "since", Description: descSince},
+			{Name: "since", Description: descInstant, WithParam: true},
 			{Name: "limit", Description: descLimit},
 			{Name: "cursor", Description: "next_cursor of a previous call, to continue the walk (with the same since)."},
 		},
@@ -239,10 +247,10 @@ var toolDefs = []toolDef{
 			{Name: "surface", Param: "-", Description: "radar: every event; signal: only events scored as significant.",
 				Schema: map[string]any{"type": "string", "enum": []any{"radar", "signal"}, "default": "radar"}},
 			{Name: "window", Description: "How far back to look when since is not given."},
-			{Name: "since", Description: descSince + " Within the last 30 days; takes precedence over window."},
+			{Name: "since", Description: descInstant, WithParam: true},
 			{Name: "limit", Description: descLimit},
 			{Name: "offset", Description: "Events to skip, to page through."},
-			{Name: "category", Description: "Only events of this category, e.g. partnership, funding, listing, technology, analysis."},
+			{Name: "category", Description: descCategory},
 			{Name: "entityId", Description: "Only events of this entity (its id, from resolve_entity)."},
 			{Name: "topic", Description: "Only events about this topic, in words."},
 			{Name: "sort", Description: "significance: strongest first; recency: newest first."},
@@ -263,7 +271,7 @@ var toolDefs = []toolDef{
 		Routes:      []string{routeTopSignals},
 		Args: []argDef{
 			{Name: "limit", Description: descLimit},
-			{Name: "since", Description: descSince + " Defaults to the last 24 hours."},
+			{Name: "since", Description: descInstant, WithParam: true},
 		},
 		Detail: true,
 		Hint: func(a args, result leanResult) string {
@@ -278,7 +286,7 @@ var toolDefs = []toolDef{
 		Routes: []string{routeBrief, routeBriefBatch},
 		Args: []argDef{
 			{Name: "ids", Route: routeBriefBatch, Description: "The organizations' entity ids, from resolve_entity."},
-			{Name: "since", Description: "Start of the brief (ISO 8601, e.g. 2026-11-20T00:00:00Z)."},
+			{Name: "since", Description: descInstant, WithParam: true},
 			{Name: "limit", Route: routeBriefBatch, Description: "How many radar and how many signal events per organization."},
 		},
 		Detail: true,
