@@ -30,36 +30,14 @@ func setupFeedPlans(t *testing.T) *feedPlans {
 	return &feedPlans{store: dbtest.New(t), ctx: context.Background(), now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 }
 
-// planConn is a connection of b's database on which sequential scans are
-// off, so a plan shows whether an index can answer the statement (on tiny
-// tables the planner rightly prefers sequential scans).
+// planConn is dbtest.PlanConn on b's database.
 func planConn(t *testing.T, b *feedPlans) *pgxpool.Conn {
 	t.Helper()
-	conn, err := b.store.Pool.Acquire(b.ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Exec(context.Background(), "RESET enable_seqscan") //nolint:errcheck
-		conn.Release()
-	})
-	_, err = conn.Exec(b.ctx, "SET enable_seqscan = off")
-	require.NoError(t, err)
-	return conn
+	return dbtest.PlanConn(t, b.ctx, b.store.Pool)
 }
 
-// explain returns the plan of sql with args on conn, one node a line.
-func explain(t *testing.T, ctx context.Context, conn *pgxpool.Conn, sql string, args ...any) string {
-	t.Helper()
-	rows, err := conn.Query(ctx, "EXPLAIN "+sql, args...)
-	require.NoError(t, err, sql)
-	var plan []string
-	for rows.Next() {
-		var line string
-		require.NoError(t, rows.Scan(&line))
-		plan = append(plan, line)
-	}
-	require.NoError(t, rows.Err())
-	return strings.Join(plan, "\n")
-}
+// explain is dbtest.Explain.
+var explain = dbtest.Explain
 
 // TestFeedPagesNeedNoSort checks that the feeds' pages in both orders are
 // read from an index in their whole order, the window a condition of the

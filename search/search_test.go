@@ -681,36 +681,14 @@ func TestSearchTopicFeedSpeaksTheVocabulary(t *testing.T) {
 	require.Equal(t, search.MsgQueryNoWords, cryptointel.ErrorMessage(err))
 }
 
-// planConn is a connection of b's database on which sequential scans are
-// off, so a plan shows whether an index can answer the statement (on tiny
-// tables the planner rightly prefers sequential scans).
+// planConn is dbtest.PlanConn on b's database.
 func planConn(t *testing.T, b *searchBundle) *pgxpool.Conn {
 	t.Helper()
-	conn, err := b.store.Pool.Acquire(b.ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Exec(context.Background(), "RESET enable_seqscan") //nolint:errcheck
-		conn.Release()
-	})
-	_, err = conn.Exec(b.ctx, "SET enable_seqscan = off")
-	require.NoError(t, err)
-	return conn
+	return dbtest.PlanConn(t, b.ctx, b.store.Pool)
 }
 
-// explain returns the plan of sql with args on conn, one node a line.
-func explain(t *testing.T, ctx context.Context, conn *pgxpool.Conn, sql string, args ...any) string {
-	t.Helper()
-	rows, err := conn.Query(ctx, "EXPLAIN "+sql, args...)
-	require.NoError(t, err, sql)
-	var plan []string
-	for rows.Next() {
-		var line string
-		require.NoError(t, rows.Scan(&line))
-		plan = append(plan, line)
-	}
-	require.NoError(t, rows.Err())
-	return strings.Join(plan, "\n")
-}
+// explain is dbtest.Explain.
+var explain = dbtest.Explain
 
 // TestSearchPlansUseIndexes checks that every statement search and
 // resolution run can be answered from indexes: with sequential scans
