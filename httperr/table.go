@@ -173,7 +173,7 @@ func CodesMarkdown() string {
 // The markers around the generated code table in docs/api/errors.md (the
 // page's bytes, written when the table lived in package cryptointel).
 const (
-	errorCodesBegin = "<!-- BEGIN error codes: generated from cryptointel.ErrorTable by tools/errorsdoc (go generate); do not edit -->\n"
+	errorCodesBegin = "<!-- BEGIN error codes: generated from httperr.Table by tools/errorsdoc (go generate); do not edit -->\n"
 	errorCodesEnd   = "<!-- END error codes -->\n"
 )
 
