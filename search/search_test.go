@@ -948,6 +948,49 @@ func TestSearchOldStepsReadEachDaysWords(t *testing.T) {
 	require.GreaterOrEqual(t, reads["events_search_day_idx"], 20.0, "reads of events_search_day_idx: %v", reads)
 }
 
+// TestSearchAllTermsStopAtTheirNewestHours checks that, of three words,
+// all three together do not walk the older days: all but the commonest
+// together walk them in the second stage, and their matches hold every
+// match of the three. Three words that never meet walked each day twice.
+func TestSearchAllTermsStopAtTheirNewestHours(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	// Each word in an event a minute: the probes' newest steps are hours.
+	everyMinute := func(i int) time.Duration { return time.Duration(i) * time.Minute }
+	b.insertTitled(t, "Walrus sighting report", 100000, 12000, everyMinute)
+	b.insertTitled(t, "Tusk measurement log", 200000, 12000, everyMinute)
+	b.insertTitled(t, "Pelican migration note", 300000, 12100, everyMinute)
+	b.insertTitled(t, "Walrus tusk found on the shore", 30000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
+
+	since := b.now.Add(-90 * 24 * time.Hour)
+	res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "walrus tusk pelican", search.SearchOptions{Since: since, Limit: 10, NoCollapse: true})
+	require.NoError(t, err)
+	require.Equal(t, []int64{30000, 30001, 30002, 30003, 30004}, matchEventIDs(res.Matches)[:5], "the events holding two of the words first")
+
+	_, rk, err := search.SearchStatementsForTest(b.ctx, b.store.Pool, "walrus tusk pelican", since, 10)
+	require.NoError(t, err)
+	var plan []map[string]any
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+rk.SQL, rk.Args...).Scan(&plan))
+	// Reads of events_search_day_idx in each stage.
+	reads := map[string]float64{}
+	var walk func(n map[string]any, cte string)
+	walk = func(n map[string]any, cte string) {
+		if name, _ := n["Subplan Name"].(string); strings.HasPrefix(name, "CTE ") {
+			cte = strings.TrimPrefix(name, "CTE ")
+		}
+		if n["Index Name"] == "events_search_day_idx" {
+			reads[cte] += n["Actual Loops"].(float64)
+		}
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			walk(k.(map[string]any), cte)
+		}
+	}
+	walk(plan[0]["Plan"].(map[string]any), "")
+	require.Zero(t, reads["s1"], "days read in the first stage: %v", reads)
+	require.Positive(t, reads["s2"], "days read in the second stage: %v", reads)
+}
+
 // TestSearchDayQuery checks a probe's tsquery keyed with a day: every
 // lexeme, quoted ones too, gets the day, and a phrase becomes a
 // conjunction (the day's keys hold no positions).
