@@ -111,3 +111,7 @@ func FilterSearchStatementForTest(ctx context.Context, q Querier, query string, 
 	_, rank, err := searchStatementsForTest(ctx, q, query, since, limit, searchFilters{category: category, entities: entities})
 	return rank, err
 }
+
+// DayQueryForTest is a probe's tsquery at day, as the probe asks
+// events_search_day_idx for it.
+var DayQueryForTest = dayQuery

@@ -99,19 +99,69 @@ type probe struct {
 	// groups are the buckets asked, newest first, until one has found
 	// the matches kept; none: the whole index.
 	groups []probeGroup
-	// restMax: when the first firstGroups groups found at most this many
-	// matches (and fewer than kept), the time before them (restBefore on)
-	// is read from the whole index in one step instead of group by group:
-	// their rate predicts few matches there. -1: never.
-	restMax    int32
-	restBefore time.Time
 }
 
-// probeGroup is a step of a probe: the matches in some buckets, older than
-// the buckets of the steps before.
+// probeGroup is a step of a probe: the matches in some buckets, or of one
+// day, older than the buckets of the steps before.
 type probeGroup struct {
-	codes  []int32
-	before time.Time
+	codes []int32
+	// dayQuery, when set, is the probe's tsquery at one day, asked of
+	// events_search_day_idx instead of codes (dayLevel).
+	dayQuery string
+	before   time.Time
+}
+
+// dayLevel is the first bucket level whose groups are asked day by day of
+// events_search_day_idx (migration 023): a day or week bucket's entry in
+// events_search_idx lists every event of the bucket, which GIN decodes
+// whatever the words (14 ms for two words never in one event in three
+// week buckets at a million events), where the words' entries of each day
+// hold their postings of that day only (0.05–0.2 ms a day). Ten-minute and
+// hour buckets list few events and keep the probe's newest steps to the
+// time they need.
+const dayLevel = 2
+
+// dayQuery is tsq (written by PostgreSQL) at day: each lexeme keyed with
+// the day as search_day_lexemes keys an event's words, and each phrase
+// operator an &, since the day's keys keep no positions (a probe with a
+// phrase checks the event's own vector too: hasPhrase).
+func dayQuery(tsq string, day int64) string {
+	suffix := "@" + strconv.FormatInt(day, 10)
+	var b strings.Builder
+	b.Grow(len(tsq) + 8*len(suffix))
+	for i := 0; i < len(tsq); i++ {
+		switch c := tsq[i]; c {
+		case '\'':
+			j := i + 1
+			for j < len(tsq) {
+				if tsq[j] == '\'' {
+					if j+1 < len(tsq) && tsq[j+1] == '\'' {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			b.WriteString(tsq[i:j])
+			b.WriteString(suffix)
+			b.WriteByte('\'')
+			i = j
+		case '<':
+			for i < len(tsq) && tsq[i] != '>' {
+				i++
+			}
+			b.WriteByte('&')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// hasPhrase reports whether tsq holds a phrase operator.
+func hasPhrase(tsq string) bool {
+	return strings.Contains(tsq, "<")
 }
 
 // probes plans the candidate fetches (the rarest maxTermProbes terms are
@@ -151,17 +201,22 @@ func (a *searchAnalysis) probes(since, until time.Time, k int) []probe {
 	}
 	var out []probe
 	if len(sq) >= 2 {
-		out = append(out, a.planProbe(conjunction(sq), sdf, since, until, k, 1))
+		// Of three terms or more, all but the commonest together walk the
+		// older days for all of them in stage 2 (their matches hold every
+		// match of all the terms): all the terms together stop at their
+		// newest hours. Three words that never meet walked every day twice
+		// (tests/bench/NOTES.md).
+		out = append(out, a.planProbe(conjunction(sq), sdf, since, until, k, 1, len(sq) >= 3))
 	}
 	for j := range sq {
 		stage := 2
 		if j == 0 {
 			stage = 1
 		}
-		out = append(out, a.planProbe(sq[j], sdf[j:j+1], since, until, k, stage))
+		out = append(out, a.planProbe(sq[j], sdf[j:j+1], since, until, k, stage, false))
 	}
 	if len(sq) >= 3 {
-		out = append(out, a.planProbe(conjunction(sq[:len(sq)-1]), sdf[:len(sdf)-1], since, until, k, 2))
+		out = append(out, a.planProbe(conjunction(sq[:len(sq)-1]), sdf[:len(sdf)-1], since, until, k, 2, false))
 	}
 	return out
 }
@@ -209,8 +264,11 @@ func (a *searchAnalysis) termQuery(i int) (string, float64) {
 // a few lookups, one whose words seldom do reads further back. Each group
 // names the buckets of the finest width (ten minutes, an hour, a day, a
 // week) that covers its time in at most maxGroupCodes.
-func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since, until time.Time, k, stage int) probe {
-	p := probe{tsq: tsq, stage: stage, restMax: -1}
+//
+// A shallow probe whose first group is of ten-minute or hour buckets asks
+// no day (dayLevel).
+func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since, until time.Time, k, stage int, shallow bool) probe {
+	p := probe{tsq: tsq, stage: stage}
 	// The newest time asked: the newest event, or the window's end.
 	lastAt := a.lastAt
 	if !until.IsZero() && until.Before(lastAt) {
@@ -243,58 +301,28 @@ func (a *searchAnalysis) planProbe(tsq string, dfs []float64, since, until time.
 				break
 			}
 		}
-		p.groups = append(p.groups, probeGroup{codes: bucketCodes(level, from, last), before: before})
 		start := bucketStart(level, from)
+		if level >= dayLevel && shallow && len(p.groups) > 0 && p.groups[0].dayQuery == "" {
+			break
+		}
+		if level >= dayLevel {
+			first := start
+			if first.Before(since) {
+				first = since
+			}
+			for d := floorDiv(last.Unix(), bucketWidths[2]); d >= floorDiv(first.Unix(), bucketWidths[2]); d-- {
+				p.groups = append(p.groups, probeGroup{dayQuery: dayQuery(tsq, d), before: before})
+			}
+		} else {
+			p.groups = append(p.groups, probeGroup{codes: bucketCodes(level, from, last), before: before})
+		}
 		if !start.After(since) {
 			break
 		}
 		end, before = start, start
 		reach = lastAt.Sub(start) * (groupGrowth - 1)
 	}
-	// The matches the conjunction would have were its words independent.
-	joint := n
-	for _, df := range dfs {
-		joint *= df / n
-	}
-	if len(p.groups) > firstGroups && len(dfs) >= 2 && joint <= plainMaxMatches {
-		p.restBefore = p.groups[firstGroups].before
-		p.restMax = restMax(p.restBefore, lastAt, a.firstAt, since)
-	}
 	return p
-}
-
-// firstGroups is how many groups a probe asks before the rest of its
-// window may be read whole (probe.restMax). Two made the news-style
-// queries slower than one at a million events (tests/bench/NOTES.md): the
-// second group costs what it saves.
-const firstGroups = 1
-
-// restMax is how many matches the first firstGroups groups of a
-// conjunction, reaching back to start, may find for the time before start
-// to be read from the whole index at once (probe.restMax). The words come
-// together at those groups' rate: n matches predict about (n+1)·rest/first
-// in the rest of the window (first and rest their spans; one more than
-// seen, so that groups that saw none still predict some), read whole when
-// that is at most plainMaxMatches. It is asked only of a conjunction whose
-// words, were they independent, would meet in at most plainMaxMatches
-// events (planProbe), so that words that are common together (`bitcoin
-// price`) are never read whole. The whole index costs the words' postings:
-// less than the older groups when the words seldom meet (each group walks
-// the postings in its buckets whether or not they meet, and the older ones
-// name day and week buckets whose postings are long), more than the one or
-// two more groups that find the matches of words that often do
-// (tests/bench/NOTES.md). A term alone is not read so: its matches are
-// known to be many, and groups that found few only say they are older.
-func restMax(start, lastAt, firstAt, since time.Time) int32 {
-	from := since
-	if firstAt.After(from) {
-		from = firstAt
-	}
-	first, rest := lastAt.Sub(start).Seconds(), start.Sub(from).Seconds()
-	if rest <= 0 {
-		return -1
-	}
-	return int32(math.Floor(plainMaxMatches*math.Max(first, 1)/rest) - 1)
 }
 
 // filterSQL is the search's filters on event e: $4 the end of the window
@@ -315,49 +343,34 @@ const filterSQL = `
 // walks the recency index for them.
 const groupSQL = `
 			SELECT y.id FROM groups g CROSS JOIN LATERAL (
-				SELECT e.id, e.latest_evidence_at + '0 s'::interval AS t FROM events e
-				WHERE e.search @@ p.q AND search_buckets(e.latest_evidence_at) && g.b
+				(SELECT e.id, e.latest_evidence_at + '0 s'::interval AS t FROM events e
+				WHERE g.dq IS NULL AND e.search @@ p.q AND search_buckets(e.latest_evidence_at) && g.b
 				  AND e.latest_evidence_at + '0 s'::interval >= $1
 				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)` + filterSQL + `
-				ORDER BY 2 DESC LIMIT $8
+				ORDER BY 2 DESC LIMIT $8)
+				UNION ALL
+				(SELECT e.id, e.latest_evidence_at + '0 s'::interval AS t FROM events e
+				WHERE g.dq IS NOT NULL AND search_day_lexemes(e.search, e.latest_evidence_at) @@ g.dq
+				  AND (NOT p.phrase OR ts_match_vq(e.search, p.q))
+				  AND e.latest_evidence_at + '0 s'::interval >= $1
+				  AND (g.before IS NULL OR e.latest_evidence_at + '0 s'::interval < g.before)` + filterSQL + `
+				ORDER BY 2 DESC LIMIT $8)
 			) y
-			WHERE g.i = p.i AND `
+			WHERE g.i = p.i`
 
 // wholeSQL is the newest matches of probe p from the whole index since $1,
-// older than p.restbefore when set, when the condition written after it
-// holds.
+// when it has no groups.
 const wholeSQL = `
 			SELECT e.id FROM events e
-			WHERE e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1
-			  AND (p.restbefore IS NULL OR e.latest_evidence_at + '0 s'::interval < p.restbefore)` + filterSQL + `
-			  AND `
-
-// wholeOrder orders wholeSQL's matches, newest first.
-const wholeOrder = `
+			WHERE NOT p.grouped AND e.search @@ p.q AND e.latest_evidence_at + '0 s'::interval >= $1` + filterSQL + `
 			ORDER BY e.latest_evidence_at + '0 s'::interval DESC`
 
-// probeSQL is the newest $8 matches of probe p: group by group of its
-// buckets, newest first, until $8 are found, or, when it has no groups,
-// from the whole index. Both branches are answered by events_search_idx;
-// only the one whose gate holds runs.
-const probeSQL = groupSQL + `true
-			UNION ALL (` + wholeSQL + `NOT p.grouped` + wholeOrder + `)
+// probeSQL is the newest $8 matches of probe p: group by group, newest
+// first, until $8 are found, or, when it has no groups, from the whole
+// index. Only the branch whose gate holds runs.
+const probeSQL = groupSQL + `
+			UNION ALL (` + wholeSQL + `)
 			LIMIT $8`
-
-// firstSQL is the first step of probe p when its rest may be read whole:
-// the matches of its groups newer than p.restbefore (all when it is null)
-// or, when it has no groups, from the whole index.
-const firstSQL = groupSQL + `(p.restbefore IS NULL OR g.before IS NULL OR g.before > p.restbefore)
-			UNION ALL (` + wholeSQL + `NOT p.grouped` + wholeOrder + `)
-			LIMIT $8`
-
-// restSQL is the rest of grouped probe p when its first step found c.n
-// matches, fewer than $8: its groups older than p.restbefore one by one,
-// or, when c.n is at most p.restmax, the time before p.restbefore from
-// the whole index.
-const restSQL = groupSQL + `g.before <= p.restbefore AND c.n > p.restmax
-			UNION ALL (` + wholeSQL + `c.n <= p.restmax AND p.restbefore IS NOT NULL` + wholeOrder + `)
-			LIMIT $8 - c.n`
 
 // searchShape is the shape of a search statement: it holds only the steps
 // its probes need. Each shape is prepared and planned once per connection
@@ -366,9 +379,8 @@ const restSQL = groupSQL + `g.before <= p.restbefore AND c.n > p.restmax
 // ran in 0.33 ms instead of 0.41 at a million events without the probes'
 // steps.
 type searchShape struct {
-	// probes: any probes; stage2: any of stage 2; rest: any probe whose
-	// rest may be read whole (probe.restMax).
-	probes, stage2, rest bool
+	// probes: any probes; stage2: any of stage 2.
+	probes, stage2 bool
 }
 
 // candidateSQL is the search statement of each shape: it fetches the
@@ -376,24 +388,23 @@ type searchShape struct {
 // and the linked entities it names (entity id times two, plus one for an
 // owner); the service ranks them. Arguments: $1 since, $2 the events kept
 // per linked entity, $3 the linked entities; with probes, $8 the matches
-// kept per probe, the probes ($9 tsqueries, $10 stages, $11 the first
-// step's matches up to which the rest is read whole, $15 the time the rest
-// is older than) and their groups ($12 probe, $13 buckets, $14 older than).
+// kept per probe, the probes ($9 tsqueries, $10 stages, $11 whether each
+// holds a phrase) and their groups ($12 probe, $13 buckets, $14 older
+// than, $15 the probe's tsquery at the group's day when the group is a
+// day: probeGroup.dayQuery).
 //
 // Stage 1 probes run first; stage 2 probes only when the first probe (all
 // the terms together) found fewer than $8.
 var candidateSQL = func() map[searchShape]string {
 	out := map[searchShape]string{{}: candidateStatementSQL("", "")}
 	for _, stage2 := range []bool{false, true} {
-		for _, rest := range []bool{false, true} {
-			ctes, ids := probesSQL+`,
-	`+stageSQL("1", "true", rest), "SELECT id FROM s1 UNION "
-			if stage2 {
-				ctes, ids = ctes+`,
-	`+stageSQL("2", "(SELECT count(*) < $8 FROM s1 WHERE s1.i = 1)", rest), ids+"SELECT id FROM s2 UNION "
-			}
-			out[searchShape{probes: true, stage2: stage2, rest: rest}] = candidateStatementSQL(ctes+",", ids)
+		ctes, ids := probesSQL+`,
+	`+stageSQL("1", "true"), "SELECT id FROM s1 UNION "
+		if stage2 {
+			ctes, ids = ctes+`,
+	`+stageSQL("2", "(SELECT count(*) < $8 FROM s1 WHERE s1.i = 1)"), ids+"SELECT id FROM s2 UNION "
 		}
+		out[searchShape{probes: true, stage2: stage2}] = candidateStatementSQL(ctes+",", ids)
 	}
 	return out
 }()
@@ -401,37 +412,21 @@ var candidateSQL = func() map[searchShape]string {
 // probesSQL are the probes and their groups as tables.
 const probesSQL = `
 	probes AS MATERIALIZED (
-		SELECT p.i::int AS i, p.stage, p.q::tsquery AS q, p.restmax,
-		       EXISTS (SELECT 1 FROM unnest($12::int[]) x WHERE x = p.i) AS grouped,
-		       p.restbefore
-		FROM unnest($9::text[], $10::int[], $11::int[], $15::timestamptz[]) WITH ORDINALITY AS p(q, stage, restmax, restbefore, i)
+		SELECT p.i::int AS i, p.stage, p.q::tsquery AS q, p.phrase,
+		       EXISTS (SELECT 1 FROM unnest($12::int[]) x WHERE x = p.i) AS grouped
+		FROM unnest($9::text[], $10::int[], $11::bool[]) WITH ORDINALITY AS p(q, stage, phrase, i)
 	),
 	groups AS MATERIALIZED (
-		SELECT g.i, g.b::int[] AS b, g.before
-		FROM unnest($12::int[], $13::text[], $14::timestamptz[]) AS g(i, b, before)
+		SELECT g.i, g.b::int[] AS b, g.before, g.dq::tsquery AS dq
+		FROM unnest($12::int[], $13::text[], $14::timestamptz[], $15::text[]) AS g(i, b, before, dq)
 	)`
 
 // stageSQL defines s<stage>, the matches of the probes of a stage, found
-// when gate holds. With rest, the first steps of the probes come first
-// (f<stage>), then the rest of each that found fewer than $8; the count
-// reads a CTE of the statement's top level, so it is counted again for
-// each probe.
-func stageSQL(stage, gate string, rest bool) string {
-	if !rest {
-		return `s` + stage + ` AS MATERIALIZED (
+// when gate holds.
+func stageSQL(stage, gate string) string {
+	return `s` + stage + ` AS MATERIALIZED (
 		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + probeSQL + `) x
 		WHERE p.stage = ` + stage + ` AND ` + gate + `)`
-	}
-	return `f` + stage + ` AS MATERIALIZED (
-		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (` + firstSQL + `) x
-		WHERE p.stage = ` + stage + ` AND ` + gate + `),
-	s` + stage + ` AS MATERIALIZED (
-		SELECT i, id FROM f` + stage + `
-		UNION ALL
-		SELECT p.i, x.id FROM probes p
-		CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM f` + stage + ` f WHERE f.i = p.i) c
-		CROSS JOIN LATERAL (` + restSQL + `) x
-		WHERE p.stage = ` + stage + ` AND p.grouped AND c.n < $8 AND ` + gate + `)`
 }
 
 // filterWalkRows bounds the events a filtered search reads (walkSQL).
@@ -556,30 +551,30 @@ func (a *searchAnalysis) candidateStatement(since time.Time, depth int, f search
 		return walkSQL, append(args, k, pq, filterWalkRows), links
 	}
 	var (
-		pq, gb         []*string
-		pst, prest, gi []int32
-		prb            []*time.Time
-		gbefore        = []*time.Time{}
+		pq, gb, gd []*string
+		pst, gi    []int32
+		pph        []bool
+		gbefore    = []*time.Time{}
 	)
 	shape := searchShape{probes: true}
 	for i, p := range ps {
-		pq, pst, prest = append(pq, &ps[i].tsq), append(pst, int32(p.stage)), append(prest, p.restMax)
-		var rb *time.Time
-		if !p.restBefore.IsZero() {
-			rb = &ps[i].restBefore
-		}
-		prb = append(prb, rb)
+		pq, pst, pph = append(pq, &ps[i].tsq), append(pst, int32(p.stage)), append(pph, hasPhrase(p.tsq))
 		shape.stage2 = shape.stage2 || p.stage == 2
-		shape.rest = shape.rest || p.restMax >= 0
-		for _, g := range p.groups {
-			var before *time.Time
+		for j, g := range p.groups {
+			var (
+				before *time.Time
+				dq     *string
+			)
 			if !g.before.IsZero() {
-				before = &g.before
+				before = &ps[i].groups[j].before
 			}
-			gi, gb, gbefore = append(gi, int32(i+1)), append(gb, codesLiteral(g.codes)), append(gbefore, before)
+			if g.dayQuery != "" {
+				dq = &ps[i].groups[j].dayQuery
+			}
+			gi, gb, gd, gbefore = append(gi, int32(i+1)), append(gb, codesLiteral(g.codes)), append(gd, dq), append(gbefore, before)
 		}
 	}
-	args = append(args, k, pq, pst, prest, wire.NonNil(gi), wire.NonNil(gb), gbefore, prb)
+	args = append(args, k, pq, pst, pph, wire.NonNil(gi), wire.NonNil(gb), gbefore, wire.NonNil(gd))
 	return candidateSQL[shape], args, links
 }
 

@@ -907,21 +907,17 @@ func TestSearchProbesFindTheNewestMatches(t *testing.T) {
 	require.Equal(t, ids[880:890], matchEventIDs(res.Matches), "the events holding both words first")
 }
 
-// TestSearchRareConjunctionReadsTheRestAtOnce checks that words common
-// alone but seldom together are not looked for group after group of ever
-// older buckets: when the conjunction's newest buckets predict few matches
-// before them, the rest of the window is read from the whole index in one
-// step (each group walks the words' postings whether or not they meet),
-// and its old matches still come first.
-func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
+// TestSearchOldStepsReadEachDaysWords checks that words common alone but
+// seldom together are looked for in older days through their words of
+// each day (events_search_day_idx, migration 023), not through the day and
+// week buckets of events_search_idx, whose entries list every event of the
+// bucket whatever the words, and that their old matches still come first.
+func TestSearchOldStepsReadEachDaysWords(t *testing.T) {
 	t.Parallel()
 	b := setupSearch(t)
 	b.insertTitled(t, "Walrus sighting report", 1000, 900, every17min)
 	b.insertTitled(t, "Tusk measurement log", 3000, 900, every17min)
 	b.insertTitled(t, "Walrus tusk found on the shore", 5000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
-	// Events of neither word: among 5,000 events, two words of 900 each
-	// would meet in about 160 were they independent (few enough to be read
-	// whole; among 1,800, 450 would not be).
 	b.insertTitled(t, "Heron census", 10000, 3200, func(i int) time.Duration { return time.Duration(i) * 5 * time.Minute })
 
 	since := b.now.Add(-90 * 24 * time.Hour)
@@ -933,22 +929,75 @@ func TestSearchRareConjunctionReadsTheRestAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	var plan []map[string]any
 	require.NoError(t, b.store.Pool.QueryRow(b.ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+rk.SQL, rk.Args...).Scan(&plan))
-	var reads func(n map[string]any) float64
-	reads = func(n map[string]any) float64 {
-		r := 0.0
-		if n["Index Name"] == "events_search_idx" {
-			r = n["Actual Loops"].(float64)
+	reads := map[string]float64{}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if name, ok := n["Index Name"].(string); ok {
+			reads[name] += n["Actual Loops"].(float64)
 		}
 		kids, _ := n["Plans"].([]any)
 		for _, k := range kids {
-			r += reads(k.(map[string]any))
+			walk(k.(map[string]any))
 		}
-		return r
 	}
-	// Both words together: the newest buckets, then the rest at once (2);
-	// the rarer word alone (1); the other word alone, since together they
-	// found too few (1). Group by group, the conjunction alone read 4.
-	require.Equal(t, 4.0, reads(plan[0]["Plan"].(map[string]any)), "reads of events_search_idx")
+	walk(plan[0]["Plan"].(map[string]any))
+	// A day of these events holds about 85 of each word: each step reaches
+	// a day or more back, so every step reads the words of its days. The
+	// conjunction finds its matches 20 days back, a day at a time.
+	require.Zero(t, reads["events_search_idx"], "reads of events_search_idx: %v", reads)
+	require.GreaterOrEqual(t, reads["events_search_day_idx"], 20.0, "reads of events_search_day_idx: %v", reads)
+}
+
+// TestSearchAllTermsStopAtTheirNewestHours checks that, of three words,
+// all three together do not walk the older days: all but the commonest
+// together walk them in the second stage, and their matches hold every
+// match of the three. Three words that never meet walked each day twice.
+func TestSearchAllTermsStopAtTheirNewestHours(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	// Each word in an event a minute: the probes' newest steps are hours.
+	everyMinute := func(i int) time.Duration { return time.Duration(i) * time.Minute }
+	b.insertTitled(t, "Walrus sighting report", 100000, 12000, everyMinute)
+	b.insertTitled(t, "Tusk measurement log", 200000, 12000, everyMinute)
+	b.insertTitled(t, "Pelican migration note", 300000, 12100, everyMinute)
+	b.insertTitled(t, "Walrus tusk found on the shore", 30000, 5, func(i int) time.Duration { return 20*24*time.Hour + time.Duration(i)*time.Hour })
+
+	since := b.now.Add(-90 * 24 * time.Hour)
+	res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "walrus tusk pelican", search.SearchOptions{Since: since, Limit: 10, NoCollapse: true})
+	require.NoError(t, err)
+	require.Equal(t, []int64{30000, 30001, 30002, 30003, 30004}, matchEventIDs(res.Matches)[:5], "the events holding two of the words first")
+
+	_, rk, err := search.SearchStatementsForTest(b.ctx, b.store.Pool, "walrus tusk pelican", since, 10)
+	require.NoError(t, err)
+	var plan []map[string]any
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+rk.SQL, rk.Args...).Scan(&plan))
+	// Reads of events_search_day_idx in each stage.
+	reads := map[string]float64{}
+	var walk func(n map[string]any, cte string)
+	walk = func(n map[string]any, cte string) {
+		if name, _ := n["Subplan Name"].(string); strings.HasPrefix(name, "CTE ") {
+			cte = strings.TrimPrefix(name, "CTE ")
+		}
+		if n["Index Name"] == "events_search_day_idx" {
+			reads[cte] += n["Actual Loops"].(float64)
+		}
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			walk(k.(map[string]any), cte)
+		}
+	}
+	walk(plan[0]["Plan"].(map[string]any), "")
+	require.Zero(t, reads["s1"], "days read in the first stage: %v", reads)
+	require.Positive(t, reads["s2"], "days read in the second stage: %v", reads)
+}
+
+// TestSearchDayQuery checks a probe's tsquery keyed with a day: every
+// lexeme, quoted ones too, gets the day, and a phrase becomes a
+// conjunction (the day's keys hold no positions).
+func TestSearchDayQuery(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "('lost@20785' & 'peg@20785') & ('stablecoin@20785')", search.DayQueryForTest("('lost' <2> 'peg') & ('stablecoin')", 20785))
+	require.Equal(t, "'u.s@7' & 'secur@7' & 'o''neil@7' | 'sec@7'", search.DayQueryForTest("'u.s' <-> 'secur' <-> 'o''neil' | 'sec'", 7))
 }
 
 // TestSearchEachProbeWeighsItsOwnFirstStep checks that whether a probe

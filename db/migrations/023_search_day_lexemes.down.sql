@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS events_search_day_idx;
+DROP FUNCTION IF EXISTS search_day_lexemes(tsvector, timestamptz);
