@@ -649,6 +649,9 @@ func stringEnd(b []byte, i int) (int, bool) {
 			return len(b), false
 		}
 		j += k
+		if b[j-1] != '\\' { // j-1 >= i, and b[i] is the opening quote
+			return j + 1, true
+		}
 		n := 0
 		for p := j - 1; p > i && b[p] == '\\'; p-- {
 			n++
