@@ -58,8 +58,10 @@ func (s *Server) fastTool(r *http.Request, body []byte) (*tool, *fastRequest) {
 	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(legacyVersions, v) {
 		return nil, nil
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, nil
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the common case, without parsing
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return nil, nil
+		}
 	}
 	accept := strings.Join(r.Header.Values("Accept"), ",")
 	if !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
