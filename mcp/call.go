@@ -158,15 +158,16 @@ func (s *Server) call(ctx context.Context, info *requestInfo, authorization stri
 		}
 		values[legacyParam] = "false"
 	}
+	// The first three names are canonical already: set as they are.
 	header := make(http.Header, 4)
 	if authorization != "" {
-		header.Set("Authorization", authorization)
+		header["Authorization"] = []string{authorization}
 	}
 	if info.requestID != "" {
-		header.Set("X-Request-Id", info.requestID)
+		header["X-Request-Id"] = []string{info.requestID}
 	}
 	if info.proto != "" {
-		header.Set("X-Forwarded-Proto", info.proto)
+		header["X-Forwarded-Proto"] = []string{info.proto}
 	}
 	if pay != nil {
 		header.Set(pay.header, pay.value)

@@ -58,8 +58,10 @@ func (s *Server) fastTool(r *http.Request, body []byte) (*tool, *fastRequest) {
 	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(legacyVersions, v) {
 		return nil, nil
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, nil
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the common case, without parsing
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return nil, nil
+		}
 	}
 	accept := strings.Join(r.Header.Values("Accept"), ",")
 	if !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
@@ -186,12 +188,16 @@ func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, info *request
 			return
 		}
 	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
 	bp := responseBuffers.Get().(*[]byte)
 	b := appendResponse((*bp)[:0], bytes.TrimSpace(req.ID), c)
+	// Written whole with its length, as the routes write theirs: not
+	// chunked, so the response goes out without a last empty chunk of its
+	// own (one write less on the connection).
+	h := w.Header()
+	h["Cache-Control"] = cacheControl
+	h["Content-Type"] = contentTypeJSON
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	w.WriteHeader(http.StatusOK)
 	w.Write(b) //nolint:errcheck // the client went away
 	if c.out != nil {
 		c.out.release()
@@ -201,6 +207,12 @@ func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, info *request
 		responseBuffers.Put(bp)
 	}
 }
+
+// The fast path's response headers, shared (never modified once set).
+var (
+	cacheControl    = []string{"no-cache, no-transform"}
+	contentTypeJSON = []string{"application/json"}
+)
 
 // responseBuffers are the buffers the fast path writes its responses in:
 // a response is written once, into a buffer sized by the last ones.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -139,4 +140,37 @@ func TestFastRequestReadAsJSONDoes(t *testing.T) {
 		_, ok := readFastRequest([]byte(body))
 		require.False(t, ok, body)
 	}
+}
+
+// TestFastPathWritesItsLength: a tool call answered directly goes out
+// with its Content-Length, not chunked (as the routes' responses do): no
+// last empty chunk to write after the body. The body is larger than what
+// net/http buffers to measure by itself.
+func TestFastPathWritesItsLength(t *testing.T) {
+	doc, err := json.Marshal(rest.OpenAPI(append(rest.Routes(), rest.UsageRoute(nil))))
+	require.NoError(t, err)
+	events := strings.TrimSuffix(strings.Repeat(sampleEvent+",", 30), ",")
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"query":"q","limit":30,"data":[` + events + `]}` + "\n")) //nolint:errcheck
+	})
+	s, err := New(Config{API: api, OpenAPI: doc, Authenticate: func(context.Context, string) error { return nil }, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"q","detail":"full"}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	require.Contains(t, string(body), `"structuredContent":`)
+	require.Greater(t, len(body), 8<<10)
+	require.Empty(t, resp.TransferEncoding, "chunked")
+	require.Equal(t, int64(len(body)), resp.ContentLength)
 }

@@ -218,6 +218,7 @@ type leaner struct {
 	events    int        // events rendered so far
 	container []byte     // the list the last event rendered belongs to
 	num       int        // the last event's number in it
+	names     []memberName
 }
 
 // memberSpan is one copied member of an object: where its name is in src,
@@ -413,16 +414,28 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 	l.putByte('{')
 	i++
 	event, check, drop := false, false, false
-	for {
+	for m := 0; ; m++ {
 		if i >= len(l.src) || l.src[i] != '"' {
 			return undo()
 		}
-		keyEnd, ok := stringEnd(l.src, i)
-		if !ok || keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
+		var (
+			keyEnd int
+			kind   memberKind
+		)
+		if m < len(l.names) && hasName(l.src, i, l.names[m].name) {
+			keyEnd, kind = i+len(l.names[m].name)+2, l.names[m].kind
+		} else {
+			var ok bool
+			if keyEnd, ok = stringEnd(l.src, i); !ok {
+				return undo()
+			}
+			kind = kindOf(l.src[i+1 : keyEnd-1])
+			l.names = append(l.names[:min(m, len(l.names))], memberName{l.src[i+1 : keyEnd-1], kind})
+		}
+		if keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
 			return undo()
 		}
 		var vEnd int
-		kind := kindOf(l.src[i+1 : keyEnd-1])
 		if k := int(kind.text) - 1; l.text && (k == fOwners || k == fParticipants || k == fEvidence) &&
 			!(l.summary && kind.fullOnly) && l.src[keyEnd+1] == '[' {
 			// A list the text shows: read for it as it is copied.
@@ -478,6 +491,22 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 	l.spans = l.spans[:base]
 	l.items = -1
 	return i + 1, true, true
+}
+
+// memberName is a member name of the last event read flat and its kind:
+// the next event of a list has the same members in the same order, so
+// its names are compared with these rather than searched for their end
+// and looked up.
+type memberName struct {
+	name []byte
+	kind memberKind
+}
+
+// hasName reports whether the string at src[i] is the name name (as it
+// is written, escapes included).
+func hasName(src []byte, i int, name []byte) bool {
+	j := i + 1 + len(name)
+	return j < len(src) && src[j] == '"' && string(src[i+1:j]) == string(name)
 }
 
 // looksLikeEvent reports whether the object at b starts as every event the
@@ -649,6 +678,9 @@ func stringEnd(b []byte, i int) (int, bool) {
 			return len(b), false
 		}
 		j += k
+		if b[j-1] != '\\' { // j-1 >= i, and b[i] is the opening quote
+			return j + 1, true
+		}
 		n := 0
 		for p := j - 1; p > i && b[p] == '\\'; p-- {
 			n++

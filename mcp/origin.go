@@ -34,7 +34,10 @@ const (
 // passes the Origin check. It returns the refusal's message, or "".
 func checkOrigin(r *http.Request, allowed []string) string {
 	loopback := false
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+	switch a := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.TCPAddr: // read as it is, not printed and parsed again
+		loopback = a.IP.IsLoopback()
+	case net.Addr:
 		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
 			loopback = ap.Addr().IsLoopback()
 		}

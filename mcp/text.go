@@ -193,23 +193,27 @@ var textNames = [numTextFields]string{fOwners: "owners", fParticipants: "partici
 // for an object item, the raw values of its first members named a and b
 // (nil when it has none; names without escapes): each item is read once.
 func eachItemWith(raw []byte, a, b string, fn func(item, va, vb []byte)) {
-	itemsWith(raw, 0, a, b, fn)
+	itemsWith(raw, 0, a, b, false, fn)
 }
 
 // itemsWith is eachItemWith over the list at src[i], returning the index
 // after it (ok false when it does not read as a compact JSON list: fn may
-// have been called for the items before).
-func itemsWith(src []byte, i int, a, b string, fn func(item, va, vb []byte)) (int, bool) {
+// have been called for the items before). An item's members after the
+// ones named a and b are skipped, not read one by one; with once set,
+// only the first item's members are read (fn gets nil values for the
+// others).
+func itemsWith(src []byte, i int, a, b string, once bool, fn func(item, va, vb []byte)) (int, bool) {
 	if i >= len(src) || src[i] != '[' {
 		return i, false
 	}
+	first := true
 	for i++; i < len(src); {
 		if src[i] == ']' {
 			return i + 1, true
 		}
 		start, end := i, 0
 		var va, vb []byte
-		if src[i] != '{' {
+		if src[i] != '{' || (once && !first) {
 			end = valueEnd(src, i)
 		} else {
 			for j := i + 1; ; {
@@ -232,11 +236,16 @@ func itemsWith(src []byte, i int, a, b string, fn func(item, va, vb []byte)) (in
 					vb = src[keyEnd+1 : vEnd]
 				}
 				j = vEnd
+				if va != nil && (vb != nil || b == "") {
+					end = objectEnd(src, j) // the rest is not read
+					break
+				}
 				if j < len(src) && src[j] == ',' {
 					j++
 				}
 			}
 		}
+		first = false
 		if end <= start || end > len(src) {
 			return i, false
 		}
@@ -270,14 +279,14 @@ func (l *leaner) gather(k, i int) (int, bool) {
 	switch k {
 	case fOwners, fParticipants:
 		from := len(l.refs)
-		end, ok := itemsWith(l.src, i, "label", "id", func(_, label, id []byte) {
+		end, ok := itemsWith(l.src, i, "label", "id", false, func(_, label, id []byte) {
 			l.refs = append(l.refs, labelID{label, id})
 		})
 		l.lists.has[k], l.lists.refs[k] = ok, [2]int{from, len(l.refs)}
 		return end, ok
 	case fEvidence:
 		l.lists.evidence, l.lists.url = 0, nil
-		end, ok := itemsWith(l.src, i, "url", "", func(_, u, _ []byte) {
+		end, ok := itemsWith(l.src, i, "url", "", true, func(_, u, _ []byte) {
 			if l.lists.evidence == 0 {
 				l.lists.url = u
 			}
@@ -326,6 +335,27 @@ func valueEnd(b []byte, i int) int {
 		j++
 	}
 	return j
+}
+
+// objectEnd returns the index after the object whose members go on at
+// b[i] (at the comma or the brace after one of them).
+func objectEnd(b []byte, i int) int {
+	depth := 1
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			end, _ := stringEnd(b, j)
+			j = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return len(b)
 }
 
 // eachItem calls fn with each item of the compact JSON list raw.
