@@ -24,7 +24,9 @@
 -- The requests of an account are taken in window order, then by key, then
 -- in arrival order: a group's requests are concurrent, so this is one order
 -- in which they could have arrived, and every window count, refusal and
--- charge is the one that order gives.
+-- charge is the one that order gives. An account with one request in the
+-- group (a group of many clients' requests) has its four rows written for
+-- it alone, as meter_group did, without the gathering.
 --
 -- Row locks: accounts in id order; per account its window rows (in window
 -- order), each followed by its keys' window rows, then its month rows, then
@@ -62,8 +64,10 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-    x meter_group_request[];
-    m int;
+    k record;
+    x meter_group_request[] := '{}';
+    m int := 0;
+    v_requests int;
     cnt int[];
     cand bool[];
     chg bool[];
@@ -89,43 +93,102 @@ DECLARE
     all_in bool;
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
-    SELECT array_agg(ROW(q.ord::int, k.id, k.account_id, k.hash, k.plan, k.revoked, k.expired, k.scopes, k.surfaces,
-            k.monthly_credits,
-            k.plan = ANY (string_to_array(p_allowed[q.ord], ','))
+    FOR k IN
+        SELECT q.ord::int AS ord, kk.id, kk.account_id, kk.hash, kk.plan, kk.revoked, kk.expired, kk.scopes, kk.surfaces,
+            kk.monthly_credits,
+            kk.plan = ANY (string_to_array(p_allowed[q.ord], ','))
                 AND (p_surfaces[q.ord] = ANY (p_account_surfaces)
-                    OR (p_data_scope = ANY (k.scopes)
-                        AND (k.surfaces IS NULL OR (p_surfaces[q.ord] = ANY (k.surfaces) AND NOT p_writes[q.ord])))),
-            p_window_starts[q.ord], p_months[q.ord], p_days[q.ord], p_costs[q.ord], p_rate_limits[q.ord], dv.version
-        )::meter_group_request ORDER BY k.account_id, p_window_starts[q.ord], k.id, q.ord)
-    INTO x
-    FROM unnest(p_hashes) WITH ORDINALITY AS q (hash, ord)
-    -- Each key by its hash index: as a plain join, the generic plan of
-    -- an array of unknown length hashed a scan of every key.
-    CROSS JOIN LATERAL (
-        SELECT ak.id, ak.account_id, ak.hash, a.plan,
-            ak.revoked_at IS NOT NULL OR coalesce(ak.expires_at <= now(), false) AS revoked,
-            ak.revoked_at IS NULL AND coalesce(ak.expires_at <= now(), false) AS expired,
-            ak.scopes, ak.surfaces, pl.monthly_credits
-        FROM api_keys ak
-        JOIN accounts a ON a.id = ak.account_id
-        JOIN plans pl ON pl.name = a.plan
-        WHERE ak.hash = q.hash
-        OFFSET 0
-    ) k
-    CROSS JOIN data_version dv;
-    m := coalesce(cardinality(x), 0);
-    cnt := array_fill(0, ARRAY[m]);
-    cand := array_fill(false, ARRAY[m]);
-    chg := array_fill(false, ARRAY[m]);
-    used := array_fill(0::bigint, ARRAY[m]);
-    WHILE i <= m LOOP
-        -- The account's requests: positions i to e.
-        acct := (x[i]).account_id;
-        monthly := (x[i]).monthly_credits;
-        e := i;
-        WHILE e < m AND (x[e + 1]).account_id = acct LOOP
-            e := e + 1;
-        END LOOP;
+                    OR (p_data_scope = ANY (kk.scopes)
+                        AND (kk.surfaces IS NULL OR (p_surfaces[q.ord] = ANY (kk.surfaces) AND NOT p_writes[q.ord]))))
+                AS allowed,
+            p_window_starts[q.ord] AS window_start, p_months[q.ord] AS month, p_days[q.ord] AS day,
+            p_costs[q.ord] AS cost, p_rate_limits[q.ord] AS rate_limit, dv.version AS data_version,
+            count(*) OVER (PARTITION BY kk.account_id) AS of_account
+        FROM unnest(p_hashes) WITH ORDINALITY AS q (hash, ord)
+        -- Each key by its hash index: as a plain join, the generic plan of
+        -- an array of unknown length hashed a scan of every key.
+        CROSS JOIN LATERAL (
+            SELECT ak.id, ak.account_id, ak.hash, a.plan,
+                ak.revoked_at IS NOT NULL OR coalesce(ak.expires_at <= now(), false) AS revoked,
+                ak.revoked_at IS NULL AND coalesce(ak.expires_at <= now(), false) AS expired,
+                ak.scopes, ak.surfaces, pl.monthly_credits
+            FROM api_keys ak
+            JOIN accounts a ON a.id = ak.account_id
+            JOIN plans pl ON pl.name = a.plan
+            WHERE ak.hash = q.hash
+            OFFSET 0
+        ) kk
+        CROSS JOIN data_version dv
+        ORDER BY kk.account_id, p_window_starts[q.ord], kk.id, q.ord
+    LOOP
+        IF k.of_account = 1 THEN
+            -- The account's only request of the group: its four rows
+            -- written for it alone.
+            v_requests := 0;
+            v_credits := NULL;
+            o_charged := false;
+            IF NOT k.revoked THEN
+                INSERT INTO account_rate_windows AS r (account_id, window_start, requests)
+                VALUES (k.account_id, k.window_start, 1)
+                ON CONFLICT (account_id, window_start) DO UPDATE SET requests = r.requests + 1
+                RETURNING r.requests INTO v_requests;
+                INSERT INTO rate_windows AS r (api_key_id, window_start, requests)
+                VALUES (k.id, k.window_start, 1)
+                ON CONFLICT (api_key_id, window_start) DO UPDATE SET requests = r.requests + 1;
+                IF k.allowed AND v_requests <= k.rate_limit AND k.cost <= k.monthly_credits THEN
+                    INSERT INTO account_usage_monthly AS u (account_id, month, requests, credits)
+                    VALUES (k.account_id, k.month, 1, k.cost)
+                    ON CONFLICT (account_id, month) DO UPDATE
+                        SET requests = u.requests + 1, credits = u.credits + excluded.credits
+                        WHERE excluded.credits = 0 OR u.credits + excluded.credits <= k.monthly_credits
+                    RETURNING u.credits INTO v_credits;
+                    IF v_credits IS NOT NULL THEN
+                        o_charged := true;
+                        INSERT INTO usage_daily AS u (api_key_id, day, requests, credits)
+                        VALUES (k.id, k.day, 1, k.cost)
+                        ON CONFLICT (api_key_id, day) DO UPDATE
+                            SET requests = u.requests + 1, credits = u.credits + excluded.credits;
+                    END IF;
+                END IF;
+            END IF;
+            IF v_credits IS NULL THEN
+                SELECT u.credits INTO v_credits FROM account_usage_monthly u
+                WHERE u.account_id = k.account_id AND u.month = k.month;
+            END IF;
+            o_ord := k.ord;
+            o_key_id := k.id;
+            o_account_id := k.account_id;
+            o_hash := k.hash;
+            o_plan := k.plan;
+            o_revoked := k.revoked;
+            o_expired := k.expired;
+            o_scopes := k.scopes;
+            o_surfaces := k.surfaces;
+            o_monthly_credits := k.monthly_credits;
+            o_window_requests := v_requests;
+            o_month_used := coalesce(v_credits, 0);
+            o_data_version := k.data_version;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        -- Several requests of the account: gathered, then metered together
+        -- with its last.
+        m := m + 1;
+        x[m] := ROW(k.ord, k.id, k.account_id, k.hash, k.plan, k.revoked, k.expired, k.scopes, k.surfaces,
+            k.monthly_credits, k.allowed, k.window_start, k.month, k.day, k.cost, k.rate_limit,
+            k.data_version)::meter_group_request;
+        IF m < k.of_account THEN
+            CONTINUE;
+        END IF;
+        i := 1;
+        e := m;
+        cnt := array_fill(0, ARRAY[m]);
+        cand := array_fill(false, ARRAY[m]);
+        chg := array_fill(false, ARRAY[m]);
+        used := array_fill(0::bigint, ARRAY[m]);
+        acct := k.account_id;
+        monthly := k.monthly_credits;
 
         -- Windows: each window row once, then its keys' rows.
         j := i;
@@ -267,7 +330,8 @@ BEGIN
             o_data_version := (x[g]).data_version;
             RETURN NEXT;
         END LOOP;
-        i := e + 1;
+        m := 0;
+        x := '{}';
     END LOOP;
 END
 $$;
