@@ -105,7 +105,8 @@ type MeterParams struct {
 // on surface that writes or not: the account surfaces (keys, usage) admit
 // every key (the key routes check the management scope themselves); the
 // others need the data scope and, for a restricted key, one of its
-// surfaces and a read. meter_group computes the same (migration 021).
+// surfaces and a read. meter_group_coalesced computes the same (migration
+// 022).
 func KeyAdmits(k KeyInfo, surface string, write bool) bool {
 	if slices.Contains(AccountSurfaces, surface) {
 		return true
@@ -162,14 +163,16 @@ type MeterResult struct {
 // version (data_version) for response caching, at no extra round trip.
 //
 // Concurrent requests are metered in groups, one statement per group
-// (meter_group.go, migration 021), each exactly as if alone: exactness
+// (meter_group.go, migration 022), each exactly as if alone: exactness
 // under concurrency (several server processes on one database) comes from
-// the row locks INSERT … ON CONFLICT DO UPDATE takes — upserts of one
-// account's window row serialize, and each sees the latest count; the
-// monthly upsert's WHERE is re-evaluated on the latest row version, so two
-// requests can never both take the last credits. Rows are locked in one
-// order — accounts in id order, and per request account window, key
-// window, account month, key day — so no two statements deadlock.
+// the row locks the counters' upserts and updates take — upserts of one
+// account's window row serialize, and each sees the latest count (a group
+// raises it by its requests' number and each request takes its place in
+// it); the month's update checks, on the latest row version under its
+// lock, that the credits it adds fit, so two requests can never both take
+// the last credits. Rows are locked in one order — accounts in id order,
+// and per account its window rows, its month, its keys' days — so no two
+// statements deadlock.
 //
 // Its transaction commits asynchronously (synchronous_commit off, set
 // locally for the statement only): the request does not wait for the WAL
