@@ -342,18 +342,11 @@ type charge struct {
 	day, month time.Time
 	once       sync.Once
 	refunded   atomic.Bool
-	// admitted, when set, waits for the metering of a request read ahead
-	// (ahead.go) and reports whether it charged the request: nothing is
-	// given back before, nor when it did not.
-	admitted func() bool
 }
 
 // refund gives the credits back (once); it reports whether they are back.
 func (c *charge) refund(ctx context.Context) bool {
 	if c == nil || c.credits <= 0 {
-		return false
-	}
-	if c.admitted != nil && !c.admitted() {
 		return false
 	}
 	c.once.Do(func() {

@@ -401,20 +401,7 @@ func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, ne
 	}
 	mp := s.meterParams(now, hash, cost, allowedPlans(plans, p))
 	mp.Surface, mp.Write = p.Surface, IsWrite(r)
-	if last := s.aheadFacts(r, p, plans, hash, now); last != nil {
-		s.serveAhead(w, r, p, next, now, hash, plans, mp, cost, last)
-		return
-	}
 	res, err := s.store.Meter(ctx, mp)
-	s.servedMetered(w, r, p, next, now, hash, plans, mp, cost, res, err)
-}
-
-// servedMetered serves request r (not a CostByComplexity one) once its
-// metering statement (mp) answered res or err: refused as the answer
-// says, or served by next as its caller.
-func (s *Service) servedMetered(w http.ResponseWriter, r *http.Request, p Policy, next http.Handler, now time.Time,
-	hash []byte, plans []cryptointel.Plan, mp db.MeterParams, cost int64, res *db.MeterResult, err error) {
-	ctx := r.Context()
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
 		s.refuseKey(w, r, p, next, now, hash, MsgInvalidKey)
 		return
