@@ -156,13 +156,24 @@ type Item struct {
 	d       *Data
 	members []jsonw.Mark
 	prefix  int
+	// next is where the next lookup starts: the members are written
+	// mostly in the order they were marked, so a lookup usually finds its
+	// member at once instead of scanning the element's marks again.
+	next int
 }
 
 // lookup returns the element's member at path (crossing no list) and
-// whether the element holds one.
-func (it Item) lookup(path string) (raw, bool) {
-	for _, m := range it.members {
-		if len(m.Path) == it.prefix+len(path) && m.Path[it.prefix:] == path {
+// whether the element holds one. It looks from where the last lookup
+// found its member, round to where it started, so the order of lookups
+// changes only their cost.
+func (it *Item) lookup(path string) (raw, bool) {
+	n := len(it.members)
+	for k, i := 0, it.next; k < n; k, i = k+1, i+1 {
+		if i == n {
+			i = 0
+		}
+		if m := it.members[i]; len(m.Path) == it.prefix+len(path) && m.Path[it.prefix:] == path {
+			it.next = i + 1
 			return raw(it.d.b[m.Start:m.End]), true
 		}
 	}
