@@ -313,22 +313,7 @@ func valueEnd(b []byte, i int) int {
 		end, _ := stringEnd(b, i)
 		return end
 	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, _ := stringEnd(b, j)
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
+		return objectEnd(b, i+1)
 	}
 	j := i
 	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
@@ -337,8 +322,8 @@ func valueEnd(b []byte, i int) int {
 	return j
 }
 
-// objectEnd returns the index after the object whose members go on at
-// b[i] (at the comma or the brace after one of them).
+// objectEnd returns the index after the object (or list) whose members go
+// on at b[i] (at the comma or the brace after one of them, or its first).
 func objectEnd(b []byte, i int) int {
 	depth := 1
 	for j := i; j < len(b); j++ {
