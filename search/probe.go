@@ -443,37 +443,78 @@ const filterWalkRows = 1000
 // the walk costs its bound whatever the words. Matches older than the
 // filter's newest $10 events are not found: the filter's own newest
 // events, linked entities' events included, still are.
-var walkSQL = candidateStatementSQL(`
+//
+// The walk reads the events newest first, one at a time, and each probe
+// stops at its $8th match: a probe of common words reads the walk's
+// newest events only, and the walk reads no further than its deepest
+// probe (the CTE is read as its probes ask for rows, each from its first
+// row, in the walk's order). Of an entity's events only the ids are read
+// from event_entities, from its recency index alone when no category
+// filters them (walkShape): the category was a heap fetch for each.
+var walkSQL = func() map[walkShape]string {
+	out := map[walkShape]string{}
+	for _, sh := range []walkShape{{entity: true}, {entity: true, category: true}, {category: true}} {
+		out[sh] = candidateStatementSQL(`
 	probes AS MATERIALIZED (
 		SELECT p.i::int AS i, p.q::tsquery AS q FROM unnest($9::text[]) WITH ORDINALITY AS p(q, i)
 	),
-	walk AS MATERIALIZED (
-		SELECT e.id, e.latest_evidence_at AS t, e.search FROM events e
-		WHERE $7::bigint[] IS NOT NULL AND e.id = ANY (ARRAY(
-			SELECT w.event_id FROM unnest($7::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
-				SELECT ee.event_id, ee.latest_evidence_at FROM event_entities ee
-				WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
-				  AND ($4::timestamptz IS NULL OR ee.latest_evidence_at < $4::timestamptz)
-				  AND ($5::text IS NULL OR ee.category = $5::text)
-				ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
-				LIMIT $10
-			) w
-			ORDER BY w.latest_evidence_at DESC, w.event_id DESC
-			LIMIT $10))
-		  AND (NOT $6::bool OR e.significance IS NOT NULL)
-		UNION ALL
-		(SELECT c.id, c.latest_evidence_at, c.search FROM events c
-		 WHERE $7::bigint[] IS NULL AND c.category = $5::text AND c.latest_evidence_at >= $1
-		   AND ($4::timestamptz IS NULL OR c.latest_evidence_at < $4::timestamptz)
-		   AND (NOT $6::bool OR c.significance IS NOT NULL)
-		 ORDER BY c.latest_evidence_at DESC, c.id DESC
-		 LIMIT $10)
+	walk AS MATERIALIZED (`+walkEventsSQL(sh)+`
 	),
 	s AS MATERIALIZED (
 		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (
-			SELECT w.id FROM walk w WHERE w.search @@ p.q ORDER BY w.t DESC LIMIT $8
+			SELECT w.id FROM walk w WHERE w.search @@ p.q LIMIT $8
 		) x
 	),`, "SELECT id FROM s UNION ")
+	}
+	return out
+}()
+
+// walkShape is the filters a walk reads its events by: an entity, a
+// category or both.
+type walkShape struct {
+	entity, category bool
+}
+
+// walkEventsSQL is the walk of shape sh: the newest $10 events passing
+// the filters, newest first, with their search vectors.
+func walkEventsSQL(sh walkShape) string {
+	if !sh.entity {
+		return `
+		SELECT c.id, c.search FROM events c
+		WHERE c.category = $5::text AND c.latest_evidence_at >= $1
+		  AND ($4::timestamptz IS NULL OR c.latest_evidence_at < $4::timestamptz)
+		  AND (NOT $6::bool OR c.significance IS NOT NULL)
+		ORDER BY c.latest_evidence_at DESC, c.id DESC
+		LIMIT $10`
+	}
+	category := ""
+	if sh.category {
+		category = `
+				  AND ee.category = $5::text`
+	}
+	// An event two of the entities name is one event of the walk; the
+	// events are read one by one in the ids' order (OFFSET 0 keeps the
+	// lookup a subquery, run for each id as the probes ask).
+	return `
+		SELECT x.id, x.search FROM (
+			SELECT DISTINCT w.latest_evidence_at, w.event_id FROM (
+				SELECT w.latest_evidence_at, w.event_id FROM unnest($7::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
+					SELECT ee.event_id, ee.latest_evidence_at FROM event_entities ee
+					WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
+					  AND ($4::timestamptz IS NULL OR ee.latest_evidence_at < $4::timestamptz)` + category + `
+					ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
+					LIMIT $10
+				) w
+				ORDER BY w.latest_evidence_at DESC, w.event_id DESC
+				LIMIT $10
+			) w
+			ORDER BY w.latest_evidence_at DESC, w.event_id DESC
+		) i CROSS JOIN LATERAL (
+			SELECT e.id, e.search FROM events e
+			WHERE e.id = i.event_id AND (NOT $6::bool OR e.significance IS NOT NULL)
+			OFFSET 0
+		) x`
+}
 
 // candidateStatementSQL is the search statement whose probes' matches are
 // found by the CTEs ctes and listed by ids (both empty without probes).
@@ -548,7 +589,7 @@ func (a *searchAnalysis) candidateStatement(since time.Time, depth int, f search
 		for i := range ps {
 			pq[i] = &ps[i].tsq
 		}
-		return walkSQL, append(args, k, pq, filterWalkRows), links
+		return walkSQL[walkShape{entity: len(f.entities) > 0, category: f.category != ""}], append(args, k, pq, filterWalkRows), links
 	}
 	var (
 		pq, gb, gd []*string

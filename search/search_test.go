@@ -766,6 +766,99 @@ func TestSearchFilterReadsItsOwnIndex(t *testing.T) {
 	require.Len(t, res.Matches, min(want, 10))
 }
 
+// TestSearchFilterWalkStopsAtItsMatches checks that a search filtered by an
+// entity reads the entity's events newest first only as far as its probes
+// need: each probe stops at the matches it keeps, and the walk at its
+// deepest probe, where it read the filter's whole bound (1,000 events) and
+// matched every probe against each (at a million events the entity form
+// cost twice the plain one). The entity's events are read from its recency
+// index alone (their ids; no heap fetch for a category), and an event two
+// of the filter's entities name is one event of the walk.
+func TestSearchFilterWalkStopsAtItsMatches(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	const entWalrus = 950
+	b.insertEntities(t, []searchFixtureEntity{{entWalrus, "Walrus", "Walrus", nil, 300, "project"}})
+	var evs []searchFixtureEvent
+	for i := range 300 {
+		evs = append(evs, searchFixtureEvent{id: int64(2000 + i), title: fmt.Sprintf("Validator upgrade report %d", i),
+			age: time.Duration(i+1) * 17 * time.Minute, owner: entWalrus, participants: []int64{entEthena}})
+	}
+	b.insertEvents(t, evs)
+	conn := planConn(t, b)
+	_, err := conn.Exec(b.ctx, "VACUUM (ANALYZE) event_entities")
+	require.NoError(t, err)
+	since := b.now.Add(-30 * 24 * time.Hour)
+	for _, ents := range [][]int64{{entWalrus}, {entWalrus, entEthena}} {
+		st, err := search.FilterSearchStatementForTest(b.ctx, conn, "validator upgrade", since, 10, "", ents)
+		require.NoError(t, err)
+		text := explainAnalyzeGeneric(t, b.ctx, conn, st.SQL, st.Args...)
+		walk := planNodeRows(t, text, "CTE walk")
+		require.Less(t, walk, 100, "the walk stops at its probes' matches (%v):\n%s", ents, text)
+		require.Contains(t, text, "Index Only Scan using event_entities_entity_recency_idx", "%v:\n%s", ents, text)
+
+		res, err := db.SearchEventsWith(b.ctx, b.store.Pool, "validator upgrade", search.SearchOptions{Since: since, Limit: 10, EntityIDs: ents, NoCollapse: true})
+		require.NoError(t, err)
+		seen := map[int64]bool{}
+		for i, m := range res.Matches {
+			require.False(t, seen[m.EventID], "%v: event %d twice", ents, m.EventID)
+			seen[m.EventID] = true
+			require.Equal(t, int64(2000+i), m.EventID, "%v: the newest matches, newest first", ents)
+		}
+		require.Len(t, res.Matches, 10, "%v", ents)
+	}
+}
+
+// explainAnalyzeGeneric runs sql with args under EXPLAIN ANALYZE as the
+// service's pools run it: prepared, on its generic plan.
+func explainAnalyzeGeneric(t *testing.T, ctx context.Context, conn *pgxpool.Conn, sql string, args ...any) string {
+	t.Helper()
+	_, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
+	require.NoError(t, err)
+	defer conn.Exec(context.Background(), "RESET plan_cache_mode") //nolint:errcheck
+	name := fmt.Sprintf("explain_generic_%d", time.Now().UnixNano())
+	sd, err := conn.Conn().Prepare(ctx, name, sql)
+	require.NoError(t, err)
+	defer conn.Conn().Deallocate(context.Background(), name) //nolint:errcheck
+	lits := make([]string, len(args))
+	for i, a := range args {
+		// Each argument as the text of its parameter's type: EXPLAIN
+		// EXECUTE takes no parameters.
+		var typ string
+		require.NoError(t, conn.QueryRow(ctx, "SELECT format_type($1, NULL)", sd.ParamOIDs[i]).Scan(&typ))
+		var lit *string
+		require.NoError(t, conn.QueryRow(ctx, "SELECT ($1::"+typ+")::text", a).Scan(&lit))
+		lits[i] = "NULL::" + typ
+		if lit != nil {
+			lits[i] = "'" + strings.ReplaceAll(*lit, "'", "''") + "'::" + typ
+		}
+	}
+	rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF) EXECUTE "+name+"("+strings.Join(lits, ", ")+")")
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return strings.Join(lines, "\n")
+}
+
+// planNodeRows is the rows the plan node on the line after the line
+// holding label (an EXPLAIN ANALYZE text plan) returned.
+func planNodeRows(t *testing.T, text, label string) int {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) == label && i+1 < len(lines) {
+			var rows int
+			at := strings.Index(lines[i+1], " rows=")
+			require.Positive(t, at, "%s: no rows on %q", label, lines[i+1])
+			_, err := fmt.Sscanf(lines[i+1][at:], " rows=%d", &rows)
+			require.NoError(t, err, lines[i+1])
+			return rows
+		}
+	}
+	t.Fatalf("no %s in the plan:\n%s", label, text)
+	return 0
+}
+
 // TestSearchIndexPendingListStaysSmall checks that events ingested one
 // batch after another do not pile up in events_search_idx's pending list,
 // which every search probe reads in full: at GIN's default 4 MB the list
