@@ -61,3 +61,11 @@ func ResolveEntities(ctx context.Context, q Querier, name string, limit, offset 
 	}
 	return out, nil
 }
+
+// SearchEntityFilter returns the entities a search's entity filter given
+// by name keeps (search.Memo.EntityFilter), on d's routed reads, kept in
+// d's search memo for content version version: a name filtered by again
+// before the content changes costs no statement.
+func (d *DB) SearchEntityFilter(ctx context.Context, version int64, name string) ([]int64, error) {
+	return d.searchMemo.EntityFilter(ctx, counted{d.Reader()}, version, name)
+}

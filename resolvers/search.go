@@ -97,7 +97,8 @@ func (k searchKey) cursorContext() string {
 // search runs (once per request and arguments) the search of args. The
 // query's analysis is kept for the content version the request was metered
 // at, so a query searched again before the content changes costs one
-// statement (an entity given by name costs one more, to resolve it).
+// statement (an entity given by name costs one more, to resolve it, once
+// per content version too).
 func (r *queryResolver) search(ctx context.Context, args searchArgs) (*search.SearchResult, error) {
 	key := args.key(ctx)
 	m := &r.loaders(ctx).searches
@@ -169,8 +170,12 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*search.S
 		}
 		o.Offset, o.AfterID = int(min(max(cur.Offset, 0), cryptointel.SearchMaxDepth)), cur.ID
 	}
+	var version int64
+	if caller, ok := access.CallerFrom(ctx); ok {
+		version = caller.DataVersion
+	}
 	if key.entity != "" {
-		ids, err := r.searchEntity(ctx, key.entity)
+		ids, err := r.searchEntity(ctx, version, key.entity)
 		if err != nil {
 			return nil, err
 		}
@@ -178,10 +183,6 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*search.S
 		for _, id := range ids {
 			o.Filters = append(o.Filters, search.SearchFilter{Name: search.SearchFilterEntity, Value: strconv.FormatInt(id, 10), Source: search.SearchSourceParameter})
 		}
-	}
-	var version int64
-	if caller, ok := access.CallerFrom(ctx); ok {
-		version = caller.DataVersion
 	}
 	res, err := r.store.SearchEvents(ctx, version, key.query, o)
 	if err != nil {
@@ -196,25 +197,20 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*search.S
 }
 
 // searchEntity reads a search's entity filter: an id, or a name, alias or
-// ticker naming entities (every one of the strongest matches: a ticker
-// several projects share names them all).
-func (r *queryResolver) searchEntity(ctx context.Context, entity string) ([]int64, error) {
+// ticker naming entities (every one of the strongest exact or prefix
+// matches: a ticker several projects share names them all), kept per
+// content version version as the query's analysis is
+// (db.DB.SearchEntityFilter).
+func (r *queryResolver) searchEntity(ctx context.Context, version int64, entity string) ([]int64, error) {
 	if id, err := strconv.ParseInt(entity, 10, 64); err == nil {
 		if id <= 0 {
 			return nil, cryptointel.Errorf(cryptointel.EINVALID, search.MsgSearchEntity, entity)
 		}
 		return []int64{id}, nil
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Reader(), entity, cryptointel.MaxIDsPerRequest, 0)
+	ids, err := r.store.SearchEntityFilter(ctx, version, entity)
 	if err != nil {
 		return nil, err
-	}
-	var ids []int64
-	for _, m := range ms {
-		if m.MatchRank > search.RankPrefix || m.MatchRank != ms[0].MatchRank {
-			break
-		}
-		ids = append(ids, m.EntityID)
 	}
 	if len(ids) == 0 {
 		return nil, cryptointel.Errorf(cryptointel.EINVALID, search.MsgSearchEntity, entity)

@@ -2,7 +2,10 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"sync"
+
+	"github.com/cryptointel/cryptointel"
 )
 
 // searchMemoMaxQueries bounds the analyses a Memo keeps for one content
@@ -19,10 +22,14 @@ const searchMemoMaxQueries = 4096
 // request metered before a commit, answered after) neither reads nor
 // fills it. An analysis read on a replica that had replayed a newer version
 // is newer than its key, which a request metered at the key may see anyway.
+//
+// It keeps, the same way, the entities each entity filter given by name
+// names (EntityFilter), which entity_names' writes bump the version for.
 type Memo struct {
 	mu      sync.Mutex
 	version int64
 	byQuery map[string]*searchAnalysis
+	byName  map[string][]int64
 }
 
 // get returns the analysis of text kept for version, or nil.
@@ -49,11 +56,99 @@ func (m *Memo) put(version int64, text string, a *searchAnalysis) {
 	case version < m.version:
 		return
 	case version > m.version:
-		m.version, m.byQuery = version, map[string]*searchAnalysis{}
+		m.version, m.byQuery, m.byName = version, map[string]*searchAnalysis{}, map[string][]int64{}
 	}
 	if len(m.byQuery) < searchMemoMaxQueries {
 		m.byQuery[text] = a
 	}
+}
+
+// getName returns the entities kept for the filter name at version, and
+// whether any were kept.
+func (m *Memo) getName(version int64, name string) ([]int64, bool) {
+	if m == nil || version <= 0 {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if version != m.version {
+		return nil, false
+	}
+	ids, ok := m.byName[name]
+	return ids, ok
+}
+
+// putName keeps ids, the entities the filter name names, read at version
+// or later.
+func (m *Memo) putName(version int64, name string, ids []int64) {
+	if m == nil || version <= 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case version < m.version:
+		return
+	case version > m.version:
+		m.version, m.byQuery, m.byName = version, map[string]*searchAnalysis{}, map[string][]int64{}
+	}
+	if m.byName == nil {
+		m.byName = map[string][]int64{}
+	}
+	if len(m.byName) < searchMemoMaxQueries {
+		m.byName[name] = ids
+	}
+}
+
+// EntityFilter returns the entities a search's entity filter given by
+// name keeps: every one of the strongest exact or prefix matches of the
+// name (ResolveEntities' order: a ticker several projects share names them
+// all), none when nothing matches so (weaker matches — a word or part of
+// a name, a close spelling — never filter). They are kept for content
+// version version as the analyses are, so a name filtered by again before
+// the content changes costs no statement; otherwise one statement, the
+// exact and prefix branches of name resolution only (ResolveSQL(false)),
+// on q.
+//
+// Returns EINVALID when name is empty once cleaned (CleanName).
+func (m *Memo) EntityFilter(ctx context.Context, q Querier, version int64, name string) ([]int64, error) {
+	name = CleanName(name)
+	if name == "" {
+		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: MsgNameRequired}
+	}
+	if ids, ok := m.getName(version, name); ok {
+		return ids, nil
+	}
+	rows, err := query(ctx, q, ResolveSQL(false), name, cryptointel.MaxIDsPerRequest, 0)
+	if err != nil {
+		return nil, fmt.Errorf("error resolving entity name: %w", err)
+	}
+	defer rows.Close()
+	var (
+		ids  []int64
+		best = -1
+	)
+	for rows.Next() {
+		var (
+			em  EntityMatch
+			sim float64
+		)
+		if err := rows.Scan(&em.EntityID, &em.MatchedVia, &em.MatchedValue, &em.MatchRank, &em.MatchType, &sim, &em.Popularity); err != nil {
+			return nil, fmt.Errorf("error scanning entity matches: %w", err)
+		}
+		if best < 0 {
+			best = em.MatchRank
+		}
+		if em.MatchRank != best || em.MatchRank > RankPrefix {
+			break
+		}
+		ids = append(ids, em.EntityID)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error resolving entity name: %w", err)
+	}
+	m.putName(version, name, ids)
+	return ids, nil
 }
 
 // SearchEvents is SearchEventsWith on q, keeping each query's analysis
