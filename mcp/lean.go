@@ -219,6 +219,7 @@ type leaner struct {
 	container []byte     // the list the last event rendered belongs to
 	num       int        // the last event's number in it
 	names     []memberName
+	bounds    []memberBound // the members of the event sameEvent reads
 }
 
 // memberSpan is one copied member of an object: where its name is in src,
@@ -301,6 +302,9 @@ func (l *leaner) array(i int) (int, bool) {
 func (l *leaner) object(i int) (int, bool) {
 	base := len(l.spans)
 	if flatEvents && l.depth > 0 && looksLikeEvent(l.src[i:]) {
+		if end, ok, done := l.sameEvent(i); done {
+			return end, ok
+		}
 		if end, ok, done := l.event(i, base); done {
 			return end, ok
 		}

@@ -42,21 +42,10 @@ func render(result []byte) []byte {
 // form adds (owners, participants, bullets, evidence) when the result
 // keeps it. A new list gets its path as a heading first.
 func (l *leaner) renderEvent(base int, gathered bool) {
-	container := l.path
-	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
-		container = l.path[:i]
-	}
-	if !bytes.Equal(container, l.container) || l.events == 0 {
-		l.tx = append(append(l.tx, container...), ":"+nl...)
-		l.container, l.num = append(l.container[:0], container...), 0
-	}
-	l.num++
-	l.events++
 	if !gathered {
 		l.refs = l.refs[:0]
 	}
 	var f [numTextFields][]byte
-	evidence := 0
 	for _, s := range l.spans[base:] {
 		if s.kind.text == 0 || (l.summary && s.kind.fullOnly) {
 			continue
@@ -68,6 +57,24 @@ func (l *leaner) renderEvent(base int, gathered bool) {
 		}
 		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
 	}
+	l.writeEvent(&f, gathered)
+}
+
+// writeEvent writes the paragraph of an event whose text fields' values
+// are f; gathered says its lists were read as the pass copied them
+// (l.lists, l.refs).
+func (l *leaner) writeEvent(f *[numTextFields][]byte, gathered bool) {
+	container := l.path
+	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
+		container = l.path[:i]
+	}
+	if !bytes.Equal(container, l.container) || l.events == 0 {
+		l.tx = append(append(l.tx, container...), ":"+nl...)
+		l.container, l.num = append(l.container[:0], container...), 0
+	}
+	l.num++
+	l.events++
+	evidence := 0
 	// The evidence counted and its newest post's url found in one pass
 	// (or as the flat pass read it).
 	var url []byte

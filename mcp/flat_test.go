@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSameEventsAsTheFlatPass: events read against the last event's
+// members (sameEvent) give the body, text and counts the flat pass gives
+// reading each on its own, and the general pass too: lists of several
+// events alike and unlike, at detail full and summary, with and without
+// the legacy aliases, lists the text shows that are empty, null, or hold
+// items that are not objects or lack a member, strings holding quotes,
+// braces and the event marker, and a nested event.
+func TestSameEventsAsTheFlatPass(t *testing.T) {
+	lean := sampleEvent[:strings.Index(sampleEvent, `,"globalSummary"`)] + `,"matchedVia":"text"}`
+	owners := `"owners":[{"id":1,"label":"Acme","type":"project","aliases":[]}]`
+	evidence := `"evidence":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}]`
+	variant := func(ev string, pairs ...string) string { return strings.NewReplacer(pairs...).Replace(ev) }
+	events := []string{
+		lean,
+		variant(lean, `"id":7,`, `"id":8,`, `"title":"T <b>"`, `"title":"quote \" brace } ] marker \"latestEvidenceTimestamp\":"`),
+		variant(lean, owners, `"owners":[{"id":1,"label":"Acme","type":"project","aliases":["A}","B\\\\"]},{"type":"token","aliases":[],"label":"X","id":2}]`),
+		variant(lean, owners, `"owners":[]`, `"participants":[]`, `"participants":null`),
+		variant(lean, owners, `"owners":[7,{"id":1}]`),
+		variant(lean, evidence, `"evidence":[{"id":9,"content":"c ] }","timestamp":"t"},{"url":"https://x/10"},3]`),
+		variant(lean, evidence, `"evidence":[]`, `"bullets":["b1"]`, `"bullets":[]`),
+		variant(lean, evidence, `"evidence":[5,{"url":"u"}]`, `"significance":0.5`, `"significance":null`),
+		variant(lean, `"matchedVia":"text"`, `"matchedVia":"entity","matchType":"exact","matchedTerms":["x"],"alsoReportedAs":[]`),
+		variant(lean, `"matchedVia":"text"`, `"matchedVia":"text","related":[`+lean+`]`),
+		sampleEvent,
+		variant(sampleEvent, `"id":7,`, `"id":9,`),
+		lean,
+	}
+	var bodies []string
+	for i := range events {
+		for j := i; j < len(events); j++ {
+			bodies = append(bodies, `{"limit":2,"data":[`+events[i]+`,`+events[j]+`,`+events[i]+`]}`+"\n")
+		}
+	}
+	bodies = append(bodies, `{"query":"q","data":[`+strings.Join(events, ",")+`],"nested":{"organizations":[{"label":"A","radar":[`+lean+`,`+lean+`]}]}}`)
+	walks := 0
+	for _, body := range bodies {
+		for _, summary := range []bool{false, true} {
+			for _, text := range []bool{false, true} {
+				sameEvents = false
+				want, wantOK := walk([]byte(body), summary, text)
+				flatEvents = false
+				general, _ := walk([]byte(body), summary, text)
+				flatEvents, sameEvents = true, true
+				got, gotOK := walk([]byte(body), summary, text)
+				require.Equal(t, wantOK, gotOK, body)
+				require.Equal(t, string(want.body), string(got.body), body)
+				require.Equal(t, string(want.text), string(got.text), body)
+				require.Equal(t, want.count("data"), got.count("data"), body)
+				require.Equal(t, string(general.body), string(got.body), body)
+				require.Equal(t, string(general.text), string(got.text), body)
+				walks++
+			}
+		}
+	}
+	require.Greater(t, walks, 300)
+}
+
+// TestSameEventsRead: the events after the first of a list are read by
+// sameEvent (the test above would pass without it).
+func TestSameEventsRead(t *testing.T) {
+	body := latestBody()
+	l := leaner{src: body, dst: body, alias: true, text: true, top: map[string]topMember{}}
+	l.tx = append(l.tx, '"')
+	i := strings.Index(string(body), `"data":[`) + len(`"data":[`)
+	l.depth, l.n = 1, i // read in place: the bytes before it are the body's
+	_, ok, done := l.sameEvent(i)
+	require.False(t, ok || done, "no event read yet: nothing to compare with")
+	end, ok, done := l.event(i, 0)
+	require.True(t, ok && done)
+	end, ok, done = l.sameEvent(end + 1)
+	require.True(t, ok && done, "the second event is read against the first's members")
+	require.Equal(t, byte(','), body[end])
+}
