@@ -1,7 +1,5 @@
 package mcp
 
-import "bytes"
-
 // The events of a list have the same members in the same order (their
 // operation's selection), so once the flat pass (leaner.event) has read
 // one, the next are read against its members (l.names) by sameEvent: each
@@ -82,7 +80,7 @@ func (l *leaner) sameEvent(i int) (end int, ok, done bool) {
 	}
 	// The marker of an event is a member name, never inside a string (its
 	// quotes would be escaped): once is this event's own.
-	if check && bytes.Count(src[from:i+1], []byte(eventMemberPrefix)) != 1 {
+	if check && countMarkers(src[from:i+1]) != 1 {
 		return from, false, false
 	}
 	if !drop {

@@ -80,3 +80,53 @@ func TestSameEventsRead(t *testing.T) {
 	require.True(t, ok && done, "the second event is read against the first's members")
 	require.Equal(t, byte(','), body[end])
 }
+
+// TestMarkers: the marker is found and counted as bytes.Contains and
+// bytes.Count find and count it.
+func TestMarkers(t *testing.T) {
+	for _, b := range []string{"", `"latest`, `EvidenceTimestamp":`, eventMemberPrefix, `x"latestEvidenceTimestamp":"latestEvidenceTimestamp":`,
+		`"latesEvidenceTimestamp": latestEvidenceTimestamp": "latestEvidenceTimestamp" "latestEvidenceTimestamp":1`, sampleEvent, string(latestBody())} {
+		require.Equal(t, strings.Contains(b, eventMemberPrefix), hasEvents([]byte(b)), b)
+		require.Equal(t, strings.Count(b, eventMemberPrefix), countMarkers([]byte(b)), b)
+	}
+}
+
+// TestStringEndAsAReader: stringEnd finds the end a reader of the string
+// finds, escapes included, whatever the string's length and wherever its
+// quotes and backslashes fall (its first bytes are read eight at a time).
+func TestStringEndAsAReader(t *testing.T) {
+	reference := func(b []byte, i int) (int, bool) {
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, true
+			}
+		}
+		return len(b), false
+	}
+	pieces := []string{"a", "é", `\"`, `\\`, `\n`, "<", "\x01", "ab"}
+	n := 0
+	for length := 0; length < 40; length++ {
+		for seed := range 40 {
+			var sb strings.Builder
+			sb.WriteByte('"')
+			for k := 0; sb.Len() < length+1; k++ {
+				sb.WriteString(pieces[(seed*7+k*k*3+k)%len(pieces)])
+			}
+			body := sb.String()
+			for _, tail := range []string{`"`, `"x":1}`, `","y":"z"}`, ``, `\"`} {
+				b := []byte("xx" + body + tail)
+				wantEnd, wantOK := reference(b, 2)
+				gotEnd, gotOK := stringEnd(b, 2)
+				require.Equal(t, wantOK, gotOK, "%q", b)
+				if wantOK {
+					require.Equal(t, wantEnd, gotEnd, "%q", b)
+				}
+				n++
+			}
+		}
+	}
+	require.Greater(t, n, 5000)
+}

@@ -153,7 +153,7 @@ func walk(body []byte, summary, text bool) (leanResult, bool) {
 // walkInto is walk writing the text into tx's array while it fits.
 func walkInto(body []byte, summary, text bool, tx []byte) (leanResult, bool) {
 	body = bytes.TrimSpace(body)
-	if !bytes.Contains(body, []byte(eventMemberPrefix)) {
+	if !hasEvents(body) {
 		return leanResult{body: body}, false // no event: nothing to drop or render
 	}
 	// At detail full, a body asked for in the lean shape has nothing to
@@ -482,7 +482,7 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 	}
 	// The marker of an event is a member name, never inside a string (its
 	// quotes would be escaped): once is this event's own.
-	if !event || (check && bytes.Count(l.src[from:i+1], []byte(eventMemberPrefix)) != 1) {
+	if !event || (check && countMarkers(l.src[from:i+1]) != 1) {
 		return undo()
 	}
 	if l.text {

@@ -26,7 +26,47 @@ const nl = `\n`
 const eventMemberPrefix = `"` + eventMarker + `":`
 
 // hasEvents reports whether a result holds events.
-func hasEvents(result []byte) bool { return bytes.Contains(result, []byte(eventMemberPrefix)) }
+func hasEvents(result []byte) bool { return nextMarker(result, 0) >= 0 }
+
+// The marker member's name after "latest, and before: a search for the
+// name from its first byte would stop at every quote of the body, one
+// from the E at few letters of it.
+const (
+	markerHead = `"latest`
+	markerTail = `EvidenceTimestamp":`
+)
+
+func init() {
+	if markerHead+markerTail != eventMemberPrefix {
+		panic("mcp: markerHead and markerTail must make eventMemberPrefix")
+	}
+}
+
+// nextMarker returns the index of the first eventMemberPrefix in b at or
+// after from, -1 when there is none.
+func nextMarker(b []byte, from int) int {
+	for from <= len(b) {
+		j := bytes.Index(b[from:], []byte(markerTail))
+		if j < 0 {
+			return -1
+		}
+		k := from + j
+		if k >= len(markerHead) && string(b[k-len(markerHead):k]) == markerHead {
+			return k - len(markerHead)
+		}
+		from = k + 1
+	}
+	return -1
+}
+
+// countMarkers is bytes.Count(b, eventMemberPrefix).
+func countMarkers(b []byte) int {
+	n := 0
+	for i := nextMarker(b, 0); i >= 0; i = nextMarker(b, i+len(eventMemberPrefix)) {
+		n++
+	}
+	return n
+}
 
 // render writes the text of a lean result in a pass of its own (for a
 // result composed or cut after the lean pass), escaped; nil for a result
