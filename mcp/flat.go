@@ -155,7 +155,7 @@ func (l *leaner) refList(k, v int) int {
 			}
 			j = vEnd
 			if label != nil && id != nil {
-				end = objectEnd(src, j) // the rest is not read
+				end = l.elementEnd(i, j) // the rest is not read
 				break
 			}
 			if j < len(src) && src[j] == ',' {
@@ -216,7 +216,7 @@ func (l *leaner) evidenceList(v int) int {
 				vEnd := valueEnd(src, keyEnd+1)
 				if string(src[j+1:keyEnd-1]) == "url" {
 					url = src[keyEnd+1 : vEnd]
-					end = objectEnd(src, vEnd)
+					end = l.elementEnd(i, vEnd)
 					break
 				}
 				j = vEnd
@@ -224,6 +224,8 @@ func (l *leaner) evidenceList(v int) int {
 					j++
 				}
 			}
+		case src[i] == '{':
+			end = l.elementEnd(i, i+1)
 		default:
 			end = valueEnd(src, i)
 		}
@@ -248,4 +250,15 @@ func (l *leaner) evidenceList(v int) int {
 func hasNameString(src []byte, i int, name string) bool {
 	j := i + 1 + len(name)
 	return j < len(src) && src[i] == '"' && src[j] == '"' && string(src[i+1:j]) == name
+}
+
+// elementEnd returns the index after the list element that starts at
+// src[i] (an object) and goes on at src[j] (after one of its members, or
+// its first): its span's end when the route handed it over, else as
+// read.
+func (l *leaner) elementEnd(i, j int) int {
+	if e := l.elements.end(i); e != 0 {
+		return e
+	}
+	return objectEnd(l.src, j)
 }

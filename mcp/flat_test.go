@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
 
 // TestSameEventsAsTheFlatPass: events read against the last event's
@@ -129,4 +131,94 @@ func TestStringEndAsAReader(t *testing.T) {
 		}
 	}
 	require.Greater(t, n, 5000)
+}
+
+// TestElementSpansAsTheScan: a pass given the spans of the body's list
+// elements (as a route called in process hands them over), all or some,
+// writes what the pass without them writes.
+func TestElementSpansAsTheScan(t *testing.T) {
+	lean := sampleEvent[:strings.Index(sampleEvent, `,"globalSummary"`)] + `,"matchedVia":"text"}`
+	two := strings.Replace(lean, `"evidence":[{"id":9,"content":"c","url":"https://x/9","timestamp":"2026-11-20T10:00:00.000Z"}]`,
+		`"evidence":[{"id":9,"content":"c } ]","url":"https://x/9","timestamp":"t"},{"id":10,"content":"d \" {","url":"https://x/10"},7,{"x":[{"y":1}]}]`, 1)
+	two = strings.Replace(two, `"participants":[]`, `"participants":[{"id":2,"label":"B","type":"token","aliases":["b }"]},{"type":"t","id":3,"label":"C"}]`, 1)
+	for _, body := range []string{
+		string(latestBody()),
+		`{"limit":3,"data":[` + lean + `,` + two + `,` + two + `,` + lean + `]}` + "\n",
+	} {
+		spans := elementSpans([]byte(body))
+		require.NotEmpty(t, spans)
+		for _, summary := range []bool{false, true} {
+			want, _ := walk([]byte(body), summary, true)
+			for _, keep := range []func(int) bool{
+				func(int) bool { return true },
+				func(k int) bool { return k%2 == 0 },
+				func(k int) bool { return k%3 != 1 },
+			} {
+				var some []jsonw.Span
+				for k, s := range spans {
+					if keep(k) {
+						some = append(some, s)
+					}
+				}
+				got, _ := walkInto([]byte(body), summary, true, nil, some)
+				require.Equal(t, string(want.body), string(got.body))
+				require.Equal(t, string(want.text), string(got.text))
+			}
+		}
+	}
+}
+
+// elementSpans returns the spans of the object elements of every list in
+// the compact JSON b, in the order they end.
+func elementSpans(b []byte) []jsonw.Span {
+	var spans []jsonw.Span
+	var value func(i int) int
+	value = func(i int) int {
+		switch b[i] {
+		case '{', '[':
+			closing := byte('}')
+			if b[i] == '[' {
+				closing = ']'
+			}
+			list := b[i] == '['
+			i++
+			for b[i] != closing {
+				if !list {
+					i, _ = stringEnd(b, i)
+					i++ // the colon
+				}
+				start := i
+				i = value(i)
+				if list && b[start] == '{' {
+					spans = append(spans, jsonw.Span{Start: int32(start), End: int32(i)})
+				}
+				if b[i] == ',' {
+					i++
+				}
+			}
+			return i + 1
+		}
+		return valueEnd(b, i)
+	}
+	value(0)
+	return spans
+}
+
+// TestElementSpansRead: sameEvent steps over the elements it has spans of.
+func TestElementSpansRead(t *testing.T) {
+	body := latestBody()
+	spans := elementSpans(body)
+	l := leaner{src: body, dst: body, alias: true, text: true, top: map[string]topMember{}, elements: spanCursor{spans: spans}}
+	l.tx = append(l.tx, '"')
+	i := strings.Index(string(body), `"data":[`) + len(`"data":[`)
+	l.depth, l.n = 1, i
+	end, ok, done := l.event(i, 0)
+	require.True(t, ok && done)
+	second := end + 1
+	end, ok, done = l.sameEvent(second)
+	require.True(t, ok && done)
+	require.Equal(t, byte(','), body[end])
+	require.Greater(t, l.elements.from, int32(second), "an element of the second event found by its span")
+	require.Less(t, l.elements.to, int32(end))
+	require.Equal(t, 2, l.lists.evidence)
 }

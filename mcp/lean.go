@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -147,21 +148,27 @@ func (r leanResult) field(name string) []byte {
 // as it goes (text.go); a body that holds no event is returned as it is,
 // without text.
 func walk(body []byte, summary, text bool) (leanResult, bool) {
-	return walkInto(body, summary, text, nil)
+	return walkInto(body, summary, text, nil, nil)
 }
 
-// walkInto is walk writing the text into tx's array while it fits.
-func walkInto(body []byte, summary, text bool, tx []byte) (leanResult, bool) {
+// walkInto is walk writing the text into tx's array while it fits, with
+// the spans of body's nested lists' elements its route handed over
+// (spans.go).
+func walkInto(body []byte, summary, text bool, tx []byte, spans []jsonw.Span) (leanResult, bool) {
+	untrimmed := body
 	body = bytes.TrimSpace(body)
 	if !hasEvents(body) {
 		return leanResult{body: body}, false // no event: nothing to drop or render
+	}
+	if &body[0] != &untrimmed[0] {
+		spans = nil // the spans count from the body's first byte
 	}
 	// At detail full, a body asked for in the lean shape has nothing to
 	// drop: the pass reads it in place (alias) instead of copying it, and
 	// starts over copying should an event have something to drop after
 	// all.
 	for _, alias := range []bool{!summary, false} {
-		l := leaner{src: body, summary: summary, text: text, top: map[string]topMember{}, alias: alias}
+		l := leaner{src: body, summary: summary, text: text, top: map[string]topMember{}, alias: alias, elements: spanCursor{spans: spans}}
 		if alias {
 			l.dst = body
 		} else {
@@ -220,6 +227,7 @@ type leaner struct {
 	num       int        // the last event's number in it
 	names     []memberName
 	bounds    []memberBound // the members of the event sameEvent reads
+	elements  spanCursor    // the spans of nested lists' elements (spans.go)
 }
 
 // memberSpan is one copied member of an object: where its name is in src,

@@ -55,6 +55,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/wire"
@@ -189,6 +190,13 @@ type RouteAnswer struct {
 	// Tag is the ETag value of a body the response cache served (the same
 	// tag, the same body), "" for one computed for the call.
 	Tag string
+	// Spans, when the route computed Body for the call, are the spans in
+	// Body of the object elements of the lists nested in its operation's
+	// data, as the executor recorded them (rest.Result.Spans): the lean
+	// pass steps over such an element (an event's evidence past the first,
+	// an owner's members past its label and id) instead of reading it to
+	// its end. Nil is read as usual.
+	Spans []jsonw.Span
 }
 
 // New builds the tools from the route table and the MCP server. A tool
