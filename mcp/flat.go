@@ -16,6 +16,49 @@ package mcp
 // the tests turn it off to compare with the flat pass.
 var sameEvents = true
 
+// memberOp is what sameEvent does with a member of the last event's
+// (leaner.plan), worked out once for the events that follow it.
+type memberOp struct {
+	nameLen int
+	// text is the member's text field when the text shows it, else -1;
+	// list says how the text reads its list.
+	text int8
+	list int8
+	// dropped: the lean form leaves it out; unnamed: the wire table does
+	// not name it, so a list or object in it may hold an event.
+	dropped, unnamed bool
+}
+
+// How the text reads a member's list.
+const (
+	listNone = iota
+	listRefs
+	listEvidence
+)
+
+// plan works out l.ops from l.names, and whether an event with these
+// members holds the marker and has members to drop.
+func (l *leaner) plan() {
+	l.ops, l.opsMarker, l.opsDrop = l.ops[:0], false, false
+	for _, nm := range l.names {
+		kind, k := nm.kind, int(nm.kind.text)-1
+		op := memberOp{nameLen: len(nm.name), text: -1, unnamed: !kind.field,
+			dropped: kind.legacy || (l.summary && kind.fullOnly)}
+		if l.text && k >= 0 && !(l.summary && kind.fullOnly) {
+			op.text = int8(k)
+			switch k {
+			case fOwners, fParticipants:
+				op.list = listRefs
+			case fEvidence:
+				op.list = listEvidence
+			}
+		}
+		l.opsMarker = l.opsMarker || k == fAt
+		l.opsDrop = l.opsDrop || op.dropped
+		l.ops = append(l.ops, op)
+	}
+}
+
 // memberBound is where a member of an event read by sameEvent starts (its
 // name's quote) and where its value ends.
 type memberBound struct{ start, end int }
@@ -28,33 +71,37 @@ func (l *leaner) sameEvent(i int) (end int, ok, done bool) {
 	if !sameEvents || len(names) == 0 || i >= len(src) || src[i] != '{' {
 		return i, false, false
 	}
+	if len(l.ops) != len(names) {
+		l.plan()
+	}
+	if !l.opsMarker || (l.opsDrop && l.alias) {
+		return i, false, false
+	}
 	from := i
 	i++
 	var f [numTextFields][]byte
 	l.refs, l.lists, l.bounds = l.refs[:0], eventLists{}, l.bounds[:0]
-	marker, check, drop := false, false, false
-	for m := range names {
-		nm := &names[m]
+	check, ops := false, l.ops
+	for m := range ops {
+		op := &ops[m]
 		if m > 0 {
 			if i >= len(src) || src[i] != ',' {
 				return from, false, false
 			}
 			i++
 		}
-		if !hasName(src, i, nm.name) {
+		if !hasName(src, i, names[m].name) {
 			return from, false, false
 		}
-		v := i + len(nm.name) + 3 // past "name":
+		v := i + op.nameLen + 3 // past "name":
 		if v >= len(src) || src[v-1] != ':' {
 			return from, false, false
 		}
-		kind, k := nm.kind, int(nm.kind.text)-1
-		shown := l.text && k >= 0 && !(l.summary && kind.fullOnly)
 		var e int
 		switch {
-		case shown && (k == fOwners || k == fParticipants) && src[v] == '[':
-			e = l.refList(k, v)
-		case shown && k == fEvidence && src[v] == '[':
+		case op.list == listRefs && src[v] == '[':
+			e = l.refList(int(op.text), v)
+		case op.list == listEvidence && src[v] == '[':
 			e = l.evidenceList(v)
 		default:
 			e = valueEnd(src, v)
@@ -62,20 +109,19 @@ func (l *leaner) sameEvent(i int) (end int, ok, done bool) {
 		if e <= v || e >= len(src) {
 			return from, false, false
 		}
-		if c := src[v]; !kind.field && (c == '{' || c == '[') {
+		if c := src[v]; op.unnamed && (c == '{' || c == '[') {
 			check = true // a member the wire table does not name may hold an event
 		}
-		marker = marker || k == fAt
-		if kind.legacy || (l.summary && kind.fullOnly) {
-			drop = true
+		if op.text >= 0 {
+			f[op.text] = src[v:e]
 		}
-		if shown {
-			f[k] = src[v:e]
+		if l.opsDrop {
+			l.bounds = append(l.bounds, memberBound{i, e})
 		}
-		l.bounds = append(l.bounds, memberBound{i, e})
 		i = e
 	}
-	if i >= len(src) || src[i] != '}' || !marker || (drop && l.alias) {
+	drop := l.opsDrop
+	if i >= len(src) || src[i] != '}' {
 		return from, false, false
 	}
 	// The marker of an event is a member name, never inside a string (its
@@ -89,7 +135,7 @@ func (l *leaner) sameEvent(i int) (end int, ok, done bool) {
 		l.putByte('{')
 		first := true
 		for m, b := range l.bounds {
-			if kind := names[m].kind; kind.legacy || (l.summary && kind.fullOnly) {
+			if ops[m].dropped {
 				continue
 			}
 			if !first {

@@ -227,7 +227,11 @@ type leaner struct {
 	num       int        // the last event's number in it
 	names     []memberName
 	bounds    []memberBound // the members of the event sameEvent reads
-	elements  spanCursor    // the spans of nested lists' elements (spans.go)
+	ops       []memberOp    // what sameEvent does with each of names
+	// marker and drop: the events named as names hold the marker, and
+	// have members to drop (leaner.plan).
+	opsMarker, opsDrop bool
+	elements           spanCursor // the spans of nested lists' elements (spans.go)
 }
 
 // memberSpan is one copied member of an object: where its name is in src,
@@ -443,6 +447,7 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 			}
 			kind = kindOf(l.src[i+1 : keyEnd-1])
 			l.names = append(l.names[:min(m, len(l.names))], memberName{l.src[i+1 : keyEnd-1], kind})
+			l.ops = l.ops[:0] // planned again from the new names (sameEvent)
 		}
 		if keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
 			return undo()
