@@ -20,6 +20,16 @@ import (
 // carries them (a body from a route without that parameter) loses them
 // here (the wire table names them). Everything else is copied byte for
 // byte, and an event with nothing to leave out is not rewritten.
+//
+// The pass reads events three ways, each writing the same bytes: the
+// first event of a list flat (leaner.event: its members copied without
+// entering their values, each recorded for the text), the next ones
+// against the first one's members (sameEvent, flat.go: names compared
+// where they are expected, nothing recorded), and an object that only
+// looks like an event, or holds one, by the general pass
+// (leaner.members). A route called in process hands over the spans of
+// its nested lists' elements (spans.go), which the pass steps over
+// instead of reading them to their end.
 
 // eventMarker is the member that makes a JSON object an event: no other
 // shape of the API has a member of that name.

@@ -12,7 +12,11 @@
 // structured content is the x402 PaymentRequired (x402's MCP transport v2;
 // a JSON-RPC error of code 402 for an x402 v1 payload), any other status a
 // tool error with the route's message. The route runs through
-// Config.Call (rest.Router.Call) when set: no HTTP request in between. Parsing, bounds, plan
+// Config.Call (rest.Router.Call) when set: no HTTP request in between,
+// and the route hands over, with its body, the spans of the elements of
+// the lists its executor wrote (RouteAnswer.Spans), so that the one pass
+// making the structured content and the text (lean.go) steps over them
+// instead of reading them again. Parsing, bounds, plan
 // gates, the rate window, credits, usage, prices, payment checks, replay
 // records and the response cache are therefore the route's, by
 // construction.

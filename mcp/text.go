@@ -12,7 +12,9 @@ import (
 // shows a model only text gives it. The lean pass writes it as it goes
 // (leaner): each event as a short paragraph under the path of its list,
 // every other value that holds no event as one "path: value" line. A
-// result without events is its JSON.
+// result without events is its JSON. The paragraph is written from the
+// event's members as the pass passes them (writeEvent), never from a
+// second reading of the event.
 //
 // The text is written as it goes into the response: escaped, the inside
 // of a JSON string. The strings it shows are the body's, already escaped
