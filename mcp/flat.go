@@ -34,6 +34,7 @@ const (
 	listNone = iota
 	listRefs
 	listEvidence
+	listBullets
 )
 
 // plan works out l.ops from l.names, and whether an event with these
@@ -51,6 +52,8 @@ func (l *leaner) plan() {
 				op.list = listRefs
 			case fEvidence:
 				op.list = listEvidence
+			case fBullets:
+				op.list = listBullets
 			}
 		}
 		l.opsMarker = l.opsMarker || k == fAt
@@ -103,6 +106,8 @@ func (l *leaner) sameEvent(i int) (end int, ok, done bool) {
 			e = l.refList(int(op.text), v)
 		case op.list == listEvidence && src[v] == '[':
 			e = l.evidenceList(v)
+		case op.list == listBullets && src[v] == '[':
+			e = l.bulletList(v)
 		default:
 			e = valueEnd(src, v)
 		}
@@ -290,6 +295,38 @@ func (l *leaner) evidenceList(v int) int {
 		i++
 	}
 	return 0
+}
+
+// bulletList reads the list at src[v] (bullets) for the text, its items
+// kept as eachItem would give them (l.bullets), and returns the index
+// after it; 0 when it does not read as compact JSON.
+func (l *leaner) bulletList(v int) int {
+	src := l.src
+	l.bullets = l.bullets[:0]
+	i := v + 1
+	for i < len(src) {
+		if src[i] == ']' && len(l.bullets) == 0 {
+			break
+		}
+		end := valueEnd(src, i)
+		if end <= i || end >= len(src) {
+			return 0
+		}
+		l.bullets = append(l.bullets, src[i:end])
+		i = end
+		if src[i] == ']' {
+			break
+		}
+		if src[i] != ',' {
+			return 0
+		}
+		i++
+	}
+	if i >= len(src) {
+		return 0
+	}
+	l.lists.has[fBullets] = true
+	return i + 1
 }
 
 // hasNameString is hasName for a name given as a string.

@@ -30,6 +30,8 @@ func TestSameEventsAsTheFlatPass(t *testing.T) {
 		variant(lean, evidence, `"evidence":[{"id":9,"content":"c ] }","timestamp":"t"},{"url":"https://x/10"},3]`),
 		variant(lean, evidence, `"evidence":[]`, `"bullets":["b1"]`, `"bullets":[]`),
 		variant(lean, evidence, `"evidence":[5,{"url":"u"}]`, `"significance":0.5`, `"significance":null`),
+		variant(lean, `"bullets":["b1"]`, `"bullets":["a \" ], b",7,{"x":"]"},"c"]`),
+		variant(lean, `"bullets":["b1"]`, `"bullets":null`),
 		variant(lean, `"matchedVia":"text"`, `"matchedVia":"entity","matchType":"exact","matchedTerms":["x"],"alsoReportedAs":[]`),
 		variant(lean, `"matchedVia":"text"`, `"matchedVia":"text","related":[`+lean+`]`),
 		sampleEvent,

@@ -238,6 +238,7 @@ type leaner struct {
 	names     []memberName
 	bounds    []memberBound // the members of the event sameEvent reads
 	ops       []memberOp    // what sameEvent does with each of names
+	bullets   [][]byte      // the bullets sameEvent read
 	// marker and drop: the events named as names hold the marker, and
 	// have members to drop (leaner.plan).
 	opsMarker, opsDrop bool

@@ -177,11 +177,19 @@ func (l *leaner) writeEvent(f *[numTextFields][]byte, gathered bool) {
 		b = append(b, nl...)
 	}
 	if len(f[fBullets]) > 2 {
-		eachItem(f[fBullets], func(s []byte) {
-			if len(s) > 0 && s[0] == '"' {
-				b = append(appendText(append(b, "   • "...), s), nl...)
+		if gathered && l.lists.has[fBullets] {
+			for _, s := range l.bullets {
+				if len(s) > 0 && s[0] == '"' {
+					b = append(appendText(append(b, "   • "...), s), nl...)
+				}
 			}
-		})
+		} else {
+			eachItem(f[fBullets], func(s []byte) {
+				if len(s) > 0 && s[0] == '"' {
+					b = append(appendText(append(b, "   • "...), s), nl...)
+				}
+			})
+		}
 	}
 	if evidence > 0 {
 		b = strconv.AppendInt(append(b, "   evidence: "...), int64(evidence), 10)
