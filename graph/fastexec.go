@@ -62,7 +62,7 @@ func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	var op *opPlan
 	if s.fast.Load() {
-		op = s.plans.get(s.Schema(), opCtx)
+		op = s.plans.get(s.Schema(), opCtx, false)
 	}
 	if op == nil {
 		next := s.executableSchema.Exec(ctx)
@@ -100,11 +100,14 @@ func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 // every member whose path from the root crosses no list, and for a root
 // field holding a list, each object element ("key[]") and each member below
 // one crossing no further list ("key[].member"); a value's marks come
-// before its own. jsonw.MarkData finds the same marks in any data.
+// before its own. jsonw.MarkData finds the same marks in any data. With
+// w.Elements set too, w.Spans receive the spans of the object elements of
+// every list the marks leave out, in the same order; gqlgen's executor
+// (an operation the plans do not run) records none.
 func (s *FastSchema) Run(ctx context.Context, w *jsonw.Writer) {
 	opCtx := graphql.GetOperationContext(ctx)
 	if s.fast.Load() {
-		if op := s.plans.get(s.Schema(), opCtx); op != nil {
+		if op := s.plans.get(s.Schema(), opCtx, w.Marking && w.Elements); op != nil {
 			s.run(ctx, opCtx, op, w)
 			return
 		}
@@ -322,7 +325,11 @@ func (x *fastExec) noted(pl *plan, i, base, start int) {
 // (an element of a root list).
 func (x *fastExec) markSelf(pl *plan, start int) {
 	if x.marking {
-		x.w.Mark(pl.self, start)
+		if pl.element {
+			x.w.Span(start)
+		} else {
+			x.w.Mark(pl.self, start)
+		}
 	}
 }
 

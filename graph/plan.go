@@ -56,6 +56,9 @@ type plan struct {
 	// object's own mark path (an element of a root list), else "".
 	marks []string
 	self  string
+	// element: this object is an element of a list that the marks leave
+	// out, its span recorded without a path (markElements).
+	element bool
 	// extra is set for a field with anything of the above to do
 	// (repeat, src or mark), so the others skip the checks.
 	extra []bool
@@ -83,6 +86,9 @@ type docPlans struct {
 
 	mu    sync.Mutex
 	plans map[uint64]*opPlan
+	// elements are the plans that record the spans of every list's
+	// elements too (jsonw.Writer.Elements).
+	elements map[uint64]*opPlan
 }
 
 // planCache holds the plans of recently run documents.
@@ -99,8 +105,9 @@ func newPlanCache(size int) *planCache {
 }
 
 // get returns the plan of opCtx's operation, built on first use, or nil
-// when the plan executor does not run it.
-func (c *planCache) get(schema *ast.Schema, opCtx *graphql.OperationContext) *opPlan {
+// when the plan executor does not run it; elements asks for the plan
+// that records the spans of every list's elements.
+func (c *planCache) get(schema *ast.Schema, opCtx *graphql.OperationContext, elements bool) *opPlan {
 	if opCtx.Operation == nil || opCtx.Doc == nil {
 		return nil
 	}
@@ -116,13 +123,13 @@ func (c *planCache) get(schema *ast.Schema, opCtx *graphql.OperationContext) *op
 		return nil
 	}
 	if d.uncached {
-		return buildPlan(schema, opCtx)
+		return buildPlan(schema, opCtx, elements)
 	}
 	var bits uint64
 	for i, v := range d.conds {
 		b, ok := opCtx.Variables[v].(bool)
 		if !ok {
-			return buildPlan(schema, opCtx) // not a Boolean: validation reports it
+			return buildPlan(schema, opCtx, elements) // not a Boolean: validation reports it
 		}
 		if b {
 			bits |= 1 << i
@@ -130,10 +137,17 @@ func (c *planCache) get(schema *ast.Schema, opCtx *graphql.OperationContext) *op
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	p := d.plans[bits]
+	plans := d.plans
+	if elements {
+		if d.elements == nil {
+			d.elements = map[uint64]*opPlan{}
+		}
+		plans = d.elements
+	}
+	p := plans[bits]
 	if p == nil {
-		p = buildPlan(schema, opCtx)
-		d.plans[bits] = p
+		p = buildPlan(schema, opCtx, elements)
+		plans[bits] = p
 	}
 	return p
 }
@@ -186,9 +200,13 @@ type planBuilder struct {
 	nargs  int
 }
 
-func buildPlan(schema *ast.Schema, opCtx *graphql.OperationContext) *opPlan {
+func buildPlan(schema *ast.Schema, opCtx *graphql.OperationContext, elements bool) *opPlan {
 	b := &planBuilder{schema: schema, opCtx: opCtx}
-	root := b.plan(opCtx.Operation.SelectionSet, schema.Query.Name, "", markMembers|markRoot)
+	mark := markMembers | markRoot
+	if elements {
+		mark |= markElements
+	}
+	root := b.plan(opCtx.Operation.SelectionSet, schema.Query.Name, "", mark)
 	return &opPlan{root: root, nargs: b.nargs}
 }
 
@@ -200,6 +218,9 @@ const (
 	// markRoot: it is the root selection, whose list fields' elements are
 	// marked too.
 	markRoot
+	// markElements: the object elements of every list below that is not
+	// marked are recorded as spans (jsonw.Writer.Elements).
+	markElements
 )
 
 // plan collects sel for the object type typ at path (the response keys
@@ -244,18 +265,20 @@ func (b *planBuilder) plan(sel ast.SelectionSet, typ, path string, mark int) *pl
 			continue
 		}
 		isList := t.Elem != nil
-		childMark := 0
+		childMark := mark & markElements
 		switch {
 		case mark&markMembers == 0:
 		case !isList:
-			childMark = markMembers
+			childMark |= markMembers
 		case mark&markRoot != 0:
-			childMark = markMembers
+			childMark |= markMembers
 			fpath += "[]"
 		}
 		pl.kids[i] = b.plan(f.Selections, def.Name, fpath, childMark)
-		if isList && childMark != 0 {
+		if isList && childMark&markMembers != 0 {
 			pl.kids[i].self = fpath
+		} else if isList && childMark&markElements != 0 {
+			pl.kids[i].self, pl.kids[i].element = fpath+"[]", true
 		}
 	}
 	// Repeated fields: the same field under another response key, with the

@@ -52,7 +52,7 @@ func TestPlanRepeatsAndMarks(t *testing.T) {
 		topSignals(first: 1) { id owners { id } signal: significance significance }
 		entity(id: 1) { id a: relationships(first: 1) { direction } b: relationships(first: 2) { direction } }
 	}`, map[string]any{"legacy": true})
-	op := newPlanCache(4).get(schema, opCtx)
+	op := newPlanCache(4).get(schema, opCtx, false)
 	require.NotNil(t, op)
 	root := op.root
 	require.Equal(t, map[string][3]any{
@@ -85,13 +85,13 @@ func TestPlanCache(t *testing.T) {
 	schema := NewExecutableSchema(Config{}).Schema()
 	c := newPlanCache(4)
 	q := `query($legacy: Boolean!, $n: Int) { events(first: $n) { nodes { id signal: significance @include(if: $legacy) } } }`
-	p1 := c.get(schema, opContext(t, q, map[string]any{"legacy": true, "n": 1}))
-	p2 := c.get(schema, opContext(t, q, map[string]any{"legacy": true, "n": 5}))
-	p3 := c.get(schema, opContext(t, q, map[string]any{"legacy": false, "n": 1}))
+	p1 := c.get(schema, opContext(t, q, map[string]any{"legacy": true, "n": 1}), false)
+	p2 := c.get(schema, opContext(t, q, map[string]any{"legacy": true, "n": 5}), false)
+	p3 := c.get(schema, opContext(t, q, map[string]any{"legacy": false, "n": 1}), false)
 	require.Same(t, p1, p2)
 	require.NotSame(t, p1, p3)
 	require.Len(t, p1.root.kids[0].kids[0].fields, 2)
 	require.Len(t, p3.root.kids[0].kids[0].fields, 1)
 	// Introspection runs on gqlgen's executor: no plan.
-	require.Nil(t, c.get(schema, opContext(t, `{ __schema { queryType { name } } }`, nil)))
+	require.Nil(t, c.get(schema, opContext(t, `{ __schema { queryType { name } } }`, nil), false))
 }

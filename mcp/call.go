@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/wire"
@@ -53,6 +54,9 @@ type routeResponse struct {
 	header http.Header
 	body   []byte
 	tag    string // the body's ETag when the response cache served it
+	// spans are the spans in body of its nested lists' elements
+	// (RouteAnswer.Spans), nil when it has none.
+	spans []jsonw.Span
 }
 
 // Header implements http.ResponseWriter.
@@ -173,7 +177,7 @@ func (s *Server) call(ctx context.Context, info *requestInfo, authorization stri
 		header.Set(pay.header, pay.value)
 	}
 	a := s.cfg.Call(ctx, op.key(), values, header, info.host, info.remoteAddr, info.tls)
-	return &routeResponse{status: a.Status, header: a.Marks, body: a.Body, tag: a.Tag}
+	return &routeResponse{status: a.Status, header: a.Marks, body: a.Body, tag: a.Tag, spans: a.Spans}
 }
 
 // serve sends one request to the API in process.
@@ -365,6 +369,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	var (
 		bodies     [][]byte
 		tag        string // the single body's tag, when the response cache served it
+		spans      []jsonw.Span
 		settlement json.RawMessage
 		refused    *toolCall
 	)
@@ -392,7 +397,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 			settlement = decodeReceipt(v)
 		}
 		bodies = append(bodies, body)
-		tag = res.tag
+		tag, spans = res.tag, res.spans
 		return true
 	}
 	if t.def.Read != nil {
@@ -418,7 +423,10 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 			return toolCall{out: out, outcome: outcomeOK, routes: 1}
 		}
 	}
-	out := s.output(t, a, bodies)
+	if len(bodies) != 1 {
+		spans = nil
+	}
+	out := s.output(t, a, bodies, spans)
 	if settlement != nil {
 		out.meta = sdk.Meta{MetaPaymentResponse: settlement}
 	}
@@ -433,7 +441,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 // over each body (lean.go): the structured content with the hint as its
 // last member, and the text rendered in the same pass, the hint as its
 // last line.
-func (s *Server) output(t *tool, a args, bodies [][]byte) *toolOutput {
+func (s *Server) output(t *tool, a args, bodies [][]byte, spans []jsonw.Span) *toolOutput {
 	summary := t.def.Detail && a.detail() == DetailSummary
 	var (
 		lean leanResult
@@ -441,7 +449,7 @@ func (s *Server) output(t *tool, a args, bodies [][]byte) *toolOutput {
 	)
 	if t.def.Compose == nil {
 		buf = textBuffers.Get().(*[]byte)
-		lean, _ = walkInto(bodies[0], summary, true, *buf)
+		lean, _ = walkInto(bodies[0], summary, true, *buf, spans)
 	} else {
 		for i, b := range bodies {
 			bodies[i] = leanBody(b, summary)

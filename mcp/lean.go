@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -19,6 +20,16 @@ import (
 // carries them (a body from a route without that parameter) loses them
 // here (the wire table names them). Everything else is copied byte for
 // byte, and an event with nothing to leave out is not rewritten.
+//
+// The pass reads events three ways, each writing the same bytes: the
+// first event of a list flat (leaner.event: its members copied without
+// entering their values, each recorded for the text), the next ones
+// against the first one's members (sameEvent, flat.go: names compared
+// where they are expected, nothing recorded), and an object that only
+// looks like an event, or holds one, by the general pass
+// (leaner.members). A route called in process hands over the spans of
+// its nested lists' elements (spans.go), which the pass steps over
+// instead of reading them to their end.
 
 // eventMarker is the member that makes a JSON object an event: no other
 // shape of the API has a member of that name.
@@ -147,21 +158,27 @@ func (r leanResult) field(name string) []byte {
 // as it goes (text.go); a body that holds no event is returned as it is,
 // without text.
 func walk(body []byte, summary, text bool) (leanResult, bool) {
-	return walkInto(body, summary, text, nil)
+	return walkInto(body, summary, text, nil, nil)
 }
 
-// walkInto is walk writing the text into tx's array while it fits.
-func walkInto(body []byte, summary, text bool, tx []byte) (leanResult, bool) {
+// walkInto is walk writing the text into tx's array while it fits, with
+// the spans of body's nested lists' elements its route handed over
+// (spans.go).
+func walkInto(body []byte, summary, text bool, tx []byte, spans []jsonw.Span) (leanResult, bool) {
+	untrimmed := body
 	body = bytes.TrimSpace(body)
-	if !bytes.Contains(body, []byte(eventMemberPrefix)) {
+	if !hasEvents(body) {
 		return leanResult{body: body}, false // no event: nothing to drop or render
+	}
+	if &body[0] != &untrimmed[0] {
+		spans = nil // the spans count from the body's first byte
 	}
 	// At detail full, a body asked for in the lean shape has nothing to
 	// drop: the pass reads it in place (alias) instead of copying it, and
 	// starts over copying should an event have something to drop after
 	// all.
 	for _, alias := range []bool{!summary, false} {
-		l := leaner{src: body, summary: summary, text: text, top: map[string]topMember{}, alias: alias}
+		l := leaner{src: body, summary: summary, text: text, top: map[string]topMember{}, alias: alias, elements: spanCursor{spans: spans}}
 		if alias {
 			l.dst = body
 		} else {
@@ -219,6 +236,13 @@ type leaner struct {
 	container []byte     // the list the last event rendered belongs to
 	num       int        // the last event's number in it
 	names     []memberName
+	bounds    []memberBound // the members of the event sameEvent reads
+	ops       []memberOp    // what sameEvent does with each of names
+	bullets   [][]byte      // the bullets sameEvent read
+	// marker and drop: the events named as names hold the marker, and
+	// have members to drop (leaner.plan).
+	opsMarker, opsDrop bool
+	elements           spanCursor // the spans of nested lists' elements (spans.go)
 }
 
 // memberSpan is one copied member of an object: where its name is in src,
@@ -301,6 +325,9 @@ func (l *leaner) array(i int) (int, bool) {
 func (l *leaner) object(i int) (int, bool) {
 	base := len(l.spans)
 	if flatEvents && l.depth > 0 && looksLikeEvent(l.src[i:]) {
+		if end, ok, done := l.sameEvent(i); done {
+			return end, ok
+		}
 		if end, ok, done := l.event(i, base); done {
 			return end, ok
 		}
@@ -431,6 +458,7 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 			}
 			kind = kindOf(l.src[i+1 : keyEnd-1])
 			l.names = append(l.names[:min(m, len(l.names))], memberName{l.src[i+1 : keyEnd-1], kind})
+			l.ops = l.ops[:0] // planned again from the new names (sameEvent)
 		}
 		if keyEnd >= len(l.src) || l.src[keyEnd] != ':' {
 			return undo()
@@ -478,7 +506,7 @@ func (l *leaner) event(i, base int) (end int, ok, done bool) {
 	}
 	// The marker of an event is a member name, never inside a string (its
 	// quotes would be escaped): once is this event's own.
-	if !event || (check && bytes.Count(l.src[from:i+1], []byte(eventMemberPrefix)) != 1) {
+	if !event || (check && countMarkers(l.src[from:i+1]) != 1) {
 		return undo()
 	}
 	if l.text {

@@ -38,7 +38,7 @@ func BenchmarkOutput(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out := s.output(t, a, [][]byte{body})
+		out := s.output(t, a, [][]byte{body}, nil)
 		buf = appendOutput(buf[:0], []byte("1"), out)
 		out.release()
 	}

@@ -12,7 +12,11 @@
 // structured content is the x402 PaymentRequired (x402's MCP transport v2;
 // a JSON-RPC error of code 402 for an x402 v1 payload), any other status a
 // tool error with the route's message. The route runs through
-// Config.Call (rest.Router.Call) when set: no HTTP request in between. Parsing, bounds, plan
+// Config.Call (rest.Router.Call) when set: no HTTP request in between,
+// and the route hands over, with its body, the spans of the elements of
+// the lists its executor wrote (RouteAnswer.Spans), so that the one pass
+// making the structured content and the text (lean.go) steps over them
+// instead of reading them again. Parsing, bounds, plan
 // gates, the rate window, credits, usage, prices, payment checks, replay
 // records and the response cache are therefore the route's, by
 // construction.
@@ -55,6 +59,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/observe"
 	"github.com/cryptointel/cryptointel/wire"
@@ -189,6 +194,13 @@ type RouteAnswer struct {
 	// Tag is the ETag value of a body the response cache served (the same
 	// tag, the same body), "" for one computed for the call.
 	Tag string
+	// Spans, when the route computed Body for the call, are the spans in
+	// Body of the object elements of the lists nested in its operation's
+	// data, as the executor recorded them (rest.Result.Spans): the lean
+	// pass steps over such an element (an event's evidence past the first,
+	// an owner's members past its label and id) instead of reading it to
+	// its end. Nil is read as usual.
+	Spans []jsonw.Span
 }
 
 // New builds the tools from the route table and the MCP server. A tool

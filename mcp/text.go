@@ -12,7 +12,9 @@ import (
 // shows a model only text gives it. The lean pass writes it as it goes
 // (leaner): each event as a short paragraph under the path of its list,
 // every other value that holds no event as one "path: value" line. A
-// result without events is its JSON.
+// result without events is its JSON. The paragraph is written from the
+// event's members as the pass passes them (writeEvent), never from a
+// second reading of the event.
 //
 // The text is written as it goes into the response: escaped, the inside
 // of a JSON string. The strings it shows are the body's, already escaped
@@ -26,7 +28,47 @@ const nl = `\n`
 const eventMemberPrefix = `"` + eventMarker + `":`
 
 // hasEvents reports whether a result holds events.
-func hasEvents(result []byte) bool { return bytes.Contains(result, []byte(eventMemberPrefix)) }
+func hasEvents(result []byte) bool { return nextMarker(result, 0) >= 0 }
+
+// The marker member's name after "latest, and before: a search for the
+// name from its first byte would stop at every quote of the body, one
+// from the E at few letters of it.
+const (
+	markerHead = `"latest`
+	markerTail = `EvidenceTimestamp":`
+)
+
+func init() {
+	if markerHead+markerTail != eventMemberPrefix {
+		panic("mcp: markerHead and markerTail must make eventMemberPrefix")
+	}
+}
+
+// nextMarker returns the index of the first eventMemberPrefix in b at or
+// after from, -1 when there is none.
+func nextMarker(b []byte, from int) int {
+	for from <= len(b) {
+		j := bytes.Index(b[from:], []byte(markerTail))
+		if j < 0 {
+			return -1
+		}
+		k := from + j
+		if k >= len(markerHead) && string(b[k-len(markerHead):k]) == markerHead {
+			return k - len(markerHead)
+		}
+		from = k + 1
+	}
+	return -1
+}
+
+// countMarkers is bytes.Count(b, eventMemberPrefix).
+func countMarkers(b []byte) int {
+	n := 0
+	for i := nextMarker(b, 0); i >= 0; i = nextMarker(b, i+len(eventMemberPrefix)) {
+		n++
+	}
+	return n
+}
 
 // render writes the text of a lean result in a pass of its own (for a
 // result composed or cut after the lean pass), escaped; nil for a result
@@ -42,21 +84,10 @@ func render(result []byte) []byte {
 // form adds (owners, participants, bullets, evidence) when the result
 // keeps it. A new list gets its path as a heading first.
 func (l *leaner) renderEvent(base int, gathered bool) {
-	container := l.path
-	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
-		container = l.path[:i]
-	}
-	if !bytes.Equal(container, l.container) || l.events == 0 {
-		l.tx = append(append(l.tx, container...), ":"+nl...)
-		l.container, l.num = append(l.container[:0], container...), 0
-	}
-	l.num++
-	l.events++
 	if !gathered {
 		l.refs = l.refs[:0]
 	}
 	var f [numTextFields][]byte
-	evidence := 0
 	for _, s := range l.spans[base:] {
 		if s.kind.text == 0 || (l.summary && s.kind.fullOnly) {
 			continue
@@ -68,6 +99,24 @@ func (l *leaner) renderEvent(base int, gathered bool) {
 		}
 		f[k] = l.dst[from+len(name)+3 : s.end] // past "name":
 	}
+	l.writeEvent(&f, gathered)
+}
+
+// writeEvent writes the paragraph of an event whose text fields' values
+// are f; gathered says its lists were read as the pass copied them
+// (l.lists, l.refs).
+func (l *leaner) writeEvent(f *[numTextFields][]byte, gathered bool) {
+	container := l.path
+	if i := bytes.LastIndexByte(l.path, '['); i >= 0 {
+		container = l.path[:i]
+	}
+	if !bytes.Equal(container, l.container) || l.events == 0 {
+		l.tx = append(append(l.tx, container...), ":"+nl...)
+		l.container, l.num = append(l.container[:0], container...), 0
+	}
+	l.num++
+	l.events++
+	evidence := 0
 	// The evidence counted and its newest post's url found in one pass
 	// (or as the flat pass read it).
 	var url []byte
@@ -128,11 +177,19 @@ func (l *leaner) renderEvent(base int, gathered bool) {
 		b = append(b, nl...)
 	}
 	if len(f[fBullets]) > 2 {
-		eachItem(f[fBullets], func(s []byte) {
-			if len(s) > 0 && s[0] == '"' {
-				b = append(appendText(append(b, "   • "...), s), nl...)
+		if gathered && l.lists.has[fBullets] {
+			for _, s := range l.bullets {
+				if len(s) > 0 && s[0] == '"' {
+					b = append(appendText(append(b, "   • "...), s), nl...)
+				}
 			}
-		})
+		} else {
+			eachItem(f[fBullets], func(s []byte) {
+				if len(s) > 0 && s[0] == '"' {
+					b = append(appendText(append(b, "   • "...), s), nl...)
+				}
+			})
+		}
 	}
 	if evidence > 0 {
 		b = strconv.AppendInt(append(b, "   evidence: "...), int64(evidence), 10)

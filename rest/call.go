@@ -507,7 +507,8 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("error running %s: unknown operation %q", c.Route.Path, c.Operation)
 	}
-	w := jsonw.Writer{B: jsonw.Buffer(), HTML: true, Marking: true}
+	spans, _ := ctx.Value(spansKey{}).(*spanSink)
+	w := jsonw.Writer{B: jsonw.Buffer(), HTML: true, Marking: true, Elements: spans != nil}
 	defer func() { jsonw.Release(w.B) }()
 	ctx, bounded := graph.WithBounded(ctx)
 	if errs := rt.exec.Run(ctx, op.Query, op.Name, c.Vars, &w); len(errs) > 0 {
@@ -529,9 +530,14 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	}
 	// The body copies what it keeps of the data, so the buffer goes back
 	// to the pool once it is written.
-	body, err := sh.body(c, newData(w.B, w.Marks))
+	d := newData(w.B, w.Marks)
+	d.elements, d.copying = w.Spans, spans != nil
+	body, err := sh.body(c, d)
 	if err != nil {
 		return nil, err
+	}
+	if spans != nil {
+		spans.body, spans.spans = body, d.spans()
 	}
 	return body, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
@@ -104,7 +105,18 @@ func (r raw) isNull() bool { return len(r) == 0 || string(r) == "null" }
 type Data struct {
 	marks []jsonw.Mark
 	b     []byte
+	// elements are the spans of the object elements of the lists the
+	// marks leave out (jsonw.Writer.Spans), when the writer recorded them.
+	elements []jsonw.Span
+	// copying records where the body copies pieces of the data (copies),
+	// for spans.
+	copying bool
+	copies  []copied
 }
+
+// copied is a piece of the data, b[from:from+n], that the body copies
+// at offset to.
+type copied struct{ from, to, n int }
 
 // newData returns the data written in b with its marks.
 func newData(b []byte, marks []jsonw.Mark) *Data { return &Data{b: b, marks: marks} }
@@ -178,4 +190,64 @@ func (it *Item) lookup(path string) (raw, bool) {
 		}
 	}
 	return nil, false
+}
+
+// put writes v, a value of the data or a piece of one (or a value of its
+// own), into the body, noting where a piece of the data went when the
+// data records its copies.
+func (w *bodyWriter) put(v raw) {
+	if d := w.d; d.copying && len(v) > 0 && len(d.b) > 0 {
+		// v is a piece of d.b when it starts inside it.
+		from := int(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.b))))
+		if from >= 0 && from+len(v) <= len(d.b) {
+			d.copies = append(d.copies, copied{from: from, to: len(w.b), n: len(v)})
+		}
+	}
+	w.b = append(w.b, v...)
+}
+
+// spans returns the spans of the elements (Data.elements) that the body
+// copied whole, moved to where the body holds them, in the order they
+// were recorded: each element once, however often it was copied. It
+// reuses the elements' array: the data reads them no more.
+func (d *Data) spans() []jsonw.Span {
+	cs := d.copies
+	// By where they start in the data: the body copies the data mostly in
+	// its order, so this is a pass that moves nothing.
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].from < cs[j-1].from; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+	// Pieces that overlap an earlier one are left out: a value copied
+	// twice keeps its first place.
+	k := 0
+	for i, c := range cs {
+		if i > 0 && k > 0 && c.from < cs[k-1].from+cs[k-1].n {
+			continue
+		}
+		cs[k] = c
+		k++
+	}
+	cs = cs[:k]
+	// An element's span is recorded once it is written, so the spans come
+	// in the order their elements end, and the piece that holds each is
+	// at or after the last one's.
+	out := d.elements[:0]
+	p := 0
+	for _, s := range d.elements {
+		start, end := int(s.Start), int(s.End)
+		for p < len(cs) && cs[p].from+cs[p].n < end {
+			p++
+		}
+		if p == len(cs) {
+			break
+		}
+		if c := cs[p]; c.from <= start && end <= c.from+c.n {
+			delta := int32(c.to - c.from)
+			out = append(out, jsonw.Span{Start: s.Start + delta, End: s.End + delta})
+		}
+	}
+	d.elements = nil
+	return out
 }

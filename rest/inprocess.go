@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
 
 // In-process calls: a caller in this process (the MCP tools) runs a route
@@ -41,6 +42,8 @@ type InProcess struct {
 	Host, RemoteAddr string
 	// TLS marks a call whose outer request came over TLS.
 	TLS bool
+	// Spans asks for Result.Spans.
+	Spans bool
 }
 
 // Result is a route's answer to an in-process call: its status, its marks
@@ -56,6 +59,15 @@ type Result struct {
 	// use to reuse what it derived from it. "" for a body computed for
 	// this call. A tagged Body is the cache's: read it, never modify it.
 	Tag string
+	// Spans, when the call asked for them (InProcess.Spans) and its graph
+	// route computed Body, are the spans in Body of the object elements of
+	// the lists nested in its operation's data (the elements of a page's
+	// events, of their owners and of their evidence; jsonw.Writer.Spans),
+	// as the executor recorded them writing the data, in the order they
+	// end; nil otherwise (a body from the response cache or a handler, an
+	// error). A reader takes them as hints: an element without one is
+	// read from Body.
+	Spans []jsonw.Span
 
 	frame *frameState
 }
@@ -131,6 +143,11 @@ func (rt *Router) Call(ctx context.Context, key string, values map[string]string
 	ctx = context.WithValue(ctx, inProcessQueryKey{}, query)
 	res.frame = &frameState{logger: rt.logger}
 	ctx = context.WithValue(ctx, frameKey{}, res.frame)
+	var sink *spanSink
+	if in.Spans {
+		sink = &spanSink{}
+		ctx = context.WithValue(ctx, spansKey{}, sink)
+	}
 	req = req.WithContext(ctx)
 	defer func() {
 		if v := recover(); v != nil {
@@ -148,6 +165,9 @@ func (rt *Router) Call(ctx context.Context, key string, values map[string]string
 	}
 	if res.frame.tag != "" && sameBytes(res.Body, res.frame.tagged) {
 		res.Tag = res.frame.tag
+	}
+	if sink != nil && sameBytes(res.Body, sink.body) {
+		res.Spans = sink.spans
 	}
 	res.frame = nil
 	return res
@@ -167,4 +187,15 @@ func (r *Route) param(name string) *Param {
 		}
 	}
 	return nil
+}
+
+// spansKey carries an in-process call's spanSink to the route's
+// operation (Router.execute).
+type spansKey struct{}
+
+// spanSink receives the body an in-process call's operation computed and
+// the spans in it (Result.Spans).
+type spanSink struct {
+	body  []byte
+	spans []jsonw.Span
 }

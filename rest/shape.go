@@ -384,7 +384,7 @@ func (w *bodyWriter) members(ns []*node, item *Item, first *bool) error {
 			if len(v) == 0 {
 				v = raw("null")
 			}
-			w.b = append(w.b, v...)
+			w.put(v)
 		case nodeFlatten:
 			if !n.raw {
 				if err := w.members(n.members, item, first); err != nil {
@@ -401,7 +401,7 @@ func (w *bodyWriter) members(ns []*node, item *Item, first *bool) error {
 					w.b = append(w.b, ',')
 				}
 				*first = false
-				w.b = append(w.b, inner...)
+				w.put(inner)
 			}
 		case nodeObject:
 			if n.field != nil && n.optional {

@@ -26,11 +26,24 @@ type Writer struct {
 	HTML bool
 	// Marking, when set, asks the writer of the data to record Marks.
 	Marking bool
+	// Elements, with Marking, asks for Spans too. A writer that cannot
+	// record them (graph's gqlgen fallback) records none, so a reader
+	// takes them as hints.
+	Elements bool
 	// Marks are the spans of the values the executor marked, each
 	// recorded once its value is written (so a value's members come
 	// before it). See graph's Run for which values are marked.
 	Marks []Mark
+	// Spans are, with Elements, the spans of the object elements of every
+	// list that Marks leave out (a list below another, or below a field
+	// that is not a root field), without paths: nothing for a collector
+	// to scan. Each is recorded once its element is written, as Marks
+	// are.
+	Spans []Span
 }
+
+// Span is the span B[Start:End] of one value.
+type Span struct{ Start, End int32 }
 
 // Mark is the span B[Start:End] of one value and its path: the response
 // keys from the root joined by ".", with "[]" after a list's key for an
@@ -43,6 +56,11 @@ type Mark struct {
 // Mark records the span from start to the end of B under path.
 func (w *Writer) Mark(path string, start int) {
 	w.Marks = append(w.Marks, Mark{Path: path, Start: start, End: len(w.B)})
+}
+
+// Span records the span from start to the end of B, without a path.
+func (w *Writer) Span(start int) {
+	w.Spans = append(w.Spans, Span{Start: int32(start), End: int32(len(w.B))})
 }
 
 // Write appends p; Writer is an io.Writer for the marshalers it falls back

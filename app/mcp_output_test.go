@@ -1,0 +1,125 @@
+package app_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/app"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
+)
+
+var updateOutputs = flag.Bool("update", false, "rewrite testdata/mcp_tool_outputs.golden")
+
+// mcpOutputCases are the tool calls whose responses
+// TestMCPToolOutputsUnchanged holds byte for byte: every tool but usage
+// (its counts move with each call), at detail summary and full, events
+// with owners, participants, bullets and evidence, search's matchedVia,
+// composed results and results without events.
+var mcpOutputCases = []struct{ tool, args string }{
+	{"latest_events", `{"limit":25,"detail":"full"}`},
+	{"latest_events", `{"limit":25}`},
+	{"latest_events", `{"surface":"signal","window":"7d","sort":"recency","limit":5,"detail":"full"}`},
+	{"latest_events", `{"offset":1000000000,"detail":"full"}`},
+	{"search_events", `{"query":"Ethereum","detail":"full"}`},
+	{"search_events", `{"query":"Ethereum"}`},
+	{"search_events", `{"query":"listing","limit":7,"facets":true,"detail":"full"}`},
+	{"search_events", `{"query":"zzzz nothing matches this"}`},
+	{"resolve_entity", `{"name":"eth","limit":3}`},
+	{"get_entity", `{"id":101,"relationships_limit":5}`},
+	{"list_relationships", `{"id":101,"limit":3}`},
+	{"entity_timeline", `{"id":101,"limit":6,"detail":"full"}`},
+	{"entity_timeline", `{"id":101,"limit":6}`},
+	{"top_signals", `{"limit":5,"detail":"full"}`},
+	{"top_signals", `{"limit":5}`},
+	{"organization_brief", `{"ids":[101],"since":"2026-11-13T12:00:00Z","limit":3,"detail":"full"}`},
+	{"organization_brief", `{"ids":[101],"since":"2026-11-13T12:00:00Z"}`},
+	{"organization_brief", `{"ids":[101,103,999],"since":"2026-11-13T12:00:00Z","limit":2,"detail":"full"}`},
+	{"signal_history", `{"id":101,"days":7}`},
+	{"prediction_markets", `{"id":101}`},
+	{"search", `{"query":"Ethereum staking"}`},
+	{"fetch", `{"id":"1"}`},
+}
+
+// TestMCPToolOutputsUnchanged: each tool call of mcpOutputCases, made in
+// process on a seeded service at a fixed instant, answers the very bytes
+// it answered when testdata/mcp_tool_outputs.golden was written (its
+// SHA-256 and length per call): the lean pass and the text are rewritten
+// for speed, never for output. With MCP_OUTPUT_DUMP set to a directory,
+// each response is written there too, to diff two builds' bytes. -update
+// rewrites the golden file.
+func TestMCPToolOutputsUnchanged(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	a, err := app.New(ctx, app.Config{DatabaseURL: dbtest.NewURL(t), DBMaxConns: 4, ResponseCacheTTL: -time.Second,
+		CursorSecret: "mcp-outputs", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), ShutdownTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() }) //nolint:errcheck
+	if err := a.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.DB.Now = func() time.Time { return now }
+	if _, err := demo.Seed(ctx, a.DB, demo.Options{Events: 2000}); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := db.CreateAPIKey(ctx, a.DB.Bun, "mcp-outputs", cryptointel.PlanEnterprise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := os.Getenv("MCP_OUTPUT_DUMP")
+	var got strings.Builder
+	for i, c := range mcpOutputCases {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + c.args + `}}`
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("X-Request-Id", fmt.Sprintf("outputs-%d", i))
+		w := httptest.NewRecorder()
+		a.Handler.ServeHTTP(w, r)
+		out := w.Body.Bytes()
+		if w.Code != http.StatusOK || len(out) < 200 {
+			t.Fatalf("%s %s: %d %s", c.tool, c.args, w.Code, out)
+		}
+		sum := sha256.Sum256(out)
+		fmt.Fprintf(&got, "%s %s %d %s\n", c.tool, c.args, len(out), hex.EncodeToString(sum[:]))
+		if dump != "" {
+			if err := os.WriteFile(filepath.Join(dump, fmt.Sprintf("%02d-%s.json", i, c.tool)), out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	golden := filepath.Join("testdata", "mcp_tool_outputs.golden")
+	if *updateOutputs {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("tool outputs changed (MCP_OUTPUT_DUMP=dir writes them; -update rewrites the golden file):\ngot:\n%swant:\n%s", got.String(), want)
+	}
+}

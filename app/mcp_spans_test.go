@@ -1,0 +1,123 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/graph"
+	"github.com/cryptointel/cryptointel/graph/jsonw"
+	"github.com/cryptointel/cryptointel/resolvers"
+	"github.com/cryptointel/cryptointel/rest"
+)
+
+// TestInProcessSpans: a route called in process that asks for spans gets,
+// with its computed body, the spans of the object elements of the lists
+// nested in its data — each exactly an object element of a list of the
+// body, in the order they end, all of them for a page of events (its
+// events, their owners, participants and evidence), and none of the
+// elements of a root list (/v1/search's matches, which the body rebuilds).
+func TestInProcessSpans(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	store.Now = func() time.Time { return now }
+	_, err := demo.Seed(context.Background(), store, demo.Options{Events: 800})
+	require.NoError(t, err)
+	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "spans"})
+	router, err := rest.New(rest.Config{Executor: exec, Schema: graph.NewExecutableSchema(graph.Config{}).Schema(), Now: store.Now})
+	require.NoError(t, err)
+	cases := []struct {
+		route  string
+		values map[string]string
+		// all: every element of every list is handed over; else those of
+		// the lists below the body's data list's elements.
+		all bool
+	}{
+		{"GET /v1/latest", map[string]string{"limit": "25", "legacy": "false"}, true},
+		{"GET /v1/latest", map[string]string{"limit": "5"}, true},
+		{"GET /v1/search", map[string]string{"q": "Ethereum", "legacy": "false"}, false},
+		{"GET /v1/timeline/byOrganizationId", map[string]string{"id": "101", "limit": "6"}, true},
+	}
+	for _, c := range cases {
+		res := router.Call(context.Background(), c.route, c.values, rest.InProcess{Header: http.Header{}, Spans: true})
+		require.Equal(t, http.StatusOK, res.Status, "%s %s", c.route, res.Body)
+		require.NotEmpty(t, res.Spans, c.route)
+		all, nested := listElements(t, res.Body)
+		want := nested
+		if c.all {
+			want = all
+		}
+		require.Equal(t, want, res.Spans, "%s: the elements of its nested lists, in the order they end", c.route)
+		without := router.Call(context.Background(), c.route, c.values, rest.InProcess{Header: http.Header{}})
+		require.Equal(t, string(res.Body), string(without.Body), "%s: the same body", c.route)
+		require.Nil(t, without.Spans)
+	}
+}
+
+// listElements returns the spans of the object elements of every list of
+// the compact JSON body, in the order they end, and those below the
+// elements of its root member "data".
+func listElements(t *testing.T, body []byte) (all, nested []jsonw.Span) {
+	t.Helper()
+	// walk reads the value at body[i]; root: it is the body, data: it is
+	// the root's member "data".
+	var walk func(i int, root, data bool) int
+	walk = func(i int, root, data bool) int {
+		switch body[i] {
+		case '{':
+			i++
+			for body[i] != '}' {
+				var key string
+				j := i
+				for j++; body[j] != '"'; j++ {
+					if body[j] == '\\' {
+						j++
+					}
+				}
+				require.NoError(t, json.Unmarshal(body[i:j+1], &key))
+				i = walk(j+2, false, root && key == "data")
+				if body[i] == ',' {
+					i++
+				}
+			}
+			return i + 1
+		case '[':
+			i++
+			for body[i] != ']' {
+				start := i
+				i = walk(i, false, false)
+				if body[start] == '{' {
+					s := jsonw.Span{Start: int32(start), End: int32(i)}
+					all = append(all, s)
+					if !data {
+						nested = append(nested, s)
+					}
+				}
+				if body[i] == ',' {
+					i++
+				}
+			}
+			return i + 1
+		case '"':
+			for i++; body[i] != '"'; i++ {
+				if body[i] == '\\' {
+					i++
+				}
+			}
+			return i + 1
+		}
+		for body[i] != ',' && body[i] != '}' && body[i] != ']' {
+			i++
+		}
+		return i
+	}
+	require.Equal(t, len(body)-1, walk(0, true, false), "compact JSON and its newline")
+	return all, nested
+}
