@@ -452,3 +452,100 @@ func TestMeterGroupsAtTheEdgeOfTheWindow(t *testing.T) {
 	require.Less(t, statements, requests, "concurrent requests share statements")
 	t.Logf("%d requests metered in %d statements", requests, statements)
 }
+
+// TestMeterKeyRowsPerRequest: a charged request writes its key's day row
+// (which records its window as the key's last use) and no key window row; a
+// request the window counts but does not charge (over the window, or its
+// plan lacking the route) writes the key's window row instead. Either way the
+// key's requests counted in its windows are its window rows' requests plus
+// its day rows', and its lastUsedAt is its latest window — alone and in
+// groups (concurrent requests of one key share metering statements).
+func TestMeterKeyRowsPerRequest(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	hash := b.newKey(t, cryptointel.PlanPro)
+	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
+	ws := now.Truncate(time.Minute)
+
+	rows := func(keyID int64) (windowRows, windowed, charged int64, lastWindow *time.Time) {
+		t.Helper()
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, `
+			SELECT (SELECT count(*) FROM rate_windows WHERE api_key_id = $1),
+				(SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1),
+				(SELECT coalesce(sum(requests), 0) FROM usage_daily WHERE api_key_id = $1),
+				(SELECT max(last_window) FROM usage_daily WHERE api_key_id = $1)`, keyID).
+			Scan(&windowRows, &windowed, &charged, &lastWindow))
+		return windowRows, windowed, charged, lastWindow
+	}
+	lastUsed := func(keyID int64) time.Time {
+		t.Helper()
+		keys, err := db.ListAPIKeys(b.ctx, b.store.Bun, db.KeyFilter{KeyID: keyID})
+		require.NoError(t, err)
+		require.Len(t, keys, 1)
+		require.NotNil(t, keys[0].LastUsedAt)
+		return *keys[0].LastUsedAt
+	}
+
+	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	keyID := res.Key.ID
+	windowRows, windowed, charged, lastWindow := rows(keyID)
+	require.Zero(t, windowRows, "a charged request writes no key window row")
+	require.EqualValues(t, 1, charged)
+	require.NotNil(t, lastWindow)
+	require.True(t, lastWindow.Equal(ws), "the day row records the request's window: %v", lastWindow)
+	require.True(t, lastUsed(keyID).Equal(ws))
+
+	// A request its plan does not cover, in the next window: counted in the
+	// key's window row, and the key's last use.
+	res, err = b.store.Meter(b.ctx, meterAt(now.Add(time.Minute), hash, 1, cryptointel.PlanEnterprise))
+	require.NoError(t, err)
+	require.False(t, res.Charged)
+	require.Equal(t, 1, res.WindowRequests)
+	windowRows, windowed, charged, _ = rows(keyID)
+	require.EqualValues(t, 1, windowRows)
+	require.EqualValues(t, 1, windowed)
+	require.EqualValues(t, 1, charged)
+	require.True(t, lastUsed(keyID).Equal(ws.Add(time.Minute)))
+
+	// 150 concurrent requests in a third window, 100 admitted: the 100 go to
+	// the day row, the 50 refused to the window row.
+	third := now.Add(2 * time.Minute)
+	var passed atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := 0; i < 150; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res, err := b.store.Meter(b.ctx, meterAt(third, hash, 1))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if res.Charged {
+				passed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 100, passed.Load())
+	windowRows, windowed, charged, lastWindow = rows(keyID)
+	require.EqualValues(t, 2, windowRows)
+	require.EqualValues(t, 1+50, windowed)
+	require.EqualValues(t, 1+100, charged)
+	require.True(t, lastWindow.Equal(ws.Add(2*time.Minute)))
+	require.True(t, lastUsed(keyID).Equal(ws.Add(2*time.Minute)))
+
+	// Charged again in a fourth window: the day row's last window is the
+	// key's last use, later than its latest window row.
+	res, err = b.store.Meter(b.ctx, meterAt(now.Add(3*time.Minute), hash, 1))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.True(t, lastUsed(keyID).Equal(ws.Add(3*time.Minute)))
+	windowRows, _, _, _ = rows(keyID)
+	require.EqualValues(t, 2, windowRows)
+}
