@@ -549,3 +549,157 @@ func TestMeterKeyRowsPerRequest(t *testing.T) {
 	windowRows, _, _, _ = rows(keyID)
 	require.EqualValues(t, 2, windowRows)
 }
+
+// TestMeterGroupLeanMatchesCoalesced meters one random sequence of groups
+// (several requests of one account and key, refusals for the plan, the
+// scopes, the window and the credits, revoked keys, two windows in one
+// group) twice, through meter_group_coalesced (migration 022) on one set of
+// accounts and meter_group_lean (025) on a mirror set: every answer is the
+// same, and so are the account's windows and months and the key's days; a
+// key's window requests under 022 are its window rows' plus its day rows'
+// requests under 025, and its lastUsedAt is the same.
+func TestMeterGroupLeanMatchesCoalesced(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	ctx := b.ctx
+	plans := []string{cryptointel.PlanFree, cryptointel.PlanPro, cryptointel.PlanFree, cryptointel.PlanEnterprise}
+	const accounts, keysPer = 4, 2
+	hash := func(set string, a, k int) []byte {
+		s := sha256.Sum256([]byte(fmt.Sprintf("%s-%d-%d", set, a, k)))
+		return s[:]
+	}
+	for _, set := range []string{"old", "new"} {
+		for a := 0; a < accounts; a++ {
+			var id int64
+			require.NoError(t, b.store.Pool.QueryRow(ctx, `INSERT INTO accounts (name, plan) VALUES ($1, $2) RETURNING id`,
+				fmt.Sprintf("%s-%d", set, a), plans[a]).Scan(&id))
+			for k := 0; k < keysPer; k++ {
+				scopes := []string{db.ScopeData, db.ScopeManagement}
+				if a == 2 && k == 1 {
+					scopes = []string{db.ScopeManagement} // refused by its scopes on data surfaces
+				}
+				_, err := b.store.Pool.Exec(ctx, `INSERT INTO api_keys (account_id, prefix, hash, scopes, revoked_at)
+					VALUES ($1, 'ci_test', $2, $3, CASE WHEN $4 THEN now() END)`, id, hash(set, a, k), scopes, a == 3 && k == 1)
+				require.NoError(t, err)
+			}
+		}
+	}
+	type answer struct {
+		Ord, WindowRequests         int
+		Charged, Revoked, Expired   bool
+		MonthUsed, Monthly, Version int64
+		Plan                        string
+	}
+	call := func(fn, set string, reqs [][6]int) []answer {
+		n := len(reqs)
+		hs := make([][]byte, n)
+		starts := make([]time.Time, n)
+		limits := make([]int32, n)
+		costs := make([]int64, n)
+		days, months, allowed, surfaces := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		writes := make([]bool, n)
+		base := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+		for i, r := range reqs { // account, key, minute, cost, allowed, surface
+			hs[i] = hash(set, r[0], r[1])
+			starts[i] = base.Add(time.Duration(r[2]) * time.Minute)
+			limits[i] = 12
+			costs[i] = []int64{0, 1, 40, 300}[r[3]]
+			days[i], months[i] = "2026-03-04", "2026-03-01"
+			allowed[i] = []string{"free,pro,business,enterprise", "business,enterprise"}[r[4]]
+			surfaces[i] = []string{"feed", "usage"}[r[5]]
+			writes[i] = r[5] == 0 && r[3] == 3
+		}
+		rows, err := b.store.Pool.Query(ctx, `SELECT o_ord, o_window_requests, o_charged, o_revoked, o_expired, o_month_used,
+			o_monthly_credits, o_data_version, o_plan FROM `+fn+`($1::bytea[], $2::timestamptz[], $3::int[], $4::bigint[],
+			$5::date[], $6::date[], $7::text[], $8::text[], $9::bool[], $10::text[], $11::text) ORDER BY o_ord`,
+			hs, starts, limits, costs, days, months, allowed, surfaces, writes, db.AccountSurfaces, db.ScopeData)
+		require.NoError(t, err)
+		var out []answer
+		for rows.Next() {
+			var a answer
+			require.NoError(t, rows.Scan(&a.Ord, &a.WindowRequests, &a.Charged, &a.Revoked, &a.Expired, &a.MonthUsed,
+				&a.Monthly, &a.Version, &a.Plan))
+			out = append(out, a)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	// A fixed pseudo-random sequence (a linear congruential generator: the
+	// same groups on every run).
+	seed := uint64(42)
+	next := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int((seed >> 33) % uint64(n))
+	}
+	charged, refused := 0, 0
+	for g := 0; g < 80; g++ {
+		minute := g / 8
+		size := 1 + next(8)
+		reqs := make([][6]int, size)
+		focus := next(accounts) // most of a group on one account, as a busy client's
+		for i := range reqs {
+			a := focus
+			if next(3) == 0 {
+				a = next(accounts)
+			}
+			cost := next(4)
+			if cost == 3 && next(3) != 0 {
+				cost = 1
+			}
+			reqs[i] = [6]int{a, next(keysPer), minute + next(2), cost, next(5) / 4, next(4) / 3}
+		}
+		old := call("meter_group_coalesced", "old", reqs)
+		lean := call("meter_group_lean", "new", reqs)
+		require.Equal(t, old, lean, "group %d: %v", g, reqs)
+		for _, a := range old {
+			if a.Charged {
+				charged++
+			} else {
+				refused++
+			}
+		}
+	}
+	t.Logf("%d requests charged, %d not", charged, refused)
+	require.Greater(t, charged, 100)
+	require.Greater(t, refused, 100)
+
+	state := func(set string) string {
+		var s string
+		require.NoError(t, b.store.Pool.QueryRow(ctx, `SELECT concat_ws(E'\n',
+			(SELECT string_agg(format('window %s %s %s', a.name, w.window_start, w.requests), E'\n' ORDER BY a.name, w.window_start)
+				FROM account_rate_windows w JOIN accounts a ON a.id = w.account_id WHERE a.name LIKE $1 || '-%'),
+			(SELECT string_agg(format('month %s %s %s %s', a.name, m.month, m.requests, m.credits), E'\n' ORDER BY a.name)
+				FROM account_usage_monthly m JOIN accounts a ON a.id = m.account_id WHERE a.name LIKE $1 || '-%'),
+			(SELECT string_agg(format('day %s %s %s %s %s', a.name, k.rank, d.day, d.requests, d.credits), E'\n' ORDER BY a.name, k.rank)
+				FROM usage_daily d JOIN (SELECT id, account_id, rank() OVER (PARTITION BY account_id ORDER BY id) FROM api_keys) k ON k.id = d.api_key_id
+				JOIN accounts a ON a.id = k.account_id WHERE a.name LIKE $1 || '-%' AND d.requests > 0))`, set).Scan(&s))
+		return strings.ReplaceAll(s, set+"-", "")
+	}
+	require.Equal(t, state("old"), state("new"))
+
+	type keyState struct {
+		Windowed int64
+		LastUsed time.Time
+	}
+	keys := func(set string, counted string) map[string]keyState {
+		out := map[string]keyState{}
+		for a := 0; a < accounts; a++ {
+			views, err := db.ListAPIKeys(ctx, b.store.Bun, db.KeyFilter{Account: fmt.Sprintf("%s-%d", set, a)})
+			require.NoError(t, err)
+			for _, v := range views {
+				var n int64
+				require.NoError(t, b.store.Pool.QueryRow(ctx, counted, v.ID).Scan(&n))
+				ks := keyState{Windowed: n}
+				if v.LastUsedAt != nil {
+					ks.LastUsed = *v.LastUsedAt
+				}
+				out[fmt.Sprintf("%d-%s", a, v.Prefix+fmt.Sprint(v.ID-views[len(views)-1].ID))] = ks
+			}
+		}
+		return out
+	}
+	require.Equal(t,
+		keys("old", `SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1`),
+		keys("new", `SELECT (SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1)
+			+ (SELECT coalesce(sum(requests), 0) FROM usage_daily WHERE api_key_id = $1)`))
+}
