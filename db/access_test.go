@@ -693,7 +693,7 @@ func TestMeterGroupLeanMatchesCoalesced(t *testing.T) {
 				if v.LastUsedAt != nil {
 					ks.LastUsed = *v.LastUsedAt
 				}
-				out[fmt.Sprintf("%d-%s", a, v.Prefix+fmt.Sprint(v.ID-views[len(views)-1].ID))] = ks
+				out[fmt.Sprintf("account %d, key %d", a, v.ID-views[len(views)-1].ID)] = ks // keys newest first
 			}
 		}
 		return out
