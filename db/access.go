@@ -105,8 +105,8 @@ type MeterParams struct {
 // on surface that writes or not: the account surfaces (keys, usage) admit
 // every key (the key routes check the management scope themselves); the
 // others need the data scope and, for a restricted key, one of its
-// surfaces and a read. meter_group_coalesced computes the same (migration
-// 022).
+// surfaces and a read. meter_group_lean computes the same (migration
+// 025).
 func KeyAdmits(k KeyInfo, surface string, write bool) bool {
 	if slices.Contains(AccountSurfaces, surface) {
 		return true
@@ -147,9 +147,12 @@ type MeterResult struct {
 // the plan includes the route, the key's scopes admit it (KeyAdmits), the
 // window is within the limit and the month's credits cover the cost — adds
 // the request and its credits to the account's month
-// (account_usage_monthly) and the key's day (usage_daily). The request is
-// also counted in the key's own window row (rate_windows), the record of
-// the key's last use. Nothing is written for an unknown or revoked key.
+// (account_usage_monthly) and the key's day (usage_daily), whose last_window
+// records the key's last use. A request counted in the window but not
+// charged is counted in the key's own window row (rate_windows) instead, the
+// record of its last use: a key's requests counted in its windows are its
+// rate_windows requests plus its usage_daily requests. Nothing is written
+// for an unknown or revoked key.
 //
 // The meters belong to the account, not the key: every key of an account
 // (a rotation's successor beside its predecessor in its grace period, a
@@ -163,7 +166,7 @@ type MeterResult struct {
 // version (data_version) for response caching, at no extra round trip.
 //
 // Concurrent requests are metered in groups, one statement per group
-// (meter_group.go, migration 022), each exactly as if alone: exactness
+// (meter_group.go, migration 025), each exactly as if alone: exactness
 // under concurrency (several server processes on one database) comes from
 // the row locks the counters' upserts and updates take — upserts of one
 // account's window row serialize, and each sees the latest count (a group

@@ -452,3 +452,254 @@ func TestMeterGroupsAtTheEdgeOfTheWindow(t *testing.T) {
 	require.Less(t, statements, requests, "concurrent requests share statements")
 	t.Logf("%d requests metered in %d statements", requests, statements)
 }
+
+// TestMeterKeyRowsPerRequest: a charged request writes its key's day row
+// (which records its window as the key's last use) and no key window row; a
+// request the window counts but does not charge (over the window, or its
+// plan lacking the route) writes the key's window row instead. Either way the
+// key's requests counted in its windows are its window rows' requests plus
+// its day rows', and its lastUsedAt is its latest window — alone and in
+// groups (concurrent requests of one key share metering statements).
+func TestMeterKeyRowsPerRequest(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	hash := b.newKey(t, cryptointel.PlanPro)
+	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
+	ws := now.Truncate(time.Minute)
+
+	rows := func(keyID int64) (windowRows, windowed, charged int64, lastWindow *time.Time) {
+		t.Helper()
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, `
+			SELECT (SELECT count(*) FROM rate_windows WHERE api_key_id = $1),
+				(SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1),
+				(SELECT coalesce(sum(requests), 0) FROM usage_daily WHERE api_key_id = $1),
+				(SELECT max(last_window) FROM usage_daily WHERE api_key_id = $1)`, keyID).
+			Scan(&windowRows, &windowed, &charged, &lastWindow))
+		return windowRows, windowed, charged, lastWindow
+	}
+	lastUsed := func(keyID int64) time.Time {
+		t.Helper()
+		keys, err := db.ListAPIKeys(b.ctx, b.store.Bun, db.KeyFilter{KeyID: keyID})
+		require.NoError(t, err)
+		require.Len(t, keys, 1)
+		require.NotNil(t, keys[0].LastUsedAt)
+		return *keys[0].LastUsedAt
+	}
+
+	res, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	keyID := res.Key.ID
+	windowRows, windowed, charged, lastWindow := rows(keyID)
+	require.Zero(t, windowRows, "a charged request writes no key window row")
+	require.EqualValues(t, 1, charged)
+	require.NotNil(t, lastWindow)
+	require.True(t, lastWindow.Equal(ws), "the day row records the request's window: %v", lastWindow)
+	require.True(t, lastUsed(keyID).Equal(ws))
+
+	// A request its plan does not cover, in the next window: counted in the
+	// key's window row, and the key's last use.
+	res, err = b.store.Meter(b.ctx, meterAt(now.Add(time.Minute), hash, 1, cryptointel.PlanEnterprise))
+	require.NoError(t, err)
+	require.False(t, res.Charged)
+	require.Equal(t, 1, res.WindowRequests)
+	windowRows, windowed, charged, _ = rows(keyID)
+	require.EqualValues(t, 1, windowRows)
+	require.EqualValues(t, 1, windowed)
+	require.EqualValues(t, 1, charged)
+	require.True(t, lastUsed(keyID).Equal(ws.Add(time.Minute)))
+
+	// 150 concurrent requests in a third window, 100 admitted: the 100 go to
+	// the day row, the 50 refused to the window row.
+	third := now.Add(2 * time.Minute)
+	var passed atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := 0; i < 150; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res, err := b.store.Meter(b.ctx, meterAt(third, hash, 1))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if res.Charged {
+				passed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 100, passed.Load())
+	windowRows, windowed, charged, lastWindow = rows(keyID)
+	require.EqualValues(t, 2, windowRows)
+	require.EqualValues(t, 1+50, windowed)
+	require.EqualValues(t, 1+100, charged)
+	require.True(t, lastWindow.Equal(ws.Add(2*time.Minute)))
+	require.True(t, lastUsed(keyID).Equal(ws.Add(2*time.Minute)))
+
+	// Charged again in a fourth window: the day row's last window is the
+	// key's last use, later than its latest window row.
+	res, err = b.store.Meter(b.ctx, meterAt(now.Add(3*time.Minute), hash, 1))
+	require.NoError(t, err)
+	require.True(t, res.Charged)
+	require.True(t, lastUsed(keyID).Equal(ws.Add(3*time.Minute)))
+	windowRows, _, _, _ = rows(keyID)
+	require.EqualValues(t, 2, windowRows)
+}
+
+// TestMeterGroupLeanMatchesCoalesced meters one random sequence of groups
+// (several requests of one account and key, refusals for the plan, the
+// scopes, the window and the credits, revoked keys, two windows in one
+// group) twice, through meter_group_coalesced (migration 022) on one set of
+// accounts and meter_group_lean (025) on a mirror set: every answer is the
+// same, and so are the account's windows and months and the key's days; a
+// key's window requests under 022 are its window rows' plus its day rows'
+// requests under 025, and its lastUsedAt is the same.
+func TestMeterGroupLeanMatchesCoalesced(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	ctx := b.ctx
+	plans := []string{cryptointel.PlanFree, cryptointel.PlanPro, cryptointel.PlanFree, cryptointel.PlanEnterprise}
+	const accounts, keysPer = 4, 2
+	hash := func(set string, a, k int) []byte {
+		s := sha256.Sum256([]byte(fmt.Sprintf("%s-%d-%d", set, a, k)))
+		return s[:]
+	}
+	for _, set := range []string{"old", "new"} {
+		for a := 0; a < accounts; a++ {
+			var id int64
+			require.NoError(t, b.store.Pool.QueryRow(ctx, `INSERT INTO accounts (name, plan) VALUES ($1, $2) RETURNING id`,
+				fmt.Sprintf("%s-%d", set, a), plans[a]).Scan(&id))
+			for k := 0; k < keysPer; k++ {
+				scopes := []string{db.ScopeData, db.ScopeManagement}
+				if a == 2 && k == 1 {
+					scopes = []string{db.ScopeManagement} // refused by its scopes on data surfaces
+				}
+				_, err := b.store.Pool.Exec(ctx, `INSERT INTO api_keys (account_id, prefix, hash, scopes, revoked_at)
+					VALUES ($1, 'ci_test', $2, $3, CASE WHEN $4 THEN now() END)`, id, hash(set, a, k), scopes, a == 3 && k == 1)
+				require.NoError(t, err)
+			}
+		}
+	}
+	type answer struct {
+		Ord, WindowRequests         int
+		Charged, Revoked, Expired   bool
+		MonthUsed, Monthly, Version int64
+		Plan                        string
+	}
+	call := func(fn, set string, reqs [][6]int) []answer {
+		n := len(reqs)
+		hs := make([][]byte, n)
+		starts := make([]time.Time, n)
+		limits := make([]int32, n)
+		costs := make([]int64, n)
+		days, months, allowed, surfaces := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		writes := make([]bool, n)
+		base := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+		for i, r := range reqs { // account, key, minute, cost, allowed, surface
+			hs[i] = hash(set, r[0], r[1])
+			starts[i] = base.Add(time.Duration(r[2]) * time.Minute)
+			limits[i] = 12
+			costs[i] = []int64{0, 1, 40, 300}[r[3]]
+			days[i], months[i] = "2026-03-04", "2026-03-01"
+			allowed[i] = []string{"free,pro,business,enterprise", "business,enterprise"}[r[4]]
+			surfaces[i] = []string{"feed", "usage"}[r[5]]
+			writes[i] = r[5] == 0 && r[3] == 3
+		}
+		rows, err := b.store.Pool.Query(ctx, `SELECT o_ord, o_window_requests, o_charged, o_revoked, o_expired, o_month_used,
+			o_monthly_credits, o_data_version, o_plan FROM `+fn+`($1::bytea[], $2::timestamptz[], $3::int[], $4::bigint[],
+			$5::date[], $6::date[], $7::text[], $8::text[], $9::bool[], $10::text[], $11::text) ORDER BY o_ord`,
+			hs, starts, limits, costs, days, months, allowed, surfaces, writes, db.AccountSurfaces, db.ScopeData)
+		require.NoError(t, err)
+		var out []answer
+		for rows.Next() {
+			var a answer
+			require.NoError(t, rows.Scan(&a.Ord, &a.WindowRequests, &a.Charged, &a.Revoked, &a.Expired, &a.MonthUsed,
+				&a.Monthly, &a.Version, &a.Plan))
+			out = append(out, a)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	// A fixed pseudo-random sequence (a linear congruential generator: the
+	// same groups on every run).
+	seed := uint64(42)
+	next := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int((seed >> 33) % uint64(n))
+	}
+	charged, refused := 0, 0
+	for g := 0; g < 80; g++ {
+		minute := g / 8
+		size := 1 + next(8)
+		reqs := make([][6]int, size)
+		focus := next(accounts) // most of a group on one account, as a busy client's
+		for i := range reqs {
+			a := focus
+			if next(3) == 0 {
+				a = next(accounts)
+			}
+			cost := next(4)
+			if cost == 3 && next(3) != 0 {
+				cost = 1
+			}
+			reqs[i] = [6]int{a, next(keysPer), minute + next(2), cost, next(5) / 4, next(4) / 3}
+		}
+		old := call("meter_group_coalesced", "old", reqs)
+		lean := call("meter_group_lean", "new", reqs)
+		require.Equal(t, old, lean, "group %d: %v", g, reqs)
+		for _, a := range old {
+			if a.Charged {
+				charged++
+			} else {
+				refused++
+			}
+		}
+	}
+	t.Logf("%d requests charged, %d not", charged, refused)
+	require.Greater(t, charged, 100)
+	require.Greater(t, refused, 100)
+
+	state := func(set string) string {
+		var s string
+		require.NoError(t, b.store.Pool.QueryRow(ctx, `SELECT concat_ws(E'\n',
+			(SELECT string_agg(format('window %s %s %s', a.name, w.window_start, w.requests), E'\n' ORDER BY a.name, w.window_start)
+				FROM account_rate_windows w JOIN accounts a ON a.id = w.account_id WHERE a.name LIKE $1 || '-%'),
+			(SELECT string_agg(format('month %s %s %s %s', a.name, m.month, m.requests, m.credits), E'\n' ORDER BY a.name)
+				FROM account_usage_monthly m JOIN accounts a ON a.id = m.account_id WHERE a.name LIKE $1 || '-%'),
+			(SELECT string_agg(format('day %s %s %s %s %s', a.name, k.rank, d.day, d.requests, d.credits), E'\n' ORDER BY a.name, k.rank)
+				FROM usage_daily d JOIN (SELECT id, account_id, rank() OVER (PARTITION BY account_id ORDER BY id) FROM api_keys) k ON k.id = d.api_key_id
+				JOIN accounts a ON a.id = k.account_id WHERE a.name LIKE $1 || '-%' AND d.requests > 0))`, set).Scan(&s))
+		return strings.ReplaceAll(s, set+"-", "")
+	}
+	require.Equal(t, state("old"), state("new"))
+
+	type keyState struct {
+		Windowed int64
+		LastUsed time.Time
+	}
+	keys := func(set string, counted string) map[string]keyState {
+		out := map[string]keyState{}
+		for a := 0; a < accounts; a++ {
+			views, err := db.ListAPIKeys(ctx, b.store.Bun, db.KeyFilter{Account: fmt.Sprintf("%s-%d", set, a)})
+			require.NoError(t, err)
+			for _, v := range views {
+				var n int64
+				require.NoError(t, b.store.Pool.QueryRow(ctx, counted, v.ID).Scan(&n))
+				ks := keyState{Windowed: n}
+				if v.LastUsedAt != nil {
+					ks.LastUsed = *v.LastUsedAt
+				}
+				out[fmt.Sprintf("account %d, key %d", a, v.ID-views[len(views)-1].ID)] = ks // keys newest first
+			}
+		}
+		return out
+	}
+	require.Equal(t,
+		keys("old", `SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1`),
+		keys("new", `SELECT (SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1)
+			+ (SELECT coalesce(sum(requests), 0) FROM usage_daily WHERE api_key_id = $1)`))
+}

@@ -90,15 +90,20 @@ type KeyFilter struct {
 }
 
 // keyViewSQL selects APIKeyView columns for the api_keys rows ak of the
-// WHERE clause that follows. lastUsedAt is the key's latest rate window (the
-// primary key of rate_windows serves it as one index probe per key).
+// WHERE clause that follows. lastUsedAt is the key's latest rate window: the
+// later of its latest rate_windows row (requests not charged, and every
+// request metered before migration 025) and the last_window of its latest
+// day row that has one (charged requests); the primary keys serve each as a
+// backward index scan that stops at its first row.
 const keyViewSQL = `
 	SELECT ak.id, ak.account_id, a.name, a.plan, ak.prefix,
 		CASE WHEN ak.revoked_at IS NOT NULL THEN 'revoked'
 		     WHEN ak.expires_at <= now() THEN 'expired'
 		     ELSE 'active' END,
 		ak.created_at, ak.expires_at, ak.revoked_at,
-		(SELECT max(rw.window_start) FROM rate_windows rw WHERE rw.api_key_id = ak.id),
+		greatest((SELECT max(rw.window_start) FROM rate_windows rw WHERE rw.api_key_id = ak.id),
+			(SELECT ud.last_window FROM usage_daily ud WHERE ud.api_key_id = ak.id AND ud.last_window IS NOT NULL
+			 ORDER BY ud.day DESC LIMIT 1)),
 		ak.replaced_by, ak.scopes, ak.surfaces
 	FROM api_keys ak JOIN accounts a ON a.id = ak.account_id`
 

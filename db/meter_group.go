@@ -16,16 +16,19 @@ import (
 // statements, and under load the one that cost PostgreSQL the most per
 // request: a transaction of its own, its commit, its round trip. Requests
 // arriving while a group's statement is in flight now queue, and the next
-// statement meters all of them at once (meter_group_coalesced), each
+// statement meters all of them at once (meter_group_lean), each
 // request getting its own answer. An idle service meters a lone request at
 // once, as before; a busy one sends one statement per group.
 //
-// meter_group_coalesced (migration 022) decides the requests of a group one
-// by one, in account order, as the single statement did: each request's
-// window count, refusal and charge are exactly what it would have been
-// alone, whichever group (of whichever server process) it falls in. It
-// writes each counter row once per group, for all the group's requests of
-// its account or key.
+// meter_group_lean (migration 025; meter_group_coalesced of migration 022
+// with one row fewer a request) decides the requests of a group one by one,
+// in account order, as the single statement did: each request's window
+// count, refusal and charge are exactly what it would have been alone,
+// whichever group (of whichever server process) it falls in. It writes each
+// counter row once per group, for all the group's requests of its account
+// or key, and three rows a charged request: the account's window and month,
+// the key's day (which carries the key's last window); the key's window row
+// only for a request not charged.
 
 // meterGroupFlights is how many group statements one DB runs at once. While
 // they are all in flight, arriving requests wait for the next group.
@@ -119,16 +122,16 @@ func (d *DB) meterFlight() {
 	}
 }
 
-// accountSurfacesArg and dataScopeArg are what meter_group_coalesced's admission
+// accountSurfacesArg and dataScopeArg are what meter_group_lean's admission
 // test (KeyAdmits) reads of the Go constants.
 var accountSurfacesArg = AccountSurfaces
 
 const dataScopeArg = ScopeData
 
-// meterGroupSQL meters a group (meter_group_coalesced, migration 022).
+// meterGroupSQL meters a group (meter_group_lean, migration 025).
 const meterGroupSQL = `SELECT o_ord, o_key_id, o_account_id, o_hash, o_plan, o_revoked, o_expired, o_scopes, o_surfaces,
 	o_monthly_credits, o_window_requests, o_charged, o_month_used, o_data_version
-FROM meter_group_coalesced($1::bytea[], $2::timestamptz[], $3::int[], $4::bigint[], $5::date[], $6::date[], $7::text[], $8::text[],
+FROM meter_group_lean($1::bytea[], $2::timestamptz[], $3::int[], $4::bigint[], $5::date[], $6::date[], $7::text[], $8::text[],
 	$9::bool[], $10::text[], $11::text)`
 
 // meterGroup sends one group's statement and hands each request its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -71,4 +72,55 @@ func TestAccountMetersMigration(t *testing.T) {
 	require.EqualValues(t, 300, credits)
 	_, err = d.Pool.Exec(ctx, read("017_account_meters_key_scopes.up.sql"))
 	require.NoError(t, err)
+}
+
+// TestMeterGroupLeanMigration runs migration 025 down and up over a key
+// whose last use only its day row records (a charged request): the down
+// keeps that last window for the previous release, which reads a key's
+// last use from rate_windows alone, as a window row of no requests (no
+// count changes); the up meters again.
+func TestMeterGroupLeanMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := dbtest.New(t)
+	read := func(name string) string {
+		b, err := fs.ReadFile(db.MigrationFS(), "migrations/"+name)
+		require.NoError(t, err)
+		return string(b)
+	}
+	key, row, err := db.CreateAPIKey(ctx, d.Bun, "lean", cryptointel.PlanPro)
+	require.NoError(t, err)
+	meter := func(now time.Time, allowed ...string) *db.MeterResult {
+		day, _, month := db.UsagePeriods(now)
+		res, err := d.Meter(ctx, db.MeterParams{KeyHash: db.HashAPIKey(key), AllowedPlans: allowed,
+			WindowStart: now.Truncate(time.Minute), RateLimit: 100, Cost: 1, Day: day, Month: month, Surface: db.AccountSurfaces[0]})
+		require.NoError(t, err)
+		return res
+	}
+	earlier := time.Date(2026, 11, 20, 10, 3, 10, 0, time.UTC)
+	later := time.Date(2026, 11, 20, 10, 5, 30, 0, time.UTC)
+	require.False(t, meter(earlier, cryptointel.PlanEnterprise).Charged) // a window row
+	require.True(t, meter(later, cryptointel.PlanPro).Charged)           // the day row alone
+	state := func() (lastWindow time.Time, windowed int64) {
+		require.NoError(t, d.Pool.QueryRow(ctx, `SELECT max(window_start), sum(requests) FROM rate_windows WHERE api_key_id = $1`, row.ID).
+			Scan(&lastWindow, &windowed))
+		return lastWindow.UTC(), windowed
+	}
+	lw, windowed := state()
+	require.Equal(t, earlier.Truncate(time.Minute), lw)
+	require.EqualValues(t, 1, windowed)
+
+	_, err = d.Pool.Exec(ctx, read("025_meter_group_lean.down.sql"))
+	require.NoError(t, err)
+	lw, windowed = state()
+	require.Equal(t, later.Truncate(time.Minute), lw, "the previous release's last use")
+	require.EqualValues(t, 1, windowed)
+
+	_, err = d.Pool.Exec(ctx, read("025_meter_group_lean.up.sql"))
+	require.NoError(t, err)
+	require.True(t, meter(later.Add(time.Minute), cryptointel.PlanPro).Charged)
+	keys, err := db.ListAPIKeys(ctx, d.Bun, db.KeyFilter{KeyID: row.ID})
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	require.Equal(t, later.Add(time.Minute).Truncate(time.Minute), keys[0].LastUsedAt.UTC())
 }

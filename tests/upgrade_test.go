@@ -51,7 +51,7 @@ var unkeyedPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", 
 // TestUpgradeSpellings sends every spelling of a protocol upgrade to every
 // path the service serves, with a key, and checks that each one is either
 // metered or refused: a path of the access layer counts the request in
-// the key's rate window; only /graphql ever switches protocols (101), and
+// the rate window; only /graphql ever switches protocols (101), and
 // only for a WebSocket upgrade, whose handshake is counted in the window
 // and whose every operation is then metered at its cost like a request.
 // No other path upgrades, and none answers 5xx.
@@ -65,7 +65,8 @@ func TestUpgradeSpellings(t *testing.T) {
 		start := restNow.Add(time.Duration(s.offset.Load())).UTC().Truncate(time.Minute)
 		var n int
 		require.NoError(t, s.store.Pool.QueryRow(ctx,
-			`SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1 AND window_start = $2`, keyID, start).Scan(&n))
+			`SELECT coalesce(sum(requests), 0) FROM account_rate_windows
+			WHERE account_id = (SELECT account_id FROM api_keys WHERE id = $1) AND window_start = $2`, keyID, start).Scan(&n))
 		return n
 	}
 	credits := func() int64 {
