@@ -45,6 +45,19 @@ func (m *Memo) get(version int64, text string) *searchAnalysis {
 	return m.byQuery[text]
 }
 
+// at readies the memo to keep what was read at version or later, m.mu
+// held: a newer version empties it. It reports false for an older one,
+// whose reads are not kept.
+func (m *Memo) at(version int64) bool {
+	switch {
+	case version < m.version:
+		return false
+	case version > m.version || m.byQuery == nil:
+		m.version, m.byQuery, m.byName = version, map[string]*searchAnalysis{}, map[string][]int64{}
+	}
+	return true
+}
+
 // put keeps a, the analysis of text read at version or later.
 func (m *Memo) put(version int64, text string, a *searchAnalysis) {
 	if m == nil || version <= 0 {
@@ -52,11 +65,8 @@ func (m *Memo) put(version int64, text string, a *searchAnalysis) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch {
-	case version < m.version:
+	if !m.at(version) {
 		return
-	case version > m.version:
-		m.version, m.byQuery, m.byName = version, map[string]*searchAnalysis{}, map[string][]int64{}
 	}
 	if len(m.byQuery) < searchMemoMaxQueries {
 		m.byQuery[text] = a
@@ -86,14 +96,8 @@ func (m *Memo) putName(version int64, name string, ids []int64) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch {
-	case version < m.version:
+	if !m.at(version) {
 		return
-	case version > m.version:
-		m.version, m.byQuery, m.byName = version, map[string]*searchAnalysis{}, map[string][]int64{}
-	}
-	if m.byName == nil {
-		m.byName = map[string][]int64{}
 	}
 	if len(m.byName) < searchMemoMaxQueries {
 		m.byName[name] = ids
