@@ -3,8 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,10 +12,8 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
-	"github.com/cryptointel/cryptointel/demo"
 )
 
 // BenchmarkMCPBesideRoute runs, in process and one at a time, each MCP
@@ -35,24 +31,11 @@ import (
 //	go test ./app -run '^$' -bench MCPBesideRoute -benchmem
 func BenchmarkMCPBesideRoute(b *testing.B) {
 	ctx := context.Background()
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	url := os.Getenv("MCP_BENCH_DATABASE_URL")
 	if url == "" {
 		url = dbtest.NewURL(b)
 	}
-	a, err := app.New(ctx, app.Config{DatabaseURL: url, DBMaxConns: 8, ResponseCacheTTL: -time.Second,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), ShutdownTimeout: time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { a.Close() }) //nolint:errcheck
-	if err := a.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	a.DB.Now = func() time.Time { return now }
-	if _, err := demo.Seed(ctx, a.DB, demo.Options{Events: 5000}); err != nil {
-		b.Fatal(err)
-	}
+	a := seededApp(b, url, 8, 5000, "")
 	// Keys enough that none reaches its rate window's bound: each is used
 	// a few times in turn, as the bench's key pool uses its keys.
 	var keys []string
@@ -69,14 +52,7 @@ func BenchmarkMCPBesideRoute(b *testing.B) {
 		return keys[next/50]
 	}
 	call := func(tool, args string) func() *http.Request {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
-		return func() *http.Request {
-			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "application/json, text/event-stream")
-			r.Header.Set("Authorization", "Bearer "+key())
-			return r
-		}
+		return func() *http.Request { return toolCall(tool, args, key()) }
 	}
 	get := func(target string) func() *http.Request {
 		return func() *http.Request {

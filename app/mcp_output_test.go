@@ -6,21 +6,16 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cryptointel/cryptointel"
-	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
-	"github.com/cryptointel/cryptointel/demo"
 )
 
 var updateOutputs = flag.Bool("update", false, "rewrite testdata/mcp_tool_outputs.golden")
@@ -64,20 +59,7 @@ var mcpOutputCases = []struct{ tool, args string }{
 // rewrites the golden file.
 func TestMCPToolOutputsUnchanged(t *testing.T) {
 	ctx := context.Background()
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	a, err := app.New(ctx, app.Config{DatabaseURL: dbtest.NewURL(t), DBMaxConns: 4, ResponseCacheTTL: -time.Second,
-		CursorSecret: "mcp-outputs", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), ShutdownTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() }) //nolint:errcheck
-	if err := a.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a.DB.Now = func() time.Time { return now }
-	if _, err := demo.Seed(ctx, a.DB, demo.Options{Events: 2000}); err != nil {
-		t.Fatal(err)
-	}
+	a := seededApp(t, dbtest.NewURL(t), 4, 2000, "mcp-outputs")
 	key, _, err := db.CreateAPIKey(ctx, a.DB.Bun, "mcp-outputs", cryptointel.PlanEnterprise)
 	if err != nil {
 		t.Fatal(err)
@@ -85,11 +67,7 @@ func TestMCPToolOutputsUnchanged(t *testing.T) {
 	dump := os.Getenv("MCP_OUTPUT_DUMP")
 	var got strings.Builder
 	for i, c := range mcpOutputCases {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + c.args + `}}`
-		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+key)
+		r := toolCall(c.tool, c.args, key)
 		r.Header.Set("X-Request-Id", fmt.Sprintf("outputs-%d", i))
 		w := httptest.NewRecorder()
 		a.Handler.ServeHTTP(w, r)
