@@ -47,6 +47,7 @@ type options struct {
 	pprofAddr   string
 	dbMaxConns  int
 	noFloor     bool
+	mcpRounds   int
 	noUncached  bool
 	noPGL       bool
 	stdoutOnly  bool
@@ -84,6 +85,7 @@ func main() {
 	flag.StringVar(&o.pprofAddr, "pprof-addr", os.Getenv("PPROF_ADDR"), "passed to the server as PPROF_ADDR (e.g. 127.0.0.1:6060) to profile it during the run")
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 16, "pool size of the server and of the floor")
 	flag.BoolVar(&o.noFloor, "no-floor", false, "skip the floor measurement")
+	flag.IntVar(&o.mcpRounds, "mcp-rounds", 4, "how many times the MCP suite measures each pair route, tool, tool, route on the computing server (the server as shipped: once)")
 	flag.BoolVar(&o.noUncached, "no-uncached", false, "skip the computed rows (a second server with the response cache off)")
 	flag.BoolVar(&o.noPGL, "no-postgraphile", false, "skip PostGraphile 5 (its install, rows and same-data check)")
 	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
