@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cryptointel/cryptointel"
@@ -65,17 +66,23 @@ func TestMCPToolOutputsUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	dump := os.Getenv("MCP_OUTPUT_DUMP")
-	var got strings.Builder
-	for i, c := range mcpOutputCases {
+	call := func(i int, key string) (int, []byte) {
+		c := mcpOutputCases[i]
 		r := toolCall(c.tool, c.args, key)
 		r.Header.Set("X-Request-Id", fmt.Sprintf("outputs-%d", i))
 		w := httptest.NewRecorder()
 		a.Handler.ServeHTTP(w, r)
-		out := w.Body.Bytes()
-		if w.Code != http.StatusOK || len(out) < 200 {
-			t.Fatalf("%s %s: %d %s", c.tool, c.args, w.Code, out)
+		return w.Code, w.Body.Bytes()
+	}
+	var got strings.Builder
+	sums := make([][sha256.Size]byte, len(mcpOutputCases))
+	for i, c := range mcpOutputCases {
+		code, out := call(i, key)
+		if code != http.StatusOK || len(out) < 200 {
+			t.Fatalf("%s %s: %d %s", c.tool, c.args, code, out)
 		}
 		sum := sha256.Sum256(out)
+		sums[i] = sum
 		fmt.Fprintf(&got, "%s %s %d %s\n", c.tool, c.args, len(out), hex.EncodeToString(sum[:]))
 		if dump != "" {
 			if err := os.WriteFile(filepath.Join(dump, fmt.Sprintf("%02d-%s.json", i, c.tool)), out, 0o644); err != nil {
@@ -83,6 +90,28 @@ func TestMCPToolOutputsUnchanged(t *testing.T) {
 			}
 		}
 	}
+	// The same calls from four clients at once, each in its own order:
+	// the buffers a call hands back (its route's lent body, its text) are
+	// the next calls' while other calls run, and no response may change.
+	var wg sync.WaitGroup
+	for g := range 4 {
+		// A key each: a key's rate window holds fewer calls than all of
+		// them.
+		key, _, err := db.CreateAPIKey(ctx, a.DB.Bun, fmt.Sprintf("mcp-outputs-%d", g), cryptointel.PlanEnterprise)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for k := range 2 * len(mcpOutputCases) {
+				i := (k*(2*g+1) + g) % len(mcpOutputCases)
+				if code, out := call(i, key); code != http.StatusOK || sha256.Sum256(out) != sums[i] {
+					c := mcpOutputCases[i]
+					t.Errorf("%s %s, called beside others: %d, %d bytes, not the bytes it answers alone", c.tool, c.args, code, len(out))
+				}
+			}
+		})
+	}
+	wg.Wait()
 	golden := filepath.Join("testdata", "mcp_tool_outputs.golden")
 	if *updateOutputs {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {

@@ -121,3 +121,51 @@ func listElements(t *testing.T, body []byte) (all, nested []jsonw.Span) {
 	require.Equal(t, len(body)-1, walk(0, true, false), "compact JSON and its newline")
 	return all, nested
 }
+
+// TestInProcessLend: a route called in process that asks for a lent body
+// gets the very bytes of a body not lent, in a pooled buffer that Release
+// hands back (Body is nil after), so that the next lent body may be
+// written in it — and is written right. Behind a response cache nothing
+// is lent: the cache keeps the body, and Release leaves it.
+func TestInProcessLend(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	store.Now = func() time.Time { return now }
+	_, err := demo.Seed(context.Background(), store, demo.Options{Events: 400})
+	require.NoError(t, err)
+	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "lend"})
+	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	computed, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now})
+	require.NoError(t, err)
+	cached, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now,
+		Cache: rest.CacheConfig{TTL: time.Minute, Entries: 16}})
+	require.NoError(t, err)
+	calls := []struct {
+		route  string
+		values map[string]string
+	}{
+		{"GET /v1/latest", map[string]string{"limit": "25", "legacy": "false"}},
+		{"GET /v1/search", map[string]string{"q": "Ethereum", "legacy": "false"}},
+		{"GET /v1/latest", map[string]string{"limit": "3"}},
+	}
+	ctx := context.Background()
+	for round := range 3 {
+		for _, c := range calls {
+			want := computed.Call(ctx, c.route, c.values, rest.InProcess{Header: http.Header{}})
+			require.Equal(t, http.StatusOK, want.Status, "%s %s", c.route, want.Body)
+			lent := computed.Call(ctx, c.route, c.values, rest.InProcess{Header: http.Header{}, Spans: true, Lend: true})
+			require.Equal(t, string(want.Body), string(lent.Body), "round %d, %s: the same body, lent", round, c.route)
+			require.NotEmpty(t, lent.Spans, c.route)
+			lent.Release()
+			require.Nil(t, lent.Body, "%s: a lent body is handed back", c.route)
+			lent.Release() // twice is once
+
+			kept := cached.Call(ctx, c.route, c.values, rest.InProcess{Header: http.Header{}, Lend: true})
+			require.Equal(t, http.StatusOK, kept.Status)
+			body := string(kept.Body)
+			kept.Release()
+			require.Equal(t, body, string(kept.Body), "%s: a body behind the cache is not lent", c.route)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,6 +58,9 @@ type routeResponse struct {
 	// spans are the spans in body of its nested lists' elements
 	// (RouteAnswer.Spans), nil when it has none.
 	spans []jsonw.Span
+	// release hands a lent body back (RouteAnswer.Release), nil for one
+	// that is not lent.
+	release func()
 }
 
 // Header implements http.ResponseWriter.
@@ -177,7 +181,7 @@ func (s *Server) call(ctx context.Context, info *requestInfo, authorization stri
 		header.Set(pay.header, pay.value)
 	}
 	a := s.cfg.Call(ctx, op.key(), values, header, info.host, info.remoteAddr, info.tls)
-	return &routeResponse{status: a.Status, header: a.Marks, body: a.Body, tag: a.Tag, spans: a.Spans}
+	return &routeResponse{status: a.Status, header: a.Marks, body: a.Body, tag: a.Tag, spans: a.Spans, release: a.Release}
 }
 
 // serve sends one request to the API in process.
@@ -253,6 +257,10 @@ type toolOutput struct {
 	// buffer is the pooled buffer textJSON was written in, nil when it
 	// was not or the output is kept for reuse (release).
 	buffer *[]byte
+	// lent hands back the route's body the output reads in place (a body
+	// lent by its route, RouteAnswer.Release), nil when there is none or
+	// the output is kept for reuse (release).
+	lent func()
 }
 
 // structuredJSON is the whole structured content, the hint included.
@@ -372,6 +380,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		spans      []jsonw.Span
 		settlement json.RawMessage
 		refused    *toolCall
+		lent       func() // hands the single body back (routeResponse.release)
 	)
 	// answered takes the answer of the call's n-th read: false, with
 	// refused set, when it is not a success.
@@ -398,6 +407,9 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		}
 		bodies = append(bodies, body)
 		tag, spans = res.tag, res.spans
+		if res.release != nil && sameBody(body, res.body) {
+			lent = res.release
+		}
 		return true
 	}
 	if t.def.Read != nil {
@@ -433,6 +445,8 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 	if key != "" {
 		out.buffer = nil // reused: its text stays its own
 		s.results.Add(key, out)
+	} else if lent != nil && len(bodies) == 1 && t.def.Compose == nil {
+		out.lent = lent // the body the output reads in place, handed back once written
 	}
 	return toolCall{out: out, outcome: outcomeOK, routes: len(bodies)}
 }
@@ -515,15 +529,25 @@ var textBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); retu
 // maxPooledText bounds the text buffers kept for reuse.
 const maxPooledText = MaxResultBytes
 
-// release hands the text's buffer back for the next call's text: the
-// output must not be read after.
+// release hands the text's buffer back for the next call's text, and the
+// route's body back to its route when it was lent: the output must not be
+// read after.
 func (o *toolOutput) release() {
+	if o.lent != nil {
+		o.lent()
+		o.lent, o.structured = nil, nil
+	}
 	if o.buffer == nil || cap(o.textJSON) > maxPooledText {
 		return
 	}
 	*o.buffer = o.textJSON[:0]
 	textBuffers.Put(o.buffer)
 	o.buffer, o.textJSON = nil, nil
+}
+
+// sameBody reports whether a and b are the same bytes in memory.
+func sameBody(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // plan returns the tool's route calls for a.

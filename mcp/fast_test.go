@@ -174,3 +174,40 @@ func TestFastPathWritesItsLength(t *testing.T) {
 	require.Empty(t, resp.TransferEncoding, "chunked")
 	require.Equal(t, int64(len(body)), resp.ContentLength)
 }
+
+// TestLentBodyHandedBackOnceWritten: a body its route lent (RouteAnswer.
+// Release) is handed back once, and only after the response that reads it
+// in place is written: a Release that scribbles over the body changes no
+// byte of the response.
+func TestLentBodyHandedBackOnceWritten(t *testing.T) {
+	doc, err := json.Marshal(rest.OpenAPI(append(rest.Routes(), rest.UsageRoute(nil))))
+	require.NoError(t, err)
+	released := 0
+	call := func(_ context.Context, route string, _ map[string]string, _ http.Header, _, _ string, _ bool) RouteAnswer {
+		require.Equal(t, "GET /v1/search", route)
+		// Events without legacy aliases, as the tools ask for them: the
+		// structured content is the body itself, read in place.
+		event := sampleEvent[:strings.Index(sampleEvent, `,"globalSummary"`)] + "}"
+		body := []byte(`{"query":"q","limit":10,"data":[` + event + "," + event + `]}` + "\n")
+		return RouteAnswer{Status: http.StatusOK, Marks: http.Header{}, Body: body, Release: func() {
+			released++
+			for i := range body {
+				body[i] = 'x'
+			}
+		}}
+	}
+	s, err := New(Config{API: http.NotFoundHandler(), Call: call, OpenAPI: doc,
+		Authenticate: func(context.Context, string) error { return nil }, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	for n := 1; n <= 2; n++ {
+		res := post(t, s, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events","arguments":{"query":"q","detail":"full"}}}`)
+		result, ok := res["result"].(map[string]any)
+		require.True(t, ok, res)
+		sc, ok := result["structuredContent"].(map[string]any)
+		require.True(t, ok, result)
+		require.Equal(t, "q", sc["query"])
+		require.Len(t, sc["data"], 2)
+		require.NotContains(t, result["content"].([]any)[0].(map[string]any)["text"], "xxx")
+		require.Equal(t, n, released, "the body is handed back once a call")
+	}
+}

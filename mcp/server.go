@@ -201,6 +201,10 @@ type RouteAnswer struct {
 	// an owner's members past its label and id) instead of reading it to
 	// its end. Nil is read as usual.
 	Spans []jsonw.Span
+	// Release, when not nil, hands Body back to the route (a body lent
+	// in a pooled buffer) once the call's response is written: nothing
+	// may read Body, or what was read from it in place, afterwards.
+	Release func()
 }
 
 // New builds the tools from the route table and the MCP server. A tool

@@ -507,8 +507,9 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("error running %s: unknown operation %q", c.Route.Path, c.Operation)
 	}
-	spans, _ := ctx.Value(spansKey{}).(*spanSink)
-	w := jsonw.Writer{B: jsonw.Buffer(), HTML: true, Marking: true, Elements: spans != nil}
+	sink, _ := ctx.Value(spansKey{}).(*spanSink)
+	spans := sink != nil && sink.spans
+	w := jsonw.Writer{B: jsonw.Buffer(), HTML: true, Marking: true, Elements: spans}
 	defer func() { jsonw.Release(w.B) }()
 	ctx, bounded := graph.WithBounded(ctx)
 	if errs := rt.exec.Run(ctx, op.Query, op.Name, c.Vars, &w); len(errs) > 0 {
@@ -531,13 +532,30 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	// The body copies what it keeps of the data, so the buffer goes back
 	// to the pool once it is written.
 	d := newData(w.B, w.Marks)
-	d.elements, d.copying = w.Spans, spans != nil
-	body, err := sh.body(c, d)
+	d.elements, d.copying = w.Spans, spans
+	if spans {
+		cs := copiesPool.Get().(*[]copied)
+		d.copies = (*cs)[:0]
+		defer func() { *cs = d.copies[:0]; copiesPool.Put(cs) }()
+	}
+	// A body lent to an in-process caller is written in a pooled buffer:
+	// only when no response cache keeps it (the caller hands it back).
+	var into []byte
+	if sink != nil && sink.lend && rt.cache == nil {
+		into = jsonw.Buffer()
+	}
+	body, err := sh.body(c, d, into)
 	if err != nil {
+		if into != nil {
+			jsonw.Release(into)
+		}
 		return nil, err
 	}
-	if spans != nil {
-		spans.body, spans.spans = body, d.spans()
+	if sink != nil {
+		sink.body, sink.lent = body, into != nil
+		if spans {
+			sink.elements = d.spans()
+		}
 	}
 	return body, nil
 }

@@ -71,7 +71,7 @@ func BenchmarkLatestEnvelopeEncode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		body, err := sh.body(c, newData(data, marks))
+		body, err := sh.body(c, newData(data, marks), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

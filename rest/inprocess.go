@@ -44,6 +44,10 @@ type InProcess struct {
 	TLS bool
 	// Spans asks for Result.Spans.
 	Spans bool
+	// Lend asks for a body the route computes for the call (no response
+	// cache on the way) in a pooled buffer, which the caller hands back
+	// with Result.Release once it is done with the body.
+	Lend bool
 }
 
 // Result is a route's answer to an in-process call: its status, its marks
@@ -70,6 +74,19 @@ type Result struct {
 	Spans []jsonw.Span
 
 	frame *frameState
+	// lent marks a Body in a pooled buffer (InProcess.Lend).
+	lent bool
+}
+
+// Release hands a lent body's buffer back to the pool (InProcess.Lend):
+// neither Body nor anything read from it in place may be used afterwards.
+// A body not lent is left to the collector.
+func (r *Result) Release() {
+	if r.lent {
+		r.lent = false
+		jsonw.Release(r.Body)
+		r.Body = nil
+	}
 }
 
 // Header implements http.ResponseWriter: the marks.
@@ -144,8 +161,8 @@ func (rt *Router) Call(ctx context.Context, key string, values map[string]string
 	res.frame = &frameState{logger: rt.logger}
 	ctx = context.WithValue(ctx, frameKey{}, res.frame)
 	var sink *spanSink
-	if in.Spans {
-		sink = &spanSink{}
+	if in.Spans || in.Lend {
+		sink = &spanSink{spans: in.Spans, lend: in.Lend}
 		ctx = context.WithValue(ctx, spansKey{}, sink)
 	}
 	req = req.WithContext(ctx)
@@ -167,7 +184,7 @@ func (rt *Router) Call(ctx context.Context, key string, values map[string]string
 		res.Tag = res.frame.tag
 	}
 	if sink != nil && sameBytes(res.Body, sink.body) {
-		res.Spans = sink.spans
+		res.Spans, res.lent = sink.elements, sink.lent
 	}
 	res.frame = nil
 	return res
@@ -193,9 +210,12 @@ func (r *Route) param(name string) *Param {
 // operation (Router.execute).
 type spansKey struct{}
 
-// spanSink receives the body an in-process call's operation computed and
-// the spans in it (Result.Spans).
+// spanSink carries what an in-process call asked of its operation (the
+// spans, a lent body) and receives the body it computed with the spans in
+// it (Result.Spans) and whether the body is lent.
 type spanSink struct {
-	body  []byte
-	spans []jsonw.Span
+	spans, lend bool
+	body        []byte
+	elements    []jsonw.Span
+	lent        bool
 }

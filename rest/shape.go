@@ -460,8 +460,9 @@ func (w *bodyWriter) object(ns []*node, item *Item) error {
 }
 
 // body writes call c's response from its operation's data d: a 404 when a
-// @notFound value is missing, else the body and its newline.
-func (s *shape) body(c *Call, d *Data) ([]byte, error) {
+// @notFound value is missing, else the body and its newline, appended to
+// into (a pooled buffer) or, when into is nil, to a buffer of its own.
+func (s *shape) body(c *Call, d *Data, into []byte) ([]byte, error) {
 	for _, nf := range s.notFound {
 		if nf.list {
 			if len(d.Items(nf.path)) == 0 {
@@ -471,7 +472,10 @@ func (s *shape) body(c *Call, d *Data) ([]byte, error) {
 			return nil, nf.err
 		}
 	}
-	w := bodyWriter{b: make([]byte, 0, len(d.b)+256), c: c, d: d}
+	if n := len(d.b) + 256; cap(into) < n {
+		into = make([]byte, 0, n) // a pooled buffer too small is left to the collector
+	}
+	w := bodyWriter{b: into[:0], c: c, d: d}
 	if err := w.object(s.members, nil); err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func writeShape(t *testing.T, s *shape, values map[string]any, data string) (str
 	t.Helper()
 	marks, err := jsonw.MarkData([]byte(data), 0)
 	require.NoError(t, err)
-	body, err := s.body(&Call{Values: values}, newData([]byte(data), marks))
+	body, err := s.body(&Call{Values: values}, newData([]byte(data), marks), nil)
 	return string(body), err
 }
 
