@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -177,8 +178,18 @@ func walkInto(body []byte, summary, text bool, tx []byte, spans []jsonw.Span) (l
 	// drop: the pass reads it in place (alias) instead of copying it, and
 	// starts over copying should an event have something to drop after
 	// all.
+	sc := scratches.Get().(*scratch)
+	var last *leaner
+	defer func() {
+		if last != nil {
+			sc.keep(last) // the room the last pass grew
+		}
+		scratches.Put(sc)
+	}()
 	for _, alias := range []bool{!summary, false} {
 		l := leaner{src: body, summary: summary, text: text, top: map[string]topMember{}, alias: alias, elements: spanCursor{spans: spans}}
+		sc.lend(&l)
+		last = &l
 		if alias {
 			l.dst = body
 		} else {
@@ -205,6 +216,35 @@ func walkInto(body []byte, summary, text bool, tx []byte, spans []jsonw.Span) (l
 		return r, true
 	}
 	return leanResult{body: body}, false
+}
+
+// scratch is the room a pass keeps its bookkeeping in (the open objects'
+// members, the last event's names and what to do with them, the text's
+// refs and bullets, the paths), kept from one call to the next so that a
+// call does not grow it again from nothing.
+type scratch struct {
+	spans     []memberSpan
+	names     []memberName
+	bounds    []memberBound
+	ops       []memberOp
+	refs      []labelID
+	bullets   [][]byte
+	path      []byte
+	container []byte
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// lend gives l the scratch's room, empty.
+func (sc *scratch) lend(l *leaner) {
+	l.spans, l.names, l.bounds, l.ops = sc.spans[:0], sc.names[:0], sc.bounds[:0], sc.ops[:0]
+	l.refs, l.bullets, l.path, l.container = sc.refs[:0], sc.bullets[:0], sc.path[:0], sc.container[:0]
+}
+
+// keep takes back the room l grew, for the next pass.
+func (sc *scratch) keep(l *leaner) {
+	sc.spans, sc.names, sc.bounds, sc.ops = l.spans[:0], l.names[:0], l.bounds[:0], l.ops[:0]
+	sc.refs, sc.bullets, sc.path, sc.container = l.refs[:0], l.bullets[:0], l.path[:0], l.container[:0]
 }
 
 // leaner copies compact JSON from src to dst, leaving out what an event

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/cryptointel/cryptointel/graph/jsonw"
@@ -117,6 +118,10 @@ type Data struct {
 // copied is a piece of the data, b[from:from+n], that the body copies
 // at offset to.
 type copied struct{ from, to, n int }
+
+// copiesPool keeps the copies' arrays from one call that records them to
+// the next (a page's body copies a few hundred pieces).
+var copiesPool = sync.Pool{New: func() any { return new([]copied) }}
 
 // newData returns the data written in b with its marks.
 func newData(b []byte, marks []jsonw.Mark) *Data { return &Data{b: b, marks: marks} }
