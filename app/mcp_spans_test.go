@@ -25,14 +25,7 @@ import (
 // elements of a root list (/v1/search's matches, which the body rebuilds).
 func TestInProcessSpans(t *testing.T) {
 	t.Parallel()
-	store := dbtest.New(t)
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	store.Now = func() time.Time { return now }
-	_, err := demo.Seed(context.Background(), store, demo.Options{Events: 800})
-	require.NoError(t, err)
-	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "spans"})
-	router, err := rest.New(rest.Config{Executor: exec, Schema: graph.NewExecutableSchema(graph.Config{}).Schema(), Now: store.Now})
-	require.NoError(t, err)
+	router := seededRouter(t, 800, rest.CacheConfig{})
 	cases := []struct {
 		route  string
 		values map[string]string
@@ -129,18 +122,7 @@ func listElements(t *testing.T, body []byte) (all, nested []jsonw.Span) {
 // is lent: the cache keeps the body, and Release leaves it.
 func TestInProcessLend(t *testing.T) {
 	t.Parallel()
-	store := dbtest.New(t)
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	store.Now = func() time.Time { return now }
-	_, err := demo.Seed(context.Background(), store, demo.Options{Events: 400})
-	require.NoError(t, err)
-	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "lend"})
-	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
-	computed, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now})
-	require.NoError(t, err)
-	cached, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now,
-		Cache: rest.CacheConfig{TTL: time.Minute, Entries: 16}})
-	require.NoError(t, err)
+	computed, cached := seededRouters(t, 400, rest.CacheConfig{}, rest.CacheConfig{TTL: time.Minute, Entries: 16})
 	calls := []struct {
 		route  string
 		values map[string]string
@@ -168,4 +150,29 @@ func TestInProcessLend(t *testing.T) {
 			require.Equal(t, body, string(kept.Body), "%s: a body behind the cache is not lent", c.route)
 		}
 	}
+}
+
+// seededRouter is a /v1 router over a database of its own seeded with
+// events demo events at a fixed instant, with the response cache cache.
+func seededRouter(t *testing.T, events int, cache rest.CacheConfig) *rest.Router {
+	r, _ := seededRouters(t, events, cache, cache)
+	return r
+}
+
+// seededRouters is two routers over one seeded database (seededRouter),
+// with the response caches a and b.
+func seededRouters(t *testing.T, events int, a, b rest.CacheConfig) (*rest.Router, *rest.Router) {
+	t.Helper()
+	store := dbtest.New(t)
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	store.Now = func() time.Time { return now }
+	_, err := demo.Seed(context.Background(), store, demo.Options{Events: events})
+	require.NoError(t, err)
+	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "in-process"})
+	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	ra, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now, Cache: a})
+	require.NoError(t, err)
+	rb, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now, Cache: b})
+	require.NoError(t, err)
+	return ra, rb
 }
