@@ -964,3 +964,34 @@ func TestParseAuthorization(t *testing.T) {
 		require.Equal(t, want, [2]string{scheme, cred}, "%q", in)
 	}
 }
+
+// TestStatusUnreadSetsNoStatusHeaders: a request marked WithStatusUnread
+// (an MCP tool's in-process call) gets none of the headers that describe
+// its route and its key's standing, and is metered all the same: the next
+// request of the key sees the window and the month it took.
+func TestStatusUnreadSetsNoStatusHeaders(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key, _ := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
+	h := b.svc.Wrap(searchPolicy, okHandler)
+
+	req := httptest.NewRequest("GET", "/v1/search?q=x", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req = req.WithContext(access.WithStatusUnread(req.Context()))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `"plan":"pro"`)
+	for _, name := range accessHeaders {
+		if name == "X-Request-Id" {
+			require.NotEmpty(t, rec.Header().Get(name))
+			continue
+		}
+		require.Empty(t, rec.Header().Get(name), name)
+	}
+
+	rec = do(h, "GET", "/v1/search?q=x", bearer(key))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "98", rec.Header().Get("X-RateLimit-Remaining"), "the unread request took its place in the window")
+	require.Equal(t, "4", rec.Header().Get("X-Monthly-Used"), "and its credits")
+}

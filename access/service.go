@@ -273,7 +273,9 @@ func New(store *db.DB, cfg Config) *Service {
 func (s *Service) Wrap(p Policy, next http.Handler) http.Handler {
 	return observe.RequestIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := s.now()
-		SetPolicyHeaders(w.Header(), p)
+		if !statusUnread(r.Context()) {
+			SetPolicyHeaders(w.Header(), p)
+		}
 		socket := p.CostByComplexity && IsWebSocketUpgrade(r)
 		stream := p.Surface == StreamPolicy.Surface || (p.CostByComplexity && IsStreamRequest(r))
 		var gov *governed
@@ -417,7 +419,9 @@ func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, ne
 	plan := planNamed(plans, res.Key.Plan)
 	// X-Credit-Cost is the route's cost (contract: per route); what this
 	// request was charged shows in X-Monthly-Used.
-	s.setMeterHeaders(w.Header(), now, res, int64(p.CreditCost))
+	if !statusUnread(r.Context()) {
+		s.setMeterHeaders(w.Header(), now, res, int64(p.CreditCost))
+	}
 	if derr := keyRefusal(res.Key, p.Surface, mp.Write); derr != nil {
 		writeDBError(w, derr, s.resetSeconds(now))
 		return
@@ -625,6 +629,28 @@ func SetPolicyHeaders(h http.Header, p Policy) {
 	h.Set("X-Access-Layer", p.Layer)
 	h.Set("X-Endpoint-Policy", p.Name)
 	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
+}
+
+// statusUnreadKey marks a request whose caller reads none of the headers
+// that describe the route and the key's standing (WithStatusUnread).
+type statusUnreadKey struct{}
+
+// WithStatusUnread marks ctx's request as one whose caller reads none of
+// the headers that describe its route and its key's standing on a success
+// (X-Api-Surface, X-Access-Layer, X-Endpoint-Policy, X-Credit-Cost, the
+// rate window's, X-Monthly-*, X-Plan-Tier): an in-process caller that
+// answers its own client in its own form (the MCP tools). They are not
+// set; the request is admitted, metered, limited and refused exactly as
+// any other, and what a refusal carries (Retry-After, the payment
+// headers) is set as ever.
+func WithStatusUnread(ctx context.Context) context.Context {
+	return context.WithValue(ctx, statusUnreadKey{}, true)
+}
+
+// statusUnread reports whether ctx's request was marked WithStatusUnread.
+func statusUnread(ctx context.Context) bool {
+	v, _ := ctx.Value(statusUnreadKey{}).(bool)
+	return v
 }
 
 // setRateHeaders sets the rate-window headers, legacy and IETF

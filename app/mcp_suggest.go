@@ -14,7 +14,7 @@ import (
 // bounds and operation as a request, without one.
 func mcpCall(v1 *rest.Router) func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) mcp.RouteAnswer {
 	return func(ctx context.Context, route string, values map[string]string, header http.Header, host, remoteAddr string, tls bool) mcp.RouteAnswer {
-		res := v1.Call(ctx, route, values, rest.InProcess{Header: header, Host: host, RemoteAddr: remoteAddr, TLS: tls, Spans: true, Lend: true})
+		res := v1.Call(ctx, route, values, rest.InProcess{Header: header, Host: host, RemoteAddr: remoteAddr, TLS: tls, Spans: true, Lend: true, StatusUnread: true})
 		return mcp.RouteAnswer{Status: res.Status, Marks: res.Marks, Body: res.Body, Tag: res.Tag, Spans: res.Spans, Release: res.Release}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/graph/jsonw"
 )
 
@@ -48,12 +49,18 @@ type InProcess struct {
 	// cache on the way) in a pooled buffer, which the caller hands back
 	// with Result.Release once it is done with the body.
 	Lend bool
+	// StatusUnread says the caller reads none of the headers that describe
+	// the route and the key's standing on a success (rate window, month,
+	// plan, policy): they are not set (access.WithStatusUnread). Limits,
+	// metering and refusals are as ever.
+	StatusUnread bool
 }
 
 // Result is a route's answer to an in-process call: its status, its marks
-// (the headers the access layer and the route set: rate window, credits,
-// payment requirements and settlement, Retry-After) and its body (compact
-// JSON: the route's envelope, or its error body).
+// (the headers the access layer and the route set: rate window, credits —
+// unless the call said StatusUnread —, payment requirements and
+// settlement, Retry-After) and its body (compact JSON: the route's
+// envelope, or its error body).
 type Result struct {
 	Status int
 	Marks  http.Header
@@ -158,6 +165,9 @@ func (rt *Router) Call(ctx context.Context, key string, values map[string]string
 		req.SetPathValue(pv[0], pv[1])
 	}
 	ctx = context.WithValue(ctx, inProcessQueryKey{}, query)
+	if in.StatusUnread {
+		ctx = access.WithStatusUnread(ctx)
+	}
 	res.frame = &frameState{logger: rt.logger}
 	ctx = context.WithValue(ctx, frameKey{}, res.frame)
 	var sink *spanSink
