@@ -213,19 +213,16 @@ func (l *leaner) refList(k, v int) int {
 				j++
 			}
 		}
-		if end <= i || end >= len(src) {
+		next, more, ok := afterItem(src, i, end)
+		if !ok {
 			return 0
 		}
 		l.refs = append(l.refs, labelID{label, id})
-		i = end
-		if src[i] == ']' {
+		if !more {
 			l.lists.has[k], l.lists.refs[k] = true, [2]int{from, len(l.refs)}
-			return i + 1
+			return next
 		}
-		if src[i] != ',' {
-			return 0
-		}
-		i++
+		i = next
 	}
 	return 0
 }
@@ -280,19 +277,16 @@ func (l *leaner) evidenceList(v int) int {
 		default:
 			end = valueEnd(src, i)
 		}
-		if end <= i || end >= len(src) {
+		next, more, ok := afterItem(src, i, end)
+		if !ok {
 			return 0
 		}
 		n++
-		i = end
-		if src[i] == ']' {
+		if !more {
 			l.lists.has[fEvidence], l.lists.evidence, l.lists.url = true, n, url
-			return i + 1
+			return next
 		}
-		if src[i] != ',' {
-			return 0
-		}
-		i++
+		i = next
 	}
 	return 0
 }
@@ -304,29 +298,40 @@ func (l *leaner) bulletList(v int) int {
 	src := l.src
 	l.bullets = l.bullets[:0]
 	i := v + 1
+	if i < len(src) && src[i] == ']' {
+		l.lists.has[fBullets] = true
+		return i + 1
+	}
 	for i < len(src) {
-		if src[i] == ']' && len(l.bullets) == 0 {
-			break
-		}
 		end := valueEnd(src, i)
-		if end <= i || end >= len(src) {
+		next, more, ok := afterItem(src, i, end)
+		if !ok {
 			return 0
 		}
 		l.bullets = append(l.bullets, src[i:end])
-		i = end
-		if src[i] == ']' {
-			break
+		if !more {
+			l.lists.has[fBullets] = true
+			return next
 		}
-		if src[i] != ',' {
-			return 0
-		}
-		i++
+		i = next
 	}
-	if i >= len(src) {
-		return 0
+	return 0
+}
+
+// afterItem steps past the list item at src[i:end]: to the next item
+// (more), or past the list's closing bracket; ok is false when the item
+// does not end inside src or neither a comma nor the bracket follows it.
+func afterItem(src []byte, i, end int) (next int, more, ok bool) {
+	if end <= i || end >= len(src) {
+		return 0, false, false
 	}
-	l.lists.has[fBullets] = true
-	return i + 1
+	switch src[end] {
+	case ']':
+		return end + 1, false, true
+	case ',':
+		return end + 1, true, true
+	}
+	return 0, false, false
 }
 
 // hasNameString is hasName for a name given as a string.
