@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -380,7 +379,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		spans      []jsonw.Span
 		settlement json.RawMessage
 		refused    *toolCall
-		lent       func() // hands the single body back (routeResponse.release)
+		lent       func() // hands a route's body back (routeResponse.release): read as it is, not by a tool's own Read
 	)
 	// answered takes the answer of the call's n-th read: false, with
 	// refused set, when it is not a success.
@@ -407,9 +406,6 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 		}
 		bodies = append(bodies, body)
 		tag, spans = res.tag, res.spans
-		if res.release != nil && sameBody(body, res.body) {
-			lent = res.release
-		}
 		return true
 	}
 	if t.def.Read != nil {
@@ -424,6 +420,7 @@ func (s *Server) callTool(ctx context.Context, info *requestInfo, authorization 
 			if !answered(res, res.body, i+1) {
 				return *refused
 			}
+			lent = res.release
 		}
 	}
 	// A result made from a body the response cache served is made once
@@ -543,11 +540,6 @@ func (o *toolOutput) release() {
 	*o.buffer = o.textJSON[:0]
 	textBuffers.Put(o.buffer)
 	o.buffer, o.textJSON = nil, nil
-}
-
-// sameBody reports whether a and b are the same bytes in memory.
-func sameBody(a, b []byte) bool {
-	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // plan returns the tool's route calls for a.
