@@ -25,7 +25,7 @@ import (
 // elements of a root list (/v1/search's matches, which the body rebuilds).
 func TestInProcessSpans(t *testing.T) {
 	t.Parallel()
-	router := seededRouter(t, 800, rest.CacheConfig{})
+	router := seededRouters(t, 800, rest.CacheConfig{})[0]
 	cases := []struct {
 		route  string
 		values map[string]string
@@ -122,7 +122,8 @@ func listElements(t *testing.T, body []byte) (all, nested []jsonw.Span) {
 // is lent: the cache keeps the body, and Release leaves it.
 func TestInProcessLend(t *testing.T) {
 	t.Parallel()
-	computed, cached := seededRouters(t, 400, rest.CacheConfig{}, rest.CacheConfig{TTL: time.Minute, Entries: 16})
+	routers := seededRouters(t, 400, rest.CacheConfig{}, rest.CacheConfig{TTL: time.Minute, Entries: 16})
+	computed, cached := routers[0], routers[1]
 	calls := []struct {
 		route  string
 		values map[string]string
@@ -152,16 +153,10 @@ func TestInProcessLend(t *testing.T) {
 	}
 }
 
-// seededRouter is a /v1 router over a database of its own seeded with
-// events demo events at a fixed instant, with the response cache cache.
-func seededRouter(t *testing.T, events int, cache rest.CacheConfig) *rest.Router {
-	r, _ := seededRouters(t, events, cache, cache)
-	return r
-}
-
-// seededRouters is two routers over one seeded database (seededRouter),
-// with the response caches a and b.
-func seededRouters(t *testing.T, events int, a, b rest.CacheConfig) (*rest.Router, *rest.Router) {
+// seededRouters are /v1 routers over one database of their own, seeded
+// with events demo events at a fixed instant, one per response cache
+// configuration given.
+func seededRouters(t *testing.T, events int, caches ...rest.CacheConfig) []*rest.Router {
 	t.Helper()
 	store := dbtest.New(t)
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -170,9 +165,10 @@ func seededRouters(t *testing.T, events int, a, b rest.CacheConfig) (*rest.Route
 	require.NoError(t, err)
 	exec := resolvers.NewExecutor(resolvers.Config{Store: store, CursorSecret: "in-process"})
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
-	ra, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now, Cache: a})
-	require.NoError(t, err)
-	rb, err := rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now, Cache: b})
-	require.NoError(t, err)
-	return ra, rb
+	routers := make([]*rest.Router, len(caches))
+	for i, cache := range caches {
+		routers[i], err = rest.New(rest.Config{Executor: exec, Schema: schema, Now: store.Now, Cache: cache})
+		require.NoError(t, err)
+	}
+	return routers
 }
