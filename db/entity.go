@@ -74,14 +74,8 @@ func ResolveEntitiesFolded(ctx context.Context, q Querier, name string, limit, o
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	sql := "WITH r AS MATERIALIZED (" + resolveSQL(utf8.RuneCountInString(name) >= minFuzzyRunes) + ") SELECT " +
-		resolveLayout.selectList(resolveMatchKind, "r.entity_id, r.kind, r.value, r.rank, r.match_type, r.sim, r.event_count") + " FROM r" +
-		" UNION ALL SELECT " + resolveLayout.selectList(resolveEntityKind, entityColumns) +
-		" FROM entities n WHERE n.id = ANY(ARRAY(SELECT entity_id FROM r))"
-	if refs {
-		sql += " UNION ALL SELECT " + resolveLayout.selectList(resolveReferenceKind, referenceColumns) +
-			" FROM entity_references er WHERE er.entity_id = ANY(ARRAY(SELECT entity_id FROM r))"
-	}
+	long := utf8.RuneCountInString(name) >= minFuzzyRunes
+	sql := resolveFoldedTexts.text([2]bool{long, refs}, func() string { return resolveFoldedSQL(long, refs) })
 	rows, err := query(ctx, q, sql, name, limit, offset)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("error resolving entity name: %w", err)
@@ -131,6 +125,23 @@ func ResolveEntitiesFolded(ctx context.Context, q Querier, name string, limit, o
 		return cmp.Or(cmp.Compare(a.EntityID, b.EntityID), cmp.Compare(a.ID, b.ID))
 	})
 	return matches, ents, out, nil
+}
+
+// resolveFoldedTexts keeps ResolveEntitiesFolded's texts, by long name
+// and refs.
+var resolveFoldedTexts stmtMemo[[2]bool]
+
+// resolveFoldedSQL is ResolveEntitiesFolded's statement.
+func resolveFoldedSQL(long, refs bool) string {
+	sql := "WITH r AS MATERIALIZED (" + resolveSQL(long) + ") SELECT " +
+		resolveLayout.selectList(resolveMatchKind, "r.entity_id, r.kind, r.value, r.rank, r.match_type, r.sim, r.event_count") + " FROM r" +
+		" UNION ALL SELECT " + resolveLayout.selectList(resolveEntityKind, entityColumns) +
+		" FROM entities n WHERE n.id = ANY(ARRAY(SELECT entity_id FROM r))"
+	if refs {
+		sql += " UNION ALL SELECT " + resolveLayout.selectList(resolveReferenceKind, referenceColumns) +
+			" FROM entity_references er WHERE er.entity_id = ANY(ARRAY(SELECT entity_id FROM r))"
+	}
+	return sql
 }
 
 // resolveParams checks and defaults ResolveEntities' parameters: the name

@@ -37,6 +37,14 @@ type rowLayout struct {
 	types []string
 	// kinds are each kind's columns' slots, in column order.
 	kinds [][]int
+	// lists keeps the select lists built (selectList).
+	lists stmtMemo[selectShape]
+}
+
+// selectShape is a select list's shape: its kind and its expressions.
+type selectShape struct {
+	kind  int
+	exprs string
 }
 
 // sqlTypeOf is the SQL type of a column scanned into dst.
@@ -96,6 +104,11 @@ func newRowLayout(kinds ...[]any) *rowLayout {
 // columns, a comma-separated list in its destinations' order) in their
 // slots and NULL in the others.
 func (l *rowLayout) selectList(kind int, exprs string) string {
+	return l.lists.text(selectShape{kind, exprs}, func() string { return l.buildSelectList(kind, exprs) })
+}
+
+// buildSelectList builds selectList's text.
+func (l *rowLayout) buildSelectList(kind int, exprs string) string {
 	cols := splitColumns(exprs)
 	if len(cols) != len(l.kinds[kind]) {
 		panic(fmt.Sprintf("db: %d columns for kind %d of %d", len(cols), kind, len(l.kinds[kind])))
@@ -269,6 +282,20 @@ var pageLayout = func() *rowLayout {
 // not select of the events' text and the evidence's content is not read
 // (c.NoText, c.NoContent).
 func foldPage(page, order string, c EventChildren) string {
+	return foldedPages.text(foldedPageShape{page, order, c}, func() string { return buildFoldPage(page, order, c) })
+}
+
+// foldedPageShape is what foldPage's text depends on.
+type foldedPageShape struct {
+	page, order string
+	c           EventChildren
+}
+
+// foldedPages keeps foldPage's texts.
+var foldedPages stmtMemo[foldedPageShape]
+
+// buildFoldPage builds foldPage's text.
+func buildFoldPage(page, order string, c EventChildren) string {
 	page = strings.Replace(page, "SELECT "+eventColumns+" FROM",
 		"SELECT "+c.leanEventColumns(eventColumns)+", row_number() OVER (ORDER BY "+order+") AS o FROM", 1)
 	return "WITH p AS MATERIALIZED (" + page + ") SELECT " + pageLayout.selectList(pageEventKind, "e.o, "+eventColumns) +

@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -88,6 +89,20 @@ func nameMatchSQL(n string, partial bool, fuzzyMin float64) string {
 // for every index condition and every row a filter tested, a third of
 // the statement's CPU.
 func ResolveSQL(long bool) string {
+	if long {
+		return resolveLong()
+	}
+	return resolveShort()
+}
+
+// The two texts of ResolveSQL, built once.
+var (
+	resolveLong  = sync.OnceValue(func() string { return buildResolveSQL(true) })
+	resolveShort = sync.OnceValue(func() string { return buildResolveSQL(false) })
+)
+
+// buildResolveSQL builds ResolveSQL's text.
+func buildResolveSQL(long bool) string {
 	fuzzyMin := 0.0
 	if long {
 		fuzzyMin = fuzzyMinSimilarity
