@@ -4,8 +4,10 @@ import "sync"
 
 // maxMemoTexts bounds a stmtMemo: statement shapes are few (a route's
 // filters and the selections of its fixed documents), and a memo that
-// reaches the bound builds past it without keeping.
-const maxMemoTexts = 4096
+// reaches the bound builds past it without keeping (a feed's topic
+// filter makes a shape per number of words: a client varying them fills
+// at most this many texts of a few KB).
+const maxMemoTexts = 1024
 
 // stmtMemo keeps the text of statements (or parts of them) built from a
 // shape K: a shape always builds the same text, so a process builds it
