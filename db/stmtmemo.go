@@ -2,11 +2,10 @@ package db
 
 import "sync"
 
-// maxMemoTexts bounds a stmtMemo: statement shapes are few (a route's
-// filters and the selections of its fixed documents), and a memo that
-// reaches the bound builds past it without keeping (a feed's topic
-// filter makes a shape per number of words: a client varying them fills
-// at most this many texts of a few KB).
+// maxMemoTexts bounds a stmtMemo: statement shapes are few (which of a
+// route's filters are given, and the selections of its fixed documents:
+// a few dozen), and a memo that reaches the bound builds past it without
+// keeping, so no client can grow it past this many texts of a few KB.
 const maxMemoTexts = 1024
 
 // stmtMemo keeps the text of statements (or parts of them) built from a
