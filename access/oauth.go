@@ -47,11 +47,9 @@ type mcpAudienceKey struct{}
 
 // WithMCPAudience marks ctx as a request of the MCP endpoint: OAuth
 // access tokens, whose audience is /mcp, are accepted in it.
-func WithMCPAudience(ctx context.Context) context.Context {
-	return context.WithValue(ctx, mcpAudienceKey{}, true)
-}
+func WithMCPAudience(ctx context.Context) context.Context { return withMark[mcpAudienceKey](ctx) }
 
-func mcpAudience(ctx context.Context) bool { v, _ := ctx.Value(mcpAudienceKey{}).(bool); return v }
+func mcpAudience(ctx context.Context) bool { return marked[mcpAudienceKey](ctx) }
 
 type tokenFacts struct {
 	until time.Time

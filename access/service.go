@@ -484,14 +484,9 @@ type refusedKey struct{}
 // before its work runs (its parameters did not parse): the access layer
 // still authenticates it, gates its plan and counts it in the rate window,
 // but charges it nothing.
-func WithRefused(ctx context.Context) context.Context {
-	return context.WithValue(ctx, refusedKey{}, true)
-}
+func WithRefused(ctx context.Context) context.Context { return withMark[refusedKey](ctx) }
 
-func refusedAhead(ctx context.Context) bool {
-	v, _ := ctx.Value(refusedKey{}).(bool)
-	return v
-}
+func refusedAhead(ctx context.Context) bool { return marked[refusedKey](ctx) }
 
 // IsRefusal reports whether a response status means the request was
 // refused before its work ran, which costs no credits: any 4xx but 404
@@ -643,15 +638,10 @@ type statusUnreadKey struct{}
 // set; the request is admitted, metered, limited and refused exactly as
 // any other, and what a refusal carries (Retry-After, the payment
 // headers) is set as ever.
-func WithStatusUnread(ctx context.Context) context.Context {
-	return context.WithValue(ctx, statusUnreadKey{}, true)
-}
+func WithStatusUnread(ctx context.Context) context.Context { return withMark[statusUnreadKey](ctx) }
 
 // statusUnread reports whether ctx's request was marked WithStatusUnread.
-func statusUnread(ctx context.Context) bool {
-	v, _ := ctx.Value(statusUnreadKey{}).(bool)
-	return v
-}
+func statusUnread(ctx context.Context) bool { return marked[statusUnreadKey](ctx) }
 
 // setRateHeaders sets the rate-window headers, legacy and IETF
 // (draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit as
