@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -627,14 +628,22 @@ func (a *searchAnalysis) bestNewestFirst(out []scoredCandidate, order []int) []i
 // without the folded reports and, for each hit kept, the ids folded into
 // it.
 func collapseStories(out []scoredCandidate, order []int) ([]int, map[int][]int64) {
-	keys := make(map[int]map[string]bool, len(order))
+	// A title's keys are computed once, and only for a report that a hit
+	// kept before it may share a story with by the cheap tests (time apart,
+	// the same entities).
+	keys := make([][]string, len(out))
+	keysOf := func(i int) []string {
+		if keys[i] == nil {
+			keys[i] = titleKeys(out[i].c.title)
+		}
+		return keys[i]
+	}
 	kept := make([]int, 0, len(order))
 	var also map[int][]int64
 	for _, i := range order {
-		keys[i] = titleKeys(out[i].c.title)
 		folded := false
 		for _, k := range kept {
-			if sameStory(out[k].c, out[i].c, keys[k], keys[i]) {
+			if mayBeSameStory(out[k].c, out[i].c) && sameTitle(keysOf(k), keysOf(i)) {
 				if also == nil {
 					also = map[int][]int64{}
 				}
@@ -650,13 +659,15 @@ func collapseStories(out []scoredCandidate, order []int) ([]int, map[int][]int64
 	return kept, also
 }
 
-// sameStory reports whether x and y tell the same story.
-func sameStory(x, y *candidate, kx, ky map[string]bool) bool {
+// mayBeSameStory reports whether x and y may tell the same story by what
+// they are about: the same owners and participants (at least one), at most
+// storyWindow apart. sameTitle then compares their titles.
+func mayBeSameStory(x, y *candidate) bool {
 	d := x.at.Sub(y.at)
 	if d < 0 {
 		d = -d
 	}
-	if d > storyWindow || len(x.ents) == 0 || len(x.ents) != len(y.ents) || len(kx) == 0 || len(ky) == 0 {
+	if d > storyWindow || len(x.ents) == 0 || len(x.ents) != len(y.ents) {
 		return false
 	}
 	for j := range x.ents {
@@ -664,11 +675,27 @@ func sameStory(x, y *candidate, kx, ky map[string]bool) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// sameTitle reports whether two titles, by their keys kx and ky (sorted,
+// each once: titleKeys), tell one story (of two reports mayBeSameStory
+// pairs).
+func sameTitle(kx, ky []string) bool {
+	if len(kx) == 0 || len(ky) == 0 {
+		return false
+	}
 	common, figure := 0, false
-	for k := range kx {
-		if ky[k] {
+	for i, j := 0, 0; i < len(kx) && j < len(ky); {
+		switch c := strings.Compare(kx[i], ky[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
 			common++
-			figure = figure || strings.ContainsAny(k, "0123456789")
+			figure = figure || strings.ContainsAny(kx[i], "0123456789")
+			i, j = i+1, j+1
 		}
 	}
 	if common < storyCommonWords {
@@ -684,26 +711,69 @@ func sameStory(x, y *candidate, kx, ky map[string]bool) bool {
 // compared.
 var titleStopWords = wordSet(`a an the of to in on for and or as at by with from after its it is are be new`)
 
-// titleKeys are the words of a title as reports are compared: keyed as
-// the thesaurus keys them (wordKey, irregular forms to their first), a word
-// of a synonym group keyed by the group (sources tell one story in their
-// own words: "drains", "hacked" and "steal" are one key), stop words left
-// out.
-func titleKeys(title string) map[string]bool {
-	out := map[string]bool{}
-	th := searchThesaurus
-	for _, w := range queryWords(title) {
-		lw := strings.ToLower(w)
-		if titleStopWords[lw] {
-			continue
+// titleKeys are the words of a title as reports are compared, sorted, each
+// once: keyed as the thesaurus keys them (wordKey, irregular forms to their
+// first), a word of a synonym group keyed by the group (sources tell one
+// story in their own words: "drains", "hacked" and "steal" are one key),
+// stop words left out.
+func titleKeys(title string) []string {
+	words := queryWords(title)
+	out := words[:0]
+	for _, w := range words {
+		if k := titleWordKeys.key(w); k != "" {
+			out = append(out, k)
 		}
-		k := th.normalizeForms([]string{lw})[0]
-		if gs := th.byKey[k]; len(gs) > 0 {
-			k = "\x00" + strconv.Itoa(slices.Min(gs))
-		}
-		out[k] = true
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// titleWordKey is a title word's key as titleKeys reads it, "" for a stop
+// word.
+func titleWordKey(w string) string {
+	lw := strings.ToLower(w)
+	if titleStopWords[lw] {
+		return ""
+	}
+	th := searchThesaurus
+	k := th.normalizeForms([]string{lw})[0]
+	if gs := th.byKey[k]; len(gs) > 0 {
+		k = "\x00" + strconv.Itoa(slices.Min(gs))
+	}
+	return k
+}
+
+// titleWordKeys keeps each title word's key: titles are written in a
+// vocabulary far smaller than their number, and every search compares the
+// titles of its candidates.
+var titleWordKeys = wordKeyMemo{max: 1 << 16}
+
+// wordKeyMemo keeps titleWordKey's answers, at most max of them: past
+// that a key is computed and not kept (ingested titles, not clients, bring
+// new words, and none is evicted).
+type wordKeyMemo struct {
+	mu   sync.RWMutex
+	keys map[string]string
+	max  int
+}
+
+func (m *wordKeyMemo) key(w string) string {
+	m.mu.RLock()
+	k, ok := m.keys[w]
+	m.mu.RUnlock()
+	if ok {
+		return k
+	}
+	k = titleWordKey(w)
+	m.mu.Lock()
+	if m.keys == nil {
+		m.keys = map[string]string{}
+	}
+	if len(m.keys) < m.max {
+		m.keys[strings.Clone(w)] = strings.Clone(k)
+	}
+	m.mu.Unlock()
+	return k
 }
 
 // facetCounts counts the ranked hits by category, entity and day.
