@@ -509,8 +509,8 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	}
 	sink, _ := ctx.Value(spansKey{}).(*spanSink)
 	spans := sink != nil && sink.spans
-	w := jsonw.Writer{B: jsonw.Buffer(), HTML: true, Marking: true, Elements: spans}
-	defer func() { jsonw.Release(w.B) }()
+	w := jsonw.Writer{B: jsonw.Buffer(), Marks: jsonw.Marks(), HTML: true, Marking: true, Elements: spans}
+	defer func() { jsonw.Release(w.B); jsonw.ReleaseMarks(w.Marks) }()
 	ctx, bounded := graph.WithBounded(ctx)
 	if errs := rt.exec.Run(ctx, op.Query, op.Name, c.Vars, &w); len(errs) > 0 {
 		return nil, graphError(op.Name, errs)

@@ -34,3 +34,33 @@ func Release(b []byte) {
 	b = b[:0]
 	buffers.Put(&b)
 }
+
+// Pooled marks. The facade's writer records a mark for every member its
+// envelope reads (hundreds for a page of full events), and growing a fresh
+// list to that length by doubling allocated about twice the list per
+// request; like the buffer, the list goes back to the pool once the body
+// is written.
+const (
+	// minMarks is the length a new list has room for.
+	minMarks = 256
+	// MaxPooledMarks is the largest capacity ReleaseMarks keeps.
+	MaxPooledMarks = 1 << 14
+)
+
+var markLists = sync.Pool{New: func() any { m := make([]Mark, 0, minMarks); return &m }}
+
+// Marks returns an empty list of marks from the pool, to be given back
+// with ReleaseMarks when nothing refers to it any more.
+func Marks() []Mark { return (*markLists.Get().(*[]Mark))[:0] }
+
+// ReleaseMarks gives m back to the pool (when its capacity is at most
+// MaxPooledMarks), its paths cleared. The caller must not use m, or any
+// slice of it, afterwards.
+func ReleaseMarks(m []Mark) {
+	if cap(m) == 0 || cap(m) > MaxPooledMarks {
+		return
+	}
+	clear(m)
+	m = m[:0]
+	markLists.Put(&m)
+}
