@@ -661,6 +661,18 @@ func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, sql str
 	pos := make([][]byte, len(sc.lexemes))
 	var out []*candidate
 	binaryVector, described := false, false
+	// The candidates and their terms' figures are carved from blocks, and
+	// one list of destinations serves every row: a search reads hundreds
+	// of candidates.
+	const block = 64
+	nt := len(a.terms)
+	var (
+		cs    []candidate
+		tfs   []float64
+		typed []bool
+		vec   pgtype.TSVector
+		dst   = make([]any, 7)
+	)
 	for rows.Next() {
 		if !described {
 			// The format is known once a row came: a statement that failed
@@ -668,10 +680,16 @@ func (a *searchAnalysis) fetchCandidates(ctx context.Context, q Querier, sql str
 			// describes no columns, and says why in rows.Err.
 			binaryVector, described = rows.FieldDescriptions()[3].Format == pgtype.BinaryFormatCode, true
 		}
-		c := &candidate{tf: make([]float64, len(a.terms)), typed: make([]bool, len(a.terms))}
-		var vec pgtype.TSVector
-		dst := []any{&c.id, &c.at, &c.significance, nil, &c.ents, &c.title, &c.category}
+		if len(cs) == 0 {
+			cs, tfs, typed = make([]candidate, block), make([]float64, block*nt), make([]bool, block*nt)
+		}
+		c := &cs[0]
+		cs = cs[1:]
+		c.tf, tfs = tfs[:nt:nt], tfs[nt:]
+		c.typed, typed = typed[:nt:nt], typed[nt:]
+		dst[0], dst[1], dst[2], dst[3], dst[4], dst[5], dst[6] = &c.id, &c.at, &c.significance, nil, &c.ents, &c.title, &c.category
 		if !binaryVector {
+			vec = pgtype.TSVector{}
 			dst[3] = &vec
 		}
 		if err := rows.Scan(dst...); err != nil {
