@@ -217,9 +217,54 @@ const queryWordSeparators = `,;:!?"()[]{}<>&|*~^+=\/@#%` + "`"
 // queryWords splits s into words (see queryWordSeparators), trimming
 // punctuation at their ends.
 func queryWords(s string) []string {
-	raw := strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(queryWordSeparators, r) || unicode.IsControl(r)
-	})
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return queryWordsUnicode(s)
+		}
+	}
+	// ASCII (nearly every title and query): the same words, byte by byte.
+	out := make([]string, 0, 8)
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiSeparator[s[i]] {
+			i++
+		}
+		j := i
+		for j < len(s) && !asciiSeparator[s[j]] {
+			j++
+		}
+		a, b := i, j
+		for a < b && !asciiLetterOrDigit[s[a]] {
+			a++
+		}
+		for b > a && !asciiLetterOrDigit[s[b-1]] {
+			b--
+		}
+		if a < b {
+			out = append(out, s[a:b])
+		}
+		i = j
+	}
+	return out
+}
+
+// asciiSeparator and asciiLetterOrDigit are queryWordsUnicode's tests of an
+// ASCII character.
+var asciiSeparator, asciiLetterOrDigit = func() (sep, alnum [utf8.RuneSelf]bool) {
+	for c := range rune(utf8.RuneSelf) {
+		sep[c] = isQueryWordSeparator(c)
+		alnum[c] = unicode.IsLetter(c) || unicode.IsDigit(c)
+	}
+	return sep, alnum
+}()
+
+// isQueryWordSeparator reports whether r separates a query's words.
+func isQueryWordSeparator(r rune) bool {
+	return unicode.IsSpace(r) || strings.ContainsRune(queryWordSeparators, r) || unicode.IsControl(r)
+}
+
+// queryWordsUnicode is queryWords of any text.
+func queryWordsUnicode(s string) []string {
+	raw := strings.FieldsFunc(s, isQueryWordSeparator)
 	out := raw[:0]
 	for _, w := range raw {
 		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })

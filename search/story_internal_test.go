@@ -2,6 +2,7 @@ package search
 
 import (
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,4 +101,36 @@ func TestWordKeyMemoBound(t *testing.T) {
 	}
 	require.Len(t, m.keys, 2)
 	require.Equal(t, "", m.key("the"), "a stop word has no key")
+}
+
+// TestQueryWordsASCII checks that queryWords splits ASCII text as
+// queryWordsUnicode does, over random text of letters, digits, separators,
+// punctuation kept inside names, and control characters.
+func TestQueryWordsASCII(t *testing.T) {
+	const alphabet = "aZ09 \t\n\v\f\r\x00\x1f\x7f.-'$_" + queryWordSeparators
+	r := rand.New(rand.NewPCG(40, 42))
+	words := 0
+	for range 20000 {
+		b := make([]byte, r.IntN(24))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		s := string(b)
+		got := queryWords(s)
+		require.Equal(t, queryWordsUnicode(s), got, "%q", s)
+		words += len(got)
+	}
+	require.Greater(t, words, 10000)
+	for _, s := range storyTitles {
+		require.Equal(t, queryWordsUnicode(s), queryWords(s), s)
+	}
+	// Text that is not ASCII takes the general path.
+	require.Equal(t, []string{"Zürich", "ETF", "approuvé"}, queryWords("Zürich: ETF approuvé!"))
+}
+
+func BenchmarkTitleKeys(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		titleKeys(storyTitles[i%len(storyTitles)])
+	}
 }
