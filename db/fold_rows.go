@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/cryptointel/cryptointel"
 )
@@ -127,27 +129,59 @@ func (l *rowLayout) buildSelectList(kind int, exprs string) string {
 // scan reads rows of the layout: for each row, dest(kind) returns the
 // kind's destinations, in its columns' order, and each is called after
 // they are scanned.
+//
+// The columns are decoded with a scan plan per kind and column, planned at
+// the kind's first row: a slot holds one SQL type but the kinds that share
+// it scan it into different Go types (a title's *string, an alias list's
+// *[]string, a nullable **string), and pgx's own Scan, which keeps one plan
+// per column, planned the column again at every change of kind — a quarter
+// of its time on a folded page, whose kinds alternate.
 func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, each func(kind int) error) error {
 	defer rows.Close()
-	var kind int32
-	head := make([]any, 1+len(l.types))
-	full := make([]any, 1+len(l.types))
-	head[0] = &kind
+	var (
+		kind     int32
+		fields   []pgconn.FieldDescription
+		types    *pgtype.Map
+		kindPlan pgtype.ScanPlan
+		plans    = make([][]pgtype.ScanPlan, len(l.kinds))
+	)
 	for rows.Next() {
-		if err := rows.Scan(head...); err != nil {
-			return fmt.Errorf("error scanning %s: %w", what, err)
+		raw := rows.RawValues()
+		if fields == nil {
+			fields = rows.FieldDescriptions()
+			if len(fields) != 1+len(l.types) {
+				return fmt.Errorf("error scanning %s: %d columns, the layout has %d", what, len(fields), 1+len(l.types))
+			}
+			types = pgtype.NewMap()
+			if c := rows.Conn(); c != nil {
+				types = c.TypeMap()
+			}
+			kindPlan = types.PlanScan(fields[0].DataTypeOID, fields[0].Format, &kind)
+		}
+		if len(raw) != len(fields) {
+			return fmt.Errorf("error scanning %s: %d values for %d columns", what, len(raw), len(fields))
+		}
+		if err := kindPlan.Scan(raw[0], &kind); err != nil {
+			return fmt.Errorf("error scanning %s: kind: %w", what, err)
 		}
 		k := int(kind)
 		if k < 0 || k >= len(l.kinds) {
 			return fmt.Errorf("error scanning %s: row of kind %d", what, k)
 		}
-		clear(full)
 		d := dest(k)
-		for j, s := range l.kinds[k] {
-			full[1+s] = d[j]
+		slots := l.kinds[k]
+		ps := plans[k]
+		if ps == nil {
+			ps = make([]pgtype.ScanPlan, len(slots))
+			for j, s := range slots {
+				ps[j] = types.PlanScan(fields[1+s].DataTypeOID, fields[1+s].Format, d[j])
+			}
+			plans[k] = ps
 		}
-		if err := rows.Scan(full...); err != nil {
-			return fmt.Errorf("error scanning %s: %w", what, err)
+		for j, s := range slots {
+			if err := ps[j].Scan(raw[1+s], d[j]); err != nil {
+				return fmt.Errorf("error scanning %s: column %d (%s): %w", what, 1+s, fields[1+s].Name, err)
+			}
 		}
 		if err := each(k); err != nil {
 			return err
