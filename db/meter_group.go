@@ -155,26 +155,9 @@ func (d *DB) meterGroup(ctx context.Context, group []*meterCall) {
 	ctx, cancel := context.WithTimeout(ctx, meterGroupTimeout)
 	defer cancel()
 	n := len(group)
-	hashes := make([][]byte, n)
-	starts := make([]time.Time, n)
-	limits := make([]int32, n)
-	costs := make([]int64, n)
-	days := make([]string, n)
-	months := make([]string, n)
-	allowed := make([]string, n)
-	surfaces := make([]string, n)
-	writes := make([]bool, n)
-	for i, c := range group {
-		p := c.p
-		hashes[i], starts[i], limits[i], costs[i] = p.KeyHash, p.WindowStart.UTC(), int32(min(p.RateLimit, 1<<31-1)), p.Cost
-		days[i], months[i] = dateOnly(p.Day), dateOnly(p.Month)
-		allowed[i] = strings.Join(p.AllowedPlans, ",")
-		surfaces[i], writes[i] = p.Surface, p.Write
-	}
 	d.meter.statements.Add(1)
 	d.meter.requests.Add(int64(n))
-	rows, err := d.Pool.Query(ctx, meterGroupSQL, hashes, starts, limits, costs, days, months, allowed, surfaces, writes,
-		accountSurfacesArg, dataScopeArg)
+	rows, err := d.Pool.Query(ctx, meterGroupSQL, meterGroupArgs(group)...)
 	if err == nil {
 		for rows.Next() {
 			var ord int
@@ -204,4 +187,36 @@ func (d *DB) meterGroup(ctx context.Context, group []*meterCall) {
 		}
 		close(c.done)
 	}
+}
+
+// utcDate is t's date in UTC, as a time at its midnight in UTC: what
+// dateOnly writes, for a date parameter encoded in binary.
+func utcDate(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// meterGroupArgs are meterGroupSQL's arguments for group, each of a Go type
+// pgx encodes in binary for its parameter (TestMeterGroupArgsEncodeInBinary).
+func meterGroupArgs(group []*meterCall) []any {
+	n := len(group)
+	hashes := make([][]byte, n)
+	starts := make([]time.Time, n)
+	limits := make([]int32, n)
+	costs := make([]int64, n)
+	// Dates go as time.Time, whose date pgx encodes in binary; a string
+	// failed the binary encoding on every call and was sent as text.
+	days := make([]time.Time, n)
+	months := make([]time.Time, n)
+	allowed := make([]string, n)
+	surfaces := make([]string, n)
+	writes := make([]bool, n)
+	for i, c := range group {
+		p := c.p
+		hashes[i], starts[i], limits[i], costs[i] = p.KeyHash, p.WindowStart.UTC(), int32(min(p.RateLimit, 1<<31-1)), p.Cost
+		days[i], months[i] = utcDate(p.Day), utcDate(p.Month)
+		allowed[i] = strings.Join(p.AllowedPlans, ",")
+		surfaces[i], writes[i] = p.Surface, p.Write
+	}
+	return []any{hashes, starts, limits, costs, days, months, allowed, surfaces, writes, accountSurfacesArg, dataScopeArg}
 }
