@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
@@ -43,4 +44,38 @@ func TestMeterGroupArgsEncodeInBinary(t *testing.T) {
 	require.NoError(t, store.Pool.QueryRow(ctx, `SELECT ($1::date[])[1]::text, ($2::date[])[1]::text`, args[4], args[5]).Scan(&day, &month))
 	require.Equal(t, "2026-11-29", day)
 	require.Equal(t, "2026-11-01", month)
+}
+
+// BenchmarkMeterGroupArgs builds the metering statement's parameters as pgx
+// does for each group (binary first, text when that fails), for a group of
+// one: the arguments as meterGroup gives them, and with the dates given as
+// strings (as they were).
+func BenchmarkMeterGroupArgs(b *testing.B) {
+	ctx := context.Background()
+	store := dbtest.New(b)
+	now := time.Now()
+	sql, args := db.MeterGroupStatementForTest([]db.MeterParams{{KeyHash: make([]byte, 32), AllowedPlans: []string{"pro"},
+		WindowStart: now.Truncate(time.Minute), RateLimit: 60, Cost: 1, Day: now, Month: now, Surface: "data"}})
+	conn, err := store.Pool.Acquire(ctx)
+	require.NoError(b, err)
+	defer conn.Release()
+	sd, err := conn.Conn().Prepare(ctx, "", sql)
+	require.NoError(b, err)
+	m := conn.Conn().TypeMap()
+	strs := append([]any(nil), args...)
+	strs[4], strs[5] = []string{now.UTC().Format(time.DateOnly)}, []string{now.UTC().Format(time.DateOnly)}
+	for _, c := range []struct {
+		name string
+		args []any
+	}{{"as built", args}, {"dates as strings", strs}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var eqb pgx.ExtendedQueryBuilder
+			for b.Loop() {
+				if err := eqb.Build(m, sd, c.args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
