@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/internal/memo"
 	"github.com/cryptointel/cryptointel/search"
 )
 
@@ -75,7 +76,7 @@ func ResolveEntitiesFolded(ctx context.Context, q Querier, name string, limit, o
 		return nil, nil, nil, err
 	}
 	long := utf8.RuneCountInString(name) >= minFuzzyRunes
-	sql := resolveFoldedTexts.text([2]bool{long, refs}, func() string { return resolveFoldedSQL(long, refs) })
+	sql := resolveFoldedTexts.Get([2]bool{long, refs}, func() string { return resolveFoldedSQL(long, refs) })
 	rows, err := query(ctx, q, sql, name, limit, offset)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("error resolving entity name: %w", err)
@@ -129,7 +130,7 @@ func ResolveEntitiesFolded(ctx context.Context, q Querier, name string, limit, o
 
 // resolveFoldedTexts keeps ResolveEntitiesFolded's texts, by long name
 // and refs.
-var resolveFoldedTexts stmtMemo[[2]bool]
+var resolveFoldedTexts memo.Bounded[[2]bool, string]
 
 // resolveFoldedSQL is ResolveEntitiesFolded's statement.
 func resolveFoldedSQL(long, refs bool) string {

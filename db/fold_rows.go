@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/internal/memo"
 )
 
 // Typed rows. A folded statement returns every level of its document as
@@ -40,7 +41,7 @@ type rowLayout struct {
 	// kinds are each kind's columns' slots, in column order.
 	kinds [][]int
 	// lists keeps the select lists built (selectList).
-	lists stmtMemo[selectShape]
+	lists memo.Bounded[selectShape, string]
 }
 
 // selectShape is a select list's shape: its kind and its expressions.
@@ -106,7 +107,7 @@ func newRowLayout(kinds ...[]any) *rowLayout {
 // columns, a comma-separated list in its destinations' order) in their
 // slots and NULL in the others.
 func (l *rowLayout) selectList(kind int, exprs string) string {
-	return l.lists.text(selectShape{kind, exprs}, func() string { return l.buildSelectList(kind, exprs) })
+	return l.lists.Get(selectShape{kind, exprs}, func() string { return l.buildSelectList(kind, exprs) })
 }
 
 // buildSelectList builds selectList's text.
@@ -316,7 +317,7 @@ var pageLayout = func() *rowLayout {
 // not select of the events' text and the evidence's content is not read
 // (c.NoText, c.NoContent).
 func foldPage(page, order string, c EventChildren) string {
-	return foldedPages.text(foldedPageShape{page, order, c}, func() string { return buildFoldPage(page, order, c) })
+	return foldedPages.Get(foldedPageShape{page, order, c}, func() string { return buildFoldPage(page, order, c) })
 }
 
 // foldedPageShape is what foldPage's text depends on.
@@ -325,8 +326,13 @@ type foldedPageShape struct {
 	c           EventChildren
 }
 
-// foldedPages keeps foldPage's texts.
-var foldedPages stmtMemo[foldedPageShape]
+// foldedPages keeps foldPage's texts. Like every memo of statement texts
+// here (a layout's select lists, ResolveEntitiesFolded's texts), it is
+// keyed by a shape — which filters are given, what the fixed document
+// selects — never by a value, which travels as an argument: shapes are a
+// few dozen, far below the memo's bound (memo.DefaultMax), and a shape
+// always builds the same text, so a process builds each once.
+var foldedPages memo.Bounded[foldedPageShape, string]
 
 // buildFoldPage builds foldPage's text.
 func buildFoldPage(page, order string, c EventChildren) string {

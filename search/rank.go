@@ -8,10 +8,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/cryptointel/cryptointel/internal/memo"
 )
 
 // Ranking happens here, in the service, over the candidates the candidate
@@ -720,7 +721,7 @@ func titleKeys(title string) []string {
 	words := queryWords(title)
 	out := words[:0]
 	for _, w := range words {
-		if k := titleWordKeys.key(w); k != "" {
+		if k := keptTitleWordKey(&titleWordKeys, w); k != "" {
 			out = append(out, k)
 		}
 	}
@@ -745,34 +746,18 @@ func titleWordKey(w string) string {
 
 // titleWordKeys keeps each title word's key: titles are written in a
 // vocabulary far smaller than their number, and every search compares the
-// titles of its candidates.
-var titleWordKeys = wordKeyMemo{max: 1 << 16}
+// titles of its candidates. Titles, not clients, bring new words; past
+// the bound a word's key is computed and not kept.
+var titleWordKeys = memo.Bounded[string, string]{Max: 1 << 16}
 
-// wordKeyMemo keeps titleWordKey's answers, at most max of them: past
-// that a key is computed and not kept (ingested titles, not clients, bring
-// new words, and none is evicted).
-type wordKeyMemo struct {
-	mu   sync.RWMutex
-	keys map[string]string
-	max  int
-}
-
-func (m *wordKeyMemo) key(w string) string {
-	m.mu.RLock()
-	k, ok := m.keys[w]
-	m.mu.RUnlock()
-	if ok {
+// keptTitleWordKey is titleWordKey of w, kept in m.
+func keptTitleWordKey(m *memo.Bounded[string, string], w string) string {
+	if k, ok := m.Load(w); ok {
 		return k
 	}
-	k = titleWordKey(w)
-	m.mu.Lock()
-	if m.keys == nil {
-		m.keys = map[string]string{}
-	}
-	if len(m.keys) < m.max {
-		m.keys[strings.Clone(w)] = strings.Clone(k)
-	}
-	m.mu.Unlock()
+	k := titleWordKey(w)
+	// Copies: w and k may be parts of a title, which the memo would keep.
+	m.Store(strings.Clone(w), strings.Clone(k))
 	return k
 }
 

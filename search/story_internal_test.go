@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/internal/memo"
 )
 
 // storyTitles are reports of a few stories in other words, with stop
@@ -92,15 +94,15 @@ func TestTitleKeysAreTheSets(t *testing.T) {
 	require.Positive(t, apart)
 }
 
-// TestWordKeyMemoBound checks that the memo answers as titleWordKey does
-// and keeps at most its bound.
-func TestWordKeyMemoBound(t *testing.T) {
-	m := wordKeyMemo{max: 2}
+// TestKeptTitleWordKey checks that a title word's key read through a memo
+// is titleWordKey's, and that the memo keeps at most its bound.
+func TestKeptTitleWordKey(t *testing.T) {
+	m := memo.Bounded[string, string]{Max: 2}
 	for _, w := range []string{"Hacked", "drains", "the", "outage", "Hacked"} {
-		require.Equal(t, titleWordKey(w), m.key(w), w)
+		require.Equal(t, titleWordKey(w), keptTitleWordKey(&m, w), w)
 	}
-	require.Len(t, m.keys, 2)
-	require.Equal(t, "", m.key("the"), "a stop word has no key")
+	require.Equal(t, 2, m.Len())
+	require.Equal(t, "", keptTitleWordKey(&m, "the"), "a stop word has no key")
 }
 
 // TestQueryWordsASCII checks that queryWords splits ASCII text as
