@@ -153,9 +153,10 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, 
 			if len(fields) != 1+len(l.types) {
 				return fmt.Errorf("error scanning %s: %d columns, the layout has %d", what, len(fields), 1+len(l.types))
 			}
-			types = pgtype.NewMap()
 			if c := rows.Conn(); c != nil {
 				types = c.TypeMap()
+			} else {
+				types = pgtype.NewMap()
 			}
 			kindPlan = types.PlanScan(fields[0].DataTypeOID, fields[0].Format, &kind)
 		}
