@@ -285,8 +285,8 @@ func analyzeSQL(fuzzy bool) string {
 			LIMIT 1)`, fuzzyMinSimilarity, linkFuzzyMinSimilarity)
 	}
 	return `
-		WITH whole_exact AS (` + nameMatchSQL("norm_text($1::text)", false, 0) + `
-			UNION ALL` + nameMatchSQL("norm_text($4::text)", false, 0) + `
+		WITH whole_exact AS (` + nameMatchSQL("norm_text($1::text)") + `
+			UNION ALL` + nameMatchSQL("norm_text($4::text)") + `
 		), part_exact AS (
 			SELECT en.entity_id, en.kind, en.value, p.i::int AS pidx,
 			       CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END AS rank

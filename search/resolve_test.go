@@ -1,0 +1,120 @@
+package search_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/search"
+)
+
+// branchResolveSQL is name resolution for long names as five branches,
+// one a kind of match, each reading its own index: the form
+// search.ResolveSQL(true) replaced, kept here as its definition.
+const branchResolveSQL = `
+	WITH q AS MATERIALIZED (SELECT norm_text($1::text) AS n), m AS (
+		SELECT en.entity_id, en.kind, en.value, CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END AS rank, 'exact' AS match_type, 1.0::float8 AS sim
+		FROM entity_names en WHERE en.norm = (SELECT q.n FROM q)
+		UNION ALL
+		SELECT en.entity_id, en.kind, en.value, 3, 'prefix', 1.0::float8
+		FROM entity_names en WHERE en.norm LIKE (replace(replace(replace((SELECT q.n FROM q), '\', '\\'), '%', '\%'), '_', '\_') || '%') AND en.norm <> (SELECT q.n FROM q)
+		UNION ALL
+		SELECT en.entity_id, en.kind, en.value, 4, 'token', 1.0::float8
+		FROM entity_names en WHERE en.norm ~ ('\m' || regexp_replace((SELECT q.n FROM q), '([^[:alnum:][:space:]])', '\\\1', 'g') || '\M') AND en.norm NOT LIKE (replace(replace(replace((SELECT q.n FROM q), '\', '\\'), '%', '\%'), '_', '\_') || '%')
+		UNION ALL
+		SELECT en.entity_id, en.kind, en.value, 5, 'substring', 1.0::float8
+		FROM entity_names en WHERE en.norm LIKE '%' || (replace(replace(replace((SELECT q.n FROM q), '\', '\\'), '%', '\%'), '_', '\_') || '%') AND en.norm NOT LIKE (replace(replace(replace((SELECT q.n FROM q), '\', '\\'), '%', '\%'), '_', '\_') || '%') AND en.norm !~ ('\m' || regexp_replace((SELECT q.n FROM q), '([^[:alnum:][:space:]])', '\\\1', 'g') || '\M')
+		UNION ALL
+		SELECT f.entity_id, f.kind, f.value, CASE WHEN f.sim >= 0.6 THEN 6 WHEN f.sim >= 0.45 THEN 7 ELSE 8 END, 'fuzzy', f.sim
+		FROM (
+			SELECT en.entity_id, en.kind, en.value, similarity(en.norm, (SELECT q.n FROM q))::float8 AS sim
+			FROM entity_names en WHERE en.norm % (SELECT q.n FROM q)
+		) f WHERE f.sim >= 0.3
+	), best AS (
+		SELECT DISTINCT ON (m.entity_id) m.*
+		FROM m
+		ORDER BY m.entity_id, m.rank, m.sim DESC, CASE m.kind WHEN 'canonical_name' THEN 0 WHEN 'display_name' THEN 1 ELSE 2 END, m.value
+	)
+	SELECT b.entity_id, b.kind, b.value, b.rank, b.match_type, b.sim, e.event_count
+	FROM best b JOIN entities e ON e.id = b.entity_id
+	ORDER BY b.rank, e.event_count DESC, b.entity_id
+	LIMIT $2 OFFSET $3`
+
+// TestResolveLongMatchesTheBranches checks that the one-pass statement
+// resolving long names (search.ResolveSQL(true)) answers every name as
+// the five branches do, rows, ranks, kinds of match, similarities and
+// order alike: over the demo world's names and aliases, their starts and
+// ends, their words, misspellings (a letter dropped, two swapped), and
+// names with LIKE's and the regex's metacharacters.
+func TestResolveLongMatchesTheBranches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	store.Now = func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
+	_, err := demo.Seed(ctx, store, demo.Options{Events: 200})
+	require.NoError(t, err)
+	rows, err := store.Pool.Query(ctx, "SELECT value FROM entity_names ORDER BY value")
+	require.NoError(t, err)
+	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Greater(t, len(values), 1000)
+
+	names := map[string]bool{}
+	for _, n := range []string{"100% yield", "a_b token", `back\slash`, "(x) labs", "s&p 500", "eth.", "labs", "uniswap labs", "ÉTHEREUM", "dao dao", "zzzzqqq"} {
+		names[n] = true
+	}
+	for _, v := range values {
+		names[v] = true
+		r := []rune(v)
+		for _, k := range []int{3, 4, 6} {
+			if len(r) > k {
+				names[string(r[:k])], names[string(r[len(r)-k:])] = true, true
+			}
+		}
+		for _, w := range strings.Fields(v) {
+			names[w] = true
+		}
+		if len(r) > 4 {
+			names[string(r[:2])+string(r[3:])] = true
+			s := append([]rune(nil), r...)
+			s[1], s[2] = s[2], s[1]
+			names[string(s)] = true
+		}
+	}
+	answer := func(sql, name string, limit, offset int) string {
+		rows, err := store.Pool.Query(ctx, sql, name, limit, offset)
+		require.NoError(t, err, name)
+		var b strings.Builder
+		for rows.Next() {
+			vals, err := rows.Values()
+			require.NoError(t, err)
+			fmt.Fprintln(&b, vals...)
+		}
+		require.NoError(t, rows.Err(), name)
+		return b.String()
+	}
+	compared, matched := 0, 0
+	for name := range names {
+		name = search.CleanName(name)
+		if len([]rune(name)) < search.MinFuzzyRunes {
+			continue
+		}
+		want := answer(branchResolveSQL, name, 100, 0)
+		require.Equal(t, want, answer(search.ResolveSQL(true), name, 100, 0), "name %q", name)
+		// A page past the first: the same order.
+		require.Equal(t, answer(branchResolveSQL, name, 3, 2), answer(search.ResolveSQL(true), name, 3, 2), "name %q, second page", name)
+		compared++
+		if want != "" {
+			matched++
+		}
+	}
+	require.Greater(t, compared, 3000)
+	require.Greater(t, matched, compared*9/10)
+}
