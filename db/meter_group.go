@@ -68,7 +68,11 @@ func (d *DB) MeterGroupStats() (statements, requests int64) {
 }
 
 // meterGrouped meters p in the next group and waits for its answer or for
-// ctx to end (the group then still meters it).
+// ctx to end (the group then still meters it). A request that finds a
+// flight free leads it: it sends the group it is in from its own
+// goroutine (meterLead), so a lone request costs no goroutine and no
+// hand-over between goroutines, which at low load were a wake-up of an
+// idle core each.
 func (d *DB) meterGrouped(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	// A request whose context has ended is not metered, as its own
 	// statement would not have been sent.
@@ -79,12 +83,13 @@ func (d *DB) meterGrouped(ctx context.Context, p MeterParams) (*MeterResult, err
 	g := &d.meter
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
-	if g.inFlight < meterGroupFlights {
+	lead := g.inFlight < meterGroupFlights
+	if lead {
 		g.inFlight++
-		g.mu.Unlock()
-		go d.meterFlight()
-	} else {
-		g.mu.Unlock()
+	}
+	g.mu.Unlock()
+	if lead && d.meterLead(c) {
+		return c.res, c.err
 	}
 	select {
 	case <-c.done:
@@ -99,27 +104,65 @@ func (d *DB) meterGrouped(ctx context.Context, p MeterParams) (*MeterResult, err
 	}
 }
 
+// meterLead flies the flight c's request took: it sends groups until c is
+// answered, then hands the flight to a goroutine of its own (meterFlight)
+// if requests are still queued, and reports true. It reports false, the
+// flight ended, when the queue ran out before c was answered (another
+// flight took c's group; c waits for it).
+func (d *DB) meterLead(c *meterCall) bool {
+	for {
+		select {
+		case <-c.done:
+			g := &d.meter
+			g.mu.Lock()
+			if len(g.queue) == 0 {
+				g.inFlight--
+				g.mu.Unlock()
+			} else {
+				g.mu.Unlock()
+				go d.meterFlight()
+			}
+			return true
+		default:
+		}
+		group := d.nextGroup()
+		if group == nil {
+			return false
+		}
+		d.meterGroup(context.Background(), group)
+	}
+}
+
 // meterFlight sends groups while requests are queued, then ends its
 // flight.
 func (d *DB) meterFlight() {
-	ctx := context.Background()
-	g := &d.meter
 	for {
-		g.mu.Lock()
-		if len(g.queue) == 0 {
-			g.inFlight--
-			g.mu.Unlock()
+		group := d.nextGroup()
+		if group == nil {
 			return
 		}
-		n := min(len(g.queue), meterGroupMax)
-		group := g.queue[:n:n]
-		g.queue = g.queue[n:]
-		if len(g.queue) == 0 {
-			g.queue = nil
-		}
-		g.mu.Unlock()
-		d.meterGroup(ctx, group)
+		d.meterGroup(context.Background(), group)
 	}
+}
+
+// nextGroup takes the next group off the queue (at most meterGroupMax
+// requests, the longest waiting first), or ends the caller's flight and
+// returns nil when none is queued.
+func (d *DB) nextGroup() []*meterCall {
+	g := &d.meter
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.queue) == 0 {
+		g.inFlight--
+		return nil
+	}
+	n := min(len(g.queue), meterGroupMax)
+	group := g.queue[:n:n]
+	g.queue = g.queue[n:]
+	if len(g.queue) == 0 {
+		g.queue = nil
+	}
+	return group
 }
 
 // accountSurfacesArg and dataScopeArg are what meter_group_lean's admission
