@@ -703,3 +703,44 @@ func TestMeterGroupLeanMatchesCoalesced(t *testing.T) {
 		keys("new", `SELECT (SELECT coalesce(sum(requests), 0) FROM rate_windows WHERE api_key_id = $1)
 			+ (SELECT coalesce(sum(requests), 0) FROM usage_daily WHERE api_key_id = $1)`))
 }
+
+// TestMeterLoneRequestKeepsItsTime: a request metered alone sends its
+// group from its own goroutine, under its own context, as a statement of
+// its own would be: when its time budget ends while the statement waits
+// (here on a row lock another transaction holds), the request gets its
+// context's error at once, and the statement, cancelled, meters nothing.
+func TestMeterLoneRequestKeepsItsTime(t *testing.T) {
+	t.Parallel()
+	b := setupAccess(t)
+	hash := b.newKey(t, cryptointel.PlanPro)
+	now := time.Date(2026, 3, 4, 10, 0, 5, 0, time.UTC)
+	first, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.Equal(t, 1, first.WindowRequests)
+
+	tx, err := b.store.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(b.ctx, `SELECT 1 FROM account_rate_windows WHERE account_id = $1 FOR UPDATE`, first.Key.AccountID)
+	require.NoError(t, err)
+	released := make(chan struct{})
+	go func() {
+		// Held well past the request's budget, then let go, so that a
+		// statement left running would meter the request after all.
+		time.Sleep(5 * time.Second)
+		tx.Rollback(context.Background()) //nolint:errcheck
+		close(released)
+	}()
+	ctx, cancel := context.WithTimeout(b.ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = b.store.Meter(ctx, meterAt(now, hash, 1))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	select {
+	case <-released:
+		t.Fatal("the request waited for the lock past its budget")
+	default:
+	}
+	<-released
+	next, err := b.store.Meter(b.ctx, meterAt(now, hash, 1))
+	require.NoError(t, err)
+	require.Equal(t, 2, next.WindowRequests, "the cancelled request was not counted")
+}

@@ -69,10 +69,10 @@ func (d *DB) MeterGroupStats() (statements, requests int64) {
 
 // meterGrouped meters p in the next group and waits for its answer or for
 // ctx to end (the group then still meters it). A request that finds a
-// flight free leads it: it sends the group it is in from its own
-// goroutine (meterLead), so a lone request costs no goroutine and no
-// hand-over between goroutines, which at low load were a wake-up of an
-// idle core each.
+// flight free and the queue otherwise empty sends its group of one from
+// its own goroutine (meterLead), as its own statement: a lone request
+// costs no goroutine and no hand-over between goroutines, which at low
+// load were a wake-up of an idle core each.
 func (d *DB) meterGrouped(ctx context.Context, p MeterParams) (*MeterResult, error) {
 	// A request whose context has ended is not metered, as its own
 	// statement would not have been sent.
@@ -104,44 +104,45 @@ func (d *DB) meterGrouped(ctx context.Context, p MeterParams) (*MeterResult, err
 	}
 }
 
-// meterLead flies the flight c's request took: it sends groups until c is
-// answered, then hands the flight to a goroutine of its own (meterFlight)
-// if requests are still queued, and reports true. It reports false, the
-// flight ended, when the queue ran out before c was answered (another
-// flight took c's group; c waits for it).
+// meterLead flies the flight c's request took. When the next group is c
+// alone, it sends it from c's goroutine, under c's context as a statement
+// of c's own would be (a request past its time budget is not held by its
+// statement, which is cancelled and meters nothing), hands the flight to a
+// goroutine (meterFlight) if requests queued meanwhile, and reports true:
+// c is answered. Any other group goes on in a flight of its own goroutine,
+// not under c's time, and meterLead reports false: c waits for its answer.
 func (d *DB) meterLead(c *meterCall) bool {
-	for {
-		select {
-		case <-c.done:
-			g := &d.meter
-			g.mu.Lock()
-			if len(g.queue) == 0 {
-				g.inFlight--
-				g.mu.Unlock()
-			} else {
-				g.mu.Unlock()
-				go d.meterFlight()
-			}
-			return true
-		default:
-		}
-		group := d.nextGroup()
-		if group == nil {
-			return false
-		}
-		d.meterGroup(context.Background(), group)
+	group := d.nextGroup()
+	switch {
+	case group == nil:
+		return false // another flight took c's group
+	case len(group) > 1 || group[0] != c:
+		go d.meterFlight(group)
+		return false
 	}
+	d.meterGroup(c.ctx, group)
+	g := &d.meter
+	g.mu.Lock()
+	if len(g.queue) == 0 {
+		g.inFlight--
+		g.mu.Unlock()
+	} else {
+		g.mu.Unlock()
+		go d.meterFlight(nil)
+	}
+	return true
 }
 
-// meterFlight sends groups while requests are queued, then ends its
-// flight.
-func (d *DB) meterFlight() {
-	for {
-		group := d.nextGroup()
-		if group == nil {
+// meterFlight sends first, if any, then groups while requests are queued,
+// then ends its flight.
+func (d *DB) meterFlight(first []*meterCall) {
+	for group := first; ; {
+		if group != nil {
+			d.meterGroup(context.Background(), group)
+		}
+		if group = d.nextGroup(); group == nil {
 			return
 		}
-		d.meterGroup(context.Background(), group)
 	}
 }
 
