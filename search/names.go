@@ -86,9 +86,13 @@ const matchKindRank = `CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_n
 // were five branches, each reading an index. Every exact, prefix and token
 // match of n is also a substring match (n occurs in the name), so the
 // rows they find are the rows that contain n or are trigram-similar to
-// it: one bitmap scan of entity_names_trgm_idx (the two conditions ORed),
-// each row then classed by the first test it passes, in the branches'
-// order. A row's class is the match DISTINCT ON would have kept of its
+// it: two bitmap scans of entity_names_trgm_idx, each row then classed by
+// the first test it passes, in the branches' order. The two conditions
+// are two scans, UNIONed: ORed in one scan,
+// the planner costed a sequential scan of every name level with the index
+// (it takes the similarity test for as cheap as a comparison) and took it
+// on some statistics, computing every name's similarity (3-4 ms a
+// lookup). A row's class is the match DISTINCT ON would have kept of its
 // several, since every substring-family rank (0 to 5) is below every
 // fuzzy one. The token regex no longer reads the index (pg_trgm turned it
 // into a trigram graph on every execution); it only tests the rows found.
@@ -109,8 +113,13 @@ func buildResolveLongSQL() string {
 			            ELSE 9 END AS rank,
 			       CASE WHEN en.norm LIKE '%%' || (SELECT q.pre FROM q) THEN 1.0::float8
 			            ELSE similarity(en.norm, (SELECT q.n FROM q))::float8 END AS sim
-			FROM entity_names en
-			WHERE en.norm LIKE '%%' || (SELECT q.pre FROM q) OR en.norm %% (SELECT q.n FROM q)
+			FROM (
+				SELECT f.entity_id, f.kind, f.value, f.norm FROM entity_names f
+				WHERE f.norm LIKE '%%' || (SELECT q.pre FROM q)
+				UNION
+				SELECT f.entity_id, f.kind, f.value, f.norm FROM entity_names f
+				WHERE f.norm %% (SELECT q.n FROM q)
+			) en
 		), m AS (
 			SELECT c.entity_id, c.kind, c.value,
 			       CASE WHEN c.rank < 9 THEN c.rank WHEN c.sim >= 0.6 THEN 6 WHEN c.sim >= 0.45 THEN 7 ELSE 8 END AS rank,
