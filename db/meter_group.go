@@ -121,14 +121,8 @@ func (d *DB) meterLead(c *meterCall) bool {
 		return false
 	}
 	d.meterGroup(c.ctx, group)
-	g := &d.meter
-	g.mu.Lock()
-	if len(g.queue) == 0 {
-		g.inFlight--
-		g.mu.Unlock()
-	} else {
-		g.mu.Unlock()
-		go d.meterFlight(nil)
+	if next := d.nextGroup(); next != nil {
+		go d.meterFlight(next)
 	}
 	return true
 }
