@@ -136,7 +136,9 @@ func (l *rowLayout) buildSelectList(kind int, exprs string) string {
 // it scan it into different Go types (a title's *string, an alias list's
 // *[]string, a nullable **string), and pgx's own Scan, which keeps one plan
 // per column, planned the column again at every change of kind — a quarter
-// of its time on a folded page, whose kinds alternate.
+// of its time on a folded page, whose kinds alternate. Text columns are
+// decoded into one arena per statement (textArena, fold_text.go), the
+// other columns and what the arena leaves by pgx's plans.
 func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, each func(kind int) error) error {
 	defer rows.Close()
 	var (
@@ -145,6 +147,8 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, 
 		types    *pgtype.Map
 		kindPlan pgtype.ScanPlan
 		plans    = make([][]pgtype.ScanPlan, len(l.kinds))
+		decoding = make([][]textDecoding, len(l.kinds))
+		text     textArena
 	)
 	for rows.Next() {
 		raw := rows.RawValues()
@@ -173,15 +177,44 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, 
 		d := dest(k)
 		slots := l.kinds[k]
 		ps := plans[k]
+		ds := decoding[k]
 		if ps == nil {
 			ps = make([]pgtype.ScanPlan, len(slots))
+			ds = make([]textDecoding, len(slots))
 			for j, s := range slots {
-				ps[j] = types.PlanScan(fields[1+s].DataTypeOID, fields[1+s].Format, d[j])
+				f := fields[1+s]
+				ps[j] = types.PlanScan(f.DataTypeOID, f.Format, d[j])
+				ds[j] = textDecodingOf(f.DataTypeOID, f.Format, d[j])
 			}
-			plans[k] = ps
+			plans[k], decoding[k] = ps, ds
 		}
 		for j, s := range slots {
-			if err := ps[j].Scan(raw[1+s], d[j]); err != nil {
+			v := raw[1+s]
+			switch ds[j] {
+			case textString:
+				if v != nil {
+					*d[j].(*string) = text.str(v)
+					continue
+				}
+			case textNullable:
+				p := d[j].(**string)
+				if v == nil {
+					*p = nil
+				} else {
+					*p = text.ptr(v)
+				}
+				continue
+			case textList:
+				p := d[j].(*[]string)
+				if v == nil {
+					*p = nil
+					continue
+				}
+				if text.list(v, p) {
+					continue
+				}
+			}
+			if err := ps[j].Scan(v, d[j]); err != nil {
 				return fmt.Errorf("error scanning %s: column %d (%s): %w", what, 1+s, fields[1+s].Name, err)
 			}
 		}

@@ -61,3 +61,55 @@ func LayoutScanForTest(ctx context.Context, q Querier, rows0, rows1 []string) ([
 	})
 	return out, err
 }
+
+// LayoutTextForTest reads rows (each a comma-separated list of SQL
+// expressions: an int, a text, a nullable text, a text[]) twice: through
+// a layout's scan, and by pgx's own Scan of the same statement. The
+// values come back as each read them, row by row.
+func LayoutTextForTest(ctx context.Context, q Querier, rows []string) (viaLayout, viaPgx [][]any, err error) {
+	var (
+		id       int32
+		name     string
+		nullable *string
+		names    []string
+	)
+	l := newRowLayout([]any{&id, &name, &nullable, &names})
+	sel := make([]string, len(rows))
+	for i, r := range rows {
+		sel[i] = "SELECT " + l.selectList(0, r)
+	}
+	sql := strings.Join(sel, " UNION ALL ")
+	rs, err := q.Query(ctx, sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = l.scan(rs, "test rows", func(int) []any {
+		id, name, nullable, names = 0, "", nil, nil
+		return []any{&id, &name, &nullable, &names}
+	}, func(int) error {
+		viaLayout = append(viaLayout, []any{id, name, nullable, names})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err = q.Query(ctx, sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var kind int32
+		id, name, nullable, names = 0, "", nil, nil
+		dst := make([]any, 1+len(l.types))
+		dst[0] = &kind
+		for j, s := range l.kinds[0] {
+			dst[1+s] = []any{&id, &name, &nullable, &names}[j]
+		}
+		if err := rs.Scan(dst...); err != nil {
+			return nil, nil, err
+		}
+		viaPgx = append(viaPgx, []any{id, name, nullable, names})
+	}
+	return viaLayout, viaPgx, rs.Err()
+}

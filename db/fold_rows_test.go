@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,5 +43,44 @@ func TestLayoutScanAlternatingKinds(t *testing.T) {
 	// A NULL where the kind's destination takes none is an error naming
 	// the column, not a zero value.
 	_, err = db.LayoutScanForTest(ctx, store.Pool, []string{`1, NULL, NULL, ARRAY['a']`}, nil)
+	require.ErrorContains(t, err, "error scanning test rows: column")
+}
+
+// TestLayoutTextAsPgx holds the layout's own decoding of text columns
+// (db/fold_text.go) to pgx's: the same strings, NULLs and empty lists,
+// across the arena's chunks and slabs and past its largest chunk, and the
+// forms it leaves to pgx (arrays of two dimensions or with a lower bound
+// of their own) decoded as pgx decodes them.
+func TestLayoutTextAsPgx(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	rows := []string{
+		`1, '', NULL, NULL::text[]`,
+		`2, 'plain', '', '{}'::text[]`,
+		`3, 'Zürich ☃ 東京', 'v', ARRAY['']`,
+		`4, repeat('x', 9000), repeat('n', 9000), (ARRAY['a', 'b c', 'ü', repeat('y', 9000)])`,
+		`5, 'after the long ones', NULL, (ARRAY[['a', 'b'], ['c', 'd']])`,
+		`6, 'bounds', 'w', ('[0:1]={e,f}'::text[])`,
+		`7, 'varchar'::varchar, 'x'::varchar, ARRAY['g'::varchar]::text[]`,
+	}
+	// Enough values to fill several chunks and slabs.
+	for i := 0; i < 150; i++ {
+		rows = append(rows, fmt.Sprintf(`%d, repeat('m', %d), CASE WHEN %d %% 3 = 0 THEN NULL ELSE 'n%d' END, (ARRAY['l%d', repeat('k', %d)])`,
+			100+i, i*17%1500, i, i, i, i*31%700))
+	}
+	viaLayout, viaPgx, err := db.LayoutTextForTest(ctx, store.Pool, rows)
+	require.NoError(t, err)
+	require.Len(t, viaLayout, len(rows))
+	require.Equal(t, viaPgx, viaLayout)
+	require.Equal(t, []string{"a", "b", "c", "d"}, viaLayout[4][3])
+	require.Equal(t, []string{}, viaLayout[1][3])
+	require.Nil(t, viaLayout[0][3])
+
+	// What pgx refuses, the layout refuses: a NULL text where none fits,
+	// an array with a NULL element.
+	_, _, err = db.LayoutTextForTest(ctx, store.Pool, []string{`1, NULL, NULL, NULL::text[]`})
+	require.ErrorContains(t, err, "error scanning test rows: column")
+	_, _, err = db.LayoutTextForTest(ctx, store.Pool, []string{`1, 'a', NULL, (ARRAY['a', NULL])`})
 	require.ErrorContains(t, err, "error scanning test rows: column")
 }

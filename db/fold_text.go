@@ -1,0 +1,166 @@
+package db
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Text columns of typed rows, decoded without an allocation per value.
+//
+// pgx decodes each text value into a string of its own and each text[]
+// into a slice through an array header and a dimension list: on a folded
+// page those were about four in ten of the request's allocations (owners'
+// names, aliases, evidence titles and links, bullets). rowLayout.scan
+// decodes the text columns it scans into *string, **string and *[]string
+// here instead: the bytes of one statement's strings are copied into
+// shared chunks and each string points into its chunk, a nullable
+// string's pointer and a list's elements come from shared slabs. The
+// values are pgx's own: the same strings, nil for NULL, an empty non-nil
+// list for an empty array (TestLayoutTextAsPgx); whatever this does not
+// decode (a NULL where no NULL fits, an array with NULLs or of more than
+// one dimension) goes to pgx's plan, which answers it as before.
+//
+// A string keeps its whole chunk alive. The rows of a statement serve
+// one request and are dropped with it; what outlives a request and may
+// hold a scanned string copies it (search's title word memo does).
+
+// textDecoding says how a column is decoded.
+type textDecoding uint8
+
+const (
+	byPlan       textDecoding = iota // pgx's scan plan
+	textString                       // text into *string
+	textNullable                     // text into **string
+	textList                         // binary text[] into *[]string
+)
+
+// PostgreSQL's type OIDs of the texts decoded here.
+const (
+	oidText         = 25
+	oidVarchar      = 1043
+	oidTextArray    = 1009
+	oidVarcharArray = 1015
+)
+
+// textDecodingOf is how a column of type oid in format format is decoded
+// into dst.
+func textDecodingOf(oid uint32, format int16, dst any) textDecoding {
+	switch dst.(type) {
+	case *string:
+		if oid == oidText || oid == oidVarchar {
+			return textString
+		}
+	case **string:
+		if oid == oidText || oid == oidVarchar {
+			return textNullable
+		}
+	case *[]string:
+		if (oid == oidTextArray || oid == oidVarcharArray) && format == pgtype.BinaryFormatCode {
+			return textList
+		}
+	}
+	return byPlan
+}
+
+// Sizes of textArena's chunks and slabs.
+const (
+	textChunkMin = 2 << 10
+	textChunkMax = 32 << 10
+	textSlab     = 64
+)
+
+// textArena hands out the strings of one scan.
+type textArena struct {
+	chunk    []byte
+	next     int // the size of the next chunk
+	nullable []string
+	lists    []string
+}
+
+// str is b as a string, its bytes in the arena's chunk.
+func (a *textArena) str(b []byte) string {
+	n := len(b)
+	if n == 0 {
+		return ""
+	}
+	if n > cap(a.chunk)-len(a.chunk) {
+		if n > textChunkMax/4 {
+			return string(b)
+		}
+		a.next = min(max(a.next*2, textChunkMin), textChunkMax)
+		a.chunk = make([]byte, 0, max(a.next, n))
+	}
+	off := len(a.chunk)
+	a.chunk = append(a.chunk, b...)
+	return unsafe.String(&a.chunk[off], n)
+}
+
+// ptr is a pointer to b as a string.
+func (a *textArena) ptr(b []byte) *string {
+	if len(a.nullable) == 0 {
+		a.nullable = make([]string, textSlab)
+	}
+	p := &a.nullable[0]
+	a.nullable = a.nullable[1:]
+	*p = a.str(b)
+	return p
+}
+
+// list decodes the binary text[] src into *dst. ok is false, *dst
+// untouched, when src is not a one-dimensional array without NULLs (or
+// empty) that fits its bytes: pgx's plan decodes those.
+func (a *textArena) list(src []byte, dst *[]string) (ok bool) {
+	if len(src) < 12 {
+		return false
+	}
+	dims := binary.BigEndian.Uint32(src)
+	hasNull := binary.BigEndian.Uint32(src[4:])
+	switch {
+	case hasNull != 0:
+		return false
+	case dims == 0:
+		if len(src) != 12 {
+			return false
+		}
+		*dst = []string{}
+		return true
+	case dims != 1 || len(src) < 20:
+		return false
+	}
+	n := int(int32(binary.BigEndian.Uint32(src[12:])))
+	rest := src[20:]
+	if n <= 0 {
+		if len(rest) != 0 {
+			return false
+		}
+		*dst = []string{}
+		return true
+	}
+	if n > len(rest)/4 {
+		return false
+	}
+	if len(a.lists) < n {
+		a.lists = make([]string, max(textSlab, n))
+	}
+	out := a.lists[:n:n]
+	for i := range out {
+		if len(rest) < 4 {
+			return false
+		}
+		l := int(int32(binary.BigEndian.Uint32(rest)))
+		rest = rest[4:]
+		if l < 0 || l > len(rest) {
+			return false
+		}
+		out[i] = a.str(rest[:l])
+		rest = rest[l:]
+	}
+	if len(rest) != 0 {
+		return false
+	}
+	a.lists = a.lists[n:]
+	*dst = out
+	return true
+}
