@@ -285,21 +285,42 @@ func (c *childRows) folded(cs EventChildren) *FoldedChildren {
 			return cmp.Or(cmp.Compare(a.ref.EventID, b.ref.EventID), strings.Compare(a.ref.Role, b.ref.Role),
 				cmp.Compare(a.position, b.position), cmp.Compare(a.ref.Entity.ID, b.ref.Entity.ID))
 		})
-		f.Roles = make(map[int64][]cryptointel.EventEntityRef)
-		for _, r := range c.roles {
-			f.Roles[r.ref.EventID] = append(f.Roles[r.ref.EventID], r.ref)
+		refs := make([]cryptointel.EventEntityRef, len(c.roles))
+		for i, r := range c.roles {
+			refs[i] = r.ref
 		}
+		f.Roles = groupByEvent(refs, func(r *cryptointel.EventEntityRef) int64 { return r.EventID })
 	}
 	if cs.Evidence {
 		slices.SortFunc(c.evidence, func(a, b *cryptointel.Evidence) int {
 			return cmp.Or(cmp.Compare(a.EventID, b.EventID), b.TS.Compare(a.TS), cmp.Compare(a.ID, b.ID))
 		})
-		f.Evidence = make(map[int64][]*cryptointel.Evidence)
-		for _, v := range c.evidence {
-			f.Evidence[v.EventID] = append(f.Evidence[v.EventID], v)
-		}
+		f.Evidence = groupByEvent(c.evidence, func(v **cryptointel.Evidence) int64 { return (*v).EventID })
 	}
 	return f
+}
+
+// groupByEvent maps each event to its run of the sorted items: each run
+// is a part of items (capped, so that an append copies it), one
+// allocation for all of them instead of a slice grown per event.
+func groupByEvent[T any](items []T, event func(*T) int64) map[int64][]T {
+	runs := 0
+	for i := range items {
+		if i == 0 || event(&items[i]) != event(&items[i-1]) {
+			runs++
+		}
+	}
+	out := make(map[int64][]T, runs)
+	for start := 0; start < len(items); {
+		id := event(&items[start])
+		end := start + 1
+		for end < len(items) && event(&items[end]) == id {
+			end++
+		}
+		out[id] = items[start:end:end]
+		start = end
+	}
+	return out
 }
 
 // childrenOf are the UNION ALL branches of the children c of the events

@@ -113,3 +113,8 @@ func LayoutTextForTest(ctx context.Context, q Querier, rows []string) (viaLayout
 	}
 	return viaLayout, viaPgx, rs.Err()
 }
+
+// GroupByEventForTest is groupByEvent over pairs (event, value).
+func GroupByEventForTest(items [][2]int64) map[int64][][2]int64 {
+	return groupByEvent(items, func(p *[2]int64) int64 { return p[0] })
+}

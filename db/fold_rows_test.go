@@ -84,3 +84,19 @@ func TestLayoutTextAsPgx(t *testing.T) {
 	_, _, err = db.LayoutTextForTest(ctx, store.Pool, []string{`1, 'a', NULL, (ARRAY['a', NULL])`})
 	require.ErrorContains(t, err, "error scanning test rows: column")
 }
+
+// TestGroupByEventRuns: each event's children are its run of the sorted
+// rows, in their order, and appending to one run leaves the next as it is.
+func TestGroupByEventRuns(t *testing.T) {
+	t.Parallel()
+	items := [][2]int64{{3, 1}, {3, 2}, {5, 3}, {8, 4}, {8, 5}, {8, 6}}
+	got := db.GroupByEventForTest(items)
+	require.Equal(t, map[int64][][2]int64{
+		3: {{3, 1}, {3, 2}},
+		5: {{5, 3}},
+		8: {{8, 4}, {8, 5}, {8, 6}},
+	}, got)
+	_ = append(got[3], [2]int64{3, 99})
+	require.Equal(t, [][2]int64{{5, 3}}, got[5])
+	require.Empty(t, db.GroupByEventForTest(nil))
+}
