@@ -83,20 +83,21 @@ func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilt
 		roles  []briefRole
 		ents   = map[int64]*cryptointel.Entity{}
 		events = map[int64]*cryptointel.Event{}
+		evSlab slab[cryptointel.Event]
 	)
-	err = briefsLayout.scan(rows, "briefs", func(kind int) []any {
+	err = briefsLayout.scan(rows, "briefs", func(kind int, buf []any) []any {
 		switch kind {
 		case briefsEntityKind:
-			ent = new(cryptointel.Entity)
-			return entityDest(ent, nil)
+			ent = kids.entities.next()
+			return entityDest(ent, buf)
 		case briefsRadarKind, briefsSignalKind:
-			ev = numberedEvent{r: cryptointel.EntityEvent{Event: new(cryptointel.Event)}}
-			return eventDest(ev.r.Event, entityEventDest(&ev.r, []any{&ev.o}))
+			ev = numberedEvent{r: cryptointel.EntityEvent{Event: evSlab.next()}}
+			return eventDest(ev.r.Event, entityEventDest(&ev.r, append(buf, &ev.o)))
 		case briefsRoleKind:
 			role = briefRole{}
-			return role.dest(nil)
+			return role.dest(buf)
 		default:
-			return kids.evidenceDest(nil)
+			return kids.evidenceDest(buf)
 		}
 	}, func(kind int) error {
 		switch kind {

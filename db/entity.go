@@ -90,17 +90,17 @@ func ResolveEntitiesFolded(ctx context.Context, q Querier, name string, limit, o
 		ents    []*cryptointel.Entity
 		out     []*cryptointel.Reference
 	)
-	err = resolveLayout.scan(rows, "entity matches", func(kind int) []any {
+	err = resolveLayout.scan(rows, "entity matches", func(kind int, buf []any) []any {
 		switch kind {
 		case resolveMatchKind:
 			m = search.EntityMatch{}
-			return matchDest(&m, &sim, nil)
+			return matchDest(&m, &sim, buf)
 		case resolveEntityKind:
 			ent = new(cryptointel.Entity)
-			return entityDest(ent, nil)
+			return entityDest(ent, buf)
 		default:
 			ref = new(cryptointel.Reference)
-			return referenceDest(ref, nil)
+			return referenceDest(ref, buf)
 		}
 	}, func(kind int) error {
 		switch kind {

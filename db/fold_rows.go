@@ -127,9 +127,9 @@ func (l *rowLayout) buildSelectList(kind int, exprs string) string {
 	return strings.Join(out, ", ")
 }
 
-// scan reads rows of the layout: for each row, dest(kind) returns the
-// kind's destinations, in its columns' order, and each is called after
-// they are scanned.
+// scan reads rows of the layout: for each row, dest(kind, buf) returns
+// the kind's destinations, in its columns' order, appended to buf (the
+// last row's, emptied), and each is called after they are scanned.
 //
 // The columns are decoded with a scan plan per kind and column, planned at
 // the kind's first row: a slot holds one SQL type but the kinds that share
@@ -139,7 +139,7 @@ func (l *rowLayout) buildSelectList(kind int, exprs string) string {
 // of its time on a folded page, whose kinds alternate. Text columns are
 // decoded into one arena per statement (textArena, fold_text.go), the
 // other columns and what the arena leaves by pgx's plans.
-func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, each func(kind int) error) error {
+func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []any) []any, each func(kind int) error) error {
 	defer rows.Close()
 	var (
 		kind     int32
@@ -149,6 +149,7 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, 
 		plans    = make([][]pgtype.ScanPlan, len(l.kinds))
 		decoding = make([][]textDecoding, len(l.kinds))
 		text     textArena
+		buf      []any
 	)
 	for rows.Next() {
 		raw := rows.RawValues()
@@ -174,7 +175,8 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int) []any, 
 		if k < 0 || k >= len(l.kinds) {
 			return fmt.Errorf("error scanning %s: row of kind %d", what, k)
 		}
-		d := dest(k)
+		d := dest(k, buf[:0])
+		buf = d
 		slots := l.kinds[k]
 		ps := plans[k]
 		ds := decoding[k]
@@ -242,9 +244,23 @@ type roleRow struct {
 	position int32
 }
 
-func (r *roleRow) dest(dst []any) []any {
-	r.ref.Entity = new(cryptointel.Entity)
+func (r *roleRow) dest(ent *cryptointel.Entity, dst []any) []any {
+	r.ref.Entity = ent
 	return entityDest(r.ref.Entity, append(dst, &r.ref.EventID, &r.ref.Role, &r.position))
+}
+
+// slab hands out the values of one statement's rows from shared blocks:
+// one allocation for several rows' values, which serve one request.
+type slab[T any] []T
+
+// next is a new zero T.
+func (s *slab[T]) next() *T {
+	if len(*s) == 0 {
+		*s = make([]T, 16)
+	}
+	p := &(*s)[0]
+	*s = (*s)[1:]
+	return p
 }
 
 // childRows collects the children rows of a folded statement.
@@ -253,11 +269,13 @@ type childRows struct {
 	evidence []*cryptointel.Evidence
 	role     roleRow
 	ev       *cryptointel.Evidence
+	entities slab[cryptointel.Entity]
+	evs      slab[cryptointel.Evidence]
 }
 
 func (c *childRows) roleDest(dst []any) []any {
 	c.role = roleRow{}
-	return c.role.dest(dst)
+	return c.role.dest(c.entities.next(), dst)
 }
 
 func (c *childRows) addRole() {
@@ -266,7 +284,7 @@ func (c *childRows) addRole() {
 }
 
 func (c *childRows) evidenceDest(dst []any) []any {
-	c.ev = new(cryptointel.Evidence)
+	c.ev = c.evs.next()
 	return evidenceDest(c.ev, dst)
 }
 
@@ -361,7 +379,7 @@ var pageLayout = func() *rowLayout {
 		r roleRow
 		v cryptointel.Evidence
 	)
-	return newRowLayout(eventDest(&e, []any{&o}), r.dest(nil), evidenceDest(&v, nil))
+	return newRowLayout(eventDest(&e, []any{&o}), r.dest(new(cryptointel.Entity), nil), evidenceDest(&v, nil))
 }()
 
 // foldPage folds into page, a statement selecting eventColumns of events
@@ -405,19 +423,20 @@ func scanFoldedPage(rows pgx.Rows, what string, c EventChildren) ([]*cryptointel
 		e *cryptointel.Event
 	}
 	var (
-		evs  []numbered
-		cur  numbered
-		kids childRows
+		evs    []numbered
+		cur    numbered
+		kids   childRows
+		events slab[cryptointel.Event]
 	)
-	err := pageLayout.scan(rows, what, func(kind int) []any {
+	err := pageLayout.scan(rows, what, func(kind int, buf []any) []any {
 		switch kind {
 		case pageEventKind:
-			cur = numbered{e: new(cryptointel.Event)}
-			return eventDest(cur.e, []any{&cur.o})
+			cur = numbered{e: events.next()}
+			return eventDest(cur.e, append(buf, &cur.o))
 		case pageRoleKind:
-			return kids.roleDest(nil)
+			return kids.roleDest(buf)
 		default:
-			return kids.evidenceDest(nil)
+			return kids.evidenceDest(buf)
 		}
 	}, func(kind int) error {
 		switch kind {

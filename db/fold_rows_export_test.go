@@ -45,12 +45,12 @@ func LayoutScanForTest(ctx context.Context, q Querier, rows0, rows1 []string) ([
 		return nil, err
 	}
 	var out []ScannedRowForTest
-	err = l.scan(rs, "test rows", func(kind int) []any {
+	err = l.scan(rs, "test rows", func(kind int, buf []any) []any {
 		id, name, pnullable, names, n, pname, other = 0, "", nil, nil, 0, nil, ""
 		if kind == 0 {
-			return []any{&id, &name, &pnullable, &names}
+			return append(buf, &id, &name, &pnullable, &names)
 		}
-		return []any{&n, &pname, &other}
+		return append(buf, &n, &pname, &other)
 	}, func(kind int) error {
 		if kind == 0 {
 			out = append(out, ScannedRowForTest{0, []any{id, name, pnullable, names}})
@@ -83,9 +83,9 @@ func LayoutTextForTest(ctx context.Context, q Querier, rows []string) (viaLayout
 	if err != nil {
 		return nil, nil, err
 	}
-	err = l.scan(rs, "test rows", func(int) []any {
+	err = l.scan(rs, "test rows", func(_ int, buf []any) []any {
 		id, name, nullable, names = 0, "", nil, nil
-		return []any{&id, &name, &nullable, &names}
+		return append(buf, &id, &name, &nullable, &names)
 	}, func(int) error {
 		viaLayout = append(viaLayout, []any{id, name, nullable, names})
 		return nil

@@ -63,20 +63,22 @@ func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf Relationsh
 		rels []numberedRel
 		evs  []numberedEvent
 		kids childRows
+		// events hands out the events' values.
+		events slab[cryptointel.Event]
 	)
-	err = treeLayout.scan(rows, "entity tree", func(kind int) []any {
+	err = treeLayout.scan(rows, "entity tree", func(kind int, buf []any) []any {
 		switch kind {
 		case treeEntityKind:
-			ent = new(cryptointel.Entity)
-			return entityDest(ent, nil)
+			ent = kids.entities.next()
+			return entityDest(ent, buf)
 		case treeRelationshipKind:
-			rel = numberedRel{r: &cryptointel.EntityRelationship{Related: new(cryptointel.Entity)}}
-			return entityDest(rel.r.Related, relationshipDest(rel.r, []any{&rel.rn}))
+			rel = numberedRel{r: &cryptointel.EntityRelationship{Related: kids.entities.next()}}
+			return entityDest(rel.r.Related, relationshipDest(rel.r, append(buf, &rel.rn)))
 		case treeEventKind:
-			ev = numberedEvent{r: cryptointel.EntityEvent{Event: new(cryptointel.Event)}}
-			return eventDest(ev.r.Event, entityEventDest(&ev.r, []any{&ev.o}))
+			ev = numberedEvent{r: cryptointel.EntityEvent{Event: events.next()}}
+			return eventDest(ev.r.Event, entityEventDest(&ev.r, append(buf, &ev.o)))
 		case treeRoleKind:
-			return kids.roleDest(nil)
+			return kids.roleDest(buf)
 		default:
 			return kids.evidenceDest(nil)
 		}
@@ -152,7 +154,7 @@ var treeLayout = func() *rowLayout {
 	)
 	ev.Event = new(cryptointel.Event)
 	return newRowLayout(entityDest(&e, nil), entityDest(&e, relationshipDest(&r, []any{&rn})),
-		eventDest(ev.Event, entityEventDest(&ev, []any{&n})), role.dest(nil), evidenceDest(&v, nil))
+		eventDest(ev.Event, entityEventDest(&ev, []any{&n})), role.dest(new(cryptointel.Entity), nil), evidenceDest(&v, nil))
 }()
 
 // entityTreeStatement is EntityTreeFolded's statement: the relationships
