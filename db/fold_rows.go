@@ -185,8 +185,9 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 			ds = make([]textDecoding, len(slots))
 			for j, s := range slots {
 				f := fields[1+s]
-				ps[j] = types.PlanScan(f.DataTypeOID, f.Format, d[j])
-				ds[j] = textDecodingOf(f.DataTypeOID, f.Format, d[j])
+				if ds[j] = textDecodingOf(f.DataTypeOID, f.Format, d[j]); ds[j] == byPlan {
+					ps[j] = types.PlanScan(f.DataTypeOID, f.Format, d[j])
+				}
 			}
 			plans[k], decoding[k] = ps, ds
 		}
@@ -215,6 +216,9 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 				if text.list(v, p) {
 					continue
 				}
+			}
+			if ps[j] == nil { // a text the arena leaves to pgx
+				ps[j] = types.PlanScan(fields[1+s].DataTypeOID, fields[1+s].Format, d[j])
 			}
 			if err := ps[j].Scan(v, d[j]); err != nil {
 				return fmt.Errorf("error scanning %s: column %d (%s): %w", what, 1+s, fields[1+s].Name, err)
