@@ -67,10 +67,15 @@ const (
 	RoleParticipant = "participant"
 )
 
+// IsOwner reports whether an entity in role on an event is among its
+// owners; in any other role it is among its participants.
+func IsOwner(role string) bool { return role == RoleOwner }
+
 // AppendByRole adds ref, an entity in role on one event, to its owners or
-// its participants: every reader that splits entities by role does.
+// its participants (IsOwner): every reader that splits entities by role
+// does.
 func AppendByRole[T any](owners, participants *[]T, role string, ref T) {
-	if role == RoleOwner {
+	if IsOwner(role) {
 		*owners = append(*owners, ref)
 	} else {
 		*participants = append(*participants, ref)

@@ -123,15 +123,40 @@ func (l *Loaders) primeFolded(ctx context.Context, evs []*cryptointel.Event, c d
 		return
 	}
 	if c.Roles {
-		var all []int64
+		total := 0
+		for _, e := range evs {
+			if e != nil {
+				total += len(f.Roles[e.ID])
+			}
+		}
+		// Every event's owners and participants (in their order, nil where
+		// none, as AppendByRole builds them) are parts of one slice.
+		ents := make([]*cryptointel.Entity, 0, total)
+		all := make([]int64, 0, total)
 		for _, e := range evs {
 			if e == nil {
 				continue
 			}
-			var roles EventRoles
-			for _, r := range f.Roles[e.ID] {
-				cryptointel.AppendByRole(&roles.Owners, &roles.Participants, r.Role, r.Entity)
+			refs := f.Roles[e.ID]
+			start := len(ents)
+			for _, r := range refs {
+				if cryptointel.IsOwner(r.Role) {
+					ents = append(ents, r.Entity)
+				}
+			}
+			mid := len(ents)
+			for _, r := range refs {
+				if !cryptointel.IsOwner(r.Role) {
+					ents = append(ents, r.Entity)
+				}
 				all = append(all, r.Entity.ID)
+			}
+			var roles EventRoles
+			if mid > start {
+				roles.Owners = ents[start:mid:mid]
+			}
+			if end := len(ents); end > mid {
+				roles.Participants = ents[mid:end:end]
 			}
 			l.RolesByEventID.Prime(ctx, e.ID, roles)
 		}
