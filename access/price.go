@@ -176,7 +176,10 @@ func (c *GraphQLCost) quoteOperation(ctx context.Context, opCtx *graphql.Operati
 	w.set(op.SelectionSet, true)
 	q := &quote{base: complexity + IntrospectionSchemaCredits*len(w.schemas), needs: w.needs}
 	for _, o := range w.floored {
-		fc := validation.Complexity(ctx, c.es, &ast.OperationDefinition{Operation: op.Operation, SelectionSet: ast.SelectionSet{o.field}}, opCtx.Variables)
+		fc := complexity // an operation of this one field costs what the field costs
+		if len(op.SelectionSet) != 1 || op.SelectionSet[0] != ast.Selection(o.field) {
+			fc = validation.Complexity(ctx, c.es, &ast.OperationDefinition{Operation: op.Operation, SelectionSet: ast.SelectionSet{o.field}}, opCtx.Variables)
+		}
 		if fc <= 1 && len(o.field.SelectionSet) > 0 {
 			// A field with children that costs only itself is one its
 			// complexity declares refused for its arguments before anything
