@@ -620,10 +620,7 @@ func (s *Service) resetSeconds(now time.Time) int {
 // unknown path, a wrong method) sets them itself through this, their one
 // owner.
 func SetPolicyHeaders(h http.Header, p Policy) {
-	h.Set("X-Api-Surface", p.Surface)
-	h.Set("X-Access-Layer", p.Layer)
-	h.Set("X-Endpoint-Policy", p.Name)
-	h.Set("X-Credit-Cost", strconv.Itoa(p.CreditCost))
+	policyHeaders.set(h, p.Surface, p.Layer, p.Name, strconv.Itoa(p.CreditCost))
 }
 
 // statusUnreadKey marks a request whose caller reads none of the headers
@@ -652,11 +649,9 @@ func (s *Service) setRateHeaders(h http.Header, now time.Time, remaining int) {
 	}
 	reset := s.resetSeconds(now)
 	limit := strconv.Itoa(s.cfg.RateLimit)
-	h.Set("X-RateLimit-Limit", limit)
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-	h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
-	h.Set("RateLimit-Policy", `"default";q=`+limit+`;w=`+strconv.Itoa(int(s.cfg.RateWindow/time.Second)))
-	h.Set("RateLimit", `"default";r=`+strconv.Itoa(remaining)+`;t=`+strconv.Itoa(reset))
+	rateHeaders.set(h, limit, strconv.Itoa(remaining), strconv.Itoa(reset),
+		`"default";q=`+limit+`;w=`+strconv.Itoa(int(s.cfg.RateWindow/time.Second)),
+		`"default";r=`+strconv.Itoa(remaining)+`;t=`+strconv.Itoa(reset))
 }
 
 // setMeterHeaders sets the rate, monthly and plan headers from a meter
@@ -667,11 +662,8 @@ func (s *Service) setMeterHeaders(h http.Header, now time.Time, res *db.MeterRes
 	if remaining < 0 {
 		remaining = 0
 	}
-	h.Set("X-Monthly-Limit", strconv.FormatInt(res.MonthlyLimit, 10))
-	h.Set("X-Monthly-Used", strconv.FormatInt(res.MonthUsed, 10))
-	h.Set("X-Monthly-Remaining", strconv.FormatInt(remaining, 10))
-	h.Set("X-Plan-Tier", res.Key.Plan)
-	h.Set("X-Credit-Cost", strconv.FormatInt(cost, 10))
+	meterHeaders.set(h, strconv.FormatInt(res.MonthlyLimit, 10), strconv.FormatInt(res.MonthUsed, 10),
+		strconv.FormatInt(remaining, 10), res.Key.Plan, strconv.FormatInt(cost, 10))
 }
 
 // setAnonymousHeaders sets the rate, monthly and plan headers on a response
