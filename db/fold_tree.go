@@ -80,7 +80,7 @@ func EntityTreeFolded(ctx context.Context, q Querier, ids []int64, rf Relationsh
 		case treeRoleKind:
 			return kids.roleDest(buf)
 		default:
-			return kids.evidenceDest(nil)
+			return kids.evidenceDest(buf)
 		}
 	}, func(kind int) error {
 		switch kind {

@@ -88,11 +88,10 @@ const matchKindRank = `CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_n
 // rows they find are the rows that contain n or are trigram-similar to
 // it: two bitmap scans of entity_names_trgm_idx, each row then classed by
 // the first test it passes, in the branches' order. The two conditions
-// are two scans, UNIONed: ORed in one scan,
-// the planner costed a sequential scan of every name level with the index
-// (it takes the similarity test for as cheap as a comparison) and took it
-// on some statistics, computing every name's similarity (3-4 ms a
-// lookup). A row's class is the match DISTINCT ON would have kept of its
+// are two scans, UNIONed: ORed in one scan, the planner costed a
+// sequential scan of every name about as cheap as the index (it takes the
+// similarity test for as cheap as a comparison) and took it on some
+// statistics, computing every name's similarity (3-4 ms a lookup). A row's class is the match DISTINCT ON would have kept of its
 // several, since every substring-family rank (0 to 5) is below every
 // fuzzy one. The token regex no longer reads the index (pg_trgm turned it
 // into a trigram graph on every execution); it only tests the rows found.
