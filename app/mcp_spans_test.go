@@ -1,9 +1,15 @@
 package app_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,4 +177,90 @@ func seededRouters(t *testing.T, events int, caches ...rest.CacheConfig) []*rest
 		require.NoError(t, err)
 	}
 	return routers
+}
+
+// TestFramePooledBodies: behind no response cache, a graph route's body
+// is written in a pooled buffer that the frame gives back once it has
+// written it. Concurrent requests of routes of different sizes, plain,
+// gzipped, HEAD and revalidated, each get their own body whole: a buffer
+// given back before its response was written would be written over by
+// another request's body.
+func TestFramePooledBodies(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(seededRouters(t, 400, rest.CacheConfig{})[0])
+	t.Cleanup(srv.Close)
+	targets := []string{
+		"/v1/latest?limit=25",
+		"/v1/latest?limit=3&legacy=false",
+		"/v1/search?q=Ethereum",
+		"/v1/brief/batch?ids=101,102,103,104,105&since=2026-11-13T00:00:00Z",
+		"/v1/entities/byName?name=Solana",
+	}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}}
+	get := func(method, target string, header http.Header) (int, http.Header, []byte) {
+		req, err := http.NewRequest(method, srv.URL+target, nil)
+		require.NoError(t, err)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, res.Header, body
+	}
+	want := map[string][]byte{}
+	tags := map[string]string{}
+	for _, target := range targets {
+		status, h, body := get(http.MethodGet, target, nil)
+		require.Equal(t, http.StatusOK, status, "%s: %s", target, body)
+		require.NotEmpty(t, h.Get("ETag"), target)
+		want[target], tags[target] = body, h.Get("ETag")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*60)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				target := targets[(g+i)%len(targets)]
+				switch i % 4 {
+				case 0, 1:
+					if _, _, body := get(http.MethodGet, target, nil); !bytes.Equal(body, want[target]) {
+						errs <- fmt.Sprintf("%s: a body other than its own (%d bytes, want %d)", target, len(body), len(want[target]))
+					}
+				case 2:
+					_, h, gz := get(http.MethodGet, target, http.Header{"Accept-Encoding": {"gzip"}})
+					body := gz
+					if h.Get("Content-Encoding") == "gzip" {
+						zr, err := gzip.NewReader(bytes.NewReader(gz))
+						if err == nil {
+							body, err = io.ReadAll(zr)
+						}
+						if err != nil {
+							errs <- fmt.Sprintf("%s: gzip: %v", target, err)
+							continue
+						}
+					}
+					if !bytes.Equal(body, want[target]) {
+						errs <- fmt.Sprintf("%s, gzipped: a body other than its own", target)
+					}
+				case 3:
+					if status, _, _ := get(http.MethodGet, target, http.Header{"If-None-Match": {tags[target]}}); status != http.StatusNotModified {
+						errs <- fmt.Sprintf("%s: revalidated: %d", target, status)
+					}
+					if _, h, _ := get(http.MethodHead, target, nil); h.Get("ETag") != tags[target] {
+						errs <- fmt.Sprintf("%s: HEAD: ETag %s, want %s", target, h.Get("ETag"), tags[target])
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }

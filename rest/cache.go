@@ -68,10 +68,13 @@ type responseCache struct {
 }
 
 // cachedBody is an encoded response body (newline included) and its ETag
-// value (without quotes), computed once.
+// value (without quotes), computed once. A pooled body is in a buffer of
+// jsonw's pool that nothing else keeps: the frame gives it back once it has
+// written it.
 type cachedBody struct {
-	body []byte
-	tag  string
+	body   []byte
+	tag    string
+	pooled bool
 }
 
 // newResponseCache returns the cache cfg describes, or nil when it is

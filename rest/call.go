@@ -413,6 +413,9 @@ func (rt *Router) serveRoute(route *Route) http.Handler {
 				// computed): the frame keeps it by reference instead of
 				// copying it, and reuses its ETag when it has one.
 				fs.tag, fs.tagged = cb.tag, cb.body
+				if cb.pooled {
+					fs.release = cb.body
+				}
 			}
 			writeBody(w, http.StatusOK, cb.body)
 			return
@@ -489,20 +492,25 @@ func (rt *Router) runGraph(route *Route, r *http.Request) (*cachedBody, error) {
 			return nil, err
 		}
 	}
-	compute := func(ctx context.Context) ([]byte, error) { return rt.execute(ctx, c) }
 	if rt.cache != nil {
-		return rt.cache.get(r.Context(), c, compute)
+		return rt.cache.get(r.Context(), c, func(ctx context.Context) ([]byte, error) { return rt.execute(ctx, c, false) })
 	}
-	body, err := compute(r.Context())
+	// No cache keeps the body: when the frame writes it (and gives it back
+	// to the pool afterwards), it is built in a pooled buffer.
+	fs, _ := r.Context().Value(frameKey{}).(*frameState)
+	pooled := fs != nil && fs.pool
+	body, err := rt.execute(r.Context(), c, pooled)
 	if err != nil {
 		return nil, err
 	}
-	return &cachedBody{body: body}, nil
+	return &cachedBody{body: body, pooled: pooled}, nil
 }
 
 // execute runs call c's operation into a pooled buffer and writes its
-// body from the marked values, shaped by the operation (shape.go).
-func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
+// body from the marked values, shaped by the operation (shape.go): in a
+// buffer of the pool when pooled (the caller gives it back once written),
+// else in one of its own.
+func (rt *Router) execute(ctx context.Context, c *Call, pooled bool) ([]byte, error) {
 	op, ok := rt.ops[c.Operation]
 	if !ok {
 		return nil, fmt.Errorf("error running %s: unknown operation %q", c.Route.Path, c.Operation)
@@ -541,7 +549,7 @@ func (rt *Router) execute(ctx context.Context, c *Call) ([]byte, error) {
 	// A body lent to an in-process caller is written in a pooled buffer:
 	// only when no response cache keeps it (the caller hands it back).
 	var into []byte
-	if sink != nil && sink.lend && rt.cache == nil {
+	if pooled || sink != nil && sink.lend && rt.cache == nil {
 		into = jsonw.Buffer()
 	}
 	body, err := sh.body(c, d, into)

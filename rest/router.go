@@ -208,7 +208,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // observe.Middleware kept), logger and encoding (ETag, 304, gzip).
 func (rt *Router) frame(next http.Handler) http.Handler {
 	return observe.RequestIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fs := &frameState{logger: rt.logger}
+		fs := &frameState{logger: rt.logger, pool: true}
 		r = r.WithContext(context.WithValue(r.Context(), frameKey{}, fs))
 		ew := newEncodingWriter(w, r)
 		ew.state = fs
@@ -224,6 +224,9 @@ func (rt *Router) frame(next http.Handler) http.Handler {
 				WriteError(ew, r, fmt.Errorf("panic serving %s: %v", r.URL.Path, v))
 			}
 			ew.finish()
+			if fs.release != nil {
+				jsonw.Release(fs.release) // written: nothing reads it any more
+			}
 		}()
 		next.ServeHTTP(ew, r)
 	}))
@@ -293,6 +296,11 @@ type frameState struct {
 	// notModified, set once the access layer admitted the request, gives
 	// its credits back when the frame answers 304 (access.NotModified).
 	notModified func(http.Header)
+	// pool tells a graph route that the frame writes its body and then
+	// gives release back to jsonw's pool (an in-process caller keeps the
+	// body it is handed, so its frame does not).
+	pool    bool
+	release []byte
 }
 
 type frameKey struct{}
