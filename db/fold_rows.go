@@ -137,8 +137,9 @@ func (l *rowLayout) buildSelectList(kind int, exprs string) string {
 // *[]string, a nullable **string), and pgx's own Scan, which keeps one plan
 // per column, planned the column again at every change of kind — a quarter
 // of its time on a folded page, whose kinds alternate. Text columns are
-// decoded into one arena per statement (textArena, fold_text.go), the
-// other columns and what the arena leaves by pgx's plans.
+// decoded into one arena per statement (textArena, fold_text.go) and
+// binary fixed-width values (integers, floats, booleans, instants) read in
+// place; the other columns and what those leave go by pgx's plans.
 func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []any) []any, each func(kind int) error) error {
 	defer rows.Close()
 	var (
@@ -216,8 +217,21 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 				if text.list(v, p) {
 					continue
 				}
+			case byPlan:
+			case binFloatNullable:
+				if v == nil {
+					*d[j].(**float64) = nil
+					continue
+				}
+				if text.fixed(ds[j], v, d[j]) {
+					continue
+				}
+			default:
+				if v != nil && text.fixed(ds[j], v, d[j]) {
+					continue
+				}
 			}
-			if ps[j] == nil { // a text the arena leaves to pgx
+			if ps[j] == nil { // a value the arena leaves to pgx
 				ps[j] = types.PlanScan(fields[1+s].DataTypeOID, fields[1+s].Format, d[j])
 			}
 			if err := ps[j].Scan(v, d[j]); err != nil {

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // ScannedRowForTest is one row LayoutScanForTest read: its kind and its
@@ -117,4 +118,65 @@ func LayoutTextForTest(ctx context.Context, q Querier, rows []string) (viaLayout
 // GroupByEventForTest is groupByEvent over pairs (event, value).
 func GroupByEventForTest(items [][2]int64) map[int64][][2]int64 {
 	return groupByEvent(items, func(p *[2]int64) int64 { return p[0] })
+}
+
+// LayoutFixedForTest reads rows (each a comma-separated list of SQL
+// expressions: a bigint, an int, an int, a float8, a nullable float8, a
+// bool, a timestamptz) twice: through a layout's scan, and by pgx's own
+// Scan of the same statement. The values come back as each read them, row
+// by row.
+func LayoutFixedForTest(ctx context.Context, q Querier, rows []string) (viaLayout, viaPgx [][]any, err error) {
+	var (
+		big      int64
+		small    int32
+		n        int
+		f        float64
+		nullable *float64
+		b        bool
+		at       time.Time
+	)
+	stale := -1.0 // a NULL must set the nullable float to nil, whatever it held
+	reset := func() []any {
+		big, small, n, f, nullable, b, at = 0, 0, 0, 0, &stale, false, time.Time{}
+		return []any{&big, &small, &n, &f, &nullable, &b, &at}
+	}
+	values := func() []any { return []any{big, small, n, f, nullable, b, at} }
+	l := newRowLayout(reset())
+	sel := make([]string, len(rows))
+	for i, r := range rows {
+		sel[i] = "SELECT " + l.selectList(0, r)
+	}
+	sql := strings.Join(sel, " UNION ALL ")
+	rs, err := q.Query(ctx, sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = l.scan(rs, "test rows", func(_ int, buf []any) []any {
+		return append(buf, reset()...)
+	}, func(int) error {
+		viaLayout = append(viaLayout, values())
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err = q.Query(ctx, sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var kind int32
+		dsts := reset()
+		dst := make([]any, 1+len(l.types))
+		dst[0] = &kind
+		for j, s := range l.kinds[0] {
+			dst[1+s] = dsts[j]
+		}
+		if err := rs.Scan(dst...); err != nil {
+			return nil, nil, err
+		}
+		viaPgx = append(viaPgx, values())
+	}
+	return viaLayout, viaPgx, rs.Err()
 }

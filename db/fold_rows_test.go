@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -83,6 +84,51 @@ func TestLayoutTextAsPgx(t *testing.T) {
 	require.ErrorContains(t, err, "error scanning test rows: column")
 	_, _, err = db.LayoutTextForTest(ctx, store.Pool, []string{`1, 'a', NULL, (ARRAY['a', NULL])`})
 	require.ErrorContains(t, err, "error scanning test rows: column")
+}
+
+// TestLayoutFixedAsPgx holds the layout's own decoding of binary
+// fixed-width columns (db/fold_text.go: integers, floats, booleans,
+// instants) to pgx's: the same values, extremes and signs, instants before
+// and after 2000 with their microseconds, in pgx's zone, a nullable float's
+// NULL; and what it leaves to pgx (a far instant) decoded as pgx does.
+func TestLayoutFixedAsPgx(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	rows := []string{
+		`0, 0, 0, 0, NULL, false, timestamptz '2000-01-01 00:00:00+00'`,
+		`9223372036854775807, 2147483647, 2147483647, 1.5, 2.25, true, timestamptz '2026-11-30 03:04:05.123456+00'`,
+		`bigint '-9223372036854775808', -2147483648, -2147483648, -0.0, float8 'Infinity', false, timestamptz '1999-12-31 23:59:59.999999+00'`,
+		`-1, -1, -1, 1e308, float8 '-Infinity', true, timestamptz '1969-07-20 20:17:40.000001+00'`,
+		`42, 7, -7, 5e-324, 0, true, timestamptz '1900-03-01 12:00:00.5+05:30'`,
+		`43, 8, 8, 0.1, NULL, false, timestamptz '2950-01-01 00:00:00+00'`,
+		`44, 9, 9, 0.2, 0.3, true, timestamptz '0044-03-15 12:00:00+00'`,
+	}
+	for i := 0; i < 150; i++ { // past the nullable floats' slab
+		rows = append(rows, fmt.Sprintf(`%d, %d, %d, %d.25, CASE WHEN %d %% 4 = 0 THEN NULL ELSE %d.5 END, %t, timestamptz '2026-01-01' + interval '%d seconds 13 microseconds'`,
+			1000+i, -i, i*3, i, i, i, i%2 == 0, i*86_417))
+	}
+	viaLayout, viaPgx, err := db.LayoutFixedForTest(ctx, store.Pool, rows)
+	require.NoError(t, err)
+	require.Len(t, viaLayout, len(rows))
+	require.Equal(t, viaPgx, viaLayout)
+	require.Equal(t, int64(-9223372036854775808), viaLayout[2][0])
+	require.Nil(t, viaLayout[0][4])
+	require.Equal(t, time.Local, viaLayout[1][6].(time.Time).Location(), "pgx's zone")
+	require.True(t, time.Date(1969, 7, 20, 20, 17, 40, 1000, time.UTC).Equal(viaLayout[3][6].(time.Time)))
+
+	// What pgx refuses, the layout refuses: a NULL where none fits, an
+	// instant at infinity.
+	for _, row := range []string{
+		`NULL, 0, 0, 0, 0, false, now()`,
+		`0, 0, 0, NULL, 0, false, now()`,
+		`0, 0, 0, 0, 0, NULL, now()`,
+		`0, 0, 0, 0, 0, false, NULL`,
+		`0, 0, 0, 0, 0, false, timestamptz 'infinity'`,
+	} {
+		_, _, err = db.LayoutFixedForTest(ctx, store.Pool, []string{row})
+		require.ErrorContains(t, err, "error scanning test rows: column", row)
+	}
 }
 
 // TestGroupByEventRuns: each event's children are its run of the sorted

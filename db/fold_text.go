@@ -2,6 +2,8 @@ package db
 
 import (
 	"encoding/binary"
+	"math"
+	"time"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -30,18 +32,30 @@ import (
 type textDecoding uint8
 
 const (
-	byPlan       textDecoding = iota // pgx's scan plan
-	textString                       // text into *string
-	textNullable                     // text into **string
-	textList                         // binary text[] into *[]string
+	byPlan           textDecoding = iota // pgx's scan plan
+	textString                           // text into *string
+	textNullable                         // text into **string
+	textList                             // binary text[] into *[]string
+	binInt64                             // binary int8 into *int64
+	binInt32                             // binary int4 into *int32
+	binInt                               // binary int4 into *int
+	binFloat                             // binary float8 into *float64
+	binFloatNullable                     // binary float8 into **float64
+	binBool                              // binary bool into *bool
+	binTime                              // binary timestamptz into *time.Time
 )
 
-// PostgreSQL's type OIDs of the texts decoded here.
+// PostgreSQL's type OIDs of the values decoded here.
 const (
+	oidBool         = 16
+	oidInt8         = 20
+	oidInt4         = 23
 	oidText         = 25
+	oidFloat8       = 701
 	oidVarchar      = 1043
 	oidTextArray    = 1009
 	oidVarcharArray = 1015
+	oidTimestamptz  = 1184
 )
 
 // textDecodingOf is how a column of type oid in format format is decoded
@@ -61,7 +75,112 @@ func textDecodingOf(oid uint32, format int16, dst any) textDecoding {
 			return textList
 		}
 	}
+	if format != pgtype.BinaryFormatCode {
+		return byPlan
+	}
+	switch dst.(type) {
+	case *int64:
+		if oid == oidInt8 {
+			return binInt64
+		}
+	case *int32:
+		if oid == oidInt4 {
+			return binInt32
+		}
+	case *int:
+		if oid == oidInt4 {
+			return binInt
+		}
+	case *float64:
+		if oid == oidFloat8 {
+			return binFloat
+		}
+	case **float64:
+		if oid == oidFloat8 {
+			return binFloatNullable
+		}
+	case *bool:
+		if oid == oidBool {
+			return binBool
+		}
+	case *time.Time:
+		if oid == oidTimestamptz {
+			return binTime
+		}
+	}
 	return byPlan
+}
+
+// Fixed-width binary values (integers, floats, booleans, instants) are
+// decoded here too: pgx's plan for each is an interface call through a
+// wrapper, for a few bytes read. The values are pgx's: an instant is
+// time.Unix of its microseconds, in the local zone, as pgx's
+// TimestamptzCodec without a ScanLocation gives it. A NULL (except into
+// **float64, which is nil), an infinite or far instant, or a value of
+// another length goes to pgx's plan, which answers it (mostly with its
+// error) as before.
+
+// microsFromUnixToY2K is PostgreSQL's epoch, 2000-01-01 UTC, in
+// microseconds since the Unix epoch.
+const microsFromUnixToY2K = 946684800 * 1_000_000
+
+// nearMicros bounds the instants decoded here (about 950 years either side
+// of 2000): pgx's range checks and infinities lie far outside it.
+const nearMicros = 30_000_000_000_000_000
+
+// fixed decodes the non-NULL binary value v into d by kind; ok is false
+// when v is not one it decodes (pgx's plan then does).
+func (a *textArena) fixed(kind textDecoding, v []byte, d any) (ok bool) {
+	switch kind {
+	case binInt64:
+		if len(v) == 8 {
+			*d.(*int64) = int64(binary.BigEndian.Uint64(v))
+			return true
+		}
+	case binInt32:
+		if len(v) == 4 {
+			*d.(*int32) = int32(binary.BigEndian.Uint32(v))
+			return true
+		}
+	case binInt:
+		if len(v) == 4 {
+			*d.(*int) = int(int32(binary.BigEndian.Uint32(v)))
+			return true
+		}
+	case binFloat:
+		if len(v) == 8 {
+			*d.(*float64) = math.Float64frombits(binary.BigEndian.Uint64(v))
+			return true
+		}
+	case binFloatNullable:
+		if len(v) == 8 {
+			if len(a.floats) == 0 {
+				a.floats = make([]float64, textSlab)
+			}
+			p := &a.floats[0]
+			a.floats = a.floats[1:]
+			*p = math.Float64frombits(binary.BigEndian.Uint64(v))
+			*d.(**float64) = p
+			return true
+		}
+	case binBool:
+		if len(v) == 1 {
+			*d.(*bool) = v[0] == 1
+			return true
+		}
+	case binTime:
+		if len(v) == 8 {
+			us := int64(binary.BigEndian.Uint64(v))
+			if us > -nearMicros && us < nearMicros {
+				*d.(*time.Time) = time.Unix(
+					microsFromUnixToY2K/1_000_000+us/1_000_000,
+					(microsFromUnixToY2K%1_000_000*1_000)+(us%1_000_000*1_000),
+				)
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Sizes of textArena's chunks and slabs.
@@ -77,6 +196,7 @@ type textArena struct {
 	next     int // the size of the next chunk
 	nullable []string
 	lists    []string
+	floats   []float64 // nullable floats' values
 }
 
 // str is b as a string, its bytes in the arena's chunk.
