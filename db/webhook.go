@@ -61,6 +61,12 @@ func WebhookEventByID(ctx context.Context, q Querier, id int64) (*wire.Event, er
 // fn for every notification until ctx is done. A lost connection is
 // re-established after a short pause (fn is then called once, since
 // notifications may have been missed). It returns ctx's error.
+//
+// The connection is the pool's only while it is opened: it is then taken
+// out of the pool (hijacked), as River's listener's is, so it neither
+// takes one of the pool's MaxConns for good nor counts among the pool's
+// connections in use, whose figure would otherwise change when, some time
+// after the server starts, the listener has connected.
 func (d *DB) ListenEvents(ctx context.Context, fn func()) error {
 	for {
 		err := d.listenOnce(ctx, fn)
@@ -78,20 +84,19 @@ func (d *DB) ListenEvents(ctx context.Context, fn func()) error {
 }
 
 func (d *DB) listenOnce(ctx context.Context, fn func()) error {
-	conn, err := d.Pool.Acquire(ctx)
+	pooled, err := d.Pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("error acquiring listen connection: %w", err)
 	}
-	// The connection carries a LISTEN; never return it to the pool.
-	defer func() {
-		c := conn.Hijack()
-		c.Close(context.Background()) //nolint:errcheck
-	}()
+	// The connection carries a LISTEN; it leaves the pool at once, for
+	// good, and is closed when the listen ends.
+	conn := pooled.Hijack()
+	defer conn.Close(context.Background()) //nolint:errcheck
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{PollerChannel}.Sanitize()); err != nil {
 		return fmt.Errorf("error listening: %w", err)
 	}
 	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return fmt.Errorf("error waiting for notification: %w", err)
 		}
 		fn()
