@@ -28,8 +28,9 @@ type Config struct {
 	// Addr is the listen address (env ADDR). Defaults to ":8080".
 	Addr string
 	// DBMaxConns is the database pool size (env DB_MAX_CONNS), of the
-	// primary's pool and of each read pool. Defaults to db.DefaultMaxConns
-	// (16).
+	// primary's pool and of each read pool. The primary also carries three
+	// LISTEN connections outside its pool (the live hub's, the webhook
+	// poller's, River's). Defaults to db.DefaultMaxConns (16).
 	DBMaxConns int
 	// DatabaseReadURLs are PostgreSQL URLs of streaming replicas of the
 	// primary, comma-separated (env DATABASE_READ_URLS). Read-only work —
