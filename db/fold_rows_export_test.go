@@ -74,73 +74,17 @@ func LayoutTextForTest(ctx context.Context, q Querier, rows []string) (viaLayout
 		nullable *string
 		names    []string
 	)
-	l := newRowLayout([]any{&id, &name, &nullable, &names})
-	sel := make([]string, len(rows))
-	for i, r := range rows {
-		sel[i] = "SELECT " + l.selectList(0, r)
-	}
-	sql := strings.Join(sel, " UNION ALL ")
-	rs, err := q.Query(ctx, sql)
-	if err != nil {
-		return nil, nil, err
-	}
-	err = l.scan(rs, "test rows", func(_ int, buf []any) []any {
+	return scanBothWays(ctx, q, rows, func() []any {
 		id, name, nullable, names = 0, "", nil, nil
-		return append(buf, &id, &name, &nullable, &names)
-	}, func(int) error {
-		viaLayout = append(viaLayout, []any{id, name, nullable, names})
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	rs, err = q.Query(ctx, sql)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var kind int32
-		id, name, nullable, names = 0, "", nil, nil
-		dst := make([]any, 1+len(l.types))
-		dst[0] = &kind
-		for j, s := range l.kinds[0] {
-			dst[1+s] = []any{&id, &name, &nullable, &names}[j]
-		}
-		if err := rs.Scan(dst...); err != nil {
-			return nil, nil, err
-		}
-		viaPgx = append(viaPgx, []any{id, name, nullable, names})
-	}
-	return viaLayout, viaPgx, rs.Err()
+		return []any{&id, &name, &nullable, &names}
+	}, func() []any { return []any{id, name, nullable, names} })
 }
 
-// GroupByEventForTest is groupByEvent over pairs (event, value).
-func GroupByEventForTest(items [][2]int64) map[int64][][2]int64 {
-	return groupByEvent(items, func(p *[2]int64) int64 { return p[0] })
-}
-
-// LayoutFixedForTest reads rows (each a comma-separated list of SQL
-// expressions: a bigint, an int, an int, a float8, a nullable float8, a
-// bool, a timestamptz) twice: through a layout's scan, and by pgx's own
-// Scan of the same statement. The values come back as each read them, row
-// by row.
-func LayoutFixedForTest(ctx context.Context, q Querier, rows []string) (viaLayout, viaPgx [][]any, err error) {
-	var (
-		big      int64
-		small    int32
-		n        int
-		f        float64
-		nullable *float64
-		b        bool
-		at       time.Time
-	)
-	stale := -1.0 // a NULL must set the nullable float to nil, whatever it held
-	reset := func() []any {
-		big, small, n, f, nullable, b, at = 0, 0, 0, 0, &stale, false, time.Time{}
-		return []any{&big, &small, &n, &f, &nullable, &b, &at}
-	}
-	values := func() []any { return []any{big, small, n, f, nullable, b, at} }
+// scanBothWays reads rows (each a select list of one kind, whose
+// destinations reset zeroes and returns) through a layout's scan, then by
+// pgx's own Scan of the same statement, and returns values after each row
+// of each reading.
+func scanBothWays(ctx context.Context, q Querier, rows []string, reset, values func() []any) (viaLayout, viaPgx [][]any, err error) {
 	l := newRowLayout(reset())
 	sel := make([]string, len(rows))
 	for i, r := range rows {
@@ -179,4 +123,31 @@ func LayoutFixedForTest(ctx context.Context, q Querier, rows []string) (viaLayou
 		viaPgx = append(viaPgx, values())
 	}
 	return viaLayout, viaPgx, rs.Err()
+}
+
+// GroupByEventForTest is groupByEvent over pairs (event, value).
+func GroupByEventForTest(items [][2]int64) map[int64][][2]int64 {
+	return groupByEvent(items, func(p *[2]int64) int64 { return p[0] })
+}
+
+// LayoutFixedForTest reads rows (each a comma-separated list of SQL
+// expressions: a bigint, an int, an int, a float8, a nullable float8, a
+// bool, a timestamptz) twice: through a layout's scan, and by pgx's own
+// Scan of the same statement. The values come back as each read them, row
+// by row.
+func LayoutFixedForTest(ctx context.Context, q Querier, rows []string) (viaLayout, viaPgx [][]any, err error) {
+	var (
+		big      int64
+		small    int32
+		n        int
+		f        float64
+		nullable *float64
+		b        bool
+		at       time.Time
+	)
+	stale := -1.0 // a NULL must set the nullable float to nil, whatever it held
+	return scanBothWays(ctx, q, rows, func() []any {
+		big, small, n, f, nullable, b, at = 0, 0, 0, 0, &stale, false, time.Time{}
+		return []any{&big, &small, &n, &f, &nullable, &b, &at}
+	}, func() []any { return []any{big, small, n, f, nullable, b, at} })
 }
