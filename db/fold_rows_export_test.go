@@ -132,8 +132,8 @@ func GroupByEventForTest(items [][2]int64) map[int64][][2]int64 {
 
 // LayoutFixedForTest reads rows (each a comma-separated list of SQL
 // expressions: a bigint, an int, an int, a float8, a nullable float8, a
-// bool, a timestamptz) twice: through a layout's scan, and by pgx's own
-// Scan of the same statement. The values come back as each read them, row
+// bool, a timestamptz, each cast to its type) twice: through a layout's
+// scan, and by pgx's own Scan of the same statement. The values come back as each read them, row
 // by row.
 func LayoutFixedForTest(ctx context.Context, q Querier, rows []string) (viaLayout, viaPgx [][]any, err error) {
 	var (
@@ -146,8 +146,20 @@ func LayoutFixedForTest(ctx context.Context, q Querier, rows []string) (viaLayou
 		at       time.Time
 	)
 	stale := -1.0 // a NULL must set the nullable float to nil, whatever it held
-	return scanBothWays(ctx, q, rows, func() []any {
+	reset := func() []any {
 		big, small, n, f, nullable, b, at = 0, 0, 0, 0, &stale, false, time.Time{}
 		return []any{&big, &small, &n, &f, &nullable, &b, &at}
-	}, func() []any { return []any{big, small, n, f, nullable, b, at} })
+	}
+	// Each value is cast to its column's type: left to the union, a
+	// literal such as 1.5 is numeric and -2147483648 a bigint, and a bare
+	// NULL text.
+	typed := make([]string, len(rows))
+	for i, r := range rows {
+		cols := splitColumns(r)
+		for j, d := range reset() {
+			cols[j] = "CAST((" + cols[j] + ") AS " + sqlTypeOf(d) + ")"
+		}
+		typed[i] = strings.Join(cols, ", ")
+	}
+	return scanBothWays(ctx, q, typed, reset, func() []any { return []any{big, small, n, f, nullable, b, at} })
 }
