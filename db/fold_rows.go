@@ -137,7 +137,7 @@ func (l *rowLayout) buildSelectList(kind int, exprs string) string {
 // *[]string, a nullable **string), and pgx's own Scan, which keeps one plan
 // per column, planned the column again at every change of kind — a quarter
 // of its time on a folded page, whose kinds alternate. Text columns are
-// decoded into one arena per statement (textArena, fold_text.go) and
+// decoded into one arena per statement (rowArena, fold_text.go) and
 // binary fixed-width values (integers, floats, booleans, instants) read in
 // place; the other columns and what those leave go by pgx's plans.
 func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []any) []any, each func(kind int) error) error {
@@ -148,8 +148,8 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 		types    *pgtype.Map
 		kindPlan pgtype.ScanPlan
 		plans    = make([][]pgtype.ScanPlan, len(l.kinds))
-		decoding = make([][]textDecoding, len(l.kinds))
-		text     textArena
+		decoding = make([][]colDecoding, len(l.kinds))
+		arena    rowArena
 		buf      []any
 	)
 	for rows.Next() {
@@ -183,10 +183,10 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 		ds := decoding[k]
 		if ps == nil {
 			ps = make([]pgtype.ScanPlan, len(slots))
-			ds = make([]textDecoding, len(slots))
+			ds = make([]colDecoding, len(slots))
 			for j, s := range slots {
 				f := fields[1+s]
-				if ds[j] = textDecodingOf(f.DataTypeOID, f.Format, d[j]); ds[j] == byPlan {
+				if ds[j] = decodingOf(f.DataTypeOID, f.Format, d[j]); ds[j] == byPlan {
 					ps[j] = types.PlanScan(f.DataTypeOID, f.Format, d[j])
 				}
 			}
@@ -197,7 +197,7 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 			switch ds[j] {
 			case textString:
 				if v != nil {
-					*d[j].(*string) = text.str(v)
+					*d[j].(*string) = arena.str(v)
 					continue
 				}
 			case textNullable:
@@ -205,7 +205,7 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 				if v == nil {
 					*p = nil
 				} else {
-					*p = text.ptr(v)
+					*p = arena.ptr(v)
 				}
 				continue
 			case textList:
@@ -214,20 +214,16 @@ func (l *rowLayout) scan(rows pgx.Rows, what string, dest func(kind int, buf []a
 					*p = nil
 					continue
 				}
-				if text.list(v, p) {
+				if arena.list(v, p) {
 					continue
 				}
 			case byPlan:
-			case binFloatNullable:
-				if v == nil {
+			default: // a fixed-width value
+				if v == nil && ds[j] == binFloatNullable {
 					*d[j].(**float64) = nil
 					continue
 				}
-				if text.fixed(ds[j], v, d[j]) {
-					continue
-				}
-			default:
-				if v != nil && text.fixed(ds[j], v, d[j]) {
+				if v != nil && arena.fixed(ds[j], v, d[j]) {
 					continue
 				}
 			}

@@ -28,21 +28,21 @@ import (
 // one request and are dropped with it; what outlives a request and may
 // hold a scanned string copies it (search's title word memo does).
 
-// textDecoding says how a column is decoded.
-type textDecoding uint8
+// colDecoding says how a column is decoded.
+type colDecoding uint8
 
 const (
-	byPlan           textDecoding = iota // pgx's scan plan
-	textString                           // text into *string
-	textNullable                         // text into **string
-	textList                             // binary text[] into *[]string
-	binInt64                             // binary int8 into *int64
-	binInt32                             // binary int4 into *int32
-	binInt                               // binary int4 into *int
-	binFloat                             // binary float8 into *float64
-	binFloatNullable                     // binary float8 into **float64
-	binBool                              // binary bool into *bool
-	binTime                              // binary timestamptz into *time.Time
+	byPlan           colDecoding = iota // pgx's scan plan
+	textString                          // text into *string
+	textNullable                        // text into **string
+	textList                            // binary text[] into *[]string
+	binInt64                            // binary int8 into *int64
+	binInt32                            // binary int4 into *int32
+	binInt                              // binary int4 into *int
+	binFloat                            // binary float8 into *float64
+	binFloatNullable                    // binary float8 into **float64
+	binBool                             // binary bool into *bool
+	binTime                             // binary timestamptz into *time.Time
 )
 
 // PostgreSQL's type OIDs of the values decoded here.
@@ -58,9 +58,9 @@ const (
 	oidTimestamptz  = 1184
 )
 
-// textDecodingOf is how a column of type oid in format format is decoded
+// decodingOf is how a column of type oid in format format is decoded
 // into dst.
-func textDecodingOf(oid uint32, format int16, dst any) textDecoding {
+func decodingOf(oid uint32, format int16, dst any) colDecoding {
 	switch dst.(type) {
 	case *string:
 		if oid == oidText || oid == oidVarchar {
@@ -130,7 +130,7 @@ const nearMicros = 30_000_000_000_000_000
 
 // fixed decodes the non-NULL binary value v into d by kind; ok is false
 // when v is not one it decodes (pgx's plan then does).
-func (a *textArena) fixed(kind textDecoding, v []byte, d any) (ok bool) {
+func (a *rowArena) fixed(kind colDecoding, v []byte, d any) (ok bool) {
 	switch kind {
 	case binInt64:
 		if len(v) == 8 {
@@ -183,15 +183,15 @@ func (a *textArena) fixed(kind textDecoding, v []byte, d any) (ok bool) {
 	return false
 }
 
-// Sizes of textArena's chunks and slabs.
+// Sizes of rowArena's chunks and slabs.
 const (
 	textChunkMin = 2 << 10
 	textChunkMax = 32 << 10
 	textSlab     = 64
 )
 
-// textArena hands out the strings of one scan.
-type textArena struct {
+// rowArena hands out the strings (and nullable floats) of one scan.
+type rowArena struct {
 	chunk    []byte
 	next     int // the size of the next chunk
 	nullable []string
@@ -200,7 +200,7 @@ type textArena struct {
 }
 
 // str is b as a string, its bytes in the arena's chunk.
-func (a *textArena) str(b []byte) string {
+func (a *rowArena) str(b []byte) string {
 	n := len(b)
 	if n == 0 {
 		return ""
@@ -218,7 +218,7 @@ func (a *textArena) str(b []byte) string {
 }
 
 // ptr is a pointer to b as a string.
-func (a *textArena) ptr(b []byte) *string {
+func (a *rowArena) ptr(b []byte) *string {
 	if len(a.nullable) == 0 {
 		a.nullable = make([]string, textSlab)
 	}
@@ -231,7 +231,7 @@ func (a *textArena) ptr(b []byte) *string {
 // list decodes the binary text[] src into *dst. ok is false, *dst
 // untouched, when src is not a one-dimensional array without NULLs (or
 // empty) that fits its bytes: pgx's plan decodes those.
-func (a *textArena) list(src []byte, dst *[]string) (ok bool) {
+func (a *rowArena) list(src []byte, dst *[]string) (ok bool) {
 	if len(src) < 12 {
 		return false
 	}

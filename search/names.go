@@ -91,9 +91,9 @@ const matchKindRank = `CASE en.kind WHEN 'canonical_name' THEN 0 WHEN 'display_n
 // are two scans, UNIONed: ORed in one scan, the planner costed a
 // sequential scan of every name about as cheap as the index (it takes the
 // similarity test for as cheap as a comparison) and took it on some
-// statistics, computing every name's similarity (3-4 ms a lookup). A row's class is the match DISTINCT ON would have kept of its
-// several, since every substring-family rank (0 to 5) is below every
-// fuzzy one. The token regex no longer reads the index (pg_trgm turned it
+// statistics, computing every name's similarity (3-4 ms a lookup). A
+// row's class is the match DISTINCT ON would have kept of its several,
+// since every substring-family rank (0 to 5) is below every fuzzy one. The token regex no longer reads the index (pg_trgm turned it
 // into a trigram graph on every execution); it only tests the rows found.
 // c is materialized so that each row's tests and similarity are computed
 // once: inlined, the planner copied them into the sort keys and filters.
