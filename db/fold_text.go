@@ -120,9 +120,9 @@ func decodingOf(oid uint32, format int16, dst any) colDecoding {
 // another length goes to pgx's plan, which answers it (mostly with its
 // error) as before.
 
-// microsFromUnixToY2K is PostgreSQL's epoch, 2000-01-01 UTC, in
-// microseconds since the Unix epoch.
-const microsFromUnixToY2K = 946684800 * 1_000_000
+// unixY2K is PostgreSQL's epoch, 2000-01-01 UTC, in seconds since the
+// Unix epoch.
+const unixY2K = 946684800
 
 // nearMicros bounds the instants decoded here (about 950 years either side
 // of 2000): pgx's range checks and infinities lie far outside it.
@@ -172,10 +172,7 @@ func (a *rowArena) fixed(kind colDecoding, v []byte, d any) (ok bool) {
 		if len(v) == 8 {
 			us := int64(binary.BigEndian.Uint64(v))
 			if us > -nearMicros && us < nearMicros {
-				*d.(*time.Time) = time.Unix(
-					microsFromUnixToY2K/1_000_000+us/1_000_000,
-					(microsFromUnixToY2K%1_000_000*1_000)+(us%1_000_000*1_000),
-				)
+				*d.(*time.Time) = time.Unix(unixY2K+us/1_000_000, us%1_000_000*1_000)
 				return true
 			}
 		}
