@@ -75,6 +75,7 @@ func (a *App) initJobs() error {
 		jobs.WebhookRegistration(webhookCfg),
 		jobs.ExportRegistration(a.DB, jobs.ExportConfig{Storage: exportStorage, LinkTTL: a.Config.ExportLinkTTL, StaleAfter: a.Config.ExportStaleAfter, Logger: a.Logger,
 			MaxBytesPerDay: max(a.Config.ExportMaxBytesPerDay, 0)}),
+		jobs.MeterPruneRegistration(jobs.MeterPruneConfig{Store: a.DB, Logger: a.Logger}),
 		observe.RegisterJobMetrics,
 	}
 	client, err := jobs.NewClient(a.DB, a.Logger, regs...)
