@@ -1,5 +1,6 @@
-// Package jobs holds the River workers: the event poller, webhook delivery
-// and export fulfillment, one file per job kind.
+// Package jobs holds the River workers: the event poller, webhook delivery,
+// export fulfillment and the pruning of old rate windows, one file per job
+// kind.
 package jobs
 
 import (
