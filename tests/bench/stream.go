@@ -143,7 +143,7 @@ func streamFixtures(ctx context.Context, o options, n int) ([]string, int64, err
 	if _, err := store.Pool.Exec(ctx, `DELETE FROM accounts WHERE name = $1 OR name LIKE $1 || '-%'`, streamAccount); err != nil {
 		return nil, 0, fmt.Errorf("error deleting earlier stream accounts: %w", err)
 	}
-	if _, err := store.Pool.Exec(ctx, `DELETE FROM events WHERE id >= $1`, streamEventBase); err != nil {
+	if _, err := store.Pool.Exec(ctx, deleteStreamEventsSQL, streamEventBase); err != nil {
 		return nil, 0, fmt.Errorf("error deleting earlier stream events: %w", err)
 	}
 	keys := make([]string, n)
@@ -162,6 +162,10 @@ func streamFixtures(ctx context.Context, o options, n int) ([]string, int64, err
 	return keys, entity, nil
 }
 
+// deleteStreamEventsSQL deletes the scenario's events: those from
+// streamEventBase ($1) on, which the seed never uses.
+const deleteStreamEventsSQL = `DELETE FROM events WHERE id >= $1`
+
 // removeStreamEvents removes the events the scenario ingested, once it is
 // measured, and empties the search indexes' pending lists of them. Left
 // in place until the next run's streamFixtures, they were the newest
@@ -176,7 +180,7 @@ func removeStreamEvents(ctx context.Context, o options) error {
 		return err
 	}
 	defer store.Close()
-	tag, err := store.Pool.Exec(ctx, `DELETE FROM events WHERE id >= $1`, streamEventBase)
+	tag, err := store.Pool.Exec(ctx, deleteStreamEventsSQL, streamEventBase)
 	if err != nil {
 		return fmt.Errorf("error deleting the stream events: %w", err)
 	}
