@@ -188,6 +188,8 @@ func TestOAuthTypeScriptSDKThroughConsentPage(t *testing.T) {
 			require.NotEqual(t, true, ev["call"].(map[string]any)["isError"], "%v", ev["call"])
 			after := usageOf(t, s, key)
 			require.Greater(t, after.Credits.Today, before.Credits.Today, "the tool call is metered to the key's account")
+			_, err = stdin.Write([]byte("refresh\n")) // the script waits, so after holds the first call alone
+			require.NoError(t, err)
 
 			ev = next("refreshed")
 			require.Equal(t, true, ev["rotated"])

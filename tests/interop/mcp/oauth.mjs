@@ -13,6 +13,8 @@
 //                                 the redirect lands on the loopback
 //                                 callback (callbackPort) this script serves
 //   {"event":"connected","clientId","tools","call"}
+//                                 then it reads one line on stdin (the
+//                                 caller has read the account's usage)
 //   {"event":"refreshed","call","rotated"}  after its access token was
 //                                 made invalid, the SDK refreshed it
 //   {"event":"waiting"}           then it reads one line on stdin (the key
@@ -78,6 +80,13 @@ const provider = {
   },
 };
 
+// Lines on stdin, one at a time: the caller's go-ahead between steps.
+const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const nextLine = async () => {
+  const { done } = await lines.next();
+  if (done) throw new Error("stdin closed before the next step");
+};
+
 const url = new URL(opts.url);
 const newTransport = () => new StreamableHTTPClientTransport(url, { authProvider: provider });
 
@@ -101,6 +110,7 @@ async function main() {
   const tools = (await client.listTools()).tools.map((t) => t.name);
   const call = await client.callTool({ name: opts.tool, arguments: opts.args ?? {} });
   emit({ event: "connected", clientId: store.client.client_id, tools, call });
+  await nextLine();
 
   // Refresh: the access token no longer works; the SDK's 401 handling
   // refreshes it (the refresh token rotates) and retries the call.
@@ -110,9 +120,7 @@ async function main() {
   emit({ event: "refreshed", call: again, rotated: store.tokens.refresh_token !== before && !!store.tokens.refresh_token });
 
   emit({ event: "waiting" });
-  const rl = readline.createInterface({ input: process.stdin });
-  await new Promise((resolve) => rl.once("line", resolve));
-  rl.close();
+  await nextLine();
   try {
     const res = await client.callTool({ name: opts.tool, arguments: opts.args ?? {} });
     emit({ event: "fatal", error: `called after the key was revoked: ${JSON.stringify(res).slice(0, 300)}` });
