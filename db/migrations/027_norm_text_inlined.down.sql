@@ -1,0 +1,1 @@
+ALTER FUNCTION norm_text(text) IMMUTABLE;
