@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel/db/dbtest"
@@ -35,23 +36,17 @@ func TestNormTextInlined(t *testing.T) {
 	for name, sql := range statements {
 		_, err := conn.Conn().Prepare(ctx, "inl_"+name, sql)
 		require.NoError(t, err, name)
-	}
-	for name, sql := range statements {
 		args := "('Crème')"
 		if strings.Contains(sql, "$2") {
 			args = "('Crème', 5, 0)"
 		}
-		rows, err := conn.Query(ctx, "EXPLAIN (VERBOSE) EXECUTE inl_"+strings.ReplaceAll(name, " ", "_")+args)
+		rows, err := conn.Query(ctx, "EXPLAIN (VERBOSE) EXECUTE inl_"+name+args)
 		require.NoError(t, err, name)
-		var plan strings.Builder
-		for rows.Next() {
-			var line string
-			require.NoError(t, rows.Scan(&line))
-			plan.WriteString(line + "\n")
-		}
-		require.NoError(t, rows.Err(), name)
-		require.NotContains(t, plan.String(), "norm_text(", "%s: norm_text is called, not inlined:\n%s", name, plan.String())
-		require.Contains(t, plan.String(), "unaccent(", "%s:\n%s", name, plan.String())
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err, name)
+		plan := strings.Join(lines, "\n")
+		require.NotContains(t, plan, "norm_text(", "%s: norm_text is called, not inlined:\n%s", name, plan)
+		require.Contains(t, plan, "unaccent(", "%s:\n%s", name, plan)
 	}
 
 	var folded, null *string

@@ -9,5 +9,6 @@
 -- dictionary is a file that can change), it is written into each plan as
 -- lower(unaccent(...)). No index, constraint or stored expression uses it
 -- (entity_names.norm is written by ingest), so nothing else changes; the
--- name lookup costs 8–10% less PostgreSQL time (tests/bench/NOTES.md).
+-- name lookup and the search's analysis cost 13–15% less PostgreSQL time
+-- (tests/bench/NOTES.md).
 ALTER FUNCTION norm_text(text) STABLE;
