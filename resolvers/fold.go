@@ -123,6 +123,7 @@ func (l *Loaders) primeFolded(ctx context.Context, evs []*cryptointel.Event, c d
 		return
 	}
 	if c.Roles {
+		l.RolesByEventID.reserve(len(evs))
 		total := 0
 		for _, e := range evs {
 			if e != nil {
@@ -163,6 +164,7 @@ func (l *Loaders) primeFolded(ctx context.Context, evs []*cryptointel.Event, c d
 		l.Entities(all)
 	}
 	if c.Evidence {
+		l.EvidenceByEventID.reserve(len(evs))
 		for _, e := range evs {
 			if e != nil {
 				l.EvidenceByEventID.Prime(ctx, e.ID, f.Evidence[e.ID])

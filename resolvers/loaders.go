@@ -106,17 +106,33 @@ func LoadersFrom(ctx context.Context) *Loaders {
 // siblings records, per request, which entities and events were returned
 // together in one list, so a batch can load a whole level at once.
 type siblings struct {
-	mu       sync.Mutex
-	entities map[int64][]int64
-	events   map[int64][]int64
+	mu sync.Mutex
+	// of holds, per siblingKind, each id's group. A kind's map is made
+	// by its first group, sized for it: a page's group is most of what a
+	// request records, and a map grown an entry at a time rehashed it
+	// several times.
+	of [2]map[int64][]int64
 }
 
-func (s *siblings) add(m map[int64][]int64, ids []int64) {
+// siblingKind names what a sibling group holds.
+type siblingKind int
+
+const (
+	siblingEntities siblingKind = iota
+	siblingEvents
+)
+
+func (s *siblings) add(kind siblingKind, ids []int64) {
 	if len(ids) < 2 {
 		return
 	}
 	group := append([]int64(nil), ids...)
 	s.mu.Lock()
+	m := s.of[kind]
+	if m == nil {
+		m = make(map[int64][]int64, len(group))
+		s.of[kind] = m
+	}
 	for _, id := range group {
 		m[id] = group
 	}
@@ -124,10 +140,10 @@ func (s *siblings) add(m map[int64][]int64, ids []int64) {
 }
 
 // Entities registers ids as one sibling group of entities.
-func (l *Loaders) Entities(ids []int64) { l.sib.add(l.sib.entities, ids) }
+func (l *Loaders) Entities(ids []int64) { l.sib.add(siblingEntities, ids) }
 
 // Events registers ids as one sibling group of events.
-func (l *Loaders) Events(ids []int64) { l.sib.add(l.sib.events, ids) }
+func (l *Loaders) Events(ids []int64) { l.sib.add(siblingEvents, ids) }
 
 // EntitiesOf registers the entities as one sibling group.
 func (l *Loaders) EntitiesOf(ents []*cryptointel.Entity) {
@@ -151,9 +167,10 @@ func (l *Loaders) EventsOf(evs []*cryptointel.Event) {
 	l.Events(ids)
 }
 
-func (s *siblings) expand(m map[int64][]int64, ids []int64) []int64 {
+func (s *siblings) expand(kind siblingKind, ids []int64) []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	m := s.of[kind]
 	seen := make(map[int64]bool, len(ids))
 	out := make([]int64, 0, len(ids))
 	for _, id := range ids {
@@ -185,6 +202,17 @@ type Level[K comparable, V any] struct {
 	done   map[K]V
 	expand func([]K) []K
 	fetch  func(context.Context, []K) (map[K]V, error)
+}
+
+// reserve makes room for n keys when the level holds none yet: a folded
+// statement primes a whole page (or a brief's pages) at once, and a map
+// grown a key at a time rehashed it several times.
+func (b *Level[K, V]) reserve(n int) {
+	b.mu.Lock()
+	if len(b.done) == 0 && n > 8 {
+		b.done = make(map[K]V, n)
+	}
+	b.mu.Unlock()
 }
 
 // Prime records key's value, loaded with something else, unless the key is
@@ -233,7 +261,7 @@ func expandByEntity[K comparable](s *siblings, keys []K, id func(K) int64, with 
 	seen := map[K]bool{}
 	var out []K
 	for _, k := range keys {
-		for _, sid := range s.expand(s.entities, []int64{id(k)}) {
+		for _, sid := range s.expand(siblingEntities, []int64{id(k)}) {
 			nk := with(k, sid)
 			if !seen[nk] {
 				seen[nk] = true
@@ -248,10 +276,10 @@ func expandByEntity[K comparable](s *siblings, keys []K, id func(K) int64, with 
 func NewLoaders(store *db.DB) *Loaders {
 	idb := store.Read   // the reads still on Bun
 	q := store.Reader() // the hot reads, on pgx (db/read.go)
-	s := &siblings{entities: map[int64][]int64{}, events: map[int64][]int64{}}
+	s := &siblings{}
 	l := &Loaders{sib: s}
-	entityIDs := func(ids []int64) []int64 { return s.expand(s.entities, ids) }
-	eventIDs := func(ids []int64) []int64 { return s.expand(s.events, ids) }
+	entityIDs := func(ids []int64) []int64 { return s.expand(siblingEntities, ids) }
+	eventIDs := func(ids []int64) []int64 { return s.expand(siblingEvents, ids) }
 
 	l.EntityByID = newLevelLoader(entityIDs, func(ctx context.Context, ids []int64) (map[int64]*cryptointel.Entity, error) {
 		rows, err := db.EntitiesByIDs(ctx, q, ids)
