@@ -83,7 +83,11 @@ func (s *FastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		}
 		done = true
 		w := jsonw.Writer{HTML: true}
+		if n := op.sizeHint(); n > 0 {
+			w.B = make([]byte, 0, n)
+		}
 		s.run(ctx, opCtx, op, &w)
+		op.noteSize(len(w.B))
 		return &graphql.Response{Data: w.B}
 	}
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -69,6 +70,24 @@ type opPlan struct {
 	root *plan
 	// nargs is the number of argument slots.
 	nargs int
+	// size is the length of the data its last run wrote for /graphql
+	// (FastSchema.Exec), up to maxSizeHint: the next run's buffer starts
+	// that large instead of doubling its way there, a dozen allocations
+	// and copies for a page of events.
+	size atomic.Int32
+}
+
+// maxSizeHint bounds the buffer a run of an operation starts with.
+const maxSizeHint = 256 << 10
+
+// sizeHint is the capacity a run of op starts its buffer with.
+func (op *opPlan) sizeHint() int {
+	return int(op.size.Load())
+}
+
+// noteSize records the length of the data a run of op wrote.
+func (op *opPlan) noteSize(n int) {
+	op.size.Store(int32(min(n+n/16, maxSizeHint)))
 }
 
 // docKey identifies an operation of a document.

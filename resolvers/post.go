@@ -105,7 +105,13 @@ func responseMediaType(r *http.Request) string {
 // writeResponse writes resp as json.Marshal would, with its data copied as
 // it is: the executor's data is compact and HTML-escaped already.
 func writeResponse(w io.Writer, resp *graphql.Response) {
-	w.Write(appendResponse(nil, resp)) //nolint:errcheck
+	// Sized for the data and the envelope, so that appending them makes
+	// one buffer, not one for the data and another for the closing brace.
+	var b []byte
+	if resp != nil {
+		b = make([]byte, 0, len(resp.Data)+32)
+	}
+	w.Write(appendResponse(b, resp)) //nolint:errcheck
 }
 
 // appendResponse appends resp's JSON to b.
