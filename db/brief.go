@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/internal/memo"
 )
 
 // SignalHistoryByEntityIDs returns, in one statement, the per-day event
@@ -196,16 +197,35 @@ func (r *briefRole) dest(dst []any) []any {
 // rows and their events' children as typed rows (briefsLayout). The pages'
 // columns are named c1, c2, … in their statement's order.
 func briefsStatement(ids []int64, f EntityEventFilter, c EventChildren) (string, []any) {
+	f.SignalOnly = false
+	radar, args := entityEventsStatement(ids, f, EventChildren{})
+	// The radar page's text holds the filter's shape (which filters are
+	// given, the sort); the values are its arguments.
+	return briefsTexts.Get(briefsShape{radar, c}, func() string { return buildBriefs(ids, f, c) }), args
+}
+
+// briefsShape is what briefsStatement's text depends on: the radar page's
+// statement (the filters given, the sort) and the children read.
+type briefsShape struct {
+	radar string
+	c     EventChildren
+}
+
+// briefsTexts keeps briefsStatement's texts (see foldedPages).
+var briefsTexts memo.Bounded[briefsShape, string]
+
+// buildBriefs builds briefsStatement's text.
+func buildBriefs(ids []int64, f EntityEventFilter, c EventChildren) string {
 	evCols := entityEventColumns + ", " + eventColumns
-	page := func(f EntityEventFilter) (string, sqlArgs) {
-		sql, args := entityEventsStatement(ids, f, EventChildren{})
+	page := func(f EntityEventFilter) string {
+		sql, _ := entityEventsStatement(ids, f, EventChildren{})
 		return strings.Replace(sql, "SELECT "+evCols,
-			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(f.Sort)+") AS o, "+c.leanNumbered(numbered(evCols)), 1), args
+			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(f.Sort)+") AS o, "+c.leanNumbered(numbered(evCols)), 1)
 	}
 	f.SignalOnly = false
-	radar, args := page(f)
+	radar := page(f)
 	f.SignalOnly = true
-	signal, _ := page(f)
+	signal := page(f)
 	cells := cellList("p", len(splitColumns(evCols)))
 	id := "c" + strconv.Itoa(columnIndex(evCols, "e.id")+1)
 	sql := "WITH rd AS MATERIALIZED (" + radar + "), sg AS MATERIALIZED (" + signal + ")," +
@@ -226,5 +246,5 @@ func briefsStatement(ids []int64, f EntityEventFilter, c EventChildren) (string,
 	evidence := c
 	evidence.Roles = false
 	sql += childrenOf(briefsLayout, "ARRAY(SELECT id FROM ev)", evidence, briefsRoleKind, briefsEvidenceKind)
-	return sql, args
+	return sql
 }

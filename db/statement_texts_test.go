@@ -2,6 +2,7 @@ package db
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -20,4 +21,39 @@ func TestKeptStatementTextsAsBuilt(t *testing.T) {
 		require.Equal(t, buildFoldPage(page, "e.id", c), foldPage(page, "e.id", c), "kept")
 	}
 	require.Equal(t, pageLayout.buildSelectList(pageRoleKind, roleRowColumns), pageLayout.selectList(pageRoleKind, roleRowColumns))
+
+	// A brief's text is kept by the shape of its filter, never by a
+	// value: each filter given with two sets of values gives the text
+	// built for either, and the shapes give texts of their own.
+	t1, t2 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	shapes := []func(v int) EntityEventFilter{
+		func(v int) EntityEventFilter { return EntityEventFilter{Limit: 5 + v, Offset: v} },
+		func(v int) EntityEventFilter { return EntityEventFilter{Limit: 5, Since: []time.Time{t1, t2}[v]} },
+		func(v int) EntityEventFilter {
+			return EntityEventFilter{Limit: 5, Category: []string{"hack", "listing"}[v]}
+		},
+		func(v int) EntityEventFilter {
+			return EntityEventFilter{Limit: 5, ContentTypes: [][]string{{"news"}, {"news", "filing"}}[v]}
+		},
+		func(v int) EntityEventFilter { return EntityEventFilter{Limit: 5, Sort: SortSignificance, Since: t1} },
+		func(v int) EntityEventFilter {
+			return EntityEventFilter{Limit: 5, Before: &Keyset{At: []time.Time{t1, t2}[v], ID: int64(v + 1)}}
+		},
+	}
+	ids := [][]int64{{101, 102}, {7}}
+	seen := map[string]int{}
+	for _, c := range []EventChildren{{}, {Roles: true, Evidence: true}, {Roles: true, Evidence: true, NoText: true, NoContent: true}} {
+		for i, shape := range shapes {
+			var texts []string
+			for v := range 2 {
+				sql, args := briefsStatement(ids[v], shape(v), c)
+				require.Equal(t, buildBriefs(ids[v], shape(v), c), sql, "shape %d, values %d", i, v)
+				require.Equal(t, ids[v], args[0])
+				texts = append(texts, sql)
+			}
+			require.Equal(t, texts[0], texts[1], "shape %d: one text for its values", i)
+			seen[texts[0]]++
+		}
+	}
+	require.Len(t, seen, 3*len(shapes), "each shape and children read a text of its own")
 }
