@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/internal/memo"
 )
 
 // EntityTree is what EntityTreeFolded reads: entities, a page of their
@@ -165,14 +166,41 @@ var treeLayout = func() *rowLayout {
 // their statement's order.
 func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilter, c EventChildren) (string, []any) {
 	args := rf.args(ids)
+	shape := treeShape{rel: relationshipsSQL(rf), shift: len(args) - 1, c: c}
+	if ef != nil {
+		esql, eargs := entityEventsStatement([]int64{}, *ef, EventChildren{})
+		shape.events = esql
+		args = append(args, eargs[1:]...)
+	}
+	// The relationships' and the events' statements hold the filters'
+	// shapes (which are given, the sort); the values are the arguments.
+	return treeTexts.Get(shape, func() string { return buildEntityTree(shape, ef) }), args
+}
+
+// treeShape is what entityTreeStatement's text depends on: the
+// relationships' statement, the related entities' events statement (empty
+// when not read) and where its arguments start, and the children read.
+type treeShape struct {
+	rel, events string
+	shift       int
+	c           EventChildren
+}
+
+// treeTexts keeps entityTreeStatement's texts (see foldedPages).
+var treeTexts memo.Bounded[treeShape, string]
+
+// buildEntityTree builds entityTreeStatement's text of shape; ef is the
+// events' filter (nil when shape reads no events).
+func buildEntityTree(shape treeShape, ef *EntityEventFilter) string {
+	c := shape.c
 	relCols := relationshipColumns + ", " + entityColumns
-	rel := strings.Replace(relationshipsSQL(rf), "SELECT "+relCols,
+	rel := strings.Replace(shape.rel, "SELECT "+relCols,
 		"SELECT y.related_entity_id AS rid, y.rn AS rn, "+numbered(relCols), 1)
 	sql := "WITH r AS MATERIALIZED (" + rel + ")"
 	body := "SELECT " + treeLayout.selectList(treeEntityKind, entityColumns) + " FROM entities n WHERE n.id = ANY($1)" +
 		" UNION ALL SELECT " + treeLayout.selectList(treeRelationshipKind, "r.rn, "+cellList("r", len(splitColumns(relCols)))) + " FROM r"
 	if ef != nil {
-		esql, eargs := entityEventsStatement([]int64{}, *ef, EventChildren{})
+		esql := shape.events
 		evCols := entityEventColumns + ", " + eventColumns
 		order := entityEventsOrder(ef.Sort)
 		// shown numbers each entity's events in its page.
@@ -184,15 +212,13 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 			"SELECT row_number() OVER (ORDER BY "+order+") AS o, "+shown+c.leanNumbered(numbered(evCols)), 1)
 		// The events statement's $1 (its entities) is r's related
 		// entities; its other arguments follow the relationships'.
-		shift := len(args) - 1
 		esql = placeholder.ReplaceAllStringFunc(esql, func(p string) string {
 			n, _ := strconv.Atoi(p[1:])
 			if n == 1 {
 				return "ARRAY(SELECT DISTINCT rid FROM r)"
 			}
-			return "$" + strconv.Itoa(n+shift)
+			return "$" + strconv.Itoa(n+shape.shift)
 		})
-		args = append(args, eargs[1:]...)
 		sql += ", ev AS MATERIALIZED (" + esql + ")"
 		body += " UNION ALL SELECT " + treeLayout.selectList(treeEventKind, "ev.o, "+cellList("ev", len(splitColumns(evCols)))) + " FROM ev"
 		// The events' children, of all of them at once (fold_rows.go),
@@ -204,7 +230,7 @@ func entityTreeStatement(ids []int64, rf RelationshipFilter, ef *EntityEventFilt
 		ids := "ARRAY(SELECT DISTINCT c" + strconv.Itoa(columnIndex(evCols, "e.id")+1) + " FROM ev" + where + ")"
 		body += childrenOf(treeLayout, ids, c, treeRoleKind, treeEvidenceKind)
 	}
-	return sql + " " + body, args
+	return sql + " " + body
 }
 
 // cellList is the columns c1 … cn of the relation alias.

@@ -56,4 +56,42 @@ func TestKeptStatementTextsAsBuilt(t *testing.T) {
 		}
 	}
 	require.Len(t, seen, 3*len(shapes), "each shape and children read a text of its own")
+
+	// An entity tree's text likewise, by its relationships' filter, its
+	// events' filter (or none) and the children read.
+	rels := []func(v int) RelationshipFilter{
+		func(v int) RelationshipFilter { return RelationshipFilter{Limit: 5 + v, Offset: v} },
+		func(v int) RelationshipFilter {
+			return RelationshipFilter{Limit: 5, Type: []string{"investor", "partner"}[v]}
+		},
+		func(v int) RelationshipFilter { return RelationshipFilter{Limit: 5, Direction: "outbound"} },
+	}
+	evs := []func(v int) *EntityEventFilter{
+		func(v int) *EntityEventFilter { return nil },
+		func(v int) *EntityEventFilter { return &EntityEventFilter{Sort: SortRecency, Limit: 6 + v} },
+		func(v int) *EntityEventFilter {
+			return &EntityEventFilter{Sort: SortSignificance, Limit: 6, Since: []time.Time{t1, t2}[v]}
+		},
+	}
+	seen = map[string]int{}
+	for _, c := range []EventChildren{{Roles: true, Evidence: true}, {Roles: true, Evidence: true, Shown: 5}} {
+		for i, rel := range rels {
+			for j, ev := range evs {
+				var texts []string
+				for v := range 2 {
+					sql, args := entityTreeStatement(ids[v], rel(v), ev(v), c)
+					shape := treeShape{rel: relationshipsSQL(rel(v)), shift: len(rel(v).args(ids[v])) - 1, c: c}
+					if e := ev(v); e != nil {
+						shape.events, _ = entityEventsStatement([]int64{}, *e, EventChildren{})
+					}
+					require.Equal(t, buildEntityTree(shape, ev(v)), sql, "relationships %d, events %d, values %d", i, j, v)
+					require.Equal(t, ids[v], args[0])
+					texts = append(texts, sql)
+				}
+				require.Equal(t, texts[0], texts[1], "relationships %d, events %d: one text for its values", i, j)
+				seen[texts[0]]++
+			}
+		}
+	}
+	require.Len(t, seen, 2*len(rels)*len(evs)-len(rels), "each shape a text of its own (without events, Shown changes nothing)")
 }
