@@ -153,6 +153,30 @@ func TestLatestStatementCount(t *testing.T) {
 	require.EqualValues(t, 1, counter.Load())
 }
 
+// The top signals and a category's events read their owners,
+// participants and evidence in their page's statement, as events does (a
+// category is checked against the categories in use first).
+func TestTopSignalsAndCategoryAreOneStatement(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 8)
+	since := b.now.Add(-30 * 24 * time.Hour).Format(time.RFC3339)
+	sel := `{ id title owners { id label } participants { id } evidence { id url timestamp } }`
+	for name, q := range map[string]string{
+		"topSignals":       `query($s: Time) { topSignals(since: $s, first: 5) ` + sel + ` }`,
+		"eventsByCategory": `query($s: Time) { eventsByCategory(category: "funding", surface: RADAR, since: $s, first: 5) ` + sel + ` }`,
+	} {
+		want := map[string]int64{"topSignals": 1, "eventsByCategory": 2}[name]
+		ctx, counter := db.WithStatementCounter(context.Background())
+		data, errs := b.run(t, ctx, q, map[string]any{"s": since})
+		require.Empty(t, errs, name)
+		nodes := dig(data, name).([]any)
+		require.NotEmpty(t, nodes, name)
+		require.NotEmpty(t, dig(nodes[0], "owners"), name)
+		require.NotEmpty(t, dig(nodes[0], "evidence"), name)
+		require.EqualValues(t, want, counter.Load(), name)
+	}
+}
+
 // Other entry points also issue a constant number of statements whatever
 // their page size.
 func TestEntryPointStatementCounts(t *testing.T) {

@@ -58,14 +58,10 @@ func (r *queryResolver) Events(ctx context.Context, surface *graph.Surface, sinc
 	if err := r.checkCategory(ctx, category); err != nil {
 		return nil, err
 	}
-	children := selectedEventChildren(ctx)
-	evs, folded, err := db.ListEventsFolded(ctx, r.store.Reader(), f, children)
+	evs, err := r.foldedEvents(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	l := r.loaders(ctx)
-	l.EventsOf(evs)
-	l.primeFolded(ctx, evs, children, folded)
 	return &graph.EventConnection{Nodes: evs, Since: &start, Limit: f.Limit, Offset: f.Offset, Window: win, Sort: &sortV}, nil
 }
 
@@ -76,13 +72,23 @@ func (r *queryResolver) TopSignals(ctx context.Context, since *time.Time, first 
 	if since != nil {
 		start = since.UTC()
 	}
-	evs, err := db.ListEvents(ctx, r.store.Reader(), db.EventFilter{
+	return r.foldedEvents(ctx, db.EventFilter{
 		SignalOnly: true, Since: start, Sort: db.SortSignificance, Limit: graph.Bound(ctx, &cryptointel.TopSignalsFirst, first),
 	})
+}
+
+// foldedEvents reads the page of events f keeps with the children the
+// selection writes (owners and participants, evidence) in the same
+// statement, and primes the loaders with them, as Events does.
+func (r *queryResolver) foldedEvents(ctx context.Context, f db.EventFilter) ([]*cryptointel.Event, error) {
+	children := selectedEventChildren(ctx)
+	evs, folded, err := db.ListEventsFolded(ctx, r.store.Reader(), f, children)
 	if err != nil {
 		return nil, err
 	}
-	r.loaders(ctx).EventsOf(evs)
+	l := r.loaders(ctx)
+	l.EventsOf(evs)
+	l.primeFolded(ctx, evs, children, folded)
 	return evs, nil
 }
 
@@ -100,14 +106,9 @@ func (r *queryResolver) EventsByCategory(ctx context.Context, category string, s
 	if err := r.checkCategory(ctx, &category); err != nil {
 		return nil, err
 	}
-	evs, err := db.ListEvents(ctx, r.store.Reader(), db.EventFilter{
+	return r.foldedEvents(ctx, db.EventFilter{
 		SignalOnly: signal, Since: start, Category: category, Sort: db.SortRecency, Limit: limit,
 	})
-	if err != nil {
-		return nil, err
-	}
-	r.loaders(ctx).EventsOf(evs)
-	return evs, nil
 }
 
 // Bulk feed names.
