@@ -13,8 +13,9 @@ type HotStatementForTest struct {
 }
 
 // HotStatementsForTest returns the hot read statements — three hops
-// folded, the folded latest page, an entity's folded events level, relationships, entities
-// and the roles and evidence levels — with arguments for entity ids ids
+// folded, the folded latest page, top signals and feed pages, an entity's
+// folded events level, relationships, entities and the roles and evidence
+// levels — with arguments for entity ids ids
 // (at least one) and window start since.
 func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	all := EventChildren{Roles: true, Evidence: true}
@@ -26,7 +27,13 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	shown := all
 	shown.Shown = 5 // as the service reads three hops (its events page reads 6, shows 5)
 	tree, ta := entityTreeStatement(ids[:1], rf, &tf, shown)
+	top, topa, _ := listEventsStatement(EventFilter{SignalOnly: true, Since: since, Sort: SortSignificance, Limit: 10})
+	feed, fa := feedStatement(FeedFilter{Since: since, Limit: 101})
+	after, aa := feedStatement(FeedFilter{Since: since, Limit: 101, After: &Keyset{At: since.Add(time.Hour), ID: 1}})
 	return []HotStatementForTest{
+		{"top signals, folded", foldPage(top, eventsOrder(SortSignificance), all), topa},
+		{"feed, folded", foldPage(feed, feedOrder, all), fa},
+		{"feed after a cursor, folded", foldPage(after, feedOrder, all), aa},
 		{"three hops, folded", tree, ta},
 		{"latest, folded", foldPage(latest, eventsOrder(SortRecency), all), la},
 		{"latest by significance, folded", foldPage(signif, eventsOrder(SortSignificance), all), sa},

@@ -191,6 +191,38 @@ func listEventsStatement(f EventFilter) (string, sqlArgs, error) {
 // (latest_evidence_at, id) from f.Since, so that a keyset walk picks up
 // events ingested while it runs without duplicates or gaps.
 func FeedEvents(ctx context.Context, q Querier, f FeedFilter) ([]*cryptointel.Event, error) {
+	sql, a := feedStatement(f)
+	rows, err := query(ctx, q, sql, a...)
+	if err != nil {
+		return nil, fmt.Errorf("error reading feed: %w", err)
+	}
+	out := make([]*cryptointel.Event, 0, f.Limit)
+	if err := scanEvents(rows, "feed", func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FeedEventsFolded is FeedEvents with the children c asks for read in the
+// same statement (foldPage), as ListEventsFolded reads a page of events.
+func FeedEventsFolded(ctx context.Context, q Querier, f FeedFilter, c EventChildren) ([]*cryptointel.Event, *FoldedChildren, error) {
+	if !c.Any() {
+		evs, err := FeedEvents(ctx, q, f)
+		return evs, nil, err
+	}
+	sql, a := feedStatement(f)
+	rows, err := query(ctx, q, foldPage(sql, feedOrder, c), a...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("error reading feed: %w", err)
+	}
+	return scanFoldedPage(rows, "feed", c)
+}
+
+// feedOrder is the order of a feed's page.
+const feedOrder = "e.latest_evidence_at, e.id"
+
+// feedStatement is FeedEvents' statement.
+func feedStatement(f FeedFilter) (string, sqlArgs) {
 	var (
 		a sqlArgs
 		b strings.Builder
@@ -208,16 +240,8 @@ func FeedEvents(ctx context.Context, q Querier, f FeedFilter) ([]*cryptointel.Ev
 	} else {
 		offset = f.Offset
 	}
-	b.WriteString(" ORDER BY e.latest_evidence_at, e.id LIMIT " + a.add(f.Limit) + " OFFSET " + a.add(offset))
-	rows, err := query(ctx, q, b.String(), a...)
-	if err != nil {
-		return nil, fmt.Errorf("error reading feed: %w", err)
-	}
-	out := make([]*cryptointel.Event, 0, f.Limit)
-	if err := scanEvents(rows, "feed", func(e *cryptointel.Event) { out = append(out, e) }); err != nil {
-		return nil, err
-	}
-	return out, nil
+	b.WriteString(" ORDER BY " + feedOrder + " LIMIT " + a.add(f.Limit) + " OFFSET " + a.add(offset))
+	return b.String(), a
 }
 
 // EventsByIDs returns the events with the given ids in one statement, in no

@@ -153,27 +153,32 @@ func TestLatestStatementCount(t *testing.T) {
 	require.EqualValues(t, 1, counter.Load())
 }
 
-// The top signals and a category's events read their owners,
-// participants and evidence in their page's statement, as events does (a
-// category is checked against the categories in use first).
-func TestTopSignalsAndCategoryAreOneStatement(t *testing.T) {
+// The top signals, a category's events and a feed's page read their
+// owners, participants and evidence in their page's statement, as events
+// does (a category is checked against the categories in use first).
+func TestFeedsReadTheirChildrenInTheirPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 8)
-	since := b.now.Add(-30 * 24 * time.Hour).Format(time.RFC3339)
+	since := b.now.Add(-24 * time.Hour).Format(time.RFC3339)
 	sel := `{ id title owners { id label } participants { id } evidence { id url timestamp } }`
-	for name, q := range map[string]string{
-		"topSignals":       `query($s: Time) { topSignals(since: $s, first: 5) ` + sel + ` }`,
-		"eventsByCategory": `query($s: Time) { eventsByCategory(category: "funding", surface: RADAR, since: $s, first: 5) ` + sel + ` }`,
+	for _, c := range []struct {
+		name, query string
+		path        []any
+		statements  int64
+	}{
+		{"topSignals", `query($s: Time) { topSignals(since: $s, first: 5) ` + sel + ` }`, []any{"topSignals"}, 1},
+		{"eventsByCategory", `query($s: Time) { eventsByCategory(category: "funding", surface: RADAR, since: $s, first: 5) ` + sel + ` }`,
+			[]any{"eventsByCategory"}, 2},
+		{"feed", `query($s: Time!) { feed(since: $s, first: 5) { nodes ` + sel + ` nextCursor } }`, []any{"feed", "nodes"}, 1},
 	} {
-		want := map[string]int64{"topSignals": 1, "eventsByCategory": 2}[name]
 		ctx, counter := db.WithStatementCounter(context.Background())
-		data, errs := b.run(t, ctx, q, map[string]any{"s": since})
-		require.Empty(t, errs, name)
-		nodes := dig(data, name).([]any)
-		require.NotEmpty(t, nodes, name)
-		require.NotEmpty(t, dig(nodes[0], "owners"), name)
-		require.NotEmpty(t, dig(nodes[0], "evidence"), name)
-		require.EqualValues(t, want, counter.Load(), name)
+		data, errs := b.run(t, ctx, c.query, map[string]any{"s": since})
+		require.Empty(t, errs, c.name)
+		nodes := dig(data, c.path...).([]any)
+		require.NotEmpty(t, nodes, c.name)
+		require.NotEmpty(t, dig(nodes[0], "owners"), c.name)
+		require.NotEmpty(t, dig(nodes[0], "evidence"), c.name)
+		require.EqualValues(t, c.statements, counter.Load(), c.name)
 	}
 }
 

@@ -153,7 +153,11 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 	if err := r.checkCategory(ctx, category); err != nil {
 		return nil, err
 	}
-	evs, err := db.FeedEvents(ctx, r.store.Reader(), f)
+	// The page and the children the selection writes in one statement; the
+	// one more event read to know whether another page follows is not
+	// shown, nor are its children primed.
+	children := selectedEventChildren(ctx)
+	evs, folded, err := db.FeedEventsFolded(ctx, r.store.Reader(), f, children)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +168,9 @@ func (r *queryResolver) Feed(ctx context.Context, surface *graph.Surface, feed *
 		conn.NextCursor = ptr(r.cursors.EncodeCursor(qctx, Cursor{AtMicro: last.LatestEvidenceAt.UnixMicro(), ID: last.ID}))
 	}
 	conn.Nodes = evs
-	r.loaders(ctx).EventsOf(evs)
+	l := r.loaders(ctx)
+	l.EventsOf(evs)
+	l.primeFolded(ctx, evs, children, folded)
 	return conn, nil
 }
 
