@@ -62,11 +62,33 @@ type Briefs struct {
 // its pages). A brief batch was six statements: the entities, the two
 // pages and a statement per child level.
 func BriefsFolded(ctx context.Context, q Querier, ids []int64, f EntityEventFilter, c EventChildren) (*Briefs, error) {
+	return readBriefs(ctx, q, ids, f, c, false)
+}
+
+// EntityPageFolded reads, in one statement, the entity id (nil when there
+// is none) and one page of its events (EventsByEntityIDs with f, its
+// SignalOnly as given) with the children c of those events: a brief of one
+// page.
+func EntityPageFolded(ctx context.Context, q Querier, id int64, f EntityEventFilter, c EventChildren) (*cryptointel.Entity, []cryptointel.EntityEvent, *FoldedChildren, error) {
+	b, err := readBriefs(ctx, q, []int64{id}, f, c, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var e *cryptointel.Entity
+	if len(b.Entities) > 0 {
+		e = b.Entities[0]
+	}
+	return e, b.Radar, b.Children, nil
+}
+
+// readBriefs is BriefsFolded, or with onePage its radar page alone, read
+// with f as given (EntityPageFolded).
+func readBriefs(ctx context.Context, q Querier, ids []int64, f EntityEventFilter, c EventChildren, onePage bool) (*Briefs, error) {
 	out := &Briefs{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	sql, args := briefsStatement(ids, f, c)
+	sql, args := briefsStatement(ids, f, c, onePage)
 	rows, err := query(ctx, q, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting briefs: %w", err)
@@ -196,40 +218,53 @@ func (r *briefRole) dest(dst []any) []any {
 // same: the ids, the filter's), then the organizations, rd's and sg's
 // rows and their events' children as typed rows (briefsLayout). The pages'
 // columns are named c1, c2, … in their statement's order.
-func briefsStatement(ids []int64, f EntityEventFilter, c EventChildren) (string, []any) {
-	f.SignalOnly = false
+//
+// With onePage, the statement reads the radar page alone, with f's
+// SignalOnly as given (EntityPageFolded).
+func briefsStatement(ids []int64, f EntityEventFilter, c EventChildren, onePage bool) (string, []any) {
+	if !onePage {
+		f.SignalOnly = false
+	}
 	radar, args := entityEventsStatement(ids, f, EventChildren{})
 	// The radar page's text holds the filter's shape (which filters are
 	// given, the sort); the values are its arguments.
-	return briefsTexts.Get(briefsShape{radar, c}, func() string { return buildBriefs(ids, f, c) }), args
+	return briefsTexts.Get(briefsShape{radar, c, onePage}, func() string { return buildBriefs(ids, f, c, onePage) }), args
 }
 
 // briefsShape is what briefsStatement's text depends on: the radar page's
-// statement (the filters given, the sort) and the children read.
+// statement (the filters given, the sort), the children read and whether
+// the signal page is read.
 type briefsShape struct {
-	radar string
-	c     EventChildren
+	radar   string
+	c       EventChildren
+	onePage bool
 }
 
 // briefsTexts keeps briefsStatement's texts (see foldedPages).
 var briefsTexts memo.Bounded[briefsShape, string]
 
 // buildBriefs builds briefsStatement's text.
-func buildBriefs(ids []int64, f EntityEventFilter, c EventChildren) string {
+func buildBriefs(ids []int64, f EntityEventFilter, c EventChildren, onePage bool) string {
 	evCols := entityEventColumns + ", " + eventColumns
 	page := func(f EntityEventFilter) string {
 		sql, _ := entityEventsStatement(ids, f, EventChildren{})
 		return strings.Replace(sql, "SELECT "+evCols,
 			"SELECT row_number() OVER (ORDER BY "+entityEventsOrder(f.Sort)+") AS o, "+c.leanNumbered(numbered(evCols)), 1)
 	}
-	f.SignalOnly = false
-	radar := page(f)
-	f.SignalOnly = true
-	signal := page(f)
 	cells := cellList("p", len(splitColumns(evCols)))
 	id := "c" + strconv.Itoa(columnIndex(evCols, "e.id")+1)
-	sql := "WITH rd AS MATERIALIZED (" + radar + "), sg AS MATERIALIZED (" + signal + ")," +
-		" ev AS MATERIALIZED (SELECT " + id + " AS id FROM rd UNION SELECT " + id + " FROM sg)"
+	var sql string
+	if onePage {
+		sql = "WITH rd AS MATERIALIZED (" + page(f) + ")," +
+			" ev AS MATERIALIZED (SELECT " + id + " AS id FROM rd)"
+	} else {
+		f.SignalOnly = false
+		radar := page(f)
+		f.SignalOnly = true
+		signal := page(f)
+		sql = "WITH rd AS MATERIALIZED (" + radar + "), sg AS MATERIALIZED (" + signal + ")," +
+			" ev AS MATERIALIZED (SELECT " + id + " AS id FROM rd UNION SELECT " + id + " FROM sg)"
+	}
 	// The organizations, and the entities of the events' roles, once each.
 	ents := "$1::bigint[]"
 	if c.Roles {
@@ -238,8 +273,10 @@ func buildBriefs(ids []int64, f EntityEventFilter, c EventChildren) string {
 		ents = "ARRAY(SELECT unnest($1::bigint[]) UNION SELECT entity_id FROM ro)"
 	}
 	sql += " SELECT " + briefsLayout.selectList(briefsEntityKind, entityColumns) + " FROM entities n WHERE n.id = ANY(" + ents + ")" +
-		" UNION ALL SELECT " + briefsLayout.selectList(briefsRadarKind, "p.o, "+cells) + " FROM rd p" +
-		" UNION ALL SELECT " + briefsLayout.selectList(briefsSignalKind, "p.o, "+cells) + " FROM sg p"
+		" UNION ALL SELECT " + briefsLayout.selectList(briefsRadarKind, "p.o, "+cells) + " FROM rd p"
+	if !onePage {
+		sql += " UNION ALL SELECT " + briefsLayout.selectList(briefsSignalKind, "p.o, "+cells) + " FROM sg p"
+	}
 	if c.Roles {
 		sql += " UNION ALL SELECT " + briefsLayout.selectList(briefsRoleKind, "ro.event_id, ro.role, ro.position, ro.entity_id") + " FROM ro"
 	}

@@ -42,20 +42,22 @@ func TestKeptStatementTextsAsBuilt(t *testing.T) {
 	}
 	ids := [][]int64{{101, 102}, {7}}
 	seen := map[string]int{}
-	for _, c := range []EventChildren{{}, {Roles: true, Evidence: true}, {Roles: true, Evidence: true, NoText: true, NoContent: true}} {
-		for i, shape := range shapes {
-			var texts []string
-			for v := range 2 {
-				sql, args := briefsStatement(ids[v], shape(v), c)
-				require.Equal(t, buildBriefs(ids[v], shape(v), c), sql, "shape %d, values %d", i, v)
-				require.Equal(t, ids[v], args[0])
-				texts = append(texts, sql)
+	for _, onePage := range []bool{false, true} {
+		for _, c := range []EventChildren{{}, {Roles: true, Evidence: true}, {Roles: true, Evidence: true, NoText: true, NoContent: true}} {
+			for i, shape := range shapes {
+				var texts []string
+				for v := range 2 {
+					sql, args := briefsStatement(ids[v], shape(v), c, onePage)
+					require.Equal(t, buildBriefs(ids[v], shape(v), c, onePage), sql, "shape %d, values %d", i, v)
+					require.Equal(t, ids[v], args[0])
+					texts = append(texts, sql)
+				}
+				require.Equal(t, texts[0], texts[1], "shape %d: one text for its values", i)
+				seen[texts[0]]++
 			}
-			require.Equal(t, texts[0], texts[1], "shape %d: one text for its values", i)
-			seen[texts[0]]++
 		}
 	}
-	require.Len(t, seen, 3*len(shapes), "each shape and children read a text of its own")
+	require.Len(t, seen, 2*3*len(shapes), "each shape, children read and pages read a text of its own")
 
 	// An entity tree's text likewise, by its relationships' filter, its
 	// events' filter (or none) and the children read.

@@ -184,6 +184,57 @@ func fieldsNamed(sel ast.SelectionSet, name string) []*ast.Field {
 	return out
 }
 
+// foldEntityPage reads the entity id for Query.entity when its selection
+// asks for one page of its own events (an organization's feed) — without a
+// cursor or a category, as foldEntityTree reads its related entities'
+// pages — with the page and the children it writes in one statement
+// (db.EntityPageFolded), and primes the loaders: Entity.events then reads
+// its page from memory. ok is false when the selection is not of that
+// shape, or its arguments could not be read ahead: the caller then loads
+// as usual.
+func (r *queryResolver) foldEntityPage(ctx context.Context, id int64) (e *cryptointel.Entity, ok bool, err error) {
+	f := graph.ResolvingField(ctx)
+	if f == nil || len(fieldsNamed(f.Selections, "relationships")) > 0 {
+		return nil, false, nil
+	}
+	evFields := fieldsNamed(f.Selections, "events")
+	if len(evFields) != 1 {
+		return nil, false, nil
+	}
+	ea, ok := graph.FieldArgs(ctx, "Entity", evFields[0])
+	if !ok {
+		return nil, false, nil
+	}
+	after, _ := ea["after"].(*string)
+	category, _ := ea["category"].(*string)
+	if (after != nil && *after != "") || category != nil {
+		return nil, false, nil
+	}
+	surface, _ := ea["surface"].(*graph.Surface)
+	since, _ := ea["since"].(*time.Time)
+	sort, _ := ea["sort"].(*graph.EventSort)
+	first, _ := ea["first"].(*int)
+	offset, _ := ea["offset"].(*int)
+	key, _ := entityEventsKey(ctx, id, surface, since, category, sort, first, offset)
+	key.Limit++ // the page reads one more to know whether another follows
+	children := withLean(ctx, eventChildrenOf(evFields[0].SelectionSet))
+	e, rows, folded, err := db.EntityPageFolded(ctx, r.store.Reader(), id, key.filter(), children)
+	if err != nil {
+		return nil, true, fmt.Errorf("error loading: %w", err)
+	}
+	l := r.loaders(ctx)
+	l.EntityByID.Prime(ctx, id, e)
+	// As EventsByEntityID's fetch records them.
+	evs := make([]*cryptointel.Event, len(rows))
+	for i, row := range rows {
+		evs[i] = row.Event
+	}
+	l.EventsByEntityID.Prime(ctx, key, evs)
+	l.EventsOf(evs)
+	l.primeFolded(ctx, evs, children, folded)
+	return e, true, nil
+}
+
 // foldEntityTree reads the entity id for Query.entity when its selection
 // asks for its relationships — with, when their related entities' events
 // are asked for too (three hops), those events and their children — in one

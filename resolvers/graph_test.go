@@ -2,6 +2,7 @@ package resolvers_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -153,9 +154,11 @@ func TestLatestStatementCount(t *testing.T) {
 	require.EqualValues(t, 1, counter.Load())
 }
 
-// The top signals, a category's events and a feed's page read their
-// owners, participants and evidence in their page's statement, as events
-// does (a category is checked against the categories in use first).
+// The top signals, a category's events, a feed's page and an entity's own
+// page (with the entity) read their owners, participants and evidence in
+// their page's statement, as events does (a category is checked against
+// the categories in use first). An entity that is not there is null, in
+// one statement too.
 func TestFeedsReadTheirChildrenInTheirPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 8)
@@ -170,6 +173,8 @@ func TestFeedsReadTheirChildrenInTheirPage(t *testing.T) {
 		{"eventsByCategory", `query($s: Time) { eventsByCategory(category: "funding", surface: RADAR, since: $s, first: 5) ` + sel + ` }`,
 			[]any{"eventsByCategory"}, 2},
 		{"feed", `query($s: Time!) { feed(since: $s, first: 5) { nodes ` + sel + ` nextCursor } }`, []any{"feed", "nodes"}, 1},
+		{"entity", `query($s: Time) { entity(id: ` + strconv.Itoa(hubID) + `) { id label events(surface: RADAR, since: $s, first: 5) { nodes ` + sel + ` nextCursor } } }`,
+			[]any{"entity", "events", "nodes"}, 1},
 	} {
 		ctx, counter := db.WithStatementCounter(context.Background())
 		data, errs := b.run(t, ctx, c.query, map[string]any{"s": since})
@@ -180,6 +185,11 @@ func TestFeedsReadTheirChildrenInTheirPage(t *testing.T) {
 		require.NotEmpty(t, dig(nodes[0], "evidence"), c.name)
 		require.EqualValues(t, c.statements, counter.Load(), c.name)
 	}
+	ctx, counter := db.WithStatementCounter(context.Background())
+	data, errs := b.run(t, ctx, `{ entity(id: 424242) { id events(first: 5) { nodes `+sel+` } } }`, nil)
+	require.Empty(t, errs)
+	require.Nil(t, dig(data, "entity"))
+	require.EqualValues(t, 1, counter.Load())
 }
 
 // Other entry points also issue a constant number of statements whatever
