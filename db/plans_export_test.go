@@ -13,10 +13,10 @@ type HotStatementForTest struct {
 }
 
 // HotStatementsForTest returns the hot read statements — three hops
-// folded, the folded latest page, top signals and feed pages, an entity's
-// folded events level, relationships, entities and the roles and evidence
-// levels — with arguments for entity ids ids
-// (at least one) and window start since.
+// folded, the folded latest page, top signals and feed pages, an
+// organization's page with the entity, an entity's folded events level,
+// relationships, entities and the roles and evidence levels — with
+// arguments for entity ids ids (at least one) and window start since.
 func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	all := EventChildren{Roles: true, Evidence: true}
 	latest, la, _ := listEventsStatement(EventFilter{Since: since, Sort: SortRecency, Limit: 25})
@@ -30,7 +30,9 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	top, topa, _ := listEventsStatement(EventFilter{SignalOnly: true, Since: since, Sort: SortSignificance, Limit: 10})
 	feed, fa := feedStatement(FeedFilter{Since: since, Limit: 101})
 	after, aa := feedStatement(FeedFilter{Since: since, Limit: 101, After: &Keyset{At: since.Add(time.Hour), ID: 1}})
+	org, oa := briefsStatement(ids[:1], EntityEventFilter{Since: since, Sort: SortRecency, Limit: 11}, all, true)
 	return []HotStatementForTest{
+		{"an organization's page with the entity, folded", org, oa},
 		{"top signals, folded", foldPage(top, eventsOrder(SortSignificance), all), topa},
 		{"feed, folded", foldPage(feed, feedOrder, all), fa},
 		{"feed after a cursor, folded", foldPage(after, feedOrder, all), aa},
