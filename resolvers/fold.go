@@ -201,22 +201,10 @@ func (r *queryResolver) foldEntityPage(ctx context.Context, id int64) (e *crypto
 	if len(evFields) != 1 {
 		return nil, false, nil
 	}
-	ea, ok := graph.FieldArgs(ctx, "Entity", evFields[0])
+	key, ok := foldableEventsKey(ctx, id, evFields[0])
 	if !ok {
 		return nil, false, nil
 	}
-	after, _ := ea["after"].(*string)
-	category, _ := ea["category"].(*string)
-	if (after != nil && *after != "") || category != nil {
-		return nil, false, nil
-	}
-	surface, _ := ea["surface"].(*graph.Surface)
-	since, _ := ea["since"].(*time.Time)
-	sort, _ := ea["sort"].(*graph.EventSort)
-	first, _ := ea["first"].(*int)
-	offset, _ := ea["offset"].(*int)
-	key, _ := entityEventsKey(ctx, id, surface, since, category, sort, first, offset)
-	key.Limit++ // the page reads one more to know whether another follows
 	children := withLean(ctx, eventChildrenOf(evFields[0].SelectionSet))
 	e, rows, folded, err := db.EntityPageFolded(ctx, r.store.Reader(), id, key.filter(), children)
 	if err != nil {
@@ -233,6 +221,32 @@ func (r *queryResolver) foldEntityPage(ctx context.Context, id int64) (e *crypto
 	l.EventsOf(evs)
 	l.primeFolded(ctx, evs, children, folded)
 	return e, true, nil
+}
+
+// foldableEventsKey is the key Entity.events loads its page by for the
+// entity id, read ahead from fd, an events field below it — with the one
+// more event the page reads to know whether another follows — and whether
+// a fold may read that page for it: its arguments coerce, and it asks for
+// neither a cursor nor a category (the resolver checks a category, and a
+// cursor's page is another key).
+func foldableEventsKey(ctx context.Context, id int64, fd *ast.Field) (EntityEventsKey, bool) {
+	ea, ok := graph.FieldArgs(ctx, "Entity", fd)
+	if !ok {
+		return EntityEventsKey{}, false
+	}
+	after, _ := ea["after"].(*string)
+	category, _ := ea["category"].(*string)
+	if (after != nil && *after != "") || category != nil {
+		return EntityEventsKey{}, false
+	}
+	surface, _ := ea["surface"].(*graph.Surface)
+	since, _ := ea["since"].(*time.Time)
+	sort, _ := ea["sort"].(*graph.EventSort)
+	first, _ := ea["first"].(*int)
+	offset, _ := ea["offset"].(*int)
+	key, _ := entityEventsKey(ctx, id, surface, since, category, sort, first, offset)
+	key.Limit++
+	return key, true
 }
 
 // foldEntityTree reads the entity id for Query.entity when its selection
@@ -274,23 +288,13 @@ func (r *queryResolver) foldEntityTree(ctx context.Context, id int64) (e *crypto
 		evFields = append(evFields, fieldsNamed(re.SelectionSet, "events")...)
 	}
 	if len(evFields) == 1 {
-		if ea, ok := graph.FieldArgs(ctx, "Entity", evFields[0]); ok {
-			after, _ := ea["after"].(*string)
-			category, _ := ea["category"].(*string)
-			if (after == nil || *after == "") && category == nil {
-				surface, _ := ea["surface"].(*graph.Surface)
-				since, _ := ea["since"].(*time.Time)
-				sort, _ := ea["sort"].(*graph.EventSort)
-				efirst, _ := ea["first"].(*int)
-				eoffset, _ := ea["offset"].(*int)
-				ekey, _ = entityEventsKey(ctx, 0, surface, since, category, sort, efirst, eoffset)
-				ekey.Limit++ // the page reads one more to know whether another follows
-				filter := ekey.filter()
-				ef = &filter
-				children = withLean(ctx, eventChildrenOf(evFields[0].SelectionSet))
-				// The one more is not shown: its children are not read.
-				children.Shown = ekey.Limit - 1
-			}
+		if k, ok := foldableEventsKey(ctx, 0, evFields[0]); ok {
+			ekey = k
+			filter := ekey.filter()
+			ef = &filter
+			children = withLean(ctx, eventChildrenOf(evFields[0].SelectionSet))
+			// The one more is not shown: its children are not read.
+			children.Shown = ekey.Limit - 1
 		}
 	}
 
