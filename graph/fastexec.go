@@ -181,7 +181,8 @@ func ResolvingField(ctx context.Context) *graphql.CollectedField {
 // the selection below the field being resolved in ctx, coerced as its
 // resolver will receive them, and whether it could: only on the plan
 // executor, for the fields a resolver folds into its statement
-// (Entity.relationships, Entity.events), and when they coerce without
+// (Entity.relationships, and the event pages Entity.events,
+// Entity.timeline, Entity.research and Entity.media), and when they coerce without
 // error (the field reports its own error when resolved).
 func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, bool) {
 	x, ok := ctx.Value(runKey{}).(*fastExec)
@@ -194,6 +195,12 @@ func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, b
 		fn = (*executionContext).field_Entity_relationships_args
 	case "Entity.events":
 		fn = (*executionContext).field_Entity_events_args
+	case "Entity.timeline":
+		fn = (*executionContext).field_Entity_timeline_args
+	case "Entity.research":
+		fn = (*executionContext).field_Entity_research_args
+	case "Entity.media":
+		fn = (*executionContext).field_Entity_media_args
 	default:
 		return nil, false
 	}

@@ -84,11 +84,7 @@ func (r *entityResolver) Events(ctx context.Context, obj *cryptointel.Entity, su
 
 // Timeline returns the entity's events newest first.
 func (r *entityResolver) Timeline(ctx context.Context, obj *cryptointel.Entity, since *time.Time, first *int, after *string) (*graph.EventConnection, error) {
-	key := EntityEventsKey{EntityID: obj.ID, Sort: db.SortRecency, Limit: graph.Bound(ctx, &cryptointel.TimelineFirst, first)}
-	if since != nil {
-		key.SinceMicro = since.UnixMicro()
-	}
-	conn, err := r.page(ctx, key, fmt.Sprintf("entity.timeline|%d|%s", obj.ID, sinceKey(since)), after)
+	conn, err := r.page(ctx, timelineKey(ctx, obj.ID, since, first), fmt.Sprintf("entity.timeline|%d|%s", obj.ID, sinceKey(since)), after)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +93,16 @@ func (r *entityResolver) Timeline(ctx context.Context, obj *cryptointel.Entity, 
 	}
 	conn.Sort = ptr(graph.EventSortRecency)
 	return conn, nil
+}
+
+// timelineKey is the key of Entity.timeline's page for its arguments
+// (before a cursor; Limit is the page size).
+func timelineKey(ctx context.Context, entityID int64, since *time.Time, first *int) EntityEventsKey {
+	key := EntityEventsKey{EntityID: entityID, Sort: db.SortRecency, Limit: graph.Bound(ctx, &cryptointel.TimelineFirst, first)}
+	if since != nil {
+		key.SinceMicro = since.UnixMicro()
+	}
+	return key
 }
 
 // Research returns the entity's research, commentary and analysis items.
@@ -110,21 +116,9 @@ func (r *entityResolver) Media(ctx context.Context, obj *cryptointel.Entity, sin
 }
 
 func (r *entityResolver) content(ctx context.Context, obj *cryptointel.Entity, content string, since *time.Time, first *int, offset *int, after *string) (*graph.EventConnection, error) {
-	now := r.now()
-	start := now.Add(-cryptointel.HistoryLookback)
-	if since != nil {
-		if err := checkSince(now, *since, cryptointel.HistoryLookback); err != nil {
-			return nil, err
-		}
-		start = since.UTC()
-	}
-	key := EntityEventsKey{
-		EntityID:   obj.ID,
-		SinceMicro: start.UnixMicro(),
-		Content:    content,
-		Sort:       db.SortRecency,
-		Limit:      graph.Bound(ctx, &cryptointel.ContentFirst, first),
-		Offset:     graph.Bound(ctx, &cryptointel.ContentOffset, offset),
+	key, start, err := r.contentKey(ctx, obj.ID, content, since, first, offset)
+	if err != nil {
+		return nil, err
 	}
 	conn, err := r.page(ctx, key, fmt.Sprintf("entity.%s|%d|%s", content, obj.ID, sinceKey(since)), after)
 	if err != nil {
@@ -132,6 +126,29 @@ func (r *entityResolver) content(ctx context.Context, obj *cryptointel.Entity, c
 	}
 	conn.Since = &start
 	return conn, nil
+}
+
+// contentKey is the key of Entity.research's or Entity.media's page
+// (content) for its arguments (before a cursor; Limit is the page size):
+// from since, or the lookback before the request's time when since is
+// nil; and that start. An error when since is older than the lookback.
+func (r *Resolver) contentKey(ctx context.Context, entityID int64, content string, since *time.Time, first *int, offset *int) (EntityEventsKey, time.Time, error) {
+	now := r.requestNow(ctx)
+	start := now.Add(-cryptointel.HistoryLookback)
+	if since != nil {
+		if err := checkSince(now, *since, cryptointel.HistoryLookback); err != nil {
+			return EntityEventsKey{}, time.Time{}, err
+		}
+		start = since.UTC()
+	}
+	return EntityEventsKey{
+		EntityID:   entityID,
+		SinceMicro: start.UnixMicro(),
+		Content:    content,
+		Sort:       db.SortRecency,
+		Limit:      graph.Bound(ctx, &cryptointel.ContentFirst, first),
+		Offset:     graph.Bound(ctx, &cryptointel.ContentOffset, offset),
+	}, start, nil
 }
 
 // page loads one page of an entity's events for key (Limit is the page

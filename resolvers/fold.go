@@ -185,11 +185,12 @@ func fieldsNamed(sel ast.SelectionSet, name string) []*ast.Field {
 }
 
 // foldEntityPage reads the entity id for Query.entity when its selection
-// asks for one page of its own events (an organization's feed) — without a
-// cursor or a category, as foldEntityTree reads its related entities'
-// pages — with the page and the children it writes in one statement
-// (db.EntityPageFolded), and primes the loaders: Entity.events then reads
-// its page from memory. ok is false when the selection is not of that
+// asks for one page of its own events — its events (an organization's
+// feed), its timeline, research or media — without a cursor (or, for
+// events, a category), as foldEntityTree reads its related entities' pages
+// — with the page and the children it writes in one statement
+// (db.EntityPageFolded), and primes the loaders: the page's resolver then
+// reads it from memory. ok is false when the selection is not of that
 // shape, or its arguments could not be read ahead: the caller then loads
 // as usual.
 func (r *queryResolver) foldEntityPage(ctx context.Context, id int64) (e *cryptointel.Entity, ok bool, err error) {
@@ -197,15 +198,18 @@ func (r *queryResolver) foldEntityPage(ctx context.Context, id int64) (e *crypto
 	if f == nil || len(fieldsNamed(f.Selections, "relationships")) > 0 {
 		return nil, false, nil
 	}
-	evFields := fieldsNamed(f.Selections, "events")
-	if len(evFields) != 1 {
+	var pages []*ast.Field
+	for _, name := range entityPageFields {
+		pages = append(pages, fieldsNamed(f.Selections, name)...)
+	}
+	if len(pages) != 1 {
 		return nil, false, nil
 	}
-	key, ok := foldableEventsKey(ctx, id, evFields[0])
+	key, ok := r.foldablePageKey(ctx, id, pages[0])
 	if !ok {
 		return nil, false, nil
 	}
-	children := withLean(ctx, eventChildrenOf(evFields[0].SelectionSet))
+	children := withLean(ctx, eventChildrenOf(pages[0].SelectionSet))
 	e, rows, folded, err := db.EntityPageFolded(ctx, r.store.Reader(), id, key.filter(), children)
 	if err != nil {
 		return nil, true, fmt.Errorf("error loading: %w", err)
@@ -221,6 +225,49 @@ func (r *queryResolver) foldEntityPage(ctx context.Context, id int64) (e *crypto
 	l.EventsOf(evs)
 	l.primeFolded(ctx, evs, children, folded)
 	return e, true, nil
+}
+
+// entityPageFields are the fields of an entity that read one page of its
+// own events (EventsByEntityID), which foldEntityPage reads with it.
+var entityPageFields = []string{"events", "timeline", "research", "media"}
+
+// foldablePageKey is the key the resolver of fd, one of an entity's
+// entityPageFields, loads its page by for the entity id, read ahead —
+// with the one more event the page reads to know whether another follows
+// — and whether a fold may read that page for it: its arguments coerce and
+// are valid, and it asks for no cursor (a cursor's page is another key).
+func (r *queryResolver) foldablePageKey(ctx context.Context, id int64, fd *ast.Field) (EntityEventsKey, bool) {
+	if fd.Name == "events" {
+		return foldableEventsKey(ctx, id, fd)
+	}
+	a, ok := graph.FieldArgs(ctx, "Entity", fd)
+	if !ok {
+		return EntityEventsKey{}, false
+	}
+	if after, _ := a["after"].(*string); after != nil && *after != "" {
+		return EntityEventsKey{}, false
+	}
+	since, _ := a["since"].(*time.Time)
+	first, _ := a["first"].(*int)
+	var key EntityEventsKey
+	switch fd.Name {
+	case "timeline":
+		key = timelineKey(ctx, id, since, first)
+	case "research", "media":
+		content := contentResearch
+		if fd.Name == "media" {
+			content = contentMedia
+		}
+		offset, _ := a["offset"].(*int)
+		var err error
+		if key, _, err = r.contentKey(ctx, id, content, since, first, offset); err != nil {
+			return EntityEventsKey{}, false // the resolver reports it
+		}
+	default:
+		return EntityEventsKey{}, false
+	}
+	key.Limit++
+	return key, true
 }
 
 // foldableEventsKey is the key Entity.events loads its page by for the

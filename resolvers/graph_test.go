@@ -175,6 +175,12 @@ func TestFeedsReadTheirChildrenInTheirPage(t *testing.T) {
 		{"feed", `query($s: Time!) { feed(since: $s, first: 5) { nodes ` + sel + ` nextCursor } }`, []any{"feed", "nodes"}, 1},
 		{"entity", `query($s: Time) { entity(id: ` + strconv.Itoa(hubID) + `) { id label events(surface: RADAR, since: $s, first: 5) { nodes ` + sel + ` nextCursor } } }`,
 			[]any{"entity", "events", "nodes"}, 1},
+		{"timeline", `query { entity(id: ` + strconv.Itoa(hubID) + `) { id label timeline(first: 5) { nodes ` + sel + ` nextCursor } } }`,
+			[]any{"entity", "timeline", "nodes"}, 1},
+		{"research", `query { entity(id: ` + strconv.Itoa(hubID) + `) { id research(first: 2) { nodes ` + sel + ` nextCursor since } } }`,
+			[]any{"entity", "research", "nodes"}, 1},
+		{"media", `query($s: Time) { entity(id: ` + strconv.Itoa(hubID) + `) { id media(since: $s, first: 2) { nodes ` + sel + ` } } }`,
+			[]any{"entity", "media", "nodes"}, 1},
 	} {
 		ctx, counter := db.WithStatementCounter(context.Background())
 		data, errs := b.run(t, ctx, c.query, map[string]any{"s": since})
@@ -190,6 +196,23 @@ func TestFeedsReadTheirChildrenInTheirPage(t *testing.T) {
 	require.Empty(t, errs)
 	require.Nil(t, dig(data, "entity"))
 	require.EqualValues(t, 1, counter.Load())
+
+	// A window that ends now is read ahead and resolved at the same
+	// request time, however the clock moves between the two.
+	tick := b.now
+	b.store.Now = func() time.Time { tick = tick.Add(time.Millisecond); return tick }
+	ctx, counter = db.WithStatementCounter(context.Background())
+	data, errs = b.run(t, ctx, `{ entity(id: `+strconv.Itoa(hubID)+`) { id research(first: 2) { nodes { id } since } } }`, nil)
+	require.Empty(t, errs)
+	require.NotEmpty(t, dig(data, "entity", "research", "nodes"))
+	require.EqualValues(t, 1, counter.Load())
+	// A since older than the lookback is the resolver's error, not read
+	// ahead.
+	ctx, counter = db.WithStatementCounter(context.Background())
+	old := tick.Add(-2 * cryptointel.HistoryLookback).Format(time.RFC3339)
+	_, errs = b.run(t, ctx, `query($s: Time) { entity(id: `+strconv.Itoa(hubID)+`) { id research(since: $s) { nodes { id } } } }`, map[string]any{"s": old})
+	require.Len(t, errs, 1)
+	require.Contains(t, errs[0].Message, "since")
 }
 
 // Other entry points also issue a constant number of statements whatever

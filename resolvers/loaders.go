@@ -45,6 +45,9 @@ type Loaders struct {
 	sib *siblings
 	// searches memoizes the request's searches (resolvers/search.go).
 	searches searchMemo
+	// now is the request's time (Resolver.requestNow), read once.
+	nowOnce sync.Once
+	now     time.Time
 }
 
 // EventRoles are the entities of one event by role.

@@ -38,6 +38,15 @@ func (r *Resolver) now() time.Time {
 	return time.Now().UTC()
 }
 
+// requestNow returns the request's time: the store's current time, read
+// once per request (its loaders) so that a page read ahead (resolvers:
+// fold.go) and its resolver agree on a window that ends now.
+func (r *Resolver) requestNow(ctx context.Context) time.Time {
+	l := r.loaders(ctx)
+	l.nowOnce.Do(func() { l.now = r.now() })
+	return l.now
+}
+
 // loaders returns the request's loaders, building fresh ones when the
 // context has none (a resolver called outside the handler or Executor).
 func (r *Resolver) loaders(ctx context.Context) *Loaders {
