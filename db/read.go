@@ -448,7 +448,15 @@ func entityEventsStatement(entityIDs []int64, f EntityEventFilter, c EventChildr
 	if f.Category != "" {
 		where.WriteString(" AND ee.category = " + a.add(f.Category))
 	}
-	if len(f.ContentTypes) > 0 {
+	// Several content types in recency order are read one type at a
+	// time (byContentType below); one, or in significance order, by the
+	// condition.
+	byContentType := len(f.ContentTypes) > 0 && f.Sort != SortSignificance
+	contentTypes := ""
+	if byContentType {
+		contentTypes = a.add(f.ContentTypes)
+		where.WriteString(" AND ee.content_type = t.content_type")
+	} else if len(f.ContentTypes) > 0 {
 		where.WriteString(" AND ee.content_type = ANY(" + a.add(f.ContentTypes) + ")")
 	}
 	if f.Before != nil {
@@ -462,10 +470,7 @@ func entityEventsStatement(entityIDs []int64, f EntityEventFilter, c EventChildr
 	if c.Any() {
 		fold = foldColumns(c)
 	}
-	sql := `
-		SELECT ` + entityEventColumns + `, ` + eventColumns + fold + `
-		FROM unnest(` + ids + `::bigint[]) WITH ORDINALITY AS k(entity_id, ord)
-		CROSS JOIN LATERAL (
+	page := `
 			SELECT ee.event_id, ee.latest_evidence_at, ee.significance
 			FROM event_entities ee
 			WHERE ee.entity_id = k.entity_id` + where.String() + `
@@ -473,8 +478,28 @@ func entityEventsStatement(entityIDs []int64, f EntityEventFilter, c EventChildr
 			      SELECT 1 FROM event_entities o
 			      WHERE o.event_id = ee.event_id AND o.role = 'owner' AND o.entity_id = ee.entity_id
 			      LIMIT 1) IS NULL)
-			ORDER BY ` + order + `
-			LIMIT ` + a.add(f.Limit) + ` OFFSET ` + a.add(f.Offset) + `
+			ORDER BY ` + order
+	limit, offset := a.add(f.Limit), a.add(f.Offset)
+	if byContentType {
+		// Each type's newest limit+offset events, in order on
+		// event_entities_entity_content_idx, then the page of their
+		// merge: the whole page is among them. ANY() over the types
+		// cannot be read in order from the index, so it fetched every
+		// event of the window and sorted them (4,607 for 26 at the
+		// busiest entity's research at 1M events, 8.5 ms).
+		page = `
+			SELECT y.event_id, y.latest_evidence_at, y.significance
+			FROM unnest(` + contentTypes + `::text[]) AS t(content_type)
+			CROSS JOIN LATERAL (` + page + `
+			LIMIT ` + limit + `::bigint + ` + offset + `::bigint
+			) y
+			ORDER BY y.latest_evidence_at DESC, y.event_id DESC`
+	}
+	sql := `
+		SELECT ` + entityEventColumns + `, ` + eventColumns + fold + `
+		FROM unnest(` + ids + `::bigint[]) WITH ORDINALITY AS k(entity_id, ord)
+		CROSS JOIN LATERAL (` + page + `
+			LIMIT ` + limit + ` OFFSET ` + offset + `
 		) x
 		JOIN events e ON e.id = x.event_id
 		ORDER BY ` + entityEventsOrder(f.Sort)
