@@ -227,6 +227,29 @@ func (r *queryResolver) foldEntityPage(ctx context.Context, id int64) (e *crypto
 	return e, true, nil
 }
 
+// foldEntityReferences reads the entity id for Query.entity when its
+// selection asks for its references, with them in one statement
+// (db.EntityWithReferences), and primes the loaders: Entity.references
+// then reads them from memory. ok is false when the selection does not
+// ask for them: the caller then loads as usual. It runs after the folds
+// of a tree and of a page, whose statements do not read references.
+func (r *queryResolver) foldEntityReferences(ctx context.Context, id int64) (e *cryptointel.Entity, ok bool, err error) {
+	f := graph.ResolvingField(ctx)
+	if f == nil || len(fieldsNamed(f.Selections, "references")) == 0 {
+		return nil, false, nil
+	}
+	e, refs, err := db.EntityWithReferences(ctx, r.store.Reader(), id)
+	if err != nil {
+		return nil, true, fmt.Errorf("error loading: %w", err)
+	}
+	l := r.loaders(ctx)
+	l.EntityByID.Prime(ctx, id, e)
+	if e != nil {
+		l.ReferencesByEntityID.Prime(ctx, id, refs)
+	}
+	return e, true, nil
+}
+
 // entityPageFields are the fields of an entity that read one page of its
 // own events (EventsByEntityID), which foldEntityPage reads with it.
 var entityPageFields = []string{"events", "timeline", "research", "media"}

@@ -347,3 +347,37 @@ func TestPagingOrders(t *testing.T) {
 		require.GreaterOrEqual(t, scores[i-1], scores[i], "significance first, unscored last")
 	}
 }
+
+// An entity asked for with its references is read with them in one
+// statement (db.EntityWithReferences), and answers as the two loads did:
+// its references by id, an entity without any with an empty list, an
+// unknown one null.
+func TestEntityReadsItsReferencesWithIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 2)
+	refs := []cryptointel.Reference{
+		{ID: 3, EntityID: hubID, ReferenceType: "website", Title: "Home", URL: "https://example.org/"},
+		{ID: 1, EntityID: hubID, ReferenceType: "docs", Title: "Docs", URL: "https://example.org/docs"},
+	}
+	_, err := b.store.Bun.NewInsert().Model(&refs).Exec(context.Background())
+	require.NoError(t, err)
+	for _, c := range []struct {
+		id   int
+		want any
+	}{
+		{hubID, []any{map[string]any{"id": float64(1), "title": "Docs"}, map[string]any{"id": float64(3), "title": "Home"}}},
+		{101, []any{}},
+	} {
+		ctx, counter := db.WithStatementCounter(context.Background())
+		data, errs := b.run(t, ctx, `query($id: Int!) { entity(id: $id) { id canonicalName references { id title } } }`, map[string]any{"id": c.id})
+		require.Empty(t, errs)
+		require.EqualValues(t, c.id, dig(data, "entity", "id"))
+		require.Equal(t, c.want, dig(data, "entity", "references"))
+		require.EqualValues(t, 1, counter.Load(), "entity %d", c.id)
+	}
+	ctx, counter := db.WithStatementCounter(context.Background())
+	data, errs := b.run(t, ctx, `{ entity(id: 424242) { id references { id } } }`, nil)
+	require.Empty(t, errs)
+	require.Nil(t, dig(data, "entity"))
+	require.EqualValues(t, 1, counter.Load())
+}

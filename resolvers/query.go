@@ -187,6 +187,9 @@ func (r *queryResolver) Entity(ctx context.Context, id int) (*cryptointel.Entity
 	if e, ok, err := r.foldEntityPage(ctx, int64(id)); ok {
 		return e, err
 	}
+	if e, ok, err := r.foldEntityReferences(ctx, int64(id)); ok {
+		return e, err
+	}
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
 }
 
