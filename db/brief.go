@@ -266,7 +266,10 @@ func buildBriefs(ids []int64, f EntityEventFilter, c EventChildren, onePage bool
 			" ev AS MATERIALIZED (SELECT " + id + " AS id FROM rd UNION SELECT " + id + " FROM sg)"
 	}
 	// The organizations, and the entities of the events' roles, once each.
-	ents := "$1::bigint[]"
+	// The ids as a subquery's array: as a parameter, of unknown length to
+	// a generic plan, they made a small entities table look cheaper read
+	// whole.
+	ents := "ARRAY(SELECT unnest($1::bigint[]))"
 	if c.Roles {
 		sql += ", ro AS MATERIALIZED (SELECT ee.event_id, ee.role, ee.position, ee.entity_id" +
 			" FROM event_entities ee WHERE ee.event_id = ANY(ARRAY(SELECT id FROM ev)))"

@@ -16,10 +16,11 @@ type HotStatementForTest struct {
 
 // HotStatementsForTest returns the hot read statements — three hops
 // folded, the folded latest page, top signals and feed pages, an
-// organization's page, timeline and research with the entity, an entity
-// with its references, an entity's folded events level, relationships,
-// entities and the roles and evidence levels — with arguments for entity
-// ids ids (at least one) and window start since.
+// organization's page, timeline and research with the entity, an
+// organization with its radar and signal, an entity with its references,
+// an entity's folded events level, relationships, entities and the roles
+// and evidence levels — with arguments for entity ids ids (at least one)
+// and window start since.
 func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	all := EventChildren{Roles: true, Evidence: true}
 	latest, la, _ := listEventsStatement(EventFilter{Since: since, Sort: SortRecency, Limit: 25})
@@ -35,6 +36,7 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	after, aa := feedStatement(FeedFilter{Since: since, Limit: 101, After: &Keyset{At: since.Add(time.Hour), ID: 1}})
 	org, oa := briefsStatement(ids[:1], EntityEventFilter{Since: since, Sort: SortRecency, Limit: 11}, all, true)
 	timeline, tla := briefsStatement(ids[:1], EntityEventFilter{Sort: SortRecency, Limit: 51}, all, true)
+	orgPages, opa := briefsStatement(ids[:1], EntityEventFilter{Sort: SortRecency, Limit: 5}, EventChildren{}, false)
 	research, ra := briefsStatement(ids[:1], EntityEventFilter{Since: since, Sort: SortRecency, Limit: 26,
 		ContentTypes: []string{cryptointel.ContentResearch, cryptointel.ContentCommentary, cryptointel.ContentAnalysis}}, all, true)
 	return []HotStatementForTest{
@@ -42,6 +44,7 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 		{"an organization's timeline with the entity, folded", timeline, tla},
 		{"an entity's research with the entity, folded", research, ra},
 		{"an entity with its references", entityWithReferencesSQL, []any{ids[0]}},
+		{"an organization with its radar and signal", orgPages, opa},
 		{"top signals, folded", foldPage(top, eventsOrder(SortSignificance), all), topa},
 		{"feed, folded", foldPage(feed, feedOrder, all), fa},
 		{"feed after a cursor, folded", foldPage(after, feedOrder, all), aa},

@@ -182,7 +182,8 @@ func ResolvingField(ctx context.Context) *graphql.CollectedField {
 // resolver will receive them, and whether it could: only on the plan
 // executor, for the fields a resolver folds into its statement
 // (Entity.relationships, and the event pages Entity.events,
-// Entity.timeline, Entity.research and Entity.media), and when they coerce without
+// Entity.timeline, Entity.research, Entity.media, Organization.radar and
+// Organization.signal), and when they coerce without
 // error (the field reports its own error when resolved).
 func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, bool) {
 	x, ok := ctx.Value(runKey{}).(*fastExec)
@@ -201,6 +202,10 @@ func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, b
 		fn = (*executionContext).field_Entity_research_args
 	case "Entity.media":
 		fn = (*executionContext).field_Entity_media_args
+	case "Organization.radar":
+		fn = (*executionContext).field_Organization_radar_args
+	case "Organization.signal":
+		fn = (*executionContext).field_Organization_signal_args
 	default:
 		return nil, false
 	}

@@ -250,6 +250,104 @@ func (r *queryResolver) foldEntityReferences(ctx context.Context, id int64) (e *
 	return e, true, nil
 }
 
+// foldOrganization reads the organization id for Query.organization when
+// its selection asks for its radar or signal events (one field of each
+// at most, with the same size when both), with those pages and the
+// children they write in one statement — db.BriefsFolded for both,
+// db.EntityPageFolded for one — and primes the loaders: the pages'
+// resolvers then read them from memory. ok is false when the selection is
+// not of that shape, or its arguments could not be read ahead: the caller
+// then loads as usual.
+func (r *queryResolver) foldOrganization(ctx context.Context, id int64) (e *cryptointel.Entity, ok bool, err error) {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return nil, false, nil
+	}
+	var (
+		keys     []EntityEventsKey
+		children db.EventChildren
+	)
+	for _, name := range []string{"radar", "signal"} {
+		var fds []*ast.Field
+		for _, fd := range fieldsNamed(f.Selections, name) {
+			if included(ctx, fd) {
+				fds = append(fds, fd)
+			}
+		}
+		switch len(fds) {
+		case 0:
+			continue
+		case 1:
+		default:
+			return nil, false, nil
+		}
+		a, ok := graph.FieldArgs(ctx, "Organization", fds[0])
+		if !ok {
+			return nil, false, nil
+		}
+		first, _ := a["first"].(*int)
+		keys = append(keys, organizationEventsKey(ctx, id, name == "signal", first))
+		k := eventChildrenOf(fds[0].SelectionSet)
+		children.Roles = children.Roles || k.Roles
+		children.Evidence = children.Evidence || k.Evidence
+	}
+	if len(keys) == 0 || len(keys) == 2 && keys[0].Limit != keys[1].Limit {
+		return nil, false, nil
+	}
+	children = withLean(ctx, children)
+	pages := make([][]cryptointel.EntityEvent, len(keys))
+	var folded *db.FoldedChildren
+	if len(keys) == 2 {
+		b, err := db.BriefsFolded(ctx, r.store.Reader(), []int64{id}, keys[0].filter(), children)
+		if err != nil {
+			return nil, true, fmt.Errorf("error loading: %w", err)
+		}
+		if len(b.Entities) > 0 {
+			e = b.Entities[0]
+		}
+		pages[0], pages[1], folded = b.Radar, b.Signal, b.Children
+	} else {
+		e, pages[0], folded, err = db.EntityPageFolded(ctx, r.store.Reader(), id, keys[0].filter(), children)
+		if err != nil {
+			return nil, true, fmt.Errorf("error loading: %w", err)
+		}
+	}
+	l := r.loaders(ctx)
+	l.EntityByID.Prime(ctx, id, e)
+	var all []*cryptointel.Event
+	for i, rows := range pages {
+		evs := make([]*cryptointel.Event, len(rows))
+		for j, row := range rows {
+			evs[j] = row.Event
+		}
+		l.EventsByEntityID.Prime(ctx, keys[i], evs)
+		all = append(all, evs...)
+	}
+	l.EventsOf(all)
+	l.primeFolded(ctx, all, children, folded)
+	return e, true, nil
+}
+
+// included reports whether fd is in the response by its own @skip and
+// @include directives (the operation's variables given).
+func included(ctx context.Context, fd *ast.Field) bool {
+	var vars map[string]any
+	if graphql.HasOperationContext(ctx) {
+		vars = graphql.GetOperationContext(ctx).Variables
+	}
+	if d := fd.Directives.ForName("skip"); d != nil {
+		if skip, _ := d.ArgumentMap(vars)["if"].(bool); skip {
+			return false
+		}
+	}
+	if d := fd.Directives.ForName("include"); d != nil {
+		if include, ok := d.ArgumentMap(vars)["if"].(bool); ok && !include {
+			return false
+		}
+	}
+	return true
+}
+
 // entityPageFields are the fields of an entity that read one page of its
 // own events (EventsByEntityID), which foldEntityPage reads with it.
 var entityPageFields = []string{"events", "timeline", "research", "media"}

@@ -381,3 +381,47 @@ func TestEntityReadsItsReferencesWithIt(t *testing.T) {
 	require.Nil(t, dig(data, "entity"))
 	require.EqualValues(t, 1, counter.Load())
 }
+
+// An organization asked for with its radar and signal events (or one of
+// them) is read with those pages in one statement, and answers as the
+// separate loads do; a page left out by @include is not read, and pages
+// of two sizes, or one asked for twice, are loaded as usual.
+func TestOrganizationReadsItsPagesWithIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 6)
+	org := strconv.Itoa(hubID)
+	sel := `{ id title owners { id } evidence { id } }`
+	unfolded := b.mustRun(t, `{ organization(id: `+org+`) { id r1: radar(first: 4) `+sel+` r2: radar(first: 4) { id }
+		s1: signal(first: 4) `+sel+` s2: signal(first: 4) { id } } }`, nil)
+	require.NotEmpty(t, dig(unfolded, "organization", "r1"))
+	require.NotEmpty(t, dig(unfolded, "organization", "s1"))
+	for _, c := range []struct {
+		name, query string
+		vars        map[string]any
+		statements  int64
+		radar       bool
+		signal      bool
+	}{
+		{"both", `{ organization(id: ` + org + `) { id label radar(first: 4) ` + sel + ` signal(first: 4) ` + sel + ` } }`, nil, 1, true, true},
+		{"radar", `{ organization(id: ` + org + `) { id radar(first: 4) ` + sel + ` } }`, nil, 1, true, false},
+		{"signal", `query($r: Boolean!) { organization(id: ` + org + `) { id radar(first: 3) @include(if: $r) ` + sel + ` signal(first: 4) ` + sel + ` } }`,
+			map[string]any{"r": false}, 1, false, true},
+		{"two sizes", `{ organization(id: ` + org + `) { id radar(first: 4) ` + sel + ` signal(first: 3) { id } } }`, nil, 3, true, false},
+	} {
+		ctx, counter := db.WithStatementCounter(context.Background())
+		data, errs := b.run(t, ctx, c.query, c.vars)
+		require.Empty(t, errs, c.name)
+		if c.radar {
+			require.Equal(t, dig(unfolded, "organization", "r1"), dig(data, "organization", "radar"), c.name)
+		}
+		if c.signal {
+			require.Equal(t, dig(unfolded, "organization", "s1"), dig(data, "organization", "signal"), c.name)
+		}
+		require.EqualValues(t, c.statements, counter.Load(), c.name)
+	}
+	ctx, counter := db.WithStatementCounter(context.Background())
+	data, errs := b.run(t, ctx, `{ organization(id: 424242) { id radar `+sel+` signal { id } } }`, nil)
+	require.Empty(t, errs)
+	require.Nil(t, dig(data, "organization"))
+	require.EqualValues(t, 1, counter.Load())
+}

@@ -46,12 +46,17 @@ func (r *organizationResolver) Signal(ctx context.Context, obj *cryptointel.Enti
 }
 
 func (r *organizationResolver) latest(ctx context.Context, obj *cryptointel.Entity, signal bool, first *int) ([]*cryptointel.Event, error) {
-	key := EntityEventsKey{EntityID: obj.ID, SignalOnly: signal, Sort: db.SortRecency, Limit: graph.Bound(ctx, &cryptointel.OrganizationEventsFirst, first)}
-	evs, err := load(ctx, r.loaders(ctx).EventsByEntityID, key)
+	evs, err := load(ctx, r.loaders(ctx).EventsByEntityID, organizationEventsKey(ctx, obj.ID, signal, first))
 	if evs == nil && err == nil {
 		evs = []*cryptointel.Event{}
 	}
 	return evs, err
+}
+
+// organizationEventsKey is the key of Organization.radar's page (of
+// Organization.signal's when signal) for its size.
+func organizationEventsKey(ctx context.Context, entityID int64, signal bool, first *int) EntityEventsKey {
+	return EntityEventsKey{EntityID: entityID, SignalOnly: signal, Sort: db.SortRecency, Limit: graph.Bound(ctx, &cryptointel.OrganizationEventsFirst, first)}
 }
 
 // SignalHistory returns one entry per UTC day of the last `days` days

@@ -282,6 +282,9 @@ func (r *queryResolver) entityMatches(ctx context.Context, ms []search.EntityMat
 
 // Organization returns one compatibility organization by id.
 func (r *queryResolver) Organization(ctx context.Context, id int) (*cryptointel.Entity, error) {
+	if e, ok, err := r.foldOrganization(ctx, int64(id)); ok {
+		return e, err
+	}
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
 }
 
