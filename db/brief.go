@@ -23,7 +23,18 @@ func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int6
 	if len(entityIDs) == 0 {
 		return out, nil
 	}
-	err := idb.NewRaw(`
+	err := idb.NewRaw(signalHistorySQL("?", "?")+`
+		ORDER BY entity_id, day DESC`, pgArray(entityIDs), from.UTC().Truncate(cryptointel.Day)).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("error selecting signal history: %w", err)
+	}
+	return out, nil
+}
+
+// signalHistorySQL is SignalHistoryByEntityIDs' statement, unordered, for
+// the entity ids and the first day given as the expressions ids and from.
+func signalHistorySQL(ids, from string) string {
+	return `
 		SELECT entity_id, to_char(day, 'YYYY-MM-DD') AS day,
 		       count(*) FILTER (WHERE significance IS NOT NULL) AS signal_count,
 		       count(*) AS radar_count
@@ -31,14 +42,71 @@ func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int6
 			SELECT DISTINCT ee.entity_id, ee.event_id, ee.significance,
 			       date_trunc('day', ee.latest_evidence_at AT TIME ZONE 'UTC') AS day
 			FROM event_entities ee
-			WHERE ee.entity_id = ANY(?) AND ee.latest_evidence_at >= ?
+			WHERE ee.entity_id = ANY(` + ids + `) AND ee.latest_evidence_at >= ` + from + `
 		) d
-		GROUP BY entity_id, day
-		ORDER BY entity_id, day DESC`, pgArray(entityIDs), from.UTC().Truncate(cryptointel.Day)).Scan(ctx, &out)
+		GROUP BY entity_id, day`
+}
+
+// The kinds of rows of EntityWithSignalHistory (historyLayout).
+const (
+	historyEntityKind = iota
+	historyDayKind
+)
+
+var historyLayout = func() *rowLayout {
+	var (
+		e cryptointel.Entity
+		h cryptointel.HistoryDay
+	)
+	return newRowLayout(entityDest(&e, nil), historyDest(&h, nil))
+}()
+
+func historyDest(h *cryptointel.HistoryDay, dst []any) []any {
+	return append(dst, &h.EntityID, &h.Day, &h.SignalCount, &h.RadarCount)
+}
+
+// entityWithSignalHistorySQL is EntityWithSignalHistory's statement.
+var entityWithSignalHistorySQL = "SELECT " + historyLayout.selectList(historyEntityKind, entityColumns) +
+	" FROM entities n WHERE n.id = $1::bigint UNION ALL SELECT " +
+	historyLayout.selectList(historyDayKind, "h.entity_id, h.day, h.signal_count::int, h.radar_count::int") +
+	" FROM (" + signalHistorySQL("ARRAY[$1::bigint]", "$2::timestamptz") + ") h"
+
+// EntityWithSignalHistory reads, in one statement, the entity id (nil
+// when there is none) and its per-day event counts from the UTC day of
+// from on (SignalHistoryByEntityIDs', newest day first), as typed rows
+// (fold_rows.go): an organization written with its history costs one
+// statement instead of two.
+func EntityWithSignalHistory(ctx context.Context, q Querier, id int64, from time.Time) (*cryptointel.Entity, []cryptointel.HistoryDay, error) {
+	rows, err := query(ctx, q, entityWithSignalHistorySQL, id, from.UTC().Truncate(cryptointel.Day))
 	if err != nil {
-		return nil, fmt.Errorf("error selecting signal history: %w", err)
+		return nil, nil, fmt.Errorf("error selecting the organization with its signal history: %w", err)
 	}
-	return out, nil
+	var (
+		ent, e *cryptointel.Entity
+		h      cryptointel.HistoryDay
+		days   = []cryptointel.HistoryDay{}
+	)
+	err = historyLayout.scan(rows, "the organization with its signal history", func(kind int, buf []any) []any {
+		if kind == historyEntityKind {
+			e = new(cryptointel.Entity)
+			return entityDest(e, buf)
+		}
+		h = cryptointel.HistoryDay{}
+		return historyDest(&h, buf)
+	}, func(kind int) error {
+		if kind == historyEntityKind {
+			utcEntity(e)
+			ent = e
+			return nil
+		}
+		days = append(days, h)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(days, func(a, b cryptointel.HistoryDay) int { return cmp.Compare(b.Day, a.Day) })
+	return ent, days, nil
 }
 
 // Briefs is what BriefsFolded reads: the organizations found, each one's

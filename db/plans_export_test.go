@@ -17,10 +17,10 @@ type HotStatementForTest struct {
 // HotStatementsForTest returns the hot read statements — three hops
 // folded, the folded latest page, top signals and feed pages, an
 // organization's page, timeline and research with the entity, an
-// organization with its radar and signal, an entity with its references,
-// an entity's folded events level, relationships, entities and the roles
-// and evidence levels — with arguments for entity ids ids (at least one)
-// and window start since.
+// organization with its radar and signal or its signal history, an
+// entity with its references, an entity's folded events level,
+// relationships, entities and the roles and evidence levels — with
+// arguments for entity ids ids (at least one) and window start since.
 func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 	all := EventChildren{Roles: true, Evidence: true}
 	latest, la, _ := listEventsStatement(EventFilter{Since: since, Sort: SortRecency, Limit: 25})
@@ -45,6 +45,7 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 		{"an entity's research with the entity, folded", research, ra},
 		{"an entity with its references", entityWithReferencesSQL, []any{ids[0]}},
 		{"an organization with its radar and signal", orgPages, opa},
+		{"an organization with its signal history", entityWithSignalHistorySQL, []any{ids[0], since}},
 		{"top signals, folded", foldPage(top, eventsOrder(SortSignificance), all), topa},
 		{"feed, folded", foldPage(feed, feedOrder, all), fa},
 		{"feed after a cursor, folded", foldPage(after, feedOrder, all), aa},

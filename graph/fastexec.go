@@ -182,8 +182,8 @@ func ResolvingField(ctx context.Context) *graphql.CollectedField {
 // resolver will receive them, and whether it could: only on the plan
 // executor, for the fields a resolver folds into its statement
 // (Entity.relationships, and the event pages Entity.events,
-// Entity.timeline, Entity.research, Entity.media, Organization.radar and
-// Organization.signal), and when they coerce without
+// Entity.timeline, Entity.research, Entity.media, Organization.radar,
+// Organization.signal and Organization.signalHistory), and when they coerce without
 // error (the field reports its own error when resolved).
 func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, bool) {
 	x, ok := ctx.Value(runKey{}).(*fastExec)
@@ -206,6 +206,8 @@ func FieldArgs(ctx context.Context, typ string, f *ast.Field) (map[string]any, b
 		fn = (*executionContext).field_Organization_radar_args
 	case "Organization.signal":
 		fn = (*executionContext).field_Organization_signal_args
+	case "Organization.signalHistory":
+		fn = (*executionContext).field_Organization_signalHistory_args
 	default:
 		return nil, false
 	}

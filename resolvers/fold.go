@@ -328,6 +328,44 @@ func (r *queryResolver) foldOrganization(ctx context.Context, id int64) (e *cryp
 	return e, true, nil
 }
 
+// foldSignalHistory reads the organization id for Query.organization when
+// its selection asks for its signal history (once), with those counts in
+// one statement (db.EntityWithSignalHistory), and primes the loaders:
+// Organization.signalHistory then reads them from memory. ok is false when
+// the selection is not of that shape, or its arguments could not be read
+// ahead: the caller then loads as usual.
+func (r *queryResolver) foldSignalHistory(ctx context.Context, id int64) (e *cryptointel.Entity, ok bool, err error) {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return nil, false, nil
+	}
+	var fds []*ast.Field
+	for _, fd := range fieldsNamed(f.Selections, "signalHistory") {
+		if included(ctx, fd) {
+			fds = append(fds, fd)
+		}
+	}
+	if len(fds) != 1 {
+		return nil, false, nil
+	}
+	a, ok := graph.FieldArgs(ctx, "Organization", fds[0])
+	if !ok {
+		return nil, false, nil
+	}
+	days, _ := a["days"].(*int)
+	key, _, _ := r.signalHistoryKey(ctx, id, days)
+	e, rows, err := db.EntityWithSignalHistory(ctx, r.store.Reader(), id, time.Unix(key.FromDay, 0))
+	if err != nil {
+		return nil, true, fmt.Errorf("error loading: %w", err)
+	}
+	l := r.loaders(ctx)
+	l.EntityByID.Prime(ctx, id, e)
+	if e != nil {
+		l.HistoryByEntityID.Prime(ctx, key, rows)
+	}
+	return e, true, nil
+}
+
 // included reports whether fd is in the response by its own @skip and
 // @include directives (the operation's variables given).
 func included(ctx context.Context, fd *ast.Field) bool {

@@ -425,3 +425,42 @@ func TestOrganizationReadsItsPagesWithIt(t *testing.T) {
 	require.Nil(t, dig(data, "organization"))
 	require.EqualValues(t, 1, counter.Load())
 }
+
+// An organization asked for with its signal history is read with it in
+// one statement, and answers as the separate loads do (one history asked
+// for twice is loaded as usual); organizations matched by name are read
+// with their matches when their fields are asked for.
+func TestOrganizationReadsItsHistoryWithIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 6)
+	_, err := b.store.Bun.NewInsert().Model(&[]db.EntityName{
+		{EntityID: hubID, Kind: "canonical_name", Value: "Ethereum", Norm: "ethereum"},
+	}).Exec(context.Background())
+	require.NoError(t, err)
+	org := strconv.Itoa(hubID)
+	unfolded := b.mustRun(t, `{ organization(id: `+org+`) { id h1: signalHistory(days: 3) { date signalCount radarCount } h2: signalHistory(days: 3) { date } } }`, nil)
+	days := dig(unfolded, "organization", "h1").([]any)
+	require.Len(t, days, 3)
+	require.NotZero(t, dig(days, 0, "radarCount"), "the fixture's events are today's")
+	for _, c := range []struct {
+		name, query string
+		path        []any
+		want        any
+	}{
+		{"history", `{ organization(id: ` + org + `) { id label signalHistory(days: 3) { date signalCount radarCount } } }`,
+			[]any{"organization", "signalHistory"}, days},
+		{"by name", `{ organizationsByName(name: "ethereum") { id label type aliases matchedVia } }`,
+			[]any{"organizationsByName", 0, "matchedVia"}, "canonical_name"},
+	} {
+		ctx, counter := db.WithStatementCounter(context.Background())
+		data, errs := b.run(t, ctx, c.query, nil)
+		require.Empty(t, errs, c.name)
+		require.Equal(t, c.want, dig(data, c.path...), c.name)
+		require.EqualValues(t, 1, counter.Load(), c.name)
+	}
+	ctx, counter := db.WithStatementCounter(context.Background())
+	data, errs := b.run(t, ctx, `{ organization(id: 424242) { id signalHistory(days: 2) { date } } }`, nil)
+	require.Empty(t, errs)
+	require.Nil(t, dig(data, "organization"))
+	require.EqualValues(t, 1, counter.Load())
+}

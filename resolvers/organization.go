@@ -62,10 +62,8 @@ func organizationEventsKey(ctx context.Context, entityID int64, signal bool, fir
 // SignalHistory returns one entry per UTC day of the last `days` days
 // (today included), newest first, with zero counts on quiet days.
 func (r *organizationResolver) SignalHistory(ctx context.Context, obj *cryptointel.Entity, days *int) ([]*graph.SignalHistoryDay, error) {
-	n := graph.Bound(ctx, &cryptointel.SignalHistoryDays, days)
-	today := r.now().Truncate(cryptointel.Day)
-	from := today.Add(-time.Duration(n-1) * cryptointel.Day)
-	rows, err := load(ctx, r.loaders(ctx).HistoryByEntityID, HistoryKey{EntityID: obj.ID, FromDay: from.Unix()})
+	key, n, today := r.signalHistoryKey(ctx, obj.ID, days)
+	rows, err := load(ctx, r.loaders(ctx).HistoryByEntityID, key)
 	if err != nil {
 		return nil, err
 	}
@@ -80,4 +78,14 @@ func (r *organizationResolver) SignalHistory(ctx context.Context, obj *cryptoint
 		out[i] = &graph.SignalHistoryDay{Date: d, SignalCount: row.SignalCount, RadarCount: row.RadarCount}
 	}
 	return out, nil
+}
+
+// signalHistoryKey is the key of Organization.signalHistory's counts for
+// its number of days, with that number and the request's day (the last of
+// them).
+func (r *Resolver) signalHistoryKey(ctx context.Context, entityID int64, days *int) (key HistoryKey, n int, today time.Time) {
+	n = graph.Bound(ctx, &cryptointel.SignalHistoryDays, days)
+	today = r.requestNow(ctx).Truncate(cryptointel.Day)
+	from := today.Add(-time.Duration(n-1) * cryptointel.Day)
+	return HistoryKey{EntityID: entityID, FromDay: from.Unix()}, n, today
 }

@@ -222,24 +222,9 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 	}
 	limit, off := graph.Bound(ctx, &cryptointel.ResolveEntitiesFirst, first), graph.Bound(ctx, &cryptointel.ResolveEntitiesOffset, offset)
 	if refs, ok := matchedEntitiesSelected(ctx); ok {
-		// The entities (and their references) the matches will be asked
-		// for are read with them (db.ResolveEntitiesFolded) and primed.
-		ms, es, rs, err := db.ResolveEntitiesFolded(ctx, r.store.Reader(), name, limit, off, refs)
+		ms, err := r.resolveFolded(ctx, name, limit, off, refs)
 		if err != nil {
 			return nil, fmt.Errorf("error resolving entities: %w", err)
-		}
-		l := r.loaders(ctx)
-		for _, e := range es {
-			l.EntityByID.Prime(ctx, e.ID, e)
-		}
-		if refs {
-			by := make(map[int64][]*cryptointel.Reference, len(es))
-			for _, ref := range rs {
-				by[ref.EntityID] = append(by[ref.EntityID], ref)
-			}
-			for _, e := range es {
-				l.ReferencesByEntityID.Prime(ctx, e.ID, by[e.ID])
-			}
 		}
 		return r.entityMatches(ctx, ms), nil
 	}
@@ -248,6 +233,30 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 		return nil, fmt.Errorf("error resolving entities: %w", err)
 	}
 	return r.entityMatches(ctx, ms), nil
+}
+
+// resolveFolded resolves name with the matched entities (and, when refs,
+// their references) read in the same statement (db.ResolveEntitiesFolded)
+// and primed in the loaders, for a selection that asks for them.
+func (r *queryResolver) resolveFolded(ctx context.Context, name string, limit, offset int, refs bool) ([]search.EntityMatch, error) {
+	ms, es, rs, err := db.ResolveEntitiesFolded(ctx, r.store.Reader(), name, limit, offset, refs)
+	if err != nil {
+		return nil, err
+	}
+	l := r.loaders(ctx)
+	for _, e := range es {
+		l.EntityByID.Prime(ctx, e.ID, e)
+	}
+	if refs {
+		by := make(map[int64][]*cryptointel.Reference, len(es))
+		for _, ref := range rs {
+			by[ref.EntityID] = append(by[ref.EntityID], ref)
+		}
+		for _, e := range es {
+			l.ReferencesByEntityID.Prime(ctx, e.ID, by[e.ID])
+		}
+	}
+	return ms, nil
 }
 
 // matchedEntitiesSelected reports whether the resolving field (a list of
@@ -265,6 +274,22 @@ func matchedEntitiesSelected(ctx context.Context) (refs, ok bool) {
 		}
 	}
 	return refs, ok
+}
+
+// organizationFieldsSelected reports whether the resolving field (a list
+// of organization matches) selects a field its resolvers read from the
+// matched entity.
+func organizationFieldsSelected(ctx context.Context) bool {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return false
+	}
+	for _, name := range []string{"label", "type", "aliases"} {
+		if len(fieldsNamed(f.Selections, name)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // entityMatches returns pointers to ms and registers their entities as one
@@ -285,6 +310,9 @@ func (r *queryResolver) Organization(ctx context.Context, id int) (*cryptointel.
 	if e, ok, err := r.foldOrganization(ctx, int64(id)); ok {
 		return e, err
 	}
+	if e, ok, err := r.foldSignalHistory(ctx, int64(id)); ok {
+		return e, err
+	}
 	return load(ctx, r.loaders(ctx).EntityByID, int64(id))
 }
 
@@ -293,7 +321,17 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 	if name == "" {
 		return nil, &cryptointel.Error{Code: cryptointel.EINVALID, Message: search.MsgNameRequired}
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, graph.Bound(ctx, &cryptointel.OrganizationsByNameFirst, first), 0)
+	limit := graph.Bound(ctx, &cryptointel.OrganizationsByNameFirst, first)
+	var (
+		ms  []search.EntityMatch
+		err error
+	)
+	if organizationFieldsSelected(ctx) {
+		// Read with the entities the matches' fields come from.
+		ms, err = r.resolveFolded(ctx, name, limit, 0, false)
+	} else {
+		ms, err = db.ResolveEntities(ctx, r.store.Reader(), name, limit, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("error resolving organizations: %w", err)
 	}
