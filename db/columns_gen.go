@@ -137,3 +137,48 @@ func entityEventDest(x *cryptointel.EntityEvent, dst []any) []any {
 // utcEntityEvent puts x's instants in UTC.
 func utcEntityEvent(x *cryptointel.EntityEvent) {
 }
+
+// marketColumns are the markets columns a read selects (alias mk), in marketDest's
+// order.
+const marketColumns = "mk.id, mk.entity_id, mk.question, mk.url, mk.outcomes, mk.probability, mk.volume, mk.closes_at, mk.created_at"
+
+// marketDest appends the scan destinations of marketColumns in x to dst.
+func marketDest(x *cryptointel.Market, dst []any) []any {
+	return append(dst, &x.ID, &x.EntityID, &x.Question, &x.URL, &x.Outcomes, &x.Probability, &x.Volume, &x.ClosesAt, &x.CreatedAt)
+}
+
+// utcMarket puts x's instants in UTC.
+func utcMarket(x *cryptointel.Market) {
+	if x.ClosesAt != nil {
+		t := x.ClosesAt.UTC()
+		x.ClosesAt = &t
+	}
+	x.CreatedAt = x.CreatedAt.UTC()
+}
+
+// subeventColumns are the market_subevents columns a read selects (alias se), in subeventDest's
+// order.
+const subeventColumns = "se.id, se.market_id, se.label, se.subevent_type, se.normalized_title, se.injected_summary"
+
+// subeventDest appends the scan destinations of subeventColumns in x to dst.
+func subeventDest(x *cryptointel.MarketSubevent, dst []any) []any {
+	return append(dst, &x.ID, &x.MarketID, &x.Label, &x.SubeventType, &x.NormalizedTitle, &x.InjectedSummary)
+}
+
+// utcSubevent puts x's instants in UTC.
+func utcSubevent(x *cryptointel.MarketSubevent) {
+}
+
+// marketPostColumns are the market_posts columns a read selects (alias mp), in marketPostDest's
+// order.
+const marketPostColumns = "mp.id, mp.subevent_id, mp.content, mp.posted_at"
+
+// marketPostDest appends the scan destinations of marketPostColumns in x to dst.
+func marketPostDest(x *cryptointel.MarketPost, dst []any) []any {
+	return append(dst, &x.ID, &x.SubeventID, &x.Content, &x.PostedAt)
+}
+
+// utcMarketPost puts x's instants in UTC.
+func utcMarketPost(x *cryptointel.MarketPost) {
+	x.PostedAt = x.PostedAt.UTC()
+}

@@ -23,17 +23,6 @@ func ListEntities(ctx context.Context, idb bun.IDB, limit, offset int) ([]*crypt
 	return out, nil
 }
 
-// EntityIDsWithMarkets returns, ordered by id, the ids of entities that have
-// at least one prediction market.
-func EntityIDsWithMarkets(ctx context.Context, idb bun.IDB, limit, offset int) ([]int64, error) {
-	ids := []int64{}
-	err := idb.NewRaw(`SELECT DISTINCT entity_id FROM markets ORDER BY entity_id LIMIT ? OFFSET ?`, limit, offset).Scan(ctx, &ids)
-	if err != nil {
-		return nil, fmt.Errorf("error listing entities with markets: %w", err)
-	}
-	return ids, nil
-}
-
 // The kinds of rows of ResolveEntitiesFolded (resolveLayout): the
 // matches, their entities, the entities' references.
 const (

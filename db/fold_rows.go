@@ -63,7 +63,7 @@ func sqlTypeOf(dst any) string {
 		return "text[]"
 	case *float64, **float64:
 		return "float8"
-	case *time.Time:
+	case *time.Time, **time.Time:
 		return "timestamptz"
 	case *bool:
 		return "bool"

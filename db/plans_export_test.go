@@ -17,8 +17,8 @@ type HotStatementForTest struct {
 // HotStatementsForTest returns the hot read statements — three hops
 // folded, the folded latest page, top signals and feed pages, an
 // organization's page, timeline and research with the entity, an
-// organization with its radar and signal or its signal history, an
-// entity with its references, an entity's folded events level,
+// organization with its radar and signal or its signal history, market
+// views, an entity with its references, an entity's folded events level,
 // relationships, entities and the roles and evidence levels — with
 // arguments for entity ids ids (at least one) and window start since.
 func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
@@ -46,6 +46,8 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 		{"an entity with its references", entityWithReferencesSQL, []any{ids[0]}},
 		{"an organization with its radar and signal", orgPages, opa},
 		{"an organization with its signal history", entityWithSignalHistorySQL, []any{ids[0], since}},
+		{"an organization's market views", marketViewsSQL("SELECT unnest($1::bigint[]) AS id", true), []any{ids[:1]}},
+		{"a page of market views", marketViewsSQL("SELECT DISTINCT entity_id AS id FROM markets ORDER BY entity_id LIMIT $1 OFFSET $2", true), []any{25, 0}},
 		{"top signals, folded", foldPage(top, eventsOrder(SortSignificance), all), topa},
 		{"feed, folded", foldPage(feed, feedOrder, all), fa},
 		{"feed after a cursor, folded", foldPage(after, feedOrder, all), aa},

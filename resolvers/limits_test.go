@@ -173,6 +173,19 @@ func TestOrganizationsAndMarkets(t *testing.T) {
 	// midnight; 4 radar, 2 of them signals.
 	require.EqualValues(t, 4, radar)
 	require.EqualValues(t, 2, signal)
+
+	// A page of market views, or one organization's, is one statement:
+	// organizations, markets, sub-events and posts folded.
+	for _, q := range []string{
+		`{ marketViews { orgId organization markets { id entity { id } } events { subeventId posts { id content } } } }`,
+		`{ marketViewsByOrganization(id: 101) { orgId organization markets { id entity { id } } events { subeventId posts { id } } } }`,
+	} {
+		sctx, counter := db.WithStatementCounter(ctx)
+		data, errs := b.run(t, sctx, q, nil)
+		require.Empty(t, errs)
+		require.NotNil(t, data)
+		require.EqualValues(t, 1, counter.Load(), q)
+	}
 }
 
 // @access refuses plans that lack the layer or feature; no caller means the

@@ -30,43 +30,38 @@ func (r *marketEventResolver) Posts(ctx context.Context, obj *cryptointel.Market
 	return ps, err
 }
 
-// marketViews builds the views of the given organizations in order, with
-// three statements: entities, their markets, the markets' sub-events.
-// Organizations without markets (or unknown) are left out.
-func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.MarketView, error) {
-	out := []*graph.MarketView{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	ents, err := db.EntitiesByIDs(ctx, r.store.Reader(), ids)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[int64]*cryptointel.Entity, len(ents))
-	for _, e := range ents {
+// marketViews builds the views of the organizations ids, in order, from
+// v, their market views read in one statement, and primes the loaders
+// with the entities and posts read. Organizations without markets (or
+// unknown) are left out.
+func (r *queryResolver) marketViews(ctx context.Context, ids []int64, v *db.MarketViews) []*graph.MarketView {
+	l := r.loaders(ctx)
+	byID := make(map[int64]*cryptointel.Entity, len(v.Entities))
+	for _, e := range v.Entities {
 		byID[e.ID] = e
+		l.EntityByID.Prime(ctx, e.ID, e)
 	}
-	markets, err := db.MarketsByEntityIDs(ctx, r.store.Read, ids)
-	if err != nil {
-		return nil, err
-	}
-	marketIDs := make([]int64, len(markets))
 	marketsBy := map[int64][]*cryptointel.Market{}
 	entityOf := map[int64]int64{}
-	for i, m := range markets {
-		marketIDs[i] = m.ID
+	for _, m := range v.Markets {
 		marketsBy[m.EntityID] = append(marketsBy[m.EntityID], m)
 		entityOf[m.ID] = m.EntityID
 	}
-	subs, err := db.SubeventsByMarketIDs(ctx, r.store.Read, marketIDs)
-	if err != nil {
-		return nil, err
-	}
 	subsBy := map[int64][]*cryptointel.MarketSubevent{}
-	for _, s := range subs {
+	for _, s := range v.Subevents {
 		eid := entityOf[s.MarketID]
 		subsBy[eid] = append(subsBy[eid], s)
 	}
+	if v.Posts != nil {
+		postsBy := make(map[int64][]*cryptointel.MarketPost, len(v.Subevents))
+		for _, p := range v.Posts {
+			postsBy[p.SubeventID] = append(postsBy[p.SubeventID], p)
+		}
+		for _, s := range v.Subevents {
+			l.PostsBySubeventID.Prime(ctx, s.ID, postsBy[s.ID])
+		}
+	}
+	out := []*graph.MarketView{}
 	for _, id := range ids {
 		e, ok := byID[id]
 		if !ok || len(marketsBy[id]) == 0 {
@@ -78,5 +73,20 @@ func (r *queryResolver) marketViews(ctx context.Context, ids []int64) ([]*graph.
 		}
 		out = append(out, &graph.MarketView{OrgID: int(id), Organization: e.DisplayName, Markets: marketsBy[id], Events: evs})
 	}
-	return out, nil
+	return out
+}
+
+// marketPostsSelected reports whether the resolving field (a list of
+// market views) selects its sub-events' posts.
+func marketPostsSelected(ctx context.Context) bool {
+	f := graph.ResolvingField(ctx)
+	if f == nil {
+		return true
+	}
+	for _, ev := range fieldsNamed(f.Selections, "events") {
+		if len(fieldsNamed(ev.SelectionSet, "posts")) > 0 {
+			return true
+		}
+	}
+	return false
 }

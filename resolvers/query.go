@@ -375,15 +375,28 @@ func (r *queryResolver) Briefs(ctx context.Context, ids []int, since time.Time, 
 // MarketViews lists prediction-market views, one per organization with
 // markets, by organization id.
 func (r *queryResolver) MarketViews(ctx context.Context, first *int, offset *int) ([]*graph.MarketView, error) {
-	ids, err := db.EntityIDsWithMarkets(ctx, r.store.Read, graph.Bound(ctx, &cryptointel.MarketViewsFirst, first), graph.Bound(ctx, &cryptointel.MarketViewsOffset, offset))
+	v, err := db.MarketViewsPageFolded(ctx, r.store.Reader(), graph.Bound(ctx, &cryptointel.MarketViewsFirst, first),
+		graph.Bound(ctx, &cryptointel.MarketViewsOffset, offset), marketPostsSelected(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return r.marketViews(ctx, ids)
+	// The page's organizations are those of its markets, by id.
+	var ids []int64
+	for _, m := range v.Markets {
+		if len(ids) == 0 || ids[len(ids)-1] != m.EntityID {
+			ids = append(ids, m.EntityID)
+		}
+	}
+	return r.marketViews(ctx, ids, v), nil
 }
 
 // MarketViewsByOrganization returns one organization's market view; empty
 // when it has none.
 func (r *queryResolver) MarketViewsByOrganization(ctx context.Context, id int) ([]*graph.MarketView, error) {
-	return r.marketViews(ctx, []int64{int64(id)})
+	ids := []int64{int64(id)}
+	v, err := db.MarketViewsFolded(ctx, r.store.Reader(), ids, marketPostsSelected(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return r.marketViews(ctx, ids, v), nil
 }
