@@ -13,7 +13,6 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
-	"github.com/cryptointel/cryptointel/demo"
 )
 
 // TestContentPagesReadEachTypeInOrder: an entity's research (three
@@ -25,11 +24,7 @@ import (
 func TestContentPagesReadEachTypeInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.New(t)
-	_, err := demo.Seed(ctx, store, demo.Options{Events: 3000})
-	require.NoError(t, err)
-	_, err = store.Pool.Exec(ctx, "ANALYZE")
-	require.NoError(t, err)
+	store := demoStore(t, 3000)
 	rows, err := store.Pool.Query(ctx, `SELECT entity_id FROM event_entities WHERE content_type IS NOT NULL
 		GROUP BY entity_id ORDER BY count(*) DESC, entity_id LIMIT 4`)
 	require.NoError(t, err)

@@ -26,11 +26,7 @@ import (
 func TestHotStatementsGenericPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.New(t)
-	_, err := demo.Seed(ctx, store, demo.Options{Events: 3000})
-	require.NoError(t, err)
-	_, err = store.Pool.Exec(ctx, "ANALYZE")
-	require.NoError(t, err)
+	store := demoStore(t, 3000)
 	var ids []int64
 	rows, err := store.Pool.Query(ctx, `SELECT entity_id FROM event_entities GROUP BY entity_id ORDER BY count(*) DESC LIMIT 5`)
 	require.NoError(t, err)
@@ -82,6 +78,19 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 			require.LessOrEqual(t, generic, 2*custom+50, "%s: generic plan %s (cost %.0f) against %s (cost %.0f)", s.Name, gs, generic, cs, custom)
 		}
 	}
+}
+
+// demoStore is a database of the test's own holding the demo data of n
+// events, analyzed, for plans to be made on.
+func demoStore(t *testing.T, n int) *db.DB {
+	t.Helper()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	_, err := demo.Seed(ctx, store, demo.Options{Events: n})
+	require.NoError(t, err)
+	_, err = store.Pool.Exec(ctx, "ANALYZE")
+	require.NoError(t, err)
+	return store
 }
 
 // literal is a as an SQL expression (EXPLAIN EXECUTE takes no

@@ -268,12 +268,7 @@ func (r *queryResolver) foldOrganization(ctx context.Context, id int64) (e *cryp
 		children db.EventChildren
 	)
 	for _, name := range []string{"radar", "signal"} {
-		var fds []*ast.Field
-		for _, fd := range fieldsNamed(f.Selections, name) {
-			if included(ctx, fd) {
-				fds = append(fds, fd)
-			}
-		}
+		fds := includedFieldsNamed(ctx, f.Selections, name)
 		switch len(fds) {
 		case 0:
 			continue
@@ -339,12 +334,7 @@ func (r *queryResolver) foldSignalHistory(ctx context.Context, id int64) (e *cry
 	if f == nil {
 		return nil, false, nil
 	}
-	var fds []*ast.Field
-	for _, fd := range fieldsNamed(f.Selections, "signalHistory") {
-		if included(ctx, fd) {
-			fds = append(fds, fd)
-		}
-	}
+	fds := includedFieldsNamed(ctx, f.Selections, "signalHistory")
 	if len(fds) != 1 {
 		return nil, false, nil
 	}
@@ -364,6 +354,18 @@ func (r *queryResolver) foldSignalHistory(ctx context.Context, id int64) (e *cry
 		l.HistoryByEntityID.Prime(ctx, key, rows)
 	}
 	return e, true, nil
+}
+
+// includedFieldsNamed returns the fields of sel named name (fieldsNamed)
+// that their own @skip and @include directives leave in the response.
+func includedFieldsNamed(ctx context.Context, sel ast.SelectionSet, name string) []*ast.Field {
+	var out []*ast.Field
+	for _, fd := range fieldsNamed(sel, name) {
+		if included(ctx, fd) {
+			out = append(out, fd)
+		}
+	}
+	return out
 }
 
 // included reports whether fd is in the response by its own @skip and
