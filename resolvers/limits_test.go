@@ -175,7 +175,21 @@ func TestOrganizationsAndMarkets(t *testing.T) {
 	require.EqualValues(t, 2, signal)
 
 	// A page of market views, or one organization's, is one statement:
-	// organizations, markets, sub-events and posts folded.
+	// organizations, markets, sub-events and posts folded, however many
+	// views and sub-events the page holds.
+	_, err = b.store.Bun.NewInsert().Model(&cryptointel.Market{ID: 2, EntityID: 102, Question: "Will it fork?", URL: "https://m.example/2",
+		Outcomes: []string{"Yes", "No"}, CreatedAt: b.now}).Exec(ctx)
+	require.NoError(t, err)
+	_, err = b.store.Bun.NewInsert().Model(&[]cryptointel.MarketSubevent{{ID: 8, MarketID: 2, Label: "Vote", SubeventType: "governance",
+		NormalizedTitle: "vote", InjectedSummary: "s"}, {ID: 9, MarketID: 2, Label: "Fork", SubeventType: "upgrade", NormalizedTitle: "fork",
+		InjectedSummary: "s"}}).Exec(ctx)
+	require.NoError(t, err)
+	_, err = b.store.Bun.NewInsert().Model(&[]cryptointel.MarketPost{{ID: 80, SubeventID: 8, Content: "a", PostedAt: b.now},
+		{ID: 90, SubeventID: 9, Content: "b", PostedAt: b.now}}).Exec(ctx)
+	require.NoError(t, err)
+	views = dig(b.mustRun(t, `{ marketViews { orgId events { subeventId posts { id } } } }`, nil), "marketViews").([]any)
+	require.Len(t, views, 2)
+	require.EqualValues(t, 90, dig(views, 1, "events", 1, "posts", 0, "id"))
 	for _, q := range []string{
 		`{ marketViews { orgId organization markets { id entity { id } } events { subeventId posts { id content } } } }`,
 		`{ marketViewsByOrganization(id: 101) { orgId organization markets { id entity { id } } events { subeventId posts { id } } } }`,
