@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/internal/memo"
 )
@@ -18,15 +16,18 @@ import (
 // SignalHistoryByEntityIDs returns, in one statement, the per-day event
 // counts of the given entities from the UTC day of from onwards. Days
 // without events are absent. Ordered by entity id, then newest day first.
-func SignalHistoryByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64, from time.Time) ([]cryptointel.HistoryDay, error) {
+func SignalHistoryByEntityIDs(ctx context.Context, q Querier, entityIDs []int64, from time.Time) ([]cryptointel.HistoryDay, error) {
 	out := []cryptointel.HistoryDay{}
 	if len(entityIDs) == 0 {
 		return out, nil
 	}
-	err := idb.NewRaw(signalHistorySQL("?", "?")+`
-		ORDER BY entity_id, day DESC`, pgArray(entityIDs), from.UTC().Truncate(cryptointel.Day)).Scan(ctx, &out)
+	rows, err := readRows(ctx, q, signalHistorySQL("$1::bigint[]", "$2::timestamptz")+`
+		ORDER BY entity_id, day DESC`, []any{entityIDs, from.UTC().Truncate(cryptointel.Day)}, historyDest, nil)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting signal history: %w", err)
+	}
+	for _, r := range rows {
+		out = append(out, *r)
 	}
 	return out, nil
 }

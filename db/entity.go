@@ -7,17 +7,16 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/internal/memo"
 	"github.com/cryptointel/cryptointel/search"
 )
 
 // ListEntities returns the entity directory ordered by id.
-func ListEntities(ctx context.Context, idb bun.IDB, limit, offset int) ([]*cryptointel.Entity, error) {
-	out := []*cryptointel.Entity{}
-	if err := idb.NewSelect().Model(&out).OrderExpr("id").Limit(int64(limit)).Offset(int64(offset)).Scan(ctx); err != nil {
+func ListEntities(ctx context.Context, q Querier, limit, offset int) ([]*cryptointel.Entity, error) {
+	out, err := readRows(ctx, q, "SELECT "+entityColumns+" FROM entities n ORDER BY n.id LIMIT $1 OFFSET $2",
+		[]any{limit, offset}, entityDest, utcEntity)
+	if err != nil {
 		return nil, fmt.Errorf("error listing entities: %w", err)
 	}
 	return out, nil

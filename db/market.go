@@ -7,20 +7,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/internal/memo"
 )
 
 // MarketsByEntityIDs returns the prediction markets about the given entities
 // in one statement, ordered by entity id then market id.
-func MarketsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64) ([]*cryptointel.Market, error) {
-	out := []*cryptointel.Market{}
+func MarketsByEntityIDs(ctx context.Context, q Querier, entityIDs []int64) ([]*cryptointel.Market, error) {
 	if len(entityIDs) == 0 {
-		return out, nil
+		return []*cryptointel.Market{}, nil
 	}
-	err := idb.NewSelect().Model(&out).Where("entity_id = ANY(?)", pgArray(entityIDs)).OrderExpr("entity_id, id").Scan(ctx)
+	out, err := readRows(ctx, q, "SELECT "+marketColumns+" FROM markets mk WHERE mk.entity_id = ANY($1::bigint[]) ORDER BY mk.entity_id, mk.id",
+		[]any{entityIDs}, marketDest, utcMarket)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting markets by entity ids: %w", err)
 	}
@@ -29,12 +27,12 @@ func MarketsByEntityIDs(ctx context.Context, idb bun.IDB, entityIDs []int64) ([]
 
 // MarketPostsBySubeventIDs returns the posts of the given sub-events in one
 // statement, ordered by sub-event id then newest first.
-func MarketPostsBySubeventIDs(ctx context.Context, idb bun.IDB, subeventIDs []int64) ([]*cryptointel.MarketPost, error) {
-	out := []*cryptointel.MarketPost{}
+func MarketPostsBySubeventIDs(ctx context.Context, q Querier, subeventIDs []int64) ([]*cryptointel.MarketPost, error) {
 	if len(subeventIDs) == 0 {
-		return out, nil
+		return []*cryptointel.MarketPost{}, nil
 	}
-	err := idb.NewSelect().Model(&out).Where("subevent_id = ANY(?)", pgArray(subeventIDs)).OrderExpr("subevent_id, posted_at DESC, id").Scan(ctx)
+	out, err := readRows(ctx, q, "SELECT "+marketPostColumns+" FROM market_posts mp WHERE mp.subevent_id = ANY($1::bigint[]) ORDER BY mp.subevent_id, mp.posted_at DESC, mp.id",
+		[]any{subeventIDs}, marketPostDest, utcMarketPost)
 	if err != nil {
 		return nil, fmt.Errorf("error selecting market posts by sub-event ids: %w", err)
 	}

@@ -2,12 +2,7 @@ package db
 
 import (
 	"strings"
-
-	"github.com/uptrace/bun/dialect/pgdialect"
 )
-
-// pgArray wraps ids so Bun sends them as one PostgreSQL array parameter.
-func pgArray(ids []int64) any { return pgdialect.Array(ids) }
 
 // Relationship directions, relative to the requested entity
 // (cryptointel.EntityRelationship.Direction).

@@ -277,8 +277,7 @@ func expandByEntity[K comparable](s *siblings, keys []K, id func(K) int64, with 
 
 // NewLoaders builds the loaders of one request over store.
 func NewLoaders(store *db.DB) *Loaders {
-	idb := store.Read   // the reads still on Bun
-	q := store.Reader() // the hot reads, on pgx (db/read.go)
+	q := store.Reader() // every read on pgx, routed (db/reader.go)
 	s := &siblings{}
 	l := &Loaders{sib: s}
 	entityIDs := func(ids []int64) []int64 { return s.expand(siblingEntities, ids) }
@@ -363,7 +362,7 @@ func NewLoaders(store *db.DB) *Loaders {
 			return m, nil
 		})
 	l.ReferencesByEntityID = newLevelLoader(entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Reference, error) {
-		rows, err := db.ReferencesByEntityIDs(ctx, idb, ids)
+		rows, err := db.ReferencesByEntityIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -374,7 +373,7 @@ func NewLoaders(store *db.DB) *Loaders {
 		return m, nil
 	})
 	l.MarketsByEntityID = newLevelLoader(entityIDs, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.Market, error) {
-		rows, err := db.MarketsByEntityIDs(ctx, idb, ids)
+		rows, err := db.MarketsByEntityIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -385,7 +384,7 @@ func NewLoaders(store *db.DB) *Loaders {
 		return m, nil
 	})
 	l.PostsBySubeventID = newLevelLoader(nil, func(ctx context.Context, ids []int64) (map[int64][]*cryptointel.MarketPost, error) {
-		rows, err := db.MarketPostsBySubeventIDs(ctx, idb, ids)
+		rows, err := db.MarketPostsBySubeventIDs(ctx, q, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -452,7 +451,7 @@ func NewLoaders(store *db.DB) *Loaders {
 			}
 			m := make(map[HistoryKey][]cryptointel.HistoryDay, len(keys))
 			for from, ids := range groups {
-				rows, err := db.SignalHistoryByEntityIDs(ctx, idb, ids, time.Unix(from, 0).UTC())
+				rows, err := db.SignalHistoryByEntityIDs(ctx, q, ids, time.Unix(from, 0).UTC())
 				if err != nil {
 					return nil, err
 				}

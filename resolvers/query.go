@@ -340,7 +340,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 
 // Organizations is the organization directory by id.
 func (r *queryResolver) Organizations(ctx context.Context, first *int, offset *int) ([]*cryptointel.Entity, error) {
-	ents, err := db.ListEntities(ctx, r.store.Read, graph.Bound(ctx, &cryptointel.OrganizationsFirst, first), graph.Bound(ctx, &cryptointel.OrganizationsOffset, offset))
+	ents, err := db.ListEntities(ctx, r.store.Reader(), graph.Bound(ctx, &cryptointel.OrganizationsFirst, first), graph.Bound(ctx, &cryptointel.OrganizationsOffset, offset))
 	if err != nil {
 		return nil, err
 	}

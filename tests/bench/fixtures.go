@@ -71,7 +71,7 @@ func prepareFixtures(ctx context.Context, o options) (*fixtures, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("error creating bench keys: %w", err)
 	}
-	ents, err := db.ListEntities(ctx, store.Bun, 400, 0)
+	ents, err := db.ListEntities(ctx, store.Pool, 400, 0)
 	if err != nil {
 		return nil, err
 	}
