@@ -48,12 +48,8 @@ func signalHistorySQL(ids, from string) string {
 		GROUP BY entity_id, day`
 }
 
-// The kinds of rows of EntityWithSignalHistory (historyLayout).
-const (
-	historyEntityKind = iota
-	historyDayKind
-)
-
+// historyLayout lays out EntityWithSignalHistory's rows: the
+// organization (entityWithKind), then its days.
 var historyLayout = func() *rowLayout {
 	var (
 		e cryptointel.Entity
@@ -67,9 +63,9 @@ func historyDest(h *cryptointel.HistoryDay, dst []any) []any {
 }
 
 // entityWithSignalHistorySQL is EntityWithSignalHistory's statement.
-var entityWithSignalHistorySQL = "SELECT " + historyLayout.selectList(historyEntityKind, entityColumns) +
+var entityWithSignalHistorySQL = "SELECT " + historyLayout.selectList(entityWithKind, entityColumns) +
 	" FROM entities n WHERE n.id = $1::bigint UNION ALL SELECT " +
-	historyLayout.selectList(historyDayKind, "h.entity_id, h.day, h.signal_count::int, h.radar_count::int") +
+	historyLayout.selectList(entityChildKind, "h.entity_id, h.day, h.signal_count::int, h.radar_count::int") +
 	" FROM (" + signalHistorySQL("ARRAY[$1::bigint]", "$2::timestamptz") + ") h"
 
 // EntityWithSignalHistory reads, in one statement, the entity id (nil
@@ -78,36 +74,17 @@ var entityWithSignalHistorySQL = "SELECT " + historyLayout.selectList(historyEnt
 // (fold_rows.go): an organization written with its history costs one
 // statement instead of two.
 func EntityWithSignalHistory(ctx context.Context, q Querier, id int64, from time.Time) (*cryptointel.Entity, []cryptointel.HistoryDay, error) {
-	rows, err := query(ctx, q, entityWithSignalHistorySQL, id, from.UTC().Truncate(cryptointel.Day))
-	if err != nil {
-		return nil, nil, fmt.Errorf("error selecting the organization with its signal history: %w", err)
-	}
-	var (
-		ent, e *cryptointel.Entity
-		h      cryptointel.HistoryDay
-		days   = []cryptointel.HistoryDay{}
-	)
-	err = historyLayout.scan(rows, "the organization with its signal history", func(kind int, buf []any) []any {
-		if kind == historyEntityKind {
-			e = new(cryptointel.Entity)
-			return entityDest(e, buf)
-		}
-		h = cryptointel.HistoryDay{}
-		return historyDest(&h, buf)
-	}, func(kind int) error {
-		if kind == historyEntityKind {
-			utcEntity(e)
-			ent = e
-			return nil
-		}
-		days = append(days, h)
-		return nil
-	})
+	e, rows, err := readEntityWith(ctx, q, historyLayout, "the organization with its signal history", entityWithSignalHistorySQL,
+		[]any{id, from.UTC().Truncate(cryptointel.Day)}, historyDest, nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	days := make([]cryptointel.HistoryDay, len(rows))
+	for i, r := range rows {
+		days[i] = *r
+	}
 	slices.SortFunc(days, func(a, b cryptointel.HistoryDay) int { return cmp.Compare(b.Day, a.Day) })
-	return ent, days, nil
+	return e, days, nil
 }
 
 // Briefs is what BriefsFolded reads: the organizations found, each one's

@@ -121,43 +121,76 @@ func ResolveEntitiesFolded(ctx context.Context, q Querier, name string, limit, o
 // them: by id), as typed rows (fold_rows.go): an entity written with its
 // references costs one statement instead of two.
 func EntityWithReferences(ctx context.Context, q Querier, id int64) (*cryptointel.Entity, []*cryptointel.Reference, error) {
-	rows, err := query(ctx, q, entityWithReferencesSQL, id)
+	e, refs, err := readEntityWith(ctx, q, entityReferencesLayout, "the entity with its references", entityWithReferencesSQL, []any{id},
+		referenceDest, func(r *cryptointel.Reference) { r.CreatedAt = r.CreatedAt.UTC() })
 	if err != nil {
-		return nil, nil, fmt.Errorf("error selecting the entity with its references: %w", err)
+		return nil, nil, err
+	}
+	slices.SortFunc(refs, func(a, b *cryptointel.Reference) int { return cmp.Compare(a.ID, b.ID) })
+	return e, refs, nil
+}
+
+// entityReferencesLayout lays out EntityWithReferences' rows: the entity
+// (entityWithKind), then its references.
+var entityReferencesLayout = func() *rowLayout {
+	var (
+		e cryptointel.Entity
+		r cryptointel.Reference
+	)
+	return newRowLayout(entityDest(&e, nil), referenceDest(&r, nil))
+}()
+
+// entityWithReferencesSQL is EntityWithReferences' statement: the entity
+// by its key, its references by entity_references_entity_idx.
+var entityWithReferencesSQL = "SELECT " + entityReferencesLayout.selectList(entityWithKind, entityColumns) + " FROM entities n WHERE n.id = $1::bigint" +
+	" UNION ALL SELECT " + entityReferencesLayout.selectList(entityChildKind, referenceColumns) + " FROM entity_references er WHERE er.entity_id = $1::bigint"
+
+// The kinds of rows of a statement that reads an entity with one kind of
+// child (readEntityWith).
+const (
+	entityWithKind = iota
+	entityChildKind
+)
+
+// readEntityWith runs sql, a statement of layout l whose rows are the
+// entity (entityWithKind; none when it does not exist) and its children
+// (entityChildKind, scanned by dest and put right by fix), and returns
+// them, the children in the statement's order. what names the read in
+// errors.
+func readEntityWith[T any](ctx context.Context, q Querier, l *rowLayout, what, sql string, args []any, dest func(*T, []any) []any, fix func(*T)) (*cryptointel.Entity, []*T, error) {
+	rows, err := query(ctx, q, sql, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("error selecting %s: %w", what, err)
 	}
 	var (
 		ent, e *cryptointel.Entity
-		ref    *cryptointel.Reference
-		refs   = []*cryptointel.Reference{}
+		x      *T
+		out    = []*T{}
 	)
-	err = resolveLayout.scan(rows, "the entity with its references", func(kind int, buf []any) []any {
-		if kind == resolveEntityKind {
+	err = l.scan(rows, what, func(kind int, buf []any) []any {
+		if kind == entityWithKind {
 			e = new(cryptointel.Entity)
 			return entityDest(e, buf)
 		}
-		ref = new(cryptointel.Reference)
-		return referenceDest(ref, buf)
+		x = new(T)
+		return dest(x, buf)
 	}, func(kind int) error {
-		if kind == resolveEntityKind {
+		if kind == entityWithKind {
 			utcEntity(e)
 			ent = e
 			return nil
 		}
-		ref.CreatedAt = ref.CreatedAt.UTC()
-		refs = append(refs, ref)
+		if fix != nil {
+			fix(x)
+		}
+		out = append(out, x)
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	slices.SortFunc(refs, func(a, b *cryptointel.Reference) int { return cmp.Compare(a.ID, b.ID) })
-	return ent, refs, nil
+	return ent, out, nil
 }
-
-// entityWithReferencesSQL is EntityWithReferences' statement: the entity
-// by its key, its references by entity_references_entity_idx.
-var entityWithReferencesSQL = "SELECT " + resolveLayout.selectList(resolveEntityKind, entityColumns) + " FROM entities n WHERE n.id = $1::bigint" +
-	" UNION ALL SELECT " + resolveLayout.selectList(resolveReferenceKind, referenceColumns) + " FROM entity_references er WHERE er.entity_id = $1::bigint"
 
 // resolveFoldedTexts keeps ResolveEntitiesFolded's texts, by long name
 // and refs.

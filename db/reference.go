@@ -20,27 +20,3 @@ func ReferencesByEntityIDs(ctx context.Context, q Querier, entityIDs []int64) ([
 	}
 	return out, nil
 }
-
-// readRows runs sql, whose columns are dest's, and returns its rows, each
-// scanned into a new T and then put right by fix (nil for nothing).
-func readRows[T any](ctx context.Context, q Querier, sql string, args []any, dest func(*T, []any) []any, fix func(*T)) ([]*T, error) {
-	rows, err := query(ctx, q, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []*T{}
-	var buf []any
-	for rows.Next() {
-		x := new(T)
-		buf = dest(x, buf[:0])
-		if err := rows.Scan(buf...); err != nil {
-			return nil, err
-		}
-		if fix != nil {
-			fix(x)
-		}
-		out = append(out, x)
-	}
-	return out, rows.Err()
-}
