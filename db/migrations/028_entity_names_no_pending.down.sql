@@ -1,0 +1,1 @@
+ALTER INDEX entity_names_trgm_idx RESET (fastupdate);
