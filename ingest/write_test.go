@@ -381,3 +381,30 @@ func mustInt(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+// TestIngestLeavesNoPendingIndexEntries checks that what ingest writes is
+// in the GIN indexes that searches and name lookups probe, and not in a
+// pending list that every probe reads in full until a vacuum merges it
+// (migrations 028 and 029): gin_clean_pending_list reports how many
+// pending pages it merged, and finds none on any of them.
+func TestIngestLeavesNoPendingIndexEntries(t *testing.T) {
+	t.Parallel()
+	b := setupIngest(t)
+	s := b.ingest(t, ingestFile, ingest.Options{})
+	require.Equal(t, 2, s.EventsChanged)
+	rows, err := b.store.Pool.Query(b.ctx, `
+		SELECT c.relname, gin_clean_pending_list(c.oid::regclass)
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+		WHERE i.indrelid IN ('events'::regclass, 'entity_names'::regclass) AND a.amname = 'gin'
+		ORDER BY c.relname`)
+	require.NoError(t, err)
+	pending := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var pages int64
+		require.NoError(t, rows.Scan(&name, &pages))
+		pending[name] = pages
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, map[string]int64{"entity_names_trgm_idx": 0, "events_search_day_idx": 0, "events_search_idx": 0}, pending)
+}

@@ -167,13 +167,13 @@ func streamFixtures(ctx context.Context, o options, n int) ([]string, int64, err
 const deleteStreamEventsSQL = `DELETE FROM events WHERE id >= $1`
 
 // removeStreamEvents removes the events the scenario ingested, once it is
-// measured, and empties the search indexes' pending lists of them. Left
-// in place until the next run's streamFixtures, they were the newest
-// events of the benchmark database, hours newer than the seed: the next
-// run's searches then walked empty hours down to the seeded events, and
-// every day step read the pending lists in full (news-style searches cost
-// PostgreSQL three times as much, tests/bench/NOTES.md). The rows of the
-// next run measure the database as seeded.
+// measured. Left in place until the next run's streamFixtures, they were
+// the newest events of the benchmark database, hours newer than the seed:
+// the next run's searches then walked empty hours down to the seeded
+// events (news-style searches cost PostgreSQL three times as much,
+// tests/bench/NOTES.md, with the search indexes' pending lists, which
+// migration 029 removed). The rows of the next run measure the database
+// as seeded.
 func removeStreamEvents(ctx context.Context, o options) error {
 	store, err := db.Open(ctx, o.databaseURL, db.Options{MaxConns: 1})
 	if err != nil {
@@ -183,11 +183,6 @@ func removeStreamEvents(ctx context.Context, o options) error {
 	tag, err := store.Pool.Exec(ctx, deleteStreamEventsSQL, streamEventBase)
 	if err != nil {
 		return fmt.Errorf("error deleting the stream events: %w", err)
-	}
-	if _, err := store.Pool.Exec(ctx, `SELECT gin_clean_pending_list(c.oid::regclass)
-		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-		WHERE i.indrelid = 'events'::regclass AND a.amname = 'gin'`); err != nil {
-		return fmt.Errorf("error cleaning the search indexes' pending lists: %w", err)
 	}
 	log.Printf("live push: removed its %d events", tag.RowsAffected())
 	return nil
