@@ -533,7 +533,7 @@ func candidateStatementSQL(ctes, ids string) string {
 	)
 	SELECT e.id, e.latest_evidence_at, coalesce(e.significance, 0), e.search,
 	       ARRAY(SELECT ee.entity_id * 2 + (ee.role = 'owner')::int FROM event_entities ee
-	             WHERE ee.event_id = e.id ORDER BY ee.role = 'owner' DESC, ee.position, ee.entity_id),
+	             WHERE ee.event_id = e.id ORDER BY ee.role, ee.entity_id),
 	       e.title, e.category
 	FROM events e
 	WHERE e.id = ANY (ARRAY(` + ids + `SELECT id FROM ent))

@@ -267,7 +267,10 @@ type candidate struct {
 	at           time.Time
 	significance float64
 	// ents are the entities the event names, entity id times two plus one
-	// for an owner, owners first.
+	// for an owner: owners first, each role's by id (event_entities_pkey's
+	// order, which the search statement reads from the index alone, with
+	// no sort), so that two events naming the same entities in the same
+	// roles have equal ents whatever their positions.
 	ents []int64
 	// title and category, for collapsing reports of one story and the
 	// facets.

@@ -247,6 +247,30 @@ func TestSearchOneStoryOnce(t *testing.T) {
 	require.Equal(t, 5, n)
 }
 
+// TestSearchOneStoryWhateverTheOrderOfItsEntities: two sources naming
+// the same participants in another order tell one story (the order of an
+// event's entities is its source's, not the story's).
+func TestSearchOneStoryWhateverTheOrderOfItsEntities(t *testing.T) {
+	t.Parallel()
+	b := setupReading(t)
+	b.insertEvents(t, []searchFixtureEvent{
+		{id: 420, title: "Bridge halts withdrawals for six hours after exploit", age: 2 * time.Hour,
+			owner: entSolana, participants: []int64{entEthereum, entOptimism}},
+		{id: 421, title: "Bridge halts withdrawals for 6 hours after exploit", age: 3 * time.Hour,
+			owner: entSolana, participants: []int64{entOptimism, entEthereum}},
+	})
+	res := b.searchWith(t, "bridge halts withdrawals", search.SearchOptions{Limit: 10})
+	var hits []search.EventMatch
+	for _, m := range res.Matches {
+		if m.EventID == 420 || m.EventID == 421 {
+			hits = append(hits, m)
+		}
+	}
+	require.Len(t, hits, 1, "one hit for the story: %v", matchEventIDs(res.Matches))
+	other := map[int64]int64{420: 421, 421: 420}[hits[0].EventID]
+	require.Equal(t, []int64{other}, hits[0].AlsoReportedAs)
+}
+
 // TestSearchRefusesBadOptions: clear EINVALID errors, never a search.
 func TestSearchRefusesBadOptions(t *testing.T) {
 	t.Parallel()
