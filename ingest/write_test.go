@@ -399,12 +399,9 @@ func TestIngestLeavesNoPendingIndexEntries(t *testing.T) {
 		ORDER BY c.relname`)
 	require.NoError(t, err)
 	pending := map[string]int64{}
-	for rows.Next() {
-		var name string
-		var pages int64
-		require.NoError(t, rows.Scan(&name, &pages))
-		pending[name] = pages
-	}
-	require.NoError(t, rows.Err())
+	var name string
+	var pages int64
+	_, err = pgx.ForEachRow(rows, []any{&name, &pages}, func() error { pending[name] = pages; return nil })
+	require.NoError(t, err)
 	require.Equal(t, map[string]int64{"entity_names_trgm_idx": 0, "events_search_day_idx": 0, "events_search_idx": 0}, pending)
 }
