@@ -584,6 +584,69 @@ func TestSearchCorpusStatsFollowIngest(t *testing.T) {
 	require.Equal(t, int64(0), df("exploit"))
 }
 
+// TestSearchCorpusSpanFollowsRemovals checks that the span of times the
+// corpus records (where probes start, what a search without a clock reads
+// its time words against) is the events' own after every delete and
+// update, not only after inserts: a future-dated event deleted again, the
+// oldest event deleted, an event moved back in time and forward again, and
+// a removal that commits after another writer's insert.
+func TestSearchCorpusSpanFollowsRemovals(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	requireSpan := func(msg string) {
+		t.Helper()
+		var first, last, lo, hi time.Time
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT c.first_at, c.last_at, e.lo, e.hi FROM search_corpus c,
+			(SELECT min(latest_evidence_at) AS lo, max(latest_evidence_at) AS hi FROM events) e`).Scan(&first, &last, &lo, &hi))
+		require.True(t, first.Equal(lo), "%s: first_at %s, oldest event %s", msg, first, lo)
+		require.True(t, last.Equal(hi), "%s: last_at %s, newest event %s", msg, last, hi)
+	}
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := b.store.Pool.Exec(b.ctx, sql, args...)
+		require.NoError(t, err, sql)
+	}
+	// With no clock given, "today" is the newest event's day.
+	today := func() []int64 {
+		t.Helper()
+		res, err := db.SearchEvents(b.ctx, b.store.Pool, "exploit today", b.now.Add(-30*24*time.Hour), 10)
+		require.NoError(t, err)
+		return matchEventIDs(res.Matches)
+	}
+	requireSpan("as inserted")
+	want := today()
+	require.Contains(t, want, int64(3), "the exploit three hours before the newest event")
+
+	exec(`INSERT INTO events (id, title, category, latest_evidence_at) VALUES (60, 'Walrus exploit', 'security', $1)`, b.now.AddDate(1, 0, 0))
+	requireSpan("a year ahead, mistyped")
+	exec(`DELETE FROM events WHERE id = 60`)
+	requireSpan("the mistyped event deleted")
+	require.Equal(t, want, today(), "today is the newest event's day again")
+
+	exec(`DELETE FROM events WHERE id = 4`)
+	requireSpan("the oldest event deleted")
+	exec(`UPDATE events SET latest_evidence_at = $1 WHERE id = 5`, b.now.Add(-100*24*time.Hour))
+	requireSpan("an event moved back before the oldest")
+	exec(`UPDATE events SET latest_evidence_at = $1 WHERE id = 5`, b.now.Add(-5*time.Hour))
+	requireSpan("and forward again")
+	exec(`UPDATE events SET latest_evidence_at = $1 WHERE id = 11`, b.now.Add(-20*time.Minute))
+	requireSpan("the newest event moved back")
+
+	// The newest event is deleted in a transaction that commits after
+	// another writer's older insert: the span read again sees the insert.
+	tx, err := b.store.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(b.ctx) //nolint:errcheck
+	_, err = tx.Exec(b.ctx, `DELETE FROM events WHERE id = 11`)
+	require.NoError(t, err)
+	exec(`INSERT INTO events (id, title, category, latest_evidence_at) VALUES (61, 'Walrus exploit', 'security', $1)`, b.now.Add(-30*time.Minute))
+	require.NoError(t, tx.Commit(b.ctx))
+	requireSpan("the newest deleted while another writer inserted")
+	var last time.Time
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT last_at FROM search_corpus`).Scan(&last))
+	require.True(t, last.Equal(b.now.Add(-30*time.Minute)), "last_at %s", last)
+}
+
 // TestSearchThesaurusAndRarity checks the search-engine behaviour: a
 // synonym finds what the typed word does not (below typed matches), the
 // rarer of two words decides, and equal texts are ordered by recency.

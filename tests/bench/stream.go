@@ -172,8 +172,11 @@ const deleteStreamEventsSQL = `DELETE FROM events WHERE id >= $1`
 // the next run's searches then walked empty hours down to the seeded
 // events (news-style searches cost PostgreSQL three times as much,
 // tests/bench/NOTES.md, with the search indexes' pending lists, which
-// migration 029 removed). The rows of the next run measure the database
-// as seeded.
+// migration 029 removed). Until migration 030 deleting them was not
+// enough: the search corpus kept their newest time as its own, and every
+// later run's searches walked the same empty hours (2.5 times the
+// PostgreSQL CPU, tests/bench/NOTES.md). The rows of the next run measure
+// the database as seeded.
 func removeStreamEvents(ctx context.Context, o options) error {
 	store, err := db.Open(ctx, o.databaseURL, db.Options{MaxConns: 1})
 	if err != nil {
