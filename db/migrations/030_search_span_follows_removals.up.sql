@@ -26,21 +26,24 @@ DECLARE
     lo timestamptz;
     hi timestamptz;
 BEGIN
-    SELECT min(gone_first), max(gone_last) INTO lo, hi
-    FROM search_stats_pending WHERE xact = NEW.xact AND term IS NULL;
+    -- The fold of migration 009, which now also returns the span the
+    -- transaction took away (data-modifying WITH queries run to completion
+    -- whether or not the main query reads them).
     WITH d AS (
         DELETE FROM search_stats_pending WHERE xact = NEW.xact
-        RETURNING term, delta, docs, lexemes, first_at, last_at
+        RETURNING term, delta, docs, lexemes, first_at, last_at, gone_first, gone_last
     ), t AS (
         INSERT INTO search_terms AS t (term, df)
         SELECT term, sum(delta) FROM d WHERE term IS NOT NULL GROUP BY term HAVING sum(delta) <> 0 ORDER BY term
         ON CONFLICT (term) DO UPDATE SET df = t.df + EXCLUDED.df
+    ), u AS (
+        UPDATE search_corpus c SET docs = c.docs + s.n, lexemes = c.lexemes + s.l,
+            first_at = least(c.first_at, s.lo), last_at = greatest(c.last_at, s.hi)
+        FROM (SELECT coalesce(sum(docs), 0) AS n, coalesce(sum(lexemes), 0) AS l, min(first_at) AS lo, max(last_at) AS hi
+              FROM d WHERE term IS NULL) s
+        WHERE c.id AND (s.n <> 0 OR s.l <> 0 OR s.hi IS NOT NULL)
     )
-    UPDATE search_corpus c SET docs = c.docs + s.n, lexemes = c.lexemes + s.l,
-        first_at = least(c.first_at, s.lo), last_at = greatest(c.last_at, s.hi)
-    FROM (SELECT coalesce(sum(docs), 0) AS n, coalesce(sum(lexemes), 0) AS l, min(first_at) AS lo, max(last_at) AS hi
-          FROM d WHERE term IS NULL) s
-    WHERE c.id AND (s.n <> 0 OR s.l <> 0 OR s.hi IS NOT NULL);
+    SELECT min(gone_first), max(gone_last) INTO lo, hi FROM d WHERE term IS NULL;
     IF hi IS NOT NULL THEN
         PERFORM 1 FROM search_corpus WHERE id FOR UPDATE;
         UPDATE search_corpus c
