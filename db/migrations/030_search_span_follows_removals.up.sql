@@ -15,10 +15,11 @@
 -- The removal triggers now record the span of the times they take away
 -- (gone_first, gone_last). When that span reaches an end of the corpus's,
 -- the fold reads the span again from events_recency_idx (two index
--- descents) once it holds the corpus row's lock, in a statement of its
--- own: under READ COMMITTED that statement's snapshot sees every
--- transaction that folded before it, so a concurrent writer's newer event
--- is never dropped from the span. Other removals cost nothing more.
+-- descents) in a statement of its own, after its update of the corpus row
+-- has taken that row's lock: under READ COMMITTED the statement's snapshot
+-- sees every transaction that folded before it, so a concurrent writer's
+-- newer event is never dropped from the span. Other removals cost nothing
+-- more.
 ALTER TABLE search_stats_pending ADD COLUMN gone_first timestamptz, ADD COLUMN gone_last timestamptz;
 
 CREATE OR REPLACE FUNCTION search_stats_fold() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -44,8 +45,9 @@ BEGIN
         WHERE c.id AND (s.n <> 0 OR s.l <> 0 OR s.hi IS NOT NULL)
     )
     SELECT min(gone_first), max(gone_last) INTO lo, hi FROM d WHERE term IS NULL;
+    -- A removal always changes the counts or the newest time, so u has
+    -- updated the corpus row: this transaction holds its lock until commit.
     IF hi IS NOT NULL THEN
-        PERFORM 1 FROM search_corpus WHERE id FOR UPDATE;
         UPDATE search_corpus c
         SET first_at = (SELECT min(latest_evidence_at) FROM events),
             last_at = (SELECT max(latest_evidence_at) FROM events)
