@@ -115,3 +115,21 @@ func FilterSearchStatementForTest(ctx context.Context, q Querier, query string, 
 // DayQueryForTest is a probe's tsquery at day, as the probe asks
 // events_search_day_idx for it.
 var DayQueryForTest = dayQuery
+
+// LexemeBitsForTest is the bits a lexeme sets in the two words of a
+// link's signature (migration 031's search_signature).
+var LexemeBitsForTest = lexemeBits
+
+// WalkSignaturesOffForTest returns a filtered search statement's arguments
+// with every probe's signature test passing every link: the statement as it
+// ran before signatures.
+func WalkSignaturesOffForTest(args []any) []any {
+	out := append([]any(nil), args...)
+	a, _ := out[10].([]*int64)
+	off := make([]*int64, len(a))
+	for i := 0; i < len(off); i += walkSignatureSlots {
+		off[i] = new(int64)
+	}
+	out[10], out[11] = off, off
+	return out
+}

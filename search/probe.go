@@ -448,35 +448,62 @@ const filterWalkRows = 1000
 // stops at its $8th match: a probe of common words reads the walk's
 // newest events only, and the walk reads no further than its deepest
 // probe (the CTE is read as its probes ask for rows, each from its first
-// row, in the walk's order). Of an entity's events only the ids are read
-// from event_entities, from its recency index alone when no category
-// filters them (walkShape): the category was a heap fetch for each.
+// row, in the walk's order).
+//
+// Of an entity's events the walk reads the ids and the signatures of their
+// words (migration 031) from event_entities, from its recency index alone
+// when no category filters them (walkShape: the category was a heap fetch
+// for each), and each probe looks up only the events whose signature may
+// hold its words (walkSignatureSQL): a probe whose words are rare among
+// the entity's events read all 1,000 of them, four buffers each, where it
+// now reads their signatures and the few events that pass.
 var walkSQL = func() map[walkShape]string {
 	out := map[walkShape]string{}
-	for _, sh := range []walkShape{{entity: true}, {entity: true, category: true}, {category: true}} {
-		out[sh] = candidateStatementSQL(`
+	for _, sh := range []walkShape{{entity: true}, {entity: true, category: true}, {entity: true, several: true},
+		{entity: true, several: true, category: true}, {category: true}} {
+		probes := `
 	probes AS MATERIALIZED (
 		SELECT p.i::int AS i, p.q::tsquery AS q FROM unnest($9::text[]) WITH ORDINALITY AS p(q, i)
-	),
+	),`
+		match := `
+			SELECT w.id FROM walk w WHERE w.search @@ p.q LIMIT $8`
+		if sh.entity {
+			probes = `
+	probes AS MATERIALIZED (
+		SELECT p.i::int AS i, p.q::tsquery AS q` + walkSignatureColumns() + `
+		FROM unnest($9::text[]) WITH ORDINALITY AS p(q, i)
+	),`
+			// OFFSET 0 keeps the lookup a subquery, run for each link
+			// that passes as the probe asks.
+			match = `
+			SELECT w.event_id AS id FROM walk w CROSS JOIN LATERAL (
+				SELECT e.search FROM events e
+				WHERE e.id = w.event_id AND (NOT $6::bool OR e.significance IS NOT NULL)
+				OFFSET 0
+			) x
+			WHERE ` + walkSignatureSQL("w", "p") + ` AND x.search @@ p.q
+			LIMIT $8`
+		}
+		out[sh] = candidateStatementSQL(probes+`
 	walk AS MATERIALIZED (`+walkEventsSQL(sh)+`
 	),
 	s AS MATERIALIZED (
-		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (
-			SELECT w.id FROM walk w WHERE w.search @@ p.q LIMIT $8
+		SELECT p.i, x.id FROM probes p CROSS JOIN LATERAL (`+match+`
 		) x
 	),`, "SELECT id FROM s UNION ")
 	}
 	return out
 }()
 
-// walkShape is the filters a walk reads its events by: an entity, a
-// category or both.
+// walkShape is the filters a walk reads its events by: an entity (or
+// several), a category or both.
 type walkShape struct {
-	entity, category bool
+	entity, several, category bool
 }
 
 // walkEventsSQL is the walk of shape sh: the newest $10 events passing
-// the filters, newest first, with their search vectors.
+// the filters, newest first: a category's with their search vectors, an
+// entity's as their links' ids and signatures.
 func walkEventsSQL(sh walkShape) string {
 	if !sh.entity {
 		return `
@@ -492,28 +519,61 @@ func walkEventsSQL(sh walkShape) string {
 		category = `
 				  AND ee.category = $5::text`
 	}
-	// An event two of the entities name is one event of the walk; the
-	// events are read one by one in the ids' order (OFFSET 0 keeps the
-	// lookup a subquery, run for each id as the probes ask).
+	if !sh.several {
+		// One entity's links, read in the index's order.
+		return `
+		SELECT ee.latest_evidence_at, ee.event_id, ee.sig_a, ee.sig_b FROM event_entities ee
+		WHERE ee.entity_id = ($7::bigint[])[1] AND ee.latest_evidence_at >= $1
+		  AND ($4::timestamptz IS NULL OR ee.latest_evidence_at < $4::timestamptz)` + category + `
+		ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
+		LIMIT $10`
+	}
+	// An event two of the entities name is one event of the walk.
 	return `
-		SELECT x.id, x.search FROM (
-			SELECT DISTINCT w.latest_evidence_at, w.event_id FROM (
-				SELECT w.latest_evidence_at, w.event_id FROM unnest($7::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
-					SELECT ee.event_id, ee.latest_evidence_at FROM event_entities ee
-					WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
-					  AND ($4::timestamptz IS NULL OR ee.latest_evidence_at < $4::timestamptz)` + category + `
-					ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
-					LIMIT $10
-				) w
-				ORDER BY w.latest_evidence_at DESC, w.event_id DESC
+		SELECT DISTINCT w.latest_evidence_at, w.event_id, w.sig_a, w.sig_b FROM (
+			SELECT w.latest_evidence_at, w.event_id, w.sig_a, w.sig_b FROM unnest($7::bigint[]) AS l(entity_id) CROSS JOIN LATERAL (
+				SELECT ee.event_id, ee.latest_evidence_at, ee.sig_a, ee.sig_b FROM event_entities ee
+				WHERE ee.entity_id = l.entity_id AND ee.latest_evidence_at >= $1
+				  AND ($4::timestamptz IS NULL OR ee.latest_evidence_at < $4::timestamptz)` + category + `
+				ORDER BY ee.latest_evidence_at DESC, ee.event_id DESC
 				LIMIT $10
 			) w
 			ORDER BY w.latest_evidence_at DESC, w.event_id DESC
-		) i CROSS JOIN LATERAL (
-			SELECT e.id, e.search FROM events e
-			WHERE e.id = i.event_id AND (NOT $6::bool OR e.significance IS NOT NULL)
-			OFFSET 0
-		) x`
+			LIMIT $10
+		) w
+		ORDER BY w.latest_evidence_at DESC, w.event_id DESC`
+}
+
+// walkSignatureColumns are a probe's signature test as columns of the
+// probes CTE, read once a probe from $11 and $12 (signature.go), which
+// hold walkSignatureSlots of each probe in turn: a1 to a8 and b1 to b8,
+// the bits each clause of the probe's words sets in the two words of a
+// signature, NULL past its clauses.
+func walkSignatureColumns() string {
+	var b strings.Builder
+	for _, arg := range []string{"a", "b"} {
+		param := map[string]string{"a": "$11", "b": "$12"}[arg]
+		for i := 1; i <= walkSignatureSlots; i++ {
+			n := strconv.Itoa(i)
+			b.WriteString(",\n\t\t       (" + param + "::bigint[])[(p.i::int - 1) * " + strconv.Itoa(walkSignatureSlots) + " + " + n + "] AS " + arg + n)
+		}
+	}
+	return b.String()
+}
+
+// walkSignatureSQL is the signature test of the link w for probe p
+// (walkSignatureColumns): the link passes when its signature holds every
+// bit of one of the probe's clauses, or it has none (a clause of no bits
+// passes every link). A NULL clause passes nothing.
+func walkSignatureSQL(w, p string) string {
+	var b strings.Builder
+	b.WriteString("(" + w + ".sig_a IS NULL")
+	for i := 1; i <= walkSignatureSlots; i++ {
+		a, bb := p+".a"+strconv.Itoa(i), p+".b"+strconv.Itoa(i)
+		b.WriteString("\n\t\t\t\tOR (" + w + ".sig_a & " + a + " = " + a + " AND " + w + ".sig_b & " + bb + " = " + bb + ")")
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // candidateStatementSQL is the search statement whose probes' matches are
@@ -589,7 +649,18 @@ func (a *searchAnalysis) candidateStatement(since time.Time, depth int, f search
 		for i := range ps {
 			pq[i] = &ps[i].tsq
 		}
-		return walkSQL[walkShape{entity: len(f.entities) > 0, category: f.category != ""}], append(args, k, pq, filterWalkRows), links
+		args = append(args, k, pq, filterWalkRows)
+		if len(f.entities) > 0 {
+			// Each probe looks up only the events whose words may
+			// match it (walkSignatures).
+			tsqs := make([]string, len(ps))
+			for i := range ps {
+				tsqs[i] = ps[i].tsq
+			}
+			sa, sb := walkSignatures(tsqs)
+			args = append(args, sa, sb)
+		}
+		return walkSQL[walkShape{entity: len(f.entities) > 0, several: len(f.entities) > 1, category: f.category != ""}], args, links
 	}
 	var (
 		pq, gb, gd []*string

@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -872,6 +873,144 @@ func TestSearchFilterWalkStopsAtItsMatches(t *testing.T) {
 		}
 		require.Len(t, res.Matches, 10, "%v", ents)
 	}
+}
+
+// TestSearchFilterWalkReadsSignatures checks that an entity-filtered
+// search looks up only the walked events whose words may match a probe:
+// each link carries its event's word signature (migration 031), which the
+// walk reads from the entity's recency index. A word only the entity's
+// oldest event holds was 300 lookups, one per event walked. The signature
+// is set when a link is written and follows its event's words, and the
+// statement finds what it finds with every link looked up.
+func TestSearchFilterWalkReadsSignatures(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	const entWalrus, entOstrich = 951, 952
+	b.insertEntities(t, []searchFixtureEntity{{entWalrus, "Walrus", "Walrus", nil, 300, "project"},
+		{entOstrich, "Ostrich", "Ostrich", nil, 1, "project"}})
+	var evs []searchFixtureEvent
+	for i := range 300 {
+		evs = append(evs, searchFixtureEvent{id: int64(3000 + i), title: fmt.Sprintf("Validator upgrade report %d", i),
+			age: time.Duration(i+1) * 17 * time.Minute, owner: entWalrus})
+	}
+	evs[299].title = "Zebra crossing validator report"
+	b.insertEvents(t, evs)
+	conn := planConn(t, b)
+	_, err := conn.Exec(b.ctx, "VACUUM (ANALYZE) event_entities")
+	require.NoError(t, err)
+	since := b.now.Add(-30 * 24 * time.Hour)
+	filtered := func(query string, ents ...int64) []int64 {
+		t.Helper()
+		res, err := db.SearchEventsWith(b.ctx, b.store.Pool, query, search.SearchOptions{Since: since, Limit: 10, EntityIDs: ents, NoCollapse: true})
+		require.NoError(t, err, query)
+		ids := []int64{}
+		for _, m := range res.Matches {
+			ids = append(ids, m.EventID)
+		}
+		return ids
+	}
+
+	// Every link holds the bits of each of its event's words, as the
+	// service computes them.
+	checkSignatures := func() {
+		t.Helper()
+		rows, err := b.store.Pool.Query(b.ctx, `SELECT ee.event_id, ee.entity_id, ee.sig_a, ee.sig_b, tsvector_to_array(e.search)
+			FROM event_entities ee JOIN events e ON e.id = ee.event_id`)
+		require.NoError(t, err)
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var ev, ent int64
+			var sa, sb *int64
+			var lexemes []string
+			require.NoError(t, rows.Scan(&ev, &ent, &sa, &sb, &lexemes))
+			require.NotNil(t, sa, "event %d, entity %d: no signature", ev, ent)
+			require.NotNil(t, sb, "event %d, entity %d: no signature", ev, ent)
+			require.NotEmpty(t, lexemes)
+			for _, l := range lexemes {
+				la, lb := search.LexemeBitsForTest(l)
+				require.True(t, *sa&la == la && *sb&lb == lb, "event %d: %q not in its signature", ev, l)
+			}
+			n++
+		}
+		require.NoError(t, rows.Err())
+		require.Greater(t, n, 300)
+	}
+	checkSignatures()
+
+	st, err := search.FilterSearchStatementForTest(b.ctx, conn, "zebra", since, 10, "", []int64{entWalrus})
+	require.NoError(t, err)
+	text := explainAnalyzeGeneric(t, b.ctx, conn, st.SQL, st.Args...)
+	require.Less(t, lookups(t, text), 30, "the walk looks up only the events that may hold the word:\n%s", text)
+	off := explainAnalyzeGeneric(t, b.ctx, conn, st.SQL, search.WalkSignaturesOffForTest(st.Args)...)
+	require.Equal(t, 300, lookups(t, off), "without signatures every event walked is looked up:\n%s", off)
+	require.Equal(t, []int64{3299}, filtered("zebra", entWalrus))
+
+	// An event whose words change carries its new words into its links.
+	// (An event the entity's newest twenty would not hold: those are
+	// candidates whatever their words.)
+	_, err = b.store.Pool.Exec(b.ctx, "UPDATE events SET summary = 'A zebra stood on the validator' WHERE id = 3150")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []int64{3150, 3299}, filtered("zebra", entWalrus))
+	// A link written later takes its event's words.
+	_, err = b.store.Pool.Exec(b.ctx, `INSERT INTO event_entities (event_id, entity_id, role, latest_evidence_at)
+		SELECT id, $1, 'participant', latest_evidence_at FROM events WHERE id = 3299`, entOstrich)
+	require.NoError(t, err)
+	require.Equal(t, []int64{3299}, filtered("zebra crossing", entOstrich))
+	checkSignatures()
+
+	// The statement finds what it finds with every link looked up.
+	for _, c := range []struct {
+		query string
+		ents  []int64
+	}{
+		{"zebra", []int64{entWalrus}},
+		{"validator upgrade", []int64{entWalrus}},
+		{"zebra validator", []int64{entWalrus, entOstrich}},
+		{"exploit bridge", []int64{entEthereum}},
+		{"bridge hacked", []int64{entEthena, entUniswapLabs}},
+		{"staking record", []int64{entEthereum}},
+		{"report", []int64{entWalrus}},
+	} {
+		st, err := search.FilterSearchStatementForTest(b.ctx, conn, c.query, since, 10, "", c.ents)
+		require.NoError(t, err, c.query)
+		ids := func(args []any) []int64 {
+			rows, err := b.store.Pool.Query(b.ctx, st.SQL, args...)
+			require.NoError(t, err, c.query)
+			defer rows.Close()
+			var out []int64
+			for rows.Next() {
+				vals, err := rows.Values()
+				require.NoError(t, err)
+				out = append(out, vals[0].(int64))
+			}
+			require.NoError(t, rows.Err(), c.query)
+			slices.Sort(out)
+			return out
+		}
+		with := ids(st.Args)
+		require.NotEmpty(t, with, c.query)
+		require.Equal(t, ids(search.WalkSignaturesOffForTest(st.Args)), with, c.query)
+	}
+}
+
+// lookups is how many times a filtered search statement's probes looked an
+// event up by id (the walk's events_pkey scans), from its EXPLAIN ANALYZE.
+func lookups(t *testing.T, text string) int {
+	t.Helper()
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.Contains(l, "Index Scan using events_pkey on events e_") {
+			continue
+		}
+		at := strings.Index(l, " loops=")
+		require.Positive(t, at, l)
+		var loops int
+		_, err := fmt.Sscanf(l[at:], " loops=%d", &loops)
+		require.NoError(t, err, l)
+		n += loops
+	}
+	return n
 }
 
 // explainAnalyzeGeneric runs sql with args under EXPLAIN ANALYZE as the
