@@ -1,7 +1,6 @@
 package search
 
 import (
-	"crypto/md5"
 	"slices"
 	"strings"
 )
@@ -9,8 +8,8 @@ import (
 // An entity-filtered search's walk (walkSQL) tests each walked event's
 // words against the probes. Each link of event_entities carries a
 // signature of its event's words (migration 031): two 64-bit words in
-// which each of the event's lexemes sets one bit, chosen by the first and
-// the second byte of the lexeme's MD5 (six bits each). A probe looks an
+// which each of the event's lexemes sets one bit, chosen by the low six
+// bits of the lexeme's hashtext and by the six above them. A probe looks an
 // event up only when its signature holds every bit of one of the probe's
 // clauses: an event holding a clause's lexemes holds their bits, so no
 // match is lost, and most events without them are not fetched.
@@ -26,8 +25,8 @@ const maxClauses = 64
 // lexemeBits are the bits lexeme sets in the two words of a signature
 // (search_signature of migration 031).
 func lexemeBits(lexeme string) (a, b int64) {
-	d := md5.Sum([]byte(lexeme))
-	return int64(uint64(1) << (d[0] & 63)), int64(uint64(1) << (d[1] & 63))
+	h := hashText(lexeme)
+	return int64(uint64(1) << (h & 63)), int64(uint64(1) << (h >> 6 & 63))
 }
 
 // walkSignatures are the walk's signature tests of the probes tsqs

@@ -72,3 +72,22 @@ func TestProbeSignature(t *testing.T) {
 	require.Equal(t, int64(0), *sa[walkSignatureSlots])
 	require.Nil(t, sa[walkSignatureSlots+1])
 }
+
+// TestHashText checks hashText against PostgreSQL 15's hashtext of the
+// same strings (select hashtext(s)): empty, each tail length class, a
+// whole block and one byte more, multibyte text, three blocks and one.
+func TestHashText(t *testing.T) {
+	for s, want := range map[string]int32{
+		"":                                      -1477818771,
+		"abcd":                                  -393934804,
+		"hack":                                  1063853900,
+		"exchang":                               -1126830586,
+		"abcdefghijkl":                          -1586087212,
+		"abcdefghijklm":                         405849808,
+		"überweisung":                           -1647265343,
+		"日本語テキスト":                               -1595187616,
+		"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz": 1880094090,
+	} {
+		require.Equal(t, want, int32(hashText(s)), "%q", s)
+	}
+}

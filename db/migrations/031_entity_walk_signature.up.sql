@@ -7,14 +7,17 @@
 -- search).
 --
 -- Each link now carries a signature of its event's words: two 64-bit
--- words, each lexeme setting one bit in each (the first two bytes of the
--- lexeme's MD5, six bits each: a Bloom filter of two hashes). The
--- entity's recency index includes it, so the walk tests a probe's words
--- against the signature from the index alone and looks up only the events
--- that may match: a lexeme the event holds always has its bits set, so no
--- match is lost. MD5 is fixed by its standard, so the signatures stay valid
--- across PostgreSQL versions, and the service computes a query's bits the
--- same way (search/signature.go).
+-- words, each lexeme setting one bit in each (the low six bits of the
+-- lexeme's hashtext, and the six above them: a Bloom filter of two
+-- hashes). The entity's recency index includes it, so the walk tests a
+-- probe's words against the signature from the index alone and looks up
+-- only the events that may match: a lexeme the event holds always has its
+-- bits set, so no match is lost. The service computes a query's bits with
+-- the same function (search/hashtext.go; TestSearchFilterWalkReadsSignatures
+-- compares them with PostgreSQL's). hashtext is the hash of hash indexes
+-- and hash partitions, which pg_upgrade carries over as they are, so it
+-- does not change between versions; MD5 would cost five times as much a
+-- link written.
 --
 -- The links' signatures follow their event: a link takes its event's
 -- signature when written, and an event whose words change rewrites its
@@ -22,8 +25,8 @@
 -- before.
 CREATE FUNCTION search_signature(v tsvector, OUT a bigint, OUT b bigint)
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    AS $$ SELECT bit_or(1::bigint << (get_byte(d, 0) & 63)), bit_or(1::bigint << (get_byte(d, 1) & 63))
-          FROM (SELECT decode(md5(l), 'hex') AS d FROM unnest(tsvector_to_array(v)) AS l) s $$;
+    AS $$ SELECT bit_or(1::bigint << (h & 63)), bit_or(1::bigint << (h >> 6 & 63))
+          FROM (SELECT hashtext(l) AS h FROM unnest(tsvector_to_array(v)) AS l) s $$;
 
 ALTER TABLE event_entities ADD COLUMN sig_a bigint, ADD COLUMN sig_b bigint;
 
@@ -44,12 +47,12 @@ ALTER INDEX event_entities_entity_recency_sig_idx RENAME TO event_entities_entit
 -- The triggers compute the signature in their own statement, not by
 -- calling search_signature: a SQL function called from a trigger's
 -- statement is planned again on every call (170 µs a row, where the
--- statement itself costs a few).
+-- statement itself costs a tenth of that).
 CREATE FUNCTION event_entities_signature() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    SELECT bit_or(1::bigint << (get_byte(s.d, 0) & 63)), bit_or(1::bigint << (get_byte(s.d, 1) & 63))
+    SELECT bit_or(1::bigint << (s.h & 63)), bit_or(1::bigint << (s.h >> 6 & 63))
     INTO NEW.sig_a, NEW.sig_b
-    FROM (SELECT decode(md5(l), 'hex') AS d
+    FROM (SELECT hashtext(l) AS h
           FROM events e CROSS JOIN LATERAL unnest(tsvector_to_array(e.search)) AS l
           WHERE e.id = NEW.event_id) s;
     RETURN NEW;
@@ -60,8 +63,8 @@ CREATE TRIGGER event_entities_signature_trg BEFORE INSERT OR UPDATE OF event_id 
 CREATE FUNCTION events_signature_follows() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE event_entities ee SET sig_a = s.a, sig_b = s.b
-    FROM (SELECT bit_or(1::bigint << (get_byte(x.d, 0) & 63)) AS a, bit_or(1::bigint << (get_byte(x.d, 1) & 63)) AS b
-          FROM (SELECT decode(md5(l), 'hex') AS d FROM unnest(tsvector_to_array(NEW.search)) AS l) x) s
+    FROM (SELECT bit_or(1::bigint << (x.h & 63)) AS a, bit_or(1::bigint << (x.h >> 6 & 63)) AS b
+          FROM (SELECT hashtext(l) AS h FROM unnest(tsvector_to_array(NEW.search)) AS l) x) s
     WHERE ee.event_id = NEW.id AND (ee.sig_a, ee.sig_b) IS DISTINCT FROM (s.a, s.b);
     RETURN NULL;
 END $$;
