@@ -994,6 +994,68 @@ func TestSearchFilterWalkReadsSignatures(t *testing.T) {
 	}
 }
 
+// TestSearchLinkSignatureBesideAChangeOfItsWords checks that a link
+// written while another transaction changes its event's words carries the
+// words that commit, whichever comes first: the link waits for the change
+// to commit and reads its words, or the change waits for the link's
+// transaction and rewrites its signature. Without the link's share lock on
+// its event, each order left the link with the old words' signature.
+func TestSearchLinkSignatureBesideAChangeOfItsWords(t *testing.T) {
+	t.Parallel()
+	b := setupSearch(t)
+	ctx := b.ctx
+	holds := func(eventID, entityID int64, word string) bool {
+		t.Helper()
+		var sa, sb int64
+		require.NoError(t, b.store.Pool.QueryRow(ctx, "SELECT sig_a, sig_b FROM event_entities WHERE event_id = $1 AND entity_id = $2",
+			eventID, entityID).Scan(&sa, &sb))
+		la, lb := search.LexemeBitsForTest(word)
+		return sa&la == la && sb&lb == lb
+	}
+	link := func(q interface {
+		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	}, eventID, entityID int64) error {
+		_, err := q.Exec(ctx, `INSERT INTO event_entities (event_id, entity_id, role, latest_evidence_at)
+			SELECT id, $2, 'participant', latest_evidence_at FROM events WHERE id = $1`, eventID, entityID)
+		return err
+	}
+	// beside runs f while tx is open (f has run or waits on tx by the time
+	// tx commits), then commits tx and returns f's error.
+	beside := func(tx pgx.Tx, f func() error) error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			require.NoError(t, tx.Commit(ctx))
+			return err
+		case <-time.After(300 * time.Millisecond):
+		}
+		require.NoError(t, tx.Commit(ctx))
+		return <-done
+	}
+
+	// The words change first.
+	tx, err := b.store.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck
+	_, err = tx.Exec(ctx, "UPDATE events SET summary = 'A quokka was seen' WHERE id = 5")
+	require.NoError(t, err)
+	require.NoError(t, beside(tx, func() error { return link(b.store.Pool, 5, entTerra) }))
+	require.True(t, holds(5, entTerra, "quokka"), "the link carries the committed words")
+
+	// The link is written first.
+	tx, err = b.store.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck
+	require.NoError(t, link(tx, 6, entTerra))
+	require.NoError(t, beside(tx, func() error {
+		_, err := b.store.Pool.Exec(ctx, "UPDATE events SET summary = 'A wombat was seen' WHERE id = 6")
+		return err
+	}))
+	require.True(t, holds(6, entTerra, "wombat"), "the change rewrites the link written before it")
+}
+
 // lookups is how many times a filtered search statement's probes looked an
 // event up by id (the walk's events_pkey scans), from its EXPLAIN ANALYZE.
 func lookups(t *testing.T, text string) int {
