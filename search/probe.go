@@ -551,11 +551,10 @@ func walkEventsSQL(sh walkShape) string {
 // signature, NULL past its clauses.
 func walkSignatureColumns() string {
 	var b strings.Builder
-	for _, arg := range []string{"a", "b"} {
-		param := map[string]string{"a": "$11", "b": "$12"}[arg]
+	for _, c := range []struct{ name, param string }{{"a", "$11"}, {"b", "$12"}} {
 		for i := 1; i <= walkSignatureSlots; i++ {
 			n := strconv.Itoa(i)
-			b.WriteString(",\n\t\t       (" + param + "::bigint[])[(p.i::int - 1) * " + strconv.Itoa(walkSignatureSlots) + " + " + n + "] AS " + arg + n)
+			b.WriteString(",\n\t\t       (" + c.param + "::bigint[])[(p.i::int - 1) * " + strconv.Itoa(walkSignatureSlots) + " + " + n + "] AS " + c.name + n)
 		}
 	}
 	return b.String()
