@@ -12,7 +12,10 @@ import (
 // replica is up and caught up with the grant's content version, to the
 // primary otherwise; a statement that fails because of its replica before
 // returning a row is run again on the primary, and the rest of the request
-// stays there. Without read URLs every statement runs on the primary pool.
+// stays there. One that fails so after returning rows fails (its rows are
+// the caller's already): ReplicaFailed tells the caller, which may run its
+// whole work again, now on the primary. Without read URLs every statement
+// runs on the primary pool.
 type Reader struct{ d *DB }
 
 // Reader returns the routed querier of raw pgx reads (see Reader).
@@ -66,7 +69,9 @@ func (rp *readPools) failed(ctx context.Context, rep *replica, err error) bool {
 // retryRows are a replica's rows: pgx reports most failures of a query
 // (a terminated session, a conflict with recovery) on the first Next, so
 // when the first Next fails that way, before any row was returned, the
-// statement runs again on the primary and its rows take over.
+// statement runs again on the primary and its rows take over. A failure
+// after a row (a replica stopped while a large result streams) is reported
+// as it is, and recorded as the replica's (ReplicaFailed).
 type retryRows struct {
 	pgx.Rows
 	ctx     context.Context
@@ -79,7 +84,13 @@ type retryRows struct {
 
 func (rr *retryRows) Next() bool {
 	if rr.started {
-		return rr.Rows.Next()
+		if rr.Rows.Next() {
+			return true
+		}
+		if err := rr.Rows.Err(); err != nil {
+			rr.r.d.reads.failed(rr.ctx, rr.rep, err)
+		}
+		return false
 	}
 	rr.started = true
 	if rr.Rows.Next() {

@@ -107,6 +107,16 @@ type readGrant struct {
 	primaryOnly atomic.Bool
 }
 
+// ReplicaFailed reports whether a replica failed one of the statements of
+// ctx's request (so that the rest of it reads the primary): a caller that
+// got an error from a read may then run its work again, on the primary,
+// instead of failing the request for a replica's fault. False without a
+// grant (WithReplicaReads).
+func ReplicaFailed(ctx context.Context) bool {
+	g, ok := ctx.Value(readGrantKey{}).(*readGrant)
+	return ok && g.primaryOnly.Load()
+}
+
 type readGrantKey struct{}
 
 // WithReplicaReads returns a context whose statements through DB.Read may

@@ -389,7 +389,8 @@ func (e *Executor) Execute(ctx context.Context, query string, operationName stri
 // planned once; the limits and extensions of /graphql (depth, aliases,
 // complexity, cost, metrics) are not applied: a surface's operations are
 // fixed and priced by the surface. It returns the operation's errors,
-// presented as /graphql presents them.
+// presented as /graphql presents them. An operation that failed while a
+// replica failed under it runs again, on the primary.
 func (e *Executor) Run(ctx context.Context, query, operationName string, variables map[string]any, w *jsonw.Writer) gqlerror.List {
 	if err := ctx.Err(); err != nil {
 		ge := gqlerror.Errorf("%s", cryptointel.ErrorMessage(err))
@@ -419,6 +420,24 @@ func (e *Executor) Run(ctx context.Context, query, operationName string, variabl
 		ResolverMiddleware:     func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) },
 		RootResolverMiddleware: func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler { return next(ctx) },
 	}
+	b, marks, spans := len(w.B), len(w.Marks), len(w.Spans)
+	errs = e.run(ctx, opCtx, w)
+	if len(errs) > 0 && db.ReplicaFailed(ctx) && ctx.Err() == nil {
+		// A replica failed under the operation, maybe after a result's
+		// rows had begun (stopped while it streamed), which its reader
+		// cannot take back: the operation runs again from the start, once,
+		// now on the primary (the rest of the request reads it), with fresh
+		// loaders, so the client gets its data rather than a 503 for the
+		// replica's fault. Nothing was written to the client yet.
+		w.B, w.Marks, w.Spans = w.B[:b], w.Marks[:marks], w.Spans[:spans]
+		errs = e.run(ctx, opCtx, w)
+	}
+	return errs
+}
+
+// run runs opCtx's operation into w once, with fresh loaders and a response
+// context of its own, and returns its errors.
+func (e *Executor) run(ctx context.Context, opCtx *graphql.OperationContext, w *jsonw.Writer) gqlerror.List {
 	ctx = graphql.WithOperationContext(e.WithRequestLoaders(ctx), opCtx)
 	ctx = graphql.WithResponseContext(ctx, e.presenter, e.recover)
 	e.schema.Run(ctx, w)

@@ -1,12 +1,16 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -470,4 +474,118 @@ func TestStaleReadsRefusedWhileReplayPaused(t *testing.T) {
 	require.Contains(t, string(r.Body), `"id":7104,`)
 	summary(t, "replay paused: %d reads right after an ingest, %d stale, %d fresh (all on the primary); replica reported lagging at %.1fs lag, up again after resume at data version %d",
 		stale+fresh, stale, fresh, *lagging.LagSeconds, *back.DataVersion)
+}
+
+// cutProxy is a TCP proxy in front of a PostgreSQL server that, when
+// armed, cuts the next connection whose result reaches its second data
+// row: the client has rows of the result and then loses the server, as
+// when a replica stops while a large result streams.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	armed  atomic.Bool
+	cuts   atomic.Int32
+}
+
+// proxyReplica returns a config option that sends the service's replica
+// reads through a cutProxy, and the proxy.
+func proxyReplica(t *testing.T) (func(*app.Config), *cutProxy) {
+	p := &cutProxy{}
+	return func(c *app.Config) {
+		require.Len(t, c.DatabaseReadURLs, 1)
+		u, err := url.Parse(c.DatabaseReadURLs[0])
+		require.NoError(t, err)
+		p.target = u.Host
+		p.ln, err = net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { p.ln.Close() })
+		go p.serve()
+		u.Host = p.ln.Addr().String()
+		c.DatabaseReadURLs = []string{u.String()}
+	}, p
+}
+
+func (p *cutProxy) serve() {
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.pipe(client)
+	}
+}
+
+// pipe forwards one connection, reading the server's side as the
+// protocol's messages (a type byte and a length: the URL asks for no TLS).
+func (p *cutProxy) pipe(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	go func() {
+		io.Copy(server, client) //nolint:errcheck
+		server.Close()
+	}()
+	r := bufio.NewReader(server)
+	rows := 0
+	for {
+		var head [5]byte
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			return
+		}
+		msg := make([]byte, 5+binary.BigEndian.Uint32(head[1:])-4)
+		copy(msg, head[:])
+		if _, err := io.ReadFull(r, msg[5:]); err != nil {
+			return
+		}
+		if _, err := client.Write(msg); err != nil {
+			return
+		}
+		if head[0] != 'D' {
+			rows = 0
+			continue
+		}
+		if rows++; rows == 2 && p.armed.CompareAndSwap(true, false) {
+			p.cuts.Add(1)
+			return
+		}
+	}
+}
+
+// TestReplicaLostMidResult cuts the replica's connection in the middle of
+// a /v1 route's result (two rows delivered, then the connection closed):
+// the reader cannot take those rows back, so the route's operation runs
+// again on the primary and the client gets the same data, not a 503; the
+// replica is taken out until its next check and serves again after it.
+func TestReplicaLostMidResult(t *testing.T) {
+	t.Parallel()
+	opt, proxy := proxyReplica(t)
+	s := startReplicaPair(t, opt).srv
+	key := s.apiKey(t)
+
+	const path = "/v1/latest?limit=25"
+	onReplica := func() *restResponse {
+		var r *restResponse
+		require.Eventually(t, func() bool {
+			r = s.doAs(t, key, http.MethodGet, path)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			_, replica := statements(t, r)
+			return replica > 0
+		}, time.Minute, 200*time.Millisecond, "the route never read the replica")
+		return r
+	}
+	first := onReplica()
+	require.Greater(t, len(jsonPath(t, first.Body, "data").([]any)), 2, "the page has rows to cut between")
+
+	proxy.armed.Store(true)
+	cut := s.doAs(t, key, http.MethodGet, path)
+	require.EqualValues(t, 1, proxy.cuts.Load(), "the replica's result was cut")
+	require.Equal(t, http.StatusOK, cut.Status, "%s", cut.Body)
+	require.Equal(t, jsonPath(t, first.Body, "data"), jsonPath(t, cut.Body, "data"))
+
+	// The replica comes back at its next check and serves again.
+	waitReplica(t, s.base, s.store, db.PoolUp)
+	require.Equal(t, jsonPath(t, first.Body, "data"), jsonPath(t, onReplica().Body, "data"))
 }
