@@ -223,6 +223,7 @@ func NewExecutor(cfg Config) *Executor {
 		sockets:      newSocketSet(cfg.Streams.WriteTimeout, cfg.Streams.IdleTimeout),
 		root:         root,
 	}
+	exec.Use(replicaRerun{e: e})
 	// Innermost: it produces each result of a subscription, so the
 	// extensions above (cost, metrics) see every one.
 	exec.Use(streamsExtension{e: e})

@@ -555,37 +555,53 @@ func (p *cutProxy) pipe(client net.Conn) {
 }
 
 // TestReplicaLostMidResult cuts the replica's connection in the middle of
-// a /v1 route's result (two rows delivered, then the connection closed):
-// the reader cannot take those rows back, so the route's operation runs
-// again on the primary and the client gets the same data, not a 503; the
-// replica is taken out until its next check and serves again after it.
+// a result (two rows delivered, then the connection closed), of a /v1
+// route and of a /graphql query: the reader cannot take those rows back,
+// so the operation runs again on the primary and the client gets the same
+// data, not a 503 or an error; the replica is taken out until its next
+// check and serves again after it.
 func TestReplicaLostMidResult(t *testing.T) {
 	t.Parallel()
 	opt, proxy := proxyReplica(t)
 	s := startReplicaPair(t, opt).srv
 	key := s.apiKey(t)
 
-	const path = "/v1/latest?limit=25"
-	onReplica := func() *restResponse {
-		var r *restResponse
-		require.Eventually(t, func() bool {
-			r = s.doAs(t, key, http.MethodGet, path)
-			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-			_, replica := statements(t, r)
-			return replica > 0
-		}, time.Minute, 200*time.Millisecond, "the route never read the replica")
-		return r
+	const query = `{"query":"{ events(first: 25, sort: RECENCY, window: \"30d\") { nodes { id title latestEvidenceTimestamp owners { id label } evidence { id url } } } }"}`
+	for _, c := range []struct {
+		name string
+		do   func() *restResponse
+	}{
+		{"/v1/latest", func() *restResponse { return s.doAs(t, key, http.MethodGet, "/v1/latest?limit=25") }},
+		{"/graphql", func() *restResponse { return s.post(t, "/graphql", query) }},
+	} {
+		onReplica := func() *restResponse {
+			var r *restResponse
+			require.Eventually(t, func() bool {
+				r = c.do()
+				require.Equal(t, http.StatusOK, r.Status, "%s: %s", c.name, r.Body)
+				require.NotContains(t, string(r.Body), `"errors"`, c.name)
+				_, replica := statements(t, r)
+				return replica > 0
+			}, time.Minute, 200*time.Millisecond, "%s never read the replica", c.name)
+			return r
+		}
+		first := onReplica()
+		data := jsonPath(t, first.Body, "data")
+		if c.name == "/graphql" {
+			data = jsonPath(t, first.Body, "data", "events", "nodes")
+		}
+		require.Greater(t, len(data.([]any)), 2, "%s: the page has rows to cut between", c.name)
+
+		cuts := proxy.cuts.Load()
+		proxy.armed.Store(true)
+		cut := c.do()
+		require.Equal(t, cuts+1, proxy.cuts.Load(), "%s: the replica's result was cut", c.name)
+		require.Equal(t, http.StatusOK, cut.Status, "%s: %s", c.name, cut.Body)
+		require.NotContains(t, string(cut.Body), `"errors"`, c.name)
+		require.Equal(t, jsonPath(t, first.Body, "data"), jsonPath(t, cut.Body, "data"), c.name)
+
+		// The replica comes back at its next check and serves again.
+		waitReplica(t, s.base, s.store, db.PoolUp)
+		require.Equal(t, jsonPath(t, first.Body, "data"), jsonPath(t, onReplica().Body, "data"), c.name)
 	}
-	first := onReplica()
-	require.Greater(t, len(jsonPath(t, first.Body, "data").([]any)), 2, "the page has rows to cut between")
-
-	proxy.armed.Store(true)
-	cut := s.doAs(t, key, http.MethodGet, path)
-	require.EqualValues(t, 1, proxy.cuts.Load(), "the replica's result was cut")
-	require.Equal(t, http.StatusOK, cut.Status, "%s", cut.Body)
-	require.Equal(t, jsonPath(t, first.Body, "data"), jsonPath(t, cut.Body, "data"))
-
-	// The replica comes back at its next check and serves again.
-	waitReplica(t, s.base, s.store, db.PoolUp)
-	require.Equal(t, jsonPath(t, first.Body, "data"), jsonPath(t, onReplica().Body, "data"))
 }
