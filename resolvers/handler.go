@@ -431,13 +431,13 @@ func (e *Executor) Run(ctx context.Context, query, operationName string, variabl
 		// loaders, so the client gets its data rather than a 503 for the
 		// replica's fault. Nothing was written to the client yet.
 		w.B, w.Marks, w.Spans = w.B[:b], w.Marks[:marks], w.Spans[:spans]
-		errs = e.run(ctx, opCtx, w)
+		errs = e.run(WithLoaders(ctx, NewLoaders(e.store)), opCtx, w)
 	}
 	return errs
 }
 
-// run runs opCtx's operation into w once, with fresh loaders and a response
-// context of its own, and returns its errors.
+// run runs opCtx's operation into w once, with ctx's loaders or fresh ones
+// and a response context of its own, and returns its errors.
 func (e *Executor) run(ctx context.Context, opCtx *graphql.OperationContext, w *jsonw.Writer) gqlerror.List {
 	ctx = graphql.WithOperationContext(e.WithRequestLoaders(ctx), opCtx)
 	ctx = graphql.WithResponseContext(ctx, e.presenter, e.recover)
