@@ -44,30 +44,12 @@ func parsePhrase(tsq string) ([]phraseWord, bool) {
 		if s[0] != '\'' {
 			return nil, false
 		}
-		var lex strings.Builder
-		i := 1
-		for ; i < len(s); i++ {
-			c := s[i]
-			if c == '\\' && i+1 < len(s) {
-				i++
-				lex.WriteByte(s[i])
-				continue
-			}
-			if c == '\'' {
-				if i+1 < len(s) && s[i+1] == '\'' {
-					lex.WriteByte('\'')
-					i++
-					continue
-				}
-				break
-			}
-			lex.WriteByte(c)
-		}
-		if i >= len(s) {
+		lex, next, ok := readQuoted(s, 0)
+		if !ok {
 			return nil, false
 		}
-		out = append(out, phraseWord{lexeme: lex.String(), gap: gap})
-		s = strings.TrimSpace(s[i+1:])
+		out = append(out, phraseWord{lexeme: lex, gap: gap})
+		s = strings.TrimSpace(s[next:])
 		if s == "" {
 			break
 		}

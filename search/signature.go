@@ -210,35 +210,14 @@ func (p *tsqParser) unary() ([][]string, bool) {
 	return nil, false
 }
 
-// lexeme reads a quoted lexeme (a quote in it doubled, or any character
-// after a backslash) and its suffix: weights constrain nothing here, a
-// prefix match (*) no lexeme.
+// lexeme reads a quoted lexeme (readQuoted) and its suffix: weights
+// constrain nothing here, a prefix match (*) no lexeme.
 func (p *tsqParser) lexeme() ([][]string, bool) {
-	var b strings.Builder
-	p.i++ // the opening quote
-	for {
-		if p.i >= len(p.s) {
-			return nil, false
-		}
-		c := p.s[p.i]
-		switch {
-		case c == '\\' && p.i+1 < len(p.s):
-			b.WriteByte(p.s[p.i+1])
-			p.i += 2
-			continue
-		case c == '\'' && p.i+1 < len(p.s) && p.s[p.i+1] == '\'':
-			b.WriteByte('\'')
-			p.i += 2
-			continue
-		case c == '\'':
-			p.i++
-		default:
-			b.WriteByte(c)
-			p.i++
-			continue
-		}
-		break
+	lex, next, ok := readQuoted(p.s, p.i)
+	if !ok {
+		return nil, false
 	}
+	p.i = next
 	prefix := false
 	if p.i < len(p.s) && p.s[p.i] == ':' {
 		p.i++
@@ -250,5 +229,29 @@ func (p *tsqParser) lexeme() ([][]string, bool) {
 	if prefix {
 		return [][]string{{}}, true
 	}
-	return [][]string{{b.String()}}, true
+	return [][]string{{lex}}, true
+}
+
+// readQuoted reads the quoted lexeme of a tsquery's text that opens at
+// s[i] (a quote in it doubled, or any character after a backslash) and
+// returns it and the index after its closing quote; false when it does
+// not close.
+func readQuoted(s string, i int) (string, int, bool) {
+	var b strings.Builder
+	for i++; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+		case c == '\'' && i+1 < len(s) && s[i+1] == '\'':
+			i++
+			b.WriteByte('\'')
+		case c == '\'':
+			return b.String(), i + 1, true
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", i, false
 }
