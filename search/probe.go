@@ -652,11 +652,7 @@ func (a *searchAnalysis) candidateStatement(since time.Time, depth int, f search
 		if len(f.entities) > 0 {
 			// Each probe looks up only the events whose words may
 			// match it (walkSignatures).
-			tsqs := make([]string, len(ps))
-			for i := range ps {
-				tsqs[i] = ps[i].tsq
-			}
-			sa, sb := walkSignatures(tsqs)
+			sa, sb := walkSignatures(pq)
 			args = append(args, sa, sb)
 		}
 		return walkSQL[walkShape{entity: len(f.entities) > 0, several: len(f.entities) > 1, category: f.category != ""}], args, links

@@ -36,10 +36,10 @@ func lexemeBits(lexeme string) (a, b int64) {
 // (a clause of no lexeme: a negation, a prefix; a tsquery this reader
 // does not take; more clauses than the slots) has one clause of no bits,
 // which every link passes.
-func walkSignatures(tsqs []string) (a, b []*int64) {
+func walkSignatures(tsqs []*string) (a, b []*int64) {
 	a, b = make([]*int64, walkSignatureSlots*len(tsqs)), make([]*int64, walkSignatureSlots*len(tsqs))
 	for i, q := range tsqs {
-		ca, cb := probeSignature(q)
+		ca, cb := probeSignature(*q)
 		for j := range ca {
 			a[i*walkSignatureSlots+j], b[i*walkSignatureSlots+j] = &ca[j], &cb[j]
 		}

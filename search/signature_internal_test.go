@@ -63,7 +63,8 @@ func TestProbeSignature(t *testing.T) {
 	}
 
 	// Each probe has its slots, NULL past its clauses.
-	sa, sb := walkSignatures([]string{`'hack'`, `'hack':*`})
+	hack, hackPrefix := `'hack'`, `'hack':*`
+	sa, sb := walkSignatures([]*string{&hack, &hackPrefix})
 	require.Len(t, sa, 2*walkSignatureSlots)
 	require.Len(t, sb, 2*walkSignatureSlots)
 	require.Equal(t, ha, *sa[0])
