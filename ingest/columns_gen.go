@@ -190,10 +190,16 @@ func eventEntityRowOf(x *cryptointel.EventEntity) eventEntityRow {
 	}
 }
 
-// eventEntityUpsert is the upsert of a batch of event_entities rows ($1, a JSON array of
-// eventEntityRow): a row is updated only when a column changes. A statement
-// appends its RETURNING.
-const eventEntityUpsert = "INSERT INTO event_entities AS t (event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category) SELECT x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category FROM jsonb_to_recordset($1::jsonb) AS x(event_id bigint, entity_id bigint, role text, position integer, latest_evidence_at timestamptz, significance double precision, content_type text, category text) ON CONFLICT (event_id, entity_id, role) DO UPDATE SET position = EXCLUDED.position, latest_evidence_at = EXCLUDED.latest_evidence_at, significance = EXCLUDED.significance, content_type = EXCLUDED.content_type, category = EXCLUDED.category WHERE (t.position, t.latest_evidence_at, t.significance, t.content_type, t.category) IS DISTINCT FROM (EXCLUDED.position, EXCLUDED.latest_evidence_at, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.category)"
+// The pieces of the event_entities upsert: INSERT INTO event_entities AS t (eventEntityWritten) SELECT
+// eventEntityValues FROM jsonb_to_recordset($1::jsonb) AS x(eventEntityRecord) ON CONFLICT
+// DO UPDATE SET eventEntitySet WHERE eventEntityChanged.
+const (
+	eventEntityWritten = "event_id, entity_id, role, position, latest_evidence_at, significance, content_type, category"
+	eventEntityValues  = "x.event_id, x.entity_id, x.role, x.position, x.latest_evidence_at, x.significance, x.content_type, x.category"
+	eventEntityRecord  = "event_id bigint, entity_id bigint, role text, position integer, latest_evidence_at timestamptz, significance double precision, content_type text, category text"
+	eventEntitySet     = "position = EXCLUDED.position, latest_evidence_at = EXCLUDED.latest_evidence_at, significance = EXCLUDED.significance, content_type = EXCLUDED.content_type, category = EXCLUDED.category"
+	eventEntityChanged = "(t.position, t.latest_evidence_at, t.significance, t.content_type, t.category) IS DISTINCT FROM (EXCLUDED.position, EXCLUDED.latest_evidence_at, EXCLUDED.significance, EXCLUDED.content_type, EXCLUDED.category)"
+)
 
 // marketRow is a cryptointel.Market as the ingest sends it to PostgreSQL: its written
 // columns, a JSON object per row expanded with jsonb_to_recordset.

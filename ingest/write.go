@@ -890,7 +890,7 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 		return fmt.Errorf("error removing stale event entities: %w", err)
 	}
 	db.CountStatement(ctx)
-	rows, err = tx.Query(ctx, eventEntityUpsert+" RETURNING t.event_id, t.entity_id", linkParam)
+	rows, err = tx.Query(ctx, eventEntityUpsert, linkParam)
 	if err == nil {
 		err = collectPairs(rows)
 	}
@@ -953,3 +953,23 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 	}
 	return nil
 }
+
+// eventEntityUpsert writes a batch of links ($1, a JSON array of
+// eventEntityRow) with their event's word signature (migration 031)
+// computed here, for the whole batch in this statement: the links'
+// trigger computes it only for a row written without one (migration 032),
+// a statement of its own per row. The events were written earlier in the
+// same transaction, which holds their rows locked, so the words read are
+// the ones this transaction commits; the share lock keeps that true of a
+// link whose event this batch did not write. An existing link keeps its
+// signature: its event's trigger rewrote it if the words changed.
+const eventEntityUpsert = `INSERT INTO event_entities AS t (` + eventEntityWritten + `, sig_a, sig_b)
+	SELECT ` + eventEntityValues + `, s.a, s.b
+	FROM jsonb_to_recordset($1::jsonb) AS x(` + eventEntityRecord + `)
+	LEFT JOIN LATERAL (SELECT e.search FROM events e WHERE e.id = x.event_id FOR SHARE) ev ON true
+	LEFT JOIN LATERAL (
+		SELECT bit_or(1::bigint << (h & 63)) AS a, bit_or(1::bigint << (h >> 6 & 63)) AS b
+		FROM (SELECT hashtext(l) AS h FROM unnest(tsvector_to_array(ev.search)) AS l) z) s ON true
+	ON CONFLICT (event_id, entity_id, role) DO UPDATE SET ` + eventEntitySet + `
+	WHERE ` + eventEntityChanged + `
+	RETURNING t.event_id, t.entity_id`

@@ -75,7 +75,7 @@ func main() {
 		{typ: reflect.TypeFor[cryptointel.MarketPost](), name: "marketPost", table: "market_posts", alias: "mp"},
 		{typ: reflect.TypeFor[cryptointel.Relationship](), name: "relationship", table: "relationships", upsert: true, writeOnly: true},
 		{typ: reflect.TypeFor[cryptointel.Reference](), name: "reference", table: "entity_references", upsert: true, writeOnly: true},
-		{typ: reflect.TypeFor[cryptointel.EventEntity](), name: "eventEntity", table: "event_entities", upsert: true, writeOnly: true},
+		{typ: reflect.TypeFor[cryptointel.EventEntity](), name: "eventEntity", table: "event_entities", upsert: true, setsManaged: true, writeOnly: true},
 		{typ: reflect.TypeFor[cryptointel.Market](), name: "market", table: "markets", upsert: true, writeOnly: true},
 		{typ: reflect.TypeFor[cryptointel.MarketSubevent](), name: "marketSubevent", table: "market_subevents", upsert: true, writeOnly: true},
 		{typ: reflect.TypeFor[cryptointel.MarketPost](), name: "marketPost", table: "market_posts", upsert: true, writeOnly: true},
