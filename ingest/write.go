@@ -18,6 +18,7 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/search"
 	"github.com/cryptointel/cryptointel/wire"
 )
 
@@ -963,13 +964,11 @@ func applyEvents(ctx context.Context, tx pgx.Tx, res *batchResult) error {
 // the ones this transaction commits; the share lock keeps that true of a
 // link whose event this batch did not write. An existing link keeps its
 // signature: its event's trigger rewrote it if the words changed.
-const eventEntityUpsert = `INSERT INTO event_entities AS t (` + eventEntityWritten + `, sig_a, sig_b)
+var eventEntityUpsert = `INSERT INTO event_entities AS t (` + eventEntityWritten + `, sig_a, sig_b)
 	SELECT ` + eventEntityValues + `, s.a, s.b
 	FROM jsonb_to_recordset($1::jsonb) AS x(` + eventEntityRecord + `)
 	LEFT JOIN LATERAL (SELECT e.search FROM events e WHERE e.id = x.event_id FOR SHARE) ev ON true
-	LEFT JOIN LATERAL (
-		SELECT bit_or(1::bigint << (h & 63)) AS a, bit_or(1::bigint << (h >> 6 & 63)) AS b
-		FROM (SELECT hashtext(l) AS h FROM unnest(tsvector_to_array(ev.search)) AS l) z) s ON true
+	LEFT JOIN LATERAL ` + search.SignatureSQL("ev.search") + ` s ON true
 	ON CONFLICT (event_id, entity_id, role) DO UPDATE SET ` + eventEntitySet + `
 	WHERE ` + eventEntityChanged + `
 	RETURNING t.event_id, t.entity_id`

@@ -22,6 +22,17 @@ const walkSignatureSlots = 8
 // maxClauses bounds the clauses a tsquery expands to while it is read.
 const maxClauses = 64
 
+// SignatureSQL is a subquery giving the signature of the tsvector
+// expression v as columns a and b: what lexemeBits sets, in SQL, for the
+// service's statements that write links (ingest). The migrations' copies
+// (search_signature and the triggers of 031) are the same formula, which
+// TestSearchFilterWalkReadsSignatures and the ingest's tests compare with
+// lexemeBits and with search_signature.
+func SignatureSQL(v string) string {
+	return `(SELECT bit_or(1::bigint << (h & 63)) AS a, bit_or(1::bigint << (h >> 6 & 63)) AS b
+		FROM (SELECT hashtext(l) AS h FROM unnest(tsvector_to_array(` + v + `)) AS l) z)`
+}
+
 // lexemeBits are the bits lexeme sets in the two words of a signature
 // (search_signature of migration 031).
 func lexemeBits(lexeme string) (a, b int64) {
