@@ -28,6 +28,42 @@ type vacuumInfo struct {
 	Waited time.Duration
 	// Tables are vacuumTables' pages after it.
 	Tables []tableVisibility
+	// Held are the replication slots that held the horizon back with no
+	// replica streaming from them when the run started.
+	Held []heldSlot
+}
+
+// heldSlot is a replication slot that no replica streams from and whose
+// xmin (the hot_standby_feedback its replica last sent) holds the
+// primary's horizon back: no row version newer than it can be pruned or
+// vacuumed away while the slot stays. The counter rows metering updates on
+// every request then keep every version the run writes, and each metering
+// walks them (docs/operations/read-replicas.md, "A replica that stops").
+// The run's own keys and accounts are new, so within one run the effect is
+// small; the report names the slot so that a reader knows, and an operator
+// sees what a stopped replica does.
+type heldSlot struct {
+	Name string
+	// Age is how many transactions old its xmin is.
+	Age int64
+}
+
+// readHeldSlots lists the inactive replication slots holding an xmin, the
+// oldest first.
+func readHeldSlots(ctx context.Context, conn *pgx.Conn) ([]heldSlot, error) {
+	rows, err := conn.Query(ctx, `SELECT slot_name::text, age(xmin)::bigint FROM pg_replication_slots
+		WHERE NOT active AND xmin IS NOT NULL ORDER BY 2 DESC, 1`)
+	if err != nil {
+		return nil, fmt.Errorf("error reading the replication slots: %w", err)
+	}
+	held, err := pgx.CollectRows(rows, pgx.RowToStructByPos[heldSlot])
+	if err != nil {
+		return nil, fmt.Errorf("error reading the replication slots: %w", err)
+	}
+	for _, h := range held {
+		log.Printf("warning: replication slot %s streams to no replica and holds the horizon back (its xmin is %d transactions old, and stays while the slot does): the row versions the run writes cannot be pruned (metering's counter rows keep every one); start its replica (make pg-replica-up) or drop the slot (SELECT pg_drop_replication_slot('%s'))", h.Name, h.Age, h.Name)
+	}
+	return held, nil
 }
 
 // tableVisibility is one table's pages and all-visible pages (pg_class's
@@ -67,6 +103,17 @@ func (t tableVisibility) percent() float64 {
 // mark the seed's pages all-visible, so the run first waits (bounded) for
 // the replication slots' xmin to pass the seed.
 func ensureVacuumed(ctx context.Context, conn *pgx.Conn, seeded bool) (vacuumInfo, error) {
+	held, err := readHeldSlots(ctx, conn)
+	if err != nil {
+		return vacuumInfo{}, err
+	}
+	info, err := vacuumIfNeeded(ctx, conn, seeded)
+	info.Held = held
+	return info, err
+}
+
+// vacuumIfNeeded is ensureVacuumed but for the slots.
+func vacuumIfNeeded(ctx context.Context, conn *pgx.Conn, seeded bool) (vacuumInfo, error) {
 	before, err := readVisibility(ctx, conn)
 	if err != nil {
 		return vacuumInfo{}, err
@@ -193,6 +240,24 @@ func (v vacuumInfo) visibility() string {
 
 // reportLine is the clause the reports' "Data" line ends with.
 func (v vacuumInfo) reportLine() string {
+	return v.vacuumLine() + v.heldLine()
+}
+
+// heldLine is the report's warning of held slots, "" without any.
+func (v vacuumInfo) heldLine() string {
+	if len(v.Held) == 0 {
+		return ""
+	}
+	names := make([]string, len(v.Held))
+	for i, h := range v.Held {
+		names[i] = fmt.Sprintf("`%s` (xmin %d transactions old)", h.Name, h.Age)
+	}
+	return "; **replication slots streaming to no replica held the horizon back when the run started: " + strings.Join(names, ", ") +
+		"; the row versions the run wrote could not be pruned meanwhile (docs/operations/read-replicas.md)**"
+}
+
+// vacuumLine is reportLine without the slots.
+func (v vacuumInfo) vacuumLine() string {
 	if !v.Ran {
 		return "visibility map current, no VACUUM needed (" + v.visibility() + ")"
 	}

@@ -23,4 +23,11 @@ func TestVacuumReportLine(t *testing.T) {
 	if want := "`VACUUM (ANALYZE)` before measuring (after seeding; 41.3s, after waiting 12s for the replica): pages all-visible: events 50%"; !strings.HasPrefix(ran, want) {
 		t.Errorf("vacuum: got %q, want it to start with %q", ran, want)
 	}
+	if strings.Contains(ran, "replication slots") {
+		t.Errorf("no held slot: got %q", ran)
+	}
+	held := vacuumInfo{Tables: tables, Held: []heldSlot{{Name: "cryptointel_replica_5433", Age: 24380}}}.reportLine()
+	if want := "; **replication slots streaming to no replica held the horizon back when the run started: `cryptointel_replica_5433` (xmin 24380 transactions old);"; !strings.Contains(held, want) {
+		t.Errorf("held slot: got %q, want it to hold %q", held, want)
+	}
 }
