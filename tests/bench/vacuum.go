@@ -112,7 +112,7 @@ func ensureVacuumed(ctx context.Context, conn *pgx.Conn, seeded bool) (vacuumInf
 	return info, err
 }
 
-// vacuumIfNeeded is ensureVacuumed but for the slots.
+// vacuumIfNeeded is ensureVacuumed without reading the slots.
 func vacuumIfNeeded(ctx context.Context, conn *pgx.Conn, seeded bool) (vacuumInfo, error) {
 	before, err := readVisibility(ctx, conn)
 	if err != nil {
