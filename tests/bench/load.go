@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -67,6 +68,24 @@ type result struct {
 	// pgCPU is the CPU time of the PostgreSQL backends serving the
 	// benchmark database over the measured period (see backendsCPU).
 	pgCPU time.Duration
+	// machine is every core's time over the measured period; others is
+	// the busy part of it spent by neither the service, its PostgreSQL
+	// backends nor the load generator (PostgreSQL's background processes,
+	// the replica, any other process), steal the part the hypervisor gave
+	// to someone else. Both say how much the machine was shared.
+	machine, others, steal time.Duration
+}
+
+// othersPct is the share of the machine's CPU time over the measured
+// period that other processes used; stealPct the share stolen.
+func (r result) othersPct() float64 { return shareOf(r.others, r.machine) }
+func (r result) stealPct() float64  { return shareOf(r.steal, r.machine) }
+
+func shareOf(part, whole time.Duration) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return 100 * float64(max(part, 0)) / float64(whole)
 }
 
 // pgCPUPerReq is PostgreSQL's CPU time per request for this row.
@@ -110,9 +129,9 @@ func (r result) stmtsPerReq() float64 {
 }
 
 func (r result) logLine() string {
-	return fmt.Sprintf("%-28s c=%-2d %7.0f req/s  p50 %s  p95 %s  p99 %s  errors %d  cpu/req %s  pg cpu/req %s  stmts/req %.2f  xacts/req %.2f  rss peak %d MB",
+	return fmt.Sprintf("%-28s c=%-2d %7.0f req/s  p50 %s  p95 %s  p99 %s  errors %d  cpu/req %s  pg cpu/req %s  stmts/req %.2f  xacts/req %.2f  rss peak %d MB  others %.0f%%  steal %.0f%%",
 		r.name, r.concurrency, r.rps(), ms(r.pct(0.50)), ms(r.pct(0.95)), ms(r.pct(0.99)), r.errors, ms(r.cpuPerReq()), ms(r.pgCPUPerReq()),
-		r.stmtsPerReq(), float64(r.xacts)/float64(max(1, r.requests)), r.rssPeak>>20)
+		r.stmtsPerReq(), float64(r.xacts)/float64(max(1, r.requests)), r.rssPeak>>20, r.othersPct(), r.stealPct())
 }
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + " ms" }
@@ -187,9 +206,13 @@ func measure(ctx context.Context, client *http.Client, stats *pgx.Conn, base str
 	}
 	cpu0 := procCPU(pid)
 	pg0 := backendsCPU(o.databaseURL)
+	self0, m0 := procCPU(os.Getpid()), readMachineTimes()
 	res := loop(ctx, client, base, sc, workers, pool, o.duration)
 	res.cpu = procCPU(pid) - cpu0
 	res.pgCPU = backendsCPU(o.databaseURL) - pg0
+	self, m := procCPU(os.Getpid())-self0, readMachineTimes()
+	res.machine, res.steal = m.total-m0.total, m.steal-m0.steal
+	res.others = (m.busy - m0.busy) - res.cpu - res.pgCPU - self
 	time.Sleep(1100 * time.Millisecond)
 	x1, err := xactCount(ctx, stats)
 	if err != nil {

@@ -222,6 +222,7 @@ func renderReport(in reportInput) string {
 	fmt.Fprintf(&b, "- **SQL stmts/req** is the mean of the `X-Statement-Count` header the service sets on every response when started with `STATEMENT_COUNT_HEADER=true`: the statements its request context ran (the access layer's metering statement included).\n")
 	fmt.Fprintf(&b, "- **xacts/req** cross-checks it from PostgreSQL's side: the change of `xact_commit + xact_rollback` in `pg_stat_database` over the measured period divided by the requests (every autocommit statement is one transaction; background work such as River's polling adds a little).\n")
 	fmt.Fprintf(&b, "- **server CPU ms/req** is the server process's user+system CPU time (`/proc/<pid>/stat`, 10 ms ticks) over the measured period divided by the requests. **PG CPU ms/req** is the same for the PostgreSQL backends connected to the benchmark database (their process titles name it): PostgreSQL's share of each request. Both are the figures least disturbed by other load on the machine.\n")
+	fmt.Fprintf(&b, "- **others %%** and **steal %%** say how much the machine was shared while a row was measured, from `/proc/stat` over the measured period, as shares of every core's time: *others* is the busy time spent by neither the service, its PostgreSQL backends nor the load generator (PostgreSQL's background processes, the replica and any other process on the machine), *steal* the time the hypervisor gave to another guest while this one wanted a core. A row measured with either high reads slow for reasons outside the code.\n")
 	fmt.Fprintf(&b, "- Latencies are exact quantiles over every request (send to last body byte, measured by the client). **server peak RSS** is `VmHWM` from `/proc/<pid>/status`, the peak since the process started (so it only grows down a server's rows).\n")
 	all := append(append(append(append([]result{}, in.rows...), in.floor...), in.computed...), in.pgl...)
 	for _, r := range all {
@@ -299,8 +300,8 @@ func renderReport(in reportInput) string {
 }
 
 func writeHeader(b *strings.Builder) {
-	fmt.Fprintf(b, "| route | c | req/s | p50 ms | p95 ms | p99 ms | errors | server CPU ms/req | PG CPU ms/req | SQL stmts/req | xacts/req | KB/resp | server peak RSS MB |\n")
-	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(b, "| route | c | req/s | p50 ms | p95 ms | p99 ms | errors | server CPU ms/req | PG CPU ms/req | SQL stmts/req | xacts/req | KB/resp | server peak RSS MB | others %% | steal %% |\n")
+	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 }
 
 // pglVersion is the installed PostGraphile's version.
@@ -415,9 +416,9 @@ func writeRow(b *strings.Builder, r result) {
 	if r.requests > 0 {
 		kb = float64(r.bytes) / float64(r.requests) / 1024
 	}
-	fmt.Fprintf(b, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %.2f | %s | %.2f | %.1f | %.0f |\n",
+	fmt.Fprintf(b, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %.2f | %s | %.2f | %.1f | %.0f | %.0f | %.1f |\n",
 		r.name, r.concurrency, r.rps(), msf(r.pct(0.5)), msf(r.pct(0.95)), msf(r.pct(0.99)), r.errors, msf(r.cpuPerReq()), msf(r.pgCPUPerReq()), stmts,
-		float64(r.xacts)/float64(max(1, r.requests)), kb, float64(r.rssPeak)/(1<<20))
+		float64(r.xacts)/float64(max(1, r.requests)), kb, float64(r.rssPeak)/(1<<20), r.othersPct(), r.stealPct())
 }
 
 // gap says how far want is above got (for targets where more is better,

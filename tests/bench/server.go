@@ -185,6 +185,41 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
+// machineTimes is the first line of /proc/stat: the CPU time of every
+// core since boot, split into busy (user, nice, system, irq, softirq;
+// guests are inside user), steal (time the hypervisor ran something else
+// while this machine wanted a core) and the total of every field.
+type machineTimes struct {
+	busy, steal, total time.Duration
+}
+
+// readMachineTimes reads /proc/stat's "cpu" line (USER_HZ ticks, 10 ms);
+// zero when unknown.
+func readMachineTimes() machineTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineTimes{}
+	}
+	return parseMachineTimes(string(b))
+}
+
+func parseMachineTimes(stat string) machineTimes {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return machineTimes{}
+	}
+	v := make([]int64, 8)
+	for i := range v {
+		v[i], _ = strconv.ParseInt(f[i+1], 10, 64)
+	}
+	const tick = 10 * time.Millisecond
+	// user nice system idle iowait irq softirq steal
+	busy := v[0] + v[1] + v[2] + v[5] + v[6]
+	return machineTimes{busy: time.Duration(busy) * tick, steal: time.Duration(v[7]) * tick,
+		total: time.Duration(busy+v[3]+v[4]+v[7]) * tick}
+}
+
 // procStatusKB reads a "kB" field of /proc/<pid>/status; 0 when unknown.
 func procStatusKB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -637,7 +637,7 @@ func sampleSoak(ctx context.Context, o options, res *soakResult, client *http.Cl
 	s := o.soak
 	pid := srv.pid()
 	cpu0 := procCPU(pid)
-	busy0, idle0 := machineCPU()
+	m0 := readMachineTimes()
 	var rowProbes []soakProbe
 	delivered0 := 0
 	probeAt := start.Add(s.probe)
@@ -682,14 +682,14 @@ func sampleSoak(ctx context.Context, o options, res *soakResult, client *http.Cl
 		}
 		now := time.Now()
 		cpu1 := procCPU(pid)
-		busy1, idle1 := machineCPU()
+		m1 := readMachineTimes()
 		row := soakRow{start: lastEnd, end: rowEnd.Sub(start), span: now.Sub(lastRow)}
 		lastEnd = row.end
 		row.serverCPU = 100 * float64(cpu1-cpu0) / float64(row.span)
-		if d := (busy1 - busy0) + (idle1 - idle0); d > 0 {
-			row.busy = 100 * (busy1 - busy0) / d
+		if d := m1.total - m0.total; d > 0 {
+			row.busy = 100 * float64((m1.busy+m1.steal)-(m0.busy+m0.steal)) / float64(d)
 		}
-		cpu0, busy0, idle0, lastRow = cpu1, busy1, idle1, now
+		cpu0, m0, lastRow = cpu1, m1, now
 		c := res.counts
 		c.mu.Lock()
 		lat := c.lat
@@ -802,32 +802,6 @@ func scrapeMetrics(ctx context.Context, client *http.Client, base string) (map[s
 		out[name] += v
 	}
 	return out, sc.Err()
-}
-
-// machineCPU is the machine's busy and idle (idle + iowait) jiffies from
-// /proc/stat.
-func machineCPU() (busy, idle float64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0, 0
-	}
-	for i, s := range f[1:] {
-		if i >= 8 { // guest time is already in user
-			break
-		}
-		v, _ := strconv.ParseFloat(s, 64)
-		if i == 3 || i == 4 {
-			idle += v
-		} else {
-			busy += v
-		}
-	}
-	return busy, idle
 }
 
 func pctOf(sorted []time.Duration, q float64) time.Duration {
