@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"crypto/subtle"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -143,25 +144,50 @@ func (c *GraphQLCost) MutateOperationContext(ctx context.Context, opCtx *graphql
 // connection, an operation answered without having been charged (refused
 // before it ran: a parse or validation error) is metered here, at no
 // cost, so that it counts in the key's rate window like a request.
+//
+// The response it is given may be shared: every subscriber of a
+// subscription that receives the same event gets the same result (see
+// resolvers' streamState), so the cost goes on a copy of it, never into
+// the result itself; a result that already reports this operation's cost
+// (a stream's events carry it, see OperationCost) is returned as it is.
 func (c *GraphQLCost) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	if resp == nil || !graphql.HasOperationContext(ctx) {
 		return resp
 	}
-	stats := &graphql.GetOperationContext(ctx).Stats
-	cost, ok := stats.GetExtension(costExtension).(int)
+	cost, ok := OperationCost(ctx)
 	if !ok {
 		if m, isSocket := ctx.Value(operationMeterKey{}).(*operationMeter); isSocket {
-			stats.SetExtension(costExtension, 0)
+			graphql.GetOperationContext(ctx).Stats.SetExtension(costExtension, 0)
 			m.charge(ctx, &quote{}) //nolint:errcheck // refused already; the window only counts it
 		}
 		return resp
 	}
-	if resp.Extensions == nil {
-		resp.Extensions = map[string]any{}
+	if v, has := resp.Extensions["cost"].(int); has && v == cost {
+		return resp
 	}
-	resp.Extensions["cost"] = cost
-	return resp
+	return withExtension(resp, "cost", cost)
+}
+
+// OperationCost is the extensions.cost GraphQLCost gives the results of the
+// operation running in ctx, and whether it gives one.
+func OperationCost(ctx context.Context) (int, bool) {
+	if !graphql.HasOperationContext(ctx) {
+		return 0, false
+	}
+	cost, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(costExtension).(int)
+	return cost, ok
+}
+
+// withExtension returns a copy of resp whose extensions are resp's with
+// name set to v; resp and its extensions are left as they are.
+func withExtension(resp *graphql.Response, name string, v any) *graphql.Response {
+	ext := make(map[string]any, len(resp.Extensions)+1)
+	maps.Copy(ext, resp.Extensions)
+	ext[name] = v
+	out := *resp
+	out.Extensions = ext
+	return &out
 }
 
 // chargeable reports whether ctx is a request the GraphQL cost extension

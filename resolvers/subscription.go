@@ -344,7 +344,7 @@ func (st *streamState) next(ctx context.Context, render graphql.ResponseHandler)
 	}
 	st.cursor = shared.cursor
 	st.current = shared
-	return &graphql.Response{Data: shared.resp.Data, Errors: shared.resp.Errors, Extensions: map[string]any{"cursor": shared.cursor}}
+	return shared.delivered
 }
 
 // errIdle reports that no event came before the idle deadline.
@@ -369,8 +369,14 @@ func (st *streamState) nextItem(ctx context.Context) (*live.Item, error) {
 
 // renderedEvent is one event's result for one memo key.
 type renderedEvent struct {
-	resp   *graphql.Response
-	cursor string
+	// delivered is the result every subscriber sharing the event gets
+	// (extensions.cursor: cursor): the same value, built once, since a
+	// thousand streams may share an event and a result each was most of
+	// what pushing it allocated. So the extensions outside streamsExtension
+	// must not modify a result they are given (access.GraphQLCost adds its
+	// cost to a copy).
+	delivered *graphql.Response
+	cursor    string
 
 	derivedMu sync.Mutex
 	derived   map[string]any
@@ -436,9 +442,20 @@ func (st *streamState) render(ctx context.Context, it *live.Item, render graphql
 	if resp == nil {
 		return nil
 	}
-	// The executor reuses its buffer for the next result.
-	out := &graphql.Response{Data: bytes.Clone(resp.Data), Errors: resp.Errors}
-	return &renderedEvent{resp: out, cursor: st.r.encodeStreamCursor(it.Seq())}
+	cursor := st.r.encodeStreamCursor(it.Seq())
+	ext := map[string]any{"cursor": cursor}
+	// The cost the access layer reports for each result: the subscribers
+	// sharing it have the same operation, so the same cost, and it is not
+	// added to a copy of the result for each of them.
+	if cost, ok := access.OperationCost(ctx); ok {
+		ext["cost"] = cost
+	}
+	return &renderedEvent{cursor: cursor, delivered: &graphql.Response{
+		// The executor reuses its buffer for the next result.
+		Data:       bytes.Clone(resp.Data),
+		Errors:     resp.Errors,
+		Extensions: ext,
+	}}
 }
 
 // closing is the last result of a stream the server closed: reason as an
