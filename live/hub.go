@@ -49,6 +49,9 @@ var (
 	ErrShuttingDown = &cryptointel.Error{Code: CodeShuttingDown, Message: "The server is shutting down. Reconnect and resume from your last cursor."}
 	// ErrNotRunning refuses streams on a process whose hub is not running.
 	ErrNotRunning = &cryptointel.Error{Code: cryptointel.EUNAVAILABLE, Message: "Live streams are not available on this server right now. Retry shortly."}
+	// ErrNothingBefore is NextBefore's answer when no event came by its
+	// deadline; the subscriber goes on.
+	ErrNothingBefore = errors.New("live: no event before the deadline")
 )
 
 // slowConsumerError is the reason a subscriber whose buffer filled is closed.
@@ -378,6 +381,20 @@ type Subscriber struct {
 // (nil after Close by the consumer), or ctx's error. Call it from one
 // goroutine at a time.
 func (s *Subscriber) Next(ctx context.Context) (*Item, error) {
+	return s.next(ctx, time.Time{})
+}
+
+// NextBefore is Next that stops waiting at deadline, returning
+// ErrNothingBefore (the subscriber goes on). It sets a timer only when it
+// has to wait: a stream's writer calls it for every event a burst does not
+// have ready, and a context with a deadline each time was a good part of
+// what pushing events to many streams allocated.
+func (s *Subscriber) NextBefore(ctx context.Context, deadline time.Time) (*Item, error) {
+	return s.next(ctx, deadline)
+}
+
+func (s *Subscriber) next(ctx context.Context, deadline time.Time) (*Item, error) {
+	var expired <-chan time.Time
 	for {
 		if err := s.closedErr(); err != nil {
 			return nil, err
@@ -408,11 +425,22 @@ func (s *Subscriber) Next(ctx context.Context) (*Item, error) {
 			s.hub.pushed.Add(1)
 			return it, nil
 		}
+		if expired == nil && !deadline.IsZero() {
+			wait := time.Until(deadline)
+			if wait <= 0 {
+				return nil, ErrNothingBefore
+			}
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			expired = t.C
+		}
 		select {
 		case <-s.ready:
 		case <-s.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-expired:
+			return nil, ErrNothingBefore
 		}
 	}
 }

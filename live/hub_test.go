@@ -159,6 +159,52 @@ func TestHubStartsNow(t *testing.T) {
 	require.Equal(t, 3, b.hub.Stats().Subscribers)
 }
 
+// TestSubscriberNextBefore: with nothing to read, NextBefore returns
+// ErrNothingBefore at its deadline and the subscriber goes on: the next
+// event is read by the next call; an event ready, or one that comes before
+// the deadline, is returned; a deadline already past still returns what is
+// ready.
+func TestSubscriberNextBefore(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	sub, err := b.hub.Subscribe(db.StreamFilter{}, -1)
+	require.NoError(t, err)
+	defer sub.Close()
+	ctx := context.Background()
+
+	start := time.Now()
+	it, err := sub.NextBefore(ctx, start.Add(50*time.Millisecond))
+	require.ErrorIs(t, err, live.ErrNothingBefore)
+	require.Nil(t, it)
+	require.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "it waited for the deadline")
+
+	ids := b.events(t, 2)
+	it, err = sub.NextBefore(ctx, time.Now().Add(10*time.Second))
+	require.NoError(t, err, "the subscriber is still open")
+	require.Equal(t, ids[0], it.Event.ID)
+	require.Eventually(t, func() bool { return sub.Waiting() > 0 }, 10*time.Second, 5*time.Millisecond)
+	it, err = sub.NextBefore(ctx, time.Now().Add(-time.Second))
+	require.NoError(t, err, "what is ready is returned whatever the deadline")
+	require.Equal(t, ids[1], it.Event.ID)
+	_, err = sub.NextBefore(ctx, time.Now().Add(-time.Second))
+	require.ErrorIs(t, err, live.ErrNothingBefore, "nothing ready and the deadline past: no wait")
+
+	later := make(chan []int64, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		ids, err := b.tryEvents(1)
+		if err != nil {
+			ids = nil
+		}
+		later <- ids
+	}()
+	it, err = sub.NextBefore(ctx, time.Now().Add(10*time.Second))
+	require.NoError(t, err)
+	ids = <-later
+	require.Len(t, ids, 1)
+	require.Equal(t, ids[0], it.Event.ID, "an event that comes while it waits")
+}
+
 // TestHubClosesSlowConsumers: a subscriber that does not read is closed
 // when its buffer is full, with the slow_consumer reason, and counted.
 func TestHubClosesSlowConsumers(t *testing.T) {

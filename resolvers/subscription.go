@@ -357,10 +357,8 @@ func (st *streamState) nextItem(ctx context.Context) (*live.Item, error) {
 	if st.idleDeadline.IsZero() {
 		return st.sub.Next(ctx)
 	}
-	wait, cancel := context.WithDeadline(ctx, st.idleDeadline)
-	defer cancel()
-	it, err := st.sub.Next(wait)
-	if err != nil && ctx.Err() == nil && wait.Err() != nil {
+	it, err := st.sub.NextBefore(ctx, st.idleDeadline)
+	if errors.Is(err, live.ErrNothingBefore) {
 		st.idled = true
 		return nil, errIdle
 	}
