@@ -333,14 +333,21 @@ var listeningAddr = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 func startServeProc(t *testing.T, bin string, env []string, logPath string) *serveProc {
 	t.Helper()
 	cmd := startServe(t, bin, append(append([]string(nil), env...), "ADDR=127.0.0.1:0"), logPath)
-	exited := make(chan struct{})
+	// Watched until it listens (the test's own Wait may run after that:
+	// the watcher must not read the command's state then).
+	exited, listening := make(chan struct{}), make(chan struct{})
+	defer close(listening)
 	go func() {
-		for cmd.ProcessState == nil {
+		for {
 			if p, err := os.FindProcess(cmd.Process.Pid); err != nil || p.Signal(syscall.Signal(0)) != nil {
 				close(exited)
 				return
 			}
-			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-listening:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 	}()
 	deadline := time.Now().Add(90 * time.Second)

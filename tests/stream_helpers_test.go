@@ -243,7 +243,12 @@ func (c *sseClient) next(t *testing.T, timeout time.Duration) sseMessage {
 	t.Helper()
 	select {
 	case m, ok := <-c.msgs:
-		require.True(t, ok, "stream ended: %v", c.err)
+		if !ok {
+			c.mu.Lock()
+			err := c.err
+			c.mu.Unlock()
+			t.Fatalf("stream ended: %v", err)
+		}
 		return m
 	case <-time.After(timeout):
 		t.Fatalf("no message within %s", timeout)
