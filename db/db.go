@@ -12,6 +12,7 @@
 package db
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
@@ -143,6 +145,7 @@ func newPool(ctx context.Context, url string, opts Options, tracer *poolTracer) 
 	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	cfg.ConnConfig.Tracer = tracer
 	cfg.HealthCheckPeriod = 5 * time.Second
+	cfg.ConnConfig.BuildFrontend = bufferedFrontend
 	// pgx prepares the service's fixed statements once per connection
 	// (db/read.go, metering, ingest, River); left to choose, PostgreSQL
 	// re-planned the graph's reads at every execution (their array
@@ -166,6 +169,20 @@ func newPool(ctx context.Context, url string, opts Options, tracer *poolTracer) 
 		return nil, fmt.Errorf("error creating pool: %w", err)
 	}
 	return pool, nil
+}
+
+// readBufferSize is how much a connection reads from its socket at once.
+// pgx's own reader asks for 8 KiB a read system call, one per 8 KiB of a
+// large result (a brief batch's statement returns about 400 KiB); what
+// PostgreSQL has already sent is now taken in one call.
+const readBufferSize = 64 << 10
+
+// bufferedFrontend is pgx's frontend reading through a readBufferSize
+// buffer. Everything pgx reads from the connection goes through its
+// frontend, so the buffer holds nothing another reader could miss (pgx's
+// SyncConn, which hands the socket out, is not used by the service).
+func bufferedFrontend(r io.Reader, w io.Writer) *pgproto3.Frontend {
+	return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBufferSize), w)
 }
 
 // newBun returns a Bun handle over the database/sql connector c.

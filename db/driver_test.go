@@ -2,9 +2,13 @@ package db_test
 
 import (
 	"context"
+	"net"
 	neturl "net/url"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
@@ -75,4 +79,68 @@ func TestSessionsPlanGenericallyWithoutJIT(t *testing.T) {
 	t.Cleanup(func() { own.Close() }) //nolint:errcheck
 	require.Equal(t, "auto", show(own, "plan_cache_mode"))
 	require.Equal(t, "on", show(own, "jit"))
+}
+
+// TestLargeResultsReadInFewCalls: a connection of the pools takes what
+// PostgreSQL has sent in reads of up to 64 KiB, not pgx's 8 KiB a read
+// system call. The connection's reads are counted on a pool made from the
+// store's own configuration, each read a little late (as a busy service
+// reads), so that what the server sent is waiting: a 400 KiB result must
+// come in far fewer than the 50 reads 8 KiB at a time would take.
+func TestLargeResultsReadInFewCalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := db.Open(ctx, dbtest.NewURL(t), db.Options{MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() }) //nolint:errcheck
+
+	cfg := store.Pool.Config()
+	var reads atomic.Int64
+	dial := cfg.ConnConfig.DialFunc
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &slowCountingConn{Conn: c, reads: &reads}, nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, pool.Ping(ctx))
+
+	reads.Store(0)
+	var total int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT sum(length(s)) FROM (SELECT repeat('x', 8000) AS s FROM generate_series(1, 50)) r`).Scan(&total))
+	require.EqualValues(t, 400000, total, "the check reads what it should")
+	small := reads.Load()
+
+	reads.Store(0)
+	rows, err := pool.Query(ctx, `SELECT repeat('x', 8000) FROM generate_series(1, 50)`)
+	require.NoError(t, err)
+	var n, size int
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		n++
+		size += len(s)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, 50, n)
+	require.Equal(t, 400000, size)
+	got := reads.Load()
+	t.Logf("read calls: %d for a 400 KB result, %d for a one-row answer", got, small)
+	require.Less(t, got, int64(20), "a 400 KB result is read in reads of up to 64 KiB")
+}
+
+// slowCountingConn counts its reads and makes each one 2 ms late.
+type slowCountingConn struct {
+	net.Conn
+	reads *atomic.Int64
+}
+
+func (c *slowCountingConn) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	time.Sleep(2 * time.Millisecond)
+	return c.Conn.Read(p)
 }
