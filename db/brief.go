@@ -144,15 +144,16 @@ func readBriefs(ctx context.Context, q Querier, ids []int64, f EntityEventFilter
 		r cryptointel.EntityEvent
 	}
 	var (
-		ent    *cryptointel.Entity
-		ev     numberedEvent
-		pages  [2][]numberedEvent
-		kids   childRows
-		role   briefRole
-		roles  []briefRole
-		ents   = map[int64]*cryptointel.Entity{}
-		events = map[int64]*cryptointel.Event{}
-		evSlab slab[cryptointel.Event]
+		ent   *cryptointel.Entity
+		ev    numberedEvent
+		pages [2][]numberedEvent
+		kids  childRows
+		role  briefRole
+		// roleEnts are the entity ids of kids.roles, which are resolved
+		// once every entity row is read.
+		roleEnts []int64
+		ents     = map[int64]*cryptointel.Entity{}
+		evSlab   slab[cryptointel.Event]
 	)
 	err = briefsLayout.scan(rows, "briefs", func(kind int, buf []any) []any {
 		switch kind {
@@ -177,7 +178,8 @@ func readBriefs(ctx context.Context, q Querier, ids []int64, f EntityEventFilter
 			utcEvent(ev.r.Event)
 			pages[kind-briefsRadarKind] = append(pages[kind-briefsRadarKind], ev)
 		case briefsRoleKind:
-			roles = append(roles, role)
+			kids.roles = append(kids.roles, role.row)
+			roleEnts = append(roleEnts, role.entityID)
 		default:
 			kids.addEvidence()
 		}
@@ -192,13 +194,13 @@ func readBriefs(ctx context.Context, q Querier, ids []int64, f EntityEventFilter
 		}
 	}
 	// Each role's entity is read once, however many events it is on.
-	for _, r := range roles {
-		r.row.ref.Entity = ents[r.entityID]
-		if r.row.ref.Entity == nil {
-			return nil, fmt.Errorf("error selecting briefs: no entity %d for a role of event %d", r.entityID, r.row.ref.EventID)
+	for i, id := range roleEnts {
+		r := &kids.roles[i]
+		if r.ref.Entity = ents[id]; r.ref.Entity == nil {
+			return nil, fmt.Errorf("error selecting briefs: no entity %d for a role of event %d", id, r.ref.EventID)
 		}
-		kids.roles = append(kids.roles, r.row)
 	}
+	events := make(map[int64]*cryptointel.Event, len(pages[0])+len(pages[1]))
 	for i, page := range pages {
 		slices.SortFunc(page, func(a, b numberedEvent) int { return cmp.Compare(a.o, b.o) })
 		evs := make([]cryptointel.EntityEvent, len(page))
