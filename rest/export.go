@@ -357,7 +357,7 @@ func (h *ExportHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"data": h.present(r, job)})
+	writeJSON(w, http.StatusCreated, exportJobBody{h.present(r, job)})
 	return nil
 }
 
@@ -382,7 +382,7 @@ func (h *ExportHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	for i, j := range list {
 		data[i] = h.present(r, j)
 	}
-	writeJSON(w, http.StatusOK, object{{"limit", limit}, {"offset", offset}, {"data", data}})
+	writeJSON(w, http.StatusOK, exportJobListBody{Limit: limit, Offset: offset, Data: data})
 	return nil
 }
 
@@ -397,8 +397,21 @@ func (h *ExportHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": h.present(r, job)})
+	writeJSON(w, http.StatusOK, exportJobBody{h.present(r, job)})
 	return nil
+}
+
+// exportJobBody is the response of POST /v1/export/jobs and GET
+// /v1/export/jobs/{id}.
+type exportJobBody struct {
+	Data *exportJobJSON `json:"data"`
+}
+
+// exportJobListBody is GET /v1/export/jobs' response.
+type exportJobListBody struct {
+	Limit  int              `json:"limit"`
+	Offset int              `json:"offset"`
+	Data   []*exportJobJSON `json:"data"`
 }
 
 // exportJobJSON is the export job resource (section 2.6) plus, once the

@@ -10,8 +10,10 @@ import (
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/exportjob"
 	"github.com/cryptointel/cryptointel/httperr"
 	"github.com/cryptointel/cryptointel/live"
+	"github.com/cryptointel/cryptointel/webhook"
 )
 
 // The response schemas of the routes that run no GraphQL operation (the
@@ -42,6 +44,9 @@ var goComponents = map[reflect.Type]string{
 	reflect.TypeFor[db.APIKeyView]():    "APIKey",
 	reflect.TypeFor[NewAPIKeyJSON]():    "NewAPIKey",
 	reflect.TypeFor[db.KeyAuditEntry](): "KeyAuditEntry",
+	reflect.TypeFor[WebhookJSON]():      "Webhook",
+	reflect.TypeFor[DeliveryJSON]():     "WebhookDelivery",
+	reflect.TypeFor[exportJobJSON]():    "ExportJob",
 }
 
 // goFieldNotes are the notes of the fields of the types the handler routes
@@ -56,26 +61,51 @@ var goFieldNotes = map[string]goNote{
 		desc: "What the key may do: data (read the API), management (manage the account's keys). A successor keeps its predecessor's."},
 	"APIKeyView.surfaces": {enum: db.RestrictableSurfaces, nullable: true,
 		desc: "A restricted key's surfaces: it reads only these and writes nothing. Null for an unrestricted key."},
-	"NewAPIKeyJSON.key":      {desc: "The new API key, shown only in this response."},
-	"KeyAuditEntry.apiKeyId": {desc: "The key changed; null for a change of the account's plan."},
-	"KeyAuditEntry.action":   {enum: db.AuditActions},
-	"KeyAuditEntry.actor":    {desc: "\"" + db.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, \"" + db.ActorOAuth + "\" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request)."},
-	"KeyAuditEntry.detail":   {desc: "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."},
-	"UsageData.today":        {desc: "Requests since midnight UTC."},
-	"UsageData.thisWeek":     {desc: "Requests since Monday 00:00 UTC."},
-	"UsageData.thisMonth":    {desc: "Requests since the 1st of the month 00:00 UTC."},
-	"UsageData.budget":       {desc: "The month's credits: the plan's allowance, used and remaining."},
-	"UsageData.credits":      {desc: "Credits spent over the periods of today, thisWeek and thisMonth; thisMonth equals budget.used."},
-	"UsageData.units":        {desc: "The unit of each contract field above."},
-	"UsageUnits.today":       {enum: []string{access.UsageUnitsLabels.Today}},
-	"UsageUnits.thisWeek":    {enum: []string{access.UsageUnitsLabels.ThisWeek}},
-	"UsageUnits.thisMonth":   {enum: []string{access.UsageUnitsLabels.ThisMonth}},
-	"UsageUnits.budget":      {enum: []string{access.UsageUnitsLabels.Budget}},
-	"streamTicket.ticket":    {desc: "The ticket: pass it as the `ticket` query parameter of the stream URL."},
-	"streamTicket.query":     {desc: "The stream's query the ticket is bound to, canonical (sorted)."},
-	"streamTicket.url":       {desc: "The stream URL to open: path, query and ticket."},
-	"streamTicket.expiresAt": {desc: "Until when the ticket opens its stream."},
-	"Body.error":             {desc: "What went wrong, for people; the contract's message, word for word. Do not match on it."},
+	"NewAPIKeyJSON.key":                {desc: "The new API key, shown only in this response."},
+	"KeyAuditEntry.apiKeyId":           {desc: "The key changed; null for a change of the account's plan."},
+	"KeyAuditEntry.action":             {enum: db.AuditActions},
+	"KeyAuditEntry.actor":              {desc: "\"" + db.ActorCLI + "\" for an operator's command, \"api_key:<id>\" for a change made through /v1/keys or a client connected through the OAuth consent page with that key, \"" + db.ActorOAuth + "\" for a grant the authorization server revoked itself (a reused code or refresh token, a client's revocation request)."},
+	"KeyAuditEntry.detail":             {desc: "What changed: the plan before and after, the key a rotation created and its grace, a revocation's reason."},
+	"UsageData.today":                  {desc: "Requests since midnight UTC."},
+	"UsageData.thisWeek":               {desc: "Requests since Monday 00:00 UTC."},
+	"UsageData.thisMonth":              {desc: "Requests since the 1st of the month 00:00 UTC."},
+	"UsageData.budget":                 {desc: "The month's credits: the plan's allowance, used and remaining."},
+	"UsageData.credits":                {desc: "Credits spent over the periods of today, thisWeek and thisMonth; thisMonth equals budget.used."},
+	"UsageData.units":                  {desc: "The unit of each contract field above."},
+	"UsageUnits.today":                 {enum: []string{access.UsageUnitsLabels.Today}},
+	"UsageUnits.thisWeek":              {enum: []string{access.UsageUnitsLabels.ThisWeek}},
+	"UsageUnits.thisMonth":             {enum: []string{access.UsageUnitsLabels.ThisMonth}},
+	"UsageUnits.budget":                {enum: []string{access.UsageUnitsLabels.Budget}},
+	"WebhookJSON.url":                  {format: "uri", desc: "Where deliveries are POSTed (https)."},
+	"WebhookJSON.secret":               {desc: "The signing secret, shown only when the webhook is created and when its secret is rotated."},
+	"WebhookJSON.secret_hint":          {desc: "The secret's last characters, to tell secrets apart."},
+	"WebhookJSON.event_types":          {enum: []string{cryptointel.SurfaceRadar, cryptointel.SurfaceSignal}},
+	"WebhookJSON.active":               {desc: fmt.Sprintf("false once paused, or after %d consecutive failed deliveries; PATCH active=true re-enables it.", webhook.AutoDisableAfter)},
+	"WebhookJSON.consecutive_failures": {desc: "Failed deliveries since the last success."},
+	"DeliveryJSON.id":                  {desc: "The delivery id (UUID), sent as the webhook-id header; a redelivery keeps it."},
+	"DeliveryJSON.event_id":            {desc: "The event delivered; null for a ping."},
+	"DeliveryJSON.event_type":          {enum: []string{cryptointel.SurfaceRadar, cryptointel.SurfaceSignal, webhook.EventTypePing}},
+	"DeliveryJSON.status":              {enum: []string{webhook.DeliveryPending, webhook.DeliverySucceeded, webhook.DeliveryFailed}},
+	"DeliveryJSON.attempts":            {desc: fmt.Sprintf("Attempts made, at most %d.", webhook.MaxAttempts)},
+	"DeliveryJSON.last_status":         {desc: "The HTTP status of the last attempt; null before one, or when no response came."},
+	"DeliveryJSON.last_error":          {desc: "Why the last attempt failed; null when it did not."},
+	"exportJobJSON.id":                 {desc: "The job id (UUID)."},
+	"exportJobJSON.appUserId":          {desc: "The account that owns the job."},
+	"exportJobJSON.apiKeyId":           {desc: "The key that requested it."},
+	"exportJobJSON.scope":              {enum: exportjob.Scopes},
+	"exportJobJSON.format":             {enum: exportjob.Formats},
+	"exportJobJSON.status":             {enum: []string{exportjob.StatusRequested, exportjob.StatusRunning, exportjob.StatusCompleted, exportjob.StatusFailed, exportjob.StatusExpired}},
+	"exportJobJSON.downloadUrl":        {format: "uri", desc: "The signed link to the file, set while a completed job has not expired."},
+	"exportJobJSON.expiresAt":          {desc: "When the download link stops working."},
+	"exportJobJSON.error":              {desc: "Why a failed job failed."},
+	"exportJobJSON.rowCount":           {desc: "Rows written: so far while running, in all once completed."},
+	"exportJobJSON.byteSize":           {desc: "The file's size in bytes, once completed."},
+	"exportJobJSON.sha256":             {desc: "The file's SHA-256 (hex), once completed."},
+	"streamTicket.ticket":              {desc: "The ticket: pass it as the `ticket` query parameter of the stream URL."},
+	"streamTicket.query":               {desc: "The stream's query the ticket is bound to, canonical (sorted)."},
+	"streamTicket.url":                 {desc: "The stream URL to open: path, query and ticket."},
+	"streamTicket.expiresAt":           {desc: "Until when the ticket opens its stream."},
+	"Body.error":                       {desc: "What went wrong, for people; the contract's message, word for word. Do not match on it."},
 	"Body.code": {enum: httperr.Codes(),
 		desc: "The error's row of the error table (docs/api/errors.md#codes): a stable identifier to branch on."},
 	"Body.param":        {desc: "The one request parameter (or body field) at fault, when there is one."},
@@ -123,7 +153,7 @@ func checkGoFieldNotes(types ...reflect.Type) error {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() {
+		if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() || t == reflect.TypeFor[exportjob.Time]() {
 			return
 		}
 		for _, f := range jsonFields(t) {
@@ -167,11 +197,11 @@ func (d *goDeriver) fail(format string, args ...any) schema {
 func (d *goDeriver) schema(t reflect.Type, n goNote, top bool) schema {
 	var s schema
 	switch {
-	case t == reflect.TypeFor[time.Time]():
+	case t == reflect.TypeFor[time.Time](), t == reflect.TypeFor[exportjob.Time]():
 		s = dateTime()
 	case t.Kind() == reflect.Pointer:
 		s = d.schema(t.Elem(), goNote{enum: n.enum}, top)
-		if t.Elem().Kind() != reflect.Struct || t.Elem() == reflect.TypeFor[time.Time]() {
+		if t.Elem().Kind() != reflect.Struct || t.Elem() == reflect.TypeFor[time.Time]() || t.Elem() == reflect.TypeFor[exportjob.Time]() {
 			// A pointer to a scalar is its null; a pointer to a struct is
 			// how the handlers pass the struct.
 			s["type"] = []any{s["type"], "null"}

@@ -21,6 +21,7 @@ import (
 func handlerBodies() (routes []Route, bodies map[string]reflect.Type) {
 	routes = append(KeyRoutes(&KeyHandlers{}), UsageRoute(nil),
 		TicketRoute(func([]byte, string, url.Values, time.Time) (string, time.Time, error) { return "", time.Time{}, nil }, time.Now))
+	routes = append(append(routes, WebhookRoutes(&WebhookHandlers{})...), ExportRoutes(&ExportHandlers{})...)
 	bodies = map[string]reflect.Type{
 		"GET /v1/keys":              reflect.TypeFor[keyList](),
 		"GET /v1/keys/audit":        reflect.TypeFor[keyAudit](),
@@ -29,6 +30,18 @@ func handlerBodies() (routes []Route, bodies map[string]reflect.Type) {
 		"POST /v1/keys/{id}/rotate": reflect.TypeFor[keyRotated](),
 		"GET /v1/usage":             reflect.TypeFor[access.UsageResponse](),
 		"POST /v1/stream/tickets":   reflect.TypeFor[ticketBody](),
+
+		"POST /v1/webhooks":                                        reflect.TypeFor[webhookBody](),
+		"GET /v1/webhooks":                                         reflect.TypeFor[webhookListBody](),
+		"GET /v1/webhooks/{id}":                                    reflect.TypeFor[webhookDetailBody](),
+		"PATCH /v1/webhooks/{id}":                                  reflect.TypeFor[webhookBody](),
+		"DELETE /v1/webhooks/{id}":                                 reflect.TypeFor[webhookDeletedBody](),
+		"POST /v1/webhooks/{id}/rotate-secret":                     reflect.TypeFor[webhookBody](),
+		"POST /v1/webhooks/{id}/test":                              reflect.TypeFor[deliveryBody](),
+		"POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver": reflect.TypeFor[deliveryBody](),
+		"POST /v1/export/jobs":                                     reflect.TypeFor[exportJobBody](),
+		"GET /v1/export/jobs":                                      reflect.TypeFor[exportJobListBody](),
+		"GET /v1/export/jobs/{id}":                                 reflect.TypeFor[exportJobBody](),
 	}
 	return routes, bodies
 }

@@ -106,6 +106,7 @@ var errorResponses = map[int]struct{ name, desc string }{
 	http.StatusNotFound:              {"NotFound", "The resource does not exist."},
 	http.StatusConflict:              {"Conflict", "The request conflicts with the current state."},
 	http.StatusRequestEntityTooLarge: {"TooLarge", "The request body is too large."},
+	http.StatusUnsupportedMediaType:  {"UnsupportedMediaType", "The request body is not application/json."},
 	http.StatusTooManyRequests:       {"RateLimited", "Per-minute rate limit exceeded."},
 	http.StatusInternalServerError:   {"InternalError", cryptointel.MsgInternal},
 	http.StatusServiceUnavailable:    {"Unavailable", "The service is temporarily unavailable."},

@@ -20,8 +20,9 @@ func ExportRoutes(h *ExportHandlers) []Route {
 			Policy:        exportPolicy("export.jobs", 10),
 			Handler:       h.Create,
 			SuccessStatus: http.StatusCreated,
-			ErrorStatuses: []int{http.StatusConflict, http.StatusRequestEntityTooLarge},
+			ErrorStatuses: []int{http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
 			RequestBody:   exportRequestSchema,
+			Response:      goSchemaOf[exportJobBody](),
 		},
 		{
 			Method:  http.MethodGet,
@@ -32,7 +33,8 @@ func ExportRoutes(h *ExportHandlers) []Route {
 				limitParam(&cryptointel.ExportJobsLimit),
 				offsetParam(&cryptointel.ExportJobsOffset),
 			},
-			Handler: h.List,
+			Handler:  h.List,
+			Response: goSchemaOf[exportJobListBody](),
 		},
 		{
 			Method:        http.MethodGet,
@@ -41,6 +43,7 @@ func ExportRoutes(h *ExportHandlers) []Route {
 			Policy:        exportPolicy("export.jobs.get", 1),
 			Params:        []Param{{Name: "id", In: "path", Type: TypeString, Required: true, Description: "export job id (UUID)"}},
 			Handler:       h.Get,
+			Response:      goSchemaOf[exportJobBody](),
 			ErrorStatuses: []int{http.StatusNotFound},
 		},
 	}

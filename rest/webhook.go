@@ -72,6 +72,63 @@ type DeliveryJSON struct {
 	DeliveredAt *time.Time `json:"delivered_at"`
 }
 
+// The bodies of the webhook routes (their OpenAPI schemas are derived from
+// these types, goschema.go).
+type (
+	// webhookBody is a response holding one webhook.
+	webhookBody struct {
+		Data WebhookJSON `json:"data"`
+	}
+	// webhookListBody is GET /v1/webhooks' response.
+	webhookListBody struct {
+		Data []WebhookJSON `json:"data"`
+	}
+	// WebhookDetailJSON is a webhook with its recent deliveries.
+	WebhookDetailJSON struct {
+		WebhookJSON
+		Deliveries []DeliveryJSON `json:"deliveries"`
+	}
+	// webhookDetailBody is GET /v1/webhooks/{id}'s response.
+	webhookDetailBody struct {
+		Data WebhookDetailJSON `json:"data"`
+	}
+	// webhookDeleted is what DELETE /v1/webhooks/{id} says of the webhook.
+	webhookDeleted struct {
+		Deleted bool  `json:"deleted"`
+		ID      int64 `json:"id"`
+	}
+	// webhookDeletedBody is DELETE /v1/webhooks/{id}'s response.
+	webhookDeletedBody struct {
+		Data webhookDeleted `json:"data"`
+	}
+	// deliveryBody is a response holding one delivery (a queued ping or
+	// redelivery).
+	deliveryBody struct {
+		Data DeliveryJSON `json:"data"`
+	}
+)
+
+// webhookCreateSchema and webhookUpdateSchema are the JSON Schemas of the
+// bodies of POST /v1/webhooks and PATCH /v1/webhooks/{id}: the fields
+// readWebhookBody's callers accept, nothing else.
+var (
+	webhookURLSchema = map[string]any{"type": "string", "format": "uri",
+		"description": "Where deliveries are POSTed: an https URL resolving to a public address."}
+	webhookEventTypesSchema = map[string]any{"type": "array", "minItems": 1,
+		"items":       map[string]any{"type": "string", "enum": []string{cryptointel.SurfaceRadar, cryptointel.SurfaceSignal}},
+		"description": "The events delivered: radar, signal, or both."}
+	webhookCreateSchema = map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"url", "event_types"},
+		"properties": map[string]any{"url": webhookURLSchema, "event_types": webhookEventTypesSchema},
+	}
+	webhookUpdateSchema = map[string]any{
+		"type": "object", "additionalProperties": false, "minProperties": 1,
+		"properties": map[string]any{"url": webhookURLSchema, "event_types": webhookEventTypesSchema,
+			"active": map[string]any{"type": "boolean", "description": "true re-enables a webhook (and resets its failure count); false pauses it."}},
+		"description": "Only the fields included change; at least one.",
+	}
+)
+
 func webhookJSON(w *webhook.Webhook, withSecret bool) WebhookJSON {
 	out := WebhookJSON{
 		ID: w.ID, URL: w.URL, SecretHint: webhook.SecretHint(w.Secret), EventTypes: w.EventTypes,
@@ -236,7 +293,7 @@ func (h *WebhookHandlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeResponse(w, http.StatusCreated, map[string]any{"data": webhookJSON(hook, true)})
+	return writeResponse(w, http.StatusCreated, webhookBody{webhookJSON(hook, true)})
 }
 
 // List serves GET /v1/webhooks.
@@ -253,7 +310,7 @@ func (h *WebhookHandlers) List(w http.ResponseWriter, r *http.Request) error {
 	for i, hook := range hooks {
 		data[i] = webhookJSON(hook, false)
 	}
-	return writeResponse(w, http.StatusOK, map[string]any{"data": data})
+	return writeResponse(w, http.StatusOK, webhookListBody{data})
 }
 
 // Get serves GET /v1/webhooks/{id}: the webhook and its recent deliveries
@@ -280,10 +337,7 @@ func (h *WebhookHandlers) Get(w http.ResponseWriter, r *http.Request) error {
 	for i, d := range ds {
 		deliveries[i] = deliveryJSON(d)
 	}
-	return writeResponse(w, http.StatusOK, map[string]any{"data": struct {
-		WebhookJSON
-		Deliveries []DeliveryJSON `json:"deliveries"`
-	}{webhookJSON(hook, false), deliveries}})
+	return writeResponse(w, http.StatusOK, webhookDetailBody{WebhookDetailJSON{webhookJSON(hook, false), deliveries}})
 }
 
 // Update serves PATCH /v1/webhooks/{id}: only included fields change;
@@ -336,7 +390,7 @@ func (h *WebhookHandlers) Update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeResponse(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, false)})
+	return writeResponse(w, http.StatusOK, webhookBody{webhookJSON(hook, false)})
 }
 
 // Delete serves DELETE /v1/webhooks/{id}.
@@ -348,7 +402,7 @@ func (h *WebhookHandlers) Delete(w http.ResponseWriter, r *http.Request) error {
 	if err := webhookstore.DeleteWebhook(r.Context(), h.DB, accountID, id); err != nil {
 		return err
 	}
-	return writeResponse(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "deleted": true}})
+	return writeResponse(w, http.StatusOK, webhookDeletedBody{webhookDeleted{Deleted: true, ID: id}})
 }
 
 // RotateSecret serves POST /v1/webhooks/{id}/rotate-secret: the new secret
@@ -366,7 +420,7 @@ func (h *WebhookHandlers) RotateSecret(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return writeResponse(w, http.StatusOK, map[string]any{"data": webhookJSON(hook, true)})
+	return writeResponse(w, http.StatusOK, webhookBody{webhookJSON(hook, true)})
 }
 
 // Test serves POST /v1/webhooks/{id}/test: queues a signed ping (event type
@@ -380,7 +434,7 @@ func (h *WebhookHandlers) Test(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeResponse(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
+	return writeResponse(w, http.StatusAccepted, deliveryBody{deliveryJSON(d)})
 }
 
 // Redeliver serves POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver:
@@ -394,5 +448,5 @@ func (h *WebhookHandlers) Redeliver(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeResponse(w, http.StatusAccepted, map[string]any{"data": deliveryJSON(d)})
+	return writeResponse(w, http.StatusAccepted, deliveryBody{deliveryJSON(d)})
 }

@@ -191,6 +191,81 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for ExportJobFormat.
+const (
+	ExportJobFormatCsv     ExportJobFormat = "csv"
+	ExportJobFormatJsonl   ExportJobFormat = "jsonl"
+	ExportJobFormatParquet ExportJobFormat = "parquet"
+)
+
+// Valid indicates whether the value is a known member of the ExportJobFormat enum.
+func (e ExportJobFormat) Valid() bool {
+	switch e {
+	case ExportJobFormatCsv:
+		return true
+	case ExportJobFormatJsonl:
+		return true
+	case ExportJobFormatParquet:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportJobScope.
+const (
+	ExportJobScopeOrganizationsRegistry  ExportJobScope = "organizations.registry"
+	ExportJobScopeRadarHistory           ExportJobScope = "radar.history"
+	ExportJobScopeReplayGlobal           ExportJobScope = "replay.global"
+	ExportJobScopeSignalHistory          ExportJobScope = "signal.history"
+	ExportJobScopeTimelineByOrganization ExportJobScope = "timeline.by-organization"
+)
+
+// Valid indicates whether the value is a known member of the ExportJobScope enum.
+func (e ExportJobScope) Valid() bool {
+	switch e {
+	case ExportJobScopeOrganizationsRegistry:
+		return true
+	case ExportJobScopeRadarHistory:
+		return true
+	case ExportJobScopeReplayGlobal:
+		return true
+	case ExportJobScopeSignalHistory:
+		return true
+	case ExportJobScopeTimelineByOrganization:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportJobStatus.
+const (
+	ExportJobStatusCompleted ExportJobStatus = "completed"
+	ExportJobStatusExpired   ExportJobStatus = "expired"
+	ExportJobStatusFailed    ExportJobStatus = "failed"
+	ExportJobStatusRequested ExportJobStatus = "requested"
+	ExportJobStatusRunning   ExportJobStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ExportJobStatus enum.
+func (e ExportJobStatus) Valid() bool {
+	switch e {
+	case ExportJobStatusCompleted:
+		return true
+	case ExportJobStatusExpired:
+		return true
+	case ExportJobStatusFailed:
+		return true
+	case ExportJobStatusRequested:
+		return true
+	case ExportJobStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyAuditEntryAction.
 const (
 	AccountKeysRecovered KeyAuditEntryAction = "account.keys_recovered"
@@ -335,6 +410,66 @@ func (e StreamCloseCode) Valid() bool {
 	}
 }
 
+// Defines values for WebhookEventTypes.
+const (
+	WebhookEventTypesRadar  WebhookEventTypes = "radar"
+	WebhookEventTypesSignal WebhookEventTypes = "signal"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEventTypes enum.
+func (e WebhookEventTypes) Valid() bool {
+	switch e {
+	case WebhookEventTypesRadar:
+		return true
+	case WebhookEventTypesSignal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryEventType.
+const (
+	WebhookDeliveryEventTypePing   WebhookDeliveryEventType = "ping"
+	WebhookDeliveryEventTypeRadar  WebhookDeliveryEventType = "radar"
+	WebhookDeliveryEventTypeSignal WebhookDeliveryEventType = "signal"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryEventType enum.
+func (e WebhookDeliveryEventType) Valid() bool {
+	switch e {
+	case WebhookDeliveryEventTypePing:
+		return true
+	case WebhookDeliveryEventTypeRadar:
+		return true
+	case WebhookDeliveryEventTypeSignal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+	WebhookDeliveryStatusSucceeded WebhookDeliveryStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	case WebhookDeliveryStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetV1EntitiesIdRelationshipsParamsDirection.
 const (
 	Inbound  GetV1EntitiesIdRelationshipsParamsDirection = "inbound"
@@ -355,19 +490,19 @@ func (e GetV1EntitiesIdRelationshipsParamsDirection) Valid() bool {
 
 // Defines values for PostV1ExportJobsJSONBodyFormat.
 const (
-	Csv     PostV1ExportJobsJSONBodyFormat = "csv"
-	Jsonl   PostV1ExportJobsJSONBodyFormat = "jsonl"
-	Parquet PostV1ExportJobsJSONBodyFormat = "parquet"
+	PostV1ExportJobsJSONBodyFormatCsv     PostV1ExportJobsJSONBodyFormat = "csv"
+	PostV1ExportJobsJSONBodyFormatJsonl   PostV1ExportJobsJSONBodyFormat = "jsonl"
+	PostV1ExportJobsJSONBodyFormatParquet PostV1ExportJobsJSONBodyFormat = "parquet"
 )
 
 // Valid indicates whether the value is a known member of the PostV1ExportJobsJSONBodyFormat enum.
 func (e PostV1ExportJobsJSONBodyFormat) Valid() bool {
 	switch e {
-	case Csv:
+	case PostV1ExportJobsJSONBodyFormatCsv:
 		return true
-	case Jsonl:
+	case PostV1ExportJobsJSONBodyFormatJsonl:
 		return true
-	case Parquet:
+	case PostV1ExportJobsJSONBodyFormatParquet:
 		return true
 	default:
 		return false
@@ -839,21 +974,75 @@ func (e GetV1Usage200JSONResponseBodyDataUnitsToday) Valid() bool {
 	}
 }
 
+// Defines values for PostV1WebhooksJSONBodyEventTypes.
+const (
+	PostV1WebhooksJSONBodyEventTypesRadar  PostV1WebhooksJSONBodyEventTypes = "radar"
+	PostV1WebhooksJSONBodyEventTypesSignal PostV1WebhooksJSONBodyEventTypes = "signal"
+)
+
+// Valid indicates whether the value is a known member of the PostV1WebhooksJSONBodyEventTypes enum.
+func (e PostV1WebhooksJSONBodyEventTypes) Valid() bool {
+	switch e {
+	case PostV1WebhooksJSONBodyEventTypesRadar:
+		return true
+	case PostV1WebhooksJSONBodyEventTypesSignal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetV1WebhooksIdParamsStatus.
 const (
-	Failed    GetV1WebhooksIdParamsStatus = "failed"
-	Pending   GetV1WebhooksIdParamsStatus = "pending"
-	Succeeded GetV1WebhooksIdParamsStatus = "succeeded"
+	GetV1WebhooksIdParamsStatusFailed    GetV1WebhooksIdParamsStatus = "failed"
+	GetV1WebhooksIdParamsStatusPending   GetV1WebhooksIdParamsStatus = "pending"
+	GetV1WebhooksIdParamsStatusSucceeded GetV1WebhooksIdParamsStatus = "succeeded"
 )
 
 // Valid indicates whether the value is a known member of the GetV1WebhooksIdParamsStatus enum.
 func (e GetV1WebhooksIdParamsStatus) Valid() bool {
 	switch e {
-	case Failed:
+	case GetV1WebhooksIdParamsStatusFailed:
 		return true
-	case Pending:
+	case GetV1WebhooksIdParamsStatusPending:
 		return true
-	case Succeeded:
+	case GetV1WebhooksIdParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1WebhooksId200JSONResponseBodyDataEventTypes.
+const (
+	GetV1WebhooksId200JSONResponseBodyDataEventTypesRadar  GetV1WebhooksId200JSONResponseBodyDataEventTypes = "radar"
+	GetV1WebhooksId200JSONResponseBodyDataEventTypesSignal GetV1WebhooksId200JSONResponseBodyDataEventTypes = "signal"
+)
+
+// Valid indicates whether the value is a known member of the GetV1WebhooksId200JSONResponseBodyDataEventTypes enum.
+func (e GetV1WebhooksId200JSONResponseBodyDataEventTypes) Valid() bool {
+	switch e {
+	case GetV1WebhooksId200JSONResponseBodyDataEventTypesRadar:
+		return true
+	case GetV1WebhooksId200JSONResponseBodyDataEventTypesSignal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchV1WebhooksIdJSONBodyEventTypes.
+const (
+	PatchV1WebhooksIdJSONBodyEventTypesRadar  PatchV1WebhooksIdJSONBodyEventTypes = "radar"
+	PatchV1WebhooksIdJSONBodyEventTypesSignal PatchV1WebhooksIdJSONBodyEventTypes = "signal"
+)
+
+// Valid indicates whether the value is a known member of the PatchV1WebhooksIdJSONBodyEventTypes enum.
+func (e PatchV1WebhooksIdJSONBodyEventTypes) Valid() bool {
+	switch e {
+	case PatchV1WebhooksIdJSONBodyEventTypesRadar:
+		return true
+	case PatchV1WebhooksIdJSONBodyEventTypesSignal:
 		return true
 	default:
 		return false
@@ -1343,6 +1532,58 @@ type Evidence struct {
 	Url string `json:"url"`
 }
 
+// ExportJob defines model for ExportJob.
+type ExportJob struct {
+	// ApiKeyId The key that requested it.
+	ApiKeyId int `json:"apiKeyId"`
+
+	// AppUserId The account that owns the job.
+	AppUserId string `json:"appUserId"`
+
+	// ByteSize The file's size in bytes, once completed.
+	ByteSize  *int      `json:"byteSize,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// DownloadUrl The signed link to the file, set while a completed job has not expired.
+	DownloadUrl *string `json:"downloadUrl"`
+
+	// Error Why a failed job failed.
+	Error *string `json:"error"`
+
+	// ExpiresAt When the download link stops working.
+	ExpiresAt *time.Time      `json:"expiresAt"`
+	Format    ExportJobFormat `json:"format"`
+
+	// Id The job id (UUID).
+	Id              string `json:"id"`
+	Note            string `json:"note"`
+	RequestedParams struct {
+		Category        *string    `json:"category"`
+		IncludeEvidence bool       `json:"includeEvidence"`
+		OrganizationIds []int      `json:"organizationIds"`
+		Since           *time.Time `json:"since"`
+		Until           *time.Time `json:"until"`
+	} `json:"requestedParams"`
+
+	// RowCount Rows written: so far while running, in all once completed.
+	RowCount *int           `json:"rowCount,omitempty"`
+	Scope    ExportJobScope `json:"scope"`
+
+	// Sha256 The file's SHA-256 (hex), once completed.
+	Sha256    *string         `json:"sha256,omitempty"`
+	Status    ExportJobStatus `json:"status"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// ExportJobFormat defines model for ExportJob.Format.
+type ExportJobFormat string
+
+// ExportJobScope defines model for ExportJob.Scope.
+type ExportJobScope string
+
+// ExportJobStatus defines model for ExportJob.Status.
+type ExportJobStatus string
+
 // KeyAuditEntry defines model for KeyAuditEntry.
 type KeyAuditEntry struct {
 	AccountId int                 `json:"accountId"`
@@ -1646,6 +1887,60 @@ type StreamClose struct {
 // StreamCloseCode slow_consumer and shutting_down: reconnect and resume; quota_exceeded, unauthorized, forbidden: the key may not stream any more; unavailable: retry shortly.
 type StreamCloseCode string
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	// Active false once paused, or after 50 consecutive failed deliveries; PATCH active=true re-enables it.
+	Active bool `json:"active"`
+
+	// ConsecutiveFailures Failed deliveries since the last success.
+	ConsecutiveFailures int                 `json:"consecutive_failures"`
+	CreatedAt           time.Time           `json:"created_at"`
+	EventTypes          []WebhookEventTypes `json:"event_types"`
+	Id                  int                 `json:"id"`
+
+	// Secret The signing secret, shown only when the webhook is created and when its secret is rotated.
+	Secret *string `json:"secret,omitempty"`
+
+	// SecretHint The secret's last characters, to tell secrets apart.
+	SecretHint string    `json:"secret_hint"`
+	UpdatedAt  time.Time `json:"updated_at"`
+
+	// Url Where deliveries are POSTed (https).
+	Url string `json:"url"`
+}
+
+// WebhookEventTypes defines model for Webhook.EventTypes.
+type WebhookEventTypes string
+
+// WebhookDelivery defines model for WebhookDelivery.
+type WebhookDelivery struct {
+	// Attempts Attempts made, at most 5.
+	Attempts    int        `json:"attempts"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
+
+	// EventId The event delivered; null for a ping.
+	EventId   *int                     `json:"event_id"`
+	EventType WebhookDeliveryEventType `json:"event_type"`
+
+	// Id The delivery id (UUID), sent as the webhook-id header; a redelivery keeps it.
+	Id string `json:"id"`
+
+	// LastError Why the last attempt failed; null when it did not.
+	LastError *string `json:"last_error"`
+
+	// LastStatus The HTTP status of the last attempt; null before one, or when no response came.
+	LastStatus *int                  `json:"last_status"`
+	Status     WebhookDeliveryStatus `json:"status"`
+	UpdatedAt  time.Time             `json:"updated_at"`
+}
+
+// WebhookDeliveryEventType defines model for WebhookDelivery.EventType.
+type WebhookDeliveryEventType string
+
+// WebhookDeliveryStatus defines model for WebhookDelivery.Status.
+type WebhookDeliveryStatus string
+
 // BadRequest The body of every error response.
 type BadRequest = Error
 
@@ -1675,6 +1970,9 @@ type Unauthorized = Error
 
 // Unavailable The body of every error response.
 type Unavailable = Error
+
+// UnsupportedMediaType The body of every error response.
+type UnsupportedMediaType = Error
 
 // GetV1BriefParams defines parameters for GetV1Brief.
 type GetV1BriefParams struct {
@@ -2304,6 +2602,18 @@ type GetV1Usage200JSONResponseBodyDataUnitsThisWeek string
 // GetV1Usage200JSONResponseBodyDataUnitsToday defines parameters for GetV1Usage.
 type GetV1Usage200JSONResponseBodyDataUnitsToday string
 
+// PostV1WebhooksJSONBody defines parameters for PostV1Webhooks.
+type PostV1WebhooksJSONBody struct {
+	// EventTypes The events delivered: radar, signal, or both.
+	EventTypes []PostV1WebhooksJSONBodyEventTypes `json:"event_types"`
+
+	// Url Where deliveries are POSTed: an https URL resolving to a public address.
+	Url string `json:"url"`
+}
+
+// PostV1WebhooksJSONBodyEventTypes defines parameters for PostV1Webhooks.
+type PostV1WebhooksJSONBodyEventTypes string
+
 // GetV1WebhooksIdParams defines parameters for GetV1WebhooksId.
 type GetV1WebhooksIdParams struct {
 	// Status Filter deliveries: pending, succeeded or failed.
@@ -2316,8 +2626,32 @@ type GetV1WebhooksIdParams struct {
 // GetV1WebhooksIdParamsStatus defines parameters for GetV1WebhooksId.
 type GetV1WebhooksIdParamsStatus string
 
+// GetV1WebhooksId200JSONResponseBodyDataEventTypes defines parameters for GetV1WebhooksId.
+type GetV1WebhooksId200JSONResponseBodyDataEventTypes string
+
+// PatchV1WebhooksIdJSONBody defines parameters for PatchV1WebhooksId.
+type PatchV1WebhooksIdJSONBody struct {
+	// Active true re-enables a webhook (and resets its failure count); false pauses it.
+	Active *bool `json:"active,omitempty"`
+
+	// EventTypes The events delivered: radar, signal, or both.
+	EventTypes *[]PatchV1WebhooksIdJSONBodyEventTypes `json:"event_types,omitempty"`
+
+	// Url Where deliveries are POSTed: an https URL resolving to a public address.
+	Url *string `json:"url,omitempty"`
+}
+
+// PatchV1WebhooksIdJSONBodyEventTypes defines parameters for PatchV1WebhooksId.
+type PatchV1WebhooksIdJSONBodyEventTypes string
+
 // PostV1ExportJobsJSONRequestBody defines body for PostV1ExportJobs for application/json ContentType.
 type PostV1ExportJobsJSONRequestBody PostV1ExportJobsJSONBody
+
+// PostV1WebhooksJSONRequestBody defines body for PostV1Webhooks for application/json ContentType.
+type PostV1WebhooksJSONRequestBody PostV1WebhooksJSONBody
+
+// PatchV1WebhooksIdJSONRequestBody defines body for PatchV1WebhooksId for application/json ContentType.
+type PatchV1WebhooksIdJSONRequestBody PatchV1WebhooksIdJSONBody
 
 // AsContentEvent0 returns the union data inside the ContentEvent as a ContentEvent0
 func (t ContentEvent) AsContentEvent0() (ContentEvent0, error) {
@@ -3026,10 +3360,23 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
 	GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1Webhooks Register a webhook; the response shows the full secret once.
+	// PostV1WebhooksWithBody Register a webhook; the response shows the full secret once.
+	//
+	// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
-	PostV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1WebhooksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1Webhooks Register a webhook; the response shows the full secret once.
+	//
+	// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
+	PostV1Webhooks(ctx context.Context, body PostV1WebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteV1WebhooksId Delete a webhook and its deliveries.
 	//
@@ -3041,10 +3388,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/webhooks/{id} (the `GetV1WebhooksId` operationId).
 	GetV1WebhooksId(ctx context.Context, id int, params *GetV1WebhooksIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchV1WebhooksId Update url, event_types or active; only included fields change.
+	// PatchV1WebhooksIdWithBody Update url, event_types or active; only included fields change.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
-	PatchV1WebhooksId(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchV1WebhooksIdWithBody(ctx context.Context, id int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchV1WebhooksId Update url, event_types or active; only included fields change.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
+	PatchV1WebhooksId(ctx context.Context, id int, body PatchV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1WebhooksIdDeliveriesDeliveryIdRedeliver Queue a delivery again under the same delivery id.
 	//
@@ -3733,11 +4089,34 @@ func (c *RawClient) GetV1Webhooks(ctx context.Context, reqEditors ...RequestEdit
 	return c.Client.Do(req)
 }
 
-// PostV1Webhooks Register a webhook; the response shows the full secret once.
+// PostV1WebhooksWithBody Register a webhook; the response shows the full secret once.
+//
+// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
-func (c *RawClient) PostV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1WebhooksRequest(c.Server)
+func (c *RawClient) PostV1WebhooksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1WebhooksRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1Webhooks Register a webhook; the response shows the full secret once.
+//
+// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
+func (c *RawClient) PostV1Webhooks(ctx context.Context, body PostV1WebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1WebhooksRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3778,11 +4157,30 @@ func (c *RawClient) GetV1WebhooksId(ctx context.Context, id int, params *GetV1We
 	return c.Client.Do(req)
 }
 
-// PatchV1WebhooksId Update url, event_types or active; only included fields change.
+// PatchV1WebhooksIdWithBody Update url, event_types or active; only included fields change.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
-func (c *RawClient) PatchV1WebhooksId(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchV1WebhooksIdRequest(c.Server, id)
+func (c *RawClient) PatchV1WebhooksIdWithBody(ctx context.Context, id int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchV1WebhooksIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchV1WebhooksId Update url, event_types or active; only included fields change.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
+func (c *RawClient) PatchV1WebhooksId(ctx context.Context, id int, body PatchV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchV1WebhooksIdRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7096,8 +7494,19 @@ func NewGetV1WebhooksRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewPostV1WebhooksRequest constructs an http.Request for the PostV1Webhooks method
-func NewPostV1WebhooksRequest(server string) (*http.Request, error) {
+// NewPostV1WebhooksRequest calls the generic PostV1Webhooks builder with application/json body
+func NewPostV1WebhooksRequest(server string, body PostV1WebhooksJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1WebhooksRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostV1WebhooksRequestWithBody constructs an http.Request for the PostV1Webhooks method, with any body, and a specified content type
+func NewPostV1WebhooksRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7115,10 +7524,12 @@ func NewPostV1WebhooksRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -7230,8 +7641,19 @@ func NewGetV1WebhooksIdRequest(server string, id int, params *GetV1WebhooksIdPar
 	return req, nil
 }
 
-// NewPatchV1WebhooksIdRequest constructs an http.Request for the PatchV1WebhooksId method
-func NewPatchV1WebhooksIdRequest(server string, id int) (*http.Request, error) {
+// NewPatchV1WebhooksIdRequest calls the generic PatchV1WebhooksId builder with application/json body
+func NewPatchV1WebhooksIdRequest(server string, id int, body PatchV1WebhooksIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchV1WebhooksIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchV1WebhooksIdRequestWithBody constructs an http.Request for the PatchV1WebhooksId method, with any body, and a specified content type
+func NewPatchV1WebhooksIdRequestWithBody(server string, id int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7256,10 +7678,12 @@ func NewPatchV1WebhooksIdRequest(server string, id int) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -7756,12 +8180,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
 	GetV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1WebhooksResponse, error)
 
-	// PostV1WebhooksWithResponse Register a webhook; the response shows the full secret once.
+	// PostV1WebhooksWithBodyWithResponse Register a webhook; the response shows the full secret once.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
-	PostV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostV1WebhooksResponse, error)
+	PostV1WebhooksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1WebhooksResponse, error)
+
+	// PostV1WebhooksWithResponse Register a webhook; the response shows the full secret once.
+	//
+	// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
+	PostV1WebhooksWithResponse(ctx context.Context, body PostV1WebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1WebhooksResponse, error)
 
 	// DeleteV1WebhooksIdWithResponse Delete a webhook and its deliveries.
 	//
@@ -7777,12 +8212,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/webhooks/{id} (the `GetV1WebhooksId` operationId).
 	GetV1WebhooksIdWithResponse(ctx context.Context, id int, params *GetV1WebhooksIdParams, reqEditors ...RequestEditorFn) (*GetV1WebhooksIdResponse, error)
 
-	// PatchV1WebhooksIdWithResponse Update url, event_types or active; only included fields change.
+	// PatchV1WebhooksIdWithBodyWithResponse Update url, event_types or active; only included fields change.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
-	PatchV1WebhooksIdWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*PatchV1WebhooksIdResponse, error)
+	PatchV1WebhooksIdWithBodyWithResponse(ctx context.Context, id int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1WebhooksIdResponse, error)
+
+	// PatchV1WebhooksIdWithResponse Update url, event_types or active; only included fields change.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
+	PatchV1WebhooksIdWithResponse(ctx context.Context, id int, body PatchV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1WebhooksIdResponse, error)
 
 	// PostV1WebhooksIdDeliveriesDeliveryIdRedeliverWithResponse Queue a delivery again under the same delivery id.
 	//
@@ -8770,7 +9212,11 @@ type GetV1ExportJobsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *struct {
+		Data   []ExportJob `json:"data"`
+		Limit  int         `json:"limit"`
+		Offset int         `json:"offset"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -8786,7 +9232,11 @@ type GetV1ExportJobsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1ExportJobsResponse) GetJSON200() *map[string]interface{} {
+func (r GetV1ExportJobsResponse) GetJSON200() *struct {
+	Data   []ExportJob `json:"data"`
+	Limit  int         `json:"limit"`
+	Offset int         `json:"offset"`
+} {
 	return r.JSON200
 }
 
@@ -8853,7 +9303,9 @@ type PostV1ExportJobsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *map[string]interface{}
+	JSON201 *struct {
+		Data ExportJob `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -8864,6 +9316,8 @@ type PostV1ExportJobsResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -8873,7 +9327,9 @@ type PostV1ExportJobsResponse struct {
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostV1ExportJobsResponse) GetJSON201() *map[string]interface{} {
+func (r PostV1ExportJobsResponse) GetJSON201() *struct {
+	Data ExportJob `json:"data"`
+} {
 	return r.JSON201
 }
 
@@ -8900,6 +9356,11 @@ func (r PostV1ExportJobsResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostV1ExportJobsResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ExportJobsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8950,7 +9411,9 @@ type GetV1ExportJobsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *struct {
+		Data ExportJob `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -8968,7 +9431,9 @@ type GetV1ExportJobsIdResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1ExportJobsIdResponse) GetJSON200() *map[string]interface{} {
+func (r GetV1ExportJobsIdResponse) GetJSON200() *struct {
+	Data ExportJob `json:"data"`
+} {
 	return r.JSON200
 }
 
@@ -11693,7 +12158,9 @@ type GetV1WebhooksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *struct {
+		Data []Webhook `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -11709,7 +12176,9 @@ type GetV1WebhooksResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1WebhooksResponse) GetJSON200() *map[string]interface{} {
+func (r GetV1WebhooksResponse) GetJSON200() *struct {
+	Data []Webhook `json:"data"`
+} {
 	return r.JSON200
 }
 
@@ -11775,14 +12244,20 @@ func (r GetV1WebhooksResponse) ContentType() string {
 type PostV1WebhooksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data Webhook `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11791,9 +12266,11 @@ type PostV1WebhooksResponse struct {
 	JSON503 *Unavailable
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1WebhooksResponse) GetJSON200() *map[string]interface{} {
-	return r.JSON200
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostV1WebhooksResponse) GetJSON201() *struct {
+	Data Webhook `json:"data"`
+} {
+	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -11809,6 +12286,16 @@ func (r PostV1WebhooksResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostV1WebhooksResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1WebhooksResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1WebhooksResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -11859,13 +12346,20 @@ type DeleteV1WebhooksIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *struct {
+		Data struct {
+			Deleted bool `json:"deleted"`
+			Id      int  `json:"id"`
+		} `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11875,7 +12369,12 @@ type DeleteV1WebhooksIdResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON200() *map[string]interface{} {
+func (r DeleteV1WebhooksIdResponse) GetJSON200() *struct {
+	Data struct {
+		Deleted bool `json:"deleted"`
+		Id      int  `json:"id"`
+	} `json:"data"`
+} {
 	return r.JSON200
 }
 
@@ -11892,6 +12391,11 @@ func (r DeleteV1WebhooksIdResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r DeleteV1WebhooksIdResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -11942,13 +12446,37 @@ type GetV1WebhooksIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *struct {
+		Data struct {
+			// Active false once paused, or after 50 consecutive failed deliveries; PATCH active=true re-enables it.
+			Active bool `json:"active"`
+
+			// ConsecutiveFailures Failed deliveries since the last success.
+			ConsecutiveFailures int                                                `json:"consecutive_failures"`
+			CreatedAt           time.Time                                          `json:"created_at"`
+			Deliveries          []WebhookDelivery                                  `json:"deliveries"`
+			EventTypes          []GetV1WebhooksId200JSONResponseBodyDataEventTypes `json:"event_types"`
+			Id                  int                                                `json:"id"`
+
+			// Secret The signing secret, shown only when the webhook is created and when its secret is rotated.
+			Secret *string `json:"secret,omitempty"`
+
+			// SecretHint The secret's last characters, to tell secrets apart.
+			SecretHint string    `json:"secret_hint"`
+			UpdatedAt  time.Time `json:"updated_at"`
+
+			// Url Where deliveries are POSTed (https).
+			Url string `json:"url"`
+		} `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11958,7 +12486,29 @@ type GetV1WebhooksIdResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1WebhooksIdResponse) GetJSON200() *map[string]interface{} {
+func (r GetV1WebhooksIdResponse) GetJSON200() *struct {
+	Data struct {
+		// Active false once paused, or after 50 consecutive failed deliveries; PATCH active=true re-enables it.
+		Active bool `json:"active"`
+
+		// ConsecutiveFailures Failed deliveries since the last success.
+		ConsecutiveFailures int                                                `json:"consecutive_failures"`
+		CreatedAt           time.Time                                          `json:"created_at"`
+		Deliveries          []WebhookDelivery                                  `json:"deliveries"`
+		EventTypes          []GetV1WebhooksId200JSONResponseBodyDataEventTypes `json:"event_types"`
+		Id                  int                                                `json:"id"`
+
+		// Secret The signing secret, shown only when the webhook is created and when its secret is rotated.
+		Secret *string `json:"secret,omitempty"`
+
+		// SecretHint The secret's last characters, to tell secrets apart.
+		SecretHint string    `json:"secret_hint"`
+		UpdatedAt  time.Time `json:"updated_at"`
+
+		// Url Where deliveries are POSTed (https).
+		Url string `json:"url"`
+	} `json:"data"`
+} {
 	return r.JSON200
 }
 
@@ -11975,6 +12525,11 @@ func (r GetV1WebhooksIdResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetV1WebhooksIdResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1WebhooksIdResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12025,13 +12580,21 @@ type PatchV1WebhooksIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *struct {
+		Data Webhook `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12041,7 +12604,9 @@ type PatchV1WebhooksIdResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchV1WebhooksIdResponse) GetJSON200() *map[string]interface{} {
+func (r PatchV1WebhooksIdResponse) GetJSON200() *struct {
+	Data Webhook `json:"data"`
+} {
 	return r.JSON200
 }
 
@@ -12058,6 +12623,21 @@ func (r PatchV1WebhooksIdResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PatchV1WebhooksIdResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchV1WebhooksIdResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchV1WebhooksIdResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PatchV1WebhooksIdResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12107,14 +12687,18 @@ func (r PatchV1WebhooksIdResponse) ContentType() string {
 type PostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		Data WebhookDelivery `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12123,9 +12707,11 @@ type PostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse struct {
 	JSON503 *Unavailable
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse) GetJSON200() *map[string]interface{} {
-	return r.JSON200
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse) GetJSON202() *struct {
+	Data WebhookDelivery `json:"data"`
+} {
+	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -12141,6 +12727,11 @@ func (r PostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse) GetJSON401() *Una
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12191,13 +12782,17 @@ type PostV1WebhooksIdRotateSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *struct {
+		Data Webhook `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12207,7 +12802,9 @@ type PostV1WebhooksIdRotateSecretResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1WebhooksIdRotateSecretResponse) GetJSON200() *map[string]interface{} {
+func (r PostV1WebhooksIdRotateSecretResponse) GetJSON200() *struct {
+	Data Webhook `json:"data"`
+} {
 	return r.JSON200
 }
 
@@ -12224,6 +12821,11 @@ func (r PostV1WebhooksIdRotateSecretResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostV1WebhooksIdRotateSecretResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1WebhooksIdRotateSecretResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12273,14 +12875,18 @@ func (r PostV1WebhooksIdRotateSecretResponse) ContentType() string {
 type PostV1WebhooksIdTestResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		Data WebhookDelivery `json:"data"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12289,9 +12895,11 @@ type PostV1WebhooksIdTestResponse struct {
 	JSON503 *Unavailable
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1WebhooksIdTestResponse) GetJSON200() *map[string]interface{} {
-	return r.JSON200
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostV1WebhooksIdTestResponse) GetJSON202() *struct {
+	Data WebhookDelivery `json:"data"`
+} {
+	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -12307,6 +12915,11 @@ func (r PostV1WebhooksIdTestResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostV1WebhooksIdTestResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1WebhooksIdTestResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12938,13 +13551,30 @@ func (c *ClientWithResponses) GetV1WebhooksWithResponse(ctx context.Context, req
 	return ParseGetV1WebhooksResponse(rsp)
 }
 
-// PostV1WebhooksWithResponse Register a webhook; the response shows the full secret once.
+// PostV1WebhooksWithBodyWithResponse Register a webhook; the response shows the full secret once.
 //
-// Returns a wrapper object for the known response body format(s).
+// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
-func (c *ClientWithResponses) PostV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostV1WebhooksResponse, error) {
-	rsp, err := c.PostV1Webhooks(ctx, reqEditors...)
+func (c *ClientWithResponses) PostV1WebhooksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1WebhooksResponse, error) {
+	rsp, err := c.PostV1WebhooksWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1WebhooksResponse(rsp)
+}
+
+// PostV1WebhooksWithResponse Register a webhook; the response shows the full secret once.
+//
+// An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks (the `PostV1Webhooks` operationId).
+func (c *ClientWithResponses) PostV1WebhooksWithResponse(ctx context.Context, body PostV1WebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1WebhooksResponse, error) {
+	rsp, err := c.PostV1Webhooks(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12977,13 +13607,26 @@ func (c *ClientWithResponses) GetV1WebhooksIdWithResponse(ctx context.Context, i
 	return ParseGetV1WebhooksIdResponse(rsp)
 }
 
-// PatchV1WebhooksIdWithResponse Update url, event_types or active; only included fields change.
+// PatchV1WebhooksIdWithBodyWithResponse Update url, event_types or active; only included fields change.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
-func (c *ClientWithResponses) PatchV1WebhooksIdWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*PatchV1WebhooksIdResponse, error) {
-	rsp, err := c.PatchV1WebhooksId(ctx, id, reqEditors...)
+func (c *ClientWithResponses) PatchV1WebhooksIdWithBodyWithResponse(ctx context.Context, id int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1WebhooksIdResponse, error) {
+	rsp, err := c.PatchV1WebhooksIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchV1WebhooksIdResponse(rsp)
+}
+
+// PatchV1WebhooksIdWithResponse Update url, event_types or active; only included fields change.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhooks/{id} (the `PatchV1WebhooksId` operationId).
+func (c *ClientWithResponses) PatchV1WebhooksIdWithResponse(ctx context.Context, id int, body PatchV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1WebhooksIdResponse, error) {
+	rsp, err := c.PatchV1WebhooksId(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13847,7 +14490,11 @@ func ParseGetV1ExportJobsResponse(rsp *http.Response) (*GetV1ExportJobsResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest struct {
+			Data   []ExportJob `json:"data"`
+			Limit  int         `json:"limit"`
+			Offset int         `json:"offset"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13918,7 +14565,9 @@ func ParsePostV1ExportJobsResponse(rsp *http.Response) (*PostV1ExportJobsRespons
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest map[string]interface{}
+		var dest struct {
+			Data ExportJob `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -13958,6 +14607,13 @@ func ParsePostV1ExportJobsResponse(rsp *http.Response) (*PostV1ExportJobsRespons
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -14000,7 +14656,9 @@ func ParseGetV1ExportJobsIdResponse(rsp *http.Response) (*GetV1ExportJobsIdRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest struct {
+			Data ExportJob `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16216,7 +16874,9 @@ func ParseGetV1WebhooksResponse(rsp *http.Response) (*GetV1WebhooksResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest struct {
+			Data []Webhook `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16286,12 +16946,14 @@ func ParsePostV1WebhooksResponse(rsp *http.Response) (*PostV1WebhooksResponse, e
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data Webhook `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON200 = &dest
+		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -16313,6 +16975,20 @@ func ParsePostV1WebhooksResponse(rsp *http.Response) (*PostV1WebhooksResponse, e
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -16355,7 +17031,12 @@ func ParseDeleteV1WebhooksIdResponse(rsp *http.Response) (*DeleteV1WebhooksIdRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest struct {
+			Data struct {
+				Deleted bool `json:"deleted"`
+				Id      int  `json:"id"`
+			} `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16381,6 +17062,13 @@ func ParseDeleteV1WebhooksIdResponse(rsp *http.Response) (*DeleteV1WebhooksIdRes
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -16423,7 +17111,29 @@ func ParseGetV1WebhooksIdResponse(rsp *http.Response) (*GetV1WebhooksIdResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest struct {
+			Data struct {
+				// Active false once paused, or after 50 consecutive failed deliveries; PATCH active=true re-enables it.
+				Active bool `json:"active"`
+
+				// ConsecutiveFailures Failed deliveries since the last success.
+				ConsecutiveFailures int                                                `json:"consecutive_failures"`
+				CreatedAt           time.Time                                          `json:"created_at"`
+				Deliveries          []WebhookDelivery                                  `json:"deliveries"`
+				EventTypes          []GetV1WebhooksId200JSONResponseBodyDataEventTypes `json:"event_types"`
+				Id                  int                                                `json:"id"`
+
+				// Secret The signing secret, shown only when the webhook is created and when its secret is rotated.
+				Secret *string `json:"secret,omitempty"`
+
+				// SecretHint The secret's last characters, to tell secrets apart.
+				SecretHint string    `json:"secret_hint"`
+				UpdatedAt  time.Time `json:"updated_at"`
+
+				// Url Where deliveries are POSTed (https).
+				Url string `json:"url"`
+			} `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16452,6 +17162,13 @@ func ParseGetV1WebhooksIdResponse(rsp *http.Response) (*GetV1WebhooksIdResponse,
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -16494,7 +17211,9 @@ func ParsePatchV1WebhooksIdResponse(rsp *http.Response) (*PatchV1WebhooksIdRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest struct {
+			Data Webhook `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16520,6 +17239,27 @@ func ParsePatchV1WebhooksIdResponse(rsp *http.Response) (*PatchV1WebhooksIdRespo
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -16561,12 +17301,14 @@ func ParsePostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse(rsp *http.Respon
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			Data WebhookDelivery `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON200 = &dest
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -16588,6 +17330,13 @@ func ParsePostV1WebhooksIdDeliveriesDeliveryIdRedeliverResponse(rsp *http.Respon
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -16630,7 +17379,9 @@ func ParsePostV1WebhooksIdRotateSecretResponse(rsp *http.Response) (*PostV1Webho
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest struct {
+			Data Webhook `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16656,6 +17407,13 @@ func ParsePostV1WebhooksIdRotateSecretResponse(rsp *http.Response) (*PostV1Webho
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -16697,12 +17455,14 @@ func ParsePostV1WebhooksIdTestResponse(rsp *http.Response) (*PostV1WebhooksIdTes
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			Data WebhookDelivery `json:"data"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON200 = &dest
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -16724,6 +17484,13 @@ func ParsePostV1WebhooksIdTestResponse(rsp *http.Response) (*PostV1WebhooksIdTes
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited

@@ -348,11 +348,13 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// WithJSONBody sends v as the request's JSON body: for the routes whose
-// body the OpenAPI document leaves undescribed (the webhook routes), e.g.
+// WithJSONBody sends v as the request's JSON body in place of the one the
+// method was given: every route's body is typed (PostV1WebhooksJSONRequestBody
+// and the like), and this is for a body the types cannot say, e.g. a field
+// a newer server accepts:
 //
-//	c.PostV1WebhooksWithResponse(ctx, cryptointel.WithJSONBody(map[string]any{
-//		"url": "https://example.com/hook", "event_types": []string{"signal"}}))
+//	c.PatchV1WebhooksIdWithResponse(ctx, id, cryptointel.PatchV1WebhooksIdJSONRequestBody{},
+//		cryptointel.WithJSONBody(map[string]any{"active": true, "new_field": 1}))
 func WithJSONBody(v any) RequestEditorFn {
 	return func(_ context.Context, req *http.Request) error {
 		b, err := json.Marshal(v)

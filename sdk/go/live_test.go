@@ -329,18 +329,28 @@ func TestEveryRoute(t *testing.T) {
 	cancel()
 	// Webhooks, from creation to deletion.
 	hookURL, got := startReceiver(t)
-	r39, err := c.PostV1WebhooksWithResponse(ctx, WithJSONBody(map[string]any{"url": hookURL, "event_types": []string{"signal"}}))
+	r39, err := c.PostV1WebhooksWithResponse(ctx, PostV1WebhooksJSONRequestBody{Url: hookURL,
+		EventTypes: []PostV1WebhooksJSONBodyEventTypes{PostV1WebhooksJSONBodyEventTypesSignal}})
 	ok("webhook create", r39, err)
-	hook := decode(t, r39.Body)["data"].(map[string]any)
-	id := int(hook["id"].(float64))
+	if r39.JSON201 == nil || r39.JSON201.Data.Secret == nil {
+		t.Fatalf("webhook create: no typed result with the secret: %s", r39.Body)
+	}
+	id := r39.JSON201.Data.Id
 	r40, err := c.GetV1WebhooksWithResponse(ctx)
 	ok("webhook list", r40, err)
-	r41, err := c.PatchV1WebhooksIdWithResponse(ctx, id, WithJSONBody(map[string]any{"event_types": []string{"radar", "signal"}}))
+	r41, err := c.PatchV1WebhooksIdWithResponse(ctx, id, PatchV1WebhooksIdJSONRequestBody{
+		EventTypes: &[]PatchV1WebhooksIdJSONBodyEventTypes{PatchV1WebhooksIdJSONBodyEventTypesRadar, PatchV1WebhooksIdJSONBodyEventTypesSignal}})
 	ok("webhook update", r41, err)
+	if r41.JSON200 == nil || len(r41.JSON200.Data.EventTypes) != 2 {
+		t.Fatalf("webhook update: %s", r41.Body)
+	}
 	r42, err := c.PostV1WebhooksIdRotateSecretWithResponse(ctx, id)
 	ok("webhook rotate", r42, err)
 	r43, err := c.PostV1WebhooksIdTestWithResponse(ctx, id)
 	ok("webhook test", r43, err)
+	if r43.JSON202 == nil || r43.JSON202.Data.EventType != WebhookDeliveryEventTypePing {
+		t.Fatalf("webhook test: no typed delivery: %s", r43.Body)
+	}
 	select {
 	case <-got:
 	case <-ctx.Done():
@@ -517,7 +527,7 @@ func TestTypedErrors(t *testing.T) {
 	_, err = c.GetV1EntitiesByIdWithResponse(ctx, &GetV1EntitiesByIdParams{Id: 99999999})
 	check(err, ErrNotFound, 404)
 	big := strings.Repeat("x", 2<<20)
-	_, err = c.PostV1WebhooksWithResponse(ctx, WithJSONBody(map[string]any{"url": big}))
+	_, err = c.PostV1WebhooksWithResponse(ctx, PostV1WebhooksJSONRequestBody{Url: big})
 	check(err, ErrTooLarge, 413)
 }
 
@@ -712,10 +722,10 @@ func TestWebhookVerify(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	c := must(New(e.base, WithAPIKey(e.keys["ENTERPRISE"])))
 	hookURL, got := startReceiver(t)
-	r := must(c.PostV1WebhooksWithResponse(ctx, WithJSONBody(map[string]any{"url": hookURL, "event_types": []string{"signal"}})))
-	hook := decode(t, r.Body)["data"].(map[string]any)
-	secret := hook["secret"].(string)
-	must(c.PostV1WebhooksIdTestWithResponse(ctx, int(hook["id"].(float64))))
+	r := must(c.PostV1WebhooksWithResponse(ctx, PostV1WebhooksJSONRequestBody{Url: hookURL,
+		EventTypes: []PostV1WebhooksJSONBodyEventTypes{PostV1WebhooksJSONBodyEventTypesSignal}}))
+	secret := *r.JSON201.Data.Secret
+	must(c.PostV1WebhooksIdTestWithResponse(ctx, r.JSON201.Data.Id))
 	var d delivery
 	select {
 	case d = <-got:

@@ -32,6 +32,7 @@ export type Params<K extends RouteName> = Simplify<ParamsIn<Op<K>, "path"> & Par
 type Success<O> = O extends { responses: infer R }
   ? R extends { 200: { content: { "application/json": infer T } } } ? T
   : R extends { 201: { content: { "application/json": infer T } } } ? T
+  : R extends { 202: { content: { "application/json": infer T } } } ? T
   : unknown
   : unknown;
 /** The decoded JSON of a route's success answer. */

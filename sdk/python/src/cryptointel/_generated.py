@@ -243,6 +243,33 @@ class Evidence(TypedDict):
     url: str
 
 
+class ExportJobRequestedParams(TypedDict):
+    category: Union[str, None]
+    includeEvidence: bool
+    organizationIds: list[int]
+    since: Union[str, None]
+    until: Union[str, None]
+
+
+class ExportJob(TypedDict):
+    apiKeyId: int
+    appUserId: str
+    byteSize: NotRequired[Union[int, None]]
+    createdAt: str
+    downloadUrl: Union[str, None]
+    error: Union[str, None]
+    expiresAt: Union[str, None]
+    format: Literal["jsonl", "csv", "parquet"]
+    id: str
+    note: str
+    requestedParams: ExportJobRequestedParams
+    rowCount: NotRequired[Union[int, None]]
+    scope: Literal["organizations.registry", "radar.history", "signal.history", "replay.global", "timeline.by-organization"]
+    sha256: NotRequired[Union[str, None]]
+    status: Literal["requested", "running", "completed", "failed", "expired"]
+    updatedAt: str
+
+
 class KeyAuditEntry(TypedDict):
     accountId: int
     action: Literal["key.created", "key.revoked", "key.rotated", "account.plan_set", "account.keys_recovered", "oauth.granted", "oauth.revoked"]
@@ -412,6 +439,31 @@ class StreamClose(TypedDict):
     error: str
 
 
+class Webhook(TypedDict):
+    active: bool
+    consecutive_failures: int
+    created_at: str
+    event_types: list[Literal["radar", "signal"]]
+    id: int
+    secret: NotRequired[str]
+    secret_hint: str
+    updated_at: str
+    url: str
+
+
+class WebhookDelivery(TypedDict):
+    attempts: int
+    created_at: str
+    delivered_at: Union[str, None]
+    event_id: Union[int, None]
+    event_type: Literal["radar", "signal", "ping"]
+    id: str
+    last_error: Union[str, None]
+    last_status: Union[int, None]
+    status: Literal["pending", "succeeded", "failed"]
+    updated_at: str
+
+
 class GetBriefResponse(TypedDict):
     data: Union[Brief, BriefCompact]
 
@@ -469,6 +521,20 @@ class GetEntitiesIdResearchResponse(TypedDict):
     limit: int
     next_cursor: Union[str, None]
     since: str
+
+
+class GetExportJobsResponse(TypedDict):
+    data: list[ExportJob]
+    limit: int
+    offset: int
+
+
+class PostExportJobsResponse(TypedDict):
+    data: ExportJob
+
+
+class GetExportJobsIdResponse(TypedDict):
+    data: ExportJob
 
 
 class GetKeysResponse(TypedDict):
@@ -701,6 +767,56 @@ class GetUsageResponse(TypedDict):
     data: GetUsageResponseData
 
 
+class GetWebhooksResponse(TypedDict):
+    data: list[Webhook]
+
+
+class PostWebhooksResponse(TypedDict):
+    data: Webhook
+
+
+class DeleteWebhooksIdResponseData(TypedDict):
+    deleted: bool
+    id: int
+
+
+class DeleteWebhooksIdResponse(TypedDict):
+    data: DeleteWebhooksIdResponseData
+
+
+class GetWebhooksIdResponseData(TypedDict):
+    active: bool
+    consecutive_failures: int
+    created_at: str
+    deliveries: list[WebhookDelivery]
+    event_types: list[Literal["radar", "signal"]]
+    id: int
+    secret: NotRequired[str]
+    secret_hint: str
+    updated_at: str
+    url: str
+
+
+class GetWebhooksIdResponse(TypedDict):
+    data: GetWebhooksIdResponseData
+
+
+class PatchWebhooksIdResponse(TypedDict):
+    data: Webhook
+
+
+class PostWebhooksIdDeliveriesDeliveryIdRedeliverResponse(TypedDict):
+    data: WebhookDelivery
+
+
+class PostWebhooksIdRotateSecretResponse(TypedDict):
+    data: Webhook
+
+
+class PostWebhooksIdTestResponse(TypedDict):
+    data: WebhookDelivery
+
+
 ContentEvent = Union[ContentEventFull, ContentEventLean]
 Event = Union[EventFull, EventLean]
 EventCompact = Union[EventCompactFull, EventCompactLean]
@@ -828,17 +944,17 @@ class _Routes:
         _path = f"/v1/entities/{id}/research"
         return self._call("GET", _path, {"since": since, "limit": limit, "offset": offset, "cursor": cursor}, None, legacy)
 
-    def get_export_jobs(self, *, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+    def get_export_jobs(self, *, limit: int | None = None, offset: int | None = None) -> GetExportJobsResponse:
         """GET /v1/export/jobs: List the account's export jobs, newest first"""
         _path = "/v1/export/jobs"
         return self._call("GET", _path, {"limit": limit, "offset": offset}, None, ...)
 
-    def post_export_jobs(self, *, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def post_export_jobs(self, *, body: Mapping[str, Any] | None = None) -> PostExportJobsResponse:
         """POST /v1/export/jobs: Request a bulk export (fulfilled asynchronously)"""
         _path = "/v1/export/jobs"
         return self._call("POST", _path, {}, body, ...)
 
-    def get_export_jobs_id(self, *, id: str) -> dict[str, Any]:
+    def get_export_jobs_id(self, *, id: str) -> GetExportJobsIdResponse:
         """GET /v1/export/jobs/{id}: Read one export job: status, progress, row count, size, checksum, download link"""
         _path = f"/v1/export/jobs/{id}"
         return self._call("GET", _path, {}, None, ...)
@@ -1002,42 +1118,42 @@ class _Routes:
         _path = "/v1/usage"
         return self._call("GET", _path, {}, None, ...)
 
-    def get_webhooks(self) -> dict[str, Any]:
+    def get_webhooks(self) -> GetWebhooksResponse:
         """GET /v1/webhooks: List the account's webhooks, most recently created first."""
         _path = "/v1/webhooks"
         return self._call("GET", _path, {}, None, ...)
 
-    def post_webhooks(self, *, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def post_webhooks(self, *, body: Mapping[str, Any] | None = None) -> PostWebhooksResponse:
         """POST /v1/webhooks: Register a webhook; the response shows the full secret once."""
         _path = "/v1/webhooks"
         return self._call("POST", _path, {}, body, ...)
 
-    def delete_webhooks_id(self, *, id: int) -> dict[str, Any]:
+    def delete_webhooks_id(self, *, id: int) -> DeleteWebhooksIdResponse:
         """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries."""
         _path = f"/v1/webhooks/{id}"
         return self._call("DELETE", _path, {}, None, ...)
 
-    def get_webhooks_id(self, *, id: int, status: Literal["pending", "succeeded", "failed"] | None = None, limit: int | None = None) -> dict[str, Any]:
+    def get_webhooks_id(self, *, id: int, status: Literal["pending", "succeeded", "failed"] | None = None, limit: int | None = None) -> GetWebhooksIdResponse:
         """GET /v1/webhooks/{id}: One webhook with its recent deliveries."""
         _path = f"/v1/webhooks/{id}"
         return self._call("GET", _path, {"status": status, "limit": limit}, None, ...)
 
-    def patch_webhooks_id(self, *, id: int, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def patch_webhooks_id(self, *, id: int, body: Mapping[str, Any] | None = None) -> PatchWebhooksIdResponse:
         """PATCH /v1/webhooks/{id}: Update url, event_types or active; only included fields change."""
         _path = f"/v1/webhooks/{id}"
         return self._call("PATCH", _path, {}, body, ...)
 
-    def post_webhooks_id_deliveries_delivery_id_redeliver(self, *, id: int, delivery_id: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def post_webhooks_id_deliveries_delivery_id_redeliver(self, *, id: int, delivery_id: str, body: Mapping[str, Any] | None = None) -> PostWebhooksIdDeliveriesDeliveryIdRedeliverResponse:
         """POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver: Queue a delivery again under the same delivery id."""
         _path = f"/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"
         return self._call("POST", _path, {}, body, ...)
 
-    def post_webhooks_id_rotate_secret(self, *, id: int, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def post_webhooks_id_rotate_secret(self, *, id: int, body: Mapping[str, Any] | None = None) -> PostWebhooksIdRotateSecretResponse:
         """POST /v1/webhooks/{id}/rotate-secret: Replace the signing secret; the response shows the new secret once."""
         _path = f"/v1/webhooks/{id}/rotate-secret"
         return self._call("POST", _path, {}, body, ...)
 
-    def post_webhooks_id_test(self, *, id: int, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def post_webhooks_id_test(self, *, id: int, body: Mapping[str, Any] | None = None) -> PostWebhooksIdTestResponse:
         """POST /v1/webhooks/{id}/test: Queue a signed ping delivery."""
         _path = f"/v1/webhooks/{id}/test"
         return self._call("POST", _path, {}, body, ...)

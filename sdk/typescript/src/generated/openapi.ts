@@ -717,7 +717,10 @@ export interface paths {
         /** List the account's webhooks, most recently created first. */
         get: operations["getV1Webhooks"];
         put?: never;
-        /** Register a webhook; the response shows the full secret once. */
+        /**
+         * Register a webhook; the response shows the full secret once.
+         * @description An account has at most 5 webhooks (400 `Maximum 5 webhooks per account`). The URL must use https and resolve to a public address; the signing secret (`data.secret`) is shown in this response and in a rotation's only.
+         */
         post: operations["postV1Webhooks"];
         delete?: never;
         options?: never;
@@ -1152,6 +1155,49 @@ export interface components {
             /** @description Where the post lives. */
             url: string;
         };
+        ExportJob: {
+            /** @description The key that requested it. */
+            apiKeyId: number;
+            /** @description The account that owns the job. */
+            appUserId: string;
+            /** @description The file's size in bytes, once completed. */
+            byteSize?: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The signed link to the file, set while a completed job has not expired. */
+            downloadUrl: string | null;
+            /** @description Why a failed job failed. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the download link stops working.
+             */
+            expiresAt: string | null;
+            /** @enum {string} */
+            format: "jsonl" | "csv" | "parquet";
+            /** @description The job id (UUID). */
+            id: string;
+            note: string;
+            requestedParams: {
+                category: string | null;
+                includeEvidence: boolean;
+                organizationIds: number[];
+                /** Format: date-time */
+                since: string | null;
+                /** Format: date-time */
+                until: string | null;
+            };
+            /** @description Rows written: so far while running, in all once completed. */
+            rowCount?: number | null;
+            /** @enum {string} */
+            scope: "organizations.registry" | "radar.history" | "signal.history" | "replay.global" | "timeline.by-organization";
+            /** @description The file's SHA-256 (hex), once completed. */
+            sha256?: string | null;
+            /** @enum {string} */
+            status: "requested" | "running" | "completed" | "failed" | "expired";
+            /** Format: date-time */
+            updatedAt: string;
+        };
         KeyAuditEntry: {
             accountId: number;
             /** @enum {string} */
@@ -1378,6 +1424,49 @@ export interface components {
             /** @description Why the server closed the stream. */
             error: string;
         };
+        Webhook: {
+            /** @description false once paused, or after 50 consecutive failed deliveries; PATCH active=true re-enables it. */
+            active: boolean;
+            /** @description Failed deliveries since the last success. */
+            consecutive_failures: number;
+            /** Format: date-time */
+            created_at: string;
+            event_types: ("radar" | "signal")[];
+            id: number;
+            /** @description The signing secret, shown only when the webhook is created and when its secret is rotated. */
+            secret?: string;
+            /** @description The secret's last characters, to tell secrets apart. */
+            secret_hint: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed (https).
+             */
+            url: string;
+        };
+        WebhookDelivery: {
+            /** @description Attempts made, at most 5. */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** @description The event delivered; null for a ping. */
+            event_id: number | null;
+            /** @enum {string} */
+            event_type: "radar" | "signal" | "ping";
+            /** @description The delivery id (UUID), sent as the webhook-id header; a redelivery keeps it. */
+            id: string;
+            /** @description Why the last attempt failed; null when it did not. */
+            last_error: string | null;
+            /** @description The HTTP status of the last attempt; null before one, or when no response came. */
+            last_status: number | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /** Format: date-time */
+            updated_at: string;
+        };
     };
     responses: {
         /** @description A missing or invalid parameter. */
@@ -1571,6 +1660,27 @@ export interface components {
         };
         /** @description The service is temporarily unavailable. */
         Unavailable: {
+            headers: {
+                "X-Access-Layer": components["headers"]["X-Access-Layer"];
+                "X-Api-Surface": components["headers"]["X-Api-Surface"];
+                "X-Credit-Cost": components["headers"]["X-Credit-Cost"];
+                "X-Endpoint-Policy": components["headers"]["X-Endpoint-Policy"];
+                "X-Monthly-Limit": components["headers"]["X-Monthly-Limit"];
+                "X-Monthly-Remaining": components["headers"]["X-Monthly-Remaining"];
+                "X-Monthly-Used": components["headers"]["X-Monthly-Used"];
+                "X-Plan-Tier": components["headers"]["X-Plan-Tier"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is not application/json. */
+        UnsupportedMediaType: {
             headers: {
                 "X-Access-Layer": components["headers"]["X-Access-Layer"];
                 "X-Api-Surface": components["headers"]["X-Api-Surface"];
@@ -2258,7 +2368,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["ExportJob"][];
+                        limit: number;
+                        offset: number;
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag still matches. */
@@ -2327,7 +2441,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["ExportJob"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2335,6 +2451,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -2372,7 +2489,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["ExportJob"];
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag still matches. */
@@ -4047,7 +4166,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["Webhook"][];
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag still matches. */
@@ -4072,10 +4193,22 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The events delivered: radar, signal, or both. */
+                    event_types: ("radar" | "signal")[];
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed: an https URL resolving to a public address.
+                     */
+                    url: string;
+                };
+            };
+        };
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "X-Access-Layer": components["headers"]["X-Access-Layer"];
                     "X-Api-Surface": components["headers"]["X-Api-Surface"];
@@ -4092,12 +4225,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4140,7 +4277,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: {
+                            /** @description false once paused, or after 50 consecutive failed deliveries; PATCH active=true re-enables it. */
+                            active: boolean;
+                            /** @description Failed deliveries since the last success. */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            deliveries: components["schemas"]["WebhookDelivery"][];
+                            event_types: ("radar" | "signal")[];
+                            id: number;
+                            /** @description The signing secret, shown only when the webhook is created and when its secret is rotated. */
+                            secret?: string;
+                            /** @description The secret's last characters, to tell secrets apart. */
+                            secret_hint: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /**
+                             * Format: uri
+                             * @description Where deliveries are POSTed (https).
+                             */
+                            url: string;
+                        };
+                    };
                 };
             };
             /** @description Not modified: the If-None-Match ETag still matches. */
@@ -4153,6 +4313,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4188,12 +4349,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: {
+                            deleted: boolean;
+                            id: number;
+                        };
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4209,7 +4376,21 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true re-enables a webhook (and resets its failure count); false pauses it. */
+                    active?: boolean;
+                    /** @description The events delivered: radar, signal, or both. */
+                    event_types?: ("radar" | "signal")[];
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed: an https URL resolving to a public address.
+                     */
+                    url?: string;
+                };
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -4229,12 +4410,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4254,8 +4440,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     "X-Access-Layer": components["headers"]["X-Access-Layer"];
                     "X-Api-Surface": components["headers"]["X-Api-Surface"];
@@ -4272,12 +4458,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4313,12 +4502,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4336,8 +4528,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     "X-Access-Layer": components["headers"]["X-Access-Layer"];
                     "X-Api-Surface": components["headers"]["X-Api-Surface"];
@@ -4354,12 +4546,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
