@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -161,4 +162,19 @@ func fillStruct(v reflect.Value) {
 		}
 		fill(v.Field(i), t.Name(), name)
 	}
+}
+
+// TestOpenAPIRefusesAnUnnamedErrorStatus: an error status a route lists
+// that no reusable response names is a programming error, not a status
+// silently left out of the document (as 415 was).
+func TestOpenAPIRefusesAnUnnamedErrorStatus(t *testing.T) {
+	routes, _ := handlerBodies()
+	r := routes[0]
+	r.ErrorStatuses = []int{418}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "418") {
+			t.Fatalf("OpenAPI documented a route with error status 418 (recovered %v)", p)
+		}
+	}()
+	OpenAPI([]Route{r})
 }
