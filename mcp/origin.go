@@ -8,7 +8,10 @@ import (
 	"net/netip"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/cryptointel/cryptointel/access"
 )
@@ -98,14 +101,57 @@ const msgInvalidParams = "Invalid params: params must be a JSON object as the me
 // maxErrorMessage bounds the message of a JSON-RPC error the SDK wrote.
 const maxErrorMessage = 256
 
+// Messages of a body the SDK could not take as a message.
+const (
+	msgParseError     = "Parse error: the body is not JSON."
+	msgInvalidRequest = "Invalid Request: the body is not a JSON-RPC 2.0 message or batch of messages."
+)
+
+// messageID is the id of body when it is one JSON-RPC message whose id is
+// a number or a short string (nil otherwise, answered as null), and its
+// method.
+func messageID(body []byte) (json.RawMessage, string) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return nil, ""
+	}
+	var v any
+	if len(m.ID) == 0 || len(m.ID) > 66 || json.Unmarshal(m.ID, &v) != nil {
+		return nil, m.Method
+	}
+	switch v.(type) {
+	case float64, string:
+		return m.ID, m.Method
+	}
+	return nil, m.Method
+}
+
+// codeServerError is JSON-RPC's first implementation-defined server error,
+// the code of a transport refusal that is not about the message.
+const codeServerError = -32000
+
 // plainErrors holds the SDK handler's response and rewrites its JSON-RPC
 // errors before they go out: a message quoting the client's input at full
 // size (the SDK echoes unparseable params whole) or naming Go types is
 // replaced or cut, so no error is larger than its bound.
+//
+// The SDK refuses what it cannot take as a message (a body that is not
+// JSON or not JSON-RPC, a method other than POST, an Accept header
+// without both media types) with http.Error: a line of plain text.
+// Those go out as JSON-RPC error objects (id null) with the same status
+// and message, as the protocol's reference server answers them, so that a
+// client reads every answer of /mcp as JSON: -32700 for a body that is not
+// JSON, -32601 with the message's id for a method the server does not
+// have, -32600 for another 400, -32000 otherwise.
 type plainErrors struct {
 	http.ResponseWriter
 	status int
 	buf    bytes.Buffer
+	// request is the request's body.
+	request []byte
 }
 
 func (p *plainErrors) WriteHeader(code int) {
@@ -126,6 +172,31 @@ func (p *plainErrors) finish() {
 	body := p.buf.Bytes()
 	if p.status == 0 {
 		p.status = http.StatusOK
+	}
+	if p.status >= 400 && strings.HasPrefix(p.Header().Get("Content-Type"), "text/plain") {
+		code, msg := int64(codeServerError), strings.TrimSpace(string(body))
+		var id json.RawMessage
+		if p.status == http.StatusBadRequest {
+			switch {
+			case !json.Valid(p.request):
+				code, msg = jsonrpc.CodeParseError, msgParseError
+			case strings.HasPrefix(msg, "malformed payload"):
+				// The SDK's reason names its decoder's Go types.
+				code, msg = jsonrpc.CodeInvalidRequest, msgInvalidRequest
+			case strings.HasPrefix(msg, "JSON RPC not handled"):
+				// A method the server does not have: the message's own
+				// error, answering its id.
+				var method string
+				id, method = messageID(p.request)
+				code, msg = jsonrpc.CodeMethodNotFound, "Method not found: "+strconv.Quote(access.Clip(method))
+			default:
+				code = jsonrpc.CodeInvalidRequest
+			}
+		}
+		p.Header().Del("Content-Length")
+		p.Header().Del("X-Content-Type-Options")
+		writeRPCErrorID(p.ResponseWriter, p.status, id, code, access.Clip(msg))
+		return
 	}
 	if bytes.Contains(body, []byte(`"error"`)) && strings.HasPrefix(p.Header().Get("Content-Type"), "application/json") {
 		if out, ok := rewriteErrors(body); ok {

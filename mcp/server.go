@@ -380,7 +380,7 @@ func (s *Server) serveDoor(w http.ResponseWriter, r *http.Request, keyless bool)
 		s.serveFast(w, r, info, t, req)
 		return
 	}
-	pw := &plainErrors{ResponseWriter: w}
+	pw := &plainErrors{ResponseWriter: w, request: body}
 	s.handler.ServeHTTP(pw, r.WithContext(context.WithValue(ctx, requestInfoKey{}, info)))
 	pw.finish()
 }
@@ -534,7 +534,18 @@ func (s *Server) admit(r *http.Request, key string, body []byte) error {
 // writeRPCError answers a request refused whole with a JSON-RPC error
 // (id null) and status.
 func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
-	b := append([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":`), strconv.FormatInt(code, 10)...)
+	writeRPCErrorID(w, status, nil, code, msg)
+}
+
+// writeRPCErrorID is writeRPCError answering the message id (null when
+// nil): a JSON number or string.
+func writeRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	b = append(b, `,"error":{"code":`...)
+	b = append(b, strconv.FormatInt(code, 10)...)
 	b = append(b, `,"message":`...)
 	b = wire.AppendString(b, msg, false)
 	b = append(b, "}}"...)

@@ -234,7 +234,9 @@ func TestMCPBadInput(t *testing.T) {
 		{"oversized, chunked", http.MethodPost, big, http.Header{"X-Chunked": {"1"}}, http.StatusRequestEntityTooLarge, `{"error":"request body too large (max 1 MB)"}`},
 		{"not JSON", http.MethodPost, `{"jsonrpc":`, nil, http.StatusBadRequest, ""},
 		{"not JSON-RPC", http.MethodPost, `[1,2]`, nil, http.StatusBadRequest, ""},
+		{"empty batch", http.MethodPost, `[]`, nil, http.StatusBadRequest, ""},
 		{"wrong media type", http.MethodPost, mcpInitialize, http.Header{"Content-Type": {"text/plain"}}, http.StatusUnsupportedMediaType, ""},
+		{"not accepting JSON and SSE", http.MethodPost, mcpInitialize, http.Header{"Accept": {"text/html"}}, http.StatusBadRequest, ""},
 		{"GET", http.MethodGet, "", nil, http.StatusMethodNotAllowed, ""},
 		{"DELETE", http.MethodDelete, "", nil, http.StatusMethodNotAllowed, ""},
 		{"unknown method", http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"tools/destroy","params":{}}`, nil, http.StatusBadRequest, ""},
@@ -264,8 +266,36 @@ func TestMCPBadInput(t *testing.T) {
 		if c.want != "" {
 			require.JSONEq(t, c.want, errorOnly(t, b), c.name)
 		}
-		if c.name == "unknown method" {
-			require.Contains(t, string(b), `"tools/destroy" unsupported`)
+		// What the protocol library refuses before a message is read is a
+		// JSON-RPC error (id null) too, as the reference server answers:
+		// -32700 for a body that is not JSON, -32600 for one that is no
+		// message, -32601 (with the message's id) for a method the server
+		// does not have, -32000 for the transport's other refusals.
+		if wantCode, ok := map[string]int64{"not JSON": -32700, "not JSON-RPC": -32600, "empty batch": -32600, "wrong media type": -32000,
+			"not accepting JSON and SSE": -32600, "GET": -32000, "DELETE": -32000, "unknown method": -32601}[c.name]; ok {
+			require.Equal(t, "application/json", resp.Header.Get("Content-Type"), "%s: %s", c.name, b)
+			var rpc struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   struct {
+					Code    int64  `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(b, &rpc), "%s: %s", c.name, b)
+			require.Equal(t, "2.0", rpc.JSONRPC, c.name)
+			wantID := "null"
+			if c.name == "unknown method" {
+				wantID = "3" // the message's own error
+			}
+			require.Equal(t, wantID, string(rpc.ID), c.name)
+			require.Equal(t, wantCode, rpc.Error.Code, "%s: %s", c.name, b)
+			require.NotEmpty(t, rpc.Error.Message, c.name)
+			require.NotContains(t, rpc.Error.Message, "Go value", c.name)
+			require.NotContains(t, rpc.Error.Message, "unmarshal", c.name)
+			if c.name == "unknown method" {
+				require.Equal(t, `Method not found: "tools/destroy"`, rpc.Error.Message)
+			}
 		}
 	}
 }
