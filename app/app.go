@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		store.Close()
 		return nil, err
 	}
-	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, withCORS(cfg.CORSAllowedOrigins, mux)))
+	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, withCORS(cfg.CORSAllowedOrigins, unmatchedJSON(mux))))
 	if cfg.StatementCountHeader {
 		a.Handler = countStatements(a.Handler, store.HasReadPools())
 	}

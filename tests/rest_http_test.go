@@ -50,6 +50,45 @@ func TestRESTUnknownRoutesAndMethods(t *testing.T) {
 	require.NotEmpty(t, head.Header.Get("ETag"))
 }
 
+// TestUnservedPathsAnswerJSON: outside /v1 too, a path no surface serves
+// is a JSON 404 and a method a path does not take a JSON 405 with Allow
+// (ServeMux answered both with a line of text), each with its code and
+// the request id; what is served, and the mux's redirects, are as before.
+func TestUnservedPathsAnswerJSON(t *testing.T) {
+	t.Parallel()
+	s := startRESTServer(t)
+	for _, path := range []string{"/v2/latest", "/latest", "/nope", "/healthz/extra", "/graphqlx"} {
+		r := s.get(t, path)
+		require.Equal(t, 404, r.Status, path)
+		require.Equal(t, "Not found", r.Error(t), path)
+		require.Equal(t, "not_found", r.JSON(t)["code"], path)
+		require.Equal(t, "application/json; charset=utf-8", r.Header.Get("Content-Type"), path)
+		require.NotEmpty(t, r.Header.Get("X-Request-Id"), path)
+		require.Equal(t, r.Header.Get("X-Request-Id"), r.JSON(t)["requestId"], path)
+	}
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodPost, "/healthz", "GET, HEAD"},
+		{http.MethodPut, "/openapi.json", "GET, HEAD"},
+		{http.MethodDelete, "/docs", "GET, HEAD"},
+		{http.MethodPost, "/readyz", "GET, HEAD"},
+	} {
+		r := s.do(t, c.method, c.path)
+		require.Equal(t, 405, r.Status, "%s %s", c.method, c.path)
+		require.Equal(t, "Method not allowed", r.Error(t), "%s %s", c.method, c.path)
+		require.Equal(t, "method_not_allowed", r.JSON(t)["code"], "%s %s", c.method, c.path)
+		require.Equal(t, c.allow, r.Header.Get("Allow"), "%s %s", c.method, c.path)
+		require.NotEmpty(t, r.Header.Get("X-Request-Id"))
+	}
+	require.Equal(t, 200, s.get(t, "/healthz").Status)
+	require.Equal(t, 200, s.get(t, "/openapi.json").Status)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(s.base + "/v1")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode)
+	require.Equal(t, "/v1/", resp.Header.Get("Location"))
+}
+
 // TestRESTRequestID: a valid incoming X-Request-Id is echoed on success and
 // error alike; an invalid one is replaced by a generated id.
 func TestRESTRequestID(t *testing.T) {
