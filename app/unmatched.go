@@ -1,13 +1,13 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/httperr"
+	"github.com/cryptointel/cryptointel/internal/held"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -31,26 +31,19 @@ func unmatchedJSON(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(w, r)
 			return
 		}
-		held := &heldResponse{header: http.Header{}}
-		mux.ServeHTTP(held, r)
-		plain := strings.HasPrefix(held.header.Get("Content-Type"), "text/plain")
+		var res held.Response
+		mux.ServeHTTP(&res, r)
+		plain := strings.HasPrefix(res.Header().Get("Content-Type"), "text/plain")
 		switch {
-		case plain && held.status == http.StatusNotFound:
+		case plain && res.Status == http.StatusNotFound:
 			writeMuxError(w, http.StatusNotFound, cryptointel.ENOTFOUND, msgNotFound)
-		case plain && held.status == http.StatusMethodNotAllowed:
-			if allow := held.header.Get("Allow"); allow != "" {
+		case plain && res.Status == http.StatusMethodNotAllowed:
+			if allow := res.Header().Get("Allow"); allow != "" {
 				w.Header().Set("Allow", allow)
 			}
 			writeMuxError(w, http.StatusMethodNotAllowed, cryptointel.EMETHOD, msgMethodNotAllowed)
 		default:
-			for k, v := range held.header {
-				w.Header()[k] = v
-			}
-			if held.status == 0 {
-				held.status = http.StatusOK
-			}
-			w.WriteHeader(held.status)
-			w.Write(held.body.Bytes()) //nolint:errcheck // the client went away
+			res.FlushTo(w)
 		}
 	})
 }
@@ -61,26 +54,4 @@ func writeMuxError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n')) //nolint:errcheck // the client went away
-}
-
-// heldResponse holds what ServeMux answers an unmatched request.
-type heldResponse struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (h *heldResponse) Header() http.Header { return h.header }
-
-func (h *heldResponse) WriteHeader(status int) {
-	if h.status == 0 {
-		h.status = status
-	}
-}
-
-func (h *heldResponse) Write(b []byte) (int, error) {
-	if h.status == 0 {
-		h.status = http.StatusOK
-	}
-	return h.body.Write(b)
 }
