@@ -24,7 +24,6 @@ import (
 	"github.com/cryptointel/cryptointel/access/eip3009"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/httperr"
-	"github.com/cryptointel/cryptointel/internal/held"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -421,7 +420,7 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		return
 	case !priced:
 		if forbidden != nil {
-			bw.Status = StatusFor(cryptointel.ErrorCode(forbidden))
+			bw.status = StatusFor(cryptointel.ErrorCode(forbidden))
 		}
 		if bw.carriesData() {
 			// Only an operation that was priced may run: never serve what
@@ -429,19 +428,19 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 			pm.s.logger.ErrorContext(ctx, "unpriced paid request produced data", "request_id", observe.RequestID(ctx))
 			bw.dropData()
 		}
-		bw.FlushTo(w)
+		bw.flushTo(w)
 		return
 	case pay == nil:
 		pm.challenge(w, r, pr.p, amount, pr.now, refusal)
 		return
-	case pr.p.CostByComplexity && (bw.Status >= 500 || (bw.Status >= 400 && !bw.carriesData())):
+	case pr.p.CostByComplexity && (bw.status >= 500 || (bw.status >= 400 && !bw.carriesData())):
 		pm.release(ctx, pay)
 		bw.dropData()
-		bw.FlushTo(w) // no settlement for a failed or refused response
+		bw.flushTo(w) // no settlement for a failed or refused response
 		return
 	case !pr.p.CostByComplexity && !bw.succeeded():
 		pm.release(ctx, pay)
-		bw.FlushTo(w) // no settlement for a failed response
+		bw.flushTo(w) // no settlement for a failed response
 		return
 	}
 	var settle settleResponse
@@ -471,8 +470,8 @@ func (pr *paidRequest) finish(ctx context.Context, w http.ResponseWriter, bw *bu
 		pm.s.logger.ErrorContext(ctx, "recording payment settlement failed", "request_id", observe.RequestID(ctx), "error", err)
 	}
 	pay.receipt(w.Header(), settle)
-	bw.Header().Set("Cache-Control", "private")
-	bw.FlushTo(w)
+	bw.header.Set("Cache-Control", "private")
+	bw.flushTo(w)
 }
 
 // claim records a payment in the replay record; refusal is set when another
@@ -666,16 +665,35 @@ func decodeBase64(s string) ([]byte, error) {
 }
 
 // bufferedWriter holds a response until the payment is settled.
-type bufferedWriter struct{ held.Response }
+type bufferedWriter struct {
+	header http.Header
+	status int
+	buf    bytes.Buffer
+}
 
-func newBufferedWriter() *bufferedWriter { return &bufferedWriter{} }
+func newBufferedWriter() *bufferedWriter { return &bufferedWriter{header: http.Header{}} }
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+
+func (b *bufferedWriter) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.buf.Write(p)
+}
 
 // carriesData reports whether the held body is a JSON object whose "data"
 // member is not null: a GraphQL response that answered something.
 func (b *bufferedWriter) carriesData() bool {
-	body := bytes.TrimSpace(b.Body.Bytes())
+	body := bytes.TrimSpace(b.buf.Bytes())
 	if len(body) == 0 || body[0] != '{' {
-		return len(body) > 0 && b.Status < 400 // not JSON: a served body
+		return len(body) > 0 && b.status < 400 // not JSON: a served body
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -689,9 +707,9 @@ func (b *bufferedWriter) carriesData() bool {
 // errors.
 func (b *bufferedWriter) dropData() {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b.Body.Bytes(), &m); err != nil {
-		b.Body.Reset()
-		b.Body.WriteString(`{"errors":[{"message":"internal error","extensions":{"code":"internal"}}]}`)
+	if err := json.Unmarshal(b.buf.Bytes(), &m); err != nil {
+		b.buf.Reset()
+		b.buf.WriteString(`{"errors":[{"message":"internal error","extensions":{"code":"internal"}}]}`)
 		return
 	}
 	if _, ok := m["data"]; !ok {
@@ -699,22 +717,22 @@ func (b *bufferedWriter) dropData() {
 	}
 	delete(m, "data")
 	out, _ := json.Marshal(m)
-	b.Body.Reset()
-	b.Body.Write(out)
-	b.Header().Del("Content-Length")
+	b.buf.Reset()
+	b.buf.Write(out)
+	b.header.Del("Content-Length")
 }
 
 // succeeded reports whether the response is a success worth paying for: a
 // 2xx status and, for a JSON body, no top-level GraphQL "errors".
 func (b *bufferedWriter) succeeded() bool {
-	status := b.Status
+	status := b.status
 	if status == 0 {
 		status = http.StatusOK
 	}
 	if status < 200 || status > 299 {
 		return false
 	}
-	body := bytes.TrimSpace(b.Body.Bytes())
+	body := bytes.TrimSpace(b.buf.Bytes())
 	if len(body) == 0 || body[0] != '{' {
 		return true
 	}
@@ -725,4 +743,19 @@ func (b *bufferedWriter) succeeded() bool {
 		return true
 	}
 	return len(gql.Errors) == 0
+}
+
+// flushTo copies the held response to w; the access headers already on w
+// stay.
+func (b *bufferedWriter) flushTo(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range b.header {
+		h[k] = v
+	}
+	status := b.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	w.Write(b.buf.Bytes()) //nolint:errcheck
 }

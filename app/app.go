@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		store.Close()
 		return nil, err
 	}
-	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, withCORS(cfg.CORSAllowedOrigins, unmatchedJSON(mux))))
+	a.Handler = withTimeLimits(cfg, observe.Middleware(logger, withCORS(cfg.CORSAllowedOrigins, mux)))
 	if cfg.StatementCountHeader {
 		a.Handler = countStatements(a.Handler, store.HasReadPools())
 	}
@@ -238,6 +238,8 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	// guarded by ADMIN_TOKEN (404 when unset).
 	mux.Handle("/admin/ingest", rest.NewAdminIngestHandler(a.DB, rest.AdminIngestOptions{Token: a.Config.AdminToken, MaxFailedTokens: a.Config.AdminMaxFailedTokens}))
 	// Surfaces mount here: /graphql, /v1/, /openapi.json, /mcp, /admin/ingest …
+	// and what none of them serves is a JSON 404 or 405.
+	mux.Handle("/", unserved(mux))
 	return nil
 }
 

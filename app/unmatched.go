@@ -7,7 +7,6 @@ import (
 
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/httperr"
-	"github.com/cryptointel/cryptointel/internal/held"
 	"github.com/cryptointel/cryptointel/observe"
 )
 
@@ -17,35 +16,41 @@ const (
 	msgMethodNotAllowed = "Method not allowed"
 )
 
-// unmatchedJSON serves mux, answering the requests none of its patterns
+// unserved is mux's pattern "/": it answers the requests no other pattern
 // matches — a path outside every surface (GET /v2/latest, /latest without
 // its /v1), or a method a path does not take (POST /healthz, PUT
-// /openapi.json) — with the service's JSON error body (404 not_found; 405
-// method_not_allowed with the mux's Allow header), as the /v1 routes
-// answer theirs, where ServeMux writes a line of plain text. A matched
-// request goes to mux as it is; only an unmatched one is held (a few
-// bytes) to be rewritten.
-func unmatchedJSON(mux *http.ServeMux) http.Handler {
+// /openapi.json) — with the service's JSON error body, as the /v1 routes
+// answer theirs, where ServeMux wrote a line of plain text: 405
+// method_not_allowed with Allow when the path takes other methods, 404
+// not_found otherwise. A request some pattern serves never comes here, so
+// it costs them nothing.
+func unserved(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
-			mux.ServeHTTP(w, r)
+		if allow := allowedMethods(mux, r); allow != "" {
+			w.Header().Set("Allow", allow)
+			writeMuxError(w, http.StatusMethodNotAllowed, cryptointel.EMETHOD, msgMethodNotAllowed)
 			return
 		}
-		var res held.Response
-		mux.ServeHTTP(&res, r)
-		plain := strings.HasPrefix(res.Header().Get("Content-Type"), "text/plain")
-		switch {
-		case plain && res.Status == http.StatusNotFound:
-			writeMuxError(w, http.StatusNotFound, cryptointel.ENOTFOUND, msgNotFound)
-		case plain && res.Status == http.StatusMethodNotAllowed:
-			if allow := res.Header().Get("Allow"); allow != "" {
-				w.Header().Set("Allow", allow)
-			}
-			writeMuxError(w, http.StatusMethodNotAllowed, cryptointel.EMETHOD, msgMethodNotAllowed)
-		default:
-			res.FlushTo(w)
-		}
+		writeMuxError(w, http.StatusNotFound, cryptointel.ENOTFOUND, msgNotFound)
 	})
+}
+
+// probedMethods are the methods allowedMethods asks a path for, in the
+// order Allow lists them.
+var probedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowedMethods lists the methods of probedMethods for which a pattern
+// of mux other than "/" matches r's path, comma-separated; "" for none.
+func allowedMethods(mux *http.ServeMux, r *http.Request) string {
+	var allow []string
+	for _, m := range probedMethods {
+		probe := r.WithContext(r.Context()) // a shallow copy
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return strings.Join(allow, ", ")
 }
 
 // writeMuxError writes the error body of code with msg.
