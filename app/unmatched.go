@@ -26,6 +26,8 @@ const (
 // it costs them nothing.
 func unserved(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Labelled as the mux's own misses were, never by the catch-all.
+		observe.SetRoute(r.Context(), observe.RouteUnmatched)
 		if allow := allowedMethods(mux, r); allow != "" {
 			w.Header().Set("Allow", allow)
 			writeMuxError(w, http.StatusMethodNotAllowed, cryptointel.EMETHOD, msgMethodNotAllowed)

@@ -255,11 +255,15 @@ func finish(logger *slog.Logger, req *request, r *http.Request, start time.Time)
 	logger.LogAttrs(ctx, level, msg, append(attrs, req.attrs...)...)
 }
 
+// RouteUnmatched is the route label of a request no route serves: the
+// mux matched no pattern, or its catch-all answered it (SetRoute).
+const RouteUnmatched = "unmatched"
+
 // routeLabel turns a mux pattern such as "GET /v1/entities/{id}" into the
 // route label "/v1/entities/{id}" (the method is its own label).
 func routeLabel(pattern string) string {
 	if pattern == "" {
-		return "unmatched"
+		return RouteUnmatched
 	}
 	if i := strings.IndexByte(pattern, ' '); i >= 0 {
 		pattern = strings.TrimLeft(pattern[i+1:], " \t")
