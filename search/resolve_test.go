@@ -95,28 +95,7 @@ func TestResolveLongMatchesTheBranches(t *testing.T) {
 		}
 	}()
 
-	names := map[string]bool{}
-	for _, n := range []string{"100% yield", "a_b token", `back\slash`, "(x) labs", "s&p 500", "eth.", "labs", "uniswap labs", "ÉTHEREUM", "dao dao", "zzzzqqq"} {
-		names[n] = true
-	}
-	for _, v := range values {
-		names[v] = true
-		r := []rune(v)
-		for _, k := range []int{3, 4, 6} {
-			if len(r) > k {
-				names[string(r[:k])], names[string(r[len(r)-k:])] = true, true
-			}
-		}
-		for _, w := range strings.Fields(v) {
-			names[w] = true
-		}
-		if len(r) > 4 {
-			names[string(r[:2])+string(r[3:])] = true
-			s := append([]rune(nil), r...)
-			s[1], s[2] = s[2], s[1]
-			names[string(s)] = true
-		}
-	}
+	names := dbtest.NameVariants(values)
 	answer := func(sql, name string, limit, offset int) string {
 		rows, err := store.Pool.Query(ctx, sql, name, limit, offset)
 		require.NoError(t, err, name)
