@@ -59,6 +59,8 @@ type DB struct {
 	reads  *readPools
 	// searchMemo keeps query analyses per content version (search/memo.go).
 	searchMemo search.Memo
+	// names keeps the name index of name resolution (nameindex.go).
+	names nameIndexes
 	// meter groups concurrent requests' metering (meter_group.go).
 	meter meterGroups
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/search"
@@ -215,6 +216,15 @@ func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*cryptointel
 	return out, nil
 }
 
+// dataVersion is the content version the request was metered at
+// (access.Caller.DataVersion), 0 when unknown.
+func dataVersion(ctx context.Context) int64 {
+	if caller, ok := access.CallerFrom(ctx); ok {
+		return caller.DataVersion
+	}
+	return 0
+}
+
 // ResolveEntities resolves a name to ranked entities.
 func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*search.EntityMatch, error) {
 	if name == "" {
@@ -228,7 +238,7 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 		}
 		return r.entityMatches(ctx, ms), nil
 	}
-	ms, err := db.ResolveEntities(ctx, r.store.Reader(), name, limit, off)
+	ms, err := r.store.ResolveEntities(ctx, dataVersion(ctx), name, limit, off)
 	if err != nil {
 		return nil, fmt.Errorf("error resolving entities: %w", err)
 	}
@@ -236,10 +246,10 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 }
 
 // resolveFolded resolves name with the matched entities (and, when refs,
-// their references) read in the same statement (db.ResolveEntitiesFolded)
+// their references) read in the same statement (db.DB.ResolveEntitiesFolded)
 // and primed in the loaders, for a selection that asks for them.
 func (r *queryResolver) resolveFolded(ctx context.Context, name string, limit, offset int, refs bool) ([]search.EntityMatch, error) {
-	ms, es, rs, err := db.ResolveEntitiesFolded(ctx, r.store.Reader(), name, limit, offset, refs)
+	ms, es, rs, err := r.store.ResolveEntitiesFolded(ctx, dataVersion(ctx), name, limit, offset, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +340,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 		// Read with the entities the matches' fields come from.
 		ms, err = r.resolveFolded(ctx, name, limit, 0, false)
 	} else {
-		ms, err = db.ResolveEntities(ctx, r.store.Reader(), name, limit, 0)
+		ms, err = r.store.ResolveEntities(ctx, dataVersion(ctx), name, limit, 0)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("error resolving organizations: %w", err)

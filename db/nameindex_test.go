@@ -1,0 +1,176 @@
+package db_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/db"
+	"github.com/cryptointel/cryptointel/db/dbtest"
+	"github.com/cryptointel/cryptointel/demo"
+	"github.com/cryptointel/cryptointel/search"
+)
+
+// TestNameIndexMatchesTheStatement checks that name resolution answered
+// from the name index (db.DB.ResolveEntities and ResolveEntitiesFolded at
+// a content version) gives ResolveSQL's answer — the same entities, kinds
+// and values of match, ranks, popularity and order, on a first page and a
+// later one, with the same entities and references when folded — over the
+// demo world's names, their starts, ends, words and misspellings, names
+// of one and two characters, and names with LIKE's and the regex's
+// metacharacters; that it answers every name made of ASCII characters and
+// leaves the others to the statement; and that a lookup costs one
+// statement, the index being read again only for a lookup metered after a
+// write to the names, which then finds the new name.
+func TestNameIndexMatchesTheStatement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	store.Now = func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
+	_, err := demo.Seed(ctx, store, demo.Options{Events: 200})
+	require.NoError(t, err)
+	rows, err := store.Pool.Query(ctx, "SELECT value FROM entity_names ORDER BY value")
+	require.NoError(t, err)
+	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Greater(t, len(values), 1000)
+	version := func() int64 {
+		var v int64
+		require.NoError(t, store.Pool.QueryRow(ctx, "SELECT version FROM data_version").Scan(&v))
+		return v
+	}
+	at := version()
+
+	names := dbtest.NameVariants(values)
+	for _, v := range values {
+		r := []rune(v)
+		names[string(r[:1])] = true
+		if len(r) > 1 {
+			names[string(r[:2])] = true
+		}
+	}
+	names["Ö"], names["bitcoïn"], names["é labs"] = true, true, true
+
+	format := func(ms []search.EntityMatch) string { return fmt.Sprintf("%+v", ms) }
+	ids := func(es []*cryptointel.Entity) []int64 {
+		out := make([]int64, len(es))
+		for i, e := range es {
+			out[i] = e.ID
+		}
+		slices.Sort(out)
+		return out
+	}
+	refs := func(rs []*cryptointel.Reference) string {
+		var s string
+		for _, r := range rs {
+			s += fmt.Sprintf("%d/%d/%s;", r.EntityID, r.ID, r.URL)
+		}
+		return s
+	}
+	answered, ascii, matched := 0, 0, 0
+	for name := range names {
+		clean := search.CleanName(name)
+		if clean == "" {
+			continue
+		}
+		for _, page := range [][2]int{{100, 0}, {3, 2}} {
+			want, err := db.ResolveEntities(ctx, store.Reader(), clean, page[0], page[1])
+			require.NoError(t, err, name)
+			got, err := store.ResolveEntities(ctx, at, clean, page[0], page[1])
+			require.NoError(t, err, name)
+			require.Equal(t, format(want), format(got), "name %q, page %v", name, page)
+			if page[1] == 0 && len(want) > 0 {
+				matched++
+			}
+
+			wm, we, wr, err := db.ResolveEntitiesFolded(ctx, store.Reader(), clean, page[0], page[1], true)
+			require.NoError(t, err, name)
+			gm, ge, gr, err := store.ResolveEntitiesFolded(ctx, at, clean, page[0], page[1], true)
+			require.NoError(t, err, name)
+			require.Equal(t, format(wm), format(gm), "name %q, page %v, folded", name, page)
+			require.Equal(t, ids(we), ids(ge), "name %q, page %v, folded entities", name, page)
+			require.Equal(t, refs(wr), refs(gr), "name %q, page %v, folded references", name, page)
+		}
+		ok, err := store.NameIndexAnswers(ctx, at, clean)
+		require.NoError(t, err)
+		isASCII := utf8.RuneCountInString(clean) == len(clean)
+		if isASCII {
+			ascii++
+		}
+		if ok {
+			answered++
+			require.True(t, isASCII, "the index answered %q", name)
+		}
+	}
+	require.Greater(t, ascii, 3000)
+	require.Equal(t, ascii, answered, "every ASCII name is answered by the index")
+	require.Greater(t, matched, ascii*8/10)
+
+	count := func(v int64, name string) (int64, []search.EntityMatch) {
+		sctx, n := db.WithStatementCounter(ctx)
+		ms, err := store.ResolveEntities(sctx, v, name, 10, 0)
+		require.NoError(t, err)
+		return n.Load(), ms
+	}
+	n, ms := count(at, "Chainlink")
+	require.Equal(t, int64(1), n, "a lookup at the index's version: the page's statement")
+	require.NotEmpty(t, ms)
+	n, ms = count(at, "zzzzqqq")
+	require.Equal(t, int64(0), n, "a name nothing matches: no statement")
+	require.Empty(t, ms)
+
+	// A name written after the index was read: a lookup metered after the
+	// write reads the names again and finds it; the next one does not read
+	// them.
+	tx, err := store.Pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `INSERT INTO entities (id, canonical_name, display_name) VALUES (990001, 'Zzyzx Finance', 'Zzyzx')`)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `INSERT INTO entity_names (entity_id, kind, value, norm) VALUES
+		(990001, 'canonical_name', 'Zzyzx Finance', norm_text('Zzyzx Finance')), (990001, 'display_name', 'Zzyzx', norm_text('Zzyzx'))`)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	after := version()
+	require.Greater(t, after, at)
+	n, ms = count(after, "zzyzx")
+	require.Equal(t, int64(2), n, "the names read again, then the page")
+	require.Len(t, ms, 1)
+	require.Equal(t, [3]string{"Zzyzx", "display_name", "exact"}, [3]string{ms[0].MatchedValue, ms[0].MatchedVia, ms[0].MatchType})
+	n, _ = count(after, "zzyzx finance")
+	require.Equal(t, int64(1), n)
+
+	// A directory of more names than the index holds is resolved by the
+	// statement, with the same answers.
+	store.SetNameIndexMax(100)
+	tx, err = store.Pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE entities SET display_name = 'Zzyzx Money' WHERE id = 990001`)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	for _, analyzed := range []bool{false, true} {
+		if analyzed {
+			_, err = store.Pool.Exec(ctx, "ANALYZE entity_names")
+			require.NoError(t, err)
+			_, err = store.Pool.Exec(ctx, "UPDATE entities SET display_name = 'Zzyzx' WHERE id = 990001")
+			require.NoError(t, err)
+		}
+		v := version()
+		ok, err := store.NameIndexAnswers(ctx, v, "chainlink")
+		require.NoError(t, err)
+		require.False(t, ok, "analyzed %v", analyzed)
+		for _, name := range []string{"chainlink", "zzyzx", "labs", "op"} {
+			want, err := db.ResolveEntities(ctx, store.Reader(), name, 50, 0)
+			require.NoError(t, err)
+			got, err := store.ResolveEntities(ctx, v, name, 50, 0)
+			require.NoError(t, err)
+			require.Equal(t, format(want), format(got), name)
+		}
+	}
+}
