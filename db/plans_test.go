@@ -111,6 +111,12 @@ func literal(t *testing.T, a any) string {
 			parts[i] = fmt.Sprint(x)
 		}
 		return "'{" + strings.Join(parts, ",") + "}'::bigint[]"
+	case []int32:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = fmt.Sprint(x)
+		}
+		return "'{" + strings.Join(parts, ",") + "}'::int[]"
 	case []string:
 		parts := make([]string, len(v))
 		for i, x := range v {
