@@ -174,3 +174,75 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 		}
 	}
 }
+
+// TestNameIndexFollowsWritesUnderLoad: lookups from several goroutines
+// while names are written, each lookup at the content version read just
+// before it, find every name committed before that version — the index is
+// read again for a newer version, once, however many lookups wait for it.
+func TestNameIndexFollowsWritesUnderLoad(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	store.Now = func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
+	_, err := demo.Seed(ctx, store, demo.Options{Events: 20})
+	require.NoError(t, err)
+
+	const writes = 20
+	// written[i] is closed once name i is committed.
+	var written [writes]chan struct{}
+	for i := range written {
+		written[i] = make(chan struct{})
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < writes; i++ {
+			id := 880000 + i
+			name := fmt.Sprintf("Qwvx Probe %02d", i)
+			if _, err := store.Pool.Exec(ctx, `WITH e AS (INSERT INTO entities (id, canonical_name, display_name) VALUES ($1, $2, $2))
+				INSERT INTO entity_names (entity_id, kind, value, norm) VALUES ($1, 'canonical_name', $2, norm_text($2))`, id, name); err != nil {
+				done <- err
+				return
+			}
+			close(written[i])
+			time.Sleep(5 * time.Millisecond)
+		}
+		done <- nil
+	}()
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for k := 0; k < 60; k++ {
+				// The names committed before the version is read.
+				committed := 0
+				for committed < writes {
+					select {
+					case <-written[committed]:
+						committed++
+						continue
+					default:
+					}
+					break
+				}
+				var v int64
+				if err := store.Pool.QueryRow(ctx, "SELECT version FROM data_version").Scan(&v); err != nil {
+					errs <- err
+					return
+				}
+				ms, err := store.ResolveEntities(ctx, v, "qwvx probe", 50, 0)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(ms) < committed {
+					errs <- fmt.Errorf("lookup at version %d found %d names of the %d committed before it", v, len(ms), committed)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		require.NoError(t, <-errs)
+	}
+	require.NoError(t, <-done)
+}
