@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cryptointel/cryptointel"
@@ -32,14 +31,7 @@ import (
 func TestNameIndexMatchesTheStatement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.New(t)
-	store.Now = func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
-	_, err := demo.Seed(ctx, store, demo.Options{Events: 200})
-	require.NoError(t, err)
-	rows, err := store.Pool.Query(ctx, "SELECT value FROM entity_names ORDER BY value")
-	require.NoError(t, err)
-	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
+	store, values := dbtest.NamedStore(t, demoWorld(200))
 	require.Greater(t, len(values), 1000)
 	version := func() int64 {
 		var v int64
@@ -182,10 +174,7 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 func TestNameIndexFollowsWritesUnderLoad(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.New(t)
-	store.Now = func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
-	_, err := demo.Seed(ctx, store, demo.Options{Events: 20})
-	require.NoError(t, err)
+	store, _ := dbtest.NamedStore(t, demoWorld(20))
 
 	const writes = 20
 	// written[i] is closed once name i is committed.
@@ -245,4 +234,12 @@ func TestNameIndexFollowsWritesUnderLoad(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 	require.NoError(t, <-done)
+}
+
+// demoWorld seeds the demo world of n events.
+func demoWorld(n int) func(context.Context, *db.DB) error {
+	return func(ctx context.Context, store *db.DB) error {
+		_, err := demo.Seed(ctx, store, demo.Options{Events: n})
+		return err
+	}
 }

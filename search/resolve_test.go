@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 	"github.com/cryptointel/cryptointel/demo"
 	"github.com/cryptointel/cryptointel/search"
@@ -56,14 +55,7 @@ const branchResolveSQL = `
 func TestResolveLongMatchesTheBranches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.New(t)
-	store.Now = func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
-	_, err := demo.Seed(ctx, store, demo.Options{Events: 200})
-	require.NoError(t, err)
-	rows, err := store.Pool.Query(ctx, "SELECT value FROM entity_names ORDER BY value")
-	require.NoError(t, err)
-	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
+	store, values := dbtest.NamedStore(t, demoWorld(200))
 	require.Greater(t, len(values), 1000)
 
 	// The plan the statement keeps (a connection's prepared statement
@@ -125,4 +117,12 @@ func TestResolveLongMatchesTheBranches(t *testing.T) {
 	}
 	require.Greater(t, compared, 3000)
 	require.Greater(t, matched, compared*9/10)
+}
+
+// demoWorld seeds the demo world of n events.
+func demoWorld(n int) func(context.Context, *db.DB) error {
+	return func(ctx context.Context, store *db.DB) error {
+		_, err := demo.Seed(ctx, store, demo.Options{Events: n})
+		return err
+	}
 }

@@ -1,6 +1,15 @@
 package dbtest
 
-import "strings"
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cryptointel/cryptointel/db"
+)
 
 // NameVariants are the names a name-resolution test looks up, given the
 // stored names values: each value, its first and last 3, 4 and 6
@@ -31,4 +40,27 @@ func NameVariants(values []string) map[string]bool {
 		}
 	}
 	return names
+}
+
+// NamedStore is a database of the test's own holding the world seed
+// writes (the demo world, given by the caller, which dbtest cannot import),
+// at a fixed instant, and every stored name's value, in order: the names
+// a name-resolution test looks up come from them (NameVariants).
+func NamedStore(t testing.TB, seed func(context.Context, *db.DB) error) (*db.DB, []string) {
+	t.Helper()
+	ctx := context.Background()
+	store := New(t)
+	store.Now = func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
+	if err := seed(ctx, store); err != nil {
+		t.Fatalf("seeding: %v", err)
+	}
+	rows, err := store.Pool.Query(ctx, "SELECT value FROM entity_names ORDER BY value")
+	if err != nil {
+		t.Fatalf("reading the names: %v", err)
+	}
+	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("reading the names: %v", err)
+	}
+	return store, values
 }
