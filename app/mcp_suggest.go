@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/mcp"
 	"github.com/cryptointel/cryptointel/rest"
@@ -26,15 +27,13 @@ func mcpCall(v1 *rest.Router) func(ctx context.Context, route string, values map
 func (a *App) mcpSuggest() mcp.Suggest {
 	return mcp.Suggest{
 		EntityNames: func(ctx context.Context, prefix string, n int) ([]mcp.EntityName, error) {
-			ms, err := db.ResolveEntities(ctx, a.DB.Reader(), prefix, n, 0)
-			if err != nil {
-				return nil, err
+			var version int64
+			if caller, ok := access.CallerFrom(ctx); ok {
+				version = caller.DataVersion
 			}
-			ids := make([]int64, len(ms))
-			for i, m := range ms {
-				ids[i] = m.EntityID
-			}
-			entities, err := db.EntitiesByIDs(ctx, a.DB.Reader(), ids)
+			// The matches with their entities, in one statement (from the
+			// names in memory when the request was metered).
+			ms, entities, _, err := a.DB.ResolveEntitiesFolded(ctx, version, prefix, n, 0, false)
 			if err != nil {
 				return nil, err
 			}
