@@ -31,10 +31,14 @@ const nameIndexMaxNames = 50_000
 
 // nameIndexSQL reads every name with pg_trgm's trigrams of its normalized
 // form and the order of its value in the database's collation, each row
-// with the content version of the snapshot read and whether the planner's
+// with the content version of the snapshot read, whether the planner's
 // count of names is over $1, the bound (then one row and no names; none
-// either, one row, when there are no names).
-const nameIndexSQL = `SELECT v.version, ` + nameCountSQL + ` > $1::bigint, en.entity_id, en.kind, en.value, en.norm, en.trigrams, en.value_order
+// either, one row, when there are no names), and whether norm_text folds
+// ASCII letters to ASCII lower case, as the index assumes (a database
+// whose locale folds otherwise keeps the statement).
+const nameIndexSQL = `SELECT v.version, ` + nameCountSQL + ` > $1::bigint,
+	norm_text('ABCDEFGHIJKLMNOPQRSTUVWXYZ') = 'abcdefghijklmnopqrstuvwxyz',
+	en.entity_id, en.kind, en.value, en.norm, en.trigrams, en.value_order
 	FROM data_version v LEFT JOIN (
 		SELECT entity_id, kind, value, norm, show_trgm(norm) AS trigrams, dense_rank() OVER (ORDER BY value)::int AS value_order
 		FROM entity_names
@@ -58,7 +62,7 @@ const namePageSQL = `SELECT c.entity_id, e.event_count
 type nameIndexes struct {
 	mu sync.Mutex
 	// idx was read at content version version; nil with version > 0 when
-	// the names were too many to index.
+	// the names were too many to index, or folded otherwise.
 	idx     *search.NameIndex
 	version int64
 	// max bounds the names indexed; 0 is nameIndexMaxNames.
@@ -70,7 +74,7 @@ type nameIndexes struct {
 }
 
 // current returns the index when it was read at version or later, and
-// whether one was read so (nil when the names were too many).
+// whether one was read so (nil when the index is not used).
 func (n *nameIndexes) current(version int64) (*search.NameIndex, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -79,7 +83,8 @@ func (n *nameIndexes) current(version int64) (*search.NameIndex, bool) {
 
 // nameIndex returns an index of entity_names read at content version
 // version or later, reading the names on q when the one kept is older;
-// nil when version is unknown or the names are too many to index.
+// nil when version is unknown, or the names are too many to index or
+// folded otherwise than the index assumes.
 func (d *DB) nameIndex(ctx context.Context, q Querier, version int64) (*search.NameIndex, error) {
 	if version <= 0 {
 		return nil, nil
@@ -109,7 +114,8 @@ func (d *DB) nameIndex(ctx context.Context, q Querier, version int64) (*search.N
 }
 
 // readNameIndex reads entity_names into an index, with the content version
-// it was read at; the index is nil when the names are more than max.
+// it was read at; the index is nil when the names are more than max, or
+// when the database does not fold ASCII as the index does.
 func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, int64, error) {
 	rows, err := query(ctx, q, nameIndexSQL, max)
 	if err != nil {
@@ -117,9 +123,9 @@ func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, 
 	}
 	defer rows.Close()
 	var (
-		version int64
-		many    bool
-		names   []search.NameRow
+		version     int64
+		many, folds bool
+		names       []search.NameRow
 	)
 	for rows.Next() {
 		if len(names) == max {
@@ -132,7 +138,7 @@ func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, 
 			trigrams     []string
 			order        *int32
 		)
-		if err := rows.Scan(&version, &many, &id, &kind, &v, &nrm, &trigrams, &order); err != nil {
+		if err := rows.Scan(&version, &many, &folds, &id, &kind, &v, &nrm, &trigrams, &order); err != nil {
 			return nil, 0, fmt.Errorf("error scanning entity names: %w", err)
 		}
 		if id != nil {
@@ -143,7 +149,7 @@ func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, 
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("error reading entity names: %w", err)
 	}
-	if many {
+	if many || !folds {
 		return nil, version, nil
 	}
 	return search.BuildNameIndex(names), version, nil

@@ -165,6 +165,26 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 			require.Equal(t, format(want), format(got), name)
 		}
 	}
+
+	// A database whose folding is not ASCII lower case (as a Turkish
+	// locale's lower() would have it) is resolved by the statement.
+	store.SetNameIndexMax(0)
+	_, err = store.Pool.Exec(ctx, `CREATE OR REPLACE FUNCTION norm_text(t text) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE STRICT
+		AS $$ SELECT replace(lower(public.unaccent('public.unaccent'::regdictionary, t)), 'i', 'ı') $$`)
+	require.NoError(t, err)
+	_, err = store.Pool.Exec(ctx, "UPDATE entities SET display_name = 'Zzyzx Money' WHERE id = 990001")
+	require.NoError(t, err)
+	v := version()
+	ok, err := store.NameIndexAnswers(ctx, v, "chainlink")
+	require.NoError(t, err)
+	require.False(t, ok, "folded otherwise")
+	for _, name := range []string{"Chainlink", "bitcoin", "Zzyzx"} {
+		want, err := db.ResolveEntities(ctx, store.Reader(), name, 50, 0)
+		require.NoError(t, err)
+		got, err := store.ResolveEntities(ctx, v, name, 50, 0)
+		require.NoError(t, err)
+		require.Equal(t, format(want), format(got), name)
+	}
 }
 
 // TestNameIndexFollowsWritesUnderLoad: lookups from several goroutines

@@ -56,9 +56,6 @@ func BuildNameIndex(rows []NameRow) *NameIndex {
 	return x
 }
 
-// Len is the number of names indexed.
-func (x *NameIndex) Len() int { return len(x.names) }
-
 // NameCandidate is an entity's best match of a name, before the ranking by
 // popularity (EntityMatch less Popularity), with the similarity it was
 // ranked by.
