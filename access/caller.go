@@ -57,6 +57,16 @@ func CallerFrom(ctx context.Context) (*Caller, bool) {
 	return c, ok
 }
 
+// DataVersion is the content version ctx's request was metered at
+// (Caller.DataVersion), 0 when unknown: what the stores' per-version
+// memos and name index key on.
+func DataVersion(ctx context.Context) int64 {
+	if c, ok := CallerFrom(ctx); ok {
+		return c.DataVersion
+	}
+	return 0
+}
+
 type pricedLimitKey struct{}
 
 // WithPricedLimit returns ctx carrying the number of items the request

@@ -27,10 +27,7 @@ func mcpCall(v1 *rest.Router) func(ctx context.Context, route string, values map
 func (a *App) mcpSuggest() mcp.Suggest {
 	return mcp.Suggest{
 		EntityNames: func(ctx context.Context, prefix string, n int) ([]mcp.EntityName, error) {
-			var version int64
-			if caller, ok := access.CallerFrom(ctx); ok {
-				version = caller.DataVersion
-			}
+			version := access.DataVersion(ctx)
 			// The matches with their entities, in one statement (from the
 			// names in memory when the request was metered).
 			ms, entities, _, err := a.DB.ResolveEntitiesFolded(ctx, version, prefix, n, 0, false)

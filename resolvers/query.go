@@ -216,15 +216,6 @@ func (r *queryResolver) Entities(ctx context.Context, ids []int) ([]*cryptointel
 	return out, nil
 }
 
-// dataVersion is the content version the request was metered at
-// (access.Caller.DataVersion), 0 when unknown.
-func dataVersion(ctx context.Context) int64 {
-	if caller, ok := access.CallerFrom(ctx); ok {
-		return caller.DataVersion
-	}
-	return 0
-}
-
 // ResolveEntities resolves a name to ranked entities.
 func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first *int, offset *int) ([]*search.EntityMatch, error) {
 	if name == "" {
@@ -238,7 +229,7 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 		}
 		return r.entityMatches(ctx, ms), nil
 	}
-	ms, err := r.store.ResolveEntities(ctx, dataVersion(ctx), name, limit, off)
+	ms, err := r.store.ResolveEntities(ctx, access.DataVersion(ctx), name, limit, off)
 	if err != nil {
 		return nil, fmt.Errorf("error resolving entities: %w", err)
 	}
@@ -249,7 +240,7 @@ func (r *queryResolver) ResolveEntities(ctx context.Context, name string, first 
 // their references) read in the same statement (db.DB.ResolveEntitiesFolded)
 // and primed in the loaders, for a selection that asks for them.
 func (r *queryResolver) resolveFolded(ctx context.Context, name string, limit, offset int, refs bool) ([]search.EntityMatch, error) {
-	ms, es, rs, err := r.store.ResolveEntitiesFolded(ctx, dataVersion(ctx), name, limit, offset, refs)
+	ms, es, rs, err := r.store.ResolveEntitiesFolded(ctx, access.DataVersion(ctx), name, limit, offset, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +331,7 @@ func (r *queryResolver) OrganizationsByName(ctx context.Context, name string, fi
 		// Read with the entities the matches' fields come from.
 		ms, err = r.resolveFolded(ctx, name, limit, 0, false)
 	} else {
-		ms, err = r.store.ResolveEntities(ctx, dataVersion(ctx), name, limit, 0)
+		ms, err = r.store.ResolveEntities(ctx, access.DataVersion(ctx), name, limit, 0)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("error resolving organizations: %w", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cryptointel/cryptointel"
+	"github.com/cryptointel/cryptointel/access"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/graph"
 	"github.com/cryptointel/cryptointel/search"
@@ -169,7 +170,7 @@ func (r *queryResolver) runSearch(ctx context.Context, key searchKey) (*search.S
 		}
 		o.Offset, o.AfterID = int(min(max(cur.Offset, 0), cryptointel.SearchMaxDepth)), cur.ID
 	}
-	version := dataVersion(ctx)
+	version := access.DataVersion(ctx)
 	if key.entity != "" {
 		ids, err := r.searchEntity(ctx, version, key.entity)
 		if err != nil {
