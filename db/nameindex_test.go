@@ -138,6 +138,22 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 	n, _ = count(after, "zzyzx finance")
 	require.Equal(t, int64(1), n)
 
+	// statementAnswers checks that at content version v the index leaves
+	// names to the statement (why says when), with its answers.
+	statementAnswers := func(v int64, why string, names ...string) {
+		t.Helper()
+		ok, err := store.NameIndexAnswers(ctx, v, names[0])
+		require.NoError(t, err)
+		require.False(t, ok, why)
+		for _, name := range names {
+			want, err := db.ResolveEntities(ctx, store.Reader(), name, 50, 0)
+			require.NoError(t, err)
+			got, err := store.ResolveEntities(ctx, v, name, 50, 0)
+			require.NoError(t, err)
+			require.Equal(t, format(want), format(got), "%s: %s", why, name)
+		}
+	}
+
 	// A directory of more names than the index holds is resolved by the
 	// statement, with the same answers.
 	store.SetNameIndexMax(100)
@@ -153,17 +169,7 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 			_, err = store.Pool.Exec(ctx, "UPDATE entities SET display_name = 'Zzyzx' WHERE id = 990001")
 			require.NoError(t, err)
 		}
-		v := version()
-		ok, err := store.NameIndexAnswers(ctx, v, "chainlink")
-		require.NoError(t, err)
-		require.False(t, ok, "analyzed %v", analyzed)
-		for _, name := range []string{"chainlink", "zzyzx", "labs", "op"} {
-			want, err := db.ResolveEntities(ctx, store.Reader(), name, 50, 0)
-			require.NoError(t, err)
-			got, err := store.ResolveEntities(ctx, v, name, 50, 0)
-			require.NoError(t, err)
-			require.Equal(t, format(want), format(got), name)
-		}
+		statementAnswers(version(), fmt.Sprintf("analyzed %v", analyzed), "chainlink", "zzyzx", "labs", "op")
 	}
 
 	// A database whose folding is not ASCII lower case (as a Turkish
@@ -174,17 +180,7 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 	require.NoError(t, err)
 	_, err = store.Pool.Exec(ctx, "UPDATE entities SET display_name = 'Zzyzx Money' WHERE id = 990001")
 	require.NoError(t, err)
-	v := version()
-	ok, err := store.NameIndexAnswers(ctx, v, "chainlink")
-	require.NoError(t, err)
-	require.False(t, ok, "folded otherwise")
-	for _, name := range []string{"Chainlink", "bitcoin", "Zzyzx"} {
-		want, err := db.ResolveEntities(ctx, store.Reader(), name, 50, 0)
-		require.NoError(t, err)
-		got, err := store.ResolveEntities(ctx, v, name, 50, 0)
-		require.NoError(t, err)
-		require.Equal(t, format(want), format(got), name)
-	}
+	statementAnswers(version(), "folded otherwise", "Chainlink", "bitcoin", "Zzyzx")
 }
 
 // TestNameIndexFollowsWritesUnderLoad: lookups from several goroutines
