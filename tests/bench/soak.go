@@ -327,6 +327,7 @@ type soakProbe struct {
 	heap       float64 // go_memstats_heap_inuse_bytes
 	goroutines float64 // go_goroutines minus the harness's open connections
 	rawGor     float64 // go_goroutines
+	inFlight   float64 // cryptointel_http_requests_in_flight (this probe's scrape included)
 	pgConns    float64 // backends on the database
 	pgMem      float64 // their RssAnon, bytes
 	ok         bool    // /metrics answered
@@ -367,6 +368,11 @@ type soakResult struct {
 	peakRSS   int64
 	elapsed   time.Duration
 	duration  time.Duration
+	// settled is the least goroutine count of the probes taken once the
+	// load has ended and its requests have left the server (HTTP
+	// connections excluded), -1 when none answered: what the last third
+	// of a stalled machine keeps in flight is not in it, a leak is.
+	settled float64
 }
 
 // runSoak is the whole soak: database, webhook receiver, server, keys,
@@ -391,7 +397,7 @@ func runSoak(ctx context.Context, o options) error {
 		return err
 	}
 	started := time.Now()
-	res := &soakResult{machine: describeMachine(), opts: o, userEnv: o.serverEnv, mix: mix, duration: o.duration}
+	res := &soakResult{machine: describeMachine(), opts: o, userEnv: o.serverEnv, mix: mix, duration: o.duration, settled: -1}
 	log.Printf("machine: %s", res.machine.oneLine())
 	if res.seed, err = ensureSeeded(ctx, o); err != nil {
 		return err
@@ -453,6 +459,7 @@ func runSoak(ctx context.Context, o options) error {
 	}
 	res.genCPU = procCPU(os.Getpid()) - genCPU0
 	res.peakRSS = srv.peakRSS()
+	res.settled = settledGoroutines(ctx, client, srv, conns)
 
 	if res.recv != nil {
 		res.webhookOK = w.finish(ctx, s.grace, res.counts)
@@ -738,8 +745,37 @@ func probeServer(ctx context.Context, client *http.Client, srv *proc, conns *con
 	p.heap = m["go_memstats_heap_inuse_bytes"]
 	p.rawGor = m["go_goroutines"]
 	p.goroutines = p.rawGor - float64(conns.open.Load())
+	p.inFlight = m["cryptointel_http_requests_in_flight"]
 	p.ok = p.rss > 0
 	return p
+}
+
+// settleProbes and settleWait bound the probes of settledGoroutines.
+const (
+	settleProbes = 4
+	settleWait   = 10 * time.Second
+)
+
+// settledGoroutines waits, after the load, until the server serves no
+// request but the probe's own (at most settleWait), then returns the least
+// goroutine count, HTTP connections excluded, of settleProbes probes
+// 250 ms apart; -1 when /metrics never answered.
+func settledGoroutines(ctx context.Context, client *http.Client, srv *proc, conns *connCounter) float64 {
+	least := -1.0
+	deadline := time.Now().Add(settleWait)
+	for n := 0; n < settleProbes && ctx.Err() == nil; {
+		p := probeServer(ctx, client, srv, conns)
+		if p.ok && (p.inFlight <= 1 || time.Now().After(deadline)) {
+			if least < 0 || p.goroutines < least {
+				least = p.goroutines
+			}
+			n++
+		} else if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return least
 }
 
 // probePostgres counts the backends on the benchmark database and sums

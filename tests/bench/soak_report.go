@@ -151,16 +151,7 @@ func renderSoakReport(r *soakResult) (string, bool) {
 		}
 		checks = append(checks, mc)
 	}
-	gor := func(p soakProbe) float64 { return p.goroutines }
-	gMid, gLast := thirdFloors(r.probes, r.duration, gor)
-	gMeanMid, gMeanLast, _, _ := thirdMeans(r.probes, r.duration, gor)
-	gLimit := math.Max(goroutineGrowth, gMid*goroutineGrowthPct/100)
-	checks = append(checks, check{
-		name: "goroutines flat (the floor, HTTP connections excluded)",
-		measured: fmt.Sprintf("floor %.0f → %.0f (%+.0f); mean %.1f → %.1f",
-			gMid, gLast, gLast-gMid, gMeanMid, gMeanLast),
-		limit: fmt.Sprintf("floor growth ≤ %.0f", gLimit), ok: !math.IsInf(gMid, 0) && !math.IsInf(gLast, 0) && gLast-gMid <= gLimit,
-	})
+	checks = append(checks, goroutineCheck(r.probes, r.duration, r.settled))
 	var df deliveryFigures
 	if r.recv != nil {
 		df = r.recv.figures()
@@ -255,7 +246,7 @@ func renderSoakReport(r *soakResult) (string, bool) {
 	fmt.Fprintf(&b, "## How to read it\n\n")
 	fmt.Fprintf(&b, "- Each row covers %s. **requests**, **errors** (non-2xx answers and transport errors of reads, plus failed writes), **p50/p99** (send to last body byte, by the client, over the requests answered in the row) are for that row only. **server CPU** is the server process's user+system time in %% of one core (`/proc/<pid>/stat`); **machine CPU** is the whole machine's busy time (`/proc/stat`), PostgreSQL and the harness included — below 100%% the run was not saturated.\n", s.interval)
 	fmt.Fprintf(&b, "- **RSS** (`VmRSS` from `/proc/<pid>/status`), **heap** (`go_memstats_heap_inuse_bytes` from the server's `/metrics`) and **goroutines** (`go_goroutines`) are means of the probes taken every %s within the row, as are **PG conns** and **PG conns MB**. **HTTP conns** are the harness's open connections to the server at the row's end (each holds one server goroutine), **PG conns** are the backends on the database (`pg_stat_activity`: the server's pool, its River listener and this harness's statistics connection) and **PG conns MB** their private memory (the sum of their `RssAnon`; shared buffers are not in it), **River jobs** the unfinished jobs (`cryptointel_river_queue_jobs`).\n", s.probe)
-	fmt.Fprintf(&b, "- The verdict compares the mean of the probes in the last third of the run with the mean of those in the middle third; the first third is warm-up (pools fill, caches and the heap reach their working size). Memory is flat when it grew by at most %.0f MB, or by at most %.0f MB and %.0f%%: %.0f MB absorbs where the probes fall in the GC sawtooth of a small heap, and the %.0f MB / %.0f%% bound catches a leak of about %.1f KB per request at this rate within the run. The trend is the least-squares slope over the last two thirds, for information. Goroutines are judged by their floor, the least count of each third, without the harness's HTTP connections: a request in flight briefly adds dozens (GraphQL resolves lists concurrently) and the number of keep-alive connections follows the concurrency of the moment, while a leak raises the floor.\n",
+	fmt.Fprintf(&b, "- The verdict compares the mean of the probes in the last third of the run with the mean of those in the middle third; the first third is warm-up (pools fill, caches and the heap reach their working size). Memory is flat when it grew by at most %.0f MB, or by at most %.0f MB and %.0f%%: %.0f MB absorbs where the probes fall in the GC sawtooth of a small heap, and the %.0f MB / %.0f%% bound catches a leak of about %.1f KB per request at this rate within the run. The trend is the least-squares slope over the last two thirds, for information. Goroutines are judged by their floor, the least count of each third, without the harness's HTTP connections: a request in flight briefly adds dozens (GraphQL resolves lists concurrently) and the number of keep-alive connections follows the concurrency of the moment, while a leak raises the floor. The last floor also counts the probes taken once the load has ended and its requests have left the server (`cryptointel_http_requests_in_flight` down to the probe's own), so a machine stalled through the last third, which keeps requests in flight in each of its probes, is not read as a leak.\n",
 		memNoiseMB, memGrowthMB, memGrowthPct, memNoiseMB, memGrowthMB, memGrowthPct, memGrowthMB*1024/(s.rate*r.duration.Seconds()/3))
 	for _, e := range c.errSamples {
 		fmt.Fprintf(&b, "- error: `%s`\n", strings.ReplaceAll(e, "`", "'"))
@@ -278,4 +269,29 @@ func lastRow(rows []soakRow) soakRow {
 		return soakRow{}
 	}
 	return rows[len(rows)-1]
+}
+
+// goroutineCheck judges the goroutine floor (HTTP connections excluded)
+// of probes over a run of duration d: the last third's floor, or the
+// count once the load had ended (settled; < 0: not measured) when it is
+// lower, against the middle third's.
+func goroutineCheck(probes []soakProbe, d time.Duration, settled float64) check {
+	gor := func(p soakProbe) float64 { return p.goroutines }
+	gMid, gThird := thirdFloors(probes, d, gor)
+	gMeanMid, gMeanLast, _, _ := thirdMeans(probes, d, gor)
+	gLimit := math.Max(goroutineGrowth, gMid*goroutineGrowthPct/100)
+	// A machine that stalls through the last third keeps requests (and
+	// their goroutines) in flight in every one of its probes; a leak keeps
+	// its goroutines after the load.
+	gLast, after := gThird, "not measured"
+	if settled >= 0 {
+		gLast = math.Min(gThird, settled)
+		after = fmt.Sprintf("%.0f", settled)
+	}
+	return check{
+		name: "goroutines flat (the floor, HTTP connections excluded)",
+		measured: fmt.Sprintf("floor %.0f → %.0f (%+.0f; last third %.0f, after the load %s); mean %.1f → %.1f",
+			gMid, gLast, gLast-gMid, gThird, after, gMeanMid, gMeanLast),
+		limit: fmt.Sprintf("floor growth ≤ %.0f", gLimit), ok: !math.IsInf(gMid, 0) && !math.IsInf(gLast, 0) && gLast-gMid <= gLimit,
+	}
 }

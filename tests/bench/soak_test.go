@@ -69,3 +69,40 @@ func TestMakeSoakSmoke(t *testing.T) {
 		}
 	}
 }
+
+// TestGoroutineCheckAfterTheLoad judges the goroutine floor of a run whose
+// last third the machine stalled (every probe with requests in flight) by
+// the count once the load has ended, and still fails a leak, which keeps
+// its goroutines after the load.
+func TestGoroutineCheckAfterTheLoad(t *testing.T) {
+	d := 6 * time.Second
+	run := func(mid, last float64) []soakProbe {
+		var ps []soakProbe
+		for i := 1; i <= 12; i++ {
+			p := soakProbe{t: time.Duration(i) * d / 12, goroutines: mid}
+			if p.t >= 2*d/3 {
+				p.goroutines = last
+			}
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	stalled := run(64, 79)
+	for _, c := range []struct {
+		name    string
+		probes  []soakProbe
+		settled float64
+		ok      bool
+	}{
+		{"steady, not measured after", run(64, 66), -1, true},
+		{"stalled last third, not measured after", stalled, -1, false},
+		{"stalled last third, settled after the load", stalled, 65, true},
+		{"leak: the count stays after the load", stalled, 79, false},
+		{"leak within the last third, settled count higher", run(64, 80), 90, false},
+	} {
+		got := goroutineCheck(c.probes, d, c.settled)
+		if got.ok != c.ok {
+			t.Errorf("%s: ok = %v, want %v (%s; %s)", c.name, got.ok, c.ok, got.measured, got.limit)
+		}
+	}
+}
