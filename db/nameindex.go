@@ -35,9 +35,10 @@ const nameIndexMaxNames = 50_000
 // count of names is over $1, the bound (then one row and no names; none
 // either, one row, when there are no names), and whether norm_text folds
 // ASCII letters to ASCII lower case, as the index assumes (a database
-// whose locale folds otherwise keeps the statement).
+// whose locale folds otherwise keeps the statement; a subquery, so that it
+// is computed once and not for each name).
 const nameIndexSQL = `SELECT v.version, ` + nameCountSQL + ` > $1::bigint,
-	norm_text('ABCDEFGHIJKLMNOPQRSTUVWXYZ') = 'abcdefghijklmnopqrstuvwxyz',
+	(SELECT norm_text('ABCDEFGHIJKLMNOPQRSTUVWXYZ') = 'abcdefghijklmnopqrstuvwxyz'),
 	en.entity_id, en.kind, en.value, en.norm, en.trigrams, en.value_order
 	FROM data_version v LEFT JOIN (
 		SELECT entity_id, kind, value, norm, show_trgm(norm) AS trigrams, dense_rank() OVER (ORDER BY value)::int AS value_order
