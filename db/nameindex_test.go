@@ -259,3 +259,32 @@ func demoWorld(n int) func(context.Context, *db.DB) error {
 		return err
 	}
 }
+
+// BenchmarkNameIndexMatch measures the in-memory part of a name lookup
+// (search.NameIndex.Match) over the demo world's names and their variants
+// (starts, ends, words, misspellings): ns/op is per name.
+//
+//	go test ./db -run '^$' -bench NameIndexMatch -benchmem
+func BenchmarkNameIndexMatch(b *testing.B) {
+	ctx := context.Background()
+	store, values := dbtest.NamedStore(b, demoWorld(200))
+	var version int64
+	require.NoError(b, store.Pool.QueryRow(ctx, "SELECT version FROM data_version").Scan(&version))
+	var names []string
+	for n := range dbtest.NameVariants(values) {
+		if search.CleanName(n) != "" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	answered, err := store.MatchNamesForTest(ctx, version, names)
+	require.NoError(b, err)
+	require.Greater(b, answered, len(names)/2)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := store.MatchNamesForTest(ctx, version, names); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
+}

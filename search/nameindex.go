@@ -1,7 +1,9 @@
 package search
 
 import (
+	"slices"
 	"strings"
+	"sync"
 )
 
 // NameRow is one row of entity_names as a NameIndex keeps it.
@@ -43,17 +45,44 @@ type NameIndex struct {
 	// byTrigram lists, for each trigram, the names (indexes in names)
 	// that have it.
 	byTrigram map[string][]int32
+	// norms is every name's Norm, in names' order, each after a zero byte
+	// (which no text of PostgreSQL's holds), and starts[i] where names[i]'s
+	// begins in it: one search of norms finds every name that contains a
+	// query (Match), instead of a test of each name. Empty when a Norm
+	// holds a zero byte.
+	norms  string
+	starts []int32
+	// marks keeps Match's counts, one per name, between lookups.
+	marks sync.Pool
 }
 
 // BuildNameIndex indexes rows, every row of entity_names.
 func BuildNameIndex(rows []NameRow) *NameIndex {
 	x := &NameIndex{names: rows, byTrigram: make(map[string][]int32, len(rows)*4)}
+	var b strings.Builder
+	starts := make([]int32, len(rows))
 	for i, r := range rows {
 		for _, t := range r.Trigrams {
 			x.byTrigram[t] = append(x.byTrigram[t], int32(i))
 		}
+		b.WriteByte(0)
+		starts[i] = int32(b.Len())
+		b.WriteString(r.Norm)
+	}
+	if !hasZero(rows) {
+		x.norms, x.starts = b.String(), starts
 	}
 	return x
+}
+
+// hasZero reports whether a name's Norm holds a zero byte.
+func hasZero(rows []NameRow) bool {
+	for _, r := range rows {
+		if strings.IndexByte(r.Norm, 0) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // NameCandidate is an entity's best match of a name, before the ranking by
@@ -80,30 +109,59 @@ func (x *NameIndex) Match(name string) ([]NameCandidate, bool) {
 	}
 	n := strings.ToLower(name)
 	long := len(n) >= MinFuzzyRunes
+	// marks holds, for a long name, each name's count of trigrams shared
+	// with it, and containsMark on the names that contain it (which the
+	// exact, prefix, token and substring matches all do), when the index
+	// can find those at once (norms).
 	var (
-		shared []int32
-		qn     int
+		marks []int32
+		qn    int
+		found bool
 	)
 	if long {
 		q := asciiTrigrams(n)
 		qn = len(q)
-		shared = make([]int32, len(x.names))
+		mp, _ := x.marks.Get().(*[]int32)
+		if mp == nil {
+			m := make([]int32, len(x.names))
+			mp = &m
+		} else {
+			clear(*mp)
+		}
+		defer x.marks.Put(mp)
+		marks = *mp
 		for _, t := range q {
 			for _, i := range x.byTrigram[t] {
-				shared[i]++
+				marks[i]++
 			}
 		}
+		found = x.markContaining(n, marks)
 	}
 	best := map[int64]int{}
 	var out []NameCandidate
 	for i := range x.names {
+		if found && marks[i] == 0 {
+			continue // shares no trigram with the name and does not contain it
+		}
 		r := &x.names[i]
 		var (
 			rank int
 			kind string
 			sim  = 1.0
+			c    int32
+			ok   bool
 		)
+		if long {
+			c = marks[i] &^ containsMark
+		}
 		switch {
+		case found && marks[i]&containsMark == 0:
+			// Neither equal to, nor starting with, nor containing the
+			// name: only its trigrams can match it.
+			if sim, rank, ok = fuzzyRank(c, qn, len(r.Trigrams)); !ok {
+				continue
+			}
+			kind = "fuzzy"
 		case r.Norm == n:
 			rank, kind = kindRank(r.Kind), "exact"
 		case strings.HasPrefix(r.Norm, n):
@@ -121,38 +179,70 @@ func (x *NameIndex) Match(name string) ([]NameCandidate, bool) {
 				rank, kind = RankSubstring, "substring"
 			}
 		default:
-			c := shared[i]
-			if c == 0 {
-				continue
-			}
-			// pg_trgm's similarity: shared trigrams over the union, in
-			// float4 (CALCSML), then widened as ResolveSQL's ::float8 does.
-			sim = float64(float32(c) / float32(qn+len(r.Trigrams)-int(c)))
-			if sim < fuzzyMinSimilarity {
+			if sim, rank, ok = fuzzyRank(c, qn, len(r.Trigrams)); !ok {
 				continue
 			}
 			kind = "fuzzy"
-			switch {
-			case sim >= 0.6:
-				rank = 6
-			case sim >= 0.45:
-				rank = 7
-			default:
-				rank = 8
-			}
 		}
-		c := NameCandidate{EntityMatch: EntityMatch{EntityID: r.EntityID, MatchedVia: r.Kind, MatchedValue: r.Value, MatchRank: rank, MatchType: kind}, Sim: sim, order: r.ValueOrder}
-		j, seen := best[r.EntityID]
-		if !seen {
+		cand := NameCandidate{EntityMatch: EntityMatch{EntityID: r.EntityID, MatchedVia: r.Kind, MatchedValue: r.Value, MatchRank: rank, MatchType: kind}, Sim: sim, order: r.ValueOrder}
+		if j, seen := best[r.EntityID]; !seen {
 			best[r.EntityID] = len(out)
-			out = append(out, c)
-			continue
-		}
-		if better(c, out[j]) {
-			out[j] = c
+			out = append(out, cand)
+		} else if better(cand, out[j]) {
+			out[j] = cand
 		}
 	}
 	return out, true
+}
+
+// fuzzyRank is the similarity and rank of a name of n trigrams sharing c
+// with a query of qn, and false when it is no match (none shared, or too
+// few): pg_trgm's similarity, shared trigrams over the union in float4
+// (CALCSML), then widened as ResolveSQL's ::float8 does.
+func fuzzyRank(c int32, qn, n int) (sim float64, rank int, ok bool) {
+	if c == 0 {
+		return 0, 0, false
+	}
+	sim = float64(float32(c) / float32(qn+n-int(c)))
+	switch {
+	case sim < fuzzyMinSimilarity:
+		return 0, 0, false
+	case sim >= 0.6:
+		return sim, 6, true
+	case sim >= 0.45:
+		return sim, 7, true
+	}
+	return sim, 8, true
+}
+
+// containsMark marks, in Match's counts of shared trigrams, a name that
+// contains the name looked up.
+const containsMark = 1 << 30
+
+// markContaining sets containsMark on marks[i] for each name i whose Norm
+// contains n, found by one search of norms where testing each name costs
+// a comparison a name. It reports false, marking nothing, when the index
+// cannot (a zero byte in a name or in n).
+func (x *NameIndex) markContaining(n string, marks []int32) bool {
+	if x.starts == nil || strings.IndexByte(n, 0) >= 0 {
+		return false
+	}
+	for from := 0; ; {
+		k := strings.Index(x.norms[from:], n)
+		if k < 0 {
+			return true
+		}
+		k += from
+		// The name the occurrence is in: the last that starts at or
+		// before it (an occurrence never spans the zero byte between
+		// two names).
+		i, at := slices.BinarySearch(x.starts, int32(k))
+		if !at {
+			i--
+		}
+		marks[i] |= containsMark
+		from = int(x.starts[i]) + len(x.names[i].Norm)
+	}
 }
 
 // better reports whether c is a better match for its entity than b, as
