@@ -280,6 +280,7 @@ func BenchmarkNameIndexMatch(b *testing.B) {
 	answered, err := store.MatchNamesForTest(ctx, version, names)
 	require.NoError(b, err)
 	require.Greater(b, answered, len(names)/2)
+	b.Logf("%d lookups, %d answered", len(names), answered)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := store.MatchNamesForTest(ctx, version, names); err != nil {
