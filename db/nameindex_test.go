@@ -262,7 +262,8 @@ func demoWorld(n int) func(context.Context, *db.DB) error {
 
 // BenchmarkNameIndexMatch measures the in-memory part of a name lookup
 // (search.NameIndex.Match) over the demo world's names and their variants
-// (starts, ends, words, misspellings): ns/op is per name.
+// (starts, ends, words, misspellings): an op is a round of every lookup
+// (ns/op, B/op, allocs/op), ns/name one lookup's time.
 //
 //	go test ./db -run '^$' -bench NameIndexMatch -benchmem
 func BenchmarkNameIndexMatch(b *testing.B) {
