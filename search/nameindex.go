@@ -61,28 +61,20 @@ func BuildNameIndex(rows []NameRow) *NameIndex {
 	x := &NameIndex{names: rows, byTrigram: make(map[string][]int32, len(rows)*4)}
 	var b strings.Builder
 	starts := make([]int32, len(rows))
+	zero := false
 	for i, r := range rows {
 		for _, t := range r.Trigrams {
 			x.byTrigram[t] = append(x.byTrigram[t], int32(i))
 		}
+		zero = zero || strings.IndexByte(r.Norm, 0) >= 0
 		b.WriteByte(0)
 		starts[i] = int32(b.Len())
 		b.WriteString(r.Norm)
 	}
-	if !hasZero(rows) {
+	if !zero {
 		x.norms, x.starts = b.String(), starts
 	}
 	return x
-}
-
-// hasZero reports whether a name's Norm holds a zero byte.
-func hasZero(rows []NameRow) bool {
-	for _, r := range rows {
-		if strings.IndexByte(r.Norm, 0) >= 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // NameCandidate is an entity's best match of a name, before the ranking by
