@@ -160,7 +160,9 @@ func (x *NameIndex) Match(name string) ([]NameCandidate, bool) {
 			rank, kind = RankPrefix, "prefix"
 		case !long:
 			continue
-		case strings.Contains(r.Norm, n):
+		case found || strings.Contains(r.Norm, n):
+			// (A name the one search found reaches this case only when it
+			// contains the name: the first case took the others.)
 			word, ok := wholeWord(r.Norm, n)
 			if !ok {
 				return nil, false
