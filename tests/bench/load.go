@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +75,79 @@ type result struct {
 	// the replica, any other process), steal the part the hypervisor gave
 	// to someone else. Both say how much the machine was shared.
 	machine, others, steal time.Duration
+	// rounds is each round's req/s when the row is the sum of rounds
+	// alternated with a peer's (mergeRounds); nil otherwise.
+	rounds []float64
+}
+
+// side is one server and the scenario it is measured with.
+type side struct {
+	base string
+	sc   scenario
+	pid  int
+}
+
+// mergeRounds sums the rounds of one row into the row: its requests, time,
+// latencies, statements and CPU, the highest RSS, and each round's req/s.
+func mergeRounds(rs []result) result {
+	if len(rs) == 0 {
+		return result{}
+	}
+	m := rs[0]
+	m.lat = append([]time.Duration(nil), rs[0].lat...)
+	m.rounds = []float64{rs[0].rps()}
+	for _, r := range rs[1:] {
+		m.requests += r.requests
+		m.errors += r.errors
+		if m.firstError == "" {
+			m.firstError = r.firstError
+		}
+		m.elapsed += r.elapsed
+		m.lat = append(m.lat, r.lat...)
+		m.stmts += r.stmts
+		m.stmtReplies += r.stmtReplies
+		m.xacts += r.xacts
+		m.rssPeak = max(m.rssPeak, r.rssPeak)
+		m.bytes += r.bytes
+		m.keyWaits += r.keyWaits
+		m.cpu += r.cpu
+		m.pgCPU += r.pgCPU
+		m.machine += r.machine
+		m.others += r.others
+		m.steal += r.steal
+		m.rounds = append(m.rounds, r.rps())
+	}
+	slices.Sort(m.lat)
+	return m
+}
+
+// roundsNote is ", rounds: …" with each round's req/s, "" for a row
+// measured at once.
+func (r result) roundsNote() string {
+	if len(r.rounds) < 2 {
+		return ""
+	}
+	parts := make([]string, len(r.rounds))
+	for i, v := range r.rounds {
+		parts[i] = fmt.Sprintf("%.0f", v)
+	}
+	return "  rounds " + strings.Join(parts, ", ") + " req/s"
+}
+
+// roundRatios is each round's req/s of r over p's, "" unless both were
+// measured in the same number of rounds.
+func roundRatios(r, p result) string {
+	if len(r.rounds) < 2 || len(r.rounds) != len(p.rounds) {
+		return ""
+	}
+	parts := make([]string, len(r.rounds))
+	for i := range r.rounds {
+		if p.rounds[i] <= 0 {
+			return ""
+		}
+		parts[i] = fmt.Sprintf("%.2f", r.rounds[i]/p.rounds[i])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // othersPct is the share of the machine's CPU time over the measured

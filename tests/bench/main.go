@@ -48,6 +48,7 @@ type options struct {
 	dbMaxConns  int
 	noFloor     bool
 	mcpRounds   int
+	pairRounds  int
 	noUncached  bool
 	noPGL       bool
 	stdoutOnly  bool
@@ -86,6 +87,7 @@ func main() {
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 16, "pool size of the server and of the floor")
 	flag.BoolVar(&o.noFloor, "no-floor", false, "skip the floor measurement")
 	flag.IntVar(&o.mcpRounds, "mcp-rounds", 4, "how many times the MCP suite measures each pair route, tool, tool, route on the computing server (the server as shipped: once)")
+	flag.IntVar(&o.pairRounds, "pair-rounds", 3, "how many rounds a compared pair (the computing server's /v1/latest and the floor, its /graphql documents and PostGraphile 5's) alternates in at each concurrency, -duration split between them")
 	flag.BoolVar(&o.noUncached, "no-uncached", false, "skip the computed rows (a second server with the response cache off)")
 	flag.BoolVar(&o.noPGL, "no-postgraphile", false, "skip PostGraphile 5 (its install, rows and same-data check)")
 	flag.BoolVar(&o.stdoutOnly, "stdout", false, "print the report only; do not write -out")
@@ -253,48 +255,97 @@ func run(ctx context.Context, o options) error {
 		}
 		return out, nil
 	}
-	// Rows that are compared are measured close together: the floor right
-	// after the service's /v1/latest rows, the computed rows right after
-	// each route's cached ones, PostGraphile's right after the service's
-	// equivalent /graphql rows.
+	// Rows that are compared are measured together: the computing server's
+	// /v1/latest and the floor, its /graphql documents and PostGraphile's,
+	// alternate at each concurrency in -pair-rounds rounds that share
+	// -duration (measurePaired), so a burst of the machine's steal or of
+	// another process falls on both sides, not on one; the computed rows
+	// of the other routes come right after each route's cached ones.
 	peers := map[string]scenario{}
 	if pgl != nil {
 		ps := pglScenarios(fx)
 		peers["POST /graphql (25 latest with owners and evidence)"] = ps[0]
 		peers["POST /graphql (3 hops, 5 per level)"] = ps[1]
 	}
+	measurePaired := func(a, b side) ([]result, []result, error) {
+		rounds := max(o.pairRounds, 1)
+		oo := o
+		oo.duration = max(o.duration/time.Duration(rounds), time.Second)
+		var outA, outB []result
+		for _, c := range o.concs {
+			var ra, rb []result
+			for range rounds {
+				for _, s := range []struct {
+					side
+					into *[]result
+				}{{a, &ra}, {b, &rb}} {
+					if ctx.Err() != nil {
+						return nil, nil, ctx.Err()
+					}
+					res, err := measure(ctx, client, stats, s.base, s.sc, c, oo, s.pid)
+					if err != nil {
+						return nil, nil, err
+					}
+					*s.into = append(*s.into, res)
+				}
+			}
+			ma, mb := mergeRounds(ra), mergeRounds(rb)
+			log.Print(ma.logLine() + ma.roundsNote())
+			log.Print(mb.logLine() + mb.roundsNote())
+			outA, outB = append(outA, ma), append(outB, mb)
+		}
+		return outA, outB, nil
+	}
 	var rows, floorRows, computedRows, pglRows []result
 	for _, sc := range scenarios(fx) {
 		if !selected(o.only, sc.name) {
 			continue
 		}
-		res, err := measureAll(srv.base, sc, srv.pid())
-		if err != nil {
-			return err
+		var peer *side
+		switch p, ok := peers[sc.name]; {
+		case sc.name == latestRoute && floor != nil:
+			peer = &side{floor.base, floorScenario(), floor.pid()}
+		case ok:
+			peer = &side{pgl.base, p, pgl.pid()}
 		}
-		rows = append(rows, res...)
-		if sc.name == latestRoute && floor != nil {
-			res, err := measureAll(floor.base, floorScenario(), floor.pid())
+		var peerRows []result
+		if computed == nil && peer != nil {
+			// The server computes every request itself (-server-env):
+			// its rows are the pair's.
+			res, pres, err := measurePaired(side{srv.base, sc, srv.pid()}, *peer)
 			if err != nil {
 				return err
 			}
-			floorRows = res
+			rows, peerRows = append(rows, res...), pres
+		} else {
+			res, err := measureAll(srv.base, sc, srv.pid())
+			if err != nil {
+				return err
+			}
+			rows = append(rows, res...)
 		}
 		if computed != nil {
 			off := sc
 			off.name = sc.name + " (computed)"
-			res, err := measureAll(computed.base, off, computed.pid())
-			if err != nil {
-				return err
+			a := side{computed.base, off, computed.pid()}
+			if peer != nil {
+				res, pres, err := measurePaired(a, *peer)
+				if err != nil {
+					return err
+				}
+				computedRows, peerRows = append(computedRows, res...), pres
+			} else {
+				res, err := measureAll(a.base, a.sc, a.pid)
+				if err != nil {
+					return err
+				}
+				computedRows = append(computedRows, res...)
 			}
-			computedRows = append(computedRows, res...)
 		}
-		if peer, ok := peers[sc.name]; ok {
-			res, err := measureAll(pgl.base, peer, pgl.pid())
-			if err != nil {
-				return err
-			}
-			pglRows = append(pglRows, res...)
+		if sc.name == latestRoute && floor != nil {
+			floorRows = peerRows
+		} else if peer != nil {
+			pglRows = append(pglRows, peerRows...)
 		}
 	}
 	env := &benchEnv{

@@ -214,10 +214,10 @@ func renderReport(in reportInput) string {
 		fmt.Fprintf(&b, "- **/v1/entities/byId** rows: the cheapest metered request (one entity by its key, 0.3 KB: the access layer, its metering statement and one read). Each c=1 p50 target names its computed c=1 p50 beside the figure it reads.\n")
 	}
 	if len(in.floor) > 0 {
-		fmt.Fprintf(&b, "- **floor** rows: a hand-written handler in tests/bench (pgx pool of the same size, the same three statements as the service's events, roles and evidence loads, `encoding/json`, the same envelope and event shape — note the equal KB/resp), no access layer or metering, in its own process; measured right after the service's /v1/latest rows.\n")
+		fmt.Fprintf(&b, "- **floor** rows: a hand-written handler in tests/bench (pgx pool of the same size, the same three statements as the service's events, roles and evidence loads, `encoding/json`, the same envelope and event shape — note the equal KB/resp), no access layer or metering, in its own process; measured in %d rounds at each concurrency, alternated with the computing server's /v1/latest rows (the row is their sum, the ratio's rounds are each round's).\n", max(in.opts.pairRounds, 1))
 	}
 	if len(in.pgl) > 0 {
-		fmt.Fprintf(&b, "- **PostGraphile 5** rows: PostGraphile %s (amber preset, as installed by `make bench` from tests/bench/postgraphile/package-lock.json, on Node 22 from the npm package `node`) serving the same database with the same pool size, no access layer; each measured right after the service's equivalent /graphql rows. The query pairs and the same-data check are below.\n", pglVersion(in.opts))
+		fmt.Fprintf(&b, "- **PostGraphile 5** rows: PostGraphile %s (amber preset, as installed by `make bench` from tests/bench/postgraphile/package-lock.json, on Node 22 from the npm package `node`) serving the same database with the same pool size, no access layer; each measured in %d rounds at each concurrency, alternated with the computing server's equivalent /graphql rows. The query pairs and the same-data check are below.\n", pglVersion(in.opts), max(in.opts.pairRounds, 1))
 	}
 	fmt.Fprintf(&b, "- **SQL stmts/req** is the mean of the `X-Statement-Count` header the service sets on every response when started with `STATEMENT_COUNT_HEADER=true`: the statements its request context ran (the access layer's metering statement included).\n")
 	fmt.Fprintf(&b, "- **xacts/req** cross-checks it from PostgreSQL's side: the change of `xact_commit + xact_rollback` in `pg_stat_database` over the measured period divided by the requests (every autocommit statement is one transaction; background work such as River's polling adds a little).\n")
@@ -275,7 +275,7 @@ func renderReport(in reportInput) string {
 		writeComputedTargets(&b, in, floor)
 	}
 	fmt.Fprintf(&b, "## Targets of /v1/latest?limit=25 as shipped (response cache on)\n\n")
-	writeTargets(&b, byConcurrency(in.rows, latestRoute), floor, fmt.Sprintf("%.0f MB over the whole run, all routes", float64(in.serverPeakRSS)/(1<<20)))
+	writeTargets(&b, byConcurrency(named(in.rows, latestRoute), latestRoute), floor, fmt.Sprintf("%.0f MB over the whole run, all routes", float64(in.serverPeakRSS)/(1<<20)))
 
 	for _, sec := range in.sections {
 		fmt.Fprintf(&b, "## %s\n\n", sec.title)
@@ -302,6 +302,15 @@ func renderReport(in reportInput) string {
 func writeHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "| route | c | req/s | p50 ms | p95 ms | p99 ms | errors | server CPU ms/req | PG CPU ms/req | SQL stmts/req | xacts/req | KB/resp | server peak RSS MB | others %% | steal %% |\n")
 	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+}
+
+// roundsClause is "; rounds 1.05, 0.98, …" with each round's ratio of r to
+// its peer p, when the two were alternated in rounds (measurePaired).
+func roundsClause(r, p result) string {
+	if rr := roundRatios(r, p); rr != "" {
+		return "; rounds " + rr
+	}
+	return ""
 }
 
 // pglVersion is the installed PostGraphile's version.
@@ -351,7 +360,7 @@ func writeComputedTargets(b *strings.Builder, in reportInput, floor map[int]resu
 		if f, ok := floor[8]; ok && f.rps() > 0 {
 			ratio := r.rps() / f.rps()
 			add(fmt.Sprintf("/v1/latest?limit=25 c=8 ≥ %.1f × floor", targetComputedFloorRatio),
-				fmt.Sprintf("%.2f × (service %.0f ÷ floor %.0f req/s)", ratio, r.rps(), f.rps()), ratio >= targetComputedFloorRatio, short(targetComputedFloorRatio, ratio))
+				fmt.Sprintf("%.2f × (service %.0f ÷ floor %.0f req/s%s)", ratio, r.rps(), f.rps(), roundsClause(r, f)), ratio >= targetComputedFloorRatio, short(targetComputedFloorRatio, ratio))
 		}
 		add(fmt.Sprintf("/v1/latest?limit=25 server CPU ≤ %s per request (c=8)", ms(targetComputedCPU)), ms(r.cpuPerReq()),
 			r.cpuPerReq() <= targetComputedCPU, over(r.cpuPerReq(), targetComputedCPU))
@@ -373,7 +382,7 @@ func writeComputedTargets(b *strings.Builder, in reportInput, floor map[int]resu
 		}
 		ratio := r.rps() / p.rps()
 		add(fmt.Sprintf("%s (query text never compiled) c=8 ≥ %.0f × PostGraphile 5", doc.name, targetPGLRatio),
-			fmt.Sprintf("%.2f × (service %.0f ÷ PostGraphile %.0f req/s)", ratio, r.rps(), p.rps()), ratio >= targetPGLRatio, short(targetPGLRatio, ratio))
+			fmt.Sprintf("%.2f × (service %.0f ÷ PostGraphile %.0f req/s%s)", ratio, r.rps(), p.rps(), roundsClause(r, p)), ratio >= targetPGLRatio, short(targetPGLRatio, ratio))
 	}
 	hop := byConcurrency(in.computed, threeHopRoute+" (computed)")
 	if r, ok := hop[1]; ok {
@@ -452,6 +461,18 @@ func loadHigh(load string) bool {
 
 // byConcurrency picks the rows whose name starts with prefix, by
 // concurrency.
+// named is the rows of rows named name exactly (byConcurrency takes a
+// prefix: "GET /v1/latest?limit=25" begins other routes' names too).
+func named(rows []result, name string) []result {
+	var out []result
+	for _, r := range rows {
+		if r.name == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func byConcurrency(rows []result, prefix string) map[int]result {
 	out := map[int]result{}
 	for _, r := range rows {
@@ -470,7 +491,7 @@ func writeTargets(b *strings.Builder, latest, floor map[int]result, rssNote stri
 		fmt.Fprintf(b, "| c=8 ≥ %.0f req/s | %.0f req/s | %s | %s |\n", targetRPS, r.rps(), yes(r.rps() >= targetRPS), gap(targetRPS, r.rps()))
 		if f, ok := floor[8]; ok && f.rps() > 0 {
 			ratio := r.rps() / f.rps()
-			fmt.Fprintf(b, "| c=8 ≥ %.2f × floor | %.2f × (service %.0f ÷ floor %.0f req/s) | %s | %s |\n", targetFloorRatio, ratio, r.rps(), f.rps(), yes(ratio >= targetFloorRatio), gap(targetFloorRatio, ratio))
+			fmt.Fprintf(b, "| c=8 ≥ %.2f × floor | %.2f × (service %.0f ÷ floor %.0f req/s%s) | %s | %s |\n", targetFloorRatio, ratio, r.rps(), f.rps(), roundsClause(r, f), yes(ratio >= targetFloorRatio), gap(targetFloorRatio, ratio))
 		}
 	}
 	if r, ok := latest[1]; ok {

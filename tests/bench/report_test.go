@@ -63,3 +63,48 @@ func TestMachineShares(t *testing.T) {
 		t.Errorf("row: got %q, want it to end with the others and steal shares", b.String())
 	}
 }
+
+// TestPairedRoundsSumAndRatioPerRound: a row measured in rounds alternated
+// with its peer's is the sum of its rounds (requests over time, every
+// latency, CPU), and the floor line gives each round's ratio beside the
+// whole one.
+func TestPairedRoundsSumAndRatioPerRound(t *testing.T) {
+	round := func(name string, requests int, lat ...time.Duration) result {
+		return result{name: name, concurrency: 8, requests: requests, elapsed: time.Second, lat: lat,
+			cpu: time.Duration(requests) * time.Millisecond, rssPeak: int64(requests)}
+	}
+	ours := mergeRounds([]result{
+		round(latestRoute+" (computed)", 1100, 3*time.Millisecond, time.Millisecond),
+		round(latestRoute+" (computed)", 900, 2*time.Millisecond),
+	})
+	floor := mergeRounds([]result{round("floor: GET /v1/latest?limit=25", 1000), round("floor: GET /v1/latest?limit=25", 1000)})
+	if ours.requests != 2000 || ours.elapsed != 2*time.Second || ours.rps() != 1000 || ours.cpuPerReq() != time.Millisecond || ours.rssPeak != 1100 {
+		t.Fatalf("merged row: %d requests in %s, %.0f req/s, %s CPU a request, RSS %d", ours.requests, ours.elapsed, ours.rps(), ours.cpuPerReq(), ours.rssPeak)
+	}
+	if got := ours.lat; len(got) != 3 || got[0] != time.Millisecond || got[2] != 3*time.Millisecond || ours.pct(0.5) != 2*time.Millisecond {
+		t.Fatalf("merged latencies %v, p50 %s", got, ours.pct(0.5))
+	}
+	var b strings.Builder
+	writeComputedTargets(&b, reportInput{computed: []result{ours}}, map[int]result{8: floor})
+	if want := "1.00 × (service 1000 ÷ floor 1000 req/s; rounds 1.10, 0.90)"; !strings.Contains(b.String(), want) {
+		t.Fatalf("the floor line does not read %q:\n%s", want, b.String())
+	}
+	if once := (result{requests: 5, elapsed: time.Second}); roundsClause(once, floor) != "" || once.roundsNote() != "" {
+		t.Fatal("a row measured at once has no rounds")
+	}
+}
+
+// TestLatestTargetsReadTheLatestRow: the as-shipped /v1/latest targets read
+// that route's row, not a later row whose name begins with it.
+func TestLatestTargetsReadTheLatestRow(t *testing.T) {
+	row := func(name string, requests int) result {
+		return result{name: name, concurrency: 8, requests: requests, elapsed: time.Second}
+	}
+	out := renderReport(reportInput{
+		rows:  []result{row(latestRoute, 1300), row(latestRoute+"&legacy=false", 900)},
+		floor: []result{row("floor: GET /v1/latest?limit=25", 1000)},
+	})
+	if want := "1.30 × (service 1300 ÷ floor 1000 req/s)"; !strings.Contains(out, want) {
+		t.Fatalf("the floor line does not read %q:\n%s", want, out)
+	}
+}
