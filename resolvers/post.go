@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -104,14 +105,22 @@ func responseMediaType(r *http.Request) string {
 
 // writeResponse writes resp as json.Marshal would, with its data copied as
 // it is: the executor's data is compact and HTML-escaped already.
-func writeResponse(w io.Writer, resp *graphql.Response) {
+//
+// The response is whole before it is written, so it says its length: a
+// body of more than net/http's 2 KB buffer would otherwise go out chunked,
+// one write to the connection more, and a client could not size its
+// buffer. (A layer below that replaces the body, an access refusal or a
+// paid request's dropped data, removes the length.)
+func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 	// Sized for the data and the envelope, so that appending them makes
 	// one buffer, not one for the data and another for the closing brace.
 	var b []byte
 	if resp != nil {
 		b = make([]byte, 0, len(resp.Data)+32)
 	}
-	w.Write(appendResponse(b, resp)) //nolint:errcheck
+	b = appendResponse(b, resp)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b) //nolint:errcheck
 }
 
 // appendResponse appends resp's JSON to b.
