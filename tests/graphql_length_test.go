@@ -10,11 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cryptointel/cryptointel/app"
 	"github.com/cryptointel/cryptointel/db"
 	"github.com/cryptointel/cryptointel/db/dbtest"
 )
@@ -63,26 +61,19 @@ func (l *writeCountingListener) writes() (total int64, conns int) {
 // body's first bytes, then the rest), not chunked in three.
 func TestGraphQLResponseSaysItsLength(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, app.Config{DatabaseURL: dbtest.NewURL(t), Logger: testLogger(t), ShutdownTimeout: 15 * time.Second})
-	require.NoError(t, err)
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ln := &writeCountingListener{Listener: inner}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-		a.Close() //nolint:errcheck
+	var ln *writeCountingListener
+	srv := startObserveServerOn(t, dbtest.NewURL(t), func(inner net.Listener) net.Listener {
+		ln = &writeCountingListener{Listener: inner}
+		return ln
 	})
+	a := srv.app
 	key, _, err := db.CreateAPIKey(context.Background(), a.DB.Bun, "graphql-length-test", "enterprise")
 	require.NoError(t, err)
 
 	// The schema's types with their fields: tens of KB, past net/http's
 	// 4 KB connection buffer twice over.
 	query := `{"query":"{ __schema { types { name description fields { name description } } } }"}`
-	req, err := http.NewRequest(http.MethodPost, "http://"+inner.Addr().String()+"/graphql", strings.NewReader(query))
+	req, err := http.NewRequest(http.MethodPost, srv.base+"/graphql", strings.NewReader(query))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)

@@ -32,6 +32,13 @@ type observeServer struct {
 // loopback port and stops it when t ends.
 func startObserveServer(t *testing.T, databaseURL string) *observeServer {
 	t.Helper()
+	return startObserveServerOn(t, databaseURL, nil)
+}
+
+// startObserveServerOn is startObserveServer serving through the listener
+// wrap makes of the loopback one (nil: that one).
+func startObserveServerOn(t *testing.T, databaseURL string, wrap func(net.Listener) net.Listener) *observeServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:     databaseURL,
@@ -41,6 +48,10 @@ func startObserveServer(t *testing.T, databaseURL string) *observeServer {
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	base := "http://" + ln.Addr().String()
+	if wrap != nil {
+		ln = wrap(ln)
+	}
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ctx, ln) }()
 	t.Cleanup(func() {
@@ -48,7 +59,7 @@ func startObserveServer(t *testing.T, databaseURL string) *observeServer {
 		require.NoError(t, <-done)
 		a.Close() //nolint:errcheck
 	})
-	return &observeServer{app: a, base: "http://" + ln.Addr().String()}
+	return &observeServer{app: a, base: base}
 }
 
 // startObserveHandler serves only app.New's handler tree (no River workers,
