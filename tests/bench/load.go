@@ -134,22 +134,6 @@ func (r result) roundsNote() string {
 	return "  rounds " + strings.Join(parts, ", ") + " req/s"
 }
 
-// roundRatios is each round's req/s of r over p's, "" unless both were
-// measured in the same number of rounds.
-func roundRatios(r, p result) string {
-	if len(r.rounds) < 2 || len(r.rounds) != len(p.rounds) {
-		return ""
-	}
-	parts := make([]string, len(r.rounds))
-	for i := range r.rounds {
-		if p.rounds[i] <= 0 {
-			return ""
-		}
-		parts[i] = fmt.Sprintf("%.2f", r.rounds[i]/p.rounds[i])
-	}
-	return strings.Join(parts, ", ")
-}
-
 // othersPct is the share of the machine's CPU time over the measured
 // period that other processes used; stealPct the share stolen.
 func (r result) othersPct() float64 { return shareOf(r.others, r.machine) }

@@ -307,10 +307,17 @@ func writeHeader(b *strings.Builder) {
 // roundsClause is "; rounds 1.05, 0.98, …" with each round's ratio of r to
 // its peer p, when the two were alternated in rounds (measurePaired).
 func roundsClause(r, p result) string {
-	if rr := roundRatios(r, p); rr != "" {
-		return "; rounds " + rr
+	if len(r.rounds) < 2 || len(r.rounds) != len(p.rounds) {
+		return ""
 	}
-	return ""
+	parts := make([]string, len(r.rounds))
+	for i := range r.rounds {
+		if p.rounds[i] <= 0 {
+			return ""
+		}
+		parts[i] = fmt.Sprintf("%.2f", r.rounds[i]/p.rounds[i])
+	}
+	return "; rounds " + strings.Join(parts, ", ")
 }
 
 // pglVersion is the installed PostGraphile's version.
