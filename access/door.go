@@ -118,6 +118,10 @@ func (d *door) refusedAgain(hash []byte) int {
 type door struct {
 	addrLimit  int
 	tarpitting atomic.Int32
+	// version is the newest content version a metering statement of this
+	// process saw: the version a request read ahead is predicted to be
+	// metered at (readahead.go).
+	version atomic.Int64
 
 	mu         sync.Mutex
 	keys       map[[32]byte]keyFacts
@@ -165,6 +169,8 @@ func (d *door) learnRefused(hash []byte, now time.Time, msg string) {
 func (d *door) learnMeter(res *db.MeterResult, now, windowStart time.Time, limit int) {
 	if res == nil || res.Key.Revoked {
 		return
+	}
+	for v := d.version.Load(); res.DataVersion > v && !d.version.CompareAndSwap(v, res.DataVersion); v = d.version.Load() {
 	}
 	last := *res
 	f := keyFacts{learned: now, res: &last}

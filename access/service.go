@@ -113,6 +113,11 @@ type Config struct {
 	// OnRateLimited, when set, is called once per request refused by the
 	// rate limit (the app counts them in a metric).
 	OnRateLimited func()
+	// OnReadAhead, when set, is called once per request whose read ran
+	// beside its metering statement (readahead.go), with its outcome:
+	// "used" (the handler took it) or "dropped" (the request was refused or
+	// admitted as another caller than predicted, and read again).
+	OnReadAhead func(outcome string)
 	// StreamSettleInterval is how often the credits of pushed stream events
 	// are charged, in one statement for every key. Defaults to
 	// DefaultStreamSettleInterval (1 second).
@@ -403,6 +408,8 @@ func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, ne
 	}
 	mp := s.meterParams(now, hash, cost, allowedPlans(plans, p))
 	mp.Surface, mp.Write = p.Surface, IsWrite(r)
+	ahead := s.readAhead(r, p, now, hash, plans, mp)
+	defer ahead.finish()
 	res, err := s.store.Meter(ctx, mp)
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
 		s.refuseKey(w, r, p, next, now, hash, MsgInvalidKey)
@@ -433,7 +440,8 @@ func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, ne
 		writeDBError(w, derr, s.resetSeconds(now))
 		return
 	}
-	ctx = WithCaller(ctx, keyCaller(res, plan, plans, s))
+	caller := keyCaller(res, plan, plans, s)
+	ctx = ahead.admittedAs(WithCaller(ctx, caller), caller)
 	if s.replicaReads(r, p) {
 		// Content reads may use a replica that has replayed what this
 		// request's metering statement saw on the primary.

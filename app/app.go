@@ -146,7 +146,7 @@ func (a *App) mount(ctx context.Context, mux *http.ServeMux) error {
 	mux.Handle("GET /docs/", apidocs.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(apidocs.Prefix, http.StatusFound))
 	if a.Access == nil {
-		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited,
+		a.Access = access.New(a.DB, access.Config{Logger: a.Logger, Payment: a.Config.payment(), OnRateLimited: observe.RateLimited, OnReadAhead: observe.ReadAhead,
 			StreamSettleInterval: a.Config.StreamSettleInterval, StreamOrigins: a.Config.streamOrigins(), TicketSecret: a.Config.CursorSecret,
 			MaxConnectionsPerKey: a.Config.StreamMaxConnectionsPerKey, MaxConnectionsPerAddress: a.Config.StreamMaxConnectionsPerAddress,
 			MaxConnections: a.Config.maxStreamConnections(), AddressLimit: a.Config.InvalidKeyLimit, KeyShare: a.Config.DBKeyShare})

@@ -100,6 +100,12 @@ var (
 		Help:      "Requests refused with 429 because the key's per-minute window was full.",
 	})
 
+	readAhead = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace,
+		Name:      "read_ahead_total",
+		Help:      "Keyed /v1 graph reads run beside their request's metering statement, by outcome: used (the request was admitted as the caller predicted) or dropped (refused, or admitted as another caller: read again).",
+	}, []string{"outcome"})
+
 	responseCache = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace,
 		Name:      "response_cache_total",
@@ -127,7 +133,7 @@ var (
 		graphqlOperations, graphqlComplexity,
 		jobOutcomes, jobDuration,
 		webhookDeliveries, webhookDuration,
-		rateLimited, responseCache,
+		rateLimited, readAhead, responseCache,
 		mcpCalls, mcpDuration,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -153,6 +159,12 @@ func WebhookDelivery(outcome string, d time.Duration) {
 // RateLimited counts one request refused by the per-minute rate limit.
 func RateLimited() {
 	rateLimited.Inc()
+}
+
+// ReadAhead counts one read run beside its request's metering statement
+// by outcome (used or dropped).
+func ReadAhead(outcome string) {
+	readAhead.WithLabelValues(outcome).Inc()
 }
 
 // ResponseCache counts one cacheable /v1 graph read by result (hit,
