@@ -406,7 +406,10 @@ func (rt *Router) serveRoute(route *Route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		freeIfNotModified(r)
-		cb, err := rt.runGraph(route, r)
+		cb, err := readAheadBody(r)
+		if cb == nil {
+			cb, err = rt.runGraph(route, r)
+		}
 		if err == nil {
 			if fs, ok := r.Context().Value(frameKey{}).(*frameState); ok {
 				// The body is never modified once built (cached or just
@@ -452,7 +455,43 @@ func (rt *Router) withParsedCall(route *Route, r *http.Request) *http.Request {
 			ctx = access.WithPricedLimit(ctx, limit)
 		}
 	}
+	if err == nil && route.Handler == nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// A graph route's work is its operation, which writes nothing: the
+		// access layer may run it beside the request's metering statement
+		// (access.WithReadAhead), as the caller it predicts.
+		ctx = access.WithReadAhead(ctx, func(ctx context.Context) (any, func()) {
+			cb, err := rt.runGraph(route, r.WithContext(ctx))
+			return &aheadBody{cb, err}, func() {
+				if cb != nil && cb.pooled {
+					jsonw.Release(cb.body)
+				}
+			}
+		})
+	}
 	return r.WithContext(ctx)
+}
+
+// aheadBody is a graph route's body read ahead (access.WithReadAhead), or
+// why it was not built.
+type aheadBody struct {
+	cb  *cachedBody
+	err error
+}
+
+// readAheadBody returns the body the access layer read ahead for r as the
+// caller it admitted, or nil when there is none. A read ahead that failed
+// is read again (nil): its error may be its cancellation, not the
+// request's.
+func readAheadBody(r *http.Request) (*cachedBody, error) {
+	v, ok := access.ReadAheadResult(r.Context())
+	if !ok {
+		return nil, nil
+	}
+	a := v.(*aheadBody)
+	if a.err != nil {
+		return nil, nil
+	}
+	return a.cb, nil
 }
 
 // callOf returns the call a handler route's request was parsed into by

@@ -99,9 +99,18 @@ func TestRequestPathFiles(t *testing.T) {
 			continue // not the operation's read (a statement of the access layer)
 		}
 		reads++
-		// Outermost first: from the HTTP server to the statement.
-		for i := len(st.frames) - 1; i >= 0; i-- {
-			f := st.frames[i]
+		// Outermost first: from the HTTP server to the statement. A read
+		// run beside the metering statement (access/readahead.go) runs in
+		// a goroutine of its own: its path is the request's own from the
+		// HTTP server to where the access layer started it (the stack of
+		// the request's metering statement, down to serveHash), then the
+		// goroutine's.
+		frames := slices.Clone(st.frames)
+		slices.Reverse(frames)
+		if slices.ContainsFunc(frames, func(f runtime.Frame) bool { return strings.Contains(f.Function, "access.(*Service).readAhead.func") }) {
+			frames = append(requestFramesTo(t, trace, "access.(*Service).serveHash"), frames...)
+		}
+		for _, f := range frames {
 			rel, ok := strings.CutPrefix(f.File, root+"/")
 			if !ok || strings.HasSuffix(rel, "_test.go") || strings.HasSuffix(f.Function, "(*poolTracer).TraceQueryStart") || seen[rel] {
 				continue
@@ -119,6 +128,23 @@ func TestRequestPathFiles(t *testing.T) {
 	require.Equal(t, documentedRequestPath(t, filepath.Join(root, "docs", "architecture.md")), got,
 		"docs/architecture.md's request path (between <!-- request-path:begin --> and <!-- request-path:end -->) is not the traced one")
 	require.LessOrEqual(t, len(got), 15, "a computed GET /v1/latest passes through at most 15 hand-written files before its SQL")
+}
+
+// requestFramesTo is the stack, outermost first, of a traced statement
+// sent from function fn's goroutine, down to fn's frame.
+func requestFramesTo(t *testing.T, trace []tracedStatement, fn string) []runtime.Frame {
+	t.Helper()
+	for _, st := range trace {
+		i := slices.IndexFunc(st.frames, func(f runtime.Frame) bool { return strings.HasSuffix(f.Function, fn) })
+		if i < 0 {
+			continue
+		}
+		frames := slices.Clone(st.frames[i:])
+		slices.Reverse(frames)
+		return frames
+	}
+	require.Failf(t, "no statement sent from "+fn, "%d statements traced", len(trace))
+	return nil
 }
 
 // repoRoot is the repository's directory (the parent of tests/).
