@@ -267,7 +267,7 @@ func measure(ctx context.Context, client *http.Client, stats *pgx.Conn, base str
 	self0, m0 := procCPU(os.Getpid()), readMachineTimes()
 	res := loop(ctx, client, base, sc, workers, pool, o.duration)
 	res.cpu = procCPU(pid) - cpu0
-	res.pgCPU = backendsCPU(o.databaseURL) - pg0
+	res.pgCPU = cpuSince(pg0, backendsCPU(o.databaseURL))
 	self, m := procCPU(os.Getpid())-self0, readMachineTimes()
 	res.machine, res.steal = m.total-m0.total, m.steal-m0.steal
 	res.others = (m.busy - m0.busy) - res.cpu - res.pgCPU - self

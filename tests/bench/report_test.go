@@ -108,3 +108,17 @@ func TestLatestTargetsReadTheLatestRow(t *testing.T) {
 		t.Fatalf("the floor line does not read %q:\n%s", want, out)
 	}
 }
+
+// A backend that exits during a row (an autovacuum worker, a pool's
+// connection) is missed for the row, never subtracted; one that starts
+// counts from zero.
+func TestBackendsCPUSinceMissesExitedBackends(t *testing.T) {
+	before := map[int]time.Duration{10: 5 * time.Second, 11: 22 * time.Second, 12: time.Second}
+	after := map[int]time.Duration{10: 6 * time.Second, 12: 3 * time.Second, 13: 500 * time.Millisecond}
+	if got := cpuSince(before, after); got != 3500*time.Millisecond {
+		t.Fatalf("cpuSince = %s, want 3.5s", got)
+	}
+	if got := cpuSince(before, map[int]time.Duration{}); got != 0 {
+		t.Fatalf("cpuSince with every backend gone = %s, want 0", got)
+	}
+}

@@ -242,23 +242,23 @@ func cacheDir(o options) string {
 	return dir
 }
 
-// backendsCPU is the CPU time so far of the PostgreSQL backends connected
-// to the database of databaseURL: processes whose title (the command line
-// PostgreSQL sets) is "postgres: <cluster>: <user> <database> …". Their
-// sum over a measured period is PostgreSQL's work for that period's
-// requests (the harness's own statistics connection included; a backend
-// that exits meanwhile is missed, and pools keep theirs).
-func backendsCPU(databaseURL string) time.Duration {
+// backendsCPU is the CPU time so far of each PostgreSQL backend connected
+// to the database of databaseURL, by process id: processes whose title
+// (the command line PostgreSQL sets) is "postgres: <cluster>: <user>
+// <database> …". What they used over a measured period (cpuSince) is
+// PostgreSQL's work for that period's requests (the harness's own
+// statistics connection included).
+func backendsCPU(databaseURL string) map[int]time.Duration {
 	u, err := url.Parse(databaseURL)
 	if err != nil {
-		return 0
+		return nil
 	}
 	name := " " + strings.TrimPrefix(u.Path, "/") + " "
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
-	var total time.Duration
+	cpu := map[int]time.Duration{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -270,8 +270,25 @@ func backendsCPU(databaseURL string) time.Duration {
 		}
 		title := strings.ReplaceAll(string(b), "\x00", " ")
 		if strings.Contains(title, name) {
-			total += procCPU(pid)
+			cpu[pid] = procCPU(pid)
 		}
 	}
-	return total
+	return cpu
+}
+
+// cpuSince is the CPU time the backends of after used since before (both
+// backendsCPU readings): a backend started meanwhile counts from zero, and
+// one that exited meanwhile (an autovacuum worker, a pool's connection)
+// is missed for the period, never subtracted: the difference of the sums
+// went negative when a backend with a long past exited during a row.
+func cpuSince(before, after map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, t := range after {
+		if t0, ok := before[pid]; ok && t0 <= t {
+			d += t - t0
+		} else {
+			d += t // started meanwhile (or its pid reused)
+		}
+	}
+	return d
 }
