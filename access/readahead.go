@@ -27,7 +27,10 @@ import (
 // as is the predicted one; otherwise the result is dropped and the handler
 // reads again. A refused request is answered as before and its read is
 // dropped, and a key the door last saw refused, spent or unknown is never
-// read ahead for, so refused requests do not cost reads.
+// read ahead for, so refused requests do not cost reads. A request that
+// may read a replica is not read ahead: its read waits for the content
+// version its metering statement saw, which the replica must have
+// replayed.
 
 // ReadAheadFunc is a route's read: it runs under ctx's caller and returns
 // its result and how to let it go when it is not used (nil: nothing to
@@ -75,7 +78,11 @@ type readingAhead struct {
 func (s *Service) readAhead(r *http.Request, p Policy, now time.Time, hash []byte, plans []cryptointel.Plan, mp db.MeterParams) *readingAhead {
 	ctx := r.Context()
 	read, ok := ctx.Value(readAheadKey{}).(ReadAheadFunc)
-	if !ok || read == nil || mp.Write || refusedAhead(ctx) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	// A request that may read a replica waits for the content version its
+	// metering statement saw: read ahead at the version before, it would
+	// read a replica that has not replayed the request's.
+	if !ok || read == nil || mp.Write || refusedAhead(ctx) || (r.Method != http.MethodGet && r.Method != http.MethodHead) ||
+		s.replicaReads(r, p) {
 		return nil
 	}
 	pred, ok := s.predict(p, now, hash, plans, mp)
@@ -86,9 +93,6 @@ func (s *Service) readAhead(r *http.Request, p Policy, now time.Time, hash []byt
 	a := &readingAhead{caller: keyCaller(pred, plan, plans, s), done: make(chan struct{}), report: s.cfg.OnReadAhead}
 	rctx, cancel := context.WithCancel(WithCaller(ctx, a.caller))
 	a.cancel = cancel
-	if s.replicaReads(r, p) {
-		rctx = db.WithReplicaReads(rctx, pred.DataVersion)
-	}
 	go func() {
 		defer close(a.done)
 		defer func() {

@@ -484,7 +484,10 @@ func errorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			return gqlErr
 		}
 		code := cryptointel.ErrorCode(gqlErr.Err)
-		if code == cryptointel.EINTERNAL {
+		// A statement cancelled because its request ended (its client went
+		// away, or a read run ahead was dropped: access/readahead.go) is
+		// not the service's error.
+		if code == cryptointel.EINTERNAL && (ctx.Err() == nil || !errors.Is(gqlErr.Err, ctx.Err())) {
 			logger.ErrorContext(ctx, "graphql internal error", "request_id", observe.RequestID(ctx),
 				"path", gqlErr.Path.String(), "error", gqlErr.Err)
 		}

@@ -406,8 +406,8 @@ func (rt *Router) serveRoute(route *Route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		freeIfNotModified(r)
-		cb, err := readAheadBody(r)
-		if cb == nil {
+		cb, ahead, err := readAheadBody(r)
+		if !ahead {
 			cb, err = rt.runGraph(route, r)
 		}
 		if err == nil {
@@ -479,19 +479,19 @@ type aheadBody struct {
 }
 
 // readAheadBody returns the body the access layer read ahead for r as the
-// caller it admitted, or nil when there is none. A read ahead that failed
-// is read again (nil): its error may be its cancellation, not the
-// request's.
-func readAheadBody(r *http.Request) (*cachedBody, error) {
+// caller it admitted, whether there was one to use, and its error (the
+// request's answer, as a read after admission would have given it). One
+// that was cancelled is not to use: it is read again.
+func readAheadBody(r *http.Request) (*cachedBody, bool, error) {
 	v, ok := access.ReadAheadResult(r.Context())
 	if !ok {
-		return nil, nil
+		return nil, false, nil
 	}
 	a := v.(*aheadBody)
-	if a.err != nil {
-		return nil, nil
+	if errors.Is(a.err, context.Canceled) || errors.Is(a.err, context.DeadlineExceeded) {
+		return nil, false, nil
 	}
-	return a.cb, nil
+	return a.cb, true, a.err
 }
 
 // callOf returns the call a handler route's request was parsed into by
