@@ -141,10 +141,16 @@ func hashKey(hash []byte) (k [32]byte) {
 
 // facts returns what the door knows of the key whose hash is hash.
 func (d *door) facts(hash []byte, now time.Time) (keyFacts, bool) {
+	return d.factsWithin(hash, now, doorTTL)
+}
+
+// factsWithin returns what the door learned of the key whose hash is hash
+// within ttl before now.
+func (d *door) factsWithin(hash []byte, now time.Time, ttl time.Duration) (keyFacts, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	f, ok := d.keys[hashKey(hash)]
-	if !ok || now.Sub(f.learned) > doorTTL || now.Before(f.learned) {
+	if !ok || now.Sub(f.learned) > ttl || now.Before(f.learned) {
 		return keyFacts{}, false
 	}
 	return f, true

@@ -107,13 +107,20 @@ func (s *Service) readAhead(r *http.Request, p Policy, now time.Time, hash []byt
 	return a
 }
 
+// predictTTL is how old a key's last meter result may be to predict its
+// next: longer than the door trusts it to refuse (doorTTL), since a
+// prediction is checked against the request's own metering statement
+// before anything is written, and a wrong one costs a read (once: the
+// door then learns the key's new answer).
+const predictTTL = 10 * time.Minute
+
 // predict is the meter result the door expects for the key whose hash is
-// hash, when it expects the request to be admitted: the key's last one,
-// usable, admitted and short of its window's limit (a window whose limit
-// it reached is spent: learnMeter), at the newest content version this
-// process metered at.
+// hash, when it expects the request to be admitted: the key's last one
+// (within predictTTL), usable, admitted and short of its window's limit (a
+// window whose limit it reached is spent: learnMeter), at the newest
+// content version this process metered at.
 func (s *Service) predict(p Policy, now time.Time, hash []byte, plans []cryptointel.Plan, mp db.MeterParams) (*db.MeterResult, bool) {
-	f, known := s.door.facts(hash, now)
+	f, known := s.door.factsWithin(hash, now, predictTTL)
 	if !known || f.refusal != "" || f.res == nil || !f.res.Charged || !f.spent.IsZero() {
 		return nil, false
 	}

@@ -178,3 +178,22 @@ func TestReadAheadNeverServesARefusedRequest(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, rec.Code)
 	require.Equal(t, reads, rt.reads.Load(), "a refused request read ahead")
 }
+
+// A key's last meter result predicts its next for ten minutes, longer than
+// the door trusts it to refuse (a minute): a prediction is checked before
+// anything is written.
+func TestReadAheadPredictsFromTenMinutes(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	var now atomic.Int64
+	now.Store(fixedNow.UnixNano())
+	rt := newReadAheadRoute(t, store, func() time.Time { return time.Unix(0, now.Load()).UTC() })
+	key, _ := accesstest.NewKey(t, store, cryptointel.PlanPro)
+
+	require.False(t, seenOf(t, do(rt.h, "GET", "/v1/search?q=x", bearer(key))).Ahead)
+	now.Add(int64(5 * time.Minute))
+	require.True(t, seenOf(t, do(rt.h, "GET", "/v1/search?q=x", bearer(key))).Ahead, "last seen 5 minutes ago")
+	now.Add(int64(11 * time.Minute))
+	require.False(t, seenOf(t, do(rt.h, "GET", "/v1/search?q=x", bearer(key))).Ahead, "last seen 11 minutes ago")
+	require.Equal(t, int64(1), rt.count("used"))
+}
