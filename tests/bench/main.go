@@ -217,6 +217,16 @@ func run(ctx context.Context, o options) error {
 	}
 	defer stats.Close(context.Background())
 
+	// Each server meets every key once before its first row, as a server
+	// that has run a while has met its clients' keys.
+	for _, p := range []*proc{srv, computed} {
+		if p == nil {
+			continue
+		}
+		if err := meetKeys(ctx, client, p.base, fmt.Sprintf("/v1/entities/byId?id=%d", fx.entityIDs[0]), fx.keys); err != nil {
+			return err
+		}
+	}
 	probes, err := probeStatements(ctx, client, srv.base, fx)
 	if err != nil {
 		return err
