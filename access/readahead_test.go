@@ -26,6 +26,12 @@ type readAheadRoute struct {
 	reads    atomic.Int64 // reads run, ahead or not
 	outcomes sync.Map     // outcome -> *atomic.Int64
 	h        http.Handler
+
+	// slow makes each read take that long; running counts the reads in
+	// progress, overlapped those a handler found running.
+	slow       time.Duration
+	running    atomic.Int64
+	overlapped atomic.Int64
 }
 
 type readSeen struct {
@@ -37,6 +43,9 @@ type readSeen struct {
 
 func (rt *readAheadRoute) read(ctx context.Context) readSeen {
 	rt.reads.Add(1)
+	rt.running.Add(1)
+	defer rt.running.Add(-1)
+	time.Sleep(rt.slow)
 	c, _ := access.CallerFrom(ctx)
 	return readSeen{Plan: c.Plan.Name, Key: c.APIKeyID, Version: c.DataVersion}
 }
@@ -49,11 +58,21 @@ func (rt *readAheadRoute) count(outcome string) int64 {
 func newReadAheadRoute(t *testing.T, store *db.DB, now func() time.Time) *readAheadRoute {
 	t.Helper()
 	rt := &readAheadRoute{}
-	svc := access.New(store, access.Config{Now: now, OnReadAhead: func(o string) {
-		v, _ := rt.outcomes.LoadOrStore(o, new(atomic.Int64))
-		v.(*atomic.Int64).Add(1)
-	}})
-	inner := svc.Wrap(searchPolicy, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rt.serve(access.New(store, access.Config{Now: now, OnReadAhead: rt.report}), searchPolicy)
+	return rt
+}
+
+func (rt *readAheadRoute) report(o string) {
+	v, _ := rt.outcomes.LoadOrStore(o, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+// serve makes rt.h the route under svc with policy p.
+func (rt *readAheadRoute) serve(svc *access.Service, p access.Policy) {
+	inner := svc.Wrap(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.running.Load() != 0 {
+			rt.overlapped.Add(1)
+		}
 		var seen readSeen
 		if v, ok := access.ReadAheadResult(r.Context()); ok {
 			seen = v.(readSeen)
@@ -68,7 +87,6 @@ func newReadAheadRoute(t *testing.T, store *db.DB, now func() time.Time) *readAh
 		ctx := access.WithReadAhead(r.Context(), func(ctx context.Context) (any, func()) { return rt.read(ctx), nil })
 		inner.ServeHTTP(w, r.WithContext(ctx))
 	})
-	return rt
 }
 
 func seenOf(t *testing.T, rec *httptest.ResponseRecorder) readSeen {
@@ -196,4 +214,38 @@ func TestReadAheadPredictsFromTenMinutes(t *testing.T) {
 	now.Add(int64(11 * time.Minute))
 	require.False(t, seenOf(t, do(rt.h, "GET", "/v1/search?q=x", bearer(key))).Ahead, "last seen 11 minutes ago")
 	require.Equal(t, int64(1), rt.count("used"))
+}
+
+// A key revoked since the door last saw it admitted, sent with a payment:
+// the request is served paid (its handler runs), and the read run ahead as
+// the key is over before that handler starts.
+func TestReadAheadEndsBeforeARevokedKeysPayment(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := &readAheadRoute{}
+	svc := access.New(b.store, access.Config{Now: func() time.Time { return fixedNow }, OnReadAhead: rt.report,
+		Payment: access.PaymentConfig{
+			FacilitatorURL: b.fac.URL, MPPVerifierURL: b.fac.MPPURL(),
+			PayTo: "0x2222222222222222222222222222222222222222", MPPSecret: "test-secret",
+			PublicURL: "https://api.example.test",
+		}})
+	rt.serve(svc, pricedPolicy)
+	const target = "/v1/signal/latest?limit=50"
+	challenge := do(rt.h, "GET", target, nil)
+	require.Equal(t, http.StatusPaymentRequired, challenge.Code)
+
+	key, id := accesstest.NewKey(t, b.store, cryptointel.PlanPro)
+	require.False(t, seenOf(t, do(rt.h, "GET", target, bearer(key))).Ahead)
+	require.True(t, seenOf(t, do(rt.h, "GET", target, bearer(key))).Ahead)
+
+	_, err := b.store.Pool.Exec(context.Background(), "UPDATE api_keys SET revoked_at = now() WHERE id = $1", id)
+	require.NoError(t, err)
+	rt.slow = 50 * time.Millisecond
+	hdr := bearer(key)
+	hdr.Set("X-PAYMENT", accesstest.X402Payment(t, challenge.Body.Bytes(), accesstest.GoodSignature))
+	paid := seenOf(t, do(rt.h, "GET", target, hdr))
+	require.False(t, paid.Ahead)
+	require.Zero(t, paid.Key, "served paid, not as the key")
+	require.Equal(t, int64(1), rt.count("dropped"))
+	require.Zero(t, rt.overlapped.Load(), "the handler ran while the read ahead as the revoked key was running")
 }

@@ -411,6 +411,11 @@ func (s *Service) serveHash(w http.ResponseWriter, r *http.Request, p Policy, ne
 	ahead := s.readAhead(r, p, now, hash, plans, mp)
 	defer ahead.finish()
 	res, err := s.store.Meter(ctx, mp)
+	if err != nil || subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1 || res.Key.Revoked {
+		// refuseKey may serve the request paid, running its handler: the
+		// read ahead is over before.
+		ahead.finish()
+	}
 	if cryptointel.ErrorCode(err) == cryptointel.ENOTFOUND || (err == nil && subtle.ConstantTimeCompare(res.Key.Hash, hash) != 1) {
 		s.refuseKey(w, r, p, next, now, hash, MsgInvalidKey)
 		return
