@@ -44,16 +44,19 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	store := dbtest.New(t)
 	fac := accesstest.NewFacilitator(t)
-	svc := access.New(store, access.Config{
-		Now: func() time.Time { return fixedNow },
-		Payment: access.PaymentConfig{
-			FacilitatorURL: fac.URL, MPPVerifierURL: fac.MPPURL(),
-			PayTo: "0x2222222222222222222222222222222222222222", MPPSecret: "test-secret",
-			PublicURL: "https://api.example.test",
-		},
-	})
+	svc := access.New(store, access.Config{Now: func() time.Time { return fixedNow }, Payment: testPayments(fac)})
 	fac.Now = func() time.Time { return fixedNow }
 	return &testBundle{store: store, svc: svc, fac: fac}
+}
+
+// testPayments is the payment configuration of setup's service: x402 and
+// MPP verified by fac.
+func testPayments(fac *accesstest.Facilitator) access.PaymentConfig {
+	return access.PaymentConfig{
+		FacilitatorURL: fac.URL, MPPVerifierURL: fac.MPPURL(),
+		PayTo: "0x2222222222222222222222222222222222222222", MPPSecret: "test-secret",
+		PublicURL: "https://api.example.test",
+	}
 }
 
 // okHandler answers 200 with the caller it sees.

@@ -224,11 +224,7 @@ func TestReadAheadEndsBeforeARevokedKeysPayment(t *testing.T) {
 	b := setup(t)
 	rt := &readAheadRoute{}
 	svc := access.New(b.store, access.Config{Now: func() time.Time { return fixedNow }, OnReadAhead: rt.report,
-		Payment: access.PaymentConfig{
-			FacilitatorURL: b.fac.URL, MPPVerifierURL: b.fac.MPPURL(),
-			PayTo: "0x2222222222222222222222222222222222222222", MPPSecret: "test-secret",
-			PublicURL: "https://api.example.test",
-		}})
+		Payment: testPayments(b.fac)})
 	rt.serve(svc, pricedPolicy)
 	const target = "/v1/signal/latest?limit=50"
 	challenge := do(rt.h, "GET", target, nil)
