@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 )
 
 // statementHeader is the per-response statement count the service reports
@@ -293,52 +294,29 @@ func measure(ctx context.Context, client *http.Client, stats *pgx.Conn, base str
 // clients' keys, so no row measures a process meeting the run's keys for
 // the first time (at c=1 that was most of a 6 s row's requests).
 func meetKeys(ctx context.Context, client *http.Client, base, path string, pool *keyPool) error {
-	keys := make(chan string)
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for key := range keys {
-				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-				if err != nil {
-					errs <- err
-					return
-				}
-				req.Header.Set("Authorization", "Bearer "+key)
-				resp, err := client.Do(req)
-				if err != nil {
-					errs <- fmt.Errorf("error meeting the keys: %w", err)
-					return
-				}
-				io.Copy(io.Discard, resp.Body) //nolint:errcheck
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					errs <- fmt.Errorf("error meeting the keys: GET %s answered %d", path, resp.StatusCode)
-					return
-				}
-			}
-		}()
-	}
-	var err error
-feed:
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
 	for range len(pool.keys) {
-		select {
-		case keys <- pool.get():
-		case err = <-errs:
-			break feed
-		}
+		key := pool.get()
+		g.Go(func() error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := client.Do(req)
+			if err != nil {
+				return fmt.Errorf("error meeting the keys: %w", err)
+			}
+			io.Copy(io.Discard, resp.Body) //nolint:errcheck
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("error meeting the keys: GET %s answered %d", path, resp.StatusCode)
+			}
+			return nil
+		})
 	}
-	close(keys)
-	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-		}
-	}
-	return err
+	return g.Wait()
 }
 
 // fixturesKeys is the run's key pool (set once fixtures are prepared).
