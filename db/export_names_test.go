@@ -5,7 +5,7 @@ import "context"
 // NameIndexAnswers reports whether d's name index, read at content version
 // version or later, answers name (cleaned) without ResolveSQL.
 func (d *DB) NameIndexAnswers(ctx context.Context, version int64, name string) (bool, error) {
-	_, ok, err := d.indexedCandidates(ctx, d.Reader(), version, cleanName(name))
+	_, ok, err := d.indexedPage(ctx, d.Reader(), version, cleanName(name), 1, 0)
 	return ok, err
 }
 

@@ -7,19 +7,19 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cryptointel/cryptointel"
 	"github.com/cryptointel/cryptointel/search"
 )
 
 // Name resolution in memory. A DB keeps a search.NameIndex of
 // entity_names read at a content version (data_version, which every write
-// to entity_names bumps as it commits): a lookup metered at that version
-// or an older one finds its matches in the index and sends one statement,
-// which ranks them by popularity and reads the page (namePageSQL); the
-// first lookup metered at a newer version reads the names again first
-// (nameIndexSQL). A name the index cannot answer exactly, and a lookup
+// to entity_names or entities bumps as it commits), with each entity's
+// popularity (entities.event_count) in the same snapshot: a lookup
+// metered at that version or an older one finds its matches in the index,
+// ranks them by that popularity and chooses the page itself, and sends
+// one statement only for the page's entities when it shows them
+// (entityPageSQL); the first lookup metered at a newer version reads the
+// names again first (nameIndexSQL). A name the index cannot answer exactly, and a lookup
 // whose version is unknown (0), run ResolveSQL as before. The answers are
 // ResolveSQL's, row for row (TestNameIndexMatchesTheStatement).
 
@@ -30,8 +30,9 @@ import (
 const nameIndexMaxNames = 50_000
 
 // nameIndexSQL reads every name with pg_trgm's trigrams of its normalized
-// form and the order of its value in the database's collation, each row
-// with the content version of the snapshot read, whether the planner's
+// form, the order of its value in the database's collation and its
+// entity's event count, each row with the content version of the snapshot
+// read, whether the planner's
 // count of names is over $1, the bound (then one row and no names; none
 // either, one row, when there are no names), and whether norm_text folds
 // ASCII letters to ASCII lower case, as the index assumes (a database
@@ -39,32 +40,30 @@ const nameIndexMaxNames = 50_000
 // is computed once and not for each name).
 const nameIndexSQL = `SELECT v.version, ` + nameCountSQL + ` > $1::bigint,
 	(SELECT norm_text('ABCDEFGHIJKLMNOPQRSTUVWXYZ') = 'abcdefghijklmnopqrstuvwxyz'),
-	en.entity_id, en.kind, en.value, en.norm, en.trigrams, en.value_order
+	en.entity_id, en.kind, en.value, en.norm, en.trigrams, en.value_order, en.event_count
 	FROM data_version v LEFT JOIN (
-		SELECT entity_id, kind, value, norm, show_trgm(norm) AS trigrams, dense_rank() OVER (ORDER BY value)::int AS value_order
-		FROM entity_names
+		SELECT f.entity_id, f.kind, f.value, f.norm, show_trgm(f.norm) AS trigrams,
+			dense_rank() OVER (ORDER BY f.value)::int AS value_order, e.event_count
+		FROM entity_names f JOIN entities e ON e.id = f.entity_id
 		WHERE ` + nameCountSQL + ` <= $1::bigint
 	) en ON true`
 
 // nameCountSQL is the planner's count of names.
 const nameCountSQL = `(SELECT c.reltuples FROM pg_class c WHERE c.oid = 'entity_names'::regclass)`
 
-// namePageSQL ranks the entities $1 at their match ranks $2 (parallel
-// arrays, one entry an entity) as ResolveSQL does — strongest match first,
-// then the most events, then id — and returns the page's entities with
-// their event counts. Each entity's count is read by its key.
-const namePageSQL = `SELECT c.entity_id, e.event_count
-	FROM unnest($1::bigint[], $2::int[]) AS c(entity_id, rank)
-	CROSS JOIN LATERAL (SELECT e.event_count FROM entities e WHERE e.id = c.entity_id) e
-	ORDER BY c.rank, e.event_count DESC, c.entity_id
-	LIMIT $3 OFFSET $4`
+// indexedNames is a name index and each indexed entity's popularity
+// (entities.event_count), read in one snapshot.
+type indexedNames struct {
+	*search.NameIndex
+	popularity map[int64]int64
+}
 
 // nameIndexes keeps a DB's newest name index and serializes its reads.
 type nameIndexes struct {
 	mu sync.Mutex
 	// idx was read at content version version; nil with version > 0 when
 	// the names were too many to index, or folded otherwise.
-	idx     *search.NameIndex
+	idx     *indexedNames
 	version int64
 	// max bounds the names indexed; 0 is nameIndexMaxNames.
 	max int
@@ -76,7 +75,7 @@ type nameIndexes struct {
 
 // current returns the index when it was read at version or later, and
 // whether one was read so (nil when the index is not used).
-func (n *nameIndexes) current(version int64) (*search.NameIndex, bool) {
+func (n *nameIndexes) current(version int64) (*indexedNames, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.idx, n.version > 0 && n.version >= version
@@ -86,7 +85,7 @@ func (n *nameIndexes) current(version int64) (*search.NameIndex, bool) {
 // version or later, reading the names on q when the one kept is older;
 // nil when version is unknown, or the names are too many to index or
 // folded otherwise than the index assumes.
-func (d *DB) nameIndex(ctx context.Context, q Querier, version int64) (*search.NameIndex, error) {
+func (d *DB) nameIndex(ctx context.Context, q Querier, version int64) (*indexedNames, error) {
 	if version <= 0 {
 		return nil, nil
 	}
@@ -117,7 +116,7 @@ func (d *DB) nameIndex(ctx context.Context, q Querier, version int64) (*search.N
 // readNameIndex reads entity_names into an index, with the content version
 // it was read at; the index is nil when the names are more than max, or
 // when the database does not fold ASCII as the index does.
-func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, int64, error) {
+func readNameIndex(ctx context.Context, q Querier, max int) (*indexedNames, int64, error) {
 	rows, err := query(ctx, q, nameIndexSQL, max)
 	if err != nil {
 		return nil, 0, fmt.Errorf("error reading entity names: %w", err)
@@ -127,6 +126,7 @@ func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, 
 		version     int64
 		many, folds bool
 		names       []search.NameRow
+		popularity  = map[int64]int64{}
 	)
 	for rows.Next() {
 		if len(names) == max {
@@ -138,12 +138,14 @@ func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, 
 			kind, v, nrm *string
 			trigrams     []string
 			order        *int32
+			events       *int64
 		)
-		if err := rows.Scan(&version, &many, &folds, &id, &kind, &v, &nrm, &trigrams, &order); err != nil {
+		if err := rows.Scan(&version, &many, &folds, &id, &kind, &v, &nrm, &trigrams, &order, &events); err != nil {
 			return nil, 0, fmt.Errorf("error scanning entity names: %w", err)
 		}
 		if id != nil {
 			names = append(names, search.NameRow{EntityID: *id, Kind: *kind, Value: *v, Norm: *nrm, Trigrams: trigrams, ValueOrder: int(*order)})
+			popularity[*id] = *events
 		}
 	}
 	rows.Close()
@@ -153,42 +155,30 @@ func readNameIndex(ctx context.Context, q Querier, max int) (*search.NameIndex, 
 	if many || !folds {
 		return nil, version, nil
 	}
-	return search.BuildNameIndex(names), version, nil
+	return &indexedNames{search.BuildNameIndex(names), popularity}, version, nil
 }
 
-// indexedCandidates returns name's candidates from d's name index at
-// version (see nameIndex), and whether the index answered.
-func (d *DB) indexedCandidates(ctx context.Context, q Querier, version int64, name string) ([]search.NameCandidate, bool, error) {
+// indexedPage returns the page (limit matches after offset) of name's
+// matches in d's name index at version (see nameIndex), ranked as
+// ResolveSQL ranks them, by the popularity read with the index; and
+// whether the index answered.
+func (d *DB) indexedPage(ctx context.Context, q Querier, version int64, name string, limit, offset int) ([]search.EntityMatch, bool, error) {
 	idx, err := d.nameIndex(ctx, q, version)
 	if err != nil || idx == nil {
 		return nil, false, err
 	}
 	cs, ok := idx.Match(name)
-	return cs, ok, nil
-}
-
-// candidateArgs are namePageSQL's arrays of cs.
-func candidateArgs(cs []search.NameCandidate) ([]int64, []int32) {
-	ids, ranks := make([]int64, len(cs)), make([]int32, len(cs))
+	if !ok {
+		return nil, false, nil
+	}
+	ms := make([]search.EntityMatch, len(cs))
 	for i, c := range cs {
-		ids[i], ranks[i] = c.EntityID, int32(c.MatchRank)
+		ms[i] = c.EntityMatch
+		ms[i].Popularity = idx.popularity[c.EntityID]
 	}
-	return ids, ranks
-}
-
-// pageMatches returns the matches of cs that the page holds, given each
-// one's event count, in ResolveSQL's order.
-func pageMatches(cs []search.NameCandidate, counts map[int64]int64) []search.EntityMatch {
-	out := make([]search.EntityMatch, 0, len(counts))
-	for _, c := range cs {
-		if n, ok := counts[c.EntityID]; ok {
-			m := c.EntityMatch
-			m.Popularity = n
-			out = append(out, m)
-		}
-	}
-	slices.SortFunc(out, compareMatches)
-	return out
+	slices.SortFunc(ms, compareMatches)
+	ms = ms[min(offset, len(ms)):]
+	return ms[:min(limit, len(ms))], true, nil
 }
 
 // compareMatches is ResolveSQL's order: strongest first, then popularity,
@@ -200,35 +190,22 @@ func compareMatches(a, b search.EntityMatch) int {
 // ResolveEntities is ResolveEntities (the package function) on d's routed
 // reads, answered from d's name index for a lookup metered at content
 // version version (access.Caller.DataVersion; 0 when unknown, which runs
-// the statement): one statement, which ranks the index's matches by
-// popularity, where the statement would find them too.
+// the statement): no statement once the index is read, which holds the
+// matches and their popularity as the statement would find them.
 func (d *DB) ResolveEntities(ctx context.Context, version int64, name string, limit, offset int) ([]search.EntityMatch, error) {
 	q := d.Reader()
 	name, limit, offset, err := resolveParams(name, limit, offset)
 	if err != nil {
 		return nil, err
 	}
-	cs, ok, err := d.indexedCandidates(ctx, q, version, name)
+	ms, ok, err := d.indexedPage(ctx, q, version, name, limit, offset)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return ResolveEntities(ctx, q, name, limit, offset)
 	}
-	if len(cs) == 0 {
-		return []search.EntityMatch{}, nil
-	}
-	ids, ranks := candidateArgs(cs)
-	rows, err := query(ctx, q, namePageSQL, ids, ranks, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("error resolving entity name: %w", err)
-	}
-	counts := map[int64]int64{}
-	var id, n int64
-	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { counts[id] = n; return nil }); err != nil {
-		return nil, fmt.Errorf("error resolving entity name: %w", err)
-	}
-	return pageMatches(cs, counts), nil
+	return ms, nil
 }
 
 // The kinds of rows of the folded page (namePageLayout): the page's
@@ -246,17 +223,16 @@ var namePageLayout = func() *rowLayout {
 	return newRowLayout(entityDest(&e, nil), referenceDest(&r, nil))
 }()
 
-// namePageFoldedSQL is namePageSQL reading the page's entities themselves
-// (their event counts are the matches' popularity) and, when refs, their
-// references, in one statement.
+// namePageFoldedSQL reads the entities $1, a page of matches, and, when
+// refs, their references, in one statement. The ids as a subquery's
+// array: as a parameter, of unknown length to a generic plan, they made
+// the small entities table look cheaper read whole (briefsStatement).
 func namePageFoldedSQL(refs bool) string {
-	sql := "WITH n AS MATERIALIZED (SELECT " + entityColumns +
-		" FROM unnest($1::bigint[], $2::int[]) AS c(entity_id, rank) JOIN entities n ON n.id = c.entity_id" +
-		" ORDER BY c.rank, n.event_count DESC, n.id LIMIT $3 OFFSET $4)" +
-		" SELECT " + namePageLayout.selectList(namePageEntityKind, entityColumns) + " FROM n"
+	const ids = "ANY(ARRAY(SELECT unnest($1::bigint[])))"
+	sql := "SELECT " + namePageLayout.selectList(namePageEntityKind, entityColumns) + " FROM entities n WHERE n.id = " + ids
 	if refs {
 		sql += " UNION ALL SELECT " + namePageLayout.selectList(namePageReferenceKind, referenceColumns) +
-			" FROM entity_references er WHERE er.entity_id = ANY(ARRAY(SELECT n.id FROM n))"
+			" FROM entity_references er WHERE er.entity_id = " + ids
 	}
 	return sql
 }
@@ -266,39 +242,42 @@ var namePageFoldedTexts = [2]string{namePageFoldedSQL(false), namePageFoldedSQL(
 
 // ResolveEntitiesFolded is ResolveEntitiesFolded (the package function) on
 // d's routed reads, answered from d's name index as DB.ResolveEntities
-// is: one statement, which ranks the index's matches by popularity as it
-// reads the page's entities (and, when refs, their references).
+// is: the index chooses the page, and one statement reads the page's
+// entities (and, when refs, their references).
 func (d *DB) ResolveEntitiesFolded(ctx context.Context, version int64, name string, limit, offset int, refs bool) ([]search.EntityMatch, []*cryptointel.Entity, []*cryptointel.Reference, error) {
 	q := d.Reader()
 	clean, limit, offset, err := resolveParams(name, limit, offset)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cs, ok, err := d.indexedCandidates(ctx, q, version, clean)
+	ms, ok, err := d.indexedPage(ctx, q, version, clean, limit, offset)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if !ok {
 		return ResolveEntitiesFolded(ctx, q, name, limit, offset, refs)
 	}
-	if len(cs) == 0 {
+	if len(ms) == 0 {
 		return []search.EntityMatch{}, nil, nil, nil
 	}
-	ids, ranks := candidateArgs(cs)
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.EntityID
+	}
 	sql := namePageFoldedTexts[0]
 	if refs {
 		sql = namePageFoldedTexts[1]
 	}
-	rows, err := query(ctx, q, sql, ids, ranks, limit, offset)
+	rows, err := query(ctx, q, sql, ids)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("error resolving entity name: %w", err)
 	}
 	var (
-		ent    *cryptointel.Entity
-		ref    *cryptointel.Reference
-		counts = map[int64]int64{}
-		ents   []*cryptointel.Entity
-		out    []*cryptointel.Reference
+		ent  *cryptointel.Entity
+		ref  *cryptointel.Reference
+		byID = make(map[int64]*cryptointel.Entity, len(ms))
+		ents []*cryptointel.Entity
+		out  []*cryptointel.Reference
 	)
 	err = namePageLayout.scan(rows, "entity matches", func(kind int, buf []any) []any {
 		if kind == namePageEntityKind {
@@ -310,8 +289,7 @@ func (d *DB) ResolveEntitiesFolded(ctx context.Context, version int64, name stri
 	}, func(kind int) error {
 		if kind == namePageEntityKind {
 			utcEntity(ent)
-			counts[ent.ID] = ent.EventCount
-			ents = append(ents, ent)
+			byID[ent.ID] = ent
 			return nil
 		}
 		ref.CreatedAt = ref.CreatedAt.UTC()
@@ -324,5 +302,14 @@ func (d *DB) ResolveEntitiesFolded(ctx context.Context, version int64, name stri
 	slices.SortFunc(out, func(a, b *cryptointel.Reference) int {
 		return cmp.Or(cmp.Compare(a.EntityID, b.EntityID), cmp.Compare(a.ID, b.ID))
 	})
-	return pageMatches(cs, counts), ents, out, nil
+	// The page's entities in its order; a match whose entity is gone
+	// since the index was read is left out, as the statement left it.
+	page := ms[:0]
+	for _, m := range ms {
+		if e, ok := byID[m.EntityID]; ok {
+			page = append(page, m)
+			ents = append(ents, e)
+		}
+	}
+	return page, ents, out, nil
 }

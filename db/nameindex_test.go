@@ -25,9 +25,10 @@ import (
 // demo world's names, their starts, ends, words and misspellings, names
 // of one and two characters, and names with LIKE's and the regex's
 // metacharacters; that it answers every name made of ASCII characters and
-// leaves the others to the statement; and that a lookup costs one
-// statement, the index being read again only for a lookup metered after a
-// write to the names, which then finds the new name.
+// leaves the others to the statement; and that a lookup costs no
+// statement (folded with its entities, one), the index being read again
+// only for a lookup metered after a write to the names, which then finds
+// the new name.
 func TestNameIndexMatchesTheStatement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -105,17 +106,24 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 	require.Equal(t, ascii, answered, "every ASCII name is answered by the index")
 	require.Greater(t, matched, ascii*8/10)
 
-	count := func(v int64, name string) (int64, []search.EntityMatch) {
+	// count returns the statements of a lookup of name at v, and of the
+	// same lookup folded with its entities and their references.
+	count := func(v int64, name string) (int64, int64, []search.EntityMatch) {
 		sctx, n := db.WithStatementCounter(ctx)
 		ms, err := store.ResolveEntities(sctx, v, name, 10, 0)
 		require.NoError(t, err)
-		return n.Load(), ms
+		fctx, nf := db.WithStatementCounter(ctx)
+		fms, _, _, err := store.ResolveEntitiesFolded(fctx, v, name, 10, 0, true)
+		require.NoError(t, err)
+		require.Equal(t, format(ms), format(fms), name)
+		return n.Load(), nf.Load(), ms
 	}
-	n, ms := count(at, "Chainlink")
-	require.Equal(t, int64(1), n, "a lookup at the index's version: the page's statement")
+	n, nf, ms := count(at, "Chainlink")
+	require.Equal(t, int64(0), n, "a lookup at the index's version: no statement")
+	require.Equal(t, int64(1), nf, "folded: the page's entities")
 	require.NotEmpty(t, ms)
-	n, ms = count(at, "zzzzqqq")
-	require.Equal(t, int64(0), n, "a name nothing matches: no statement")
+	n, nf, ms = count(at, "zzzzqqq")
+	require.Equal(t, [2]int64{0, 0}, [2]int64{n, nf}, "a name nothing matches: no statement")
 	require.Empty(t, ms)
 
 	// A name written after the index was read: a lookup metered after the
@@ -131,12 +139,12 @@ func TestNameIndexMatchesTheStatement(t *testing.T) {
 	require.NoError(t, tx.Commit(ctx))
 	after := version()
 	require.Greater(t, after, at)
-	n, ms = count(after, "zzyzx")
-	require.Equal(t, int64(2), n, "the names read again, then the page")
+	n, nf, ms = count(after, "zzyzx")
+	require.Equal(t, [2]int64{1, 1}, [2]int64{n, nf}, "the names read again by the first lookup, then the folded one's page")
 	require.Len(t, ms, 1)
 	require.Equal(t, [3]string{"Zzyzx", "display_name", "exact"}, [3]string{ms[0].MatchedValue, ms[0].MatchedVia, ms[0].MatchType})
-	n, _ = count(after, "zzyzx finance")
-	require.Equal(t, int64(1), n)
+	n, nf, _ = count(after, "zzyzx finance")
+	require.Equal(t, [2]int64{0, 1}, [2]int64{n, nf})
 
 	// statementAnswers checks that at content version v the index leaves
 	// names to the statement (why says when), with its answers.

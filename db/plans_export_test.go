@@ -57,16 +57,6 @@ func HotStatementsForTest(ids []int64, since time.Time) []HotStatementForTest {
 		{"entity events level, folded", ev, ea},
 		{"relationships level", relationshipsSQL(rf), rf.args(ids)},
 		{"entities by ids", entitiesByIDsSQL, []any{ids}},
-		{"a name's matches ranked", namePageSQL, []any{ids, nameRanks(ids), 50, 0}},
-		{"a name's matches ranked with their entities and references, folded", namePageFoldedTexts[1], []any{ids, nameRanks(ids), 50, 0}},
+		{"a name's page of entities with their references, folded", namePageFoldedTexts[1], []any{ids}},
 	}
-}
-
-// nameRanks are match ranks for ids, as a name index gives them.
-func nameRanks(ids []int64) []int32 {
-	out := make([]int32, len(ids))
-	for i := range ids {
-		out[i] = int32(3 + i%6)
-	}
-	return out
 }
