@@ -14,13 +14,14 @@ import (
 // Name resolution in memory. A DB keeps a search.NameIndex of
 // entity_names read at a content version (data_version, which every write
 // to entity_names or entities bumps as it commits), with each entity's
-// popularity (entities.event_count) in the same snapshot: a lookup
+// popularity (entities.event_count) read in the same snapshot: a lookup
 // metered at that version or an older one finds its matches in the index,
-// ranks them by that popularity and chooses the page itself, and sends
-// one statement only for the page's entities when it shows them
-// (entityPageSQL); the first lookup metered at a newer version reads the
-// names again first (nameIndexSQL). A name the index cannot answer exactly, and a lookup
-// whose version is unknown (0), run ResolveSQL as before. The answers are
+// ranks them by that popularity and chooses the page itself, and sends a
+// statement only to read the page's entities when it shows them
+// (namePageFoldedSQL); the first lookup metered at a newer version reads
+// the names again first (nameIndexSQL). A name the index cannot answer
+// exactly, and a lookup whose version is unknown (0), run ResolveSQL as
+// before. The answers are
 // ResolveSQL's, row for row (TestNameIndexMatchesTheStatement).
 
 // nameIndexMaxNames bounds the names a name index holds (about 200 bytes
@@ -32,12 +33,12 @@ const nameIndexMaxNames = 50_000
 // nameIndexSQL reads every name with pg_trgm's trigrams of its normalized
 // form, the order of its value in the database's collation and its
 // entity's event count, each row with the content version of the snapshot
-// read, whether the planner's
-// count of names is over $1, the bound (then one row and no names; none
-// either, one row, when there are no names), and whether norm_text folds
-// ASCII letters to ASCII lower case, as the index assumes (a database
-// whose locale folds otherwise keeps the statement; a subquery, so that it
-// is computed once and not for each name).
+// read, whether the planner's count of names is over $1, the bound (then
+// one row and no names; none either, one row, when there are no names),
+// and whether norm_text folds ASCII letters to ASCII lower case, as the
+// index assumes (a database whose locale folds otherwise keeps the
+// statement; a subquery, so that it is computed once and not for each
+// name).
 const nameIndexSQL = `SELECT v.version, ` + nameCountSQL + ` > $1::bigint,
 	(SELECT norm_text('ABCDEFGHIJKLMNOPQRSTUVWXYZ') = 'abcdefghijklmnopqrstuvwxyz'),
 	en.entity_id, en.kind, en.value, en.norm, en.trigrams, en.value_order, en.event_count
