@@ -21,8 +21,8 @@ import (
 // (namePageFoldedSQL); the first lookup metered at a newer version reads
 // the names again first (nameIndexSQL). A name the index cannot answer
 // exactly, and a lookup whose version is unknown (0), run ResolveSQL as
-// before. The answers are
-// ResolveSQL's, row for row (TestNameIndexMatchesTheStatement).
+// before. The answers are ResolveSQL's, row for row
+// (TestNameIndexMatchesTheStatement).
 
 // nameIndexMaxNames bounds the names a name index holds (about 200 bytes
 // and ten trigrams each; the demo world has 1,526): a directory with more
